@@ -1,0 +1,345 @@
+# cython: language_level=3
+"""Thin nogil wrappers over the C kernels in csrc/ (rng, sample, counts, em).
+
+Validation of user input happens in the Python modules that call these; the
+wrappers only check what the C code would otherwise trust (shapes, dtypes) and
+translate status codes into exceptions.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+cnp.import_array()
+
+cdef extern from "anonset_common.h":
+    int ANONSET_OK
+    int ANONSET_ERR_NOMEM
+    int ANONSET_ERR_VALUE
+    int ANONSET_ERR_SETSIZE
+    int ANONSET_HAVE_OPENMP
+    int anonset_threads(int n_threads) nogil
+
+cdef extern from "rng.h":
+    ctypedef struct anonset_key:
+        uint32_t key[8]
+        int kind
+    void anonset_block(const anonset_key *k, uint64_t counter, uint32_t stream,
+                       uint32_t sub, uint32_t *out) nogil
+    void anonset_philox4x64(const uint64_t *ctr, const uint64_t *key, uint64_t *out) nogil
+    void anonset_fill(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                      uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads) nogil
+
+cdef extern from "sample.h":
+    int ANONSET_MAX_DOMAIN
+    int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
+                            const int32_t *const *codes, const int32_t *d,
+                            const int32_t *eta, const uint64_t *coin,
+                            const int32_t *exact, const int32_t *attr_id,
+                            uint64_t *const *out, int n_threads) nogil
+
+cdef extern from "counts.h":
+    int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
+                        int64_t max_set, int64_t ncells, int64_t *w, int n_threads) nogil
+    int anonset_members(int64_t n, int32_t d, const uint64_t *mask, int32_t k,
+                        int32_t *members, int n_threads) nogil
+
+cdef extern from "em.h":
+    int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
+                        const double *a, const double *b, const double *w,
+                        double *x, double *scratch, int64_t max_iter, double tol,
+                        int64_t *iters, double *change, int n_threads) nogil
+    int anonset_kron_apply(int q, const int32_t *dims, const double *const *mats,
+                           const double *a, const double *b, const double *x,
+                           double *y, double *scratch, int transpose, int n_threads) nogil
+    int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
+                            const int32_t *const *members, const int32_t *k,
+                            const double *weight, int nsub, const int32_t *sub,
+                            const double *coef, const double *const *marg,
+                            const int64_t *msize, double *const *acc, double *loglik,
+                            int nchunk, int n_threads) nogil
+
+MAX_DOMAIN = ANONSET_MAX_DOMAIN
+RNG_KINDS = {"chacha20": 0, "philox": 1}
+
+
+def openmp_enabled():
+    """Whether the kernels were compiled with OpenMP."""
+    return bool(ANONSET_HAVE_OPENMP)
+
+
+def effective_threads(int n_threads=0):
+    """Threads a kernel uses when asked for n_threads (0 = OpenMP default)."""
+    return anonset_threads(n_threads)
+
+
+cdef void _check(int status, str what) except *:
+    if status == ANONSET_OK:
+        return
+    if status == ANONSET_ERR_NOMEM:
+        raise MemoryError(f"{what}: out of memory")
+    if status == ANONSET_ERR_SETSIZE:
+        raise ValueError(f"{what}: a published set has an unexpected number of members")
+    raise ValueError(f"{what}: a value is outside its domain or a size is invalid")
+
+
+cdef void _make_key(anonset_key *k, bytes key, str kind) except *:
+    if len(key) != 32:
+        raise ValueError("key must be 32 bytes")
+    if kind not in RNG_KINDS:
+        raise ValueError(f"rng must be one of {sorted(RNG_KINDS)}, got {kind!r}")
+    words = np.frombuffer(key, dtype="<u4")
+    for i in range(8):
+        k.key[i] = <uint32_t>words[i]
+    k.kind = RNG_KINDS[kind]
+
+
+def block(bytes key, uint64_t counter, uint32_t stream, uint32_t sub, str rng="chacha20"):
+    """One 16-word block of the generator (for known-answer tests)."""
+    cdef anonset_key k
+    _make_key(&k, key, rng)
+    cdef cnp.ndarray out = np.empty(16, dtype=np.uint32)
+    anonset_block(&k, counter, stream, sub, <uint32_t *>out.data)
+    return out
+
+
+def fill(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t nblocks,
+         str rng="chacha20", int n_threads=0):
+    """nblocks consecutive blocks (counters counter0, counter0 + 1, ...)."""
+    cdef anonset_key k
+    _make_key(&k, key, rng)
+    cdef cnp.ndarray out = np.empty(16 * nblocks, dtype=np.uint32)
+    with nogil:
+        anonset_fill(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads)
+    return out
+
+
+def philox4x64(ctr, key):
+    """Philox4x64-10 of a 4-word counter under a 2-word key (known answers)."""
+    cdef cnp.ndarray c = np.ascontiguousarray(ctr, dtype=np.uint64)
+    cdef cnp.ndarray kk = np.ascontiguousarray(key, dtype=np.uint64)
+    cdef cnp.ndarray out = np.empty(4, dtype=np.uint64)
+    if c.shape[0] != 4 or kk.shape[0] != 2:
+        raise ValueError("philox4x64 needs a 4-word counter and a 2-word key")
+    anonset_philox4x64(<uint64_t *>c.data, <uint64_t *>kk.data, <uint64_t *>out.data)
+    return out
+
+
+def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
+                int64_t row0=0, int n_threads=0):
+    """Random sets as bitmasks; returns one uint64 array (n, words_j) per column.
+
+    codes: list of int32 arrays of equal length; d, eta, exact, attr_id: int
+    sequences; coin: uint64 thresholds in [0, 2**32].
+    """
+    cdef anonset_key k
+    _make_key(&k, key, rng)
+    cdef int q = len(codes)
+    cdef int j
+    cdef int64_t n = len(codes[0]) if q else 0
+    cdef cnp.ndarray d_a = np.ascontiguousarray(d, dtype=np.int32)
+    cdef cnp.ndarray eta_a = np.ascontiguousarray(eta, dtype=np.int32)
+    cdef cnp.ndarray coin_a = np.ascontiguousarray(coin, dtype=np.uint64)
+    cdef cnp.ndarray ex_a = np.ascontiguousarray(exact, dtype=np.int32)
+    cdef cnp.ndarray id_a = np.ascontiguousarray(attr_id, dtype=np.int32)
+    for arr, name in ((d_a, "d"), (eta_a, "eta"), (coin_a, "coin"), (ex_a, "exact"), (id_a, "attr_id")):
+        if arr.shape[0] != q:
+            raise ValueError(f"{name} must have one entry per column ({q}), got {arr.shape[0]}")
+    cols = [np.ascontiguousarray(c, dtype=np.int32) for c in codes]
+    outs = []
+    for j in range(q):
+        if cols[j].shape[0] != n:
+            raise ValueError("all code columns must have the same length")
+        outs.append(np.empty((n, (d_a[j] + 63) // 64), dtype=np.uint64))
+    cdef const int32_t **cp = <const int32_t **>malloc(max(q, 1) * sizeof(int32_t *))
+    cdef uint64_t **op = <uint64_t **>malloc(max(q, 1) * sizeof(uint64_t *))
+    cdef cnp.ndarray tmp
+    cdef int status
+    if cp == NULL or op == NULL:
+        free(cp); free(op)
+        raise MemoryError()
+    try:
+        for j in range(q):
+            tmp = cols[j]
+            cp[j] = <const int32_t *>tmp.data
+            tmp = outs[j]
+            op[j] = <uint64_t *>tmp.data
+        with nogil:
+            status = anonset_sample_sets(&k, n, row0, q, cp, <int32_t *>d_a.data,
+                                         <int32_t *>eta_a.data, <uint64_t *>coin_a.data,
+                                         <int32_t *>ex_a.data, <int32_t *>id_a.data,
+                                         op, n_threads)
+        _check(status, "sample_sets")
+    finally:
+        free(cp); free(op)
+    return outs
+
+
+def count_w(list masks, d, int64_t max_set, int n_threads=0):
+    """w of eq. 17 over the given bitmask columns, as an int64 array of shape d."""
+    cdef int q = len(masks)
+    if q < 1:
+        raise ValueError("count_w needs at least one attribute")
+    cdef cnp.ndarray d_a = np.ascontiguousarray(d, dtype=np.int32)
+    shape = tuple(int(x) for x in d_a)
+    cdef int64_t ncells = int(np.prod(shape, dtype=np.int64))
+    cols = [np.ascontiguousarray(m, dtype=np.uint64) for m in masks]
+    cdef int64_t n = cols[0].shape[0]
+    cdef cnp.ndarray w = np.zeros(ncells, dtype=np.int64)
+    cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
+    cdef cnp.ndarray tmp
+    cdef int status, j
+    if mp == NULL:
+        raise MemoryError()
+    try:
+        for j in range(q):
+            tmp = cols[j]
+            if tmp.shape[0] != n or tmp.size != n * ((d_a[j] + 63) // 64):
+                raise ValueError(f"mask {j} has shape {cols[j].shape}, expected ({n}, {(d_a[j] + 63) // 64})")
+            mp[j] = <const uint64_t *>tmp.data
+        with nogil:
+            status = anonset_count_w(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
+                                     <int64_t *>w.data, n_threads)
+        _check(status, "count_w")
+    finally:
+        free(mp)
+    return w.reshape(shape)
+
+
+def members(mask, int32_t d, int32_t k, int n_threads=0):
+    """(n, k) int32 array of the members of each row's set (ascending)."""
+    cdef cnp.ndarray m = np.ascontiguousarray(mask, dtype=np.uint64)
+    cdef int64_t n = m.shape[0]
+    if m.size != n * ((d + 63) // 64):
+        raise ValueError("mask shape does not match d")
+    cdef cnp.ndarray out = np.empty((n, k), dtype=np.int32)
+    cdef int status
+    with nogil:
+        status = anonset_members(n, d, <uint64_t *>m.data, k, <int32_t *>out.data, n_threads)
+    _check(status, "members")
+    return out
+
+
+cdef class _Mats:
+    """Holds per-attribute (a, b) or dense matrices as C arrays."""
+    cdef const double **ptr
+    cdef object keep
+    cdef cnp.ndarray a, b
+    cdef int q
+
+    def __cinit__(self, list mats, a, b):
+        self.q = len(mats)
+        self.a = np.ascontiguousarray(a, dtype=np.float64)
+        self.b = np.ascontiguousarray(b, dtype=np.float64)
+        self.keep = [None if m is None else np.ascontiguousarray(m, dtype=np.float64) for m in mats]
+        self.ptr = <const double **>malloc(max(self.q, 1) * sizeof(double *))
+        if self.ptr == NULL:
+            raise MemoryError()
+        cdef cnp.ndarray tmp
+        for j in range(self.q):
+            if self.keep[j] is None:
+                self.ptr[j] = NULL
+            else:
+                tmp = self.keep[j]
+                self.ptr[j] = <const double *>tmp.data
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+def _shape_check(dims, mats, a, b):
+    q = len(dims)
+    if len(mats) != q or len(a) != q or len(b) != q:
+        raise ValueError("one matrix (or a, b pair) per attribute is required")
+    for j, m in enumerate(mats):
+        if m is not None and np.shape(m) != (dims[j], dims[j]):
+            raise ValueError(f"matrix {j} must be {dims[j]} x {dims[j]}, got {np.shape(m)}")
+
+
+def kron_apply(x, dims, mats, a, b, bint transpose=False, int n_threads=0):
+    """(kron_j M_j) @ x, or with transposed factors; x in C order of shape dims."""
+    dims = [int(v) for v in dims]
+    _shape_check(dims, mats, a, b)
+    cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
+    cdef cnp.ndarray xx = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    cdef int64_t n = int(np.prod(dims, dtype=np.int64))
+    if xx.shape[0] != n:
+        raise ValueError(f"x has {xx.shape[0]} cells, expected {n}")
+    cdef cnp.ndarray y = np.empty(n, dtype=np.float64)
+    cdef cnp.ndarray s = np.empty(n, dtype=np.float64)
+    cdef _Mats M = _Mats(list(mats), a, b)
+    cdef int q = len(dims)
+    with nogil:
+        anonset_kron_apply(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data, <double *>M.b.data,
+                           <double *>xx.data, <double *>y.data, <double *>s.data, transpose, n_threads)
+    return y.reshape(dims)
+
+
+def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0):
+    """Iterate eq. 26 from x0; returns (x, iterations, last max change)."""
+    dims = [int(v) for v in dims]
+    _shape_check(dims, mats, a, b)
+    cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
+    cdef int64_t n = int(np.prod(dims, dtype=np.int64))
+    cdef cnp.ndarray ww = np.ascontiguousarray(w, dtype=np.float64).ravel()
+    cdef cnp.ndarray x = np.array(x0, dtype=np.float64, order="C").ravel()
+    if ww.shape[0] != n or x.shape[0] != n:
+        raise ValueError(f"w and x0 must have {n} cells")
+    cdef cnp.ndarray s = np.empty(3 * n, dtype=np.float64)
+    cdef _Mats M = _Mats(list(mats), a, b)
+    cdef int64_t iters = 0
+    cdef double change = 0.0
+    cdef int q = len(dims)
+    with nogil:
+        anonset_em_kron(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data, <double *>M.b.data,
+                        <double *>ww.data, <double *>x.data, <double *>s.data, max_iter, tol,
+                        &iters, &change, n_threads)
+    return x.reshape(dims), int(iters), float(change)
+
+
+def exact_estep(list members, dims, weight, list subsets, coef, list margs,
+                int nchunk, int n_threads=0):
+    """One E-step of the exact-likelihood EM; returns (list of accumulators, loglik)."""
+    cdef int q = len(members)
+    cdef int nsub = len(subsets)
+    cdef int s, j
+    cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
+    cdef cnp.ndarray wt = np.ascontiguousarray(weight, dtype=np.float64)
+    cdef int64_t U = wt.shape[0]
+    mem = [np.ascontiguousarray(m, dtype=np.int32) for m in members]
+    cdef cnp.ndarray k_a = np.asarray([m.shape[1] for m in mem], dtype=np.int32)
+    for m in mem:
+        if m.shape[0] != U:
+            raise ValueError("every member matrix needs one row per pattern")
+    cdef cnp.ndarray sub_a = np.asarray(subsets, dtype=np.int32)
+    cdef cnp.ndarray coef_a = np.ascontiguousarray(coef, dtype=np.float64)
+    mg = [np.ascontiguousarray(m, dtype=np.float64).ravel() for m in margs]
+    cdef cnp.ndarray msize = np.asarray([m.shape[0] for m in mg], dtype=np.int64)
+    accs = [np.empty_like(m) for m in mg]
+    cdef const int32_t **mp = <const int32_t **>malloc(q * sizeof(int32_t *))
+    cdef const double **gp = <const double **>malloc(nsub * sizeof(double *))
+    cdef double **ap = <double **>malloc(nsub * sizeof(double *))
+    cdef cnp.ndarray tmp
+    cdef double ll = 0.0
+    cdef int status
+    if mp == NULL or gp == NULL or ap == NULL:
+        free(mp); free(gp); free(ap)
+        raise MemoryError()
+    try:
+        for j in range(q):
+            tmp = mem[j]
+            mp[j] = <const int32_t *>tmp.data
+        for s in range(nsub):
+            tmp = mg[s]
+            gp[s] = <const double *>tmp.data
+            tmp = accs[s]
+            ap[s] = <double *>tmp.data
+        with nogil:
+            status = anonset_exact_estep(U, q, <int32_t *>d_a.data, mp, <int32_t *>k_a.data,
+                                         <double *>wt.data, nsub, <int32_t *>sub_a.data,
+                                         <double *>coef_a.data, gp, <int64_t *>msize.data,
+                                         ap, &ll, nchunk, n_threads)
+        _check(status, "exact_estep")
+    finally:
+        free(mp); free(gp); free(ap)
+    return accs, float(ll)

@@ -1,0 +1,209 @@
+"""Generalization hierarchies (trees over an attribute's domain).
+
+A :class:`Hierarchy` is a rooted tree whose leaves are the domain values of one
+attribute, in domain order.  It is read from ARX-format CSV files (one line per
+leaf, ``leaf;level1;...;root``) or built from numeric bins.  Every leaf sits at
+the same depth ``height``; a label that appears under two different parents is
+two different nodes (a node is identified by its label *and* its ancestors).
+
+The tree gives the hierarchical ground distance used by t-closeness and by
+(l, d)-semantic diversity: the distance between two leaves is the height of
+their lowest common ancestor divided by the height of the tree.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Hierarchy"]
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A balanced generalization tree over a domain.
+
+    Parameters
+    ----------
+    paths : sequence of sequences of str
+        One path per leaf, from the leaf (level 0) to the root (level
+        ``height``).  All paths have the same length and end in the same root.
+
+    Attributes
+    ----------
+    leaves : tuple of str
+        The domain values, in the order given.
+    height : int
+        Number of generalization steps from a leaf to the root.
+    ancestors : ndarray of int32, shape (d, height + 1)
+        ``ancestors[i, h]`` is the node id of leaf ``i``'s ancestor at level ``h``
+        (level 0 is the leaf itself).  Node ids are unique across levels.
+    labels : tuple of str
+        The label of every node id.
+    parent : ndarray of int32
+        Parent node id of every node (-1 for the root).
+    level : ndarray of int32
+        Level of every node (0 for leaves, ``height`` for the root).
+
+    Examples
+    --------
+    >>> h = Hierarchy([["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"]])
+    >>> h.lca_height(0, 1), h.lca_height(0, 2)
+    (1, 2)
+    """
+
+    paths: tuple
+    leaves: tuple = field(init=False)
+    height: int = field(init=False)
+    ancestors: np.ndarray = field(init=False, repr=False)
+    labels: tuple = field(init=False, repr=False)
+    parent: np.ndarray = field(init=False, repr=False)
+    level: np.ndarray = field(init=False, repr=False)
+
+    def __init__(self, paths: Sequence[Sequence[str]]):
+        paths = tuple(tuple(str(x).strip() for x in p) for p in paths)
+        if not paths:
+            raise ValueError("hierarchy: no leaves given")
+        width = len(paths[0])
+        if width < 2:
+            raise ValueError("hierarchy: every line needs at least a leaf and a root "
+                             f"(got {list(paths[0])!r})")
+        for k, p in enumerate(paths):
+            if len(p) != width:
+                raise ValueError(
+                    f"hierarchy: line {k + 1} ({p[0]!r}) has {len(p)} levels, expected "
+                    f"{width}; unbalanced trees are not supported: repeat the last label "
+                    "to pad a short branch")
+            if any(x == "" for x in p):
+                raise ValueError(f"hierarchy: line {k + 1} ({p[0]!r}) has an empty label")
+        roots = {p[-1] for p in paths}
+        if len(roots) != 1:
+            raise ValueError(f"hierarchy: expected one root, found {sorted(roots)!r}")
+        leaves = [p[0] for p in paths]
+        seen: set = set()
+        for v in leaves:
+            if v in seen:
+                raise ValueError(f"hierarchy: leaf {v!r} appears twice")
+            seen.add(v)
+        height = width - 1
+        # A node is identified by its whole path to the root, so that the same
+        # label under two parents becomes two nodes.
+        node_of: dict = {}
+        labels: list = []
+        parent: list = []
+        level: list = []
+        anc = np.empty((len(paths), width), dtype=np.int32)
+        for i, p in enumerate(paths):
+            for h in range(height, -1, -1):
+                key = p[h:]
+                nid = node_of.get(key)
+                if nid is None:
+                    nid = len(labels)
+                    node_of[key] = nid
+                    labels.append(p[h])
+                    parent.append(-1 if h == height else node_of[p[h + 1:]])
+                    level.append(h)
+                anc[i, h] = nid
+        object.__setattr__(self, "paths", paths)
+        object.__setattr__(self, "leaves", tuple(leaves))
+        object.__setattr__(self, "height", height)
+        object.__setattr__(self, "ancestors", anc)
+        object.__setattr__(self, "labels", tuple(labels))
+        object.__setattr__(self, "parent", np.asarray(parent, dtype=np.int32))
+        object.__setattr__(self, "level", np.asarray(level, dtype=np.int32))
+        anc.setflags(write=False)
+
+    # ------------------------------------------------------------------ I/O
+    @classmethod
+    def from_csv(cls, path_or_text, *, delimiter: str = ";") -> "Hierarchy":
+        """Read an ARX-format hierarchy: one line per leaf, ``leaf;...;root``.
+
+        ``path_or_text`` is a file path, or the CSV text itself when it contains
+        a newline.
+        """
+        if isinstance(path_or_text, (str, Path)) and "\n" not in str(path_or_text):
+            text = Path(path_or_text).read_text(encoding="utf-8")
+        else:
+            text = str(path_or_text)
+        rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r and any(r)]
+        return cls(rows)
+
+    def to_csv(self, delimiter: str = ";") -> str:
+        """The ARX-format text of this hierarchy."""
+        return "".join(delimiter.join(p) + "\n" for p in self.paths)
+
+    @classmethod
+    def flat(cls, leaves: Sequence[str], root: str = "*") -> "Hierarchy":
+        """The one-level tree: every leaf directly under the root."""
+        return cls([[str(v), root] for v in leaves])
+
+    # ------------------------------------------------------------ queries
+    @property
+    def d(self) -> int:
+        """Number of leaves (the domain size)."""
+        return len(self.leaves)
+
+    def reorder(self, domain: Sequence[str]) -> "Hierarchy":
+        """The same tree with leaves in the order of ``domain``.
+
+        Raises ValueError naming the values that are missing on either side.
+        """
+        domain = [str(v) for v in domain]
+        index = {v: i for i, v in enumerate(self.leaves)}
+        unknown = [v for v in domain if v not in index]
+        if unknown:
+            raise ValueError(f"hierarchy has no leaf for domain value(s) {unknown[:10]!r}")
+        extra = sorted(set(self.leaves) - set(domain))
+        if extra:
+            raise ValueError(f"hierarchy has leaves that are not in the domain: {extra[:10]!r}")
+        return Hierarchy([self.paths[index[v]] for v in domain])
+
+    def restrict(self, domain: Sequence[str]) -> "Hierarchy":
+        """The subtree spanned by the leaves in ``domain``, in that order."""
+        domain = [str(v) for v in domain]
+        index = {v: i for i, v in enumerate(self.leaves)}
+        unknown = [v for v in domain if v not in index]
+        if unknown:
+            raise ValueError(f"hierarchy has no leaf for domain value(s) {unknown[:10]!r}")
+        return Hierarchy([self.paths[index[v]] for v in domain])
+
+    def lca_height(self, i: int, j: int) -> int:
+        """Level of the lowest common ancestor of leaves ``i`` and ``j``."""
+        a, b = self.ancestors[i], self.ancestors[j]
+        for h in range(self.height + 1):
+            if a[h] == b[h]:
+                return h
+        raise AssertionError("unreachable: leaves share the root")  # pragma: no cover
+
+    def lca_heights(self) -> np.ndarray:
+        """The d x d matrix of lowest-common-ancestor levels."""
+        anc = self.ancestors
+        eq = anc[:, None, :] == anc[None, :, :]          # (d, d, H+1)
+        # first level at which the ancestors agree (always true at the root)
+        return np.argmax(eq, axis=2).astype(np.int32)
+
+    def ground_distance(self) -> np.ndarray:
+        """Hierarchical ground distance: LCA level / tree height, in [0, 1]."""
+        if self.height == 0:
+            return np.zeros((self.d, self.d))
+        return self.lca_heights() / float(self.height)
+
+    def generalize(self, codes: np.ndarray, level: int) -> np.ndarray:
+        """Labels of the level-``level`` ancestors of leaf codes."""
+        if not 0 <= level <= self.height:
+            raise ValueError(f"level must be in [0, {self.height}], got {level}")
+        labels = np.asarray(self.labels, dtype=object)
+        return labels[self.ancestors[np.asarray(codes), level]]
+
+    def __eq__(self, other):
+        return isinstance(other, Hierarchy) and self.paths == other.paths
+
+    def __hash__(self):
+        return hash(self.paths)
+
+    def __repr__(self):
+        return f"Hierarchy(d={self.d}, height={self.height}, root={self.paths[0][-1]!r})"
