@@ -1,0 +1,70 @@
+"""CrossTab: a labelled count array over q' attributes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .encode import encode
+from .schema import Schema, _as_frame
+
+__all__ = ["CrossTab", "true_crosstab"]
+
+
+@dataclass
+class CrossTab:
+    """Counts over C = D(S'_1) x ... x D(S'_q') (C order: last attribute fastest).
+
+    Attributes
+    ----------
+    attributes : tuple of str
+    domains : tuple of tuples
+    counts : ndarray of float64, shape (d_1, ..., d_q')
+    method : str
+        'true', 'em', 'exact_em', 'value_adding' or 'random'.
+    info : dict
+        Method details, e.g. iterations and final change for EM.
+    """
+
+    attributes: tuple
+    domains: tuple
+    counts: np.ndarray
+    method: str = "true"
+    info: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple:
+        return self.counts.shape
+
+    @property
+    def total(self) -> float:
+        return float(self.counts.sum())
+
+    def to_pandas(self) -> pd.Series:
+        """A Series indexed by the value combinations (a MultiIndex for q' > 1)."""
+        if len(self.attributes) == 1:
+            idx = pd.Index(list(self.domains[0]), name=self.attributes[0])
+        else:
+            idx = pd.MultiIndex.from_product([list(d) for d in self.domains],
+                                             names=list(self.attributes))
+        return pd.Series(self.counts.ravel(), index=idx, name=self.method)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long form: one column per attribute, then 'count'."""
+        return self.to_pandas().rename("count").reset_index()
+
+    def __repr__(self):
+        return (f"CrossTab({', '.join(self.attributes)}; shape={self.shape}, "
+                f"total={self.total:.6g}, method={self.method!r})")
+
+
+def true_crosstab(data, schema: Schema, attributes, *, missing: str = "error") -> CrossTab:
+    """The true counts x_m of the original data (for evaluation)."""
+    frame = _as_frame(data)
+    attributes = list(attributes)
+    codes = encode(frame, schema, missing=missing, columns=attributes)
+    dims = tuple(schema[a].d for a in attributes)
+    flat = np.ravel_multi_index(tuple(codes[a] for a in attributes), dims)
+    counts = np.bincount(flat, minlength=int(np.prod(dims))).astype(np.float64).reshape(dims)
+    return CrossTab(tuple(attributes), tuple(schema[a].domain for a in attributes), counts, "true")

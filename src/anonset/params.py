@@ -1,0 +1,271 @@
+"""Parameter optimization, paper 000 Sec. V-C: (p_j, eta_j) per sensitive QID.
+
+* Diversity and anonymity: p_j = 1, eta_j = l_j (k_j) (Theorems 1-3).
+* Closeness (Algorithm 1): for each eta the largest p such that the WORST set
+  of size eta still has EMD(A_j, B_j) <= t_j (eq. 12), then the eta that
+  minimizes the expected L2 distance of eq. 9.  The pseudo-code of Algorithm 1
+  records a (p, eta) pair per subset and takes the overall minimum of eq. 9,
+  which keeps the most lenient subset and breaks Theorem 4; we follow the text
+  (docs/algorithms.md).
+
+The coin of the sampler is a 32-bit comparison, so the published p is
+floor(p * 2^32) / 2^32: never above the admissible p.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Mapping
+
+import numpy as np
+
+from .models import Anonymity, Closeness, Diversity, DiversityCloseness
+from .schema import Attribute
+
+__all__ = ["AttributeParams", "expected_l2", "kappa", "optimize", "closeness_parameters",
+           "max_admissible_p", "COIN_ONE"]
+
+COIN_ONE = 1 << 32
+
+
+@dataclass(frozen=True)
+class AttributeParams:
+    """Publishing parameters of one attribute.
+
+    p : head probability of the coin (true value kept); eta : set size.
+    l, t, k : the privacy targets that produced them (None when not used).
+    ground : the EMD ground distance used for t (None when not used).
+    """
+
+    name: str
+    p: float
+    eta: int
+    d: int
+    exact: bool = False
+    l: int | None = None
+    t: float | None = None
+    k: int | None = None
+    ground: str | None = None
+
+    @property
+    def coin(self) -> int:
+        """32-bit coin threshold: head iff a uniform 32-bit word < coin."""
+        return COIN_ONE if self.p >= 1.0 else int(math.floor(self.p * COIN_ONE))
+
+    @property
+    def kappa_c(self) -> float:
+        return kappa(self.p, self.eta, self.d)[0]
+
+    @property
+    def kappa_d(self) -> float:
+        return kappa(self.p, self.eta, self.d)[1]
+
+    @property
+    def inclusion(self) -> float:
+        """P(true value in its set) = p + (1 - p) eta / d (eq. 19, diagonal)."""
+        return self.p + (1.0 - self.p) * self.eta / self.d
+
+    @property
+    def other_inclusion(self) -> float:
+        """P(a given other value in the set) (eq. 19, off-diagonal)."""
+        if self.d == 1:
+            return 0.0
+        return self.p * (self.eta - 1) / (self.d - 1) + (1.0 - self.p) * self.eta / self.d
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "p": self.p, "eta": self.eta, "d": self.d, "exact": self.exact}
+        for k in ("l", "t", "k", "ground"):
+            v = getattr(self, k)
+            if v is not None:
+                out[k] = "inf" if isinstance(v, float) and math.isinf(v) else v
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "AttributeParams":
+        t = d.get("t")
+        return cls(name=d["name"], p=float(d["p"]), eta=int(d["eta"]), d=int(d["d"]),
+                   exact=bool(d.get("exact", False)), l=d.get("l"),
+                   t=math.inf if t == "inf" else t, k=d.get("k"), ground=d.get("ground"))
+
+
+def quantize_p(p: float) -> float:
+    """The coin probability the sampler really has: floor(p 2^32) / 2^32."""
+    if p >= 1.0:
+        return 1.0
+    return math.floor(p * COIN_ONE) / COIN_ONE
+
+
+def kappa(p: float, eta: int, d: int) -> tuple:
+    """(kappa_c, kappa_d) of Sec. V-C3: probability of one specific published
+    set that contains (kappa_c) / does not contain (kappa_d) the true value."""
+    c = (p + (1.0 - p) * eta / d) / math.comb(d - 1, eta - 1)
+    kd = (1.0 - (p + (1.0 - p) * eta / d)) / math.comb(d - 1, eta) if eta < d else 0.0
+    return c, kd
+
+
+def expected_l2(N: int, d: int, p: float, eta: int) -> float:
+    """Expected L2 distance of eq. 9 for one attribute (infinite where eq. 9
+    divides by zero: p = 0 or eta = d)."""
+    if d == 1:
+        return 0.0
+    if p <= 0.0 or eta >= d:
+        return math.inf
+    num = (1 - d) * (p * p * d + eta - (p * p + d) * eta)
+    den = p * p * d * N * (d - eta)
+    return math.sqrt(max(num / den, 0.0))
+
+
+# ------------------------------------------------------------- closeness
+def _p_for_subset(a: float, E: float, eta: int, d: int, t: float) -> float:
+    """Largest p with EMD(A, B_Z) <= t for a set Z with A(Z) = a and
+    E = EMD(A, A|_Z).  EMD(A, B_Z) = (1 - lam) E with lam = u / (u + (1-u) a)
+    and u = kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta): see
+    docs/algorithms.md, "Closed form for Algorithm 1"."""
+    if E <= t or a <= 0.0:
+        return 1.0
+    tau = t / E
+    u_star = a * (1.0 - tau) / (a + tau * (1.0 - a))
+    return eta * (1.0 - u_star) / (eta + u_star * (d - eta))
+
+
+def _subset_emd(A: np.ndarray, Z, ground) -> tuple:
+    from .emd import emd
+    a = float(A[list(Z)].sum())
+    if a <= 0.0:
+        return 0.0, 0.0
+    R = np.zeros_like(A)
+    R[list(Z)] = A[list(Z)] / a
+    return a, emd(A, R, ground)
+
+
+def max_admissible_p_bruteforce(A, eta: int, t: float, ground) -> float:
+    """Largest admissible p for set size eta by enumerating all C(d, eta)
+    subsets (reference for small domains)."""
+    A = np.asarray(A, dtype=np.float64)
+    A = A / A.sum()
+    d = len(A)
+    best = 1.0
+    for Z in combinations(range(d), eta):
+        a, E = _subset_emd(A, Z, ground)
+        best = min(best, _p_for_subset(a, E, eta, d, t))
+    return best
+
+
+def max_admissible_p(A, eta: int, t: float, ground) -> float:
+    """Largest p such that every published set of size eta satisfies
+    EMD(A, B) <= t (eq. 12).  Exact; uses the subset-free search of
+    :mod:`anonset.closeness_search` when available, else enumeration."""
+    try:
+        from .closeness_search import max_admissible_p as exact
+    except ImportError:  # pragma: no cover - closeness_search ships with the package
+        exact = None
+    if exact is not None:
+        return float(exact(A, eta, t, ground))
+    return max_admissible_p_bruteforce(A, eta, t, ground)
+
+
+def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple:
+    """Algorithm 1 for one attribute: (p, eta) minimizing eq. 9 subject to
+    the worst-case closeness constraint.  Returns quantized p."""
+    A = np.asarray(A, dtype=np.float64)
+    d = len(A)
+    if math.isinf(t) or t >= 1.0:   # every ground distance here lies in [0, 1]
+        return 1.0, max(1, eta_min)
+    best = (math.inf, 1.0, d)      # (E_L2, p, eta): eta = d is always admissible
+    for eta in range(max(1, eta_min), d):
+        p = quantize_p(max_admissible_p(A, eta, t, ground))
+        if p <= 0.0:
+            continue
+        e = expected_l2(N, d, p, eta)
+        if e < best[0]:
+            best = (e, p, eta)
+    return best[1], best[2]
+
+
+# ------------------------------------------------------------- optimize
+def _resolve_ground(model, attr: Attribute) -> str:
+    g = model.ground_for(attr.name)
+    if g == "auto":
+        if attr.hierarchy is not None:
+            return "hierarchical"
+        return "ordered" if attr.kind == "ordinal" else "equal"
+    if g == "hierarchical" and attr.hierarchy is None:
+        raise ValueError(f"attribute {attr.name!r}: ground 'hierarchical' needs a hierarchy")
+    return g
+
+
+def ground_object(name: str, attr: Attribute):
+    """The emd.Ground for a ground name on an attribute."""
+    from .emd import Ground
+    if name == "hierarchical":
+        return Ground.tree(attr.hierarchy)
+    if name == "ordered":
+        return Ground.ordered(attr.d)
+    return Ground.equal(attr.d)
+
+
+def optimize(model, attributes, codes: Mapping[str, np.ndarray] | None = None, *,
+             clip_l: bool = False) -> dict:
+    """(p_j, eta_j) for every published attribute.
+
+    Parameters
+    ----------
+    model : Diversity | Anonymity | Closeness | DiversityCloseness
+    attributes : list of Attribute (sensitive and exact)
+    codes : {name: codes}, needed for closeness (the distribution A_j)
+    clip_l : bool
+        Where l_j (or k_j) >= d_j, use l_j = d_j - 1 as the paper's experiments
+        do, with a warning (this weakens the requested privacy).  Without it,
+        l_j > d_j is an error.
+
+    Returns
+    -------
+    dict name -> AttributeParams
+    """
+    out = {}
+    for attr in attributes:
+        d = attr.d
+        if attr.role == "exact":
+            out[attr.name] = AttributeParams(attr.name, 1.0, 1, d, exact=True)
+            continue
+        if isinstance(model, (Diversity, Anonymity)):
+            target = model.l_for(attr.name) if isinstance(model, Diversity) else model.k_for(attr.name)
+            what = "l" if isinstance(model, Diversity) else "k"
+            target = _check_target(target, d, attr.name, what, clip_l)
+            kw = {what: target}
+            out[attr.name] = AttributeParams(attr.name, 1.0, target, d, **kw)
+        elif isinstance(model, (Closeness, DiversityCloseness)):
+            if codes is None or attr.name not in codes:
+                raise ValueError(f"closeness needs the data of {attr.name!r} (its distribution A_j)")
+            t = model.t_for(attr.name)
+            l_min = 1
+            if isinstance(model, DiversityCloseness):
+                l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
+            g = _resolve_ground(model, attr)
+            if math.isinf(t):
+                p, eta = 1.0, l_min
+            else:
+                A = np.bincount(codes[attr.name], minlength=d).astype(np.float64)
+                N = int(A.sum())
+                p, eta = closeness_parameters(A / N, N, t, ground_object(g, attr), eta_min=l_min)
+            out[attr.name] = AttributeParams(attr.name, p, eta, d, t=t, ground=g,
+                                             l=l_min if isinstance(model, DiversityCloseness) else None)
+        else:
+            raise TypeError(f"unknown privacy model {model!r}")
+    return out
+
+
+def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
+    if v > d or (clip and v >= d and d > 1):
+        if clip:
+            new = max(d - 1, 1)
+            warnings.warn(f"{what} = {v} for {name!r} is not below its domain size {d}; using "
+                          f"{what} = {new} as requested by clip_l (this is weaker than asked)",
+                          stacklevel=3)
+            return new
+        raise ValueError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
+                         f"{v} distinct values exists (pass clip_l=True to use {what} = d - 1, "
+                         "which is weaker)")
+    return v

@@ -1,0 +1,232 @@
+"""Reconstruction of cross-tabulations from a SetTable (paper 000, Sec. V-D).
+
+Methods
+-------
+'em'            the paper's EM, eq. 26-27, on the counts w of eq. 17, with the
+                transition matrix delta (eq. 19/21) applied as a Kronecker
+                product attribute by attribute.
+'exact_em'      maximum likelihood by EM on each record's whole set tuple:
+                P(sets | true cell alpha) = prod_j kappa_c or kappa_d
+                (Sec. V-C3).  Costs N x prod(1 + eta_j) per iteration instead
+                of |C| x sum d_j, and uses all the information in the sets.
+'value_adding'  eq. 18.
+'random'        the baseline of Sec. VI: N records placed uniformly at random.
+
+Exact QIDs (paper 004) are attributes with p = 1, eta = 1: delta is the
+identity along them, so the estimate is per QID cell.
+
+Stopping rule (both EMs): stop after ``max_iter`` iterations, or as soon as
+the largest change of any cell between two iterations, in records (after
+eq. 27's division), is at most ``tol``.  CrossTab.info reports 'iterations'
+and 'change'.
+"""
+from __future__ import annotations
+
+import math
+from itertools import product as _product
+
+import numpy as np
+
+from . import _kernels
+from .crosstab import CrossTab
+from .settable import SetTable
+
+__all__ = ["reconstruct", "count_w", "METHODS"]
+
+METHODS = ("em", "exact_em", "value_adding", "random")
+
+
+def _threads(n_threads) -> int:
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}")
+    return n_threads
+
+
+def _check_attrs(table: SetTable, attributes) -> list:
+    if isinstance(attributes, str):
+        attributes = [attributes]
+    attributes = list(attributes)
+    if not attributes:
+        raise ValueError("attributes: name at least one published attribute")
+    if len(set(attributes)) != len(attributes):
+        raise ValueError(f"attributes: {attributes} names an attribute twice")
+    for a in attributes:
+        if a not in table.params:
+            raise ValueError(f"attributes: {a!r} is not a published attribute; "
+                             f"published: {table.names}")
+    return attributes
+
+
+MAX_CELLS = 1 << 28
+
+
+def _dims(table, attributes):
+    dims = [table.schema[a].d for a in attributes]
+    ncells = math.prod(dims)
+    if ncells > MAX_CELLS:
+        raise ValueError(f"the cross-tabulation of {attributes} has {ncells} cells; at most "
+                         f"{MAX_CELLS} are supported")
+    return dims
+
+
+def count_w(table: SetTable, attributes, *, n_threads=None) -> np.ndarray:
+    """w_m of eq. 17: how many records' product sets contain each cell."""
+    attributes = _check_attrs(table, attributes)
+    dims = _dims(table, attributes)
+    max_set = math.prod(table.params[a].eta for a in attributes)
+    return _kernels.count_w([table.mask(a) for a in attributes], dims, max_set,
+                            n_threads=_threads(n_threads))
+
+
+def transition_factors(table: SetTable, attributes):
+    """Per attribute (a_j, b_j): delta's diagonal and off-diagonal (eq. 21)."""
+    a = [table.params[x].inclusion for x in attributes]
+    b = [table.params[x].other_inclusion for x in attributes]
+    return a, b
+
+
+def reconstruct(table: SetTable, attributes, method: str = "em", *, max_iter: int = 2000,
+                tol: float = 1e-6, n_threads: int | None = None, seed=None,
+                w: np.ndarray | None = None) -> CrossTab:
+    """Estimate the counts x_m over the chosen attributes.
+
+    Parameters
+    ----------
+    table : SetTable
+    attributes : list of str
+        S', the q' >= 1 attributes to cross-tabulate (sensitive or exact).
+    method : {'em', 'exact_em', 'value_adding', 'random'}
+    max_iter, tol : EM stopping rule (see the module docstring); ``tol`` is
+        in records.
+    n_threads : kernel threads (the estimate does not depend on it).
+    seed : seed of the 'random' baseline.
+    w : precomputed counts of eq. 17 (for 'em' and 'value_adding').
+
+    Returns
+    -------
+    CrossTab
+
+    Examples
+    --------
+    >>> import pandas as pd, anonset
+    >>> df = pd.DataFrame({"a": list("xyzxyzxx"), "b": list("uvuvuvuv")})
+    >>> pub = anonset.publish(df, anonset.Diversity({"a": 2, "b": 1}), seed=3)
+    >>> ct = anonset.reconstruct(pub, ["a"], "em")
+    >>> round(ct.total, 6)
+    8.0
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 0:
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    if not (tol >= 0):
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    attributes = _check_attrs(table, attributes)
+    dims = _dims(table, attributes)
+    N = table.n_rows
+    domains = tuple(table.schema[a].domain for a in attributes)
+    nt = _threads(n_threads)
+    if method == "random":
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(N, np.full(math.prod(dims), 1.0 / math.prod(dims)))
+        return CrossTab(tuple(attributes), domains, counts.reshape(dims).astype(np.float64),
+                        "random", {"seeded": seed is not None})
+    if method == "exact_em":
+        x, info = _exact_em(table, attributes, dims, max_iter, tol, nt)
+        return CrossTab(tuple(attributes), domains, x, "exact_em", info)
+    if w is None:
+        w = count_w(table, attributes, n_threads=n_threads)
+    w = np.asarray(w)
+    if w.shape != tuple(dims):
+        raise ValueError(f"w has shape {w.shape}, expected {tuple(dims)}")
+    eta_prod = math.prod(table.params[a].eta for a in attributes)
+    if method == "value_adding":
+        return CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
+                        "value_adding", {})
+    a, b = transition_factors(table, attributes)
+    x, iters, change = _kernels.em_kron(w.astype(np.float64), w.astype(np.float64), dims,
+                                        [None] * len(dims), a, b, max_iter, tol * eta_prod,
+                                        n_threads=nt)
+    x = x / eta_prod                                   # eq. 27
+    return CrossTab(tuple(attributes), domains, x, "em",
+                    {"iterations": iters, "change": change / eta_prod, "max_iter": max_iter,
+                     "tol": tol, "converged": change / eta_prod <= tol})
+
+
+def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
+    """Eq. 18."""
+    N = table.n_rows
+    P = math.prod(table.params[a].inclusion for a in attributes)
+    eta_prod = math.prod(table.params[a].eta for a in attributes)
+    ncells = w.size
+    x = w * (P / eta_prod)
+    if ncells > eta_prod:
+        x = x + (N - w) * ((1.0 - P) / (ncells - eta_prod))
+    return x.astype(np.float64)
+
+
+# ---------------------------------------------------------------- exact EM
+def _patterns(table: SetTable, attributes):
+    """Distinct set tuples over the attributes, with their multiplicities."""
+    masks = [np.asarray(table.mask(a)) for a in attributes]
+    stacked = np.concatenate(masks, axis=1)
+    uniq, inverse, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+    out, col = [], 0
+    for a, m in zip(attributes, masks):
+        out.append(np.ascontiguousarray(uniq[:, col:col + m.shape[1]]))
+        col += m.shape[1]
+    return out, counts.astype(np.float64)
+
+
+def likelihood_ratio(p: float, eta: int, d: int) -> float:
+    """u = kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta)."""
+    den = p * d + (1.0 - p) * eta
+    return (1.0 - p) * eta / den if den > 0 else 1.0
+
+
+def _exact_em(table: SetTable, attributes, dims, max_iter, tol, nt):
+    q = len(attributes)
+    N = table.n_rows
+    pmasks, weight = _patterns(table, attributes)
+    members = [_kernels.members(m, d, table.params[a].eta, n_threads=nt)
+               for m, d, a in zip(pmasks, dims, attributes)]
+    # P(set_j | alpha_j) / kappa_c = u_j + (1 - u_j) [alpha_j in set_j]; expand
+    # the product over attributes into subsets S (attributes where the
+    # indicator term is taken): coefficient prod_{j not in S} u_j prod_{j in S} (1-u_j).
+    u = [likelihood_ratio(table.params[a].p, table.params[a].eta, d)
+         for a, d in zip(attributes, dims)]
+    subsets, coefs = [], []
+    for bits in _product((0, 1), repeat=q):
+        s = sum(1 << j for j in range(q) if bits[j])
+        c = math.prod((1.0 - u[j]) if bits[j] else u[j] for j in range(q))
+        if c > 0.0:
+            subsets.append(s)
+            coefs.append(c)
+    U = len(weight)
+    ncells = math.prod(dims)
+    per_chunk = sum(math.prod(dims[j] for j in range(q) if (s >> j) & 1) for s in subsets)
+    nchunk = int(max(1, min(64, U // 2048, (256 << 20) // (8 * per_chunk))))
+    pi = np.full(dims, 1.0 / ncells)
+    iters, change, ll = 0, math.inf, math.nan
+    axes_all = tuple(range(q))
+    for iters in range(1, max_iter + 1):
+        margs = []
+        for s in subsets:
+            drop = tuple(j for j in axes_all if not (s >> j) & 1)
+            margs.append(pi.sum(axis=drop) if drop else pi)
+        accs, ll = _kernels.exact_estep(members, dims, weight, subsets, coefs, margs,
+                                        nchunk, n_threads=nt)
+        g = np.zeros(dims)
+        for s, acc in zip(subsets, accs):
+            shape = [dims[j] if (s >> j) & 1 else 1 for j in range(q)]
+            g += acc.reshape(shape)
+        new = pi * g / N
+        change = float(np.abs(new - pi).max()) * N
+        pi = new
+        if change <= tol:
+            break
+    info = {"iterations": iters, "change": change, "max_iter": max_iter, "tol": tol,
+            "converged": change <= tol, "loglik": ll, "patterns": U}
+    return pi * N, info
