@@ -1,0 +1,405 @@
+"""Worst-case EMD of paper 000's Algorithm 1 and the largest admissible p.
+
+Paper 000 (Sec. V-C3, eq. 12) publishes, for a record, a set ``Z`` of ``eta``
+values of a sensitive attribute with global distribution ``A`` (length ``d``);
+an adversary infers ``B_Z[m] ∝ A[m] * kappa_c`` (m in Z) or ``A[m] * kappa_d``
+(m not in Z).  (t1..tq)-closeness needs ``max_Z EMD(A, B_Z) <= t`` over all
+``Z`` with ``|Z| = eta``.
+
+Reduction (proved in docs/emd.md)
+---------------------------------
+With ``u = kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta)`` and ``a = A(Z)``::
+
+    B_Z = lam * A + (1 - lam) * A|_Z,   lam = u / (u + (1-u) a)
+    EMD(A, B_Z) = (1 - lam) * E_Z = (1-u) * G_Z / (u + (1-u) a)
+
+where ``E_Z = EMD(A, A|_Z)`` and ``G_Z = a * E_Z`` is the cost of moving the
+mass ``A restricted to Z`` onto ``a * A``.  Every ground distance here is a
+tree metric, so ``G_Z = sum_e w_e |a M_e - z_e|`` (``M_e``, ``z_e``: mass of A
+and of A restricted to Z below edge e).  ``EMD(A, B_Z) <= t`` is equivalent to
+``u >= h_Z / (h_Z + t)`` with ``h_Z = G_Z - t a``, so only
+
+    H(t) = max_{|Z| = eta} ( G_Z - t * A(Z) )
+
+is needed: the largest admissible p follows in closed form from ``H``.
+
+Computing H exactly is weakly NP-hard (for the equal ground ``G_Z = a (1-a)``
+and deciding ``H >= x`` is a cardinality-constrained subset-sum problem), so
+``method='auto'`` uses, in order:
+
+* ``'enumerate'`` — exact, when ``C(d, eta)`` is at most ``enum_limit``;
+* ``'dp'`` — exact, equal ground with integer counts: a subset-sum dynamic
+  program over the domain (bitsets of reachable totals per set size),
+  ``O(d * eta * N / 64)`` word operations for a table of ``N`` records;
+* ``'bound'`` — otherwise a proven upper bound ``H_ub >= H`` (never below the
+  true maximum), which gives a *conservative* p (never larger than the exact
+  one), so the privacy guarantee holds.  The result says ``exact=False``.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from .emd import Ground, _resolve_ground, emd
+
+__all__ = [
+    "SearchResult",
+    "u_of_p",
+    "p_of_u",
+    "worst_emd",
+    "worst_emd_bruteforce",
+    "max_admissible_p",
+    "max_admissible_p_bruteforce",
+    "max_h",
+]
+
+ENUM_LIMIT = 100000
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Outcome of a worst-case search.
+
+    Attributes
+    ----------
+    value : float
+        The maximum (or, when ``exact`` is False, a proven upper bound on it).
+    exact : bool
+        Whether ``value`` is the exact maximum.
+    method : str
+        'trivial', 'enumerate', 'dp' or 'bound'.
+    subset : tuple of int or None
+        A maximizing set ``Z`` when known.
+    """
+
+    value: float
+    exact: bool
+    method: str
+    subset: tuple | None = None
+
+
+# ------------------------------------------------------------------ inputs
+def _check_A(A):
+    arr = np.asarray(A)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"A must be numeric, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"A must be a non-empty 1-d array, got shape {arr.shape}")
+    is_counts = np.issubdtype(arr.dtype, np.integer)
+    f = arr.astype(np.float64)
+    if not np.all(np.isfinite(f)):
+        raise ValueError("A contains NaN or infinite values")
+    if np.any(f < 0):
+        raise ValueError("A contains negative values")
+    if not f.sum() > 0:
+        raise ValueError("A sums to zero")
+    counts = arr.astype(np.int64) if is_counts else None
+    return f / f.sum(), counts
+
+
+def _check_eta(eta, d):
+    if isinstance(eta, bool) or not isinstance(eta, (int, np.integer)):
+        raise ValueError(f"eta must be an int, got {eta!r}")
+    if not 1 <= eta <= d:
+        raise ValueError(f"eta must be in [1, d={d}], got {eta}")
+    return int(eta)
+
+
+def _check_unit(x, name):
+    x = float(x)
+    if not (0.0 <= x <= 1.0):
+        raise ValueError(f"{name} must be in [0, 1], got {x}")
+    return x
+
+
+def u_of_p(p: float, eta: int, d: int) -> float:
+    """``kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta)`` (paper 000 eq. 12)."""
+    den = p * d + (1.0 - p) * eta
+    return (1.0 - p) * eta / den if den > 0 else 1.0
+
+
+def p_of_u(u: float, eta: int, d: int) -> float:
+    """Inverse of :func:`u_of_p`: ``p = eta (1-u) / (eta + u (d - eta))``."""
+    return eta * (1.0 - u) / (eta + u * (d - eta))
+
+
+# ------------------------------------------------------------------ structure
+class _Edges:
+    """Tree-metric edges of a ground: leaf sets, weights and A-mass below."""
+
+    def __init__(self, g: Ground, A: np.ndarray):
+        keep = g.parent >= 0
+        self.S = g.leaf_sets()[keep]            # (E, d) bool
+        self.w = g.weight[keep]                 # (E,)
+        self.M = self.S @ A                     # (E,)
+
+    def G(self, X: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(G_Z, a_Z)`` for indicator rows X (n, d)."""
+        XA = X * A
+        a = XA.sum(axis=1)
+        z = XA @ self.S.T
+        return np.abs(a[:, None] * self.M[None, :] - z) @ self.w, a
+
+
+def _subsets(d, eta):
+    """All subsets of size eta as an (n, d) float indicator matrix."""
+    idx = np.array(list(itertools.combinations(range(d), eta)), dtype=np.int64)
+    X = np.zeros((idx.shape[0], d))
+    np.put_along_axis(X, idx, 1.0, axis=1)
+    return X, idx
+
+
+# ------------------------------------------------------------------ H(t)
+def _h_enumerate(A, eta, t, ed):
+    X, idx = _subsets(A.size, eta)
+    G, a = ed.G(X, A)
+    h = G - t * a
+    k = int(np.argmax(h))
+    return float(h[k]), tuple(int(i) for i in idx[k])
+
+
+def _reachable_counts(counts: np.ndarray, eta_max: int) -> list:
+    """``reach[k]``: bitset (Python int) of totals of k-subsets of ``counts``.
+
+    Subset-sum DP over the domain; values of zero frequency are handled like
+    any other (they add a set member and no mass).
+    """
+    reach = [0] * (eta_max + 1)
+    reach[0] = 1
+    for i, c in enumerate(counts.tolist()):
+        for k in range(min(i + 1, eta_max), 0, -1):
+            if reach[k - 1]:
+                reach[k] |= reach[k - 1] << c
+    return reach
+
+
+def _bits(x: int) -> np.ndarray:
+    """Indices of the set bits of a non-negative Python int."""
+    if x == 0:
+        return np.zeros(0, dtype=np.int64)
+    raw = np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+
+
+def _h_bound(A, eta, t, ed: _Edges, kind: str):
+    """Proven upper bound on H(t) (see docs/emd.md, "Upper bound")."""
+    d = A.size
+    s = np.sort(A)
+    a_lo, a_hi = s[:eta].sum(), s[d - eta:].sum()
+    # (1) total-variation bound: every ground distance is <= 1, so
+    #     E_Z <= TV(A, A|_Z) = 1 - a and G_Z <= a (1 - a); maximize the concave
+    #     a (1 - a - t) over [a_lo, a_hi].
+    a_star = min(max((1.0 - t) / 2.0, a_lo), a_hi)
+    ub_tv = a_star * (1.0 - a_star - t)
+    # (2) edge bound: for a fixed Z, alpha -> sum_e w_e |alpha M_e - z_e| - t alpha
+    #     is convex, so its value at alpha = a_Z is at most its value at a_lo or
+    #     a_hi; there each term is at most w_e max(alpha M_e - zlo_e, zhi_e - alpha M_e)
+    #     with zlo_e / zhi_e the least / largest A-mass a size-eta set can put
+    #     below edge e.
+    zlo = np.empty(ed.w.size)
+    zhi = np.empty(ed.w.size)
+    for e in range(ed.w.size):
+        mem = np.sort(A[ed.S[e]])[::-1]
+        n_in = mem.size
+        zhi[e] = mem[: min(eta, n_in)].sum()
+        need = max(0, eta - (d - n_in))
+        zlo[e] = mem[n_in - need:].sum() if need else 0.0
+
+    def edge_ub(alpha):
+        return float(ed.w @ np.maximum(alpha * ed.M - zlo, zhi - alpha * ed.M)) - t * alpha
+
+    ub_edge = max(edge_ub(a_lo), edge_ub(a_hi))
+    return min(ub_tv, ub_edge)
+
+
+def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
+          enum_limit: int = ENUM_LIMIT) -> SearchResult:
+    """``H(t) = max over |Z| = eta of G_Z - t A(Z)`` (exact, or a proven bound).
+
+    Parameters
+    ----------
+    A : array_like, shape (d,)
+        Global distribution; integer dtype means counts (enables the exact DP
+        for the equal ground).
+    eta : int
+        Set size, 1 <= eta <= d.
+    t : float
+        Closeness threshold in [0, 1].
+    ground : Ground or spec
+    method : {'auto', 'enumerate', 'dp', 'bound'}
+
+    Examples
+    --------
+    >>> r = max_h(np.array([5, 3, 2]), 1, 0.1, "equal")
+    >>> round(r.value, 12), r.exact
+    (0.2, True)
+    """
+    Af, counts = _check_A(A)
+    d = Af.size
+    eta = _check_eta(eta, d)
+    t = _check_unit(t, "t")
+    g = _resolve_ground(ground, d)
+    if method not in ("auto", "enumerate", "dp", "bound"):
+        raise ValueError(f"method must be 'auto', 'enumerate', 'dp' or 'bound', got {method!r}")
+    if eta == d:
+        # Z is the whole domain: A|_Z = A, G_Z = 0
+        return SearchResult(-t, True, "trivial", tuple(range(d)))
+    ed = _Edges(g, Af)
+    if method == "auto":
+        if comb(d, eta) <= enum_limit:
+            method = "enumerate"
+        elif g.kind == "equal" and counts is not None:
+            method = "dp"
+        else:
+            method = "bound"
+    if method == "enumerate":
+        v, z = _h_enumerate(Af, eta, t, ed)
+        return SearchResult(v, True, "enumerate", z)
+    if method == "dp":
+        if g.kind != "equal" or counts is None:
+            raise ValueError("method='dp' needs the equal ground and integer counts A")
+        N = int(counts.sum())
+        K = _bits(_reachable_counts(counts, eta)[eta]).astype(np.float64)
+        a = K / N
+        h = a * (1.0 - a) - t * a
+        return SearchResult(float(h.max()), True, "dp", None)
+    return SearchResult(_h_bound(Af, eta, t, ed, g.kind), False, "bound", None)
+
+
+# ------------------------------------------------------------------ public
+def max_admissible_p(A, eta: int, t: float, ground, *, method: str = "auto",
+                     enum_limit: int = ENUM_LIMIT) -> tuple[float, bool]:
+    """Largest p in [0, 1] with ``max_{|Z|=eta} EMD(A, B_Z(p)) <= t``.
+
+    Closed form from ``H = max_h(...)``: if ``H <= 0`` every p works (p = 1);
+    otherwise ``u* = H / (H + t)`` and ``p = eta (1-u*) / (eta + u* (d-eta))``.
+
+    Returns
+    -------
+    p : float
+    exact : bool
+        False when ``H`` was only bounded; p is then conservative (never above
+        the exact largest admissible p).
+
+    Examples
+    --------
+    >>> p, exact = max_admissible_p(np.array([50, 30, 20]), 2, 0.2, "equal")
+    >>> round(p, 6), exact
+    (0.470588, True)
+    """
+    Af, _ = _check_A(A)
+    d = Af.size
+    eta = _check_eta(eta, d)
+    t = _check_unit(t, "t")
+    r = max_h(A, eta, t, ground, method=method, enum_limit=enum_limit)
+    H = r.value
+    if H <= 0.0:
+        return 1.0, r.exact
+    u = H / (H + t)
+    return float(min(1.0, max(0.0, p_of_u(u, eta, d)))), r.exact
+
+
+def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
+              enum_limit: int = ENUM_LIMIT) -> SearchResult:
+    """``max over |Z| = eta of EMD(A, B_Z)`` for coin p (paper 000 eq. 12).
+
+    Sets with ``A(Z) = 0`` are never published when p = 1 and give B = A when
+    p < 1; they contribute 0.
+
+    Examples
+    --------
+    >>> r = worst_emd(np.array([50, 30, 20]), 1, 0.5, "ordered")
+    >>> round(r.value, 6), r.exact
+    (0.24375, True)
+    """
+    Af, counts = _check_A(A)
+    d = Af.size
+    eta = _check_eta(eta, d)
+    p = _check_unit(p, "p")
+    g = _resolve_ground(ground, d)
+    u = u_of_p(p, eta, d)
+    if eta == d or u >= 1.0:
+        return SearchResult(0.0, True, "trivial", None)
+    ed = _Edges(g, Af)
+    if method == "auto":
+        if comb(d, eta) <= enum_limit:
+            method = "enumerate"
+        elif g.kind == "equal" and counts is not None:
+            method = "dp"
+        else:
+            method = "bound"
+    if method == "enumerate":
+        X, idx = _subsets(d, eta)
+        G, a = ed.G(X, Af)
+        den = u + (1.0 - u) * a
+        f = np.where(den > 0, (1.0 - u) * G / np.where(den > 0, den, 1.0), 0.0)
+        k = int(np.argmax(f))
+        return SearchResult(float(f[k]), True, "enumerate", tuple(int(i) for i in idx[k]))
+    if method == "dp":
+        if g.kind != "equal" or counts is None:
+            raise ValueError("method='dp' needs the equal ground and integer counts A")
+        N = int(counts.sum())
+        a = _bits(_reachable_counts(counts, eta)[eta]).astype(np.float64) / N
+        den = u + (1.0 - u) * a
+        f = np.where(den > 0, (1.0 - u) * a * (1.0 - a) / np.where(den > 0, den, 1.0), 0.0)
+        return SearchResult(float(f.max()), True, "dp", None)
+    if method != "bound":
+        raise ValueError(f"method must be 'auto', 'enumerate', 'dp' or 'bound', got {method!r}")
+    # EMD(A, B_Z) <= s for all Z  <=>  H(s) <= s u / (1-u); H is non-increasing
+    # in s, so bisect on s with the upper bound of H: the result is >= the
+    # true worst case.
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if _h_bound(Af, eta, mid, ed, g.kind) <= mid * u / (1.0 - u):
+            hi = mid
+        else:
+            lo = mid
+    return SearchResult(hi, False, "bound", None)
+
+
+# ------------------------------------------------------------------ references
+def _B(A, Z, p, eta):
+    """B_Z of paper 000 eq. 12, straight from kappa_c and kappa_d."""
+    d = A.size
+    kc = (p + (1 - p) * eta / d) / comb(d - 1, eta - 1)
+    kd = (1 - (p + (1 - p) * eta / d)) / comb(d - 1, eta) if eta < d else 0.0
+    inZ = np.zeros(d, dtype=bool)
+    inZ[list(Z)] = True
+    ups = np.where(inZ, kc * A, kd * A)
+    s = ups.sum()
+    return ups / s if s > 0 else None
+
+
+def worst_emd_bruteforce(A, eta: int, p: float, ground) -> tuple[float, tuple]:
+    """Reference: enumerate every Z, build B_Z from eq. 12, take the max EMD."""
+    Af, _ = _check_A(A)
+    d = Af.size
+    eta = _check_eta(eta, d)
+    g = _resolve_ground(ground, d)
+    best, arg = 0.0, None
+    for Z in itertools.combinations(range(d), eta):
+        B = _B(Af, Z, p, eta)
+        if B is None:        # A(Z) = 0 and p = 1: this set is never published
+            continue
+        v = emd(Af, B, g)
+        if arg is None or v > best:
+            best, arg = v, Z
+    return best, arg
+
+
+def max_admissible_p_bruteforce(A, eta: int, t: float, ground, tol: float = 1e-13) -> float:
+    """Reference: bisection on p of the brute-force worst case (it increases in p)."""
+    if worst_emd_bruteforce(A, eta, 1.0, ground)[0] <= t:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if worst_emd_bruteforce(A, eta, mid, ground)[0] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
