@@ -23,13 +23,13 @@ from .randomize import publish
 from .reconstruct import count_w, reconstruct
 from .schema import Attribute, Schema
 from .settable import SetTable, read_csv, read_parquet
-from . import metrics
+from . import datasets, metrics
 from ._info import show_versions
 
 __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
-    "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics",
+    "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
     "Ground", "emd", "emd_batch", "show_versions",
 ]

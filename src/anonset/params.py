@@ -162,7 +162,8 @@ def max_admissible_p(A, eta: int, t: float, ground) -> float:
     except ImportError:  # pragma: no cover - closeness_search ships with the package
         exact = None
     if exact is not None:
-        return float(exact(A, eta, t, ground))
+        p, _is_exact = exact(A, eta, t, ground)   # a bound, when not exact, is conservative
+        return float(p)
     return max_admissible_p_bruteforce(A, eta, t, ground)
 
 

@@ -1,0 +1,155 @@
+"""Parameter optimization (paper 000, Sec. V-C)."""
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset.emd import Ground, emd
+from anonset.params import (_p_for_subset, closeness_parameters, expected_l2, kappa,
+                            max_admissible_p, max_admissible_p_bruteforce, optimize, quantize_p)
+from anonset.schema import Attribute
+
+
+def _posterior(A, Z, p, eta):
+    kc, kd = kappa(p, eta, len(A))
+    w = np.where(np.isin(np.arange(len(A)), Z), kc, kd) * A
+    return w / w.sum()
+
+
+@given(st.lists(st.integers(0, 20), min_size=2, max_size=7), st.data(), st.floats(0.01, 0.7),
+       st.sampled_from(["equal", "ordered"]))
+@settings(max_examples=60)
+def test_closed_form_p_equals_bisection(counts, data, t, gname):
+    A = np.array(counts, float) + 0.0
+    if A.sum() == 0:
+        A[0] = 1
+    A /= A.sum()
+    d = len(A)
+    eta = data.draw(st.integers(1, d - 1))
+    Z = data.draw(st.lists(st.integers(0, d - 1), min_size=eta, max_size=eta, unique=True))
+    g = Ground.equal(d) if gname == "equal" else Ground.ordered(d)
+    a = A[Z].sum()
+    R = np.zeros(d)
+    if a > 0:
+        R[Z] = A[Z] / a
+    E = emd(A, R, g) if a > 0 else 0.0
+    p_closed = _p_for_subset(a, E, eta, d, t)
+    f = lambda p: emd(A, _posterior(A, Z, p, eta), g) if a > 0 else 0.0
+    # EMD(A, B_Z(p)) is increasing in p: bisection for the largest admissible p
+    lo, hi = 0.0, 1.0
+    if f(1.0) <= t:
+        lo = 1.0
+    else:
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) <= t else (lo, mid)
+    assert p_closed == pytest.approx(lo, abs=1e-9)
+    assert f(p_closed) <= t + 1e-9
+
+
+def test_expected_l2_theorem_1():
+    """Eq. 9 increases with eta and decreases with p (Theorem 1)."""
+    d, N = 12, 10_000
+    for p in (0.2, 0.6, 1.0):
+        vals = [expected_l2(N, d, p, eta) for eta in range(1, d)]
+        assert all(b >= a - 1e-15 for a, b in zip(vals, vals[1:]))
+    for eta in (1, 4, 9):
+        vals = [expected_l2(N, d, p, eta) for p in np.linspace(0.05, 1, 20)]
+        assert all(b <= a + 1e-15 for a, b in zip(vals, vals[1:]))
+    assert expected_l2(N, d, 0.0, 3) == math.inf and expected_l2(N, d, 1.0, d) == math.inf
+
+
+def test_kappa_sums_to_one():
+    """kappa_c / kappa_d are probabilities of individual sets: over all sets they sum to 1."""
+    for d, eta, p in [(5, 2, 0.3), (7, 3, 1.0), (6, 6, 0.5), (4, 1, 0.0)]:
+        kc, kd = kappa(p, eta, d)
+        total = math.comb(d - 1, eta - 1) * kc + (math.comb(d - 1, eta) * kd if eta < d else 0)
+        assert total == pytest.approx(1.0)
+
+
+def test_pseudocode_reading_breaks_the_guarantee():
+    """Algorithm 1's pseudo-code keeps, per eta, the p of the most lenient
+    subset; the text asks for the worst subset.  On a skewed distribution the
+    lenient p publishes sets whose posterior is farther than t from A."""
+    A = np.array([0.7, 0.2, 0.05, 0.05])
+    t, eta, g = 0.1, 2, Ground.equal(4)
+    lenient = 0.0
+    for Z in itertools.combinations(range(4), eta):
+        a = A[list(Z)].sum()
+        R = np.zeros(4); R[list(Z)] = A[list(Z)] / a
+        lenient = max(lenient, _p_for_subset(a, emd(A, R, g), eta, 4, t))
+    strict = max_admissible_p(A, eta, t, g)
+    assert strict < lenient
+    worst = max(emd(A, _posterior(A, list(Z), lenient, eta), g)
+                for Z in itertools.combinations(range(4), eta))
+    assert worst > t + 0.01
+    assert strict == pytest.approx(max_admissible_p_bruteforce(A, eta, t, g), abs=1e-9)
+
+
+def test_closeness_parameters_choose_min_eq9():
+    A = np.array([0.4, 0.3, 0.2, 0.1, 0.0])
+    N, t, g = 1000, 0.15, Ground.ordered(5)
+    p, eta = closeness_parameters(A, N, t, g)
+    best = min((expected_l2(N, 5, quantize_p(max_admissible_p(A, e, t, g)), e), e)
+               for e in range(1, 5))
+    assert eta == best[1]
+    assert p == quantize_p(max_admissible_p(A, eta, t, g))
+    # t >= 1 constrains nothing; t = 0 leaves only useless parameters
+    assert closeness_parameters(A, N, 1.0, g) == (1.0, 1)
+    p0, eta0 = closeness_parameters(A, N, 0.0, g)
+    assert eta0 == 5 or p0 == 0.0
+
+
+def test_quantized_p_never_above():
+    for p in (0.1, 1 / 3, 0.999999999999, 1e-12):
+        assert quantize_p(p) <= p
+        assert quantize_p(p) == math.floor(p * 2**32) / 2**32
+
+
+def test_optimize_diversity_and_anonymity():
+    attrs = [Attribute("a", domain=tuple("abcdef")), Attribute("b", domain=tuple("xyz")),
+             Attribute("c", role="exact", domain=(1, 2))]
+    out = optimize(anonset.Diversity({"a": 4, "b": 2}), attrs)
+    assert (out["a"].p, out["a"].eta, out["b"].eta, out["c"].eta, out["c"].exact) == (1.0, 4, 2, 1, True)
+    out = optimize(anonset.Anonymity(3), attrs)
+    assert out["a"].eta == 3 and out["b"].eta == 3 and out["a"].k == 3
+    with pytest.raises(ValueError, match="no value for sensitive attribute 'b'"):
+        optimize(anonset.Diversity({"a": 2}), attrs)
+
+
+def test_l_above_domain_is_an_error_unless_clipped():
+    attrs = [Attribute("sex", domain=("F", "M"))]
+    with pytest.raises(ValueError, match=r"l = 3 for 'sex' exceeds its domain size d = 2"):
+        optimize(anonset.Diversity(3), attrs)
+    assert optimize(anonset.Diversity(2), attrs)["sex"].eta == 2       # l = d is allowed
+    with pytest.warns(UserWarning, match="weaker"):
+        out = optimize(anonset.Diversity(3), attrs, clip_l=True)
+    assert out["sex"].eta == 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
+def test_bad_l(bad):
+    with pytest.raises(ValueError, match="l must be an integer"):
+        anonset.Diversity(bad)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+def test_bad_t(bad):
+    with pytest.raises(ValueError, match=r"t must lie in \[0, 1\]"):
+        anonset.Closeness(bad)
+
+
+def test_closeness_uses_declared_ground_and_records_it():
+    df = anonset.datasets.load_adult().head(3000)
+    schema = anonset.datasets.adult_schema(df, attributes=["age", "race", "relationship"])
+    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=0)
+    assert pub.params["age"].ground == "ordered"
+    assert pub.params["race"].ground == "hierarchical"
+    assert pub.params["relationship"].ground == "equal"
+    with pytest.raises(ValueError, match="needs a hierarchy"):
+        anonset.publish(df, anonset.Closeness(0.2, ground="hierarchical"), schema, seed=0)
