@@ -1,0 +1,154 @@
+"""Worst case of paper 000 Algorithm 1: derivation, exactness, bounds."""
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from anonset.closeness_search import (
+    max_admissible_p, max_admissible_p_bruteforce, max_h, p_of_u, u_of_p, worst_emd,
+    worst_emd_bruteforce, _B)
+from anonset.emd import Ground, emd
+from anonset.hierarchy import Hierarchy
+
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _tree(d, rng):
+    groups = rng.integers(0, max(1, d // 3), d)
+    return Hierarchy([[f"v{i}", f"g{groups[i]}", "*"] for i in range(d)])
+
+
+def _ground(kind, d, rng):
+    if kind == "hierarchical":
+        return Ground.tree(_tree(d, rng))
+    return getattr(Ground, kind)(d)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.floats(0, 1))
+def test_mixture_derivation(seed, p):
+    """B_Z = lam A + (1-lam) A|_Z and EMD(A, B_Z) = (1-lam) EMD(A, A|_Z)."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 9))
+    A = rng.integers(0, 6, d).astype(float)
+    A[0] += 1
+    A /= A.sum()
+    eta = int(rng.integers(1, d))
+    Z = sorted(rng.choice(d, eta, replace=False).tolist())
+    a = A[Z].sum()
+    B = _B(A, Z, p, eta)
+    if B is None:
+        assert p == 1.0 and a == 0.0
+        return
+    u = u_of_p(p, eta, d)
+    AZ = np.zeros(d)
+    if a > 0:
+        AZ[Z] = A[Z] / a
+    lam = u / (u + (1 - u) * a)
+    assert np.allclose(B, lam * A + (1 - lam) * AZ, atol=1e-14)
+    for kind in ("equal", "ordered", "hierarchical"):
+        g = _ground(kind, d, rng)
+        EZ = emd(A, AZ, g) if a > 0 else 0.0
+        assert abs(emd(A, B, g) - (1 - lam) * EZ) < 1e-12
+
+
+def test_u_p_inverse():
+    for d in (2, 5, 73):
+        for eta in range(1, d):
+            for p in (0.0, 0.3, 0.9, 1.0):
+                assert abs(p_of_u(u_of_p(p, eta, d), eta, d) - p) < 1e-12
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["equal", "ordered", "hierarchical"]))
+def test_worst_equals_bruteforce(seed, kind):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 15))
+    A = rng.integers(0, 8, d)              # zeros allowed
+    A[rng.integers(d)] += 1
+    g = _ground(kind, d, rng)
+    p = float(rng.random())
+    for eta in range(1, d + 1):
+        if comb(d, eta) > 3500:            # keep the brute force cheap
+            continue
+        r = worst_emd(A, eta, p, g)
+        ref, _ = worst_emd_bruteforce(A, eta, p, g)
+        assert r.exact and abs(r.value - ref) < 1e-12
+        # the proven bound is never below the truth
+        assert worst_emd(A, eta, p, g, method="bound").value >= ref - 1e-12
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["equal", "ordered", "hierarchical"]))
+def test_max_p_equals_bruteforce(seed, kind):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 7))
+    A = rng.integers(0, 8, d)
+    A[0] += 1
+    g = _ground(kind, d, rng)
+    t = float(rng.uniform(0.0, 0.6))
+    for eta in range(1, d + 1):
+        p, exact = max_admissible_p(A, eta, t, g)
+        assert exact
+        ref = max_admissible_p_bruteforce(A, eta, t, g, tol=1e-13)
+        assert abs(p - ref) < 1e-12
+        pb, _ = max_admissible_p(A, eta, t, g, method="bound")
+        assert pb <= p + 1e-12                    # conservative
+        assert worst_emd_bruteforce(A, eta, p, g)[0] <= t + 1e-12
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1))
+def test_equal_dp_is_exact(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 15))
+    A = rng.integers(0, 30, d)
+    A[0] += 1
+    t = float(rng.random())
+    for eta in range(1, d + 1):
+        if comb(d, eta) > 3500:
+            continue
+        r = max_h(A, eta, t, "equal", method="dp")
+        e = max_h(A, eta, t, "equal", method="enumerate")
+        assert abs(r.value - e.value) < 1e-12
+
+
+def test_eta_equals_d_and_zero_frequencies():
+    A = np.array([0, 5, 0, 3])
+    assert worst_emd(A, 4, 0.9, "ordered").value == 0.0
+    assert max_admissible_p(A, 4, 0.0, "ordered") == (1.0, True)
+    # p = 1 and Z = the two zero-frequency values: that set is never published
+    r = worst_emd(A, 2, 1.0, "equal")
+    ref, _ = worst_emd_bruteforce(A, 2, 1.0, "equal")
+    assert abs(r.value - ref) < 1e-12
+
+
+@pytest.mark.slow
+def test_adult_attributes_finish():
+    import pandas as pd
+    df = pd.read_csv("src/anonset/data/adult/adult.csv.gz")
+    for col in ("age", "native-country"):
+        A = df[col].value_counts().sort_index().to_numpy()
+        d = A.size
+        for kind in ("equal", "ordered"):
+            for eta in range(1, d + 1):
+                p, exact = max_admissible_p(A, eta, 0.2, kind)
+                assert 0.0 <= p <= 1.0
+                if kind == "equal":
+                    assert exact
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="eta must be in"):
+        worst_emd([1, 2], 3, 0.5, "equal")
+    with pytest.raises(ValueError, match="p must be in"):
+        worst_emd([1, 2], 1, 1.5, "equal")
+    with pytest.raises(ValueError, match="t must be in"):
+        max_admissible_p([1, 2], 1, -0.1, "equal")
+    with pytest.raises(ValueError, match="A contains negative"):
+        max_h([1, -2], 1, 0.1, "equal")
+    with pytest.raises(ValueError, match="method='dp'"):
+        max_h([1.0, 2.0, 3.0], 1, 0.1, "equal", method="dp")
