@@ -1,0 +1,117 @@
+"""Partition checkers against pycanon on generalized Adult, and pycanon's bugs."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonset.checks import (check_partition, distinct_l_diversity, entropy_l_diversity,
+                            equivalence_classes, k_anonymity, recursive_cl_diversity,
+                            t_closeness)
+from anonset.emd import Ground, emd
+from anonset.hierarchy import Hierarchy
+
+an = pytest.importorskip("pycanon.anonymity")
+HDIR = "src/anonset/data/adult/hierarchies/"
+
+
+@pytest.fixture(scope="module")
+def adult():
+    """Adult with age in 5-year bins: QI (age, sex, marital-status), 184 classes."""
+    df = pd.read_csv("src/anonset/data/adult/adult.csv.gz")
+    ha = Hierarchy.from_csv(HDIR + "age.csv")
+    ia = {v: i for i, v in enumerate(ha.leaves)}
+    g = pd.DataFrame({"age": ha.generalize([ia[str(a)] for a in df.age], 1),
+                      "sex": df.sex, "marital": df["marital-status"],
+                      "occupation": df.occupation, "education-num": df["education-num"],
+                      "salary": df["salary-class"]})
+    return g.iloc[:8000].reset_index(drop=True)     # pycanon is slow; 8000 rows suffice
+
+
+QI = ["age", "sex", "marital"]
+
+
+def test_k_and_distinct_l_agree_with_pycanon(adult):
+    r = check_partition(adult, QI, ["occupation", "salary"], ground=None)
+    assert r.k == an.k_anonymity(adult, QI)
+    assert r.l_distinct == an.l_diversity(adult, QI, ["occupation", "salary"])
+    assert k_anonymity(equivalence_classes(adult, QI)) == r.k
+    assert distinct_l_diversity(adult, QI, "occupation") == an.l_diversity(adult, QI, ["occupation"])
+
+
+def test_t_equal_and_ordered_agree_with_pycanon(adult):
+    # pycanon: string columns -> equal distance, numeric -> ordered over the
+    # distinct values present; both are our defaults with an inferred domain
+    for s, g in (("occupation", "equal"), ("education-num", "ordered")):
+        assert abs(t_closeness(adult, QI, s, g) - an.t_closeness(adult, QI, [s])) < 1e-12
+    both = t_closeness(adult, QI, ["occupation", "education-num"],
+                       {"occupation": "equal", "education-num": "ordered"})
+    assert abs(both - an.t_closeness(adult, QI, ["occupation", "education-num"])) < 1e-12
+
+
+def test_entropy_l_agrees_with_pycanon_up_to_its_int_cast(adult):
+    ours = entropy_l_diversity(adult, QI, "occupation")
+    assert int(ours) == an.entropy_l_diversity(adult, QI, ["occupation"])
+
+
+def test_hierarchical_t_per_class_report(adult):
+    h = Hierarchy.from_csv(HDIR + "occupation.csv")
+    sub = adult[adult.occupation != "?"].reset_index(drop=True)
+    r = check_partition(sub, QI, "occupation", ground="hierarchical",
+                        hierarchies={"occupation": h})
+    cls = equivalence_classes(sub, QI)
+    c0 = sub.occupation[cls == 0]
+    p = np.array([(c0 == v).sum() for v in h.leaves])
+    q = np.array([(sub.occupation == v).sum() for v in h.leaves])
+    assert abs(r.per_class["emd[occupation]"].iloc[0] - emd(p, q, Ground.tree(h))) < 1e-14
+    assert r.t == r.per_class["emd[occupation]"].max()
+    assert len(r.per_class) == cls.max() + 1
+
+
+# ------------------------------------------------------------ pycanon's bugs
+def test_recursive_cl_counts_sorted_descending():
+    """pycanon sorts counts ascending, so r_1 is the *least* frequent value.
+
+    One class with counts (6, 2, 1, 1) and l = 2: r_1 = 6, tail r_2.. = 4,
+    (c, 2) holds iff 6 < 4c, i.e. c > 1.5.  pycanon computes 1 / (2+1+6)... and
+    reports c = 1, which would wrongly certify (1, 2)-diversity (6 < 1 * 4 is false).
+    """
+    df = pd.DataFrame({"q": ["x"] * 10, "s": list("aaaaaabbcd")})
+    assert recursive_cl_diversity(df, ["q"], "s", l=2) == 1.5
+    c_pycanon, l_pycanon = an.recursive_c_l_diversity(df, ["q"], ["s"])
+    assert l_pycanon == 4 and c_pycanon == 1          # pycanon's value, with l = distinct l
+    assert recursive_cl_diversity(df, ["q"], "s", l=4) == 6.0   # ours at l = 4: 6 / 1
+
+
+def test_non_range_index_gives_pycanon_wrong_t():
+    """pycanon maps groupby *labels* through .iloc (positions).
+
+    Rows (x, a), (y, b), (y, b) with index [2, 0, 1]: class x = {a} against the
+    whole (1/3, 2/3) has EMD 2/3, so t = 2/3.  pycanon reads label 2 as position
+    2, i.e. row (y, b), and reports 1/3.
+    """
+    df = pd.DataFrame({"q": ["x", "y", "y"], "s": ["a", "b", "b"]}, index=[2, 0, 1])
+    assert abs(t_closeness(df, ["q"], "s", "equal") - 2 / 3) < 1e-15
+    assert abs(an.t_closeness(df, ["q"], ["s"]) - 1 / 3) < 1e-15       # pycanon: wrong
+    assert abs(an.t_closeness(df.reset_index(drop=True), ["q"], ["s"]) - 2 / 3) < 1e-15
+
+
+def test_missing_qi_rows_kept_as_own_class():
+    """pycanon's groupby drops rows with a missing QI (pandas dropna=True)."""
+    df = pd.DataFrame({"q": ["x", "x", None], "s": ["a", "b", "a"]})
+    r = check_partition(df, ["q"], "s", ground="equal")
+    assert r.k == 1                                      # the NaN row is a class of 1
+    assert an.k_anonymity(df, ["q"]) == 2                # pycanon silently ignores it
+
+
+def test_errors():
+    df = pd.DataFrame({"q": [1, 2], "s": ["a", None]})
+    with pytest.raises(ValueError, match="'s' has missing values"):
+        check_partition(df, ["q"], "s")
+    with pytest.raises(ValueError, match="column 'z' is not in the frame"):
+        check_partition(df, ["q"], "z")
+    with pytest.raises(ValueError, match="classes must have one id per row"):
+        check_partition(df, np.array([0, 1, 2]), "q")
+    with pytest.raises(ValueError, match="no hierarchy"):
+        check_partition(pd.DataFrame({"q": [1], "s": ["a"]}), ["q"], "s", ground="hierarchical")
+    with pytest.raises(ValueError, match="not in its declared domain"):
+        check_partition(pd.DataFrame({"q": [1], "s": ["a"]}), ["q"], "s",
+                        domains={"s": ["b"]})
