@@ -37,6 +37,7 @@ and deciding ``H >= x`` is a cardinality-constrained subset-sum problem), so
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from math import comb
@@ -144,6 +145,14 @@ class _Edges:
         return np.abs(a[:, None] * self.M[None, :] - z) @ self.w, a
 
 
+def _auto_method(g, counts, d, eta, enum_limit):
+    if g.kind == "equal" and counts is not None:
+        return "dp"
+    if comb(d, eta) <= enum_limit:
+        return "enumerate"
+    return "bound"
+
+
 def _subsets(d, eta):
     """All subsets of size eta as an (n, d) float indicator matrix."""
     idx = np.array(list(itertools.combinations(range(d), eta)), dtype=np.int64)
@@ -159,6 +168,17 @@ def _h_enumerate(A, eta, t, ed):
     h = G - t * a
     k = int(np.argmax(h))
     return float(h[k]), tuple(int(i) for i in idx[k])
+
+
+@functools.lru_cache(maxsize=64)
+def _reachable_cached(key: bytes, eta_max: int) -> tuple:
+    return tuple(_reachable_counts(np.frombuffer(key, dtype=np.int64), eta_max))
+
+
+def _reachable(counts: np.ndarray, eta: int) -> int:
+    """Bitset of totals of eta-subsets; the DP runs once for all eta of a domain."""
+    d = counts.size
+    return _reachable_cached(np.ascontiguousarray(counts, dtype=np.int64).tobytes(), d)[eta]
 
 
 def _reachable_counts(counts: np.ndarray, eta_max: int) -> list:
@@ -249,12 +269,7 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
         return SearchResult(-t, True, "trivial", tuple(range(d)))
     ed = _Edges(g, Af)
     if method == "auto":
-        if comb(d, eta) <= enum_limit:
-            method = "enumerate"
-        elif g.kind == "equal" and counts is not None:
-            method = "dp"
-        else:
-            method = "bound"
+        method = _auto_method(g, counts, d, eta, enum_limit)
     if method == "enumerate":
         v, z = _h_enumerate(Af, eta, t, ed)
         return SearchResult(v, True, "enumerate", z)
@@ -262,7 +277,7 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
         if g.kind != "equal" or counts is None:
             raise ValueError("method='dp' needs the equal ground and integer counts A")
         N = int(counts.sum())
-        K = _bits(_reachable_counts(counts, eta)[eta]).astype(np.float64)
+        K = _bits(_reachable(counts, eta)).astype(np.float64)
         a = K / N
         h = a * (1.0 - a) - t * a
         return SearchResult(float(h.max()), True, "dp", None)
@@ -325,12 +340,7 @@ def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
         return SearchResult(0.0, True, "trivial", None)
     ed = _Edges(g, Af)
     if method == "auto":
-        if comb(d, eta) <= enum_limit:
-            method = "enumerate"
-        elif g.kind == "equal" and counts is not None:
-            method = "dp"
-        else:
-            method = "bound"
+        method = _auto_method(g, counts, d, eta, enum_limit)
     if method == "enumerate":
         X, idx = _subsets(d, eta)
         G, a = ed.G(X, Af)
@@ -342,7 +352,7 @@ def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
         if g.kind != "equal" or counts is None:
             raise ValueError("method='dp' needs the equal ground and integer counts A")
         N = int(counts.sum())
-        a = _bits(_reachable_counts(counts, eta)[eta]).astype(np.float64) / N
+        a = _bits(_reachable(counts, eta)).astype(np.float64) / N
         den = u + (1.0 - u) * a
         f = np.where(den > 0, (1.0 - u) * a * (1.0 - a) / np.where(den > 0, den, 1.0), 0.0)
         return SearchResult(float(f.max()), True, "dp", None)
