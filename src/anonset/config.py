@@ -1,0 +1,258 @@
+"""A small configuration file for ``anonset anonymize``: JSON or TOML.
+
+The keys mirror the command-line options (a dash may be written as an
+underscore); values are what the option would take, typed::
+
+    # anonymize.toml
+    identifiers = ["id"]
+    sensitive   = ["age", "job", "city"]
+    other       = ["note"]
+    l           = 5                    # or  [l]  age = 3  job = 5  city = 5
+    clip_l      = true
+    ordinal     = ["grade"]
+
+    [bins]
+    age = [0, 20, 40, 60, 80, 120]     # or "0:20:40:60:80:120"
+
+    [hierarchies]
+    job = "job_hierarchy.csv"          # ARX format; relative to this file
+
+    [domains]
+    city = "cities.txt"                # one value per line, or a list
+
+Paths inside the file are relative to the file's own directory.  Unknown keys
+are errors (a misspelt key must not silently weaken the privacy model).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEYS", "ConfigError"]
+
+#: key -> expected kind: 'names' (list of column names), 'model' (number or
+#: {column: number}), 'ground' (name or {column: name}), 'bins' ({column:
+#: edges}), 'paths' ({column: path}), 'domains' ({column: path or values}),
+#: 'bool', 'str', 'int', 'seed'.
+CONFIG_KEYS = {
+    "sensitive": "names", "exact": "names", "identifiers": "names", "other": "names",
+    "ordinal": "names",
+    "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
+    "bins": "bins", "hierarchies": "paths", "domains": "domains",
+    "seed": "seed", "rng": "str", "threads": "int", "clip_l": "bool", "missing": "str",
+    "format": "str", "input_format": "str",
+}
+_ALIASES = {"identifier": "identifiers", "hierarchy": "hierarchies", "domain": "domains",
+            "n_threads": "threads"}
+
+
+class ConfigError(ValueError):
+    """An invalid configuration file; the message names the file and the key."""
+
+
+def load_config(path) -> dict:
+    """Read and validate a JSON (``.json``) or TOML (``.toml``) config file.
+
+    Returns a dict with canonical keys (see :data:`CONFIG_KEYS`); relative
+    paths are resolved against the file's directory.
+
+    Examples
+    --------
+    >>> import json, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> p = os.path.join(d, "c.json")
+    >>> _ = open(p, "w").write(json.dumps({"l": 3, "identifier": ["id"]}))
+    >>> sorted(load_config(p).items())
+    [('identifiers', ['id']), ('l', 3)]
+    """
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {where!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"config {where!r}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    elif suffix == ".toml":
+        raw = _load_toml(text, where)
+    else:
+        raise ConfigError(f"config {where!r}: unknown format {suffix or '(no suffix)'!r}; "
+                          "use a .json or .toml file")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {where!r}: the top level must be a table/object of options")
+    base = path.resolve().parent
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        canon = str(key).replace("-", "_")
+        canon = _ALIASES.get(canon, canon)
+        if canon not in CONFIG_KEYS:
+            raise ConfigError(f"config {where!r}: unknown key {key!r}; known keys are "
+                              f"{sorted(CONFIG_KEYS)}")
+        if canon in out:
+            raise ConfigError(f"config {where!r}: key {key!r} is given twice")
+        out[canon] = _check(CONFIG_KEYS[canon], value, f"config {where!r}: {key!r}", base)
+    return out
+
+
+def _load_toml(text: str, where: str) -> dict:
+    try:
+        import tomllib as toml        # Python >= 3.11
+    except ImportError:               # pragma: no cover - Python 3.10
+        try:
+            import tomli as toml
+        except ImportError:
+            raise ConfigError(f"config {where!r}: reading TOML on Python < 3.11 needs the "
+                              "'tomli' package (pip install tomli), or use a .json config") from None
+    try:
+        return toml.loads(text)
+    except toml.TOMLDecodeError as e:
+        raise ConfigError(f"config {where!r}: invalid TOML: {e}") from None
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check(kind: str, v, where: str, base: Path):
+    if kind == "names":
+        if isinstance(v, str):
+            v = [s.strip() for s in v.split(",") if s.strip()]
+        if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
+            raise ConfigError(f"{where} must be a list of column names, got {v!r}")
+        return v
+    if kind == "model":
+        if _number(v):
+            return v
+        if isinstance(v, str) and v.strip().lower() == "inf":
+            return math.inf
+        if isinstance(v, dict) and v:
+            out = {}
+            for col, x in v.items():
+                if isinstance(x, str) and x.strip().lower() == "inf":
+                    x = math.inf
+                if not _number(x):
+                    raise ConfigError(f"{where}: the value for column {col!r} must be a number, "
+                                      f"got {x!r}")
+                out[str(col)] = x
+            return out
+        raise ConfigError(f"{where} must be a number or a table {{column: number}}, got {v!r}")
+    if kind == "ground":
+        if isinstance(v, str):
+            return v
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
+            return {str(c): x for c, x in v.items()}
+        raise ConfigError(f"{where} must be a ground name or a table {{column: name}}, got {v!r}")
+    if kind == "bins":
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where} must be a table {{column: edges}}, got {v!r}")
+        out = {}
+        for col, edges in v.items():
+            try:
+                out[str(col)] = parse_bins(edges)
+            except ValueError as e:
+                raise ConfigError(f"{where}: column {col!r}: {e}") from None
+        return out
+    if kind == "paths":
+        if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
+            raise ConfigError(f"{where} must be a table {{column: file path}}, got {v!r}")
+        return {str(c): str(base / x) for c, x in v.items()}
+    if kind == "domains":
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where} must be a table {{column: file path or list of values}}, "
+                              f"got {v!r}")
+        out = {}
+        for c, x in v.items():
+            if isinstance(x, str):
+                out[str(c)] = str(base / x)
+            elif isinstance(x, list) and x:
+                out[str(c)] = list(x)
+            else:
+                raise ConfigError(f"{where}: column {c!r} needs a file path or a non-empty list "
+                                  f"of values, got {x!r}")
+        return out
+    if kind == "bool":
+        if not isinstance(v, bool):
+            raise ConfigError(f"{where} must be true or false, got {v!r}")
+        return v
+    if kind == "str":
+        if not isinstance(v, str):
+            raise ConfigError(f"{where} must be a string, got {v!r}")
+        return v
+    if kind == "int":
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ConfigError(f"{where} must be a positive integer, got {v!r}")
+        return v
+    if kind == "seed":
+        if isinstance(v, bool) or not isinstance(v, (int, str)):
+            raise ConfigError(f"{where} must be an integer or a string, got {v!r}")
+        return v
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def parse_bins(edges) -> list:
+    """Bin edges from a list of numbers or a ``"0:10:20:inf"`` string."""
+    if isinstance(edges, str):
+        parts = [s.strip() for s in edges.split(":")]
+    elif isinstance(edges, (list, tuple)):
+        parts = list(edges)
+    else:
+        raise ValueError(f"bins must be a list of edges or 'a:b:c', got {edges!r}")
+    out = []
+    for x in parts:
+        try:
+            f = float(x)
+        except (TypeError, ValueError):
+            raise ValueError(f"bin edge {x!r} is not a number") from None
+        if math.isnan(f):
+            raise ValueError("bin edge NaN is not allowed")
+        out.append(f)
+    if len(out) < 2 or any(b <= a for a, b in zip(out[:-1], out[1:])):
+        raise ValueError(f"bins need at least two strictly increasing edges, got {edges!r}")
+    return out
+
+
+def read_domain_file(path) -> list:
+    """Domain values from a text file: one value per line, blank lines and
+    lines starting with '#' ignored, order kept."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"domain file {str(p)!r} does not exist")
+    vals = [ln.strip() for ln in p.read_text(encoding="utf-8").splitlines()]
+    vals = [v for v in vals if v and not v.startswith("#")]
+    if not vals:
+        raise ValueError(f"domain file {str(p)!r} lists no values")
+    return vals
+
+
+def merge(config: Mapping, flags: Mapping) -> dict:
+    """Options from the command line over those of the config file.
+
+    A flag that is None was not given.  The privacy model (l, k, t, entropy)
+    is taken as a whole from the command line when any of l, k, t is given
+    there, so that ``--t`` on the command line never silently combines with
+    an ``l`` from the file.
+    """
+    out = dict(config)
+    if any(flags.get(k) is not None for k in ("l", "k", "t")):
+        for k in ("l", "k", "t", "entropy"):
+            out.pop(k, None)
+    for k, v in flags.items():
+        if v is None:
+            continue
+        if isinstance(v, dict):
+            if not v:
+                continue
+            merged = dict(out.get(k) or {}) if isinstance(out.get(k), dict) else {}
+            merged.update(v)            # per column: the command line wins
+            out[k] = merged
+        elif isinstance(v, list):
+            if v:
+                out[k] = v
+        else:
+            out[k] = v
+    return out
