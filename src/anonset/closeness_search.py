@@ -148,7 +148,10 @@ class _Edges:
 def _auto_method(g, counts, d, eta, enum_limit):
     if g.kind == "equal" and counts is not None:
         return "dp"
-    if comb(d, eta) <= enum_limit:
+    # enumeration touches C(d, eta) x d x (edges ~ d) numbers: cap that work too
+    # (age: eta = 3 would be 65k subsets x 74 x 75, about 1 s)
+    n = comb(d, eta)
+    if n <= enum_limit and n * d * d <= 20_000_000:
         return "enumerate"
     return "bound"
 
