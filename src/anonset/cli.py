@@ -41,6 +41,12 @@ LONG_INPUT_BYTES = 64 << 20
 LONG_RECONSTRUCT = 2_000_000
 
 
+#: Library messages name keyword arguments; on the command line, name the flags.
+_API_TO_FLAGS = (("pass clip_l=True", "pass --clip-l"),
+                 ("pass missing='category'", "pass --missing category"),
+                 ("missing='category' needs", "--missing category needs"))
+
+
 class UsageError(ValueError):
     """A bad combination of options (exit code 2)."""
 
@@ -935,6 +941,8 @@ def main(argv=None) -> int:
     except (ValueError, KeyError) as e:
         # usage and data errors: one line, naming the option or column
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        for api, flag in _API_TO_FLAGS:
+            msg = msg.replace(api, flag)
         print(f"{where}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as e:
