@@ -425,3 +425,15 @@ def test_python_dash_m(data, tmp_path):
                         "--l", "2", "--k", "2"], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 2 and "--l and --k" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_pass_through_columns_are_copied_exactly(tmp_path, capsys):
+    src = tmp_path / "z.csv"
+    src.write_text("id,job,zip\n1,a,007\n2,b,NA\n3,a,\n4,c,010\n")
+    out = tmp_path / "out.csv"
+    rc, cap = run(["anonymize", src, "-o", out, "--identifier", "id", "--other", "zip",
+                   "--l", "2", "--seed", "1"], capsys)
+    assert rc == 0, cap.err
+    lines = out.read_text().splitlines()
+    assert lines[0] == "job,zip"
+    assert [ln.split(",")[1] for ln in lines[1:]] == ["007", "NA", "", "010"]

@@ -240,7 +240,15 @@ def _format_of(path, override, option: str) -> str:
                      f"pass {option} csv or {option} parquet")
 
 
-def _read_table(path, fmt: str):
+#: pandas' default missing-value markers (kept for every column but the text ones).
+_NA_MARKERS = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+
+
+def _read_table(path, fmt: str, text_columns=()):
+    """Read CSV or Parquet.  ``text_columns`` (pass-through and identifier
+    columns) are read from CSV as text, exactly: a zip code '007' stays
+    '007' and a literal 'NA' stays 'NA'."""
     import pandas as pd
     p = Path(path)
     if not p.exists():
@@ -255,7 +263,14 @@ def _read_table(path, fmt: str):
         except (pa.ArrowException, OSError) as e:
             raise UsageError(f"{str(p)!r} is not a readable Parquet file: {e}") from None
     try:
-        return pd.read_csv(p, low_memory=False)
+        kw = {}
+        if text_columns:
+            header = list(pd.read_csv(p, nrows=0).columns)
+            text = [c for c in header if c in set(text_columns)]
+            if text:
+                kw = {"dtype": {c: str for c in text}, "keep_default_na": False,
+                      "na_values": {c: _NA_MARKERS for c in header if c not in text}}
+        return pd.read_csv(p, low_memory=False, **kw)
     except pd.errors.EmptyDataError:
         raise UsageError(f"{str(p)!r} is empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as e:
@@ -485,7 +500,8 @@ def cmd_anonymize(args) -> int:
     prog = Progress(4, "anonymize", _progress_enabled(args.progress, size >= LONG_INPUT_BYTES))
     try:
         with prog.stage(f"reading {src.name}"):
-            frame = _read_table(src, in_fmt)
+            frame = _read_table(src, in_fmt, text_columns=list(opts.get("other") or ())
+                                + list(opts.get("identifiers") or ()))
         with prog.stage("building the schema"):
             domains = {}
             for col, v in (opts.get("domains") or {}).items():
