@@ -45,8 +45,8 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error") ->
         bad = (codes < 0) | (codes >= len(edges) - 1) | np.isnan(x)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"column {name!r}: value {x[i]!r} at row {i} is outside the bins "
-                             f"[{edges[0]}, {edges[-1]})")
+            raise ValueError(f"column {name!r}: value {float(x[i])!r} at row {i} is outside the bins "
+                             f"[{float(edges[0])}, {float(edges[-1])})")
         return codes.astype(np.int32)
     dom = attr.domain
     index = {v: i for i, v in enumerate(dom)}

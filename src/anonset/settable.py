@@ -319,5 +319,5 @@ def read_csv(path) -> SetTable:
     other_df = None
     if other:
         # pass-through columns come back as text; restore the dtypes pandas infers
-        other_df = pd.read_csv(path, usecols=list(other))[list(other)]
+        other_df = pd.read_csv(path, usecols=list(other), float_precision="round_trip")[list(other)]
     return SetTable._from_metadata(meta, masks, other_df)

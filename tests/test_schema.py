@@ -1,0 +1,122 @@
+"""Schema inference, encoding and hierarchies: every error names the column
+or parameter and what was expected."""
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import anonset
+from anonset.encode import encode
+from anonset.hierarchy import Hierarchy
+from anonset.schema import Attribute, Schema
+
+
+def test_infer_roles_and_domains():
+    df = pd.DataFrame({"id": [1, 2, 3], "age": [23, 41, 67], "job": ["b", "a", "b"],
+                       "edu": ["hi", "lo", "mid"], "note": ["x", "y", "z"]})
+    s = Schema.infer(df, identifiers=["id"], other=["note"], exact=["edu"],
+                     bins={"age": [0, 40, 120]}, ordinal={"edu": ["lo", "mid", "hi"]})
+    assert [a.role for a in s] == ["identifier", "sensitive", "sensitive", "exact", "other"]
+    assert s["age"].domain == ("[0, 40)", "[40, 120)") and s["age"].kind == "ordinal"
+    assert s["job"].domain == ("a", "b") and s["job"].inferred
+    assert s["edu"].domain == ("lo", "mid", "hi") and s["edu"].kind == "ordinal"
+    codes = encode(df, s)
+    np.testing.assert_array_equal(codes["age"], [0, 1, 1])
+    np.testing.assert_array_equal(codes["edu"], [2, 0, 1])
+    assert Schema.from_dict(s.to_dict()).to_dict() == s.to_dict()
+
+
+def test_infer_from_arrow():
+    t = pa.table({"a": ["x", "y", "x"], "b": [1, 2, 3]})
+    s = Schema.infer(t)
+    assert s["b"].domain == (1, 2, 3)
+
+
+def test_inferred_domain_warning():
+    df = pd.DataFrame({"a": ["x", "y"]})
+    with pytest.warns(UserWarning, match="inferred from the data"):
+        Schema.infer(df, warn_inferred=True)
+
+
+def test_hierarchy_gives_domain_and_is_reordered():
+    h = Hierarchy([["b", "B", "*"], ["a", "A", "*"], ["c", "A", "*"]])
+    a = Attribute("x", domain=("a", "b", "c"), hierarchy=h)
+    assert a.hierarchy.leaves == ("a", "b", "c")
+    assert a.hierarchy.lca_height(0, 2) == 1 and a.hierarchy.lca_height(0, 1) == 2
+    with pytest.raises(ValueError, match=r"attribute 'x'.*no leaf for domain value"):
+        Attribute("x", domain=("a", "b", "zz"), hierarchy=h)
+    adult_edu = anonset.datasets.adult_hierarchy("education")
+    assert adult_edu.d == 16 and adult_edu.height == 3
+
+
+@pytest.mark.parametrize("rows, msg", [
+    ([["a", "*"], ["b", "X", "*"]], "unbalanced trees are not supported"),
+    ([["a", "r1"], ["b", "r2"]], "expected one root"),
+    ([["a", "*"], ["a", "*"]], "leaf 'a' appears twice"),
+    ([["a", "", "*"]], "empty label"),
+    ([], "no leaves"),
+])
+def test_bad_hierarchies(rows, msg):
+    with pytest.raises(ValueError, match=msg):
+        Hierarchy(rows)
+
+
+def test_same_label_under_two_parents_is_two_nodes():
+    h = Hierarchy([["a", "Other", "X", "*"], ["b", "Other", "Y", "*"]])
+    assert h.ancestors[0, 1] != h.ancestors[1, 1]
+    assert h.lca_height(0, 1) == 3
+
+
+@pytest.mark.parametrize("df, kwargs, msg", [
+    (pd.DataFrame({"a": ["x", None, "y"]}), {}, r"column 'a' has 1 missing value\(s\) \(first at row 1\)"),
+    (pd.DataFrame({"a": ["x", "q"]}), {"domains": {"a": ["x", "y"]}},
+     r"column 'a': value 'q' at row 1 is not in the declared domain"),
+    (pd.DataFrame({"a": [5.0, 150.0]}), {"bins": {"a": [0, 100]}}, r"column 'a': value 150.0 at row 1 is outside the bins"),
+    (pd.DataFrame({"a": ["x", "y"]}), {"bins": {"a": [0, 100]}}, r"column 'a' has bins, so it must be numeric"),
+    (pd.DataFrame({"a": ["x", 1]}), {}, r"column 'a' mixes value types"),
+    (pd.DataFrame({"a": ["x"]}), {"bins": {"a": [3, 1]}}, r"bins must be at least two strictly increasing"),
+    (pd.DataFrame({"a": ["x"]}), {"domains": {"a": ["x", "x"]}}, r"duplicate values"),
+    (pd.DataFrame({"a": ["x"]}), {"exact": ["zz"]}, r"column 'zz' \(declared exact\) is not in the data"),
+    (pd.DataFrame({"a": ["x"], "b": [1]}), {"sensitive": ["a"], "identifiers": ["a"]},
+     r"column 'a' is declared both sensitive and identifier"),
+    (pd.DataFrame({"a": ["x"]}), {"bins": {"q": [0, 1]}}, r"bins names column 'q'"),
+])
+def test_bad_input_messages(df, kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        anonset.publish(df, anonset.Diversity(1), **kwargs)
+
+
+def test_duplicate_and_empty_column_names():
+    df = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['a'\]"):
+        Schema.infer(df)
+    df = pd.DataFrame([[1, 2]], columns=["a", ""])
+    with pytest.raises(ValueError, match="non-empty strings"):
+        Schema.infer(df)
+
+
+def test_empty_table():
+    df = pd.DataFrame({"a": pd.Series([], dtype=str)})
+    schema = Schema((Attribute("a", domain=("x", "y")),))
+    with pytest.raises(ValueError, match="the table is empty"):
+        anonset.publish(df, anonset.Diversity(1), schema)
+
+
+def test_missing_as_category():
+    df = pd.DataFrame({"a": ["x", None, "y", "x"]})
+    schema = Schema((Attribute("a", domain=("x", "y", "?")),))
+    pub = anonset.publish(df, anonset.Diversity(2), schema, missing="category", seed=0)
+    assert all(len(s) == 2 for s in pub.sets("a"))
+    assert "?" in pub.sets("a")[1]
+
+
+def test_identifier_never_published():
+    df = pd.DataFrame({"ssn": ["1", "2", "3"], "a": list("xyx")})
+    pub = anonset.publish(df, anonset.Diversity(2), seed=0, identifiers=["ssn"])
+    assert "ssn" not in pub.to_pandas().columns and "ssn" not in pub.schema
+
+
+def test_schema_and_infer_options_conflict():
+    df = pd.DataFrame({"a": list("xyx")})
+    with pytest.raises(ValueError, match="either a schema or inference options"):
+        anonset.publish(df, anonset.Diversity(2), Schema.infer(df), bins={"a": [0, 1]})

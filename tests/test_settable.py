@@ -1,0 +1,134 @@
+"""SetTable storage and round trips (Parquet, CSV with {a|b|c} cells, pandas)."""
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset.settable import masks_from_codes
+
+
+@pytest.fixture
+def published():
+    df = pd.DataFrame({
+        "name": [f"p{i}" for i in range(40)],
+        "age": np.arange(40) % 90 + 5,
+        "job": np.array(["nurse", "clerk", "chef", "pilot", "judge"])[np.arange(40) % 5],
+        "sex": np.array(["F", "M"])[np.arange(40) % 2],
+        "score": np.linspace(0, 1, 40),
+    })
+    schema = anonset.Schema.infer(df, sensitive=["age", "job"], exact=["sex"], identifiers=["name"],
+                                  other=["score"], bins={"age": [0, 20, 40, 60, 100]})
+    return df, anonset.publish(df, anonset.Diversity({"age": 2, "job": 3}), schema, seed=7)
+
+
+def test_identifiers_dropped_and_columns(published):
+    df, pub = published
+    assert "name" not in pub.schema and "name" not in pub.to_pandas().columns
+    assert pub.names == ["age", "job", "sex"]
+    frame = pub.to_pandas()
+    assert list(frame.columns) == ["age", "job", "sex", "score"]
+    assert all(len(s) == 3 for s in frame["job"])
+    assert (frame["sex"] == df["sex"]).all()
+    np.testing.assert_array_equal(frame["score"], df["score"])
+
+
+def test_sets_contain_truth_in_domain_order(published):
+    df, pub = published
+    dom = pub.schema["job"].domain
+    for truth, s in zip(df["job"], pub.sets("job")):
+        assert truth in s and list(s) == sorted(s, key=dom.index)
+
+
+def test_parquet_round_trip(published, tmp_path):
+    _, pub = published
+    path = tmp_path / "pub.parquet"
+    pub.to_parquet(path)
+    back = anonset.read_parquet(path)
+    assert back.equals(pub)
+    meta = json.loads(pq.read_schema(path).metadata[b"anonset"])
+    assert meta["params"]["job"]["eta"] == 3 and meta["model"]["l"] == {"age": 2, "job": 3}
+    col = pq.read_table(path).column("job")
+    assert str(col.type).startswith("list")
+
+
+def test_csv_round_trip(published, tmp_path):
+    _, pub = published
+    path = tmp_path / "pub.csv"
+    pub.to_csv(path)
+    text = path.read_text()
+    assert text.splitlines()[0] == "age,job,sex,score"
+    assert "{" in text.splitlines()[1] and "|" in text.splitlines()[1]
+    back = anonset.read_csv(path)
+    assert back.equals(pub)
+
+
+def test_no_key_in_outputs(tmp_path):
+    df = pd.DataFrame({"a": list("abcabc"), "b": list("xyzzyx")})
+    pub = anonset.publish(df, anonset.Diversity(2), seed="my secret seed")
+    pub.to_parquet(tmp_path / "p.parquet")
+    pub.to_csv(tmp_path / "p.csv")
+    key = anonset._keys.make_key("my secret seed")
+    for f in tmp_path.iterdir():
+        raw = f.read_bytes()
+        assert key not in raw and key.hex().encode() not in raw and b"my secret seed" not in raw
+
+
+def test_output_is_atomic_and_input_protected(published, tmp_path):
+    _, pub = published
+    src = tmp_path / "in.csv"
+    src.write_text("x\n1\n")
+    with pytest.raises(ValueError, match="is the input file"):
+        pub.to_csv(src, protect=[src])
+    assert src.read_text() == "x\n1\n"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        pub.to_parquet(tmp_path / "missing" / "out.parquet")
+    # a failure while writing leaves nothing behind
+    bad = tmp_path / "bad.csv"
+    df = pd.DataFrame({"a": ["x|y", "z", "x|y"], "b": list("uvw")})
+    with pytest.raises(ValueError, match=r"contains one of"):
+        anonset.publish(df, anonset.Diversity(2), seed=0).to_csv(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_read_errors(tmp_path):
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"PAR1 not really")
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        anonset.read_parquet(junk)
+    plain = tmp_path / "plain.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(plain)
+    with pytest.raises(ValueError, match="no anonset metadata"):
+        anonset.read_parquet(plain)
+    with pytest.raises(ValueError, match="metadata file"):
+        anonset.read_csv(tmp_path / "nothing.csv")
+
+
+@given(st.integers(1, 200), st.data())
+@settings(max_examples=40)
+def test_masks_from_codes(d, data):
+    sizes = data.draw(st.lists(st.integers(0, min(d, 6)), min_size=1, max_size=20))
+    sets = [data.draw(st.lists(st.integers(0, d - 1), min_size=k, max_size=k, unique=True))
+            for k in sizes]
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])])
+    codes = np.array([c for s in sets for c in s], dtype=np.int64)
+    m = masks_from_codes(codes, offsets, d)
+    assert m.shape == (len(sets), (d + 63) // 64)
+    for row, s in zip(m, sets):
+        got = {w * 64 + b for w in range(m.shape[1]) for b in range(64) if (int(row[w]) >> b) & 1}
+        assert got == set(s)
+
+
+def test_large_domain_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"zip": rng.integers(0, 150, 300), "x": rng.integers(0, 3, 300)})
+    schema = anonset.Schema.infer(df, domains={"zip": list(range(150)), "x": [0, 1, 2]})
+    pub = anonset.publish(df, anonset.Closeness(0.3), schema, seed=1)
+    assert pub.mask("zip").shape == (300, 3)
+    pub.to_parquet(tmp_path / "z.parquet")
+    pub.to_csv(tmp_path / "z.csv")
+    assert anonset.read_parquet(tmp_path / "z.parquet").equals(pub)
+    assert anonset.read_csv(tmp_path / "z.csv").equals(pub)
