@@ -542,6 +542,11 @@ def cmd_anonymize(args) -> int:
                      "-" if p.l is None else str(p.l), "-" if p.t is None else _fmt(p.t),
                      p.ground or "-", "declared" if not a.inferred else "inferred"])
     _table(rows, ["attribute", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
+    whole = [a.name for a in table.schema.sensitive
+             if table.params[a.name].eta >= a.d > 1 and table.params[a.name].p >= 1.0]
+    if whole:
+        print(f"anonset: warning: every published set of {', '.join(whole)} is the whole domain "
+              "(l = d): these columns carry no information", file=sys.stderr)
     dropped = [a.name for a in schema if a.role == "identifier"]
     if dropped:
         print(f"identifiers dropped: {', '.join(dropped)}")
@@ -709,7 +714,7 @@ def cmd_demo(args) -> int:
     print(f"published under frequency ({l},...,{l})-diversity (p_j = 1, eta_j = l_j) in "
           f"{t_pub:.2f} s; seed: {'given' if seed is not None else 'fresh from the OS (pass --seed N to repeat a run)'}")
     if clipped:
-        print(f"clip_l (as the paper does for domains smaller than l): " + ", ".join(
+        print(f"clip_l (as the paper does where l >= d_j): " + ", ".join(
             f"{n} d={d} -> l={e}" for n, d, e in clipped))
     _emit_warnings(caught, skip=("as requested by clip_l",))
 
@@ -764,8 +769,8 @@ def cmd_demo(args) -> int:
             share = np.divide(w, tot, out=np.zeros_like(w, dtype=float), where=tot > 0)
             shares.append(f"{a} {share.max():.3f} (bound {1.0 / pub.params[a].eta:.3f})")
             all_ok &= bool(share.max() <= 1.0 / pub.params[a].eta + 1e-12)
-        print(f"  measured on the {' x '.join(attributes)} projection: largest share of one value "
-              f"in a class: {'; '.join(shares)}")
+        print(f"  measured on the {' x '.join(attributes)} projection, the largest share of one "
+              f"value in a class:\n    {'; '.join(shares)}")
     print(f"  audit: {'all checks passed' if all_ok else 'FAILED'}")
 
     if args.plot:
