@@ -720,7 +720,8 @@ def cmd_demo(args) -> int:
 
     dims = " x ".join(str(schema[a].d) for a in attributes)
     print()
-    print(f"reconstruction of {' x '.join(attributes)} ({dims} = {truth.counts.size} cells), "
+    cells = f"{dims} = {truth.counts.size}" if len(attributes) > 1 else dims
+    print(f"reconstruction of {' x '.join(attributes)} ({cells} cells), "
           f"error against the true counts:")
     rows = []
     for m in methods:
