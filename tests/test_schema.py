@@ -120,3 +120,11 @@ def test_schema_and_infer_options_conflict():
     df = pd.DataFrame({"a": list("xyx")})
     with pytest.raises(ValueError, match="either a schema or inference options"):
         anonset.publish(df, anonset.Diversity(2), Schema.infer(df), bins={"a": [0, 1]})
+
+
+def test_missing_as_category_with_inferred_domain():
+    df = pd.DataFrame({"a": ["x", None, "y", "x"], "b": list("uvuv")})
+    pub = anonset.publish(df, anonset.Diversity(2), missing="category", seed=0)
+    assert pub.schema["a"].domain == ("x", "y", "?")
+    with pytest.raises(ValueError, match=r"column 'a' has 1 missing value"):
+        anonset.publish(df, anonset.Diversity(2), seed=0)

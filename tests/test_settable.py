@@ -132,3 +132,16 @@ def test_large_domain_round_trip(tmp_path):
     pub.to_csv(tmp_path / "z.csv")
     assert anonset.read_parquet(tmp_path / "z.parquet").equals(pub)
     assert anonset.read_csv(tmp_path / "z.csv").equals(pub)
+
+
+def test_csv_pass_through_text_and_compression(tmp_path):
+    df = pd.DataFrame({"a": list("xyzxyzxx"), "zip": ["007", "010", "NA", "0", "1", "2", "3", "4"],
+                       "n": np.arange(8), "f": np.linspace(0, 1, 8) / 3})
+    pub = anonset.publish(df, anonset.Diversity(2), seed=3, sensitive=["a"], other=["zip", "n", "f"])
+    for name in ("o.csv", "o.csv.gz"):
+        pub.to_csv(tmp_path / name)
+        back = anonset.read_csv(tmp_path / name)
+        assert back.equals(pub)
+        assert list(back.other["zip"]) == ["007", "010", "NA", "0", "1", "2", "3", "4"]
+    import gzip
+    assert gzip.open(tmp_path / "o.csv.gz").read().startswith(b"a,zip,n,f")

@@ -102,7 +102,7 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
     if len(frame.columns) == 0:
         raise ValueError("the table has no columns")
     if schema is None:
-        schema = Schema.infer(frame, **infer)
+        schema = Schema.infer(frame, missing=missing, **infer)
     elif infer:
         raise ValueError(f"give either a schema or inference options, not both "
                          f"(got {sorted(infer)})")

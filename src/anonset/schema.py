@@ -240,7 +240,7 @@ class Schema:
               domains: Mapping[str, Sequence] | None = None,
               ordinal: Iterable[str] | Mapping[str, Sequence] = (),
               hierarchies: Mapping[str, Hierarchy | str | Path] | None = None,
-              warn_inferred: bool = False) -> "Schema":
+              warn_inferred: bool = False, missing: str = "error") -> "Schema":
         """Build a schema from a DataFrame (or pyarrow Table) and declarations.
 
         Parameters
@@ -263,6 +263,9 @@ class Schema:
             are the domain.
         warn_inferred : bool
             Emit a warning for every domain read off the data.
+        missing : {'error', 'category'}
+            With 'category', an inferred domain of a column that has missing
+            values gets the value ``'?'`` for them (see ``publish(missing=)``).
         """
         frame = _as_frame(data)
         cols = list(frame.columns)
@@ -313,6 +316,8 @@ class Schema:
                 dom = _match_labels(h.leaves, frame[c])
             if dom is None:
                 dom = _infer_domain(frame[c], c)
+                if missing == "category" and frame[c].isna().any() and "?" not in dom:
+                    dom = list(dom) + ["?"]
                 inferred = True
                 if warn_inferred:
                     warnings.warn(f"domain of {c!r} inferred from the data ({len(dom)} values); "

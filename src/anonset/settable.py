@@ -31,6 +31,12 @@ FORMAT_VERSION = 1
 META_KEY = b"anonset"
 CSV_META_SUFFIX = ".anonset.json"
 _CSV_FORBIDDEN = set("{}|")
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+
+
+def _csv_compression(path) -> str | None:
+    """Compression implied by the final name (the temporary name has none)."""
+    return _COMPRESSION.get(Path(path).suffix.lower())
 
 
 def masks_from_codes(codes: np.ndarray, offsets: np.ndarray, d: int) -> np.ndarray:
@@ -233,10 +239,13 @@ class SetTable:
                 frame[a.name] = self.other[a.name].to_numpy()
         path = Path(path)
         meta_path = Path(str(path) + CSV_META_SUFFIX)
+        meta = self.metadata()
+        # pass-through columns: their dtypes, so that reading restores them exactly
+        meta["csv_dtypes"] = {c: str(self.other[c].dtype) for c in self.other.columns}
         with atomic_path(path, protect=protect) as tmp, \
                 atomic_path(meta_path, protect=protect) as tmp_meta:
-            frame.to_csv(tmp, index=False)
-            tmp_meta.write_text(json.dumps(self.metadata(), indent=1), encoding="utf-8")
+            frame.to_csv(tmp, index=False, compression=_csv_compression(path))
+            tmp_meta.write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
 
 def _domain_array(a: Attribute):
@@ -290,7 +299,11 @@ def read_csv(path) -> SetTable:
         raise ValueError(f"{str(meta_path)!r} is missing: a CSV SetTable needs its metadata file")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     schema = Schema.from_dict(meta["schema"])
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False,
+                            compression=_csv_compression(path))
+    except (UnicodeDecodeError, pd.errors.ParserError, OSError, EOFError) as e:
+        raise ValueError(f"{str(path)!r} is not a readable CSV file: {e}") from None
     masks, other = {}, {}
     for a in schema:
         if a.name not in frame.columns:
@@ -318,6 +331,28 @@ def read_csv(path) -> SetTable:
             other[a.name] = frame[a.name]
     other_df = None
     if other:
-        # pass-through columns come back as text; restore the dtypes pandas infers
-        other_df = pd.read_csv(path, usecols=list(other), float_precision="round_trip")[list(other)]
+        other_df = _restore_dtypes(path, list(other), meta.get("csv_dtypes", {}))
     return SetTable._from_metadata(meta, masks, other_df)
+
+
+def _restore_dtypes(path, columns, dtypes) -> pd.DataFrame:
+    """Pass-through columns with the dtypes they had when written: text
+    columns stay text ('007' stays '007', 'NA' stays 'NA'; only empty cells
+    were missing values), numeric columns are parsed exactly."""
+    comp = _csv_compression(path)
+    text = pd.read_csv(path, usecols=columns, dtype=str, keep_default_na=False,
+                       compression=comp)
+    out = {}
+    for c in columns:
+        dt = dtypes.get(c, "object")
+        if dt in ("object", "string", "str"):
+            col = text[c].astype(object)
+            out[c] = col.where(col != "", None) if dt == "object" else col
+        else:
+            parsed = pd.read_csv(path, usecols=[c], float_precision="round_trip",
+                                 compression=comp)[c]
+            try:
+                out[c] = parsed.astype(dt)
+            except (TypeError, ValueError):
+                out[c] = parsed
+    return pd.DataFrame(out)[columns]
