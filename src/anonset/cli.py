@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
+import importlib.util
 import math
 import os
 import re
@@ -32,6 +34,9 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 METHODS = ("em", "exact_em", "value_adding", "random")
+#: Modules that add subcommands with ``register(subparsers)``.
+PLUGIN_MODULES = ("anonset._cli_semantic", "anonset._cli_lgb", "anonset._cli_msa",
+                  "anonset._cli_audit")
 GROUNDS = ("auto", "equal", "ordered", "hierarchical")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -929,6 +934,12 @@ def build_parser() -> argparse.ArgumentParser:
     # info
     p = sub.add_parser("info", help="print the version and build facts (OpenMP, threads)")
     p.set_defaults(func=cmd_info)
+
+    # the other papers' subcommands live beside their algorithms
+    for mod in PLUGIN_MODULES:
+        if importlib.util.find_spec(mod) is None:     # not (yet) part of this install
+            continue
+        importlib.import_module(mod).register(sub)
     return parser
 
 
