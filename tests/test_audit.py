@@ -1,0 +1,423 @@
+"""The privacy audit: SetTable checkers against the expanded-table oracle,
+the audit on honest and tampered publications, and the attack simulation on
+Adult at l = 5."""
+import itertools
+import math
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset.audit import (_Classes, attack, audit, check_anonymity, check_closeness,
+                           check_diversity, closeness_bound_any_A, expand, membership)
+from anonset.closeness_search import worst_emd_bruteforce
+from anonset.params import AttributeParams, ground_object
+from anonset.schema import Attribute, Schema
+from anonset.settable import SetTable, masks_from_codes
+
+
+# ------------------------------------------------------------------ oracle
+def _oracle_expand(table):
+    """Obviously correct: itertools over each record's sets (Table III(b))."""
+    names = table.names
+    sets = [[np.flatnonzero(row).tolist() for row in membership(table, n)] for n in names]
+    rows = []
+    for i in range(table.n_rows):
+        rows.extend(itertools.product(*[s[i] for s in sets]))
+    return pd.DataFrame(rows, columns=names)
+
+
+def _oracle_classes(expanded, j, d):
+    """{key of the class for S_j: counts of each value}."""
+    others = [c for c in expanded.columns if c != j]
+    out = {}
+    if not others:
+        if len(expanded):
+            out[()] = np.bincount(expanded[j], minlength=d)
+        return out
+    for key, g in expanded.groupby(others):
+        key = key if isinstance(key, tuple) else (key,)
+        out[tuple(int(k) for k in key)] = np.bincount(g[j], minlength=d)
+    return out
+
+
+@st.composite
+def random_set_tables(draw):
+    """Tables of arbitrary sets (not necessarily of the published size): the
+    honest case and every kind of tampering."""
+    q = draw(st.integers(1, 3))
+    n = draw(st.integers(1, 6))
+    attrs, masks, params = [], {}, {}
+    for j in range(q):
+        d = draw(st.integers(1, 5))
+        name = f"s{j}"
+        eta = draw(st.integers(1, d))
+        sizes_fixed = draw(st.booleans())
+        rows = []
+        for _ in range(n):
+            k = eta if sizes_fixed else draw(st.integers(1, d))
+            rows.append(sorted(draw(st.permutations(range(d)))[:k]))
+        offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        masks[name] = masks_from_codes(np.concatenate(rows), offsets, d)
+        attrs.append(Attribute(name, "sensitive", domain=tuple(range(d))))
+        params[name] = AttributeParams(name, 1.0, eta, d, l=draw(st.integers(1, d)))
+    return SetTable(Schema(tuple(attrs)), masks, params, {"model": "diversity", "l": 1})
+
+
+@given(random_set_tables(), st.sampled_from(["frequency", "entropy"]))
+@settings(max_examples=80)
+def test_checkers_agree_with_expanded_oracle(table, measure):
+    ex = _oracle_expand(table)
+    # the vectorized expansion is the oracle's multiset of rows
+    mine = expand(table).drop(columns="_record")
+    assert sorted(map(tuple, mine.to_numpy().tolist())) == sorted(map(tuple, ex.to_numpy().tolist()))
+    exact = check_diversity(table, measure=measure, method="expand").report.set_index("attribute")
+    bound = check_diversity(table, measure=measure, method="bound").report.set_index("attribute")
+    anon = check_anonymity(table, method="expand").report.set_index("attribute")
+    anon_bound = check_anonymity(table, method="bound").report.set_index("attribute")
+    for name in table.names:
+        d = table.schema[name].d
+        l = table.params[name].l
+        classes = _oracle_classes(ex, name, d)
+        freqs = [c.max() / c.sum() for c in classes.values()]
+        ents = [-(c[c > 0] / c.sum() * np.log(c[c > 0] / c.sum())).sum() for c in classes.values()]
+        sizes = [c.sum() for c in classes.values()]
+        oracle_ok = all(f <= 1 / l + 1e-12 for f in freqs) if measure == "frequency" else \
+            all(h >= math.log(l) - 1e-12 for h in ents)
+        r = exact.loc[name]
+        assert r["classes"] == len(classes)
+        assert r["max_freq"] == pytest.approx(max(freqs), abs=1e-12)
+        assert r["l_entropy"] == pytest.approx(math.exp(min(ents)), rel=1e-9)
+        assert bool(r["ok"]) == oracle_ok
+        # the bound proves only what is true, and proves it whenever all sets have >= l values
+        m = min(membership(table, name).sum(axis=1))
+        assert bound.loc[name, "bound_l"] == m
+        assert bool(bound.loc[name, "ok"]) == (m >= l)
+        if bound.loc[name, "ok"]:
+            assert oracle_ok
+        assert max(freqs) <= 1 / m + 1e-12 and min(ents) >= math.log(m) - 1e-12   # the proof
+        assert min(sizes) >= m
+        k = table.params[name].l
+        assert anon.loc[name, "min_class"] == min(sizes)
+        assert bool(anon.loc[name, "ok"]) == (min(sizes) >= k)
+        if anon_bound.loc[name, "ok"]:
+            assert min(sizes) >= k
+
+
+@given(random_set_tables(), st.data())
+@settings(max_examples=40)
+def test_single_class_counts_agree_with_oracle(table, data):
+    """The sampled-class path (no expansion) gives each class's exact counts."""
+    ex = _oracle_expand(table)
+    cl = _Classes(table)
+    row = data.draw(st.integers(0, len(ex) - 1))
+    key = [int(x) for x in ex.iloc[row]]
+    for j, (name, counts) in enumerate(zip(table.names, cl.counts(key))):
+        classes = _oracle_classes(ex, name, table.schema[name].d)
+        other_key = tuple(k for i, k in enumerate(key) if i != j)
+        np.testing.assert_array_equal(counts, classes[other_key])
+
+
+@st.composite
+def closeness_cases(draw):
+    d = draw(st.integers(2, 6))
+    A = np.array(draw(st.lists(st.integers(0, 9), min_size=d, max_size=d)), dtype=np.int64)
+    if A.sum() == 0:
+        A[0] = 1
+    eta = draw(st.integers(1, d))
+    p = draw(st.floats(0.0, 1.0))
+    t = draw(st.floats(0.0, 0.6))
+    ground = draw(st.sampled_from(["equal", "ordered"]))
+    return A, eta, p, t, ground
+
+
+@given(closeness_cases())
+@settings(max_examples=60)
+def test_check_closeness_agrees_with_bruteforce(case):
+    A, eta, p, t, ground = case
+    d = A.size
+    attr = Attribute("s", "sensitive", domain=tuple(range(d)),
+                     kind="ordinal" if ground == "ordered" else "nominal")
+    mask = masks_from_codes(np.arange(eta), np.array([0, eta]), d)
+    par = AttributeParams("s", p, eta, d, t=t, ground=ground)
+    table = SetTable(Schema((attr,)), {"s": mask}, {"s": par}, {"model": "closeness", "t": t})
+    rep = check_closeness(table, A={"s": A}).report.iloc[0]
+    ref, _ = worst_emd_bruteforce(A, eta, p, ground_object(ground, attr))
+    assert rep["worst_emd"] == pytest.approx(ref, abs=1e-9)
+    assert bool(rep["ok"]) == (ref <= t + 1e-9)
+    # the data-free bound is never below the worst case for this A
+    assert closeness_bound_any_A(p, eta, d) >= ref - 1e-12
+
+
+# --------------------------------------------------------- small tables
+def _small(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "a": rng.choice(list("uvwxyz"), n, p=[.4, .2, .15, .1, .1, .05]),
+        "b": rng.choice(["lo", "mid", "hi", "top"], n),
+        "c": rng.choice(list("pqrst"), n),
+        "z": rng.choice(["m", "f"], n),
+    })
+
+
+DOMAINS = {"a": list("uvwxyz"), "b": ["lo", "mid", "hi", "top"], "c": list("pqrst"),
+           "z": ["m", "f"]}
+
+
+def _schema(df, exact=("z",)):
+    return Schema.infer(df, exact=list(exact), domains=DOMAINS)
+
+
+def _statuses(rep, check):
+    f = rep.to_frame()
+    return dict(zip(f.loc[f["check"] == check, "attribute"], f.loc[f["check"] == check, "status"]))
+
+
+@pytest.mark.parametrize("model", [anonset.Diversity(3), anonset.EntropyDiversity(3),
+                                   anonset.Anonymity(2), anonset.Closeness(0.15),
+                                   anonset.DiversityCloseness(2, 0.3)],
+                         ids=["frequency", "entropy", "anonymity", "closeness", "both"])
+def test_audit_passes_on_honest_publications(model):
+    df = _small()
+    pub = anonset.publish(df, model, _schema(df, exact=["z"]), seed=5)
+    blind = audit(pub)
+    assert blind.ok, blind.failures
+    holder = audit(pub, df, attack=True, n_targets=200, seed=1)
+    assert holder.ok, holder.failures
+    assert set(_statuses(holder, "inclusion").values()) == {"pass"}
+    assert _statuses(holder, "parameters")["z"] == "pass"          # exact QID: p = 1, eta = 1
+    if isinstance(model, (anonset.Closeness, anonset.DiversityCloseness)):
+        assert set(_statuses(holder, "closeness").values()) == {"pass"}
+        assert holder.closeness.ok
+    if isinstance(model, anonset.Diversity):
+        assert holder.diversity.ok and set(_statuses(holder, "classes").values()) == {"pass"}
+    assert "PASSED" in holder.to_text()
+
+
+def _with(table, masks=None, params=None, model=None):
+    m = {n: np.array(table.mask(n)) for n in table.names}
+    m.update(masks or {})
+    p = dict(table.params)
+    p.update(params or {})
+    return SetTable(table.schema, m, p, model if model is not None else table.model,
+                    table.other, table.info)
+
+
+def _fails_on(rep, attribute, check=None):
+    f = rep.to_frame()
+    bad = f[f["status"] == "fail"]
+    if check is not None:
+        bad = bad[bad["check"] == check]
+    return (not rep.ok) and any(attribute in m for m in bad.loc[bad["attribute"] == attribute, "message"])
+
+
+def test_audit_fails_on_a_shrunk_set():
+    df = _small()
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    M = np.array(pub.mask("b"))
+    w = M[7, 0]
+    M[7, 0] = w & (w - np.uint64(1))                 # drop the lowest member of row 7's set
+    bad = _with(pub, masks={"b": M})
+    for rep in (audit(bad), audit(bad, df)):
+        assert _fails_on(rep, "b", "set_size")
+    # the proof from set sizes no longer holds for b ...
+    r = check_diversity(bad, method="bound")
+    assert not r.ok and "b" in r.report.set_index("attribute").loc["b", "message"]
+    # ... though the exact check may still find every class 3-diverse (other records
+    # share the shrunk record's classes): the bound is sufficient, not necessary
+    exact = check_diversity(bad, method="expand").report.set_index("attribute")
+    assert exact.loc["b", "max_freq"] <= 1 / 2 + 1e-12
+
+
+def test_audit_fails_when_the_true_value_is_dropped():
+    df = _small()
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    M = np.array(pub.mask("c"))
+    true = DOMAINS["c"].index(df["c"][4])
+    other = next(v for v in range(5) if not (int(M[4, 0]) >> v) & 1)
+    M[4, 0] = (M[4, 0] & ~np.uint64(1 << true)) | np.uint64(1 << other)   # same size, no truth
+    rep = audit(_with(pub, masks={"c": M}), df)
+    assert audit(_with(pub, masks={"c": M})).ok          # invisible without the data
+    assert _fails_on(rep, "c", "inclusion")
+
+
+@pytest.mark.parametrize("n", [4, 300])
+def test_audit_fails_on_a_claimed_larger_l(n):
+    df = _small(n)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    # the parameters claim l = 4 for a (eta stays 3)
+    bad = _with(pub, params={"a": replace(pub.params["a"], l=4)})
+    rep = audit(bad)
+    assert _fails_on(rep, "a", "parameters")
+    assert not check_diversity(bad, method="bound").ok
+    # parameters and model both edited to claim l = 4
+    bad = _with(pub, params={n: replace(pub.params[n], l=4) for n in pub.names if n != "z"},
+                model=anonset.Diversity({"a": 4, "b": 4, "c": 4, "z": 1}).to_dict())
+    rep = audit(bad, df)
+    for name in ("a", "b", "c"):
+        assert _fails_on(rep, name, "parameters")
+        if n == 4:
+            # few records: classes hold one record each, so a value has share 1/3 > 1/4
+            assert _fails_on(rep, name, "diversity") and _fails_on(rep, name, "classes")
+        else:
+            # many records share each class for a (40 keys): the expanded table
+            # really is 4-diverse for a (Def. 11 counts classes, not sets); only the
+            # parameters lie.  b (d = 4) and c are not.
+            assert _statuses(rep, "diversity")[name] == ("pass" if name == "a" else "fail")
+    assert "FAILED" in rep.to_text()
+
+
+def test_audit_fails_when_p_exceeds_the_admissible_value():
+    df = _small()
+    schema = _schema(df)
+    pub = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2)
+    assert audit(pub, df).ok
+    par = pub.params["a"]
+    assert par.p < 0.8
+    # (1) the metadata claims a larger p than was used
+    edited = _with(pub, params={"a": replace(par, p=min(1.0, par.p + 0.2))})
+    rep = audit(edited, df)
+    assert _fails_on(rep, "a", "closeness") and _fails_on(rep, "a", "inclusion")
+    assert not check_closeness(edited, df).ok
+    # (2) the sets really drawn with a p above the admissible one
+    params = dict(pub.params)
+    params["a"] = replace(par, p=min(1.0, par.p + 0.2))
+    drawn = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
+                            params=params)
+    rep = audit(drawn, df)
+    assert _fails_on(rep, "a", "closeness")
+    assert _statuses(rep, "inclusion")["a"] == "pass"
+    assert rep.closeness.report.set_index("attribute").loc["a", "worst_emd"] > 0.1
+
+
+def test_audit_flags_key_material_and_out_of_domain_bits():
+    df = _small()
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=2)
+    leaky = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
+                     pub.model, pub.other, {"rng": "chacha20", "key": "ab" * 32})
+    rep = audit(leaky)
+    assert not rep.ok and any("info.key" in m for m in rep.failures)
+    M = np.array(pub.mask("b"))
+    M[0, 0] |= np.uint64(1 << 10)                    # value 10 of a 4-value domain
+    rep = audit(_with(pub, masks={"b": M}))
+    assert _fails_on(rep, "b", "domain")
+
+
+def test_check_closeness_without_data():
+    df = _small()
+    pub = anonset.publish(df, anonset.Closeness(0.15, ground="equal"), _schema(df), seed=2)
+    rep = check_closeness(pub).report
+    assert set(rep["status"]) <= {"pass", "unverified"}
+    for r in rep.itertuples():
+        assert (r.status == "pass") == (r.bound_any_A <= r.t + 1e-9)
+    blind = audit(pub)
+    assert blind.ok
+    assert set(_statuses(blind, "closeness").values()) <= {"pass", "unverified", "warn"}
+
+
+# ------------------------------------------------------------------ Adult
+@pytest.fixture(scope="module")
+def adult_l5():
+    df = anonset.datasets.load_adult()
+    schema = anonset.datasets.adult_schema(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # clip_l for d <= 5
+        pub = anonset.publish(df, anonset.Diversity(5), schema, seed=11, clip_l=True)
+    return df, pub
+
+
+def test_adult_l5_combinatorial_guarantees_hold_exactly(adult_l5):
+    df, pub = adult_l5
+    # Theorem 2/3 bound from set sizes: min |R_ij| = eta_j = l_j for every record
+    for measure in ("frequency", "entropy"):
+        rep = check_diversity(pub, measure=measure, method="bound")
+        assert rep.ok
+        r = rep.report.set_index("attribute")
+        for n in pub.names:
+            assert r.loc[n, "bound_l"] == pub.params[n].l == pub.params[n].eta
+    # an exact check on a sample of classes (no expansion): every share <= 1/l_j
+    rep = check_diversity(pub, method="sample", n_classes=150, seed=3).report
+    assert (rep["method"] == "sample").all() and (rep["classes"] > 0).all()
+    for r in rep.itertuples():
+        assert r.max_freq <= 1.0 / pub.params[r.attribute].l + 1e-12
+        assert r.l_entropy >= pub.params[r.attribute].l - 1e-9
+    assert check_anonymity(pub, method="sample", n_classes=50, seed=4).ok
+
+
+def test_adult_l5_audit_and_attack(adult_l5):
+    df, pub = adult_l5
+    rep = audit(pub, df, attack=True, n_targets=5000, n_classes=100, seed=7)
+    assert rep.ok, rep.failures
+    s = rep.attack.summary.set_index("attribute")
+    v = rep.attack.victims
+    for name, r in s.iterrows():
+        mine = v[v["attribute"] == name]
+        assert r["victims"] == len(mine)
+        # accuracy is the empirical frequency of correct top-1 guesses
+        assert r["accuracy"] == pytest.approx((mine["guess"] == mine["truth"]).mean(), abs=0)
+        assert r["conf_mean"] == pytest.approx(mine["confidence"].mean())
+        assert r["conf_q50"] <= r["conf_q90"] <= r["conf_q99"] <= r["conf_max"] <= 1.0
+        # a Bayes adversary with the true prior is calibrated
+        assert abs(r["conf_mean"] - r["accuracy"]) < 0.03
+        # confidence is never below 1/l (a maximum over l candidates) ...
+        assert mine["confidence"].min() >= r["promise_1_over_l"] - 1e-12
+    # ... and with Adult's skewed marginals it goes far above it
+    assert s.loc["native-country", "conf_q50"] > 0.9 > 4 * s.loc["native-country", "promise_1_over_l"]
+    assert s.loc["native-country", "accuracy"] > 0.9
+    # the frequency adversary in the expanded table stays within 1/l (Theorem 2)
+    cls = rep.classes.set_index("attribute")
+    for n in pub.names:
+        assert cls.loc[n, "max_true_share"] <= 1.0 / pub.params[n].l + 1e-12
+    text = rep.to_text()
+    assert "attack" in text and "native-country" in text
+
+
+def test_attack_options(adult_l5):
+    df, pub = adult_l5
+    a = attack(pub, df, known=["age", "sex"], prior="conditional", n_targets=2000, seed=1)
+    assert set(a.summary["attribute"]) == set(pub.names) - {"age", "sex"}
+    assert (a.summary["victims"] == 2000).all()
+    blind = attack(pub, known=2, n_targets=1000, seed=1)          # reconstructed prior
+    assert blind.settings["prior_source"] == "reconstructed"
+    assert blind.summary["accuracy"].isna().all()
+    with pytest.raises(ValueError, match="known"):
+        attack(pub, df, known=["nope"])
+    with pytest.raises(ValueError, match="prior"):
+        attack(pub, df, prior="oracle")
+    with pytest.raises(ValueError, match="original"):
+        attack(pub, prior="conditional")
+
+
+def test_attack_plot(adult_l5, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    df, pub = adult_l5
+    rep = audit(pub, df, attack=True, n_targets=500, n_classes=10, seed=0)
+    fig = rep.plot(tmp_path / "attack.png")
+    assert (tmp_path / "attack.png").stat().st_size > 0
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    with pytest.raises(ValueError, match="attack=True"):
+        audit(pub).plot()
+
+
+def test_bad_arguments():
+    df = _small()
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1)
+    with pytest.raises(ValueError, match="method"):
+        check_diversity(pub, method="guess")
+    with pytest.raises(ValueError, match="measure"):
+        check_diversity(pub, measure="recursive")
+    with pytest.raises(ValueError, match="n_classes"):
+        check_diversity(pub, method="sample", n_classes=0)
+    with pytest.raises(ValueError, match="rows"):
+        audit(pub, df.iloc[:10])
+    with pytest.raises(ValueError, match="SetTable"):
+        audit(df)
+    with pytest.raises(ValueError, match="expanded"):
+        expand(pub, max_rows=10)
