@@ -1,0 +1,369 @@
+#include "semantic.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define W ANONSET_SEM_MAX_WORDS
+
+/* Sampler state: |R| = k values chosen (true value first); cand = extract(S,
+ * R, d) as the AND of the compatibility rows of R; excl = positions excluded
+ * by the duplicate-processing windows. */
+typedef struct {
+    uint64_t cand[W];
+    uint64_t excl[W];
+    int32_t k;
+} semstate;
+
+static inline const uint64_t *row_of(const anonset_sem_spec *s, int32_t v) {
+    return s->compat + (int64_t)v * s->words;
+}
+
+static inline int popcount_w(const uint64_t *m, int words) {
+    int c = 0;
+    for (int w = 0; w < words; w++) c += anonset_popcount64(m[w]);
+    return c;
+}
+
+static inline int lowest_w(const uint64_t *m, int words) {
+    for (int w = 0; w < words; w++)
+        if (m[w]) return 64 * w + anonset_ctz64(m[w]);
+    return -1;
+}
+
+/* Index of the r-th (0-based) set bit of m. */
+static inline int select_w(const uint64_t *m, int words, int r) {
+    for (int w = 0; w < words; w++) {
+        int c = anonset_popcount64(m[w]);
+        if (r < c) {
+            uint64_t x = m[w];
+            for (int i = 0; i < r; i++) x &= x - 1;
+            return 64 * w + anonset_ctz64(x);
+        }
+        r -= c;
+    }
+    return -1;
+}
+
+/* Greedy count on a line: the lowest candidate, then the lowest one compatible
+ * with it, ... is a maximum set of pairwise compatible candidates when the
+ * compatibility is monotone in the domain order (|pos_i - pos_j| >= d).
+ * Stops as soon as n are found. */
+static int greedy_at_least(const anonset_sem_spec *s, const uint64_t *m, int n) {
+    uint64_t cur[W];
+    int words = s->words;
+    memcpy(cur, m, sizeof(uint64_t) * (size_t)words);
+    int count = 0;
+    for (;;) {
+        if (count >= n) return 1;
+        int c = lowest_w(cur, words);
+        if (c < 0) return 0;
+        count++;
+        const uint64_t *r = row_of(s, c);
+        for (int w = 0; w < words; w++) cur[w] &= r[w];
+    }
+}
+
+/* Is there a clique of n values in the compatibility graph restricted to m? */
+static int clique_at_least(const anonset_sem_spec *s, const uint64_t *m, int n) {
+    int words = s->words;
+    if (n <= 0) return 1;
+    int have = popcount_w(m, words);
+    if (have < n) return 0;
+    if (n == 1) return 1;
+    uint64_t rest[W], sub[W];
+    memcpy(rest, m, sizeof(uint64_t) * (size_t)words);
+    while (have >= n) {
+        int c = lowest_w(rest, words);
+        rest[c >> 6] &= ~((uint64_t)1 << (c & 63));
+        have--;
+        const uint64_t *r = row_of(s, c);
+        /* rest holds only values above c: each clique is tried once, from its lowest value */
+        for (int w = 0; w < words; w++) sub[w] = rest[w] & r[w];
+        if (clique_at_least(s, sub, n - 1)) return 1;
+    }
+    return 0;
+}
+
+static inline int can_complete(const anonset_sem_spec *s, const uint64_t *m, int n) {
+    if (n <= 0) return 1;
+    return s->ordered ? greedy_at_least(s, m, n) : clique_at_least(s, m, n);
+}
+
+/* Alg. 3 window of value c on the circle 0..F-1: 2 * radius + 1 new positions. */
+static void exclude_window(const anonset_sem_spec *s, uint64_t *excl, int32_t c) {
+    int32_t F = s->F, r = s->radius;
+    int32_t extra = 0, added = 0;
+    for (int32_t o = -r; o <= r; o++) {
+        int32_t p = ((c + o) % F + F) % F;
+        uint64_t b = (uint64_t)1 << (p & 63);
+        if (excl[p >> 6] & b) extra++;
+        else { excl[p >> 6] |= b; added++; }
+    }
+    int32_t p = ((c + r + 1) % F + F) % F;
+    for (int32_t steps = 0; extra > 0 && steps < F; steps++) {
+        uint64_t b = (uint64_t)1 << (p & 63);
+        if (!(excl[p >> 6] & b)) { excl[p >> 6] |= b; extra--; }
+        p = p + 1 == F ? 0 : p + 1;
+    }
+    (void)added;
+}
+
+static void state_init(const anonset_sem_spec *s, semstate *st, int32_t t) {
+    const uint64_t *r = row_of(s, t);
+    for (int w = 0; w < s->words; w++) { st->cand[w] = r[w]; st->excl[w] = 0; }
+    st->k = 1;
+    if (s->algo == ANONSET_SEM_DUPLICATE) exclude_window(s, st->excl, t);
+}
+
+static void state_add(const anonset_sem_spec *s, semstate *st, int32_t c) {
+    const uint64_t *r = row_of(s, c);
+    for (int w = 0; w < s->words; w++) st->cand[w] &= r[w];
+    st->k++;
+    if (s->algo == ANONSET_SEM_DUPLICATE) exclude_window(s, st->excl, c);
+}
+
+/* The values the next dummy is drawn from (uniformly); returns their number. */
+static int candidates(const anonset_sem_spec *s, const semstate *st, uint64_t *out) {
+    int words = s->words;
+    int need = s->l - st->k - 1;           /* still to choose after this one */
+    uint64_t ok[W], sub[W];
+    if (need <= 0) {
+        memcpy(ok, st->cand, sizeof(uint64_t) * (size_t)words);
+    } else {
+        memset(ok, 0, sizeof(uint64_t) * (size_t)words);
+        for (int w = 0; w < words; w++) {
+            uint64_t x = st->cand[w];
+            while (x) {
+                int c = 64 * w + anonset_ctz64(x);
+                x &= x - 1;
+                const uint64_t *r = row_of(s, c);
+                for (int u = 0; u < words; u++) sub[u] = st->cand[u] & r[u];
+                if (can_complete(s, sub, need)) ok[w] |= (uint64_t)1 << (c & 63);
+            }
+        }
+    }
+    if (s->algo == ANONSET_SEM_DUPLICATE) {
+        int n = 0;
+        for (int w = 0; w < words; w++) {
+            out[w] = ok[w] & ~st->excl[w];
+            n += anonset_popcount64(out[w]);
+        }
+        if (n > 0) return n;
+    }
+    memcpy(out, ok, sizeof(uint64_t) * (size_t)words);
+    return popcount_w(out, words);
+}
+
+/* candidates() for domains of at most 64 values, on plain words. */
+static inline int candidates1(const anonset_sem_spec *s, uint64_t cand, uint64_t excl,
+                              int k, uint64_t *out) {
+    int need = s->l - k - 1;
+    uint64_t ok = cand;
+    if (need > 0) {
+        ok = 0;
+        uint64_t x = cand;
+        while (x) {
+            int c = anonset_ctz64(x);
+            x &= x - 1;
+            uint64_t sub = cand & s->compat[c];
+            if (can_complete(s, &sub, need)) ok |= (uint64_t)1 << c;
+        }
+    }
+    if (s->algo == ANONSET_SEM_DUPLICATE && (ok & ~excl)) ok &= ~excl;
+    *out = ok;
+    return anonset_popcount64(ok);
+}
+
+static inline int select64(uint64_t x, int r) {
+    for (int i = 0; i < r; i++) x &= x - 1;
+    return anonset_ctz64(x);
+}
+
+/* ------------------------------------------------------------------ random */
+typedef struct {
+    const anonset_key *key;
+    uint64_t row;
+    uint32_t attr;
+    uint32_t sub;
+    int pos;            /* in half-words */
+    uint32_t w[16];
+} semstream;
+
+static inline uint32_t next16(semstream *c) {
+    if (c->pos >= 32) {
+        anonset_block(c->key, c->row, 0x60000000u | c->attr, c->sub++, c->w);
+        c->pos = 0;
+    }
+    uint32_t v = (c->w[c->pos >> 1] >> (16 * (c->pos & 1))) & 0xFFFFu;
+    c->pos++;
+    return v;
+}
+
+/* Uniform integer in [0, n), 1 <= n <= 65536, without modulo bias
+ * (Lemire 2019, 16-bit variant), as in sample.c. */
+static inline uint32_t bounded(semstream *c, uint32_t n) {
+    if (n <= 1) return 0;
+    uint32_t x = next16(c) * n;
+    uint32_t l = x & 0xFFFFu;
+    if (l < n) {
+        uint32_t t = (65536u - n) % n;
+        while (l < t) {
+            x = next16(c) * n;
+            l = x & 0xFFFFu;
+        }
+    }
+    return x >> 16;
+}
+
+static int check_spec(const anonset_sem_spec *s) {
+    if (!s || !s->compat || s->F < 1 || s->F > 64 * W || s->words != (s->F + 63) / 64 ||
+        s->l < 1 || s->l > s->F || s->l > ANONSET_SEM_MAX_L ||
+        (s->algo != ANONSET_SEM_SIMPLE && s->algo != ANONSET_SEM_DUPLICATE) ||
+        s->radius < 0 || 2 * (int64_t)s->radius + 1 > s->F)
+        return 0;
+    return 1;
+}
+
+#define SEM_CHUNK 4096   /* rows per task: fixed, so the schedule never depends on threads */
+
+int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
+                       int64_t n, int64_t row0, uint32_t attr,
+                       const int32_t *codes, uint64_t *out, int n_threads) {
+    if (!check_spec(spec) || n < 0 || row0 < 0 || attr > 0x0FFFFFFFu) return ANONSET_ERR_VALUE;
+    int nt = anonset_threads(n_threads);
+    (void)nt;
+    int64_t nchunks = (n + SEM_CHUNK - 1) / SEM_CHUNK;
+    int bad = 0, stuck = 0;
+    /* The first dummy's candidates depend on the true value only: one table
+     * of F states and candidate sets replaces the per-record feasibility
+     * checks of the first step (for l = 3 every check). */
+    int32_t F = spec->F;
+    semstate *first = (semstate *)malloc(sizeof(semstate) * (size_t)F);
+    uint64_t *fcand = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)F * (size_t)spec->words);
+    int32_t *fcnt = (int32_t *)malloc(sizeof(int32_t) * (size_t)F);
+    if (!first || !fcand || !fcnt) { free(first); free(fcand); free(fcnt); return ANONSET_ERR_NOMEM; }
+    for (int32_t t = 0; t < F; t++) {
+        state_init(spec, first + t, t);
+        fcnt[t] = spec->l > 1 ? candidates(spec, first + t, fcand + (int64_t)t * spec->words) : 0;
+    }
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) default(none) \
+        shared(spec, key, n, row0, attr, codes, out, nchunks, first, fcand, fcnt) reduction(|:bad, stuck)
+#endif
+    for (int64_t ch = 0; ch < nchunks; ch++) {
+        uint32_t blk[64];
+        uint64_t cached = UINT64_MAX;
+        int words = spec->words;
+        int64_t end = (ch + 1) * SEM_CHUNK < n ? (ch + 1) * SEM_CHUNK : n;
+        for (int64_t i = ch * SEM_CHUNK; i < end; i++) {
+            uint64_t *mask = out + i * words;
+            for (int w = 0; w < words; w++) mask[w] = 0;
+            int32_t t = codes[i];
+            if (t < 0 || t >= spec->F) { bad = 1; continue; }
+            uint64_t row = (uint64_t)(row0 + i);
+            if ((row >> 2) != cached) {
+                cached = row >> 2;
+                anonset_block4(key, cached, 0x40000000u | (attr << 2), 0u, blk);
+            }
+            semstream c;
+            c.key = key; c.row = row; c.attr = attr; c.sub = 1; c.pos = 0;
+            memcpy(c.w, blk + 16 * (row & 3u), sizeof(c.w));
+            if (words == 1) {
+                /* hot path (F <= 64): the state lives in registers */
+                uint64_t cand = first[t].cand[0], excl = first[t].excl[0];
+                uint64_t m = fcand[t], msk = (uint64_t)1 << t;
+                int cnt = fcnt[t];
+                for (int k = 1; k < spec->l; ) {
+                    if (cnt == 0) { stuck = 1; break; }
+                    int v = select64(m, (int)bounded(&c, (uint32_t)cnt));
+                    msk |= (uint64_t)1 << v;
+                    cand &= spec->compat[v];
+                    if (spec->algo == ANONSET_SEM_DUPLICATE) exclude_window(spec, &excl, v);
+                    if (++k < spec->l) cnt = candidates1(spec, cand, excl, k, &m);
+                }
+                mask[0] = msk;
+                continue;
+            }
+            semstate st = first[t];
+            mask[t >> 6] |= (uint64_t)1 << (t & 63);
+            while (st.k < spec->l) {
+                uint64_t m[W];
+                int cnt;
+                if (st.k == 1) {
+                    cnt = fcnt[t];
+                    memcpy(m, fcand + (int64_t)t * words, sizeof(uint64_t) * (size_t)words);
+                } else {
+                    cnt = candidates(spec, &st, m);
+                }
+                if (cnt == 0) { stuck = 1; break; }
+                int v = select_w(m, words, (int)bounded(&c, (uint32_t)cnt));
+                state_add(spec, &st, v);
+                mask[v >> 6] |= (uint64_t)1 << (v & 63);
+            }
+        }
+    }
+    free(first); free(fcand); free(fcnt);
+    if (bad) return ANONSET_ERR_VALUE;
+    return stuck ? ANONSET_SEM_INFEASIBLE : ANONSET_OK;
+}
+
+int anonset_sem_feasible(const anonset_sem_spec *spec, int32_t *feasible) {
+    if (!check_spec(spec)) return ANONSET_ERR_VALUE;
+    for (int32_t t = 0; t < spec->F; t++) {
+        semstate st;
+        state_init(spec, &st, t);
+        feasible[t] = can_complete(spec, st.cand, spec->l - 1);
+    }
+    return ANONSET_OK;
+}
+
+/* Depth-first walk over every path of the sampler from state st reached with
+ * probability prob; q receives P(value is a dummy). */
+static int walk(const anonset_sem_spec *s, const semstate *st, double prob,
+                double *q, int64_t *nodes, int64_t max_nodes) {
+    if (st->k >= s->l) return ANONSET_OK;
+    uint64_t m[W];
+    int cnt = candidates(s, st, m);
+    if (cnt == 0) return ANONSET_SEM_INFEASIBLE;
+    double p = prob / cnt;
+    for (int w = 0; w < s->words; w++) {
+        uint64_t x = m[w];
+        while (x) {
+            int c = 64 * w + anonset_ctz64(x);
+            x &= x - 1;
+            if (++*nodes > max_nodes) return ANONSET_SEM_TOO_BIG;
+            q[c] += p;
+            semstate child = *st;
+            state_add(s, &child, c);
+            int rc = walk(s, &child, p, q, nodes, max_nodes);
+            if (rc != ANONSET_OK) return rc;
+        }
+    }
+    return ANONSET_OK;
+}
+
+int anonset_sem_exact_q(const anonset_sem_spec *spec, int64_t max_nodes,
+                        double *q, int64_t *nodes, int n_threads) {
+    if (!check_spec(spec) || max_nodes < 0) return ANONSET_ERR_VALUE;
+    int32_t F = spec->F;
+    int nt = anonset_threads(n_threads);
+    (void)nt;
+    int status = ANONSET_OK;
+    int64_t total = 0;
+    memset(q, 0, sizeof(double) * (size_t)F * (size_t)F);
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) default(none) \
+        shared(spec, max_nodes, q, F) reduction(max:status) reduction(+:total)
+#endif
+    for (int32_t t = 0; t < F; t++) {
+        semstate st;
+        int64_t cnt = 0;
+        state_init(spec, &st, t);
+        if (!can_complete(spec, st.cand, spec->l - 1)) continue;
+        int rc = walk(spec, &st, 1.0, q + (int64_t)t * F, &cnt, max_nodes);
+        total += cnt;
+        if (rc > status) status = rc;
+    }
+    *nodes = total;
+    return status;
+}

@@ -1,0 +1,651 @@
+"""(l, d)-semantic diversity: publishing and analysis (paper 001, Oishi et al.).
+
+Every record keeps its QIDs; its sensitive value becomes a set of ``l`` values
+-- the true one and ``l - 1`` dummies -- pairwise at semantic distance ``>= d``
+(Definition 1).  Published as one set per person (a :class:`SetTable`) or as
+the shuffled ``N x l`` rows of the paper's Table 7.
+
+Publishing (C kernel ``csrc/semantic.c``):
+
+* ``algorithm='simple'``: Alg. 1 with ``extract`` -- each dummy is drawn
+  uniformly from the values at distance ``>= d`` from every value chosen so
+  far, restricted to those after which the set can still be completed to
+  ``l`` values (the A_max rule of eq. 5-10, made exact; see docs/semantic.md).
+* ``algorithm='duplicate'``: Alg. 3 (ordered attributes with equally spaced
+  values): every chosen value removes the same number of candidates from a
+  circular window, extended past positions already removed.
+
+Analysis per QID combination, with the selection probabilities the sampler
+really has (:func:`selection_matrix`, exact by enumerating the sampler's
+decision tree where feasible, otherwise Monte Carlo with the kernel itself):
+
+* :func:`estimate_linear` -- Alg. 2, the linear system of eq. 1-3;
+* :func:`estimate_em`     -- non-negative EM (Richardson-Lucy) with the same
+  transition matrix, run by the Kronecker EM kernel over all QID cells at once;
+* :func:`estimate_existing` -- eq. 21-22 (paper 000's estimator);
+* :func:`estimate_simple` -- eq. 20.
+
+Also: eq. 18 (:func:`mse`), eq. 11-12 for paper 000's sampler
+(:func:`violation_bound`, :func:`violation_probability`,
+:func:`simulate_violation`) and the paper's worked example (:data:`TABLE_9`).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import _kernels, _semantic
+from ._keys import check_rng, make_key
+from .crosstab import CrossTab
+from .encode import encode_column
+from .hierarchy import Hierarchy
+from .params import COIN_ONE, AttributeParams
+from .schema import Attribute, Schema
+from .settable import SetTable, popcount
+
+__all__ = [
+    "SemanticDistance", "ALGORITHMS", "ESTIMATORS", "feasible_values", "check_feasible",
+    "semantic_sets", "is_diverse", "semantic_publish", "semantic_rows", "report_counts",
+    "selection_matrix", "paper_selection_matrix", "estimate_linear", "estimate_em",
+    "estimate_existing", "estimate_simple", "estimate", "analyze", "mse",
+    "violation_bound", "database_violation_bound", "violation_probability",
+    "simulate_violation", "TABLE_8", "TABLE_9", "TABLE_10", "example_distance",
+]
+
+ALGORITHMS = ("simple", "duplicate")
+ESTIMATORS = ("linear", "em", "existing", "simple")
+
+#: Exact enumeration of the sampler's decision tree stops beyond this many
+#: nodes (about 1 s of kernel time per 5e7 nodes on the 2-core dev VM).
+MAX_EXACT_NODES = 50_000_000
+
+
+# ---------------------------------------------------------------- distances
+@dataclass(frozen=True, eq=False)
+class SemanticDistance:
+    """A symmetric semantic distance over a domain of ``F`` values.
+
+    Build one with :meth:`ordered`, :meth:`tree` or :meth:`matrix`.
+
+    Attributes
+    ----------
+    matrix : (F, F) float array, symmetric, zero diagonal
+    kind : {'ordered', 'tree', 'matrix'}
+    positions : (F,) float array or None
+        For 'ordered': the values as points on a line, ascending.
+    """
+
+    matrix: np.ndarray
+    kind: str = "matrix"
+    positions: np.ndarray | None = None
+    hierarchy: Hierarchy | None = field(default=None, repr=False)
+
+    @classmethod
+    def ordered(cls, values) -> "SemanticDistance":
+        """|i - j| over ``values`` = an int F, or ``|v_i - v_j|`` over ascending
+        representative values (Example 2)."""
+        if isinstance(values, (int, np.integer)):
+            if values < 1:
+                raise ValueError(f"domain size must be >= 1, got {values}")
+            pos = np.arange(int(values), dtype=np.float64)
+        else:
+            pos = np.asarray(values, dtype=np.float64)
+            if pos.ndim != 1 or pos.size < 1 or not np.all(np.isfinite(pos)):
+                raise ValueError("representative values must be a non-empty 1-d finite sequence")
+            if np.any(np.diff(pos) <= 0):
+                raise ValueError("representative values must be strictly increasing "
+                                 "(in domain order)")
+        return cls(np.abs(pos[:, None] - pos[None, :]), "ordered", pos)
+
+    @classmethod
+    def tree(cls, hierarchy: Hierarchy) -> "SemanticDistance":
+        """Height of the lowest common ancestor (Sec. 6.3, Fig. 7): siblings are
+        at distance 1, cousins at 2, ..."""
+        return cls(np.asarray(hierarchy.lca_heights(), dtype=np.float64), "tree", None, hierarchy)
+
+    @classmethod
+    def from_matrix(cls, m) -> "SemanticDistance":
+        m = np.asarray(m, dtype=np.float64)
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1:
+            raise ValueError(f"distance matrix must be square, got shape {m.shape}")
+        if not np.all(np.isfinite(m)) or np.any(m < 0):
+            raise ValueError("distance matrix must be finite and non-negative")
+        if not np.allclose(m, m.T):
+            raise ValueError("distance matrix must be symmetric")
+        if np.any(np.diag(m) != 0):
+            raise ValueError("distance matrix must have a zero diagonal")
+        return cls(m, "matrix")
+
+
+    @property
+    def F(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def compat(self, d: float) -> np.ndarray:
+        """(F, F) bool: i != j and dist(i, j) >= d."""
+        ok = self.matrix >= d
+        np.fill_diagonal(ok, False)
+        return ok
+
+    def compat_bits(self, d: float) -> np.ndarray:
+        """The compatibility graph as (F, words) uint64 bitmask rows."""
+        return _pack(self.compat(d))
+
+    def duplicate_radius(self, d: float) -> int:
+        """Window radius (in positions) of Alg. 3: values closer than d to a
+        chosen one, for equally spaced ordered values."""
+        if self.kind != "ordered":
+            raise ValueError("algorithm='duplicate' (Alg. 3) needs an ordered distance")
+        pos = self.positions
+        if self.F > 1:
+            step = np.diff(pos)
+            if not np.allclose(step, step[0]):
+                raise ValueError("algorithm='duplicate' (Alg. 3) needs equally spaced values "
+                                 "(distance |i - j| up to a scale); use algorithm='simple'")
+            r = int(math.ceil(d / step[0] - 1e-9)) - 1
+        else:
+            r = 0
+        return max(r, 0)
+
+    def to_dict(self) -> dict:
+        if self.kind == "ordered":
+            return {"kind": "ordered", "positions": self.positions.tolist()}
+        if self.kind == "tree":
+            return {"kind": "tree"}
+        return {"kind": "matrix", "matrix": self.matrix.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict, attr: Attribute | None = None) -> "SemanticDistance":
+        if d["kind"] == "ordered":
+            return cls.ordered(d["positions"])
+        if d["kind"] == "tree":
+            if attr is None or attr.hierarchy is None:
+                raise ValueError("a tree distance needs the attribute's hierarchy")
+            return cls.tree(attr.hierarchy)
+        return cls.from_matrix(d["matrix"])
+
+
+def _pack(ok: np.ndarray) -> np.ndarray:
+    F = ok.shape[0]
+    words = (F + 63) // 64
+    pad = np.zeros((ok.shape[0], words * 64), dtype=bool)
+    pad[:, :ok.shape[1]] = ok
+    bits = pad.reshape(ok.shape[0], words, 64).astype(np.uint64)
+    return (bits << np.arange(64, dtype=np.uint64)).sum(axis=2, dtype=np.uint64)
+
+
+def _unpack(masks: np.ndarray, F: int) -> np.ndarray:
+    m = np.ascontiguousarray(masks, dtype=np.uint64).reshape(masks.shape[0], -1)
+    bits = np.unpackbits(m.view(np.uint8), axis=1, bitorder="little")
+    return bits[:, :F].astype(bool)
+
+
+def _check_ld(distance: SemanticDistance, l, d) -> tuple:
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
+        raise ValueError(f"l must be a positive integer, got {l!r}")
+    if l > distance.F:
+        raise ValueError(f"l = {l} exceeds the domain size F = {distance.F}")
+    if l > _semantic.MAX_L:
+        raise ValueError(f"l must be at most {_semantic.MAX_L}, got {l}")
+    try:
+        d = float(d)
+    except (TypeError, ValueError):
+        raise ValueError(f"d must be a number, got {d!r}") from None
+    if not math.isfinite(d) or d < 0:
+        raise ValueError(f"d must be a finite non-negative number, got {d}")
+    if distance.F > _semantic.MAX_DOMAIN:
+        raise ValueError(f"semantic publishing supports domains of at most "
+                         f"{_semantic.MAX_DOMAIN} values, got {distance.F}")
+    return int(l), d
+
+
+def _kernel_args(distance: SemanticDistance, l: int, d: float, algorithm: str) -> tuple:
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    radius = distance.duplicate_radius(d) if algorithm == "duplicate" else 0
+    if 2 * radius + 1 > distance.F:
+        raise ValueError(f"algorithm='duplicate': d = {d} is too large for F = {distance.F}")
+    return distance.compat_bits(d), l, algorithm, radius, distance.kind == "ordered"
+
+
+# -------------------------------------------------------------- feasibility
+def feasible_values(distance: SemanticDistance, l: int, d: float) -> np.ndarray:
+    """(F,) bool: value t lies in some set of l values pairwise >= d apart.
+
+    For ordered distances this is eq. 7-10 with linear ends (greedy count);
+    otherwise an exact clique search in the compatibility graph.
+    """
+    l, d = _check_ld(distance, l, d)
+    return _semantic.feasible(distance.compat_bits(d), l, "simple", 0, distance.kind == "ordered")
+
+
+def check_feasible(distance: SemanticDistance, l: int, d: float, codes=None, labels=None) -> None:
+    """Raise ValueError naming the values (among ``codes``, default: all) that
+    cannot receive l values pairwise at least d apart."""
+    ok = feasible_values(distance, l, d)
+    present = np.unique(np.asarray(codes)) if codes is not None else np.arange(distance.F)
+    bad = [int(v) for v in present if not ok[v]]
+    if bad:
+        names = [str(labels[v]) if labels is not None else str(v) for v in bad[:5]]
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise ValueError(f"(l={l}, d={d:g})-semantic diversity is infeasible: no set of {l} values "
+                         f"pairwise at least {d:g} apart contains {', '.join(names)}{more}")
+
+
+# ---------------------------------------------------------------- publishing
+def _threads(n_threads) -> int:
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}")
+    return n_threads
+
+
+def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
+                  algorithm: str = "simple", seed=None, key: bytes | None = None,
+                  rng: str = "chacha20", row0: int = 0, attr: int = 0,
+                  n_threads: int | None = None) -> np.ndarray:
+    """Draw every record's set: (n, ceil(F/64)) uint64 bitmasks.
+
+    The output is a pure function of (key, global row index, attr): identical
+    for any number of threads and any partitioning into calls (``row0``).
+
+    Examples
+    --------
+    >>> dist = SemanticDistance.ordered(5)
+    >>> m = semantic_sets([0, 2, 4], dist, l=2, d=2, seed=1)
+    >>> bool(is_diverse(m, dist, 2, 2).all())
+    True
+    """
+    l, d = _check_ld(distance, l, d)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.ndim != 1:
+        raise ValueError("codes must be one-dimensional")
+    if codes.size and (codes.min() < 0 or codes.max() >= distance.F):
+        raise ValueError(f"codes must lie in [0, {distance.F})")
+    args = _kernel_args(distance, l, d, algorithm)
+    check_feasible(distance, l, d, codes)
+    check_rng(rng)
+    if key is None:
+        key = make_key(seed)
+    return _semantic.sample(*args, codes, key, rng=rng, row0=int(row0), attr=int(attr),
+                            n_threads=_threads(n_threads))
+
+
+def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarray:
+    """(n,) bool: the set has exactly l values, pairwise at distance >= d."""
+    masks = np.asarray(masks, dtype=np.uint64).reshape(len(masks), -1)
+    sizes = popcount(masks)
+    out = sizes == l
+    rows = np.flatnonzero(out)
+    if l <= 1 or rows.size == 0:
+        return out
+    mem = _kernels.members(masks[rows], distance.F, l)
+    good = np.ones(rows.size, dtype=bool)
+    for a, b in itertools.combinations(range(l), 2):
+        good &= distance.matrix[mem[:, a], mem[:, b]] >= d
+    out[rows] = good
+    return out
+
+
+def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[str] | None = None,
+                     distance: SemanticDistance | None = None, domain: Sequence | None = None,
+                     values: Sequence[float] | None = None, hierarchy: Hierarchy | None = None,
+                     algorithm: str = "simple", seed=None, rng: str = "chacha20",
+                     n_threads: int | None = None) -> SetTable:
+    """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
+
+    Parameters
+    ----------
+    data : DataFrame
+    sensitive : the sensitive column.
+    qids : QID columns kept exactly (default: every other column).
+    distance : a SemanticDistance over ``domain``.  Default: the tree distance
+        of ``hierarchy`` if given, else ``|i - j|`` (or ``|v_i - v_j|`` over
+        ``values``) over the ordered ``domain``.
+    domain : declared ordered domain of the sensitive column (preferred: an
+        inferred domain reveals which values occur).
+    algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
+
+    All validation (columns, domain, feasibility of every occurring value)
+    happens before anything is drawn.
+    """
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    if len(frame) == 0:
+        raise ValueError("the table is empty: nothing to publish")
+    if sensitive not in frame.columns:
+        raise ValueError(f"sensitive column {sensitive!r} is not in the data")
+    qids = [c for c in frame.columns if c != sensitive] if qids is None else list(qids)
+    for q in qids:
+        if q not in frame.columns:
+            raise ValueError(f"QID column {q!r} is not in the data")
+        if q == sensitive:
+            raise ValueError(f"{q!r} cannot be both a QID and the sensitive attribute")
+    if hierarchy is not None and domain is None:
+        domain = hierarchy.leaves
+    if domain is None:
+        domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
+    if hierarchy is not None:
+        hierarchy = hierarchy.reorder(list(domain))
+    sattr = Attribute(sensitive, "sensitive", tuple(domain),
+                      "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy)
+    if distance is None:
+        if hierarchy is not None:
+            distance = SemanticDistance.tree(hierarchy)
+        else:
+            distance = SemanticDistance.ordered(values if values is not None else len(domain))
+    if distance.F != sattr.d:
+        raise ValueError(f"distance has {distance.F} values but the domain of {sensitive!r} "
+                         f"has {sattr.d}")
+    l, d = _check_ld(distance, l, d)
+    codes = encode_column(frame[sensitive], sattr)
+    _kernel_args(distance, l, d, algorithm)
+    check_feasible(distance, l, d, codes, sattr.domain)
+    attrs, masks, params = [], {}, {}
+    for q in qids:
+        dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
+        a = Attribute(q, "exact", dom, "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal")
+        c = encode_column(frame[q], a)
+        attrs.append(a)
+        masks[q] = _pack_codes(c, a.d)
+        params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
+    attrs.append(sattr)
+    masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, seed=seed,
+                                     rng=rng, n_threads=n_threads,
+                                     attr=len(attrs) - 1)
+    params[sensitive] = AttributeParams(sensitive, 1.0, l, sattr.d, l=l)
+    model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
+             "sensitive": sensitive, "distance": distance.to_dict()}
+    return SetTable(Schema(tuple(attrs)), masks, params, model,
+                    info={"rng": rng, "seeded": seed is not None})
+
+
+def _pack_codes(codes: np.ndarray, F: int) -> np.ndarray:
+    words = (F + 63) // 64
+    out = np.zeros((codes.size, words), dtype=np.uint64)
+    out[np.arange(codes.size), codes >> 6] = np.uint64(1) << (codes & 63).astype(np.uint64)
+    return out
+
+
+def _table_distance(table: SetTable) -> tuple:
+    m = table.model
+    if m.get("name") != "semantic":
+        raise ValueError("the table was not published under (l, d)-semantic diversity")
+    sa = m["sensitive"]
+    return sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]), int(m["l"]), float(m["d"])
+
+
+def semantic_rows(table: SetTable, *, seed=None, rng: str = "chacha20") -> pd.DataFrame:
+    """The shuffled N x l rows of Table 7: each person's QIDs once per member
+    of the set.  The shuffle is keyed (a fresh OS key unless ``seed``)."""
+    sa, dist, l, _ = _table_distance(table)
+    qids = [n for n in table.names if n != sa]
+    n = table.n_rows
+    mem = table.members(sa).reshape(-1)                       # n * l, domain order per person
+    cols = {}
+    for q in qids:
+        a = table.schema[q]
+        dom = np.empty(a.d, dtype=object)
+        dom[:] = list(a.domain)
+        cols[q] = np.repeat(dom[table.members(q)[:, 0]], l)
+    sdom = np.empty(dist.F, dtype=object)
+    sdom[:] = list(table.schema[sa].domain)
+    cols[sa] = sdom[mem]
+    words = _kernels.fill(make_key(seed), 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
+    keys = words[: 2 * n * l].view(np.uint64)
+    perm = np.argsort(keys, kind="stable")
+    return pd.DataFrame({k: v[perm] for k, v in cols.items()})
+
+
+def report_counts(rows: pd.DataFrame, sensitive: str, qids: Sequence[str],
+                  domains: dict) -> np.ndarray:
+    """omega of eq. 1 per QID combination from Table 7 rows: an array of shape
+    (d_q1, ..., d_qk, F) (Table 9)."""
+    dims = [len(domains[q]) for q in qids] + [len(domains[sensitive])]
+    idx = []
+    for name in list(qids) + [sensitive]:
+        a = Attribute(name, "exact", tuple(domains[name]))
+        idx.append(encode_column(rows[name], a).astype(np.int64))
+    flat = np.ravel_multi_index(idx, dims)
+    return np.bincount(flat, minlength=math.prod(dims)).reshape(dims).astype(np.float64)
+
+
+def _table_counts(table: SetTable, qids: Sequence[str]) -> tuple:
+    sa, dist, l, d = _table_distance(table)
+    dims = [table.schema[q].d for q in qids]
+    ncell = math.prod(dims)
+    if ncell * dist.F > 50_000_000:
+        raise ValueError(f"{ncell} QID combinations x {dist.F} values is too large; "
+                         "analyse fewer QIDs")
+    cell = np.zeros(table.n_rows, dtype=np.int64)
+    for q, dq in zip(qids, dims):
+        cell = cell * dq + table.members(q)[:, 0]
+    mem = table.members(sa)
+    omega = np.bincount((cell[:, None] * dist.F + mem).ravel(), minlength=ncell * dist.F)
+    return omega.reshape(dims + [dist.F]).astype(np.float64), sa, dist, l, d
+
+
+# ------------------------------------------------ selection probabilities
+def paper_selection_matrix(distance: SemanticDistance, l: int, d: float) -> np.ndarray:
+    """Eq. 2: q[i, j] = (l - 1) / |extract(S, {v_i}, d)| for j in extract.
+
+    Exact for l = 2; for l >= 3 it is NOT the simple sampler's law (Sec. 5.3,
+    Fig. 4): rows sum to l - 1 but the mass is spread uniformly."""
+    ok = distance.compat(d)
+    size = ok.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(ok, (l - 1) / np.maximum(size, 1), 0.0)
+    return q
+
+
+def selection_matrix(distance: SemanticDistance, l: int, d: float, *,
+                     algorithm: str = "simple", method: str = "auto",
+                     max_nodes: int = MAX_EXACT_NODES, draws: int = 200_000,
+                     seed=0, n_threads: int | None = None) -> tuple:
+    """q[t, j] = P(value j is among the dummies | true value t) of the
+    implemented sampler.
+
+    method: 'exact' enumerates every path of the sampler (the kernel's own
+    candidate function, so the law is the implemented one); 'montecarlo'
+    counts ``draws`` kernel draws per value; 'auto' tries exact within
+    ``max_nodes`` tree nodes and falls back to Monte Carlo; 'paper' is eq. 2.
+    Rows of values that cannot be published are zero.
+
+    Returns (q, info) where info says which method was used.
+    """
+    l, d = _check_ld(distance, l, d)
+    if method not in ("auto", "exact", "montecarlo", "paper"):
+        raise ValueError(f"method must be auto, exact, montecarlo or paper, got {method!r}")
+    if method == "paper":
+        return paper_selection_matrix(distance, l, d), {"method": "paper"}
+    args = _kernel_args(distance, l, d, algorithm)
+    nt = _threads(n_threads)
+    if method in ("auto", "exact"):
+        try:
+            q, nodes = _semantic.exact_q(*args, int(max_nodes), n_threads=nt)
+            return q, {"method": "exact", "nodes": nodes}
+        except _semantic.TooBig:
+            if method == "exact":
+                raise
+    ok = feasible_values(distance, l, d)
+    F = distance.F
+    q = np.zeros((F, F))
+    key = make_key(seed)
+    for t in np.flatnonzero(ok):
+        codes = np.full(draws, t, dtype=np.int32)
+        m = _semantic.sample(*args, codes, key, row0=int(t) * draws, n_threads=nt)
+        q[t] = _unpack(m, F).sum(axis=0) / draws
+        q[t, t] = 0.0
+    return q, {"method": "montecarlo", "draws": draws}
+
+
+# ---------------------------------------------------------------- estimators
+def _omega2(omega) -> tuple:
+    om = np.asarray(omega, dtype=np.float64)
+    return om.reshape(-1, om.shape[-1]), om.shape
+
+
+def estimate_linear(omega, q) -> np.ndarray:
+    """Alg. 2: solve omega_i = x_i + sum_k q[k, i] x_k (eq. 1, 3) in every QID
+    cell (last axis = sensitive value).  Can be negative."""
+    om, shape = _omega2(omega)
+    A = np.eye(q.shape[0]) + q
+    try:
+        x = np.linalg.solve(A.T, om.T).T
+    except np.linalg.LinAlgError:
+        x = np.linalg.lstsq(A.T, om.T, rcond=None)[0].T
+    return x.reshape(shape)
+
+
+def estimate_existing(omega, l: int) -> np.ndarray:
+    """Eq. 21-22: x = (omega - q N) / (1 - q), q = (l - 1) / (F - 1), N = the
+    cell's number of records (its reports / l)."""
+    om, shape = _omega2(omega)
+    F = om.shape[1]
+    qq = (l - 1) / (F - 1)
+    N = om.sum(axis=1, keepdims=True) / l
+    return ((om - qq * N) / (1 - qq)).reshape(shape)
+
+
+def estimate_simple(omega, l: int) -> np.ndarray:
+    """Eq. 20: x = omega / l."""
+    return np.asarray(omega, dtype=np.float64) / l
+
+
+def estimate_em(omega, q, *, max_iter: int = 20000, tol: float = 1e-7,
+                n_threads: int | None = None) -> tuple:
+    """Non-negative EM with the transition matrix I + q: the multiplicative
+    (Richardson-Lucy) update x_a <- x_a sum_b T[a, b] w_b / (T' x)_b with
+    T = (I + q) / l, w = omega / l, in all QID cells at once through the
+    Kronecker kernel (identity on the QID axis).  Starts from a uniform
+    distribution per cell, so every iterate is >= 0 and keeps the cell total.
+
+    Returns (x, info)."""
+    om, shape = _omega2(omega)
+    C, F = om.shape
+    l = float(np.rint((np.eye(F) + q).sum(axis=1).max()))
+    T = (np.eye(F) + q) / l
+    rows = T.sum(axis=1)
+    bad = np.abs(rows - 1) > 1e-9
+    T[bad] = np.eye(F)[bad]                      # unpublishable values: never observed
+    w = om / l
+    x0 = np.repeat(w.sum(axis=1, keepdims=True) / F, F, axis=1)
+    x, iters, change = _kernels.em_kron(w, x0, [C, F], [None, T], [1.0, 1.0], [0.0, 0.0],
+                                        int(max_iter), float(tol), n_threads=_threads(n_threads))
+    return x.reshape(shape), {"iterations": iters, "change": change, "converged": change <= tol}
+
+
+def estimate(omega, estimator: str, *, l: int, q=None, **kw) -> np.ndarray:
+    """Dispatch: 'linear' | 'em' | 'existing' | 'simple'."""
+    if estimator == "linear":
+        return estimate_linear(omega, q)
+    if estimator == "em":
+        return estimate_em(omega, q, **kw)[0]
+    if estimator == "existing":
+        return estimate_existing(omega, l)
+    if estimator == "simple":
+        return estimate_simple(omega, l)
+    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+
+
+def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: str = "em",
+            q=None, method: str = "auto", n_threads: int | None = None) -> CrossTab:
+    """Estimate the cross-tabulation QIDs x sensitive value from a table
+    published by :func:`semantic_publish`, per QID combination, vectorized
+    over the cells."""
+    sa, dist, l, d = _table_distance(table)
+    qids = [n for n in table.names if n != sa] if qids is None else list(qids)
+    for n in qids:
+        if n not in table.names or n == sa:
+            raise ValueError(f"{n!r} is not a published QID of the table")
+    omega, sa, dist, l, d = _table_counts(table, qids)
+    info = {"estimator": estimator, "l": l, "d": d}
+    if q is None and estimator in ("linear", "em"):
+        q, qinfo = selection_matrix(dist, l, d, algorithm=table.model["algorithm"], method=method,
+                                    n_threads=n_threads)
+        info["selection"] = qinfo
+    if estimator == "em":
+        x, emi = estimate_em(omega, q, n_threads=n_threads)
+        info.update(emi)
+    else:
+        x = estimate(omega, estimator, l=l, q=q)
+    attrs = tuple(qids) + (sa,)
+    return CrossTab(attrs, tuple(table.schema[a].domain for a in attrs), x, f"semantic_{estimator}",
+                    info)
+
+
+def mse(x, xhat, N: float | None = None) -> float:
+    """Eq. 18: mean over cells of (x / N - xhat / N)^2 (N = total records)."""
+    x = np.asarray(x, dtype=np.float64)
+    xhat = np.asarray(xhat, dtype=np.float64)
+    N = float(x.sum()) if N is None else float(N)
+    return float((((x - xhat) / N) ** 2).mean())
+
+
+# ------------------------------------------------- paper 000's sampler (Sec. 5.4)
+def violation_bound(F: int, l: int, d: int) -> float:
+    """Eq. 11 (= eq. 17): the lower bound rho of the per-record probability
+    that paper 000's sampler (the true value and l - 1 of the other F - 1
+    values, uniformly) violates (l, d)-semantic diversity under |i - j|; the
+    minimum over true values, reached at v_1."""
+    top = F + l + d - d * l - 2
+    ach = math.comb(top, l - 1) if top >= 0 else 0
+    return 1.0 - ach / math.comb(F - 1, l - 1)
+
+
+def database_violation_bound(F: int, l: int, d: int, N: int) -> float:
+    """Eq. 12: S >= 1 - (1 - rho)^N for a table of N records."""
+    return 1.0 - (1.0 - violation_bound(F, l, d)) ** N
+
+
+def violation_probability(distance: SemanticDistance, l: int, d: float) -> np.ndarray:
+    """Exact per-record violation probability of paper 000's sampler with the
+    true value always kept (p = 1, eta = l), for each true value: 1 - (number
+    of (l-1)-subsets completing t to a valid set) / C(F - 1, l - 1)."""
+    ok = distance.compat(d)
+    F = distance.F
+    nbr = [int(sum(1 << int(j) for j in np.flatnonzero(ok[i]))) for i in range(F)]
+
+    def count(cand: int, k: int) -> int:
+        if k == 0:
+            return 1
+        total = 0
+        while cand and bin(cand).count("1") >= k:
+            c = (cand & -cand).bit_length() - 1
+            cand &= cand - 1
+            total += count(cand & nbr[c], k - 1)
+        return total
+
+    tot = math.comb(F - 1, l - 1)
+    return np.array([1.0 - count(nbr[t], l - 1) / tot for t in range(F)])
+
+
+def simulate_violation(distance: SemanticDistance, l: int, d: float, codes, *, seed=None,
+                       rng: str = "chacha20", n_threads: int | None = None) -> float:
+    """Violation rate (eq. 23) of paper 000's sampler (p = 1, eta = l, the
+    anonset kernel) on the true values ``codes``."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    m = _kernels.sample_sets(make_key(seed), rng, [codes], [distance.F], [l], [COIN_ONE],
+                             [0], [0], n_threads=_threads(n_threads))[0]
+    return float(1.0 - is_diverse(m, distance, l, d).mean())
+
+
+# ------------------------------------------------------ the worked example
+#: Tables 8-10 of the paper (rows: male >= 50, female >= 50, male < 50,
+#: female < 50; columns: obesity level 1..5); l = 2, d = 2, distance |i - j|.
+TABLE_8 = np.array([[120, 50, 10, 20, 30], [80, 60, 30, 10, 20],
+                    [50, 30, 110, 100, 90], [20, 20, 40, 40, 70]], dtype=np.float64)
+TABLE_9 = np.array([[143, 72, 60, 86, 99], [108, 70, 65, 64, 93],
+                    [188, 108, 155, 130, 179], [83, 62, 73, 57, 105]], dtype=np.float64)
+TABLE_10 = np.array([[117.8, 52.5, 11.5, 20.5, 27.8], [82.9, 60.3, 30.8, 6.3, 19.9],
+                     [55.1, 27.8, 105.3, 97.8, 94.1], [16.9, 18.3, 44.8, 42.3, 67.9]])
+
+
+def example_distance() -> SemanticDistance:
+    """Obesity levels 1..5 of Sec. 5.2 with distance |i - j|."""
+    return SemanticDistance.ordered(5)
