@@ -5,6 +5,8 @@ Cartesian product of each record's sets, Table III(b)), and every equivalence
 class for S_j is checked.  For closeness, every possible published set of
 every attribute is enumerated and its Bayes-inferred distribution (eq. 12) is
 compared with the whole table's distribution by an exact transport solve.
+The same tables go through the checkers of :mod:`anonset.audit`, which must
+agree with these brute-force checks.
 """
 import itertools
 import math
@@ -15,6 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import anonset
+from anonset.audit import check_anonymity, check_closeness, check_diversity
 from anonset.params import kappa
 
 ot = pytest.importorskip("ot")
@@ -67,6 +70,10 @@ def test_theorems_2_and_3_diversity(table, measure):
             entropy = -(freq * np.log(freq)).sum()
             assert entropy >= math.log(l) - 1e-12                      # Theorem 3
             assert len(cls) >= l                                       # (k_j)-anonymity
+    # the checkers: proven from set sizes, and exact on the expanded table
+    div = check_diversity(pub, measure=measure, method="expand")
+    assert div.ok and div.report["proven"].all()
+    assert check_anonymity(pub, method="bound").ok
 
 
 @given(small_tables())
@@ -77,6 +84,7 @@ def test_anonymity(table):
     exp = _expand(pub)
     for j, k in ks.items():
         assert all(len(cls) >= k for cls in _classes(exp, j))
+    assert check_anonymity(pub, method="bound").ok and check_anonymity(pub, method="expand").ok
 
 
 def _ground_matrix(name, attr):
@@ -111,6 +119,14 @@ def _check_closeness(pub, df, t_of, ground_of):
                 continue
             worst = max(worst, ot.emd2(A, B, M))
         assert worst <= t_of(name) + 1e-9, (name, par, worst)           # Theorem 4
+        rep = check_closeness(pub, df, ground={name: ground_of(name)}).report
+        r = rep.set_index("attribute").loc[name] if name in set(rep["attribute"]) else None
+        if r is not None:                # attributes with t = inf are not judged
+            assert r["ok"], r["message"]
+            if r["exact"]:
+                assert abs(r["worst_emd"] - worst) <= 1e-9, (name, r["worst_emd"], worst)
+            else:
+                assert r["worst_emd"] >= worst - 1e-9
 
 
 @st.composite

@@ -123,7 +123,20 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
         Refuse (ValueError) to build more rows than this.
     """
     names = table.names
-    Ms = [membership(table, n) for n in names]
+    rec, cols = _expand_codes(table, max_rows)
+    out = pd.DataFrame({n: c for n, c in zip(names, cols)})
+    if values:
+        for n in names:
+            dom = np.empty(table.schema[n].d, dtype=object)
+            dom[:] = list(table.schema[n].domain)
+            out[n] = dom[out[n].to_numpy()]
+    out.insert(0, "_record", rec)
+    return out
+
+
+def _expand_codes(table: SetTable, max_rows) -> tuple:
+    """(record index, [codes per attribute]) of every expanded row."""
+    Ms = [membership(table, n) for n in table.names]
     sizes = np.ones(table.n_rows, dtype=np.float64)
     for M in Ms:
         sizes *= _sizes(M)
@@ -143,14 +156,7 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
         new = vv[start[rec[take]] + off]
         cols = [c[take] for c in cols] + [new]
         rec = rec[take]
-    out = pd.DataFrame({n: c for n, c in zip(names, cols)})
-    if values:
-        for n in names:
-            dom = np.empty(table.schema[n].d, dtype=object)
-            dom[:] = list(table.schema[n].domain)
-            out[n] = dom[out[n].to_numpy()]
-    out.insert(0, "_record", rec)
-    return out
+    return rec, cols
 
 
 def _stats_from_counts(C: np.ndarray) -> tuple:
@@ -166,21 +172,25 @@ def _stats_from_counts(C: np.ndarray) -> tuple:
 
 def _expanded_stats(table: SetTable, max_rows) -> dict:
     """Exact stats of every class for every attribute, from the expansion."""
-    ex = expand(table, max_rows=max_rows)
+    _, cols = _expand_codes(table, max_rows)
     names = table.names
+    dims = [table.schema[n].d for n in names]
     out = {}
-    for j in names:
-        d = table.schema[j].d
-        others = [k for k in names if k != j]
-        if others:
-            keys = ex[others].to_numpy(dtype=np.int64)
-            _, g = np.unique(keys, axis=0, return_inverse=True)
-            g = g.ravel()
-            ncls = int(g.max()) + 1 if g.size else 0
+    for jj, j in enumerate(names):
+        d = dims[jj]
+        others = [k for k in range(len(names)) if k != jj]
+        v = cols[jj].astype(np.int64)
+        if others and math.prod(dims[k] for k in others) < 2 ** 62:
+            key = np.ravel_multi_index([cols[k] for k in others], [dims[k] for k in others])
+            _, g = np.unique(key, return_inverse=True)
+        elif others:
+            _, g = np.unique(np.stack([cols[k] for k in others], axis=1), axis=0,
+                             return_inverse=True)
         else:
-            g = np.zeros(len(ex), dtype=np.int64)
-            ncls = 1 if len(ex) else 0
-        C = np.bincount(g * d + ex[j].to_numpy(), minlength=ncls * d).reshape(ncls, d)
+            g = np.zeros(v.size, dtype=np.int64)
+        g = np.asarray(g).ravel()
+        ncls = int(g.max()) + 1 if g.size else 0
+        C = np.bincount(g * d + v, minlength=ncls * d).reshape(ncls, d)
         out[j] = (C, "expand")
     return out
 
