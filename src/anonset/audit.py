@@ -622,14 +622,18 @@ class AttackResult:
 
 
 def _conditional_priors(codes, K: tuple, j: str, d: int, victims: np.ndarray,
-                        marginal: np.ndarray) -> np.ndarray:
+                        marginal: np.ndarray, cache: dict) -> np.ndarray:
     """Leave-one-out P(S_j | known values) from the original data: the
     distribution of S_j among the OTHER records sharing the victim's known
-    values (paper 000 Sec. VII-A's adversary who knows every other record)."""
-    dims = [int(codes[k].max()) + 1 for k in K]
-    key = np.ravel_multi_index([codes[k].astype(np.int64) for k in K], dims)
-    uk, g = np.unique(key, return_inverse=True)
-    C = np.bincount(g * d + codes[j], minlength=uk.size * d).reshape(uk.size, d).astype(np.float64)
+    values (paper 000 Sec. VII-A's adversary who knows every other record).
+    Groups with no other record fall back to the marginal."""
+    if K not in cache:
+        dims = [int(codes[k].max()) + 1 for k in K]
+        key = np.ravel_multi_index([codes[k].astype(np.int64) for k in K], dims)
+        uk, g = np.unique(key, return_inverse=True)
+        cache[K] = (uk.size, np.asarray(g).ravel())
+    nk, g = cache[K]
+    C = np.bincount(g * d + codes[j], minlength=nk * d).reshape(nk, d).astype(np.float64)
     P = C[g[victims]]
     P[np.arange(victims.size), codes[j][victims]] -= 1.0       # leave the victim out
     s = P.sum(axis=1)
@@ -718,7 +722,7 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
             from .reconstruct import reconstruct
             A = np.clip(np.asarray(reconstruct(table, [j], "em").counts, dtype=np.float64), 0, None)
         marginals[j] = A / A.sum()
-    parts, rows = [], []
+    parts, rows, cache = [], [], {}
     for jj, j in enumerate(sens):
         par = table.params[j]
         d = par.d
@@ -734,7 +738,8 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
             for pi, pat in enumerate(patterns):
                 idx = np.flatnonzero(inv.ravel() == pi)
                 names_k = tuple(sens[i] for i in np.flatnonzero(pat))
-                P[idx] = _conditional_priors(codes, names_k, j, d, vj[idx], A) if names_k else A
+                P[idx] = _conditional_priors(codes, names_k, j, d, vj[idx], A, cache) \
+                    if names_k else A
         else:
             P = np.broadcast_to(A, (vj.size, d))
         M = membership(table, j)[vj]
