@@ -156,7 +156,7 @@ class SemanticDistance:
         if self.kind == "ordered":
             return {"kind": "ordered", "positions": self.positions.tolist()}
         if self.kind == "tree":
-            return {"kind": "tree"}
+            return {"kind": "tree", "matrix": self.matrix.tolist()}
         return {"kind": "matrix", "matrix": self.matrix.tolist()}
 
     @classmethod
@@ -164,9 +164,10 @@ class SemanticDistance:
         if d["kind"] == "ordered":
             return cls.ordered(d["positions"])
         if d["kind"] == "tree":
-            if attr is None or attr.hierarchy is None:
-                raise ValueError("a tree distance needs the attribute's hierarchy")
-            return cls.tree(attr.hierarchy)
+            if attr is not None and attr.hierarchy is not None:
+                return cls.tree(attr.hierarchy)
+            m = cls.from_matrix(d["matrix"])
+            return cls(m.matrix, "tree")
         return cls.from_matrix(d["matrix"])
 
 
@@ -326,6 +327,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
             raise ValueError(f"QID column {q!r} is not in the data")
         if q == sensitive:
             raise ValueError(f"{q!r} cannot be both a QID and the sensitive attribute")
+    if hierarchy is None and distance is not None and distance.hierarchy is not None:
+        hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
         domain = hierarchy.leaves
     if domain is None:
@@ -517,13 +520,16 @@ def estimate_simple(omega, l: int) -> np.ndarray:
     return np.asarray(omega, dtype=np.float64) / l
 
 
-def estimate_em(omega, q, *, max_iter: int = 20000, tol: float = 1e-7,
+def estimate_em(omega, q, *, max_iter: int = 3000, tol: float = 1e-4,
                 n_threads: int | None = None) -> tuple:
     """Non-negative EM with the transition matrix I + q: the multiplicative
     (Richardson-Lucy) update x_a <- x_a sum_b T[a, b] w_b / (T' x)_b with
     T = (I + q) / l, w = omega / l, in all QID cells at once through the
-    Kronecker kernel (identity on the QID axis).  Starts from a uniform
-    distribution per cell, so every iterate is >= 0 and keeps the cell total.
+    Kronecker kernel (identity on the QID axis).  Starts from the linear
+    estimate clipped to >= 0.1% of the cell's mean (every iterate stays > 0
+    where a value can occur and keeps the cell total); stops after
+    ``max_iter`` iterations or when no cell changes by more than ``tol``
+    records.
 
     Returns (x, info)."""
     om, shape = _omega2(omega)
@@ -534,7 +540,10 @@ def estimate_em(omega, q, *, max_iter: int = 20000, tol: float = 1e-7,
     bad = np.abs(rows - 1) > 1e-9
     T[bad] = np.eye(F)[bad]                      # unpublishable values: never observed
     w = om / l
-    x0 = np.repeat(w.sum(axis=1, keepdims=True) / F, F, axis=1)
+    tot = w.sum(axis=1, keepdims=True)
+    x0 = np.maximum(estimate_linear(om, q), 1e-3 * tot / F)
+    x0 *= np.divide(tot, x0.sum(axis=1, keepdims=True), out=np.zeros_like(tot),
+                    where=x0.sum(axis=1, keepdims=True) > 0)
     x, iters, change = _kernels.em_kron(w, x0, [C, F], [None, T], [1.0, 1.0], [0.0, 0.0],
                                         int(max_iter), float(tol), n_threads=_threads(n_threads))
     return x.reshape(shape), {"iterations": iters, "change": change, "converged": change <= tol}

@@ -1,0 +1,403 @@
+"""(l, d)-semantic diversity (paper 001): publishing, selection probabilities,
+estimators, eq. 11-12, the worked example, data sets and CLI."""
+import argparse
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from anonset import semantic as S
+from anonset import semantic_data as SD
+from anonset import _cli_semantic
+from anonset.datasets import adult_hierarchy
+
+
+# --------------------------------------------------------------- oracles
+def brute_feasible(dm, l, d, t):
+    F = dm.shape[0]
+    others = [v for v in range(F) if v != t]
+    for c in itertools.combinations(others, l - 1):
+        s = (t,) + c
+        if all(dm[a, b] >= d for a, b in itertools.combinations(s, 2)):
+            return True
+    return False
+
+
+def can_extend(dm, R, l, d):
+    F = dm.shape[0]
+    rest = [v for v in range(F) if v not in R and all(dm[v, r] >= d for r in R)]
+    need = l - len(R)
+    for c in itertools.combinations(rest, need):
+        if all(dm[a, b] >= d for a, b in itertools.combinations(c, 2)):
+            return True
+    return need == 0
+
+
+def oracle_q_simple(dm, l, d):
+    """The simple sampler's law by brute force: each dummy uniform over the
+    values >= d from all chosen ones after which the set can be completed."""
+    F = dm.shape[0]
+    q = np.zeros((F, F))
+
+    def walk(R, p):
+        if len(R) == l:
+            return
+        cand = [c for c in range(F) if c not in R and all(dm[c, r] >= d for r in R)
+                and can_extend(dm, R + [c], l, d)]
+        for c in cand:
+            q[R[0], c] += p / len(cand)
+            walk(R + [c], p / len(cand))
+
+    for t in range(F):
+        if brute_feasible(dm, l, d, t):
+            walk([t], 1.0)
+    return q
+
+
+def random_matrix(F, seed):
+    g = np.random.default_rng(seed)
+    m = g.integers(0, 5, size=(F, F)).astype(float)
+    m = np.triu(m, 1)
+    return m + m.T
+
+
+# ------------------------------------------------------ the worked example
+def test_table_9_gives_table_10():
+    q = S.paper_selection_matrix(S.example_distance(), 2, 2)
+    x = S.estimate_linear(S.TABLE_9, q)
+    assert np.abs(x - S.TABLE_10).max() < 0.1
+    np.testing.assert_allclose(x[0], [117.8, 52.5, 11.5, 20.5, 27.8], atol=0.1)
+    # for l = 2 the sampler's exact law is eq. 2
+    qe, info = S.selection_matrix(S.example_distance(), 2, 2)
+    assert info["method"] == "exact"
+    np.testing.assert_allclose(qe, q)
+
+
+def test_eq19_mse():
+    assert S.mse(S.TABLE_8, S.TABLE_10, 1000) == pytest.approx(8.06e-6, rel=2e-3)
+
+
+def test_fig4_eq2_wrong_for_l3():
+    """Sec. 5.3: F = 9, d = 2, l = 3, true $50K: eq. 2 says 1/3 for each of the
+    six candidates; the simple sampler does not."""
+    dist = S.SemanticDistance.ordered(9)
+    q_paper = S.paper_selection_matrix(dist, 3, 2)
+    q, _ = S.selection_matrix(dist, 3, 2, method="exact")
+    np.testing.assert_allclose(q_paper[2, [0, 4, 5, 6, 7, 8]], 1 / 3)
+    assert np.abs(q[2] - q_paper[2]).max() > 0.05
+    np.testing.assert_allclose(q.sum(axis=1), 2.0)
+    np.testing.assert_allclose(q, oracle_q_simple(dist.matrix, 3, 2), atol=1e-12)
+
+
+# ---------------------------------------------------------------- distances
+def test_tree_distance_education():
+    h = adult_hierarchy("education")
+    dist = S.SemanticDistance.tree(h)
+    idx = {v: i for i, v in enumerate(h.leaves)}
+    assert dist.matrix[idx["Doctorate"], idx["Masters"]] == 1
+    assert dist.matrix[idx["Doctorate"], idx["Doctorate"]] == 0
+    assert dist.matrix.max() == h.height
+    np.testing.assert_array_equal(dist.matrix, dist.matrix.T)
+
+
+def test_distance_validation():
+    with pytest.raises(ValueError, match="symmetric"):
+        S.SemanticDistance.from_matrix([[0, 1], [2, 0]])
+    with pytest.raises(ValueError, match="increasing"):
+        S.SemanticDistance.ordered([1.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="equally spaced"):
+        S.semantic_sets([0], S.SemanticDistance.ordered([0, 1, 5, 6, 20]), 2, 2, algorithm="duplicate")
+
+
+def test_scaled_values_equal_index_distance():
+    a = S.SemanticDistance.ordered(14)
+    b = S.SemanticDistance.ordered(np.arange(14) * 10.0)
+    np.testing.assert_array_equal(a.compat(2), b.compat(20))
+    assert b.duplicate_radius(20) == a.duplicate_radius(2) == 1
+
+
+# -------------------------------------------------------------- feasibility
+@pytest.mark.parametrize("F,l,d", [(9, 3, 4), (10, 4, 3), (14, 3, 7), (7, 3, 3), (20, 5, 5)])
+def test_feasibility_ordered_matches_bruteforce(F, l, d):
+    dist = S.SemanticDistance.ordered(F)
+    ok = S.feasible_values(dist, l, d)
+    assert [bool(x) for x in ok] == [brute_feasible(dist.matrix, l, d, t) for t in range(F)]
+    # linear A_max: value t has floor(t/d) + floor((F-1-t)/d) slots
+    assert [bool(x) for x in ok] == [(t // d + (F - 1 - t) // d) >= l - 1 for t in range(F)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_feasibility_matrix_matches_bruteforce(seed):
+    dm = random_matrix(9, seed)
+    dist = S.SemanticDistance.from_matrix(dm)
+    for l, d in [(3, 2), (4, 2), (3, 3)]:
+        ok = S.feasible_values(dist, l, d)
+        assert [bool(x) for x in ok] == [brute_feasible(dm, l, d, t) for t in range(9)]
+
+
+def test_infeasible_raises_before_output(tmp_path):
+    dist = S.SemanticDistance.ordered(14)
+    with pytest.raises(ValueError, match="infeasible"):
+        S.semantic_sets(np.arange(14), dist, 3, 7)
+    # only values that occur matter: at (3, 6), 0 (0, 6, 12) and 13 can be
+    # completed, 3 cannot (nothing 6 below it, only one slot above)
+    ok = S.feasible_values(dist, 3, 6)
+    assert ok[0] and ok[13] and ok[6] and not ok[3]
+    S.semantic_sets([0, 13, 6], dist, 3, 6, seed=1)
+    with pytest.raises(ValueError, match="contains 3"):
+        S.semantic_sets([0, 3], dist, 3, 6, seed=1)
+
+
+# ------------------------------------------------------------- publishing
+@settings(max_examples=40, deadline=None)
+@given(F=st.integers(3, 40), l=st.integers(2, 5), d=st.integers(1, 6), kind=st.sampled_from(
+    ["ordered", "values", "matrix", "duplicate"]), seed=st.integers(0, 10**6))
+def test_every_set_is_semantically_diverse(F, l, d, kind, seed):
+    algo = "simple"
+    if kind == "ordered":
+        dist = S.SemanticDistance.ordered(F)
+    elif kind == "duplicate":
+        dist, algo = S.SemanticDistance.ordered(F), "duplicate"
+        if 2 * (d - 1) + 1 > F:
+            return
+    elif kind == "values":
+        dist = S.SemanticDistance.ordered(np.cumsum(np.random.default_rng(seed).uniform(0.2, 3, F)))
+    else:
+        dist = S.SemanticDistance.from_matrix(random_matrix(min(F, 14), seed))
+    l = min(l, dist.F)
+    ok = S.feasible_values(dist, l, d)
+    codes = np.random.default_rng(seed).integers(0, dist.F, 500).astype(np.int32)
+    if not ok[codes].all():
+        with pytest.raises(ValueError, match="infeasible"):
+            S.semantic_sets(codes, dist, l, d, algorithm=algo, seed=seed)
+        codes = codes[ok[codes]]
+        if codes.size == 0:
+            return
+    m = S.semantic_sets(codes, dist, l, d, algorithm=algo, seed=seed)
+    assert S.is_diverse(m, dist, l, d).all()
+    bits = (m[np.arange(codes.size), codes >> 6] >> (codes & 63).astype(np.uint64)) & np.uint64(1)
+    assert bits.all()                                   # the true value is always in the set
+
+
+def test_tree_sets_diverse_and_exact_q():
+    h = adult_hierarchy("education")
+    dist = S.SemanticDistance.tree(h)
+    for l, d in [(2, 3), (3, 2), (4, 2)]:
+        codes = np.tile(np.arange(16, dtype=np.int32), 200)
+        ok = S.feasible_values(dist, l, d)
+        m = S.semantic_sets(codes[ok[codes]], dist, l, d, seed=3)
+        assert S.is_diverse(m, dist, l, d).all()
+    q, _ = S.selection_matrix(dist, 3, 2, method="exact")
+    np.testing.assert_allclose(q, oracle_q_simple(dist.matrix, 3, 2), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_q_matches_oracle_matrix(seed):
+    dist = S.SemanticDistance.from_matrix(random_matrix(8, seed))
+    q, _ = S.selection_matrix(dist, 3, 2, method="exact")
+    np.testing.assert_allclose(q, oracle_q_simple(dist.matrix, 3, 2), atol=1e-12)
+
+
+def test_thread_and_partition_invariance():
+    dist = S.SemanticDistance.ordered(14)
+    codes = np.random.default_rng(1).integers(0, 14, 50_000).astype(np.int32)
+    key = bytes(range(32))
+    for algo in S.ALGORITHMS:
+        a = S.semantic_sets(codes, dist, 3, 2, algorithm=algo, key=key, n_threads=1)
+        b = S.semantic_sets(codes, dist, 3, 2, algorithm=algo, key=key, n_threads=2)
+        c = np.concatenate([S.semantic_sets(codes[:12345], dist, 3, 2, algorithm=algo, key=key),
+                            S.semantic_sets(codes[12345:], dist, 3, 2, algorithm=algo, key=key,
+                                            row0=12345)])
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(S.semantic_sets(codes, dist, 3, 2, seed=1),
+                              S.semantic_sets(codes, dist, 3, 2, seed=2))
+
+
+def test_large_domain_multiword():
+    dist = S.SemanticDistance.ordered(148)
+    codes = np.random.default_rng(0).integers(0, 148, 5000).astype(np.int32)
+    for algo in S.ALGORITHMS:
+        m = S.semantic_sets(codes, dist, 4, 10, algorithm=algo, seed=0)
+        assert m.shape == (5000, 3)
+        assert S.is_diverse(m, dist, 4, 10).all()
+
+
+# ------------------------------------------- empirical law = computed law
+@pytest.mark.parametrize("algo", S.ALGORITHMS)
+def test_selection_frequencies_chi_square(algo):
+    """10^6 draws in total: dummy frequencies match the exact q (chi-square)."""
+    from scipy import stats
+    dist = S.SemanticDistance.ordered(14)
+    l, d = 3, 2
+    q, info = S.selection_matrix(dist, l, d, algorithm=algo, method="exact")
+    n_per = 1_000_000 // 4
+    for t in (0, 3, 6, 13):
+        m = S.semantic_sets(np.full(n_per, t, np.int32), dist, l, d, algorithm=algo, seed=t)
+        counts = S._unpack(m, 14).sum(axis=0).astype(float)
+        counts[t] = 0
+        support = q[t] > 0
+        assert counts[~support].sum() == 0
+        # each draw places l - 1 dummies; the multinomial over "which value" is
+        # checked on the per-slot frequencies
+        exp = q[t, support] * n_per
+        chi2 = ((counts[support] - exp) ** 2 / exp).sum()
+        # dummies of one record are dependent (without replacement): the chi2
+        # statistic's scale is at most (l - 1); use a conservative threshold
+        dof = support.sum() - 1
+        assert chi2 < (l - 1) * stats.chi2.ppf(1 - 1e-4, dof), (t, chi2, dof)
+
+
+def test_duplicate_window_counts():
+    """Alg. 3: with F >= (l - 1)(2d - 1) + 1 the duplicate sampler's first two
+    steps always see F - k(2d - 1) candidates (exact q rows: the first dummy
+    is uniform over F - (2d - 1) values)."""
+    dist = S.SemanticDistance.ordered(14)
+    q, _ = S.selection_matrix(dist, 2, 3, algorithm="duplicate", method="exact")
+    for t in range(14):
+        row = q[t][q[t] > 0]
+        np.testing.assert_allclose(row, 1 / (14 - 5))
+
+
+def test_montecarlo_close_to_exact():
+    dist = S.SemanticDistance.ordered(10)
+    qe, _ = S.selection_matrix(dist, 3, 2, method="exact")
+    qm, info = S.selection_matrix(dist, 3, 2, method="montecarlo", draws=20000, seed=1)
+    assert info["method"] == "montecarlo"
+    assert np.abs(qe - qm).max() < 0.02
+
+
+# ---------------------------------------------------------------- estimators
+def _small_data(n=3000, seed=0):
+    ds = SD.income(n, seed=seed)
+    return ds
+
+
+def test_estimators_shapes_and_em_nonnegative():
+    ds = _small_data()
+    tab = S.semantic_publish(ds.frame, "income", 3, 2, qids=ds.qids, domain=ds.domain, seed=1)
+    truth = S.report_counts(ds.frame, "income", ds.qids, {**ds.qid_domains(), "income": ds.domain})
+    res = {}
+    for est in S.ESTIMATORS:
+        ct = S.analyze(tab, list(ds.qids), estimator=est)
+        assert ct.counts.shape == truth.shape
+        np.testing.assert_allclose(ct.counts.sum(), len(ds.frame), rtol=1e-6)
+        res[est] = S.mse(truth, ct.counts)
+    assert (S.analyze(tab, ["age", "sex"], estimator="em").counts >= 0).all()
+    assert res["linear"] < res["simple"] and res["em"] < res["simple"]
+
+
+def _bias_run(algo, n_seeds, n=2000):
+    ds = _small_data(n, seed=0)
+    dist = ds.distance
+    l, d = 3, 2
+    q, _ = S.selection_matrix(dist, l, d, algorithm=algo)
+    truth = np.bincount(ds.codes, minlength=14).astype(float)
+    est = {e: [] for e in S.ESTIMATORS}
+    for s in range(n_seeds):
+        m = S.semantic_sets(ds.codes, dist, l, d, algorithm=algo, seed=s)
+        omega = S._unpack(m, 14).sum(axis=0).astype(float)
+        for e in S.ESTIMATORS:
+            est[e].append(S.estimate(omega, e, l=l, q=q))
+    return truth, {e: np.array(v) for e, v in est.items()}
+
+
+@pytest.mark.parametrize("algo", S.ALGORITHMS)
+def test_bias_200_seeds(algo):
+    """Linear estimator with the exact q: unbiased within 4 standard errors in
+    every cell; EM never negative; eq. 20 biased."""
+    truth, est = _bias_run(algo, 200)
+    lin = est["linear"]
+    se = lin.std(axis=0, ddof=1) / math.sqrt(lin.shape[0]) + 1e-9
+    assert (np.abs(lin.mean(axis=0) - truth) < 4 * se + 1e-6).all()
+    assert (est["em"] >= 0).all()
+    assert np.abs(est["simple"].mean(axis=0) - truth).max() > 50
+
+
+# ---------------------------------------------------- paper 000's sampler
+def test_violation_bound_eq11():
+    for F, l, d in [(14, 3, 2), (14, 4, 3), (20, 3, 5), (10, 2, 3)]:
+        dist = S.SemanticDistance.ordered(F)
+        exact = S.violation_probability(dist, l, d)
+        assert exact.min() == pytest.approx(S.violation_bound(F, l, d))
+        assert exact[0] == pytest.approx(S.violation_bound(F, l, d))
+    assert S.database_violation_bound(14, 3, 2, 10) == pytest.approx(
+        1 - (1 - S.violation_bound(14, 3, 2)) ** 10)
+
+
+def test_violation_simulation_matches_exact():
+    dist = S.SemanticDistance.ordered(14)
+    codes = np.random.default_rng(0).integers(0, 14, 100_000)
+    rate = S.simulate_violation(dist, 3, 3, codes, seed=1)
+    exact = S.violation_probability(dist, 3, 3)[codes].mean()
+    assert rate == pytest.approx(exact, abs=0.01)
+    assert rate >= S.violation_bound(14, 3, 3) - 0.01
+
+
+# ---------------------------------------------------------------- data sets
+def test_datasets():
+    inc = SD.income()
+    assert len(inc.frame) == 100_000 and len(inc.domain) == 14
+    # income depends on sex and age
+    tab = pd.crosstab(inc.frame["sex"], inc.frame["income"])
+    assert tab.loc["male", ">25M"] > tab.loc["female", ">25M"]
+    edu = SD.adult_education()
+    assert len(edu.domain) == 16 and edu.distance.kind == "tree"
+    fw = SD.adult_fnlwgt()
+    assert len(fw.domain) == 148 and fw.codes.max() == 147 and fw.codes.min() == 0
+
+
+def test_table7_rows_and_settable_roundtrip(tmp_path):
+    df = pd.DataFrame({"sex": ["F", "M", "F", "M"] * 5, "level": [1, 2, 3, 4, 5] * 4})
+    tab = S.semantic_publish(df, "level", 2, 2, qids=["sex"], domain=[1, 2, 3, 4, 5], seed=3)
+    rows = S.semantic_rows(tab, seed=4)
+    assert len(rows) == 40 and list(rows.columns) == ["sex", "level"]
+    assert rows.groupby("sex").size().to_dict() == {"F": 20, "M": 20}
+    tab.to_parquet(tmp_path / "t.parquet")
+    from anonset import read_parquet
+    back = read_parquet(tmp_path / "t.parquet")
+    assert back.equals(tab)
+    ct = S.analyze(back, ["sex"], estimator="linear")
+    assert ct.counts.shape == (2, 5)
+
+
+# ---------------------------------------------------------------------- CLI
+def _run(argv):
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="command")
+    _cli_semantic.register(sub)
+    args = p.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_roundtrip_and_errors(tmp_path, capsys):
+    ds = _small_data(500)
+    src = tmp_path / "in.csv"
+    ds.frame.to_csv(src, index=False)
+    out = tmp_path / "out.parquet"
+    dom = ",".join(ds.domain)
+    assert _run(["semantic-anonymize", str(src), "-o", str(out), "--sensitive", "income",
+                 "--l", "3", "--d", "2", "--domain", dom, "--rows", str(tmp_path / "rows.csv"),
+                 "--seed", "5"]) == 0
+    assert len(pd.read_csv(tmp_path / "rows.csv")) == 1500
+    assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.csv"),
+                 "--estimator", "linear"]) == 0
+    assert len(pd.read_csv(tmp_path / "x.csv")) == 6 * 2 * 14
+    capsys.readouterr()
+    # infeasible: clean one-line error, nothing written
+    bad = tmp_path / "bad.parquet"
+    assert _run(["semantic-anonymize", str(src), "-o", str(bad), "--sensitive", "income",
+                 "--l", "3", "--d", "7", "--domain", dom]) == 2
+    err = capsys.readouterr().err
+    assert "infeasible" in err and err.count("\n") == 1 and not bad.exists()
+    # never overwrite the input
+    assert _run(["semantic-anonymize", str(src), "-o", str(src), "--sensitive", "income",
+                 "--l", "2", "--d", "1"]) == 2
+    assert "input" in capsys.readouterr().err
+    assert len(pd.read_csv(src)) == 500
+    assert _run(["semantic-anonymize", str(src), "-o", str(bad), "--sensitive", "nope",
+                 "--l", "2", "--d", "1"]) == 2
+    assert "nope" in capsys.readouterr().err
