@@ -248,7 +248,8 @@ int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
     }
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) default(none) \
-        shared(spec, key, n, row0, attr, codes, out, nchunks, first, fcand, fcnt) reduction(|:bad, stuck)
+        shared(spec, key, n, row0, attr, codes, out, nchunks, first, fcand, fcnt) \
+        reduction(|:bad, stuck) if (nchunks > 1)
 #endif
     for (int64_t ch = 0; ch < nchunks; ch++) {
         uint32_t blk[64];
