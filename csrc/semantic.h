@@ -26,10 +26,10 @@
  * outside the excluded positions; when there are none (F too small for the
  * windows), from the accepted candidates of the simple algorithm.
  *
- * Randomness: record `row` draws 16-bit words from block (counter row >> 2,
- * stream 0x40000000 | (attr << 2) | (row & 3), sub 0) - four records share one
- * vectorized block4 call - then from blocks (counter row, stream 0x60000000 |
- * attr, sub 1, 2, ...).  The output is a pure function of (key, row, attr):
+ * Randomness: record `row` draws 16-bit words from words 4 * (row & 3) ..
+ * 4 * (row & 3) + 3 of block (counter row >> 4, stream 0x40000000 | (attr << 2)
+ * | ((row >> 2) & 3), sub 0) - sixteen records share one vectorized block4
+ * call - then from blocks (counter row, stream 0x60000000 | attr, sub 1, 2, ...).  The output is a pure function of (key, row, attr):
  * identical for any number of threads and any partitioning. */
 #ifndef ANONSET_SEMANTIC_H
 #define ANONSET_SEMANTIC_H
