@@ -1,0 +1,102 @@
+/* Kernels of paper 003 (Wang et al., t-closeness for multiple sensitive
+ * attributes): the two hot loops of the cluster-, PCA- and microaggregation-
+ * based algorithms.
+ *
+ * 1. anonset_msa_generate_ecs: GenerateEquivalenceClasses (Pseudocode 1).
+ *    Records are grouped into clusters (by SA similarity).  Each round takes a
+ *    seed record r and, from every cluster, the alive record nearest to r by
+ *    the QI distance of eq. 2, plus one more from every cluster still larger
+ *    than the smallest one.  Seeds come either from a caller-given order (the
+ *    paper's "random record of the smallest cluster") or, for the
+ *    microaggregation contrast (Soria-Comas et al. 2015), are the alive record
+ *    farthest from the centroid of the alive records (MDAV).
+ *
+ * 2. anonset_msa_ensure_t: EnsureTCloseness (Pseudocode 2).  Classes are
+ *    visited in id order; while a class's largest EMD over the sensitive
+ *    attributes (Def. 4) exceeds t it absorbs the alive class whose centroid
+ *    (the LCA of each QI; a range for numeric QIs) is nearest by eq. 2.
+ *
+ * QI distance (eq. 2), squared: sum over QIs of
+ *   numeric QI (kind 0):  ((a - b) * scale)^2 with ranks a, b and
+ *                         scale = 1 / (m - 1) (distNum);
+ *   table QI   (kind 1):  tab[off + a * dom + b] (distCat^2, from the caller).
+ *
+ * Plain C ABI, caller-owned buffers, anonset_status codes.  Every result is a
+ * pure function of the inputs: parallel loops split fixed work (one cluster
+ * per iteration, or fixed chunks with a lexicographic (distance, id)
+ * reduction), so results are identical for any number of threads.
+ */
+#ifndef ANONSET_MSA_H
+#define ANONSET_MSA_H
+
+#include <stdint.h>
+
+#include "anonset_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* seed_mode */
+#define ANONSET_MSA_SEED_ORDER 0     /* seeds: seed_order, in order */
+#define ANONSET_MSA_SEED_FARTHEST 1  /* seeds: farthest from the alive centroid */
+
+/* xu: n_tuples x n_qi codes (row-major) of the distinct QI tuples; tid[i]:
+ * the tuple of record i.  kind/scale/dom/tab_off: per QI.
+ * Clusters: records members[cl_start[c] .. cl_start[c+1]) for c < n_clusters,
+ * records with the same tuple contiguous within a cluster (the last of them
+ * is taken first).
+ * seed_order: for ANONSET_MSA_SEED_ORDER, the records of the smallest cluster
+ * (the first smallest) in the order they become seeds.
+ * ec_out[i]: equivalence class of record i (0 .. *n_ec_out - 1); records that
+ * remain after the smallest cluster is exhausted (only possible when the
+ * cluster sizes differ by more than a factor of two) join the class of the
+ * seed nearest to them. */
+int anonset_msa_generate_ecs(int64_t n, int32_t n_qi, const int32_t *xu,
+                             int64_t n_tuples, const int64_t *tid, const int32_t *kind, const double *scale,
+                             const int32_t *dom, const int64_t *tab_off,
+                             const double *tab, int32_t n_clusters,
+                             const int64_t *cl_start, const int64_t *members,
+                             int32_t seed_mode, const int64_t *seed_order,
+                             int64_t n_seed_order, int n_threads,
+                             int64_t *ec_out, int64_t *n_ec_out);
+
+/* Classes 0 .. n_classes-1.
+ * counts: n_classes x d_total (int64, modified: merged rows are summed);
+ *   sensitive attribute s owns columns [d_off[s], d_off[s] + d[s]).
+ * q: d_total, each attribute's block sums to 1.
+ * Tree of attribute s: nodes [node_off[s], node_off[s] + n_nodes[s]) of
+ *   parent (local ids, leaves first, parent > child, root last) and weight.
+ * Centroids: lo, hi: n_classes x n_qi (int32, modified).  Numeric QI (kind 0):
+ *   rank range [lo, hi]; distance: span of the union of the ranges.
+ *   Node QI (kind 1): lo is a hierarchy node id; lca_tab[tab_off + a*dom + b]
+ *   is the LCA node of nodes a and b, tab[...] the squared distance
+ *   (LCA level / height)^2, also for a == b.
+ * t: a class violates when its largest EMD exceeds t.
+ * into: output, the class each class ends up in (itself when alive).
+ * n_merges: output. */
+int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
+                         const int64_t *d_off, int64_t d_total, int64_t *counts,
+                         const double *q, const int64_t *n_nodes,
+                         const int64_t *node_off, const int64_t *parent,
+                         const double *weight, int32_t n_qi, const int32_t *kind,
+                         const double *scale, const int32_t *dom,
+                         const int64_t *tab_off, const double *tab,
+                         const int32_t *lca_tab, int32_t *lo, int32_t *hi,
+                         double t, int n_threads, int64_t *into,
+                         int64_t *n_merges);
+
+/* EMD of every class row against q, max over the sensitive attributes
+ * (Def. 4).  out: n_classes.  Same arithmetic as anonset_msa_ensure_t. */
+int anonset_msa_class_emd(int64_t n_classes, int32_t n_sa, const int64_t *d,
+                          const int64_t *d_off, int64_t d_total,
+                          const int64_t *counts, const double *q,
+                          const int64_t *n_nodes, const int64_t *node_off,
+                          const int64_t *parent, const double *weight,
+                          double *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
