@@ -229,7 +229,10 @@ def check_feasible(distance: SemanticDistance, l: int, d: float, codes=None, lab
     """Raise ValueError naming the values (among ``codes``, default: all) that
     cannot receive l values pairwise at least d apart."""
     ok = feasible_values(distance, l, d)
-    present = np.unique(np.asarray(codes)) if codes is not None else np.arange(distance.F)
+    # bincount, not np.unique: no sort of the whole column (10^7 rows: ~10 ms, not ~1 s)
+    present = (np.flatnonzero(np.bincount(np.asarray(codes, dtype=np.int64).ravel(),
+                                          minlength=distance.F))
+               if codes is not None else np.arange(distance.F))
     bad = [int(v) for v in present if not ok[v]]
     if bad:
         names = [str(labels[v]) if labels is not None else str(v) for v in bad[:5]]
@@ -267,7 +270,7 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     if codes.ndim != 1:
         raise ValueError("codes must be one-dimensional")
-    if codes.size and (codes.min() < 0 or codes.max() >= distance.F):
+    if codes.size and not (0 <= codes.min() and codes.max() < distance.F):
         raise ValueError(f"codes must lie in [0, {distance.F})")
     args = _kernel_args(distance, l, d, algorithm)
     check_feasible(distance, l, d, codes)
