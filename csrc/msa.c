@@ -570,67 +570,51 @@ int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
         if (lo[i] < 0 || (kind[j] != 0 && lo[i] >= dom[j]) || (kind[j] == 0 && hi[i] < lo[i]))
             return ANONSET_ERR_VALUE;
     }
-    const int nt = anonset_threads(n_threads);
-    (void)nt;
+    (void)n_threads;
     double *extra = malloc((size_t)mx * sizeof(double));
-    int64_t *alive = malloc((size_t)n_classes * sizeof(int64_t));
-    int64_t *apos = malloc((size_t)n_classes * sizeof(int64_t));
-    int64_t *csize = malloc((size_t)n_classes * sizeof(int64_t));
-    if (!extra || !alive || !apos || !csize) {
+    /* alive classes as a doubly linked list in id order; node n_classes is
+     * the head sentinel */
+    int64_t *nxt = malloc((size_t)(n_classes + 1) * sizeof(int64_t));
+    int64_t *prv = malloc((size_t)(n_classes + 1) * sizeof(int64_t));
+    char *dead = calloc((size_t)n_classes, 1);
+    if (!extra || !nxt || !prv || !dead) {
         free(extra);
-        free(alive);
-        free(apos);
-        free(csize);
+        free(nxt);
+        free(prv);
+        free(dead);
         return ANONSET_ERR_NOMEM;
     }
-    for (int64_t c = 0; c < n_classes; ++c) {
-        int64_t z = 0;
-        for (int64_t i = 0; i < d[0]; ++i)
-            z += counts[c * d_total + d_off[0] + i];
-        csize[c] = z;
+    for (int64_t c = 0; c <= n_classes; ++c) {
+        nxt[c] = c == n_classes ? 0 : c + 1;
+        prv[c] = c == 0 ? n_classes : c - 1;
     }
-    for (int64_t c = 0; c < n_classes; ++c) {
-        alive[c] = c;
-        apos[c] = c;
+    prv[n_classes] = n_classes - 1;
+    for (int64_t c = 0; c < n_classes; ++c)
         into[c] = c;
-    }
     int64_t n_alive = n_classes, merges = 0;
     for (int64_t c = 0; c < n_classes; ++c) {
-        if (apos[c] < 0)
+        if (dead[c])
             continue;
         while (n_alive > 1 && class_max_emd(&s, counts + c * d_total, extra) > t) {
-            /* nearest centroid; ties go to the smaller class, then the
-             * smaller id.  Serial below 65,536 alive classes: with the two
-             * cores shared, a parallel region per merge cost more than the
-             * scan (Adult, k = 2: 22,611 classes, 20 s vs 2 s). */
+            /* Nearest centroid, ties to the smaller id.  Alive classes are
+             * scanned in id order and the scan stops at the first class at
+             * the lower bound dist(c, c) (no merge can make c less general),
+             * which keeps the (distance, id) minimum exact.  Serial: on
+             * Adult, k = 2 (22,611 classes, 22,610 merges) the stop cut
+             * Pseudocode 2 from 7.5 s to well under a second, more than
+             * threads could. */
+            const double lb = centroid_sqd(&qs, lo, hi, c, c);
             double bd = DBL_MAX;
-            int64_t bs = INT64_MAX, bi = INT64_MAX;
-            const int64_t na = n_alive;
-            #pragma omp parallel num_threads(nt) if(na > 65536) default(none) \
-                shared(bd, bs, bi, alive, qs, lo, hi, csize) firstprivate(na, c)
-            {
-                double lbd = DBL_MAX;
-                int64_t lbs = INT64_MAX, lbi = INT64_MAX;
-                #pragma omp for schedule(static)
-                for (int64_t p = 0; p < na; ++p) {
-                    const int64_t o = alive[p];
-                    if (o == c)
-                        continue;
-                    const double dd = centroid_sqd(&qs, lo, hi, c, o);
-                    if (dd < lbd || (dd == lbd && (csize[o] < lbs
-                                                   || (csize[o] == lbs && o < lbi)))) {
-                        lbd = dd;
-                        lbs = csize[o];
-                        lbi = o;
-                    }
-                }
-                #pragma omp critical
-                {
-                    if (lbd < bd || (lbd == bd && (lbs < bs || (lbs == bs && lbi < bi)))) {
-                        bd = lbd;
-                        bs = lbs;
-                        bi = lbi;
-                    }
+            int64_t bi = -1;
+            for (int64_t o = nxt[n_classes]; o != n_classes; o = nxt[o]) {
+                if (o == c)
+                    continue;
+                const double dd = centroid_sqd(&qs, lo, hi, c, o);
+                if (dd < bd) {
+                    bd = dd;
+                    bi = o;
+                    if (dd <= lb)
+                        break;
                 }
             }
             const int64_t o = bi;
@@ -650,12 +634,9 @@ int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
                 }
             }
             into[o] = c;
-            csize[c] += csize[o];
-            const int64_t idx = apos[o];
-            const int64_t last = alive[n_alive - 1];
-            alive[idx] = last;
-            apos[last] = idx;
-            apos[o] = -1;
+            nxt[prv[o]] = nxt[o];
+            prv[nxt[o]] = prv[o];
+            dead[o] = 1;
             n_alive -= 1;
             merges += 1;
         }
@@ -669,8 +650,8 @@ int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
     }
     *n_merges = merges;
     free(extra);
-    free(alive);
-    free(apos);
-    free(csize);
+    free(nxt);
+    free(prv);
+    free(dead);
     return ANONSET_OK;
 }

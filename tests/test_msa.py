@@ -1,0 +1,431 @@
+"""Paper 003: distances, equi-sized FCM, Pseudocodes 1-2, the three
+algorithms, output, CLI.  Privacy of every output is checked with
+anonset.checks (k-anonymity, t-closeness per SA = Def. 4)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonset import _msa
+from anonset.checks import check_partition
+from anonset.datasets import adult_hierarchy, load_adult
+from anonset.emd import emd_batch
+from anonset.hierarchy import Hierarchy
+from anonset.msa import (ALGORITHMS, MSAProblem, adjusted_k, anonymize_msa, dist_cat,
+                         dist_num, equisized_fcm, split_sizes)
+
+H_JOB = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "cd", "*"], ["d", "cd", "*"]])
+H_CITY = Hierarchy([["x", "X", "*"], ["y", "X", "*"], ["z", "Z", "*"]])
+
+
+def _small(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(18, 80, n),
+        "city": rng.choice(list("xyz"), n),
+        "sex": rng.choice(list("MF"), n),
+        "job": rng.choice(list("abcd"), n),
+        "edu": rng.integers(1, 6, n),
+    })
+
+
+def _check(res, df, sa, ground, hierarchies):
+    g = res.generalized()
+    rep = check_partition(g, g["ec"].to_numpy(), sa, ground=ground, hierarchies=hierarchies)
+    return rep
+
+
+# ------------------------------------------------------------------ distances
+def test_dist_num_and_cat():
+    assert dist_num(0, 3, 4) == 1.0
+    assert dist_num(1, 2, 5) == 0.25
+    assert dist_num(0, 0, 1) == 0.0
+    assert dist_cat(0, 1, H_JOB) == 0.5          # LCA 'ab' at level 1 of 2
+    assert dist_cat(0, 2, H_JOB) == 1.0          # LCA root
+    assert dist_cat(3, 3, H_JOB) == 0.0
+
+
+def test_eq2_eq3_by_hand():
+    df = pd.DataFrame({"age": [20, 30, 40], "city": ["x", "y", "z"],
+                       "job": ["a", "b", "c"], "edu": [1, 2, 3]})
+    p = MSAProblem(df, ["age", "city"], ["job", "edu"],
+                   hierarchies={"city": H_CITY, "job": H_JOB})
+    # eq. 2: ages 20 vs 40 are ranks 0, 2 of 3 -> 1; x vs z: LCA root -> 1
+    assert p.dist_qi(0, 2) == pytest.approx(np.sqrt(2.0))
+    assert p.dist_qi(0, 1) == pytest.approx(np.sqrt(0.5 ** 2 + 0.5 ** 2))
+    # eq. 3: a vs b LCA level 1 of 2 -> 0.5; edu 1 vs 2 -> 0.5
+    assert p.dist_sa(0, 1) == pytest.approx(np.sqrt(0.5))
+    assert p.dist_sa(0, 0) == 0.0
+
+
+@given(st.integers(0, 10 ** 6))
+@settings(max_examples=15)
+def test_sa_embedding_reproduces_eq3(seed):
+    df = _small(25, seed)
+    p = MSAProblem(df, ["age"], ["job", "edu", "city"],
+                   hierarchies={"job": H_JOB, "city": H_CITY})
+    Z = p.sa_embedding()
+    i, j = np.triu_indices(len(df), 1)
+    emb = np.sqrt(((Z[i] - Z[j]) ** 2).sum(1))
+    np.testing.assert_allclose(emb, p.dist_sa(i, j), atol=1e-12)
+
+
+# ------------------------------------------------------------------ group sizes
+def test_adjusted_k_and_split_sizes():
+    assert adjusted_k(45222, 2) == 2
+    assert adjusted_k(10, 4) == 5                 # 10 mod 4 = 2 >= floor(10/4) = 2
+    assert adjusted_k(11, 3) == 3
+    with pytest.raises(ValueError, match="fewer than k"):
+        adjusted_k(3, 5)
+    s = split_sizes(23, 5)
+    assert s.sum() == 23 and s.max() - s.min() <= 1
+    assert list(s) == [4, 5, 5, 5, 4]             # extras to the central groups
+    assert list(split_sizes(7, 3, "first")) == [3, 2, 2]
+
+
+@given(st.integers(2, 120), st.integers(1, 12), st.integers(0, 10 ** 6))
+@settings(max_examples=30)
+def test_fcm_sizes_differ_by_at_most_one(n, k, seed):
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    Z = rng.integers(0, 4, size=(n, 2)).astype(float)   # many duplicates
+    lab = equisized_fcm(Z, k, rng=seed)
+    sizes = np.bincount(lab, minlength=k)
+    assert sizes.sum() == n
+    assert set(sizes) <= {n // k, -(-n // k)}            # floor(n/k) or ceil(n/k)
+
+
+def test_fcm_recovers_separated_groups():
+    rng = np.random.default_rng(3)
+    centers = np.array([[0, 0], [10, 0], [0, 10]])
+    Z = np.vstack([c + 0.1 * rng.standard_normal((30, 2)) for c in centers])
+    lab = equisized_fcm(Z, 3, rng=1)
+    for g in range(3):
+        assert len(set(lab[g * 30:(g + 1) * 30])) == 1
+    assert len(set(lab)) == 3
+
+
+# ------------------------------------------------------------------ Pseudocode 1
+def test_generate_takes_one_record_per_cluster():
+    df = _small(37, 4)
+    p = MSAProblem(df, ["age", "city", "sex"], ["job", "edu"],
+                   hierarchies={"city": H_CITY, "job": H_JOB})
+    groups, mode, kk = p.clusters("pca", 4, seed=1)
+    cls, n_ec = p.generate(groups, mode, seed=2)
+    assert n_ec == min(len(g) for g in groups)
+    assert cls.min() == 0 and cls.max() == n_ec - 1
+    for g in groups:                      # every class has 1 or 2 records of every group
+        c = np.bincount(cls[g], minlength=n_ec)
+        assert c.min() >= 1 and c.max() <= 2
+    cls2, _ = p.generate(groups, mode, seed=2)
+    np.testing.assert_array_equal(cls, cls2)
+
+
+def test_generate_picks_qi_nearest():
+    # two clusters; seeds from the first; the nearest in QI space is taken
+    df = pd.DataFrame({"age": [10, 50, 11, 49], "s": [0, 0, 1, 1]})
+    p = MSAProblem(df, ["age"], ["s"])
+    cls, n_ec = p.generate([np.array([0, 1]), np.array([2, 3])], 0, seed=0)
+    assert n_ec == 2 and cls[0] == cls[2] and cls[1] == cls[3]
+
+
+# ------------------------------------------------------------------ Pseudocode 2
+def _ensure_oracle(p, counts, lo, hi, t):
+    counts, lo, hi = counts.copy(), lo.copy(), hi.copy()
+    n = counts.shape[0]
+    into = list(range(n))
+    alive = [True] * n
+    size = counts[:, p._d_off[0]:p._d_off[0] + p._d[0]].sum(1)
+
+    def emd(c):
+        return max(emd_batch(counts[c:c + 1, o:o + d], p._q[o:o + d], s.ground)[0]
+                   for s, o, d in zip(p.sas, p._d_off, p._d))
+
+    def dist(a, b):
+        acc = 0.0
+        for j, q in enumerate(p.qis):
+            if q.numeric:
+                acc += ((max(hi[a, j], hi[b, j]) - min(lo[a, j], lo[b, j])) * q.scale) ** 2
+            else:
+                acc += q.sqd[lo[a, j], lo[b, j]]
+        return acc
+
+    merges = 0
+    for c in range(n):
+        if not alive[c]:
+            continue
+        while sum(alive) > 1 and emd(c) > t:
+            o = min((o for o in range(n) if alive[o] and o != c),
+                    key=lambda o: (dist(c, o), o))
+            counts[c] += counts[o]
+            size[c] += size[o]
+            for j, q in enumerate(p.qis):
+                if q.numeric:
+                    lo[c, j], hi[c, j] = min(lo[c, j], lo[o, j]), max(hi[c, j], hi[o, j])
+                else:
+                    lo[c, j] = q.lca[lo[c, j], lo[o, j]]
+            alive[o] = False
+            into[o] = c
+            merges += 1
+    for c in range(n):
+        r = c
+        while into[r] != r:
+            r = into[r]
+        into[c] = r
+    return np.array(into), merges, lo
+
+
+@given(st.integers(0, 10 ** 6), st.sampled_from([0.05, 0.2, 0.4]))
+@settings(max_examples=20)
+def test_ensure_matches_python_oracle(seed, t):
+    df = _small(30, seed)
+    p = MSAProblem(df, ["age", "city", "sex"], ["job", "edu"],
+                   hierarchies={"city": H_CITY, "job": H_JOB})
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(30) % 10)
+    counts, lo, hi = p.class_state(cls, 10)
+    want_into, want_merges, want_lo = _ensure_oracle(p, counts, lo, hi, t)
+    into, merges = p.ensure(counts, lo, hi, t + 1e-12)
+    np.testing.assert_array_equal(into, want_into)
+    assert merges == want_merges
+    alive = into == np.arange(10)
+    np.testing.assert_array_equal(lo[alive], want_lo[alive])
+    assert (p.class_emd(counts[alive]) <= t + 1e-12).all()
+
+
+def test_class_emd_equals_checker():
+    df = _small(50, 9)
+    p = MSAProblem(df, ["age"], ["job", "edu"], hierarchies={"job": H_JOB})
+    cls = np.arange(50) % 7
+    counts, _, _ = p.class_state(cls, 7)
+    rep = check_partition(df, cls, ["job", "edu"], ground={"job": "hierarchical",
+                                                           "edu": "ordered"},
+                          hierarchies={"job": H_JOB})
+    mine = p.class_emd(counts)
+    theirs = np.maximum(rep.per_class["emd[job]"], rep.per_class["emd[edu]"]).to_numpy()
+    np.testing.assert_array_equal(mine, theirs)          # bit for bit
+
+
+# ------------------------------------------------------------------ end to end
+_GROUND = {"job": "hierarchical", "edu": "ordered"}
+_HIER = {"city": H_CITY, "job": H_JOB}
+
+
+@given(n=st.integers(4, 70), k=st.integers(1, 8), t=st.sampled_from([0.05, 0.15, 0.3, 0.6]),
+       alg=st.sampled_from(ALGORITHMS), seed=st.integers(0, 10 ** 6),
+       qi=st.sampled_from([["age"], ["city"], ["age", "city", "sex"], ["sex", "city"]]))
+@settings(max_examples=60)
+def test_every_output_is_k_anonymous_and_t_close(n, k, t, alg, seed, qi):
+    k = min(k, n)
+    df = _small(n, seed)
+    r = anonymize_msa(df, qi, ["job", "edu"], k, t, algorithm=alg, hierarchies=_HIER,
+                      seed=seed)
+    rep = _check(r, df, ["job", "edu"], _GROUND, {"job": H_JOB})
+    assert rep.k >= k
+    assert rep.t <= t
+    assert r.k_achieved == rep.k and r.t_achieved == pytest.approx(rep.t, abs=0)
+    # generalization covers every original value, and is constant per class
+    g = r.generalized()
+    orig = df.iloc[np.argsort(r.classes, kind="stable")].reset_index(drop=True)
+    assert (g.groupby("ec")[qi].nunique() == 1).all().all()
+    for c in qi:
+        if c == "age":
+            lo_hi = g[c].str.strip("[]").str.split(", ", expand=True).astype(float)
+            assert ((lo_hi[0] <= orig[c]) & (orig[c] <= lo_hi[1])).all()
+        else:
+            h = H_CITY if c == "city" else Hierarchy.flat(sorted(df[c].unique()))
+            for v, node in zip(orig[c], g[c]):
+                assert node in h.paths[h.leaves.index(v)]
+    pd.testing.assert_series_equal(g["job"], orig["job"], check_names=False)
+
+
+def test_sizes_of_the_initial_classes():
+    df = _small(60, 2)
+    for alg in ALGORITHMS:
+        r = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 1.0, algorithm=alg,
+                          hierarchies=_HIER, seed=0)
+        assert r.n_merges == 0                       # t = 1 never merges
+        assert r.k_achieved >= 4 and r.sizes.max() <= 2 * r.k_used
+        assert max(r.cluster_sizes) - min(r.cluster_sizes) <= 1
+
+
+def test_microagg_k_from_the_bound():
+    df = _small(100, 5)
+    r = anonymize_msa(df, ["age"], ["edu"], 2, 0.1, algorithm="microagg", seed=0)
+    # Soria-Comas et al.: k >= n / (2 (n - 1) t + 1) = 100 / 20.8 -> 5
+    assert r.k_used == 5
+    assert r.t_achieved <= 0.1
+
+
+def test_thread_count_and_seed_do_not_change_the_result():
+    df = _small(300, 11)
+    for alg in ALGORITHMS:
+        a = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 3, 0.2, algorithm=alg,
+                          hierarchies=_HIER, seed=7, n_threads=1)
+        b = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 3, 0.2, algorithm=alg,
+                          hierarchies=_HIER, seed=7, n_threads=2)
+        np.testing.assert_array_equal(a.classes, b.classes)
+
+
+def test_information_loss_by_hand():
+    df = pd.DataFrame({"age": [20, 30, 40, 50], "city": ["x", "y", "x", "z"],
+                       "job": ["a", "c", "a", "c"]})
+    p = MSAProblem(df, ["age", "city"], ["job"], hierarchies={"city": H_CITY, "job": H_JOB})
+    counts, lo, hi = p.class_state(np.array([0, 0, 1, 1]), 2)
+    from anonset.msa import MSAResult
+    r = MSAResult(p, "pca", 2, 1.0, 2, np.array([0, 0, 1, 1]), counts, lo, hi, 0, 2, [2, 2])
+    # class 0: ages [20, 30] -> 10/30, cities x, y -> 'X' (2 leaves) -> 1/2
+    # class 1: ages [40, 50] -> 10/30, cities x, z -> '*' -> 2/2
+    assert r.information_loss() == pytest.approx((1 / 3 + 0.5 + 1 / 3 + 1.0) / 2)
+    g = r.generalized()
+    assert list(g["age"]) == ["[20, 30]", "[20, 30]", "[40, 50]", "[40, 50]"]
+    assert list(g["city"]) == ["X", "X", "*", "*"]
+
+
+def test_adult_sample_all_algorithms():
+    df = load_adult().sample(3000, random_state=0).reset_index(drop=True)
+    qi = ["age", "workclass", "marital-status", "race", "sex", "native-country",
+          "salary-class"]
+    sa = ["occupation", "education-num"]
+    hier = {c: adult_hierarchy(c) for c in qi[1:] + ["occupation"]}
+    p = MSAProblem(df, qi, sa, hierarchies=hier)
+    for alg in ALGORITHMS:
+        r = p.run(alg, 5, 0.3, seed=1)
+        g = r.generalized()
+        rep = check_partition(g, g["ec"].to_numpy(), sa,
+                              ground={"occupation": "hierarchical", "education-num": "ordered"},
+                              hierarchies={"occupation": hier["occupation"]})
+        assert rep.k >= 5 and rep.t <= 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alg", ALGORITHMS)
+def test_adult_grid(alg):
+    df = load_adult()
+    qi = ["age", "workclass", "marital-status", "race", "sex", "native-country",
+          "salary-class"]
+    sa = ["occupation", "education-num"]
+    hier = {c: adult_hierarchy(c) for c in qi[1:] + ["occupation"]}
+    p = MSAProblem(df, qi, sa, hierarchies=hier)
+    for k in (2, 5, 10, 15, 20):
+        for t in (0.1, 0.2, 0.3, 0.4, 0.5):
+            r = p.run(alg, k, t, seed=1)
+            g = r.generalized()
+            rep = check_partition(g, g["ec"].to_numpy(), sa,
+                                  ground={"occupation": "hierarchical",
+                                          "education-num": "ordered"},
+                                  hierarchies={"occupation": hier["occupation"]})
+            assert rep.k >= k and rep.t <= t
+
+
+# ------------------------------------------------------------------ errors
+def test_errors_name_the_problem():
+    df = _small(10)
+    with pytest.raises(ValueError, match="fewer than k"):
+        anonymize_msa(df, ["age"], ["job"], 11, 0.2)
+    with pytest.raises(ValueError, match="algorithm"):
+        anonymize_msa(df, ["age"], ["job"], 2, 0.2, algorithm="nope")
+    with pytest.raises(ValueError, match="'nope'"):
+        anonymize_msa(df, ["nope"], ["job"], 2, 0.2)
+    with pytest.raises(ValueError, match="both"):
+        anonymize_msa(df, ["job"], ["job"], 2, 0.2)
+    with pytest.raises(ValueError, match="t must"):
+        anonymize_msa(df, ["age"], ["job"], 2, 1.5)
+    with pytest.raises(ValueError, match="not leaves"):
+        anonymize_msa(df, ["age"], ["job"], 2, 0.2, hierarchies={"job": H_CITY})
+    bad = df.copy()
+    bad.loc[3, "age"] = np.nan
+    with pytest.raises(ValueError, match="missing"):
+        anonymize_msa(bad, ["age"], ["job"], 2, 0.2)
+
+
+# ------------------------------------------------------------------ output and CLI
+def _parser():
+    from anonset import _cli_msa
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="command")
+    _cli_msa.register(sub)
+    return ap
+
+
+def _hier_file(tmp_path, h, name):
+    p = tmp_path / f"{name}.csv"
+    p.write_text(h.to_csv())
+    return str(p)
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_cli_writes_table(tmp_path, ext, capsys):
+    df = _small(40, 1)
+    inp = tmp_path / "in.csv"
+    df.to_csv(inp, index=False)
+    out = tmp_path / f"out{ext}"
+    rep = tmp_path / "rep.json"
+    args = _parser().parse_args([
+        "msa-anonymize", str(inp), "-o", str(out), "--k", "3", "--t", "0.3",
+        "--qi", "age,city", "--sa", "job", "--sa", "edu", "--algorithm", "cluster",
+        "--hierarchy", f"city={_hier_file(tmp_path, H_CITY, 'city')}",
+        "--hierarchy", f"job={_hier_file(tmp_path, H_JOB, 'job')}", "--seed", "3",
+        "--keep", "sex", "--report", str(rep)])
+    assert args.func(args) == 0
+    g = pd.read_parquet(out) if ext == ".parquet" else pd.read_csv(out)
+    assert list(g.columns) == ["ec", "age", "city", "job", "edu", "sex"]
+    r = check_partition(g, g["ec"].to_numpy(), ["job", "edu"], ground=_GROUND,
+                        hierarchies={"job": H_JOB})
+    assert r.k >= 3 and r.t <= 0.3
+    assert json.loads(rep.read_text())["k_achieved"] == r.k
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_clean_errors(tmp_path, capsys):
+    df = _small(20, 1)
+    inp = tmp_path / "in.csv"
+    df.to_csv(inp, index=False)
+    before = inp.read_bytes()
+    ap = _parser()
+    cases = [
+        ["--qi", "age", "--sa", "nope"],                    # unknown column
+        ["--qi", "age", "--sa", "job", "--ground", "job=weird"],
+        ["--qi", "age", "--sa", "job", "--hierarchy", "job=/no/such/file.csv"],
+    ]
+    for extra in cases:
+        args = ap.parse_args(["msa-anonymize", str(inp), "-o", str(tmp_path / "o.csv"),
+                              "--k", "2", "--t", "0.3"] + extra)
+        assert args.func(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("anonset msa-anonymize: error:") and "\n" not in err
+    # the input is never overwritten
+    args = ap.parse_args(["msa-anonymize", str(inp), "-o", str(inp), "--k", "2",
+                          "--t", "0.3", "--qi", "age", "--sa", "job"])
+    assert args.func(args) == 2
+    assert inp.read_bytes() == before
+    assert not (tmp_path / "o.csv").exists()
+    with pytest.raises(SystemExit):
+        ap.parse_args(["msa-anonymize", str(inp), "-o", "x.csv", "--k", "2", "--t", "2",
+                       "--qi", "age", "--sa", "job"])
+
+
+def test_write_is_atomic_and_protects_input(tmp_path):
+    df = _small(20, 2)
+    r = anonymize_msa(df, ["age"], ["job"], 2, 0.5, seed=0)
+    p = r.write(tmp_path / "a.parquet")
+    assert len(pd.read_parquet(p)) == 20
+    src = tmp_path / "src.csv"
+    df.to_csv(src, index=False)
+    with pytest.raises(ValueError, match="input"):
+        r.write(src, protect=(src,))
+
+
+def test_kernel_rejects_bad_input():
+    x = np.zeros((2, 1), np.int32)
+    with pytest.raises(ValueError, match="generate_ecs"):
+        _msa.generate_ecs(x, np.array([0, 5], np.int64), np.zeros(1, np.int32), np.zeros(1),
+                          np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(0),
+                          np.array([0, 2], np.int64), np.array([0, 1], np.int64), 0,
+                          np.array([0], np.int64), 1)
