@@ -33,6 +33,11 @@ void anonset_block(const anonset_key *k, uint64_t counter, uint32_t stream,
 void anonset_block4(const anonset_key *k, uint64_t counter, uint32_t stream0,
                     uint32_t sub, uint32_t out[64]);
 
+/* Eight blocks for counters counter0..counter0+7 (same stream and sub),
+ * written to out[0..127]; equal to eight calls of anonset_block. */
+void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                    uint32_t sub, uint32_t out[128]);
+
 /* Philox4x64-10 on one 256-bit counter and 128-bit key, as a building block
  * (exposed for known-answer tests). */
 void anonset_philox4x64(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]);
