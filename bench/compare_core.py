@@ -246,37 +246,22 @@ def bench_dense(T, repeat, log):
 # re-measured by this script; the prototypes are not in the repository).
 PROFILE_NOTES = """## Where the time goes (profiled separately, 2026-11-26, same machine, under load)
 
-**Publishing.** `perf record` of `sample_sets` on 300,000 census-shaped rows, 1 thread:
-ChaCha20 run: 41 % in `chacha20_block4`, 29 % in the per-cell sampling
-(`anonset_sample_sets`, i.e. `floyd`/`bounded`), the rest outside the kernel.
-Philox run: 44 % per-cell sampling, 14 % `anonset_philox4x64`.
-
-* The generator.  The sampler calls `chacha20_block4` 5 times per row (68
-  attributes in groups of 16 lanes; the fifth call computes 4 blocks for 4
-  cells).  Written as loops over `x[16][4]`, GCC 12 -O3 turns it into mixed
-  scalar/SSE code: 480-520 ns per 4 blocks, slower than 4 scalar
-  `chacha20_block` calls (420-430 ns).  The same function written with vector
-  extensions (`typedef uint32_t v4u __attribute__((vector_size(16)))`, SSE2
-  only, no -march) takes 176 ns per 4 blocks and gives bit-identical output;
-  an 8-way AVX2 version takes 25 ns per block (needs runtime dispatch).  In a C
-  harness running the real `anonset_sample_sets` on 500,000 rows x 68, the
-  vector-extension block alone takes one thread from 9.2 to 4.4 us per row
-  (same output hash).
-* The per-cell sampling costs about 26 ns per cell (Philox run, where the
-  generator is cheap): `perf annotate` puts the samples on the data-dependent
-  branches of `floyd` (`bit set ? m : t`, the skip mapping), i.e. branch
-  misses, and each row writes 8 bytes into 68 separate output columns (68
-  pages per row).  Proposals: a branchless Floyd for d <= 64 (the one-word
-  mask makes `v = t ^ ((t ^ m) & -bit)` possible); draw all of a cell's Floyd
-  indices from one 32-bit word by batched bounded integers (Brackett-Rozinsky
-  & Lemire 2024, unbiased with rejection; here 18*17*16*15 < 2^17), cutting
-  the keystream from 20 to 4.25 ChaCha20 blocks per row; process a chunk of
-  rows attribute by attribute so that branches on d_j/eta_j are
-  loop-invariant and writes are sequential.  These change the stream, so the
-  pinned known-answer vectors would change.
-* Budget: the >= 15x target means about 1.0 us per row per thread at 2 threads
-  against the NumPy baseline's ~19 s; the kernel now needs about 5 us of CPU
-  per row with ChaCha20 and 3 us with Philox.
+**Publishing** (kernel of commit b80002e: 8-lane ChaCha20, 32-record
+batches, branch-free Floyd).  `perf record` of `sample_sets` on 300,000
+census-shaped rows, 1 thread, 3 calls: inside the kernel about 60 % is the
+per-cell sampling (`anonset_sample_sets`: Floyd, bounded draws, bitmask
+writes into 68 separate output columns) and 40 % the generator
+(`chacha20_block8.avx2`; with Philox, `anonset_philox4x64` takes the same
+share).  About 1.3 us of CPU per row: 0.8 us sampling (11-12 ns per cell) and
+0.5 us ChaCha20.  The >= 15x target needs about 1.0 us per row per thread at
+2 threads against the NumPy baseline's ~19 s.  Remaining levers: draw all
+Floyd indices of a cell from one 32-bit word by batched bounded integers
+(Brackett-Rozinsky & Lemire 2024; 18*17*16*15 < 2^17), which cuts the
+keystream per row about 4x (changes the pinned stream); write a batch of rows
+attribute by attribute so each output column is written sequentially.
+Before b80002e the 4-lane block written as loops over `x[16][4]` compiled to
+mixed scalar/SSE code slower than 4 scalar blocks (480-520 vs 420-430 ns per
+4 blocks) and the sampler needed 4-5 us per row.
 
 **Reconstruction.** w counting is fine (8-9x the NumPy baseline per thread,
 CPU time).  The EM kernel is the problem: `mode_product` walks one fiber at a
