@@ -239,7 +239,7 @@ def test_bias_over_200_seeds():
                 "random": N / x.size - x}
     errors = {m: [] for m in expected}
     for seed in range(200):
-        pub = anonset.publish(df, anonset.Diversity(2), schema, seed=seed, params=params)
+        pub = anonset.publish(df, anonset.Closeness(1.0), schema, seed=seed, params=params)
         w = anonset.count_w(pub, ["a", "b"])
         for m in expected:
             ct = anonset.reconstruct(pub, ["a", "b"], m, max_iter=20_000, tol=1e-5, seed=seed,

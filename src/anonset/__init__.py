@@ -10,6 +10,8 @@ The public API, re-exported here:
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
 * analyse:  :func:`reconstruct` -> :class:`CrossTab`; :func:`true_crosstab`;
             :mod:`anonset.metrics`
+* audit:    :func:`audit` -> :class:`AuditReport`; :func:`check_diversity`,
+            :func:`check_anonymity`, :func:`check_closeness`
 * EMD:      :func:`emd`, :func:`emd_batch`, :class:`Ground`
 * facts:    :func:`show_versions`
 """
@@ -25,6 +27,7 @@ from .schema import Attribute, Schema
 from .settable import SetTable, read_csv, read_parquet
 from . import datasets, metrics
 from ._info import show_versions
+from .audit import AuditReport, audit, check_anonymity, check_closeness, check_diversity
 
 __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy",
@@ -32,4 +35,5 @@ __all__ = [
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
     "Ground", "emd", "emd_batch", "show_versions",
+    "audit", "AuditReport", "check_diversity", "check_anonymity", "check_closeness",
 ]

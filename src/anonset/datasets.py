@@ -23,6 +23,11 @@ ADULT_HIERARCHIES = ("age", "education", "marital-status", "native-country", "oc
 ADULT_QIDS = ("age", "workclass", "education", "marital-status", "occupation", "relationship",
               "race", "sex", "native-country", "salary-class")
 ADULT_AGE_BINS = tuple(range(10, 101, 10))
+#: Declared domains of the attributes without a shipped hierarchy.
+ADULT_DOMAINS = {
+    "relationship": ("Husband", "Not-in-family", "Other-relative", "Own-child", "Unmarried",
+                     "Wife"),
+}
 
 
 def _data_path(*parts):
@@ -57,8 +62,8 @@ def adult_schema(df: pd.DataFrame | None = None, *, attributes=ADULT_QIDS,
                  hierarchies: bool = True) -> Schema:
     """Schema of paper 000's Adult set-up: the given attributes are sensitive
     QIDs, age is categorized in 10-year bins, categorical domains come from
-    the shipped hierarchies (relationship's from the data), the rest of the
-    columns pass through."""
+    the shipped hierarchies (relationship's is declared in ADULT_DOMAINS), the
+    rest of the columns pass through.  Every domain is declared."""
     if df is None:
         df = load_adult()
     attributes = list(attributes)
@@ -68,6 +73,7 @@ def adult_schema(df: pd.DataFrame | None = None, *, attributes=ADULT_QIDS,
             if a in ADULT_HIERARCHIES and a != "age":
                 hier[a] = adult_hierarchy(a)
     bins = {"age": ADULT_AGE_BINS} if "age" in attributes else {}
+    domains = {a: ADULT_DOMAINS[a] for a in attributes if a in ADULT_DOMAINS}
     return Schema.infer(df, sensitive=attributes,
                         other=[c for c in df.columns if c not in attributes],
-                        bins=bins, hierarchies=hier)
+                        bins=bins, hierarchies=hier, domains=domains)

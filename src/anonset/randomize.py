@@ -7,6 +7,8 @@ as they are; identifiers are dropped; pass-through columns are copied.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -59,6 +61,73 @@ def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
     return dict(zip(names, outs))
 
 
+def check_params(params, model, published, codes, *, clip_l: bool = False) -> dict:
+    """Verify user-given parameters against the attributes and the model.
+
+    Raises ValueError naming the attribute when a parameter is missing, does
+    not match the attribute's domain, or would publish a weaker model than
+    declared (e.g. p above the admissible value for t_j, or eta below l_j).
+    """
+    import math
+
+    from .models import Anonymity, Closeness, Diversity, DiversityCloseness
+    from .params import (AttributeParams, _resolve_ground, ground_object, max_admissible_p,
+                         quantize_p)
+
+    names = [a.name for a in published]
+    missing_ = [n for n in names if n not in params]
+    extra = [n for n in params if n not in names]
+    if missing_ or extra:
+        raise ValueError(f"params must give exactly the published attributes {names}; "
+                         f"missing {missing_}, unexpected {extra}")
+    def needed_eta(a) -> int:
+        """The smallest eta the model allows (l_j or k_j, clipped as optimize does)."""
+        if isinstance(model, (Diversity, DiversityCloseness)):
+            v = model.l_for(a.name)
+        elif isinstance(model, Anonymity):
+            v = model.k_for(a.name)
+        else:
+            return 1
+        return max(a.d - 1, 1) if clip_l and v >= a.d and a.d > 1 else v
+
+    out = {}
+    for a in published:
+        par = params[a.name]
+        if not isinstance(par, AttributeParams):
+            raise ValueError(f"params[{a.name!r}] must be an AttributeParams, got {type(par).__name__}")
+        if par.d != a.d:
+            raise ValueError(f"params[{a.name!r}]: d = {par.d} but the domain has {a.d} values")
+        if not (1 <= par.eta <= a.d) or not (0.0 <= par.p <= 1.0):
+            raise ValueError(f"params[{a.name!r}]: need 1 <= eta <= d and 0 <= p <= 1, got "
+                             f"eta = {par.eta}, p = {par.p}")
+        if a.role == "exact":
+            if not (par.exact and par.eta == 1):
+                raise ValueError(f"params[{a.name!r}]: {a.name!r} is an exact QID: eta = 1, exact")
+            out[a.name] = AttributeParams(a.name, 1.0, 1, a.d, exact=True)
+            continue
+        if par.exact:
+            raise ValueError(f"params[{a.name!r}]: a sensitive attribute cannot be published exactly")
+        need = needed_eta(a)
+        if isinstance(model, (Diversity, Anonymity, DiversityCloseness)):
+            if par.eta < need or (not isinstance(model, DiversityCloseness) and par.p < 1.0):
+                raise ValueError(f"params[{a.name!r}]: {model.name} needs p = 1 and eta >= {need}, "
+                                 f"got p = {par.p}, eta = {par.eta}")
+        if isinstance(model, (Closeness, DiversityCloseness)):
+            t = model.t_for(a.name)
+            g = _resolve_ground(model, a)
+            if not math.isinf(t) and t < 1.0:
+                A = np.bincount(codes[a.name], minlength=a.d) / len(codes[a.name])
+                p_max = max_admissible_p(A, par.eta, t, ground_object(g, a))
+                if par.p > p_max + 1e-12:
+                    raise ValueError(f"params[{a.name!r}]: p = {par.p} exceeds the largest p "
+                                     f"admissible for t = {t} with eta = {par.eta} ({p_max:.6g})")
+            par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
+                                  l=need if isinstance(model, DiversityCloseness) else None)
+        # the coin the sampler really has (never above the given p)
+        out[a.name] = dataclasses.replace(par, p=quantize_p(par.p))
+    return out
+
+
 def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = "chacha20",
             n_threads: int | None = None, missing: str = "error", clip_l: bool = False,
             params=None, **infer) -> SetTable:
@@ -71,8 +140,11 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
     schema : Schema, optional
         Roles and domains.  When omitted, ``Schema.infer(data, **infer)``.
     seed : int, str or bytes, optional
-        Makes the output reproducible; keep it as secret as the data.  By
-        default the key is fresh from the operating system and never stored.
+        Makes the output reproducible.  Anyone who knows the seed can re-run
+        the sampler for each candidate true value and keep the candidates that
+        reproduce a published set, so a seed must be as secret as the data and
+        unguessable (at least 128 random bits, e.g. ``secrets.token_bytes(16)``).
+        By default the key is fresh from the operating system and never stored.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
@@ -84,7 +156,8 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
         Allow l_j >= d_j by using l_j = d_j - 1, with a warning.
     params : {name: AttributeParams}, optional
         Use these parameters instead of optimizing them (e.g. for streaming,
-        where they are computed once from the whole file).
+        where they are computed once from the whole file).  They are checked
+        against the model: parameters that would not satisfy it are an error.
 
     Returns
     -------
@@ -117,6 +190,8 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
     codes = encode(frame, schema, missing=missing)
     if params is None:
         params = optimize(model, published, codes, clip_l=clip_l)
+    else:
+        params = check_params(params, model, published, codes, clip_l=clip_l)
     key = make_key(seed)
     ids = {a.name: schema.stream_id(a.name) for a in published}
     masks = sample_sets(codes, params, ids, key, rng=rng, n_threads=n_threads)
