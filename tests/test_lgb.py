@@ -210,7 +210,8 @@ def test_corollary3_and_attack(seed, k, l, method, density):
     for a in ("age", "job", "sex"):
         j = res.attributes.index(a)
         assert not (flags[a].to_numpy() & res.qi_mask[:, j]).any()
-        assert (res.table[f"{a}_bid"].notna().to_numpy() == ~res.qi_mask[:, j]).all()
+        bucketed = ~res.qi_mask[:, j] & ~res.suppressed[j]
+        assert (res.table[f"{a}_bid"].notna().to_numpy() == bucketed).all()
     att = L.attack(res)
     assert att["identity"] <= 1 / k + 1e-12
     for a in ("age", "job", "salary"):

@@ -223,7 +223,7 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
     Examples
     --------
     >>> f = draw_flags(1000, ["age"], 0.2, seed=3)
-    >>> 0.15 < f["age"].mean() < 0.25
+    >>> bool(0.15 < f["age"].mean() < 0.25)
     True
     """
     n = data if isinstance(data, (int, np.integer)) else len(data)
@@ -937,11 +937,23 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
         np.add.at(B, (b, c), 1.0)
         bsz = B.sum(1, keepdims=True)
         B = B / np.where(bsz > 0, bsz, 1)
-        rowdist = np.zeros((res.n, d))
-        rowdist[inb] = B[b]
-        rowdist[res.suppressed[j]] = 1.0 / d
-        Dg = np.zeros((G, d))
-        np.add.at(Dg, res.gid, rowdist)
+        # D_g = sum over the group's rows of their bucket's distribution, in
+        # chunks of whole groups (rows sorted by group) to bound memory
+        rb = np.full(res.n, -1, dtype=np.int64)
+        rb[inb] = b
+        Bx = np.vstack([B, np.zeros((1, d)), np.full((1, d), 1.0 / d)])
+        rb[res.qi_mask[:, j]] = Bx.shape[0] - 2          # QI cell: contributes nothing
+        rb[res.suppressed[j]] = Bx.shape[0] - 1          # '*': uniform
+        rb_sorted = rb[order]
+        Dg = np.empty((G, d))
+        step = max(1, (1 << 22) // max(d, 1))            # about 32 MiB of rows at a time
+        g0 = 0
+        while g0 < G:
+            g1 = int(np.searchsorted(starts, starts[g0] + step, side="right"))
+            g1 = max(g1, g0 + 1)
+            r0, r1 = starts[g0], (starts[g1] if g1 < G else res.n)
+            Dg[g0:g1] = np.add.reduceat(Bx[rb_sorted[r0:r1]], starts[g0:g1] - r0, axis=0)
+            g0 = g1
         D[j] = Dg
         allc = res.codes[j, ~res.qi_mask[:, j]]
         prior[j] = np.bincount(allc, minlength=d) / max(allc.size, 1)
@@ -952,21 +964,21 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
         gsel = np.flatnonzero(gbits == key)
         tsel = np.flatnonzero(rbits == key)
         qa = [j for j in range(q) if (int(key) >> j) & 1]
+        # bucketed attributes of these targets (the others are QI for them)
+        Dsel = {j: D[j][gsel] for j in D if not (int(key) >> j) & 1}
         for s0 in range(0, tsel.size, chunk):
             t = tsel[s0:s0 + chunk]
             match = np.ones((t.size, gsel.size), dtype=bool)
             for j in qa:
                 ct = res.codes[j, t][:, None]
                 match &= (ct >= glo[j, gsel][None, :]) & (ct <= ghi[j, gsel][None, :])
-            M = match @ sizes[gsel].astype(np.float64)
+            mf = match.astype(np.float64)
+            M = mf @ sizes[gsel].astype(np.float64)
             if (M == 0).any():
                 raise AssertionError("a target matches no group: generalization is broken")
             ident = max(ident, float((1.0 / M).max()))
-            mf = match.astype(np.float64)
-            for j in D:
-                if (int(key) >> j) & 1:
-                    continue                  # A is a QI attribute for these targets
-                P = (mf @ D[j][gsel]) / M[:, None]
+            for j, Dj in Dsel.items():
+                P = (mf @ Dj) / M[:, None]
                 a = res.attributes[j]
                 value[a] = max(value[a], float(P.max()))
                 if a in excess:
