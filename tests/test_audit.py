@@ -283,11 +283,18 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
     rep = audit(edited, df)
     assert _fails_on(rep, "a", "closeness") and _fails_on(rep, "a", "inclusion")
     assert not check_closeness(edited, df).ok
-    # (2) the sets really drawn with a p above the admissible one
+    # (2) the sets really drawn with a p above the admissible one: publish
+    # refuses such parameters, so draw them with the sampler directly
     params = dict(pub.params)
     params["a"] = replace(par, p=min(1.0, par.p + 0.2))
-    drawn = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
-                            params=params)
+    with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p"):
+        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
+                        params=params)
+    from anonset.encode import encode
+    from anonset.randomize import sample_sets
+    ids = {a.name: schema.stream_id(a.name) for a in schema.published}
+    masks = sample_sets(encode(df, schema), params, ids, anonset._keys.make_key(2))
+    drawn = _with(pub, masks=masks, params=params)
     rep = audit(drawn, df)
     assert _fails_on(rep, "a", "closeness")
     assert _statuses(rep, "inclusion")["a"] == "pass"
