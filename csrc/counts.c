@@ -1,7 +1,9 @@
 #include "counts.h"
 
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <stdint.h>
 
 /* Offsets of the cells in the product of one row's sets: start from {0} and,
  * attribute by attribute, add member * stride.  Returns the number of cells,
@@ -50,20 +52,27 @@ int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_
     int nt = anonset_threads(n_threads);
     int status = ANONSET_OK;
     int64_t **tables = (int64_t **)calloc((size_t)nt, sizeof(int64_t *));
-    if (!tables) return ANONSET_ERR_NOMEM;
+    int32_t **tables32 = (int32_t **)calloc((size_t)nt, sizeof(int32_t *));
+    if (!tables || !tables32) { free(tables); free(tables32); return ANONSET_ERR_NOMEM; }
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel num_threads(nt) default(none) \
-        shared(n, q, masks, d, max_set, ncells, w, stride, tables, status, nt)
+        shared(n, q, masks, d, max_set, ncells, w, stride, tables, tables32, status, nt)
 #endif
     {
         int tid = 0;
 #if ANONSET_HAVE_OPENMP
         tid = omp_get_thread_num();
 #endif
-        int64_t *tab = (int64_t *)calloc((size_t)ncells, sizeof(int64_t));
+        /* Private tables: 32-bit counters while no cell can reach 2^31 (a
+         * thread adds at most 1 per row to a cell), which halves the memory
+         * traffic of the random increments; 64-bit otherwise. */
+        int narrow = n < INT32_MAX;
+        int64_t *tab = narrow ? NULL : (int64_t *)calloc((size_t)ncells, sizeof(int64_t));
+        int32_t *tab32 = narrow ? (int32_t *)calloc((size_t)ncells, sizeof(int32_t)) : NULL;
         int64_t *off = (int64_t *)malloc((size_t)max_set * sizeof(int64_t));
         tables[tid] = tab;
-        int ok = tab && off;
+        tables32[tid] = tab32;
+        int ok = (tab || tab32) && off;
         if (!ok) {
 #if ANONSET_HAVE_OPENMP
             #pragma omp atomic write
@@ -83,7 +92,10 @@ int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_
                 status = ANONSET_ERR_SETSIZE;
                 continue;
             }
-            for (int64_t t = 0; t < len; t++) tab[off[t]]++;
+            if (narrow)
+                for (int64_t t = 0; t < len; t++) tab32[off[t]]++;
+            else
+                for (int64_t t = 0; t < len; t++) tab[off[t]]++;
         }
         free(off);
 #if ANONSET_HAVE_OPENMP
@@ -92,13 +104,16 @@ int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_
 #endif
         for (int64_t m = 0; m < ncells; m++) {
             int64_t acc = 0;
-            for (int t = 0; t < nt; t++)
+            for (int t = 0; t < nt; t++) {
                 if (tables[t]) acc += tables[t][m];
+                if (tables32[t]) acc += tables32[t][m];
+            }
             w[m] += acc;
         }
     }
-    for (int t = 0; t < nt; t++) free(tables[t]);
+    for (int t = 0; t < nt; t++) { free(tables[t]); free(tables32[t]); }
     free(tables);
+    free(tables32);
     return status;
 }
 

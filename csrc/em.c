@@ -4,7 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* out = M_j applied along axis j of in (C order, shape dims). */
+/* out = M_j applied along axis j of in (C order, shape dims).
+ *
+ * The array is viewed as (outer, d_j, inner).  Work is split into tiles of
+ * one outer index and TILE consecutive inner indices, so every inner loop runs
+ * over contiguous memory (vectorizable) and every tile is computed by one
+ * thread in a fixed order: the result does not depend on the thread count. */
+#define TILE 256
+
 static void mode_product(int q, const int32_t *dims, int j, const double *mat,
                          double a, double b, int transpose, const double *in,
                          double *out, int nt) {
@@ -12,29 +19,44 @@ static void mode_product(int q, const int32_t *dims, int j, const double *mat,
     for (int i = 0; i < j; i++) outer *= dims[i];
     for (int i = j + 1; i < q; i++) inner *= dims[i];
     const int64_t dj = dims[j];
-    const int64_t nfib = outer * inner;
+    const int64_t tiles_per = (inner + TILE - 1) / TILE;
+    const int64_t ntiles = outer * tiles_per;
     (void)nt;
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-        shared(mat, a, b, transpose, in, out, inner, nfib, dj) if (nfib * dj > 32768)
+        shared(mat, a, b, transpose, in, out, inner, dj, tiles_per, ntiles) \
+        if (ntiles > 1 && outer * inner * dj > 65536)
 #endif
-    for (int64_t f = 0; f < nfib; f++) {
-        const int64_t o = f / inner, t = f % inner;
-        const double *src = in + o * dj * inner + t;
-        double *dst = out + o * dj * inner + t;
+    for (int64_t tile = 0; tile < ntiles; tile++) {
+        const int64_t o = tile / tiles_per;
+        const int64_t t0 = (tile % tiles_per) * TILE;
+        const int64_t len = inner - t0 < TILE ? inner - t0 : TILE;
+        const double *src = in + o * dj * inner + t0;
+        double *dst = out + o * dj * inner + t0;
+        double acc[TILE];
         if (mat == NULL) {
-            /* a on the diagonal, b off it: out_k = b * sum + (a - b) * in_k */
-            double s = 0.0;
-            for (int64_t k = 0; k < dj; k++) s += src[k * inner];
-            for (int64_t k = 0; k < dj; k++) dst[k * inner] = b * s + (a - b) * src[k * inner];
+            /* a on the diagonal, b off it: out_k = b * sum_m in_m + (a - b) * in_k */
+            for (int64_t t = 0; t < len; t++) acc[t] = 0.0;
+            for (int64_t k = 0; k < dj; k++) {
+                const double *sk = src + k * inner;
+                for (int64_t t = 0; t < len; t++) acc[t] += sk[t];
+            }
+            const double c = a - b;
+            for (int64_t k = 0; k < dj; k++) {
+                const double *sk = src + k * inner;
+                double *dk = dst + k * inner;
+                for (int64_t t = 0; t < len; t++) dk[t] = b * acc[t] + c * sk[t];
+            }
         } else {
             for (int64_t k = 0; k < dj; k++) {
-                double s = 0.0;
+                for (int64_t t = 0; t < len; t++) acc[t] = 0.0;
                 for (int64_t m = 0; m < dj; m++) {
-                    double mk = transpose ? mat[m * dj + k] : mat[k * dj + m];
-                    s += mk * src[m * inner];
+                    const double mk = transpose ? mat[m * dj + k] : mat[k * dj + m];
+                    const double *sm = src + m * inner;
+                    for (int64_t t = 0; t < len; t++) acc[t] += mk * sm[t];
                 }
-                dst[k * inner] = s;
+                double *dk = dst + k * inner;
+                for (int64_t t = 0; t < len; t++) dk[t] = acc[t];
             }
         }
     }
