@@ -23,8 +23,12 @@
  *           published in the same call;
  * row0:     global index of codes[j][0] (streaming / partitions);
  * out[j]:   n * words(d[j]) uint64, overwritten.
- * Cell (row r, attribute s) draws from block (counter r, stream s>>2, sub 0),
- * words 4*(s&3)..4*(s&3)+3, then from blocks (r, 0x80000000|s, 0, 1, ...). */
+ * Cell (row r, attribute s) reads words 2*(s&7) (the coin) and 2*(s&7)+1
+ * of block (counter r, stream s>>3, sub 0), then, if it needs more, blocks
+ * (r, 0x80000000|s, 0), (r, 0x80000000|s, 1), ...  Where the domain has at
+ * most 64 values and C(n, k) <= 16384 (n, k = d-1, eta-1 on head and d, eta
+ * on tail), one bounded 32-bit draw indexes a table of all k-subsets in colex
+ * order; otherwise Floyd's algorithm draws k bounded 16-bit integers. */
 int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
                         const int32_t *const *codes, const int32_t *d,
                         const int32_t *eta, const uint64_t *coin,
