@@ -13,6 +13,11 @@ The public API, re-exported here:
 * audit:    :func:`audit` -> :class:`AuditReport`; :func:`check_diversity`,
             :func:`check_anonymity`, :func:`check_closeness`
 * EMD:      :func:`emd`, :func:`emd_batch`, :class:`Ground`
+* papers 001-003: the modules :mod:`anonset.semantic` ((l,d)-semantic
+            diversity), :mod:`anonset.lgb` (local generalization and
+            bucketization), :mod:`anonset.msa` (t-closeness for several
+            sensitive attributes); partition checkers in :mod:`anonset.checks`
+* data:     :mod:`anonset.datasets` (Adult), :mod:`anonset.synthetic`
 * facts:    :func:`show_versions`
 """
 from ._version import __version__
@@ -25,7 +30,7 @@ from .randomize import publish
 from .reconstruct import count_w, reconstruct
 from .schema import Attribute, Schema
 from .settable import SetTable, read_csv, read_parquet
-from . import datasets, metrics
+from . import checks, closeness_search, datasets, lgb, metrics, msa, semantic, synthetic
 from ._info import show_versions
 from .audit import AuditReport, audit, check_anonymity, check_closeness, check_diversity
 
@@ -34,6 +39,7 @@ __all__ = [
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
+    "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic",
     "Ground", "emd", "emd_batch", "show_versions",
     "audit", "AuditReport", "check_diversity", "check_anonymity", "check_closeness",
 ]
