@@ -1,7 +1,9 @@
 """Build the compiled kernels of anonset.
 
 Every extension ``src/anonset/_<name>.pyx`` is compiled together with the C99
-kernels in ``csrc/``.  OpenMP is probed by compiling *and running* a tiny
+kernels in ``csrc/`` that it uses: the headers named in its
+``cdef extern from "x.h"`` lines, and, transitively, the headers those
+kernels include (``x.h`` -> ``csrc/x.c``).  OpenMP is probed by compiling *and running* a tiny
 program; the decision is printed in one line.  Environment overrides:
 
 ANONSET_OPENMP=0          build serial kernels even if OpenMP is available
@@ -9,6 +11,7 @@ ANONSET_REQUIRE_OPENMP=1  fail the build when OpenMP is not available
 ANONSET_SANITIZE=1        build with AddressSanitizer + UBSan (debug builds)
 """
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -21,8 +24,27 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-CSRC = sorted(str(p.relative_to(HERE)) for p in (HERE / "csrc").glob("*.c"))
 PYX = sorted((HERE / "src" / "anonset").glob("_*.pyx"))
+_EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)\.h"', re.M)
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
+
+
+def _kernel_sources(pyx: Path) -> list:
+    """csrc/*.c files an extension needs, following includes transitively."""
+    todo = _EXTERN.findall(pyx.read_text())
+    seen, out = set(), []
+    while todo:
+        stem = todo.pop()
+        if stem in seen:
+            continue
+        seen.add(stem)
+        for path in (HERE / "csrc" / f"{stem}.h", HERE / "csrc" / f"{stem}.c"):
+            if path.exists():
+                todo.extend(_INCLUDE.findall(path.read_text()))
+        c = HERE / "csrc" / f"{stem}.c"
+        if c.exists():
+            out.append(str(c.relative_to(HERE)))
+    return sorted(out)
 
 PROBE = r"""
 #include <omp.h>
@@ -99,7 +121,7 @@ def _extensions():
         name = "anonset." + pyx.stem
         exts.append(Extension(
             name,
-            sources=[str(pyx.relative_to(HERE))] + CSRC,
+            sources=[str(pyx.relative_to(HERE))] + _kernel_sources(pyx),
             include_dirs=["csrc", np.get_include()],
         ))
     return cythonize(exts, language_level=3, compiler_directives={
