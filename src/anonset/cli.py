@@ -255,6 +255,7 @@ def _read_table(path, fmt: str, text_columns=()):
     columns) are read from CSV as text, exactly: a zip code '007' stays
     '007' and a literal 'NA' stays 'NA'."""
     import pandas as pd
+    from .schema import _check_columns
     p = Path(path)
     if not p.exists():
         raise UsageError(f"input file {str(p)!r} does not exist")
@@ -268,6 +269,13 @@ def _read_table(path, fmt: str, text_columns=()):
         except (pa.ArrowException, OSError) as e:
             raise UsageError(f"{str(p)!r} is not a readable Parquet file: {e}") from None
     try:
+        # pandas renames a repeated or empty header cell ('job.1', 'Unnamed: 2'),
+        # which would publish a column nobody named: check the raw header line
+        raw = pd.read_csv(p, header=None, nrows=1, dtype=str, keep_default_na=False)
+        try:
+            _check_columns([str(c) for c in raw.iloc[0]] if len(raw) else [])
+        except ValueError as e:
+            raise UsageError(f"{str(p)!r}: {e}") from None
         kw = {}
         if text_columns:
             header = list(pd.read_csv(p, nrows=0).columns)

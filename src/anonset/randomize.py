@@ -174,19 +174,26 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
     frame = _as_frame(data)
     if len(frame.columns) == 0:
         raise ValueError("the table has no columns")
+    if len(frame) == 0:
+        raise ValueError("the table is empty (no rows): nothing to publish")
     if schema is None:
         schema = Schema.infer(frame, missing=missing, **infer)
     elif infer:
         raise ValueError(f"give either a schema or inference options, not both "
                          f"(got {sorted(infer)})")
-    if len(frame) == 0:
-        raise ValueError("the table is empty: nothing to publish")
     for a in schema:
         if a.name not in frame.columns:
             raise ValueError(f"column {a.name!r} of the schema is not in the data")
     published = schema.published
     if not published:
         raise ValueError("no sensitive or exact attribute to publish")
+    for a in published:
+        # before the parameter search, whose closeness tables are d x d
+        # (36 GiB at d = 70,000): the sampler's limit is the binding one
+        if a.d > _kernels.MAX_DOMAIN:
+            raise ValueError(f"attribute {a.name!r} has {a.d:,} values; the set sampler "
+                             f"supports at most {_kernels.MAX_DOMAIN:,} (generalize it with "
+                             "bins or a hierarchy level first)")
     codes = encode(frame, schema, missing=missing)
     if params is None:
         params = optimize(model, published, codes, clip_l=clip_l)

@@ -350,6 +350,9 @@ def _check_columns(cols):
 
 
 def _infer_domain(col: pd.Series, name: str) -> list:
+    if len(col) == 0:
+        raise ValueError(f"the table is empty (no rows): nothing to publish, and no domain of "
+                         f"column {name!r} to infer")
     vals = col.dropna().unique()
     if len(vals) == 0:
         raise ValueError(f"column {name!r}: cannot infer a domain from a column with no values")
