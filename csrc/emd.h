@@ -30,6 +30,11 @@ extern "C" {
 /* Rows per chunk of the parallel loop (fixed: never derived from threads). */
 #define ANONSET_EMD_CHUNK 256
 
+/* A second thread is used only when the batch has at least this many tree
+ * nodes of work per thread (n_rows * n_nodes): waking a thread on a loaded
+ * 2-core VM costs milliseconds, a node about a nanosecond. */
+#define ANONSET_EMD_WORK_PER_THREAD (1 << 20)
+
 /* out[r] = EMD(P[r, :] / sum(P[r, :]), q) for r < n_rows.
  * q must already sum to 1.  A row with zero total mass gives out[r] = NaN.
  * P is row-major n_rows x d. */
@@ -42,6 +47,15 @@ int anonset_tree_emd_batch_f64(int64_t n_rows, int64_t d, const double *P,
                                const double *q, int64_t n_nodes,
                                const int64_t *parent, const double *weight,
                                int n_threads, double *out);
+
+/* out = EMD(p / sum(p), q / sum(q)) for one pair of length-d vectors, with
+ * one validation pass over each input.  On bad input returns ANONSET_ERR_VALUE
+ * and sets *bad: 1 / 2 / 3 = p has a NaN or infinite entry / a negative entry /
+ * zero total mass, 4 / 5 / 6 = the same for q, 7 = the tree (see
+ * anonset_tree_check).  NaN / inf take precedence over negative entries. */
+int anonset_tree_emd_pair(int64_t d, const double *p, const double *q,
+                          int64_t n_nodes, const int64_t *parent,
+                          const double *weight, double *out, int *bad);
 
 /* Checks parent[] describes a tree with parent[v] > v (root: -1, exactly one,
  * the last node).  Returns ANONSET_OK or ANONSET_ERR_VALUE. */

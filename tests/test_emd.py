@@ -165,3 +165,41 @@ def test_from_spec_kinds():
     g = Ground.ordered(4)
     assert Ground.from_spec(g, 4) is g
     assert np.allclose(Ground.values(np.arange(5.0)).matrix(), Ground.ordered(5).matrix())
+
+
+def test_single_pair_fast_path_matches_batch_and_reference():
+    """emd()'s one-pass C path: arrays, lists, counts, views and string specs."""
+    rng = np.random.default_rng(5)
+    h = Hierarchy.from_csv("src/anonset/data/adult/hierarchies/native-country.csv")
+    g = Ground.tree(h)
+    P = rng.integers(0, 20, (50, g.d))
+    P[:, 0] += 1
+    q = rng.random(g.d)
+    ref = emd_batch(P, q, g)
+    for i in range(P.shape[0]):
+        assert abs(emd(P[i].astype(float), q, g) - ref[i]) < 1e-14
+        assert abs(emd(P[i], q, g) - ref[i]) < 1e-14                  # int64 counts
+        assert abs(emd(P[i].tolist(), list(q), g) - ref[i]) < 1e-14   # lists
+    Pf = np.asfortranarray(P.astype(float))
+    assert abs(emd(Pf[3], q, g) - ref[3]) < 1e-14                     # strided view
+    for kind in ("equal", "ordered"):
+        a, b = rng.random(7), rng.random(7)
+        assert abs(emd(a, b, kind) - emd_reference(a, b, kind)) < 1e-14
+    assert abs(emd(a, b, [0.0, 1, 2, 4, 8, 9, 10])
+               - emd_reference(a, b, Ground.values([0.0, 1, 2, 4, 8, 9, 10]))) < 1e-14
+
+
+@pytest.mark.parametrize("p,q,msg", [
+    (np.array([1.0, -1.0]), np.array([1.0, 1.0]), "p contains negative"),
+    (np.array([1.0, 1.0]), np.array([np.inf, 1.0]), "q contains NaN"),
+    (np.array([-1.0, np.nan]), np.array([1.0, 1.0]), "p contains NaN"),
+    (np.array([0.0, 0.0]), np.array([1.0, 1.0]), "p sums to zero"),
+    (np.array([1.0, 1.0]), np.array([0.0, 0.0]), "q sums to zero"),
+    (np.array([1.0, 1.0]), np.array([1.0, 1.0, 1.0]), "differ in length"),
+    (np.zeros(0), np.array([1.0]), "p must be a non-empty"),
+])
+def test_fast_path_errors_name_the_parameter(p, q, msg):
+    with pytest.raises(ValueError, match=msg):
+        emd(p, q, "equal")
+    with pytest.raises(ValueError, match="ground has 3 values"):
+        emd(np.ones(2), np.ones(2), Ground.equal(3))

@@ -53,6 +53,35 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ encoding
+try:
+    from ._emd import factorize_objects as _factorize_objects
+except ImportError:  # pragma: no cover - only before the extension is built
+    _factorize_objects = None
+
+
+def _factorize(values, sort: bool):
+    """``pd.factorize(values, sort=sort)`` (codes int64, -1 for missing; uniques),
+    faster on object columns.
+
+    An object column is first grouped by object *identity* in C (pandas'
+    CSV reader and most pipelines share one object per distinct string, so
+    there are few groups); only the first object of each group is then
+    factorized by value, which merges equal values held by distinct objects
+    and gives exactly pandas' codes and uniques (order of first appearance,
+    or sorted).  4 object columns of Adult: 4.5 ms -> 0.6 ms.
+    """
+    arr = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    if _factorize_objects is None or arr.dtype != object or arr.ndim != 1 or arr.size == 0:
+        codes, uniques = pd.factorize(arr, sort=sort)
+        return np.asarray(codes, dtype=np.int64), uniques
+    ids, firsts = _factorize_objects(arr)
+    if firsts.size * 4 > arr.size:      # mostly distinct objects: no gain
+        codes, uniques = pd.factorize(arr, sort=sort)
+        return np.asarray(codes, dtype=np.int64), uniques
+    fcodes, uniques = pd.factorize(firsts, sort=sort)
+    return np.asarray(fcodes, dtype=np.int64)[ids], uniques
+
+
 def equivalence_classes(df: pd.DataFrame, quasi_identifiers) -> np.ndarray:
     """Class id (0..n_classes-1, int64) per row from quasi-identifier columns.
 
@@ -70,15 +99,23 @@ def equivalence_classes(df: pd.DataFrame, quasi_identifiers) -> np.ndarray:
     key = np.zeros(len(df), dtype=np.int64)
     radix = 1
     for c in qi:
-        codes, uniques = pd.factorize(df[c], sort=False)
-        codes = codes.astype(np.int64)
+        codes, uniques = _factorize(df[c], sort=False)
         n = len(uniques) + 1                        # + 1: missing is a value too
         codes[codes < 0] = len(uniques)
         if radix > np.iinfo(np.int64).max // n:     # key would overflow: re-factorize
-            key = pd.factorize(key, sort=True)[0].astype(np.int64)
+            key = _dense_rank(key, radix)
             radix = int(key.max()) + 1
         key = key * n + codes
         radix *= n
+    return _dense_rank(key, radix)
+
+
+def _dense_rank(key: np.ndarray, radix: int) -> np.ndarray:
+    """Rank of each key among the distinct keys (``pd.factorize(key, sort=True)``)."""
+    if radix <= max(4 * key.size, 1 << 16):
+        present = np.bincount(key, minlength=radix) > 0
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return rank[key]
     return pd.factorize(key, sort=True)[0].astype(np.int64)
 
 
@@ -89,13 +126,16 @@ def _classes(df, classes) -> np.ndarray:
     c = np.asarray(classes)
     if c.ndim != 1 or c.size != len(df):
         raise ValueError(f"classes must have one id per row ({len(df)}), got shape {c.shape}")
+    if np.issubdtype(c.dtype, np.integer) and c.size and c.min() >= 0 \
+            and c.max() < max(4 * c.size, 1 << 16):
+        return _dense_rank(c.astype(np.int64, copy=False), int(c.max()) + 1)
     _, inv = np.unique(c, return_inverse=True)
     return inv.astype(np.int64)
 
 
 def _encode(col: pd.Series, name: str, domain=None):
     if domain is None:
-        codes, domain = pd.factorize(col, sort=True)
+        codes, domain = _factorize(col, sort=True)
         domain = np.asarray(domain)
         if codes.size and codes.min() < 0:
             raise ValueError(f"sensitive attribute {name!r} has missing values")
@@ -104,11 +144,14 @@ def _encode(col: pd.Series, name: str, domain=None):
             raise ValueError(f"sensitive attribute {name!r} has missing values")
         domain = list(domain)
         index = {v: i for i, v in enumerate(domain)}
+        # look up each distinct value once, then broadcast to the rows
+        ucodes, uniques = _factorize(col, sort=False)
         try:
-            codes = np.fromiter((index[v] for v in col.to_numpy()), dtype=np.int64, count=len(col))
+            lut = np.fromiter((index[v] for v in uniques), dtype=np.int64, count=len(uniques))
         except KeyError as e:
             raise ValueError(f"sensitive attribute {name!r}: value {e.args[0]!r} is not in "
                              "its declared domain") from None
+        codes = lut[ucodes]
     return np.asarray(codes, dtype=np.int64), list(domain)
 
 
@@ -265,7 +308,7 @@ def check_partition(df: pd.DataFrame, classes, sensitive, ground="equal", *,
         if dom is None and gspec is not None and not isinstance(gspec, str) \
                 and hasattr(gspec, "leaves"):
             dom = gspec.leaves
-        codes, domain = _encode(df[s].reset_index(drop=True), s, dom)
+        codes, domain = _encode(df[s], s, dom)
         d = len(domain)
         C = class_counts(cls, codes, d)
         distinct = (C > 0).sum(axis=1)

@@ -42,6 +42,11 @@ from typing import Sequence
 
 import numpy as np
 
+try:
+    from anonset import _emd as _EXT
+except ImportError:  # pragma: no cover - only before the extension is built
+    _EXT = None
+
 __all__ = ["Ground", "emd", "emd_batch", "effective_n_threads"]
 
 _KINDS = ("equal", "ordered", "values", "hierarchical")
@@ -291,6 +296,32 @@ def _as_distribution(x, name: str) -> np.ndarray:
     return a / s
 
 
+def _as_vector(x, name: str) -> np.ndarray:
+    """dtype / shape checks of :func:`emd`'s fast path; a 1-d float64 copy."""
+    a = np.asarray(x)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise ValueError(f"{name} must be numeric, got dtype {a.dtype}")
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+_SPEC_CACHE: dict = {}
+
+
+def _pair_ground(spec, d):
+    """Ground for a spec and domain size; string specs are built once per d."""
+    if isinstance(spec, str):
+        key = (spec, d)
+        g = _SPEC_CACHE.get(key)
+        if g is None:
+            g = Ground.from_spec(spec, d)
+            if len(_SPEC_CACHE) < 256:
+                _SPEC_CACHE[key] = g
+        return g
+    return None     # arrays of values and the rest: the general path
+
+
 def _resolve_ground(ground, d):
     if isinstance(ground, Ground):
         if ground.d != d:
@@ -341,6 +372,21 @@ def emd(p, q, ground="equal") -> float:
     >>> round(emd([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], "ordered"), 12)
     0.5
     """
+    if _EXT is not None:
+        # fast path (about 1 us for d = 41): one validation pass over p and q
+        # in C, no temporaries; the Ground's parent / weight arrays are used
+        # as stored.  Anything that is not a 1-d float64 array is converted
+        # (and its dtype / shape checked) by _as_vector first.
+        if isinstance(ground, Ground):
+            g = ground
+        else:
+            try:
+                d = len(p)
+            except TypeError:
+                d = None
+            g = _pair_ground(ground, d) if d else None
+        if g is not None:
+            return _EXT.emd_pair(p, q, g.d, g.parent, g.weight, _as_vector)
     pp = _as_distribution(p, "p")
     qq = _as_distribution(q, "q")
     if pp.size != qq.size:
