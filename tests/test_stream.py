@@ -1,0 +1,238 @@
+"""Streaming publish / reconstruct (anonset.stream): the output for a key is
+the in-memory output, whatever the chunk size; only the needed columns are
+read in the first pass; errors name rows and columns; outputs are atomic."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset import stream
+from anonset.stream import publish_file, reconstruct_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "id": np.arange(n),
+        "age": rng.integers(18, 90, n),
+        "job": rng.choice(list("abcdef"), n, p=[.3, .25, .2, .1, .1, .05]),
+        "city": rng.choice(["x", "y", "z", "w"], n),
+        "zip": rng.choice(["007", "123", "NA"], n),
+    })
+
+
+INFER = dict(identifiers=["id"], other=["zip"], bins={"age": [0, 30, 50, 70, 120]})
+MODELS = [anonset.Diversity(3), anonset.Closeness(0.3),
+          anonset.DiversityCloseness(2, 0.25), anonset.Anonymity(2)]
+
+
+def in_memory(df, model, seed=5, **kw):
+    return anonset.publish(df, model, seed=seed, **kw)
+
+
+@pytest.fixture
+def files(tmp_path):
+    df = table()
+    pq_in = tmp_path / "in.parquet"
+    df.to_parquet(pq_in, row_group_size=64)
+    csv_in = tmp_path / "in.csv"
+    df.to_csv(csv_in, index=False)
+    return df, pq_in, csv_in
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.to_dict()["model"])
+@pytest.mark.parametrize("chunk", [37, 64, 1000])
+def test_parquet_equals_in_memory(files, tmp_path, model, chunk):
+    df, pq_in, _ = files
+    out = tmp_path / "pub.parquet"
+    res = publish_file(pq_in, out, model, chunk_rows=chunk, seed=5, **INFER)
+    ref = in_memory(df, model, **INFER)
+    got = anonset.read_parquet(out)
+    assert got.equals(ref)
+    assert got.metadata() == ref.metadata() == res.metadata()
+    assert res.n_rows == len(df) and res.chunks == -(-len(df) // chunk)
+    # inferred domains of job and city and A_j for closeness need the first pass
+    assert res.passes == 2
+    meta = stream.read_metadata(out)
+    assert meta == ref.metadata()
+    # one row group per chunk
+    import pyarrow.parquet as pq
+    assert pq.ParquetFile(out).metadata.num_row_groups == res.chunks
+
+
+def test_row_by_row(tmp_path):
+    df = table(25, seed=3)
+    p = tmp_path / "in.parquet"
+    df.to_parquet(p)
+    publish_file(p, tmp_path / "pub.parquet", anonset.Closeness(0.4), chunk_rows=1, seed=8, **INFER)
+    assert anonset.read_parquet(tmp_path / "pub.parquet").equals(
+        in_memory(df, anonset.Closeness(0.4), seed=8, **INFER))
+
+
+def test_declared_domains_need_one_pass(files, tmp_path):
+    df, pq_in, _ = files
+    schema = anonset.Schema.infer(df, **INFER)
+    out = tmp_path / "pub.parquet"
+    res = publish_file(pq_in, out, anonset.Diversity(2), schema, chunk_rows=50, seed=9)
+    assert res.passes == 1
+    assert anonset.read_parquet(out).equals(anonset.publish(df, anonset.Diversity(2), schema,
+                                                            seed=9))
+
+
+def test_csv_output_is_byte_identical(files, tmp_path):
+    df, _, csv_in = files
+    ref_frame = pd.read_csv(csv_in, dtype={"zip": str, "id": str}, keep_default_na=False)
+    model = anonset.Closeness(0.3)
+    ref = in_memory(ref_frame, model, **INFER)
+    ref.to_csv(tmp_path / "ref.csv")
+    publish_file(csv_in, tmp_path / "pub.csv", model, chunk_rows=41, seed=5, **INFER)
+    assert (tmp_path / "pub.csv").read_bytes() == (tmp_path / "ref.csv").read_bytes()
+    assert json.loads((tmp_path / "pub.csv.anonset.json").read_text()) == \
+        json.loads((tmp_path / "ref.csv.anonset.json").read_text())
+    got = anonset.read_csv(tmp_path / "pub.csv")
+    assert got.equals(anonset.read_csv(tmp_path / "ref.csv"))
+    assert list(got.other["zip"])[:50] == list(df["zip"].astype(str))[:50]   # '007', 'NA' kept
+
+
+def test_csv_to_parquet_and_back(files, tmp_path):
+    df, _, csv_in = files
+    out = tmp_path / "pub.parquet"
+    publish_file(csv_in, out, anonset.Diversity(2), chunk_rows=100, seed=2, **INFER)
+    ref_frame = pd.read_csv(csv_in, dtype={"zip": str, "id": str}, keep_default_na=False)
+    assert anonset.read_parquet(out).equals(in_memory(ref_frame, anonset.Diversity(2), seed=2,
+                                                      **INFER))
+
+
+def test_large_domain_multiword_and_exact(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 500
+    df = pd.DataFrame({"big": rng.integers(0, 150, n), "sex": rng.choice(["f", "m"], n),
+                       "c": rng.choice(list("pqrs"), n)})
+    p = tmp_path / "in.parquet"
+    df.to_parquet(p)
+    out = tmp_path / "pub.parquet"
+    model = anonset.Diversity({"big": 4, "c": 2})
+    publish_file(p, out, model, chunk_rows=77, seed=3, exact=["sex"])
+    ref = anonset.publish(df, model, seed=3, exact=["sex"])
+    got = anonset.read_parquet(out)
+    assert got.equals(ref) and ref.mask("big").shape[1] == 3
+    for method in ("em", "exact_em", "value_adding", "random"):
+        a = reconstruct_file(out, ["big", "sex"], method, chunk_rows=123, max_iter=10, seed=1)
+        b = anonset.reconstruct(ref, ["big", "sex"], method, max_iter=10, seed=1)
+        assert np.array_equal(a.counts, b.counts), method
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("method", ["em", "exact_em", "value_adding", "random"])
+def test_reconstruct_file_equals_in_memory(files, tmp_path, fmt, method):
+    df, pq_in, _ = files
+    out = tmp_path / f"pub.{fmt}"
+    model = anonset.DiversityCloseness(2, 0.3)
+    publish_file(pq_in, out, model, chunk_rows=64, seed=11, **INFER)
+    ref = in_memory(df, model, seed=11, **INFER)
+    for attrs in (["job"], ["age", "job", "city"]):
+        a = reconstruct_file(out, attrs, method, chunk_rows=29, max_iter=300, seed=4)
+        b = anonset.reconstruct(ref, attrs, method, max_iter=300, seed=4)
+        assert np.array_equal(a.counts, b.counts)
+        assert a.method == b.method and a.attributes == b.attributes
+        for k in ("iterations", "converged", "patterns"):
+            assert a.info.get(k) == b.info.get(k)
+
+
+def test_thread_count_does_not_matter(files, tmp_path):
+    _, pq_in, _ = files
+    for nt in (1, 2):
+        publish_file(pq_in, tmp_path / f"p{nt}.parquet", anonset.Diversity(3), chunk_rows=50,
+                     seed=1, n_threads=nt, **INFER)
+    assert anonset.read_parquet(tmp_path / "p1.parquet").equals(
+        anonset.read_parquet(tmp_path / "p2.parquet"))
+
+
+def test_missing_category(tmp_path):
+    df = pd.DataFrame({"job": ["a", None, "b", "c", "a", "b"] * 20,
+                       "city": list("xyzxyz") * 20})
+    p = tmp_path / "in.parquet"
+    df.to_parquet(p)
+    out = tmp_path / "pub.parquet"
+    publish_file(p, out, anonset.Closeness(0.4), chunk_rows=7, seed=1, missing="category")
+    ref = anonset.publish(df, anonset.Closeness(0.4), seed=1, missing="category")
+    assert anonset.read_parquet(out).equals(ref)
+    assert "?" in ref.schema["job"].domain
+    with pytest.raises(ValueError, match="missing value"):
+        publish_file(p, tmp_path / "x.parquet", anonset.Diversity(2), chunk_rows=7, seed=1)
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_errors_name_rows_and_leave_no_file(files, tmp_path):
+    df, pq_in, _ = files
+    schema = anonset.Schema.infer(df.iloc[:10], **INFER)       # a domain too small
+    out = tmp_path / "pub.parquet"
+    with pytest.raises(ValueError, match=r"rows .*not in the declared domain"):
+        publish_file(pq_in, out, anonset.Diversity(2), schema, chunk_rows=64, seed=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "in.parquet"]
+    with pytest.raises(ValueError, match="is the input file"):
+        publish_file(pq_in, pq_in, anonset.Diversity(2), chunk_rows=64, seed=1, **INFER)
+    with pytest.raises(ValueError, match="chunk_rows"):
+        publish_file(pq_in, out, anonset.Diversity(2), chunk_rows=0, **INFER)
+    with pytest.raises(ValueError, match="not in the data"):
+        publish_file(pq_in, out, anonset.Diversity(2), sensitive=["nope"])
+    with pytest.raises(ValueError, match="exceeds the largest p"):
+        full = anonset.Schema.infer(df, **INFER)
+        bad = {n: anonset.AttributeParams(n, 1.0, 1, full[n].d) for n in ("age", "job", "city")}
+        publish_file(pq_in, out, anonset.Closeness(0.1), full, params=bad, chunk_rows=64)
+    with pytest.raises(ValueError, match="no anonset metadata"):
+        reconstruct_file(pq_in, ["job"])
+    publish_file(pq_in, out, anonset.Diversity(2), chunk_rows=64, seed=1, **INFER)
+    with pytest.raises(ValueError, match="not a published attribute"):
+        reconstruct_file(out, ["zip"])
+
+
+def test_given_params_are_used(files, tmp_path):
+    df, pq_in, _ = files
+    ref = in_memory(df, anonset.Closeness(0.3), **INFER)
+    out = tmp_path / "pub.parquet"
+    publish_file(pq_in, out, anonset.Closeness(0.3), params=ref.params, chunk_rows=100,
+                 seed=5, **INFER)
+    assert anonset.read_parquet(out).equals(ref)
+
+
+def test_only_needed_columns_are_read(files, tmp_path, monkeypatch):
+    df, pq_in, _ = files
+    seen = []
+    orig = stream.iter_chunks
+
+    def spy(path, fmt, columns, chunk_rows, text_columns=()):
+        seen.append(list(columns))
+        return orig(path, fmt, columns, chunk_rows, text_columns)
+
+    monkeypatch.setattr(stream, "iter_chunks", spy)
+    schema = anonset.Schema.infer(df, **INFER)
+    publish_file(pq_in, tmp_path / "p.parquet", anonset.Closeness(0.3), schema, chunk_rows=100,
+                 seed=1)
+    assert seen[0] == ["age", "job", "city"]               # first pass: A_j only
+    assert seen[1] == ["age", "job", "city", "zip"]        # identifiers are never read
+
+
+@pytest.mark.slow
+def test_stream_scale_small(tmp_path):
+    """bench/stream_scale.py at a reduced size: RSS bound, identical
+    reconstruction (the bench runs 20 million rows)."""
+    rows = int(os.environ.get("ANONSET_STREAM_ROWS", "2000000"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "stream_scale.py"), "--rows", str(rows),
+                        "--dir", str(tmp_path), "--no-report", "--in-memory-rows", str(rows)],
+                       env=env, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["identical"] and res["reconstruction_identical"]
+    assert res["stream_peak_rss_mib"] < 1024
