@@ -8,13 +8,16 @@ with the (exact) A_max rule, over chunks of rows: boolean candidate matrices
 broadcast, and a uniform pick among the accepted candidates by cumulative
 sums against a uniform draw (NumPy's PCG64).  It samples from the same law
 as the kernel (checked: both outputs are semantically diverse and their
-dummy frequencies agree), not bit for bit.  Prints the machine, the times
-and the ratio; the kernel runs with its default generator (ChaCha20) and
-with Philox.
+dummy frequencies agree), not bit for bit.  Prints the machine, date, load
+average, the times and the ratios; the kernel runs with its default
+generator (ChaCha20) and with Philox, on one thread (CPU and wall time: the
+fair per-core comparison, since the NumPy version runs on one core) and on
+all threads (wall time).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
 import sys
@@ -81,10 +84,29 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
-    return (f"{cpu}, {os.cpu_count()} logical CPUs, OpenMP threads "
+    return (f"{cpu}, {os.cpu_count()} logical CPUs, OpenMP threads (default) "
             f"{_kernels.effective_threads(0)}, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, load average {tuple(round(x, 2) for x in load)}")
+            f"NumPy {np.__version__}")
+
+
+def load() -> str:
+    if not hasattr(os, "getloadavg"):
+        return "?"
+    return str(tuple(round(x, 2) for x in os.getloadavg()))
+
+
+def timed(f, repeat: int) -> tuple:
+    """Best wall time and best CPU time (process_time: all threads of this
+    process) over `repeat` runs, and the last result."""
+    wall = cpu = float("inf")
+    out = None
+    for _ in range(repeat):
+        out = None
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = f()
+        cpu = min(cpu, time.process_time() - c0)
+        wall = min(wall, time.perf_counter() - w0)
+    return wall, cpu, out
 
 
 def main(argv=None) -> int:
@@ -93,41 +115,50 @@ def main(argv=None) -> int:
     ap.add_argument("--F", type=int, default=14)
     ap.add_argument("--l", type=int, default=3)
     ap.add_argument("--d", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads of the multi-threaded C runs (default: OpenMP's)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per C configuration")
+    ap.add_argument("--numpy-repeat", type=int, default=3, help="runs of the NumPy version")
     a = ap.parse_args(argv)
     dist = S.SemanticDistance.ordered(a.F)
     ok = dist.compat(a.d)
     codes = np.random.default_rng(0).integers(0, a.F, a.n).astype(np.int32)
+    nt = a.threads or _kernels.effective_threads(0)
+    print(f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
     print(f"machine: {machine()}")
-    print(f"publishing n={a.n:,} records, F={a.F}, l={a.l}, d={a.d}")
+    print(f"load average at start: {load()}")
+    print(f"publishing n={a.n:,} records, F={a.F}, l={a.l}, d={a.d}; "
+          f"C: best of {a.repeat}, NumPy: best of {a.numpy_repeat}; "
+          f"wall = perf_counter, CPU = process_time")
     S.semantic_sets(codes[:10000], dist, a.l, a.d, seed=0)            # warm-up
     res = {}
     for algo in ("simple", "duplicate"):
         for rng in ("chacha20", "philox"):
-            best = float("inf")
-            for r in range(a.repeat):
-                t0 = time.perf_counter()
-                m = S.semantic_sets(codes, dist, a.l, a.d, algorithm=algo, seed=r, rng=rng,
-                                    n_threads=a.threads)
-                best = min(best, time.perf_counter() - t0)
+            for threads in (1, nt):
+                w, c, m = timed(lambda: S.semantic_sets(codes, dist, a.l, a.d, algorithm=algo,
+                                                        seed=1, rng=rng, n_threads=threads),
+                                a.repeat)
+                res[(algo, rng, threads)] = (w, c)
+                print(f"  C kernel  {algo:9s} {rng:8s} {threads} thread(s): wall {w:7.3f} s "
+                      f"({a.n / w / 1e6:6.1f} M rows/s)   CPU {c:7.3f} s")
+                if threads == nt:
+                    break
             assert S.is_diverse(m[:200_000], dist, a.l, a.d).all()
-            res[(algo, rng)] = best
-            print(f"  C kernel  {algo:9s} {rng:8s}: {best:8.3f} s  ({a.n / best / 1e6:6.1f} M rows/s)")
-    t0 = time.perf_counter()
-    mn = numpy_publish(codes, ok, a.l, seed=0)
-    tn = time.perf_counter() - t0
+    wn, cn, mn = timed(lambda: numpy_publish(codes, ok, a.l, seed=0), a.numpy_repeat)
     assert S.is_diverse(mn[:200_000], dist, a.l, a.d).all()
-    # same law: dummy frequencies of the first 10^6 rows agree
-    fk = S._unpack(m[:1_000_000], a.F).mean(axis=0) if a.n >= 1_000_000 else None
-    print(f"  NumPy     simple    pcg64   : {tn:8.3f} s  ({a.n / tn / 1e6:6.1f} M rows/s)")
+    print(f"  NumPy     simple    pcg64    1 thread(s): wall {wn:7.3f} s "
+          f"({a.n / wn / 1e6:6.1f} M rows/s)   CPU {cn:7.3f} s")
+    # same law: value frequencies of the first 10^6 rows agree
     mk = S.semantic_sets(codes, dist, a.l, a.d, seed=9)
-    diff = np.abs(S._unpack(mk[:1_000_000], a.F).mean(axis=0)
-                  - S._unpack(mn[:1_000_000], a.F).mean(axis=0)).max()
-    print(f"  max |value frequency C - NumPy| over the first 10^6 rows: {diff:.4f}")
-    del fk
+    k = min(a.n, 1_000_000)
+    diff = np.abs(S._unpack(mk[:k], a.F).mean(axis=0) - S._unpack(mn[:k], a.F).mean(axis=0)).max()
+    print(f"  max |value frequency C - NumPy| over the first {k:,} rows: {diff:.4f}")
+    print(f"load average at end: {load()}")
     for rng in ("chacha20", "philox"):
-        print(f"RATIO NumPy / C (simple, {rng}): {tn / res[('simple', rng)]:.1f}x")
+        w1, c1 = res[("simple", rng, 1)]
+        wt, _ = res[("simple", rng, nt)]
+        print(f"RATIO NumPy / C (simple, {rng}): CPU 1 thread {cn / c1:.1f}x, "
+              f"wall 1 thread {wn / w1:.1f}x, wall {nt} threads {wn / wt:.1f}x")
     return 0
 
 

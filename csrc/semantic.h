@@ -26,11 +26,19 @@
  * outside the excluded positions; when there are none (F too small for the
  * windows), from the accepted candidates of the simple algorithm.
  *
- * Randomness: record `row` draws 16-bit words from words 4 * (row & 3) ..
- * 4 * (row & 3) + 3 of block (counter row >> 4, stream 0x40000000 | (attr << 2)
- * | ((row >> 2) & 3), sub 0) - sixteen records share one vectorized block4
- * call - then from blocks (counter row, stream 0x60000000 | attr, sub 1, 2, ...).  The output is a pure function of (key, row, attr):
- * identical for any number of threads and any partitioning. */
+ * Randomness: record `row` starts from one 32-bit main word, word row & 15 of
+ * block (counter row >> 4, stream 0x40000000 | attr, sub 0) - 128 records
+ * share one eight-block call - and goes on, where it needs more, with the
+ * words of blocks (counter row, stream 0x60000000 | attr, sub 1, 2, ...).
+ * Where the tree of all sampler paths from the true value t is small (at most
+ * min(4096, max(64, 2^20 / F)) nodes and N(t) < 2^32, see semantic.c), one
+ * uniform draw in [0, N(t)) (Lemire's method on those words) picks the whole
+ * set: the child at each node is r mod cnt and r / cnt goes on, which gives
+ * each dummy exactly the step-by-step law above.  Otherwise the dummies are
+ * drawn step by step, 16-bit bounded draws from the same words.  Which of the
+ * two a value uses depends on (spec, t) only, so the output is a pure function
+ * of (key, row, attr): identical for any number of threads and any
+ * partitioning. */
 #ifndef ANONSET_SEMANTIC_H
 #define ANONSET_SEMANTIC_H
 
@@ -58,13 +66,19 @@ typedef struct {
 } anonset_sem_spec;
 
 /* Publish n records: codes[i] in [0, F); out: n * words uint64 bitmasks,
- * overwritten.  row0: global index of codes[0]; attr: the stream id.
- * Returns ANONSET_ERR_VALUE for a code outside the domain or a bad spec,
- * ANONSET_SEM_INFEASIBLE if a record could not be completed (the caller
- * checks feasibility of every value first, so this does not happen). */
+ * overwritten.  row0: global index of codes[0]; attr: the stream id
+ * (< 2^28).  Before drawing anything, every code is checked: returns
+ * ANONSET_ERR_VALUE for a code outside the domain or a bad spec, and
+ * ANONSET_SEM_INFEASIBLE when some occurring value has no set of l values
+ * pairwise compatible (out is then unspecified). */
 int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
                        int64_t n, int64_t row0, uint32_t attr,
                        const int32_t *codes, uint64_t *out, int n_threads);
+
+/* For each value t: N[t] = the size of the single draw that picks a whole
+ * set from t's path tree and nodes[t] its node count, or N[t] = 0 where t is
+ * sampled step by step (tree too large, or t infeasible).  For tests and docs. */
+int anonset_sem_paths(const anonset_sem_spec *spec, uint32_t *N, int64_t *nodes);
 
 /* feasible[t] = 1 iff some set of l values pairwise compatible contains t. */
 int anonset_sem_feasible(const anonset_sem_spec *spec, int32_t *feasible);

@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 from anonset import semantic as S
 from anonset import semantic_data as SD
 from anonset import _cli_semantic
+from anonset import _semantic
 from anonset.datasets import adult_hierarchy
 
 
@@ -249,6 +250,82 @@ def test_selection_frequencies_chi_square(algo):
         # statistic's scale is at most (l - 1); use a conservative threshold
         dof = support.sum() - 1
         assert chi2 < (l - 1) * stats.chi2.ppf(1 - 1e-4, dof), (t, chi2, dof)
+
+
+def _chi2_against_exact(dist, l, d, algo, ts, n_per, seed=0):
+    """Dummy frequencies of n_per draws per true value match the exact q."""
+    from scipy import stats
+    q, _ = S.selection_matrix(dist, l, d, algorithm=algo, method="exact")
+    for t in ts:
+        m = S.semantic_sets(np.full(n_per, t, np.int32), dist, l, d, algorithm=algo,
+                            seed=seed + t)
+        assert S.is_diverse(m[:20000], dist, l, d).all()
+        counts = S._unpack(m, dist.F).sum(axis=0).astype(float)
+        counts[t] = 0
+        support = q[t] > 0
+        assert counts[~support].sum() == 0
+        exp = q[t, support] * n_per
+        chi2 = ((counts[support] - exp) ** 2 / exp).sum()
+        dof = support.sum() - 1
+        assert chi2 < (l - 1) * stats.chi2.ppf(1 - 1e-4, dof), (t, chi2, dof)
+
+
+def test_one_draw_path_trees_bench_configuration():
+    """F = 14, l = 3, d = 2 (the 10^7-record benchmark): every value draws its
+    whole set with one bounded draw from its path tree."""
+    dist = S.SemanticDistance.ordered(14)
+    for algo in S.ALGORITHMS:
+        N, nodes = _semantic.paths(*S._kernel_args(dist, 3, 2, algo))
+        assert (N > 1).all() and (nodes <= 4096).all()
+        if algo == "simple":      # N(t) is a multiple of the first step's candidate count
+            assert (N % dist.compat(2).sum(axis=1) == 0).all()
+
+
+def test_mixed_paths_law_and_purity():
+    """A spec where some values use a path tree and others (tree too large, or
+    N(t) >= 2^32) the step-by-step sampler: both follow the exact law, and a
+    record's set does not depend on which other values occur, on threads, or
+    on the partition into calls."""
+    dist = S.SemanticDistance.ordered(24)
+    l, d = 4, 3
+    N, _ = _semantic.paths(*S._kernel_args(dist, l, d, "simple"))
+    tree, step = np.flatnonzero(N > 0), np.flatnonzero(N == 0)
+    assert tree.size and step.size and 4 in step and 10 in tree
+    _chi2_against_exact(dist, l, d, "simple", (0, 2, 4, 10), 100_000, seed=11)
+    codes = np.random.default_rng(5).integers(0, 24, 20_000).astype(np.int32)
+    key = bytes(range(32))
+    a = S.semantic_sets(codes, dist, l, d, key=key, n_threads=1)
+    b = S.semantic_sets(codes, dist, l, d, key=key, n_threads=2)
+    c = np.concatenate([S.semantic_sets(codes[:1037], dist, l, d, key=key),
+                        S.semantic_sets(codes[1037:], dist, l, d, key=key, row0=1037)])
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+    for i in np.random.default_rng(6).choice(codes.size, 50, replace=False):
+        one = S.semantic_sets(codes[i:i + 1], dist, l, d, key=key, row0=int(i))
+        np.testing.assert_array_equal(one[0], a[i])
+    assert S.is_diverse(a, dist, l, d).all()
+
+
+def test_multiword_paths_law():
+    """F = 148 (three words): path trees and step-by-step values, exact law.
+    The value with the largest N(t) (~4.4e8) rejects ~8% of its first words,
+    so the overflow words are exercised too."""
+    dist = S.SemanticDistance.ordered(148)
+    N, _ = _semantic.paths(*S._kernel_args(dist, 3, 60, "simple"))
+    big = int(np.argmax(N))
+    assert (2**32 % int(N[big])) / 2**32 > 0.05
+    ts = (big, int(np.flatnonzero(N > 0)[0]), int(np.flatnonzero(N == 0)[0]))
+    assert S.feasible_values(dist, 3, 60)[list(ts)].all()
+    _chi2_against_exact(dist, 3, 60, "simple", ts, 100_000, seed=3)
+
+
+def test_kernel_checks_codes_before_drawing():
+    dist = S.SemanticDistance.ordered(14)
+    for bad in ([0, 14], [-1, 3], [5, 2**31 - 1]):
+        with pytest.raises(ValueError, match=r"codes must lie in \[0, 14\)"):
+            S.semantic_sets(np.array(bad, dtype=np.int64), dist, 3, 2, seed=0)
+    with pytest.raises(ValueError, match="infeasible.*contains 3"):
+        S.semantic_sets([0, 13, 3], dist, 3, 6, seed=0)
 
 
 def test_duplicate_window_counts():

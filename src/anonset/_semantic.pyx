@@ -37,6 +37,7 @@ cdef extern from "semantic.h":
                            int64_t n, int64_t row0, uint32_t attr,
                            const int32_t *codes, uint64_t *out, int n_threads) nogil
     int anonset_sem_feasible(const anonset_sem_spec *spec, int32_t *feasible) nogil
+    int anonset_sem_paths(const anonset_sem_spec *spec, uint32_t *N, int64_t *nodes) nogil
     int anonset_sem_exact_q(const anonset_sem_spec *spec, int64_t max_nodes,
                             double *q, int64_t *nodes, int n_threads) nogil
 
@@ -128,6 +129,19 @@ def feasible(compat, int l, str algo, int radius, bint ordered):
         status = anonset_sem_feasible(&sp.s, <int32_t *>out.data)
     _check(status, "semantic feasible")
     return out.astype(bool)
+
+
+def paths(compat, int l, str algo, int radius, bint ordered):
+    """Per value: (N, nodes) of its path tree - one draw in [0, N) picks a
+    whole set - or N = 0 where the value is sampled step by step."""
+    cdef _Spec sp = _Spec(compat, l, algo, radius, ordered)
+    cdef cnp.ndarray N = np.zeros(sp.s.F, dtype=np.uint32)
+    cdef cnp.ndarray nodes = np.zeros(sp.s.F, dtype=np.int64)
+    cdef int status
+    with nogil:
+        status = anonset_sem_paths(&sp.s, <uint32_t *>N.data, <int64_t *>nodes.data)
+    _check(status, "semantic paths")
+    return N, nodes
 
 
 def exact_q(compat, int l, str algo, int radius, bint ordered, int64_t max_nodes,

@@ -270,15 +270,21 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     if codes.ndim != 1:
         raise ValueError("codes must be one-dimensional")
-    if codes.size and not (0 <= codes.min() and codes.max() < distance.F):
-        raise ValueError(f"codes must lie in [0, {distance.F})")
     args = _kernel_args(distance, l, d, algorithm)
-    check_feasible(distance, l, d, codes)
     check_rng(rng)
     if key is None:
         key = make_key(seed)
-    return _semantic.sample(*args, codes, key, rng=rng, row0=int(row0), attr=int(attr),
-                            n_threads=_threads(n_threads))
+    try:
+        # The kernel checks every code against the domain and the feasibility
+        # of every occurring value before it draws anything (one pass over the
+        # codes instead of three here); on failure, name what is wrong.
+        return _semantic.sample(*args, codes, key, rng=rng, row0=int(row0), attr=int(attr),
+                                n_threads=_threads(n_threads))
+    except ValueError:
+        if codes.size and not (0 <= codes.min() and codes.max() < distance.F):
+            raise ValueError(f"codes must lie in [0, {distance.F})") from None
+        check_feasible(distance, l, d, codes)
+        raise
 
 
 def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarray:
