@@ -263,19 +263,24 @@ Before b80002e the 4-lane block written as loops over `x[16][4]` compiled to
 mixed scalar/SSE code slower than 4 scalar blocks (480-520 vs 420-430 ns per
 4 blocks) and the sampler needed 4-5 us per row.
 
-**Reconstruction.** w counting is fine (8-9x the NumPy baseline per thread,
-CPU time).  The EM kernel is the problem: `mode_product` walks one fiber at a
-time with stride `inner`; for axis 0 of 18 x 17 x 16 x 16 the 18 loads of a
-fiber are 34 KB apart and fall into two L1 sets (conflict misses), all
-scalar.  78 % of `em_kron`'s time is in that strided loop, 1.7 ms per
-iteration at |C| = 78,336 (NumPy's `em_ab`: 1.2 ms).  A prototype that
-applies the a/b factor by contiguous row passes (`s[t] = sum_k in[o,k,t]`,
-then `out[o,k,t] = b s[t] + (a - b) in[o,k,t]`, vectorizable) is 4.8x faster
-at |C| = 78,336 and bit-identical.  Each iteration also opens 10 OpenMP
-parallel regions; when the machine is oversubscribed the barriers spin (2
-threads: 25.6 s wall / 11.6 s CPU against 3.8 s with 1 thread in the full
-run): one parallel region per EM run (or serial below ~10^6 cells) avoids
-that."""
+**Reconstruction.** w counting is 8-9x the NumPy baseline per core and
+scales about 1.8x to 2 threads.  The EM kernel decides the q' = 4 target.
+Before commit 4ea632e, `mode_product` walked one fiber at a time with stride
+`inner` (for axis 0 of 18 x 17 x 16 x 16 the 18 loads of a fiber are 34 KB
+apart and fall into two L1 sets), all scalar: 78 % of `em_kron` in that loop,
+1.7 ms per iteration at |C| = 78,336, slower than NumPy's `em_ab` (1.2 ms).
+4ea632e tiles the mode products over contiguous memory (TILE = 256 inner
+indices).  Measured afterwards (1 thread, CPU time, machine under load):
+1.2 ms per iteration at |C| = 78,336 and 56 us at the Adult |C| = 2,304,
+where the last axes have inner = 1 or 2 and so 1,152 tiles of 1-2 elements
+each (the per-tile set-up dominates; 29 us before).  The >= 100x target
+against the dense EM (about 1.8-2.0 ms per iteration) needs <= 18-20 us per
+iteration.  Proposals: when inner < TILE, let a tile cover several outer
+indices (for inner = 1, the plain contiguous per-fiber sum); and open one
+OpenMP parallel region per EM run instead of ~10 per iteration (with other
+load on the machine the 2-thread run spins in barriers: 23 ms wall / 8.8 ms
+CPU per iteration against 3 ms / 1.2 ms with 1 thread), or stay serial below
+about 10^6 cells."""
 
 
 def fmt_s(t):
@@ -295,6 +300,7 @@ def write_report(path, T, meta, n, quick, mem, rec, dense_dims, log):
     add("")
     add(f"- Machine: {bi['processor']}, {bi['cpu_count']} cores, "
         f"{meta['mem_gib']:.0f} GiB; {bi['platform']}")
+    add(f"- Kernels: git {meta['commit']}")
     add(f"- Versions: anonset {bi['anonset']} (OpenMP {bi['openmp']}, default threads "
         f"{bi['threads']}), Python {bi['python']}, NumPy {bi['numpy']}, pandas {bi['pandas']}")
     add(f"- Load average (1 min) at start / end: {meta['load_start']:.2f} / "
@@ -324,7 +330,11 @@ def write_report(path, T, meta, n, quick, mem, rec, dense_dims, log):
             add(f"| anonset {rng}{' (default)' if rng == 'chacha20' else ''} | {nt} | "
                 f"{fmt_s(t)} | {cells / t / 1e6:.1f} M | {tn / t:.1f}x |")
     sp = tn / r["anonset publish chacha20 2t"]
+    cpu = {k: v["cpu"] for k, v in T.rows.items()}
     add("")
+    add(f"CPU-time ratio (insensitive to other load): NumPy {cpu['numpy publish']:.2f} s / "
+        f"anonset ChaCha20 1 thread {cpu['anonset publish chacha20 1t']:.2f} s = "
+        f"{cpu['numpy publish'] / cpu['anonset publish chacha20 1t']:.1f}x per core.")
     add(f"Target: >= 15x with ChaCha20 (2 threads): **{sp:.1f}x -- "
         f"{'met' if sp >= 15 else 'MISSED'}**. Philox (fast generator, 2 threads): "
         f"{tn / r['anonset publish philox 2t']:.1f}x.")
@@ -367,6 +377,9 @@ def write_report(path, T, meta, n, quick, mem, rec, dense_dims, log):
     add(f"| total | {fmt_s(tot_np)}; {fmt_s(tot_np_ab)} | {fmt_s(tot_1)} | {fmt_s(tot_2)} |")
     add("")
     sp = tot_np / tot_2
+    add(f"CPU-time ratio (insensitive to other load), NumPy (count_w + em_ab, single-threaded) / "
+        f"anonset 1 thread: {(cpu['numpy count_w'] + cpu['numpy em_ab']) / (cpu['anonset count_w 1t'] + cpu['anonset em_kron 1t']):.1f}x per core.")
+    add("")
     add(f"Target: >= 10x (2 threads vs the tensordot baseline): **{sp:.1f}x -- "
         f"{'met' if sp >= 10 else 'MISSED'}**; against the NumPy a/b EM "
         f"{tot_np_ab / tot_2:.1f}x. w counting alone: "
@@ -438,6 +451,20 @@ def write_report(path, T, meta, n, quick, mem, rec, dense_dims, log):
     log(f"wrote {path}")
 
 
+def _git_state() -> str:
+    """HEAD and whether csrc/ or the .pyx differ from it (the kernels measured)."""
+    root = HERE.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "csrc",
+                                "src/anonset/_kernels.pyx"], cwd=root, capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (csrc/ modified)" if dirty else "")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="200,000 rows instead of 2,458,285")
@@ -463,6 +490,9 @@ def main(argv=None):
             "build": build_info(), "load_start": os.getloadavg()[0],
             "mem_gib": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,
             "notes": []}
+    so = pathlib.Path(_kernels.__file__)
+    so_stamp = (so.stat().st_mtime, so.stat().st_size)
+    meta["commit"] = _git_state()
     t0 = time.perf_counter()
     log(f"generating the census-shaped table, {n:,} rows")
     codes, d = census_like_codes(n)
@@ -480,6 +510,10 @@ def main(argv=None):
     del codes
     dense_dims = bench_dense(T, args.repeat, log)
     meta["notes"].append(f"Total run time {time.perf_counter() - t0:.0f} s.")
+    if (so.stat().st_mtime, so.stat().st_size) != so_stamp:
+        meta["notes"].append(f"WARNING: {so.name} was rebuilt during this run; figures after "
+                             "the rebuild may mix two versions of the kernels. Rerun.")
+        log("warning: the extension was rebuilt during the run")
     write_report(args.out, T, meta, n, args.quick, mem, rec, dense_dims, log)
 
 
