@@ -34,6 +34,10 @@ and deciding ``H >= x`` is a cardinality-constrained subset-sum problem), so
 * ``'bound'`` — otherwise a proven upper bound ``H_ub >= H`` (never below the
   true maximum), which gives a *conservative* p (never larger than the exact
   one), so the privacy guarantee holds.  The result says ``exact=False``.
+  The bound is refined over intervals of the mass A(Z) (runs of reachable
+  totals with integer counts); when a set found by local search attains it the
+  answer is exact (``'certified'``).  Pass integer counts, not A / N, to get
+  the reachable-totals refinement.
 """
 from __future__ import annotations
 
@@ -71,7 +75,8 @@ class SearchResult:
     exact : bool
         Whether ``value`` is the exact maximum.
     method : str
-        'trivial', 'enumerate', 'dp' or 'bound'.
+        'trivial', 'enumerate', 'dp', 'certified' (a set found by local search
+        attains the proven bound) or 'bound'.
     subset : tuple of int or None
         A maximizing set ``Z`` when known.
     """
@@ -134,14 +139,15 @@ class _Edges:
     def __init__(self, g: Ground, A: np.ndarray):
         keep = g.parent >= 0
         self.S = g.leaf_sets()[keep]            # (E, d) bool
+        self.ST = np.ascontiguousarray(self.S.T, dtype=np.float64)   # (d, E), for BLAS
         self.w = g.weight[keep]                 # (E,)
-        self.M = self.S @ A                     # (E,)
+        self.M = A @ self.ST                    # (E,)
 
     def G(self, X: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(G_Z, a_Z)`` for indicator rows X (n, d)."""
         XA = X * A
         a = XA.sum(axis=1)
-        z = XA @ self.S.T
+        z = XA @ self.ST
         return np.abs(a[:, None] * self.M[None, :] - z) @ self.w, a
 
 
@@ -238,6 +244,211 @@ def _h_bound(A, eta, t, ed: _Edges, kind: str):
     return min(ub_tv, ub_edge)
 
 
+
+class _BoundTables:
+    """Per-edge sorted prefix sums of A inside / outside each edge's leaf set."""
+
+    def __init__(self, ed, A, g):
+        S = ed.S
+        E, d = S.shape
+        self.d = d
+        big = np.inf
+        self.LOin = np.full((E, d + 1), big)
+        self.HIin = np.full((E, d + 1), -big)
+        self.LOout = np.full((E, d + 1), big)
+        self.HIout = np.full((E, d + 1), -big)
+        self.n_in = S.sum(axis=1)
+        for e in range(E):
+            ins = np.sort(A[S[e]])
+            outs = np.sort(A[~S[e]])
+            n1, n2 = ins.size, outs.size
+            self.LOin[e, : n1 + 1] = np.concatenate([[0.0], np.cumsum(ins)])
+            self.HIin[e, : n1 + 1] = np.concatenate([[0.0], np.cumsum(ins[::-1])])
+            self.LOout[e, : n2 + 1] = np.concatenate([[0.0], np.cumsum(outs)])
+            self.HIout[e, : n2 + 1] = np.concatenate([[0.0], np.cumsum(outs[::-1])])
+        # singleton leaf edges of one common weight contribute exactly
+        # 2 w0 a (1 - a) in total (see docs/emd.md): handled in closed form
+        single = self.n_in == 1
+        self.leaf_exact = bool(single.sum() == d and np.ptp(ed.w[single]) == 0.0) if d > 1 else False
+        self.w0 = float(ed.w[single][0]) if self.leaf_exact else 0.0
+        keep = ~single if self.leaf_exact else np.ones(E, dtype=bool)
+        self.keep = keep
+        self.w = ed.w[keep]
+        self.M = ed.M[keep]
+
+    def for_eta(self, eta):
+        k = np.arange(eta + 1)
+        kp = self.keep
+        lo_in = self.LOin[kp][:, k]
+        hi_in = self.HIin[kp][:, k]
+        lo_out = self.LOout[kp][:, eta - k]
+        hi_out = self.HIout[kp][:, eta - k]
+        feas = np.isfinite(lo_in) & np.isfinite(lo_out)
+        return lo_in, hi_in, lo_out, hi_out, feas
+
+
+def _ub_intervals(tab, eta_tabs, t, a1, a2):
+    """Upper bound on max h_Z over eta-sets with A(Z) in [a1[i], a2[i]] (vectorized)."""
+    lo_in, hi_in, lo_out, hi_out, feas = eta_tabs
+    a1 = np.asarray(a1, dtype=float)[:, None, None]
+    a2 = np.asarray(a2, dtype=float)[:, None, None]
+    tol = 1e-12
+    L = np.maximum(lo_in, a1 - hi_out)
+    U = np.minimum(hi_in, a2 - lo_out)
+    ok = feas & (L <= U + tol)
+    zlo = np.where(ok, L, np.inf).min(axis=2) - tol
+    zhi = np.where(ok, U, -np.inf).max(axis=2) + tol
+    empty = ~ok.any(axis=2)
+    a1 = a1[:, 0, 0]
+    a2 = a2[:, 0, 0]
+    w, M = tab.w, tab.M
+    def inner(al):
+        return np.maximum(al[:, None] * M - zlo, zhi - al[:, None] * M) @ w if w.size else np.zeros(al.size)
+    inn = np.maximum(inner(a1), inner(a2))
+    am = np.clip(0.5, a1, a2)
+    leaf = 2.0 * tab.w0 * am * (1.0 - am)
+    ub_edge = leaf + inn - t * a1
+    at = np.clip((1.0 - t) / 2.0, a1, a2)
+    ub_tv = at * (1.0 - at - t)
+    ub = np.minimum(ub_tv, ub_edge)
+    if empty.shape[1]:
+        ub = np.where(empty.any(axis=1), -np.inf, ub)
+    return ub
+
+
+_TABLES: dict = {}
+_BEST_SETS: dict = {}
+
+
+def _tables_for(Af, g: Ground, ed: _Edges) -> _BoundTables:
+    key = (Af.tobytes(), g.parent.tobytes(), g.weight.tobytes())
+    tab = _TABLES.get(key)
+    if tab is None:
+        if len(_TABLES) > 32:
+            _TABLES.clear()
+            _BEST_SETS.clear()
+        tab = _TABLES[key] = _BoundTables(ed, Af, g)
+        tab.key = key
+    return tab
+
+
+def _h_lower(A, eta, t, ed: _Edges, tab, max_iter: int = 6):
+    """A lower bound on H(t): the best set found by swap hill climbing, warm
+    started from the best (eta - 1)-set of this domain plus its best addition,
+    and from the eta values of largest ``A_i (EMD(A, delta_i) - t)``.
+    Returns (value, subset)."""
+    d = A.size
+    AS = A[:, None] * ed.ST                      # (d, E): leaf i's mass per edge
+    # singletons: z = AS[i], a = A_i (no matrix products: BLAS threads stall
+    # on the loaded 2-core VM)
+    h1 = np.abs(A[:, None] * ed.M[None, :] - AS) @ ed.w - t * A
+    starts = [np.argsort(-h1, kind="stable")[:eta]]
+    prev = _BEST_SETS.get((tab.key, eta - 1))
+    if prev is not None and len(prev) == eta - 1:
+        inZ = np.zeros(d, dtype=bool)
+        inZ[list(prev)] = True
+        cand = np.flatnonzero(~inZ)
+        z0, a0 = AS[inZ].sum(axis=0), float(A[inZ].sum())
+        a2 = a0 + A[cand]
+        h = np.abs(a2[:, None] * ed.M[None, :] - (z0[None, :] + AS[cand])) @ ed.w - t * a2
+        starts.append(np.array(list(prev) + [int(cand[np.argmax(h)])]))
+    best_v, best_z = -np.inf, None
+    for z0 in starts:
+        inZ = np.zeros(d, dtype=bool)
+        inZ[z0] = True
+        for _ in range(max_iter + 1):
+            z = AS[inZ].sum(axis=0)
+            a = float(A[inZ].sum())
+            v = float(np.abs(a * ed.M - z) @ ed.w - t * a)
+            ins, outs = np.flatnonzero(inZ), np.flatnonzero(~inZ)
+            if ins.size == 0 or outs.size == 0:
+                break
+            # every swap (i out, j in) at once: z' = z - AS[i] + AS[j]
+            a2 = a - A[ins][:, None] + A[outs][None, :]
+            Z2 = z[None, None, :] - AS[ins][:, None, :] + AS[outs][None, :, :]
+            h = np.abs(a2[:, :, None] * ed.M - Z2) @ ed.w - t * a2
+            k = int(np.argmax(h))
+            if not h.flat[k] > v + 1e-15:
+                break
+            i, j = divmod(k, outs.size)
+            inZ[ins[i]] = False
+            inZ[outs[j]] = True
+        if v > best_v:
+            best_v, best_z = v, tuple(int(i) for i in np.flatnonzero(inZ))
+    _BEST_SETS[(tab.key, eta)] = best_z
+    return best_v, best_z
+
+
+def _h_refined(Af, counts, eta, t, ed: _Edges, tab: _BoundTables, lb: float,
+               n_start: int = 24, n_split: int = 6, fan: int = 4, rounds: int = 4):
+    """Proven upper bound on H(t) by splitting the range of a = A(Z).
+
+    Every eta-set has its mass a in one of the intervals; for each interval
+    :func:`_ub_intervals` bounds h_Z (docs/emd.md, "Refined bound").  With
+    integer counts the intervals are runs of the *reachable* totals K / N of
+    eta-sets (subset-sum bitset), so empty stretches are skipped and a run of
+    one total is evaluated at that exact a.  Intervals whose bound is not
+    above ``lb`` (a value some set attains) are never split.  Returns the
+    largest interval bound: >= H(t).
+    """
+    et = tab.for_eta(eta)
+    # keep each round's arrays (intervals x edges x (eta + 1)) near 1e5 cells
+    cells = max(1, et[0].size)
+    n_start = int(max(6, min(n_start, 120_000 // cells)))
+    n_split = int(max(2, min(n_split, 60_000 // (cells * fan))))
+    if counts is not None:
+        N = float(counts.sum())
+        vals = _bits(_reachable(counts, eta)).astype(np.float64) / N
+        n = vals.size
+        cuts = np.unique(np.linspace(0, n, min(n, n_start) + 1).astype(np.int64))
+        lo_i, hi_i = cuts[:-1], cuts[1:] - 1              # inclusive index runs
+        ub = _ub_intervals(tab, et, t, vals[lo_i], vals[hi_i])
+        for _ in range(rounds):
+            top = float(ub.max())
+            if top <= lb + 1e-13:
+                break
+            splittable = (hi_i > lo_i) & (ub > lb + 1e-13)
+            if not splittable.any():
+                break
+            cand = np.flatnonzero(splittable)
+            pick = cand[np.argsort(-ub[cand], kind="stable")[:n_split]]
+            keep = np.ones(ub.size, dtype=bool)
+            keep[pick] = False
+            nl, nh = [], []
+            for j in pick:
+                c = np.unique(np.linspace(lo_i[j], hi_i[j] + 1, fan + 1).astype(np.int64))
+                nl.append(c[:-1])
+                nh.append(c[1:] - 1)
+            nl, nh = np.concatenate(nl), np.concatenate(nh)
+            nub = _ub_intervals(tab, et, t, vals[nl], vals[nh])
+            lo_i = np.concatenate([lo_i[keep], nl])
+            hi_i = np.concatenate([hi_i[keep], nh])
+            ub = np.concatenate([ub[keep], nub])
+        return float(ub.max())
+    s = np.sort(Af)
+    a_lo, a_hi = float(s[:eta].sum()), float(s[Af.size - eta:].sum())
+    e = np.linspace(a_lo, a_hi, n_start + 1)
+    lo, hi = e[:-1], e[1:]
+    ub = _ub_intervals(tab, et, t, lo, hi)
+    for _ in range(rounds):
+        if float(ub.max()) <= lb + 1e-13:
+            break
+        cand = np.flatnonzero(ub > lb + 1e-13)
+        pick = cand[np.argsort(-ub[cand], kind="stable")[:n_split]]
+        keep = np.ones(ub.size, dtype=bool)
+        keep[pick] = False
+        nl, nh = [], []
+        for j in pick:
+            c = np.linspace(lo[j], hi[j], fan + 1)
+            nl.append(c[:-1])
+            nh.append(c[1:])
+        nl, nh = np.concatenate(nl), np.concatenate(nh)
+        nub = _ub_intervals(tab, et, t, nl, nh)
+        lo, hi = np.concatenate([lo[keep], nl]), np.concatenate([hi[keep], nh])
+        ub = np.concatenate([ub[keep], nub])
+    return float(ub.max())
+
+
 def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
           enum_limit: int = ENUM_LIMIT) -> SearchResult:
     """``H(t) = max over |Z| = eta of G_Z - t A(Z)`` (exact, or a proven bound).
@@ -284,7 +495,14 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
         a = K / N
         h = a * (1.0 - a) - t * a
         return SearchResult(float(h.max()), True, "dp", None)
-    return SearchResult(_h_bound(Af, eta, t, ed, g.kind), False, "bound", None)
+    coarse = _h_bound(Af, eta, t, ed, g.kind)
+    tab = _tables_for(Af, g, ed)
+    lb, z = _h_lower(Af, eta, t, ed, tab)
+    ub = min(coarse, _h_refined(Af, counts, eta, t, ed, tab, lb))
+    if ub <= lb + 1e-12 * max(1.0, abs(lb)):
+        # certified: a set attains the proven upper bound (to rounding)
+        return SearchResult(lb, True, "certified", z)
+    return SearchResult(ub, False, "bound", None)
 
 
 # ------------------------------------------------------------------ public
