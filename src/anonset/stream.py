@@ -204,55 +204,105 @@ class _CodesFromCounts(Mapping):
         return len(self._counts)
 
 
-def _needs_distribution(model) -> bool:
-    if not isinstance(model, (Closeness, DiversityCloseness)):
-        return False
-    return True
+def needs_distribution(model) -> bool:
+    """Closeness needs each attribute's distribution A_j (Algorithm 1, eq. 12)."""
+    return isinstance(model, (Closeness, DiversityCloseness))
 
 
-def _first_pass(path, fmt, schema, need_domain, need_counts, chunk_rows, missing, text_columns):
-    """One pass over the needed columns: inferred domains and value counts."""
-    seen = {n: {} for n in need_domain}
-    nan_seen = {n: 0 for n in need_domain}
-    counts = {n: np.zeros(schema[n].d, dtype=np.int64) for n in need_counts
-              if n not in need_domain}
-    cols = sorted(set(need_domain) | set(need_counts), key=schema.names.index) \
-        or [schema.names[0]]
-    n = 0
-    for chunk in iter_chunks(path, fmt, cols, chunk_rows, text_columns):
-        for c in need_domain:
+class ColumnStats:
+    """What a first pass learns from some rows: their number, the distinct
+    values (with counts) of the columns whose domain is inferred, and the
+    value counts of the columns whose distribution A_j closeness needs.
+
+    Mergeable (chunks of a file, partitions of a Dask DataFrame); the result
+    does not depend on how the rows were split."""
+
+    def __init__(self, schema, need_domain, need_counts, missing="error"):
+        self.schema, self.missing = schema, missing
+        self.need_domain, self.need_counts = list(need_domain), list(need_counts)
+        self.n = 0
+        self.seen = {c: {} for c in self.need_domain}
+        self.nan = {c: 0 for c in self.need_domain}
+        self.counts = {c: np.zeros(schema[c].d, dtype=np.int64) for c in self.need_counts
+                       if c not in self.need_domain}
+
+    @property
+    def columns(self) -> list:
+        cols = set(self.need_domain) | set(self.need_counts)
+        return [c for c in self.schema.names if c in cols]
+
+    def add(self, chunk, row0=None):
+        row0 = self.n if row0 is None else row0
+        for c in self.need_domain:
             vc = chunk[c].value_counts(dropna=True, sort=False)
-            acc = seen[c]
+            acc = self.seen[c]
             for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
                 v = _scalar(v)
                 acc[v] = acc.get(v, 0) + k
-            nan_seen[c] += int(chunk[c].isna().sum())
-        for c in counts:
+            self.nan[c] += int(chunk[c].isna().sum())
+        for c in self.counts:
             try:
-                codes = encode_column(chunk[c], schema[c], missing=missing)
+                codes = encode_column(chunk[c].reset_index(drop=True), self.schema[c],
+                                      missing=self.missing)
             except ValueError as e:
-                raise ValueError(f"rows {n:,}-{n + len(chunk) - 1:,}: {e}") from None
-            counts[c] += np.bincount(codes, minlength=schema[c].d)
-        n += len(chunk)
-    for c in need_domain:
-        if not seen[c] and not nan_seen[c]:
-            raise ValueError(f"column {c!r}: cannot infer a domain from a column with no values")
-        if nan_seen[c] and missing == "error":
-            raise ValueError(f"column {c!r} has {nan_seen[c]} missing value(s); drop them, or "
-                             "pass missing='category' with '?' in the domain")
-        dom = _infer_domain(pd.Series(list(seen[c]), dtype=object), c) if seen[c] else []
-        if missing == "category" and nan_seen[c] and "?" not in dom:
-            dom = list(dom) + ["?"]
-        schema = schema.replace(c, domain=tuple(dom))
-        if c in need_counts:
-            index = {v: i for i, v in enumerate(schema[c].domain)}
-            cnt = np.zeros(len(dom), dtype=np.int64)
-            for v, k in seen[c].items():
-                cnt[index[v]] += k
-            if nan_seen[c]:
-                cnt[index["?"]] += nan_seen[c]
-            counts[c] = cnt
-    return schema, counts, n
+                raise ValueError(f"rows {row0:,}-{row0 + len(chunk) - 1:,}: {e}") from None
+            self.counts[c] += np.bincount(codes, minlength=self.schema[c].d)
+        self.n += len(chunk)
+        return self
+
+    def merge(self, other: "ColumnStats"):
+        self.n += other.n
+        for c in self.need_domain:
+            acc = self.seen[c]
+            for v, k in other.seen[c].items():
+                acc[v] = acc.get(v, 0) + k
+            self.nan[c] += other.nan[c]
+        for c in self.counts:
+            self.counts[c] += other.counts[c]
+        return self
+
+    def finish(self):
+        """(schema with the inferred domains, {name: value counts}, rows)."""
+        schema, counts = self.schema, dict(self.counts)
+        for c in self.need_domain:
+            seen, nan = self.seen[c], self.nan[c]
+            if not seen and not nan:
+                raise ValueError(f"column {c!r}: cannot infer a domain from a column with no "
+                                 "values")
+            if nan and self.missing == "error":
+                raise ValueError(f"column {c!r} has {nan} missing value(s); drop them, or pass "
+                                 "missing='category' with '?' in the domain")
+            # as Schema.infer does on the whole column
+            dom = _infer_domain(pd.Series(list(seen), dtype=object), c) if seen else []
+            if self.missing == "category" and nan and "?" not in dom:
+                dom = list(dom) + ["?"]
+            schema = schema.replace(c, domain=tuple(dom))
+            if c in self.need_counts:
+                index = {v: i for i, v in enumerate(schema[c].domain)}
+                cnt = np.zeros(len(dom), dtype=np.int64)
+                for v, k in seen.items():
+                    cnt[index[v]] += k
+                if nan:
+                    cnt[index["?"]] += nan
+                counts[c] = cnt
+        return schema, counts, self.n
+
+
+def _first_pass(path, fmt, schema, need_domain, need_counts, chunk_rows, missing, text_columns):
+    """One pass over the needed columns only: inferred domains and value counts."""
+    stats = ColumnStats(schema, need_domain, need_counts, missing)
+    cols = stats.columns or [schema.names[0]]       # row count only
+    for chunk in iter_chunks(path, fmt, cols, chunk_rows, text_columns):
+        stats.add(chunk)
+    return stats.finish()
+
+
+def resolve_params(model, schema, counts, params=None, clip_l=False):
+    """(p_j, eta_j) from value counts: optimized, or given and checked."""
+    codes_like = _CodesFromCounts(counts)
+    if params is None:
+        return optimize(model, schema.published, codes_like, clip_l=clip_l)
+    return check_params(params, model, schema.published, codes_like, clip_l=clip_l)
 
 
 # ==================================================================== publish
@@ -333,7 +383,7 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
             raise ValueError(f"column {a.name!r} of the schema is not in the data")
     if not base.published:
         raise ValueError("no sensitive or exact attribute to publish")
-    need_counts = [a.name for a in base.sensitive] if _needs_distribution(model) else []
+    need_counts = [a.name for a in base.sensitive] if needs_distribution(model) else []
 
     # ---- first pass: only the columns that need it
     n_rows = _n_rows(in_path, fin)
@@ -346,15 +396,9 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     if n_rows == 0:
         raise ValueError("the table is empty: nothing to publish")
     published = base.published
-    codes_like = _CodesFromCounts(counts)
-    if params is None:
-        params = optimize(model, published, codes_like, clip_l=clip_l)
-    else:
-        params = check_params(params, model, published, codes_like, clip_l=clip_l)
+    params = resolve_params(model, base, counts, params, clip_l)
     keep = Schema(tuple(a for a in base if a.role != "identifier"))
-    other_names = [a.name for a in keep if a.role == "other"]
     info = {"rng": rng, "seeded": seed is not None}
-    ids = {a.name: base.stream_id(a.name) for a in published}
     read_cols = [a.name for a in base if a.role != "identifier"]
 
     key = make_key(seed)
@@ -368,17 +412,12 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         sink = sink_cls(tmp, keep, params, meta, out_path)
         try:
             for chunk in iter_chunks(in_path, fin, read_cols, chunk_rows, text_columns):
-                try:
-                    codes = encode(chunk, base, missing=missing)
-                except ValueError as e:
-                    raise ValueError(f"rows {row0:,}-{row0 + len(chunk) - 1:,}: {e}") from None
-                masks = sample_sets(codes, params, ids, key, rng=rng, row0=row0,
-                                    n_threads=n_threads)
-                del codes
-                other = chunk[other_names].reset_index(drop=True) if other_names else None
+                part = publish_chunk(chunk, base, params, key, row0, rng=rng, missing=missing,
+                                     n_threads=n_threads, model=model.to_dict(), info=info)
                 row0 += len(chunk)
-                sink.write(SetTable(keep, masks, params, model.to_dict(), other, info))
-                del masks, other, chunk
+                del chunk
+                sink.write(part)
+                del part
                 chunks += 1
         finally:
             sink.close()
@@ -390,6 +429,29 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
             meta_tmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
     del key
     return StreamResult(out_path, keep, params, model.to_dict(), n_rows, chunks, passes, info)
+
+
+def publish_chunk(frame, schema: Schema, params, key: bytes, row0: int, *, rng="chacha20",
+                  missing="error", n_threads=None, model=None, info=None) -> SetTable:
+    """Publish rows ``row0 .. row0 + len(frame) - 1`` of a table (a chunk or
+    a partition): the rows of ``anonset.publish`` on the whole table under the
+    same key, parameters and (full) schema."""
+    frame = frame.reset_index(drop=True)
+    if len(frame) == 0:
+        masks = {a.name: np.zeros((0, (a.d + 63) // 64), dtype=np.uint64)
+                 for a in schema.published}
+    else:
+        try:
+            codes = encode(frame, schema, missing=missing)
+        except ValueError as e:
+            raise ValueError(f"rows {row0:,}-{row0 + len(frame) - 1:,}: {e}") from None
+        ids = {a.name: schema.stream_id(a.name) for a in schema.published}
+        masks = sample_sets(codes, params, ids, key, rng=rng, row0=row0, n_threads=n_threads)
+        del codes
+    keep = Schema(tuple(a for a in schema if a.role != "identifier"))
+    other_names = [a.name for a in keep if a.role == "other"]
+    other = frame[other_names] if other_names else None
+    return SetTable(keep, masks, params, model, other, info)
 
 
 def _domain_array(a):

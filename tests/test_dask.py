@@ -1,0 +1,170 @@
+"""anonset.dask: the published table and the reconstruction equal the
+single-machine ones for the same key, whatever the partitioning; on a
+dask.distributed LocalCluster of 2 worker processes, also when a worker is
+killed in the middle of the job."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+
+import anonset  # noqa: E402
+from anonset import dask as adask  # noqa: E402
+
+SRC = str(Path(anonset.__file__).resolve().parent.parent)
+INFER = dict(identifiers=["id"], other=["note"], bins={"age": [0, 30, 50, 70, 120]})
+
+
+def table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "id": np.arange(n),
+        "age": rng.integers(18, 90, n),
+        "job": rng.choice(list("abcdef"), n, p=[.3, .25, .2, .1, .1, .05]),
+        "city": rng.choice(["x", "y", "z", "w"], n),
+        "note": rng.choice(["n1", "n2"], n),
+    })
+
+
+@pytest.fixture(scope="module")
+def client():
+    # worker processes must import this anonset: put its parent on their path
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = SRC + (os.pathsep + old if old else "")
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit="2GiB", silence_logs=40)
+    c = Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+MODELS = [anonset.Diversity(3), anonset.Closeness(0.3), anonset.DiversityCloseness(2, 0.3)]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.to_dict()["model"])
+@pytest.mark.parametrize("nparts", [1, 3, 7])
+def test_any_partitioning_equals_in_memory(model, nparts):
+    ddf = dd.from_pandas(table(), npartitions=nparts)
+    # the single-machine table is ddf.compute() (Dask may turn text into Arrow strings)
+    ref = anonset.publish(ddf.compute(scheduler="sync"), model, seed=42, **INFER)
+    pub = adask.publish(ddf, model, seed=42, scheduler="sync", **INFER)
+    assert pub.n_rows == len(ref) and len(pub.offsets) == pub.frame.npartitions + 1
+    got = pub.to_settable(scheduler="sync")
+    assert got.equals(ref)
+    assert got.metadata() == ref.metadata() == pub.metadata()
+
+
+def test_uneven_and_empty_partitions():
+    df = table(200, seed=3)
+    df["big"] = np.random.default_rng(1).integers(0, 70, len(df))   # two words per mask
+    cuts = [0, 0, 13, 13, 150, 200]          # two empty partitions
+    parts = [dask.delayed(df.iloc[a:b].copy)() for a, b in zip(cuts[:-1], cuts[1:])]
+    ddf = dd.from_delayed(parts, meta=df.iloc[:0])
+    model = anonset.Diversity({"age": 2, "job": 3, "city": 2, "big": 5})
+    pub = adask.publish(ddf, model, seed=1, scheduler="sync", **INFER)
+    assert pub.offsets == cuts
+    ref = anonset.publish(ddf.compute(scheduler="sync"), model, seed=1, **INFER)
+    assert pub.to_settable(scheduler="sync").equals(ref)
+    for method in ("em", "exact_em", "value_adding", "random"):
+        a = adask.reconstruct(pub, ["job", "big"], method, max_iter=40, seed=2, scheduler="sync")
+        b = anonset.reconstruct(ref, ["job", "big"], method, max_iter=40, seed=2)
+        assert np.array_equal(a.counts, b.counts), method
+
+
+def test_declared_schema_and_errors():
+    df = table(100)
+    schema = anonset.Schema.infer(df, **INFER)
+    ddf = dd.from_pandas(df, npartitions=4)
+    pub = adask.publish(ddf, anonset.Diversity(2), schema, seed=5, scheduler="sync")
+    assert pub.to_settable(scheduler="sync").equals(
+        anonset.publish(ddf.compute(scheduler="sync"), anonset.Diversity(2), schema, seed=5))
+    small = anonset.Schema.infer(df.iloc[:5], **INFER)
+    with pytest.raises(ValueError, match="not in the declared domain"):
+        adask.publish(ddf, anonset.Closeness(0.3), small, seed=5, scheduler="sync")
+    with pytest.raises(ValueError, match="not a published attribute"):
+        adask.reconstruct(pub, ["note"], scheduler="sync")
+    with pytest.raises(TypeError, match="dask DataFrame"):
+        adask.publish(df, anonset.Diversity(2))
+
+
+def test_cluster_publish_reconstruct_and_write(client, tmp_path):
+    ddf = dd.from_pandas(table(3000, seed=7), npartitions=6)
+    model = anonset.DiversityCloseness(2, 0.3)
+    ref = anonset.publish(ddf.compute(), model, seed=9, **INFER)
+    pub = adask.publish(ddf, model, seed=9, **INFER)
+    assert pub.to_settable().equals(ref)
+    for method in ("em", "exact_em", "value_adding"):
+        a = adask.reconstruct(pub, ["age", "job"], method, max_iter=200)
+        b = anonset.reconstruct(ref, ["age", "job"], method, max_iter=200)
+        assert np.array_equal(a.counts, b.counts), method
+    pub.to_parquet(tmp_path / "pub.parquet")
+    ref.to_parquet(tmp_path / "ref.parquet")
+    assert anonset.read_parquet(tmp_path / "pub.parquet").equals(
+        anonset.read_parquet(tmp_path / "ref.parquet"))
+    pub.to_csv(tmp_path / "pub.csv")
+    ref.to_csv(tmp_path / "ref.csv")
+    assert (tmp_path / "pub.csv").read_bytes() == (tmp_path / "ref.csv").read_bytes()
+
+
+def test_worker_killed_mid_way(client):
+    """SIGKILL one of the two worker processes while partitions are being
+    published: the nanny restarts it, the scheduler re-runs its tasks, and
+    the output is still the in-memory one."""
+    df = table(4000, seed=11)
+    n_parts = 16
+
+    def slow_part(frame):
+        import time as _t
+        _t.sleep(0.25)                    # long enough to be caught mid-way
+        return frame
+
+    parts = [dask.delayed(slow_part, pure=True)(df.iloc[i::n_parts].copy())
+             for i in range(n_parts)]
+    ddf = dd.from_delayed(parts, meta=df.iloc[:0])
+    order = np.concatenate([np.arange(i, len(df), n_parts) for i in range(n_parts)])
+    whole = df.iloc[order].reset_index(drop=True)
+    whole = whole.astype(ddf._meta.dtypes.to_dict())      # Dask's text dtype
+    model = anonset.Closeness(0.3)
+    pub = adask.publish(ddf, model, seed=3, **INFER)        # first pass: not interrupted
+    ref = anonset.publish(whole, model, seed=3, **INFER)
+
+    pids = client.run(os.getpid)
+    fut = client.compute(pub.frame)
+    deadline = time.time() + 30
+    while time.time() < deadline:                         # wait until work is under way
+        done = sum(1 for ts in client.processing().values() for _ in ts)
+        if done:
+            break
+        time.sleep(0.05)
+    time.sleep(0.6)
+    victim = sorted(pids)[0]
+    assert not fut.done()                                 # killed mid-way
+    os.kill(pids[victim], signal.SIGKILL)
+    frame = fut.result(timeout=180)
+    assert not fut.cancelled()
+    got = pub._table(frame)
+    assert got.equals(ref)
+    # the cluster is whole again and reconstruction still agrees
+    client.wait_for_workers(2, timeout=60)
+    new_pids = client.run(os.getpid)
+    assert pids[victim] not in new_pids.values()
+    a = adask.reconstruct(pub, ["age", "city"], "em")
+    assert np.array_equal(a.counts, anonset.reconstruct(ref, ["age", "city"], "em").counts)
