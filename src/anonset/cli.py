@@ -511,10 +511,18 @@ def cmd_anonymize(args) -> int:
 
     size = src.stat().st_size if src.is_file() else 0
     prog = Progress(4, "anonymize", _progress_enabled(args.progress, size >= LONG_INPUT_BYTES))
+    # --chunk-rows: stream the file (anonset.stream); the output for a seed is the same
+    streamed = args.chunk_rows is not None
     try:
-        with prog.stage(f"reading {src.name}"):
-            frame = _read_table(src, in_fmt, text_columns=list(opts.get("other") or ())
-                                + list(opts.get("identifiers") or ()))
+        with prog.stage(f"reading {src.name}" + (" (first rows)" if streamed else "")):
+            text_columns = list(opts.get("other") or ()) + list(opts.get("identifiers") or ())
+            if streamed:
+                from .stream import first_rows
+                if not src.is_file():
+                    raise UsageError(f"input file {str(src)!r} does not exist")
+                frame = first_rows(src, in_fmt, text_columns)
+            else:
+                frame = _read_table(src, in_fmt, text_columns=text_columns)
         with prog.stage("building the schema"):
             domains = {}
             for col, v in (opts.get("domains") or {}).items():
@@ -526,19 +534,35 @@ def cmd_anonymize(args) -> int:
             missing = opts.get("missing") or "error"
             if missing == "category":
                 frame = _missing_as_category(frame, opts, domains)
-            schema = anonset.Schema.infer(
-                frame, sensitive=opts.get("sensitive") or None, exact=opts.get("exact") or (),
+            infer = dict(
+                sensitive=opts.get("sensitive") or None, exact=opts.get("exact") or (),
                 identifiers=opts.get("identifiers") or (), other=opts.get("other") or (),
                 bins=opts.get("bins") or {}, domains=domains,
                 ordinal=opts.get("ordinal") or (), hierarchies=opts.get("hierarchies") or {})
+            schema = anonset.Schema.infer(frame, missing=missing if streamed else "error",
+                                          **infer)
             _check_model_columns(opts, schema)
-        with prog.stage("publishing"):
-            table = anonset.publish(frame, model, schema, seed=_seed(opts.get("seed")),
-                                    rng=opts.get("rng") or "chacha20",
-                                    n_threads=opts.get("threads"), missing=missing,
-                                    clip_l=bool(opts.get("clip_l")))
+        with prog.stage(f"publishing in chunks of {args.chunk_rows:,} rows" if streamed
+                        else "publishing"):
+            if streamed:
+                from .stream import publish_file
+                del frame
+                table = publish_file(src, out, model, chunk_rows=args.chunk_rows,
+                                     seed=_seed(opts.get("seed")),
+                                     rng=opts.get("rng") or "chacha20",
+                                     n_threads=opts.get("threads"), missing=missing,
+                                     clip_l=bool(opts.get("clip_l")), in_format=in_fmt,
+                                     out_format=out_fmt, protect=file_inputs, **infer)
+                schema = table.source_schema
+            else:
+                table = anonset.publish(frame, model, schema, seed=_seed(opts.get("seed")),
+                                        rng=opts.get("rng") or "chacha20",
+                                        n_threads=opts.get("threads"), missing=missing,
+                                        clip_l=bool(opts.get("clip_l")))
         with prog.stage(f"writing {out.name}"):
-            if out_fmt == "parquet":
+            if streamed:
+                pass                                   # written chunk by chunk above
+            elif out_fmt == "parquet":
                 table.to_parquet(out, protect=file_inputs)
             else:
                 table.to_csv(out, protect=file_inputs)
@@ -616,7 +640,15 @@ def cmd_reconstruct(args) -> int:
     if args.plot:
         _check_not_input(Path(args.plot), inputs + ([out] if out else []))
 
-    table = _read_settable(src, fmt)
+    streamed = args.chunk_rows is not None
+    if streamed:
+        # --chunk-rows: read only the chosen columns, chunk by chunk (anonset.stream)
+        from .stream import TableHeader, read_metadata
+        if not src.is_file():
+            raise UsageError(f"input file {str(src)!r} does not exist")
+        table = TableHeader.from_metadata(read_metadata(src, fmt))
+    else:
+        table = _read_settable(src, fmt)
     for a in attributes:
         if a not in table.params:
             raise UsageError(f"--attributes: {a!r} is not a published attribute; published: "
@@ -628,9 +660,16 @@ def cmd_reconstruct(args) -> int:
     try:
         with prog.stage(f"{args.method} over {' x '.join(attributes)}"):
             t0 = time.perf_counter()
-            est = anonset.reconstruct(table, attributes, args.method, max_iter=args.max_iter,
-                                      tol=args.tol, n_threads=args.threads,
-                                      seed=_seed(args.seed))
+            if streamed:
+                from .stream import reconstruct_file
+                est = reconstruct_file(src, attributes, args.method, chunk_rows=args.chunk_rows,
+                                       max_iter=args.max_iter, tol=args.tol,
+                                       n_threads=args.threads, seed=_seed(args.seed),
+                                       format=fmt)
+            else:
+                est = anonset.reconstruct(table, attributes, args.method,
+                                          max_iter=args.max_iter, tol=args.tol,
+                                          n_threads=args.threads, seed=_seed(args.seed))
             elapsed = time.perf_counter() - t0
         with prog.stage("writing"):
             if out is not None:
@@ -906,6 +945,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: from OUT's extension)")
     g.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
+    g.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
+                   help="stream the file N rows at a time (memory bounded by N, not the "
+                        "file; same output for a seed); see docs/scaling.md")
     common(g)
     p.set_defaults(func=cmd_anonymize)
 
@@ -936,6 +978,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: from OUT's extension)")
     p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
+    p.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
+                   help="read the chosen columns N rows at a time (same estimate)")
     common(p)
     p.set_defaults(func=cmd_reconstruct)
 

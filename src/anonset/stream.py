@@ -93,6 +93,7 @@ class StreamResult:
     chunks: int
     passes: int
     info: dict = field(default_factory=dict)
+    source_schema: Schema | None = None     # the input's schema, identifiers included
 
     def metadata(self) -> dict:
         return _metadata(self.schema, self.params, self.model, self.n_rows, self.info)
@@ -176,6 +177,11 @@ def _n_rows(path, fmt):
         import pyarrow.parquet as pq
         return pq.ParquetFile(path).metadata.num_rows
     return None
+
+
+def first_rows(path, fmt=None, text_columns=(), n=4096) -> pd.DataFrame:
+    """The first ``n`` rows of a CSV or Parquet file, read as a chunk is."""
+    return _first_chunk(path, file_format(path, fmt), n, text_columns)
 
 
 def _first_chunk(path, fmt, chunk_rows, text_columns):
@@ -428,7 +434,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
             meta["csv_dtypes"] = sink.dtypes
             meta_tmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
     del key
-    return StreamResult(out_path, keep, params, model.to_dict(), n_rows, chunks, passes, info)
+    return StreamResult(out_path, keep, params, model.to_dict(), n_rows, chunks, passes, info,
+                        base)
 
 
 def publish_chunk(frame, schema: Schema, params, key: bytes, row0: int, *, rng="chacha20",
