@@ -169,8 +169,10 @@ def max_admissible_p(A, eta: int, t: float, ground) -> float:
 
 def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple:
     """Algorithm 1 for one attribute: (p, eta) minimizing eq. 9 subject to
-    the worst-case closeness constraint.  Returns quantized p."""
-    A = np.asarray(A, dtype=np.float64)
+    the worst-case closeness constraint.  A: the distribution A_j, as counts
+    (preferred: the search is exact on more cases) or probabilities.
+    Returns quantized p."""
+    A = np.asarray(A)
     d = len(A)
     if math.isinf(t) or t >= 1.0:   # every ground distance here lies in [0, 1]
         return 1.0, max(1, eta_min)
@@ -248,9 +250,10 @@ def optimize(model, attributes, codes: Mapping[str, np.ndarray] | None = None, *
             if math.isinf(t):
                 p, eta = 1.0, l_min
             else:
-                A = np.bincount(codes[attr.name], minlength=d).astype(np.float64)
+                # integer counts: the exact search can use the totals a set can reach
+                A = np.bincount(codes[attr.name], minlength=d).astype(np.int64)
                 N = int(A.sum())
-                p, eta = closeness_parameters(A / N, N, t, ground_object(g, attr), eta_min=l_min)
+                p, eta = closeness_parameters(A, N, t, ground_object(g, attr), eta_min=l_min)
             out[attr.name] = AttributeParams(attr.name, p, eta, d, t=t, ground=g,
                                              l=l_min if isinstance(model, DiversityCloseness) else None)
         else:
