@@ -172,3 +172,13 @@ def test_user_params_are_checked_against_the_model():
     lenient = dict(ok, a=AttributeParams("a", min(1.0, p_max + 0.05), 2, 3))
     with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p admissible for t = 0.1"):
         anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0)
+
+
+def test_optimized_closeness_params_pass_the_check():
+    """Parameters from optimize (e.g. computed once for a streamed file) are
+    accepted by publish's check."""
+    df = anonset.datasets.load_adult().head(4000)
+    schema = anonset.datasets.adult_schema(df, attributes=["native-country", "age", "education"])
+    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1)
+    again = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1, params=pub.params)
+    assert again.equals(pub)

@@ -116,7 +116,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
             t = model.t_for(a.name)
             g = _resolve_ground(model, a)
             if not math.isinf(t) and t < 1.0:
-                A = np.bincount(codes[a.name], minlength=a.d) / len(codes[a.name])
+                A = np.bincount(codes[a.name], minlength=a.d).astype(np.int64)   # counts, as optimize
                 p_max = max_admissible_p(A, par.eta, t, ground_object(g, a))
                 if par.p > p_max + 1e-12:
                     raise ValueError(f"params[{a.name!r}]: p = {par.p} exceeds the largest p "
