@@ -1,55 +1,21 @@
 #include "sample.h"
+#include "draws.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A stream of 16-bit draws for one cell: first the 2 half-words of the cell's
- * lane word 1 (word 0 is the coin), then overflow blocks. */
-typedef struct {
-    const anonset_key *key;
-    uint64_t row;
-    uint32_t attr;
-    uint32_t sub;
-    int nwords;
-    int pos;            /* in half-words */
-    uint32_t w[16];
-} cellstream;
-
-static inline uint32_t next16(cellstream *c) {
-    if (c->pos >= 2 * c->nwords) {
-        anonset_block(c->key, c->row, 0x80000000u | c->attr, c->sub++, c->w);
-        c->nwords = 16;
-        c->pos = 0;
-    }
-    uint32_t v = (c->w[c->pos >> 1] >> (16 * (c->pos & 1))) & 0xFFFFu;
-    c->pos++;
-    return v;
-}
-
-/* Uniform integer in [0, n), 1 <= n <= 65536, without modulo bias
- * (Lemire 2019, 16-bit variant: reject the low part below 2^16 mod n). */
-static inline uint32_t bounded(cellstream *c, uint32_t n) {
-    if (n <= 1) return 0;
-    uint32_t x = next16(c) * n;
-    uint32_t l = x & 0xFFFFu;
-    if (l < n) {
-        uint32_t t = (65536u - n) % n;
-        while (l < t) {
-            x = next16(c) * n;
-            l = x & 0xFFFFu;
-        }
-    }
-    return x >> 16;
-}
+/* A cell's draws (draws.h): first the 2 half-words of its lane word 1 (word 0
+ * is the coin), then overflow blocks (row, 0x80000000 | attr, 0, 1, ...). */
+#define SAMPLE_OVER 0x80000000u
 
 /* Floyd's algorithm: a uniform k-subset of the n "virtual" indices, where
  * virtual index x is value x (skip < 0) or x + (x >= skip) (skip >= 0), so a
  * subset of D \ {skip} is drawn without building that set.  Bits are set in
  * mask (words 64-bit words), which must be zero on entry except for skip. */
-static void floyd(cellstream *c, int32_t n, int32_t k, int32_t skip,
+static void floyd(anonset_draws *c, int32_t n, int32_t k, int32_t skip,
                   uint64_t *mask) {
     for (int32_t m = n - k; m < n; m++) {
-        int32_t t = (int32_t)bounded(c, (uint32_t)m + 1u);
+        int32_t t = (int32_t)anonset_bounded16(c, (uint32_t)m + 1u);
         int32_t vt = (skip >= 0 && t >= skip) ? t + 1 : t;
         int32_t vm = (skip >= 0 && m >= skip) ? m + 1 : m;
         int32_t v = (mask[vt >> 6] >> (vt & 63)) & 1u ? vm : vt;
@@ -146,26 +112,14 @@ static const subset_table *subset_table_get(subset_table *cache, int *ncache, in
 /* Uniform index in [0, count) from the cell's 32-bit words: lane word 1, then
  * the overflow blocks (Lemire's method; a rejection, probability
  * below count / 2^32, moves to the next word). */
-static uint32_t pick_index(const anonset_key *key, uint64_t row, uint32_t s,
-                           const uint32_t *lane, uint32_t count) {
+static inline uint32_t pick_index(const anonset_key *key, uint64_t row, uint32_t s,
+                                  const uint32_t *lane, uint32_t count) {
     if (count <= 1) return 0;
     uint64_t x = (uint64_t)lane[1] * count;
     uint32_t l = (uint32_t)x;
     if (l < count) {
         const uint32_t thr = (0u - count) % count;
-        if (l < thr) {
-            uint32_t blk[16];
-            uint32_t sub = 0;
-            int wi = 0;
-            do {
-                int off = wi & 15;
-                if (off == 0) anonset_block(key, row, 0x80000000u | s, sub++, blk);
-                uint32_t w = blk[off];
-                wi++;
-                x = (uint64_t)w * count;
-                l = (uint32_t)x;
-            } while (l < thr);
-        }
+        if (l < thr) return anonset_bounded32_overflow(key, row, SAMPLE_OVER | s, 0, count, thr);
     }
     return (uint32_t)(x >> 32);
 }
@@ -204,10 +158,8 @@ static inline void sample_cell(const anonset_key *key, uint64_t row, uint32_t s,
         }
         /* more draws needed than the lane holds: the general path below */
     }
-    cellstream c;
-    c.key = key; c.row = row; c.attr = s; c.sub = 0;
-    c.nwords = 1; c.pos = 0;
-    c.w[0] = lane[1];
+    anonset_draws c;
+    anonset_draws_init(&c, key, row, SAMPLE_OVER | s, 0, lane + 1, 1);
     for (int w = 0; w < words; w++) mask[w] = 0;
     if (head) {
         mask[v >> 6] |= (uint64_t)1 << (v & 63);

@@ -1,4 +1,5 @@
 #include "semantic.h"
+#include "draws.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -183,65 +184,12 @@ static inline int select64(uint64_t x, int r) {
 #define SEM_MAIN 0x40000000u   /* | attr: word row & 15 of block row >> 4, sub 0 */
 #define SEM_OVER 0x60000000u   /* | attr: blocks (row, sub 1, 2, ...) */
 
-/* 32-bit words of overflow blocks (counter row, stream SEM_OVER | attr,
- * sub 1, 2, ...), in order. */
-typedef struct {
-    const anonset_key *key;
-    uint64_t row;
-    uint32_t attr;
-    uint32_t sub;
-    int nwords;         /* words available in w */
-    int pos;            /* in half-words */
-    uint32_t w[16];
-} semstream;
-
-static inline uint32_t next16(semstream *c) {
-    if (c->pos >= 2 * c->nwords) {
-        anonset_block(c->key, c->row, SEM_OVER | c->attr, c->sub++, c->w);
-        c->nwords = 16;
-        c->pos = 0;
-    }
-    uint32_t v = (c->w[c->pos >> 1] >> (16 * (c->pos & 1))) & 0xFFFFu;
-    c->pos++;
-    return v;
-}
-
-/* Uniform integer in [0, n), 1 <= n <= 65536, without modulo bias
- * (Lemire 2019, 16-bit variant), as in sample.c. */
-static inline uint32_t bounded(semstream *c, uint32_t n) {
-    if (n <= 1) return 0;
-    uint32_t x = next16(c) * n;
-    uint32_t l = x & 0xFFFFu;
-    if (l < n) {
-        uint32_t t = (65536u - n) % n;
-        while (l < t) {
-            x = next16(c) * n;
-            l = x & 0xFFFFu;
-        }
-    }
-    return x >> 16;
-}
-
-/* Uniform integer in [0, n), 2 <= n < 2^32, from the main word w0 and then
- * the words of the overflow blocks (Lemire 2019, 32-bit; a word is rejected
- * when the low half of w * n is below thr = 2^32 mod n, probability < n / 2^32). */
-static uint32_t bounded32_slow(const anonset_key *key, uint64_t row, uint32_t attr,
-                               uint32_t n, uint32_t thr) {
-    uint32_t blk[16];
-    uint32_t sub = 1;
-    uint64_t x;
-    int off = 16;
-    do {
-        if (off == 16) { anonset_block(key, row, SEM_OVER | attr, sub++, blk); off = 0; }
-        x = (uint64_t)blk[off++] * n;
-    } while ((uint32_t)x < thr);
-    return (uint32_t)(x >> 32);
-}
+/* Draws (draws.h): overflow blocks are (row, SEM_OVER | attr, sub 1, 2, ...). */
 
 static inline uint32_t bounded32(const anonset_key *key, uint64_t row, uint32_t attr,
                                  uint32_t w0, uint32_t n, uint32_t thr) {
     uint64_t x = (uint64_t)w0 * n;
-    if ((uint32_t)x < thr) return bounded32_slow(key, row, attr, n, thr);
+    if ((uint32_t)x < thr) return anonset_bounded32_overflow(key, row, SEM_OVER | attr, 1, n, thr);
     return (uint32_t)(x >> 32);
 }
 
@@ -475,9 +423,8 @@ int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
                 }
                 /* step by step: 16-bit draws from the main word, then from
                  * the overflow blocks */
-                semstream c;
-                c.key = key; c.row = row; c.attr = attr; c.sub = 1; c.pos = 0; c.nwords = 1;
-                c.w[0] = w0;
+                anonset_draws c;
+                anonset_draws_init(&c, key, row, SEM_OVER | attr, 1, &w0, 1);
                 uint64_t *mask = out + i * words;
                 for (int w = 0; w < words; w++) mask[w] = 0;
                 if (words == 1) {
@@ -487,7 +434,7 @@ int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
                     int cnt = fcnt[t];
                     for (int k = 1; k < l; ) {
                         if (cnt == 0) { stuck = 1; break; }
-                        int v = select64(m, (int)bounded(&c, (uint32_t)cnt));
+                        int v = select64(m, (int)anonset_bounded16(&c, (uint32_t)cnt));
                         msk |= (uint64_t)1 << v;
                         cand &= spec->compat[v];
                         if (spec->algo == ANONSET_SEM_DUPLICATE) exclude_window(spec, &excl, v);
@@ -508,7 +455,7 @@ int anonset_sem_sample(const anonset_sem_spec *spec, const anonset_key *key,
                         cnt = candidates(spec, &st, m);
                     }
                     if (cnt == 0) { stuck = 1; break; }
-                    int v = select_w(m, words, (int)bounded(&c, (uint32_t)cnt));
+                    int v = select_w(m, words, (int)anonset_bounded16(&c, (uint32_t)cnt));
                     state_add(spec, &st, v);
                     mask[v >> 6] |= (uint64_t)1 << (v & 63);
                 }
