@@ -83,6 +83,31 @@ cdef void _check(int status, str what) except *:
     raise ValueError(f"{what}: a value is outside its domain or a size is invalid")
 
 
+#: Largest cell count a count or EM kernel accepts: the int64 index arithmetic
+#: of the kernels (cell offsets, strides) must not overflow.
+MAX_CELLS = 1 << 48
+
+
+def _cells(dims, what):
+    """Product of dims as a Python int; each dim must be >= 1."""
+    out = 1
+    for j, v in enumerate(dims):
+        if v < 1:
+            raise ValueError(f"{what}: dimension {j} is {v}; every dimension must be >= 1")
+        out *= int(v)
+    if out > MAX_CELLS:
+        raise MemoryError(f"{what}: {out} cells exceed the kernels' limit of {MAX_CELLS}")
+    return out
+
+
+def _check_mask_bits(m, int64_t d, what):
+    """No bit at or above d in the last word: the kernels turn bit positions
+    into cell offsets, and a stray bit would address memory outside the table."""
+    cdef int rem = d & 63
+    if rem and m.shape[0] and (m[:, m.shape[1] - 1] >> np.uint64(rem)).any():
+        raise ValueError(f"{what}: a set holds a value >= d = {d} (a bit outside the domain)")
+
+
 cdef void _make_key(anonset_key *k, bytes key, str kind) except *:
     if len(key) != 32:
         raise ValueError("key must be 32 bytes")
@@ -148,8 +173,8 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
     cols = [np.ascontiguousarray(c, dtype=np.int32) for c in codes]
     outs = []
     for j in range(q):
-        if cols[j].shape[0] != n:
-            raise ValueError("all code columns must have the same length")
+        if cols[j].ndim != 1 or cols[j].shape[0] != n:
+            raise ValueError("codes must be 1-d arrays, all of the same length")
         outs.append(np.empty((n, (d_a[j] + 63) // 64), dtype=np.uint64))
     cdef const int32_t **cp = <const int32_t **>malloc(max(q, 1) * sizeof(int32_t *))
     cdef uint64_t **op = <uint64_t **>malloc(max(q, 1) * sizeof(uint64_t *))
@@ -180,10 +205,21 @@ def count_w(list masks, d, int64_t max_set, int n_threads=0):
     cdef int q = len(masks)
     if q < 1:
         raise ValueError("count_w needs at least one attribute")
+    if q > 32:
+        raise ValueError(f"count_w: at most 32 attributes, got {q}")
     cdef cnp.ndarray d_a = np.ascontiguousarray(d, dtype=np.int32)
+    if d_a.ndim != 1 or d_a.shape[0] != q:
+        raise ValueError(f"count_w: d must give one domain size per mask ({q})")
     shape = tuple(int(x) for x in d_a)
-    cdef int64_t ncells = int(np.prod(shape, dtype=np.int64))
+    cdef int64_t ncells = _cells(shape, "count_w")
+    if max_set < 1:
+        raise ValueError(f"count_w: max_set must be >= 1, got {max_set}")
     cols = [np.ascontiguousarray(m, dtype=np.uint64) for m in masks]
+    for jj in range(q):
+        if cols[jj].ndim == 1:
+            cols[jj] = cols[jj].reshape(-1, 1)
+        if cols[jj].ndim != 2:
+            raise ValueError(f"mask {jj} must be 2-d (rows, words)")
     cdef int64_t n = cols[0].shape[0]
     cdef cnp.ndarray w = np.zeros(ncells, dtype=np.int64)
     cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
@@ -196,6 +232,7 @@ def count_w(list masks, d, int64_t max_set, int n_threads=0):
             tmp = cols[j]
             if tmp.shape[0] != n or tmp.size != n * ((d_a[j] + 63) // 64):
                 raise ValueError(f"mask {j} has shape {cols[j].shape}, expected ({n}, {(d_a[j] + 63) // 64})")
+            _check_mask_bits(tmp, d_a[j], f"count_w: mask {j}")
             mp[j] = <const uint64_t *>tmp.data
         with nogil:
             status = anonset_count_w(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
@@ -209,9 +246,14 @@ def count_w(list masks, d, int64_t max_set, int n_threads=0):
 def members(mask, int32_t d, int32_t k, int n_threads=0):
     """(n, k) int32 array of the members of each row's set (ascending)."""
     cdef cnp.ndarray m = np.ascontiguousarray(mask, dtype=np.uint64)
+    if d < 1 or k < 0:
+        raise ValueError(f"members: need d >= 1 and k >= 0, got d = {d}, k = {k}")
+    if m.ndim == 1:
+        m = m.reshape(-1, 1)
     cdef int64_t n = m.shape[0]
-    if m.size != n * ((d + 63) // 64):
+    if m.ndim != 2 or m.shape[1] != (d + 63) // 64:
         raise ValueError("mask shape does not match d")
+    _check_mask_bits(m, d, "members")
     cdef cnp.ndarray out = np.empty((n, k), dtype=np.int32)
     cdef int status
     with nogil:
@@ -249,6 +291,9 @@ cdef class _Mats:
 
 def _shape_check(dims, mats, a, b):
     q = len(dims)
+    if q < 1:
+        raise ValueError("at least one attribute (dimension) is required")
+    _cells(dims, "dims")
     if len(mats) != q or len(a) != q or len(b) != q:
         raise ValueError("one matrix (or a, b pair) per attribute is required")
     for j, m in enumerate(mats):
@@ -303,17 +348,42 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
     cdef int q = len(members)
     cdef int nsub = len(subsets)
     cdef int s, j
-    cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
+    # the kernel trusts every index: check them all here (O(U * sum k), small
+    # next to the E-step's O(U * sum_S prod k))
+    if not 1 <= q <= 30:
+        raise ValueError(f"exact_estep: 1 to 30 attributes, got {q}")
+    cdef cnp.ndarray d_a = np.ascontiguousarray(dims, dtype=np.int32)
+    if d_a.ndim != 1 or d_a.shape[0] != q:
+        raise ValueError(f"exact_estep: dims must give one size per attribute ({q})")
+    _cells(d_a.tolist(), "exact_estep")
     cdef cnp.ndarray wt = np.ascontiguousarray(weight, dtype=np.float64)
+    if wt.ndim != 1:
+        raise ValueError("exact_estep: weight must be 1-d")
     cdef int64_t U = wt.shape[0]
     mem = [np.ascontiguousarray(m, dtype=np.int32) for m in members]
+    for j, m in enumerate(mem):
+        if m.ndim != 2 or m.shape[0] != U or m.shape[1] < 1:
+            raise ValueError("every member matrix needs one row per pattern and >= 1 column")
+        if m.size and (m.min() < 0 or m.max() >= d_a[j]):
+            raise ValueError(f"exact_estep: members of attribute {j} outside [0, {d_a[j]})")
     cdef cnp.ndarray k_a = np.asarray([m.shape[1] for m in mem], dtype=np.int32)
-    for m in mem:
-        if m.shape[0] != U:
-            raise ValueError("every member matrix needs one row per pattern")
-    cdef cnp.ndarray sub_a = np.asarray(subsets, dtype=np.int32)
+    cdef cnp.ndarray sub_a = np.ascontiguousarray(subsets, dtype=np.int32)
     cdef cnp.ndarray coef_a = np.ascontiguousarray(coef, dtype=np.float64)
+    if nsub < 1 or sub_a.ndim != 1 or coef_a.ndim != 1 or coef_a.shape[0] != nsub \
+            or len(margs) != nsub:
+        raise ValueError("exact_estep: one coefficient and one marginal per subset (>= 1)")
+    if sub_a.min() < 0 or sub_a.max() >= (1 << q):
+        raise ValueError(f"exact_estep: subsets must be bit sets of the {q} attributes")
+    if nchunk < 1:
+        raise ValueError(f"exact_estep: nchunk must be >= 1, got {nchunk}")
     mg = [np.ascontiguousarray(m, dtype=np.float64).ravel() for m in margs]
+    for s in range(nsub):
+        size = 1
+        for j in range(q):
+            if (sub_a[s] >> j) & 1:
+                size *= int(d_a[j])
+        if mg[s].shape[0] != size:
+            raise ValueError(f"exact_estep: marginal {s} has {mg[s].shape[0]} cells, expected {size}")
     cdef cnp.ndarray msize = np.asarray([m.shape[0] for m in mg], dtype=np.int64)
     accs = [np.empty_like(m) for m in mg]
     cdef const int32_t **mp = <const int32_t **>malloc(q * sizeof(int32_t *))
