@@ -34,7 +34,6 @@ import gzip
 import json
 import lzma
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import product as _product
