@@ -315,6 +315,13 @@ def write_report(path, T, meta, n, quick, mem, rec, dense_dims, log):
         f"({cells / 1e6:.1f} M cells).")
     add("- Times: best of the repeats for anonset, one run for the NumPy baseline; "
         "wall-clock seconds.")
+    busy = [v["load"] for v in T.rows.values() if v["load"] >= 0.5]
+    if busy:
+        add(f"- **WARNING: other processes kept >= 0.5 cores busy before {len(busy)} of "
+            f"{len(T.rows)} measurements. Wall-clock ratios, thread scaling and the met/MISSED "
+            f"verdicts below are then unreliable (NumPy's BLAS threads and OpenMP barriers "
+            f"suffer most); the CPU-time ratios are the meaningful figures. Rerun on a quiet "
+            f"machine.**")
     add("")
     # publishing
     add("## Publishing (Sec. V-B)")
