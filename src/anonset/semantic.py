@@ -289,7 +289,7 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
 
 def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarray:
     """(n,) bool: the set has exactly l values, pairwise at distance >= d."""
-    masks = np.asarray(masks, dtype=np.uint64).reshape(len(masks), -1)
+    masks = np.asarray(masks, dtype=np.uint64).reshape(len(masks), (distance.F + 63) // 64)
     sizes = popcount(masks)
     out = sizes == l
     rows = np.flatnonzero(out)

@@ -54,6 +54,8 @@ def masks_from_codes(codes: np.ndarray, offsets: np.ndarray, d: int) -> np.ndarr
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Set sizes of bitmask rows."""
     m = np.ascontiguousarray(masks, dtype=np.uint64)
+    if m.shape[0] == 0:                  # reshape(0, -1) is ambiguous
+        return np.zeros(0, dtype=np.uint64)
     return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1).sum(axis=1)
 
 
