@@ -327,7 +327,7 @@ static int cmp_keyed(const void *x, const void *y) {
 int anonset_lgb_topdown(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                         int32_t na, const int32_t *attrs, const int32_t *dom,
                         const int32_t *cost_kind, const int64_t *cost_off,
-                        const double *cost_tab, int64_t k,
+                        const double *cost_tab, int64_t k, int32_t balance,
                         int64_t *group_end, int64_t *n_groups) {
     if (m < k || k < 1 || na < 0) return ANONSET_ERR_VALUE;
     lgb_ctx c = {n_total, codes, na, attrs, dom, cost_kind, cost_off, cost_tab};
@@ -378,8 +378,10 @@ int anonset_lgb_topdown(int64_t m, int64_t *idx, int64_t n_total, const int32_t 
             }
         }
         /* Xu et al.'s adjustment: a side with fewer than k rows takes the
-         * k - |G| rows of the other side that widen it least */
-        if (n1 < k || n2 < k) {
+         * k - |G| rows of the other side that widen it least (balance != 0;
+         * with balance == 0, Alg. 4 as printed: an undersized side makes the
+         * whole node one group, line 19) */
+        if (balance && (n1 < k || n2 < k)) {
             uint8_t small = n1 < k ? 0 : 1;
             int32_t *slo = small == 0 ? lo1 : lo2, *shi = small == 0 ? hi1 : hi2;
             int64_t need = k - (small == 0 ? n1 : n2), nk = 0;

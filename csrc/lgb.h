@@ -7,7 +7,8 @@
  *  - anonset_lgb_mondrian:  Alg. 3 on one QI-partition subset (strict median
  *    splits, both sides >= k, dimensions tried in decreasing NCP width).
  *  - anonset_lgb_topdown:   Alg. 4 on one subset (Xu et al. 2006 top-down:
- *    two far seeds, greedy assignment by NCP increase, >= k balancing).
+ *    two far seeds, greedy assignment by NCP increase, optional >= k
+ *    balancing).
  *
  * Plain C ABI: pointers + sizes, caller-owned outputs, anonset_status codes.
  * The kernels are serial: the partition recursions are sequential, and the
@@ -50,11 +51,15 @@ int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t
                          const double *cost_tab, int64_t k,
                          int64_t *group_end, int64_t *n_groups);
 
-/* Alg. 4 on one subset; same arguments as anonset_lgb_mondrian. */
+/* Alg. 4 on one subset; same arguments as anonset_lgb_mondrian, plus
+ * balance: nonzero applies Xu et al.'s adjustment (a side with < k rows takes
+ * the k - |G| rows of the other side that widen it least, so every group of a
+ * node >= 2k gets k..2k-1 rows); zero follows Alg. 4 as printed (an
+ * undersized side makes the whole node one group, line 19). */
 int anonset_lgb_topdown(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                         int32_t na, const int32_t *attrs, const int32_t *dom,
                         const int32_t *cost_kind, const int64_t *cost_off,
-                        const double *cost_tab, int64_t k,
+                        const double *cost_tab, int64_t k, int32_t balance,
                         int64_t *group_end, int64_t *n_groups);
 
 #ifdef __cplusplus

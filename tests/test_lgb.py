@@ -187,9 +187,15 @@ def test_topdown_group_sizes():
     doms = [L._make_domain(x, df[x], None) for x in "ab"]
     codes = np.stack([L._encode(df[x], d) for x, d in zip("ab", doms)]).astype(np.int32)
     for k in (3, 7):
-        gid = L.local_generalization(codes, np.ones((n, 2), dtype=bool), doms, k, "ncp")
+        gid = L.local_generalization(codes, np.ones((n, 2), dtype=bool), doms, k, "ncp",
+                                     balance=True)
         sizes = np.bincount(gid)
         assert sizes.min() >= k and sizes.max() < 2 * k
+        # Alg. 4 as printed (default): >= k, and never finer than balanced
+        gid0 = L.local_generalization(codes, np.ones((n, 2), dtype=bool), doms, k, "ncp")
+        sizes0 = np.bincount(gid0)
+        assert sizes0.min() >= k and sizes0.sum() == n
+        assert (sizes0 * sizes0).sum() >= (sizes * sizes).sum()
 
 
 def test_contiguous_hierarchy_order():
@@ -200,10 +206,11 @@ def test_contiguous_hierarchy_order():
 # -------------------------------------------------- Corollary 3 on outputs
 @settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), k=st.integers(2, 8), l=st.integers(2, 4),
-       method=st.sampled_from(L.METHODS), density=st.sampled_from([0.1, 0.3, 0.6]))
-def test_corollary3_and_attack(seed, k, l, method, density):
+       method=st.sampled_from(L.METHODS), density=st.sampled_from([0.1, 0.3, 0.6]),
+       balance=st.booleans())
+def test_corollary3_and_attack(seed, k, l, method, density, balance):
     df, flags = random_table(seed, n=160, flag_density=density)
-    res = run(df, flags, k, l, method, seed=seed, suppress=True)
+    res = run(df, flags, k, l, method, seed=seed, suppress=True, balance=balance)
     rep = L.verify(res)
     assert rep["ok"], rep["violations"]
     # the published table agrees with the flags (promotion only adds flags)
@@ -300,6 +307,22 @@ def test_metrics():
     assert np.isfinite(e1) and e1 >= 0
     with pytest.raises(ValueError, match="target"):
         L.query_error(r, "zip")
+    with pytest.raises(ValueError, match="bound"):
+        L.query_error(r, "salary", bound="nope")
+
+
+@pytest.mark.parametrize("method,balance", [("mdp", False), ("ncp", False), ("ncp", True)])
+def test_query_bounds(method, balance):
+    # 'hard' bounds always contain the true answer; 'paper' (floor / ceil of
+    # the expected hits) is narrower and need not
+    df, flags = random_table(11, n=400)
+    r = run(df, flags, 4, 3, method, seed=1, balance=balance)
+    assert L.verify(r)["ok"]
+    _, hb = L.query_error(r, "salary", n_queries=60, seed=3, bound="hard", detail="bounds")
+    assert (hb[:, 0] <= hb[:, 1] + 1e-6).all() and (hb[:, 1] <= hb[:, 2] + 1e-6).all()
+    _, pb = L.query_error(r, "salary", n_queries=60, seed=3, bound="paper", detail="bounds")
+    assert np.allclose(pb[:, 1], hb[:, 1])
+    assert (pb[:, 2] - pb[:, 0] <= hb[:, 2] - hb[:, 0] + 1e-6).all()
 
 
 def test_query_error_zero_when_nothing_is_hidden():

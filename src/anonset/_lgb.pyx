@@ -20,7 +20,7 @@ cdef extern from "lgb.h":
     int anonset_lgb_topdown(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                             int32_t na, const int32_t *attrs, const int32_t *dom,
                             const int32_t *cost_kind, const int64_t *cost_off,
-                            const double *cost_tab, int64_t k,
+                            const double *cost_tab, int64_t k, int32_t balance,
                             int64_t *group_end, int64_t *n_groups) nogil
 
 
@@ -51,7 +51,7 @@ def bucketize(const int64_t[::1] run_count, int64_t l):
 def partition(str method, int64_t[::1] idx, const int32_t[:, ::1] codes,
               const int32_t[::1] attrs, const int32_t[::1] dom,
               const int32_t[::1] cost_kind, const int64_t[::1] cost_off,
-              const double[::1] cost_tab, int64_t k):
+              const double[::1] cost_tab, int64_t k, bint balance=False):
     """Reorder idx (in place) into contiguous groups; return the group ends."""
     cdef int64_t m = idx.shape[0], ng = 0
     cdef int32_t na = attrs.shape[0]
@@ -69,6 +69,6 @@ def partition(str method, int64_t[::1] idx, const int32_t[:, ::1] codes,
         else:
             status = anonset_lgb_topdown(m, &idx[0], codes.shape[1], &codes[0, 0], na, ap,
                                          &dom[0], &cost_kind[0], &cost_off[0], &cost_tab[0],
-                                         k, &e[0], &ng)
+                                         k, 1 if balance else 0, &e[0], &ng)
     check_status(status, method)
     return ends[:ng]

@@ -404,7 +404,7 @@ def _cost_tables(domains: list[_Domain]):
 
 
 def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, k: int,
-                         method: str = "mdp") -> np.ndarray:
+                         method: str = "mdp", *, balance: bool = False) -> np.ndarray:
     """Local equivalence groups (Alg. 3 or 4) of a table already split by QI
     partition.
 
@@ -418,6 +418,11 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
     domains : list of _Domain, one per attribute
     k : int
     method : {'mdp', 'ncp'}
+    balance : bool
+        Alg. 4 only.  False (default): Alg. 4 as printed (lines 15-20), a
+        split with an undersized side is abandoned and the whole node becomes
+        a group.  True: Xu et al.'s adjustment, so an undersized side takes
+        rows from the other and every group has k..2k-1 rows.
 
     Returns
     -------
@@ -441,7 +446,7 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
         if rows.size < k:
             raise ValueError(f"QI-partition subset of {rows.size} rows has fewer than k={k}")
         attrs = np.array([a for a in range(q) if (int(key) >> a) & 1], dtype=np.int32)
-        ends = _lgb.partition(method, rows, codes, attrs, dom, kind, off, tab, k)
+        ends = _lgb.partition(method, rows, codes, attrs, dom, kind, off, tab, k, bool(balance))
         sizes = np.diff(np.concatenate([[0], ends]))
         gid[rows] = base + np.repeat(np.arange(ends.size), sizes)
         base += ends.size
@@ -601,7 +606,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         sensitive: Sequence[str] = (), flags=None, k: int, l=None,
         closeness: Mapping[str, float] | None = None, method: str = "mdp",
         hierarchies: Mapping[str, Hierarchy | str] | None = None,
-        id_column: str | None = None, seed=None, suppress: bool = False) -> LGBResult:
+        id_column: str | None = None, seed=None, suppress: bool = False,
+        balance: bool = False) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -638,6 +644,12 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     suppress : bool
         When an attribute's sensitive values are not l-eligible, publish the
         fewest of them as ``*`` instead of raising ValueError.
+    balance : bool
+        ``method='ncp'`` only: False (default) runs Alg. 4 exactly as printed
+        (a split leaving a side under k rows is abandoned, the node becomes
+        one group); True applies Xu et al.'s adjustment (groups of k..2k-1
+        rows, lower C_DM and NCP).  Both give groups of >= k rows; see
+        docs/lgb.md.
 
     Returns
     -------
@@ -747,7 +759,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         shown[j, rows[by_bucket]] = vals[shuffled]
 
     # ---- local generalization (Alg. 1 line 7)
-    gid = local_generalization(codes, qi_mask, domains, k, method)
+    gid = local_generalization(codes, qi_mask, domains, k, method, balance=balance)
 
     # ---- published intervals of QI cells
     glo = np.full((q, n), -1, dtype=np.int64)
@@ -1020,7 +1032,8 @@ def ncp(res: LGBResult, *, buckets: bool = False) -> float:
 
 
 def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predicates: int = 4,
-                attributes: Sequence[str] | None = None, seed=None, detail: bool = False):
+                attributes: Sequence[str] | None = None, seed=None, detail: bool = False,
+                bound: str = "paper"):
     """Average relative error of random aggregate queries (Sec. 4.2)::
 
         SELECT SUM(target) WHERE pred(A1) AND ... AND pred(A4)
@@ -1038,8 +1051,16 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
     R = (Sum_upper - Sum_lower) / Sum_act, averaged over queries whose true
     answer is positive.
 
+    ``bound`` picks how the numbers of hits of a bucket are bounded:
+    ``'paper'`` (default, Sec. 4.2 as printed) floor / ceil of h_b, which is
+    not a guaranteed bound (the true answer may fall outside); ``'hard'`` the
+    rows certain to match (Pro(t) = 1) / possibly matching (Pro(t) > 0), so
+    Sum_lower <= Sum_act <= Sum_upper always.  See docs/lgb.md for which one
+    reproduces which trend.
+
     Returns the mean error (and with ``detail=True`` also the per-query
-    errors).
+    errors; with ``detail='bounds'`` an array of rows [Sum_lower, Sum_act,
+    Sum_upper] per query instead).
     """
     if target not in res.attributes or res.roles[target] == "qi":
         raise ValueError(f"target {target!r} must be a semi-sensitive or sensitive attribute")
@@ -1057,6 +1078,8 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
             raise ValueError(f"attributes: {a!r} is not a QI or semi-sensitive attribute")
     if len(cand) < n_predicates:
         raise ValueError(f"{n_predicates} predicates need as many attributes, have {cand}")
+    if bound not in ("paper", "hard"):
+        raise ValueError(f"bound must be 'paper' or 'hard', got {bound!r}")
     rng = _generator(seed, "queries")
     tvals = np.asarray(tdom.values, dtype=np.float64)
     y = tvals[res.codes[jt]]
@@ -1086,7 +1109,7 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
         state[res.suppressed[j]] = ni + nbj
         bs = np.bincount(b[inb], minlength=nbj).astype(np.float64)
         prep[a] = (j, pairs, ni, b[inb], res.codes[j, inb], bs, nbj, state)
-    errs = []
+    errs, bnds = [], []
     tries = 0
     while len(errs) < n_queries and tries < 20 * n_queries:
         tries += 1
@@ -1109,14 +1132,21 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
         act = float(y[truth].sum())
         if act <= 0:
             continue
-        h = np.bincount(tb, weights=pro, minlength=nb)
-        lower = np.floor(h + 1e-9).astype(np.int64)
-        upper = np.minimum(np.ceil(h - 1e-9).astype(np.int64), bend - bstart)
+        if bound == "paper":
+            h = np.bincount(tb, weights=pro, minlength=nb)
+            lower = np.floor(h + 1e-9).astype(np.int64)
+            upper = np.minimum(np.ceil(h - 1e-9).astype(np.int64), bend - bstart)
+        else:
+            lower = np.bincount(tb[pro >= 1.0 - 1e-9], minlength=nb).astype(np.int64)
+            upper = np.bincount(tb[pro > 1e-12], minlength=nb).astype(np.int64)
         s_low = pref[bstart + lower] - pref[bstart]
         s_up = pref[bend] - pref[bend - upper]
         errs.append((s_up.sum() - s_low.sum()) / act)
+        bnds.append((s_low.sum(), act, s_up.sum()))
     errs = np.asarray(errs)
     mean = float(errs.mean()) if errs.size else float("nan")
+    if isinstance(detail, str) and detail == "bounds":
+        return mean, np.asarray(bnds, dtype=np.float64).reshape(-1, 3)
     return (mean, errs) if detail else mean
 
 
