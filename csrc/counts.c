@@ -84,18 +84,39 @@ int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_
 #endif
         for (int64_t i = 0; i < n; i++) {
             if (!ok) continue;
-            int64_t len = product_offsets(i, q, masks, d, stride, off, max_set);
-            if (len < 0) {
+            /* the cells of the first q-1 sets (prefix offsets), then the last
+             * set's members, which are adjacent cells of one row of the table */
+            int64_t len = product_offsets(i, q - 1, masks, d, stride, off, max_set);
+            const int lw = (d[q - 1] + 63) >> 6;
+            const uint64_t *lm = masks[q - 1] + i * lw;
+            int32_t last[64];
+            int nlast = 0, overflow = 0;
+            for (int wd = 0; wd < lw && !overflow; wd++) {
+                uint64_t bits = lm[wd];
+                while (bits) {
+                    if (nlast == 64) { overflow = 1; break; }
+                    last[nlast++] = wd * 64 + anonset_ctz64(bits);
+                    bits &= bits - 1;
+                }
+            }
+            if (len < 0 || overflow || len * nlast > max_set) {
 #if ANONSET_HAVE_OPENMP
                 #pragma omp atomic write
 #endif
                 status = ANONSET_ERR_SETSIZE;
                 continue;
             }
-            if (narrow)
-                for (int64_t t = 0; t < len; t++) tab32[off[t]]++;
-            else
-                for (int64_t t = 0; t < len; t++) tab[off[t]]++;
+            if (narrow) {
+                for (int64_t t = 0; t < len; t++) {
+                    int32_t *row = tab32 + off[t];
+                    for (int e = 0; e < nlast; e++) row[last[e]]++;
+                }
+            } else {
+                for (int64_t t = 0; t < len; t++) {
+                    int64_t *row = tab + off[t];
+                    for (int e = 0; e < nlast; e++) row[last[e]]++;
+                }
+            }
         }
         free(off);
 #if ANONSET_HAVE_OPENMP

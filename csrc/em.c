@@ -4,77 +4,129 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* out = M_j applied along axis j of in (C order, shape dims).
- *
- * The array is viewed as (outer, d_j, inner).  Work is split into tiles of
- * one outer index and TILE consecutive inner indices, so every inner loop runs
- * over contiguous memory (vectorizable) and every tile is computed by one
- * thread in a fixed order: the result does not depend on the thread count. */
-#define TILE 256
+/* One mode product with a rotation: `in` has shape (dj, R) (the axis being
+ * multiplied leads), `out` gets shape (R, dj): out[t, k] = sum_m M[k, m] in[m, t]
+ * (M transposed if transpose), or with the a/b structure
+ * out[t, k] = b * sum_m in[m, t] + (a - b) in[k, t].
+ * Applying this once per attribute, the leading axis moves to the end each
+ * time, so after all q products the array is back in its original order and
+ * every product reads the leading axis contiguously (vectorizable) and writes
+ * a small transposed tile that stays in L1.  Tiles of TB columns are
+ * independent and computed in a fixed order: the result does not depend on
+ * the number of threads. */
+#define TB 64
 
-static void mode_product(int q, const int32_t *dims, int j, const double *mat,
-                         double a, double b, int transpose, const double *in,
-                         double *out, int nt) {
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < j; i++) outer *= dims[i];
-    for (int i = j + 1; i < q; i++) inner *= dims[i];
-    const int64_t dj = dims[j];
-    const int64_t tiles_per = (inner + TILE - 1) / TILE;
-    const int64_t ntiles = outer * tiles_per;
-    (void)nt;
-#if ANONSET_HAVE_OPENMP
-    #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-        shared(mat, a, b, transpose, in, out, inner, dj, tiles_per, ntiles) \
-        if (ntiles > 1 && outer * inner * dj > 65536)
-#endif
-    for (int64_t tile = 0; tile < ntiles; tile++) {
-        const int64_t o = tile / tiles_per;
-        const int64_t t0 = (tile % tiles_per) * TILE;
-        const int64_t len = inner - t0 < TILE ? inner - t0 : TILE;
-        const double *src = in + o * dj * inner + t0;
-        double *dst = out + o * dj * inner + t0;
-        double acc[TILE];
+/* Post-processing fused into the last mode product of an EM iteration, so
+ * that the iteration makes no separate pass over the table:
+ * POST_NONE writes the product; POST_RATIO writes w / product (0 where the
+ * product is 0: the denominator of eq. 26); POST_UPDATE multiplies x by the
+ * product in place and returns the largest change. */
+enum { POST_NONE = 0, POST_RATIO = 1, POST_UPDATE = 2 };
+
+static inline double rot_tile(int64_t tile, int64_t dj, int64_t R, const double *mat, double a,
+                              double b, int transpose, const double *in, double *out,
+                              int post, const double *w, double *x) {
+    const int64_t t0 = tile * TB;
+    const int64_t len = R - t0 < TB ? R - t0 : TB;
+    double acc[TB], val[TB];
+    double mx = 0.0;
+    if (mat == NULL) {
+        for (int64_t t = 0; t < len; t++) acc[t] = 0.0;
+        for (int64_t m = 0; m < dj; m++) {
+            const double *sm = in + m * R + t0;
+            for (int64_t t = 0; t < len; t++) acc[t] += sm[t];
+        }
+        for (int64_t t = 0; t < len; t++) acc[t] *= b;
+    }
+    for (int64_t k = 0; k < dj; k++) {
         if (mat == NULL) {
-            /* a on the diagonal, b off it: out_k = b * sum_m in_m + (a - b) * in_k */
-            for (int64_t t = 0; t < len; t++) acc[t] = 0.0;
-            for (int64_t k = 0; k < dj; k++) {
-                const double *sk = src + k * inner;
-                for (int64_t t = 0; t < len; t++) acc[t] += sk[t];
-            }
             const double c = a - b;
-            for (int64_t k = 0; k < dj; k++) {
-                const double *sk = src + k * inner;
-                double *dk = dst + k * inner;
-                for (int64_t t = 0; t < len; t++) dk[t] = b * acc[t] + c * sk[t];
+            const double *sk = in + k * R + t0;
+            for (int64_t t = 0; t < len; t++) val[t] = acc[t] + c * sk[t];
+        } else {
+            for (int64_t t = 0; t < len; t++) val[t] = 0.0;
+            for (int64_t m = 0; m < dj; m++) {
+                const double mk = transpose ? mat[m * dj + k] : mat[k * dj + m];
+                const double *sm = in + m * R + t0;
+                for (int64_t t = 0; t < len; t++) val[t] += mk * sm[t];
+            }
+        }
+        const int64_t base = t0 * dj + k;      /* position of (t0, k) in the output */
+        if (post == POST_NONE) {
+            for (int64_t t = 0; t < len; t++) out[base + t * dj] = val[t];
+        } else if (post == POST_RATIO) {
+            for (int64_t t = 0; t < len; t++) {
+                const int64_t i = base + t * dj;
+                out[i] = val[t] > 0.0 ? w[i] / val[t] : 0.0;
             }
         } else {
-            for (int64_t k = 0; k < dj; k++) {
-                for (int64_t t = 0; t < len; t++) acc[t] = 0.0;
-                for (int64_t m = 0; m < dj; m++) {
-                    const double mk = transpose ? mat[m * dj + k] : mat[k * dj + m];
-                    const double *sm = src + m * inner;
-                    for (int64_t t = 0; t < len; t++) acc[t] += mk * sm[t];
-                }
-                double *dk = dst + k * inner;
-                for (int64_t t = 0; t < len; t++) dk[t] = acc[t];
+            for (int64_t t = 0; t < len; t++) {
+                const int64_t i = base + t * dj;
+                const double nx = x[i] * val[t];
+                const double dlt = fabs(nx - x[i]);
+                mx = dlt > mx ? dlt : mx;
+                x[i] = nx;
             }
         }
     }
+    return mx;
+}
+
+/* Work below which a parallel region costs more than it saves (element
+ * operations); small tables never enter the OpenMP runtime at all. */
+#define PAR_MIN (1 << 19)
+
+static double mode_product_rot(int64_t dj, int64_t R, const double *mat, double a, double b,
+                               int transpose, const double *in, double *out, int post,
+                               const double *w, double *x, int nt) {
+    const int64_t ntiles = (R + TB - 1) / TB;
+    double mx = 0.0;
+    (void)nt;
+    if (nt <= 1 || dj * R <= PAR_MIN) {
+        for (int64_t tile = 0; tile < ntiles; tile++) {
+            double m = rot_tile(tile, dj, R, mat, a, b, transpose, in, out, post, w, x);
+            mx = m > mx ? m : mx;
+        }
+        return mx;
+    }
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
+        shared(dj, R, mat, a, b, transpose, in, out, ntiles, post, w, x) reduction(max:mx)
+#endif
+    for (int64_t tile = 0; tile < ntiles; tile++) {
+        double m = rot_tile(tile, dj, R, mat, a, b, transpose, in, out, post, w, x);
+        mx = m > mx ? m : mx;
+    }
+    return mx;
+}
+
+/* The q mode products; the last one with `post` (see rot_tile).  Returns the
+ * largest change for POST_UPDATE. */
+static double kron_apply_post(int q, const int32_t *dims, const double *const *mats,
+                              const double *a, const double *b, const double *x_in,
+                              double *y, double *scratch, int transpose, int post,
+                              const double *w, double *x, int nt) {
+    int64_t n = 1;
+    for (int j = 0; j < q; j++) n *= dims[j];
+    const double *cur = x_in;
+    double mx = 0.0;
+    for (int j = 0; j < q; j++) {
+        /* alternate so that the last product lands in y */
+        double *dst = ((q - 1 - j) % 2 == 0) ? y : scratch;
+        mx = mode_product_rot(dims[j], n / dims[j], mats ? mats[j] : NULL, a ? a[j] : 0.0,
+                              b ? b[j] : 0.0, transpose, cur, dst,
+                              j == q - 1 ? post : POST_NONE, w, x, nt);
+        cur = dst;
+    }
+    return mx;
 }
 
 int anonset_kron_apply(int q, const int32_t *dims, const double *const *mats,
                        const double *a, const double *b, const double *x,
                        double *y, double *scratch, int transpose, int n_threads) {
     if (q < 1) return ANONSET_ERR_VALUE;
-    int nt = anonset_threads(n_threads);
-    const double *cur = x;
-    for (int j = 0; j < q; j++) {
-        /* alternate so that the last mode product lands in y */
-        double *dst = ((q - 1 - j) % 2 == 0) ? y : scratch;
-        mode_product(q, dims, j, mats ? mats[j] : NULL, a ? a[j] : 0.0, b ? b[j] : 0.0,
-                     transpose, cur, dst, nt);
-        cur = dst;
-    }
+    kron_apply_post(q, dims, mats, a, b, x, y, scratch, transpose, POST_NONE, NULL, NULL,
+                    anonset_threads(n_threads));
     return ANONSET_OK;
 }
 
@@ -88,29 +140,13 @@ int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
     int nt = anonset_threads(n_threads);
     int64_t it = 0;
     double ch = INFINITY;
+    (void)z;
     while (it < max_iter) {
-        /* y_beta = sum_gamma delta[gamma, beta] x_gamma  (denominator of eq. 26) */
-        anonset_kron_apply(q, dims, mats, a, b, x, y, tmp, 1, nt);
-#if ANONSET_HAVE_OPENMP
-        #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-            shared(n, y, w) if (n > 32768)
-#endif
-        for (int64_t m = 0; m < n; m++) y[m] = y[m] > 0.0 ? w[m] / y[m] : 0.0;
-        /* z_alpha = sum_beta delta[alpha, beta] w_beta / y_beta */
-        anonset_kron_apply(q, dims, mats, a, b, y, z, tmp, 0, nt);
-        double mx = 0.0;
-#if ANONSET_HAVE_OPENMP
-        #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-            shared(n, x, z) reduction(max:mx) if (n > 32768)
-#endif
-        for (int64_t m = 0; m < n; m++) {
-            double nx = x[m] * z[m];
-            double dlt = fabs(nx - x[m]);
-            if (dlt > mx) mx = dlt;
-            x[m] = nx;
-        }
+        /* r_beta = w_beta / sum_gamma delta[gamma, beta] x_gamma  (eq. 26) */
+        kron_apply_post(q, dims, mats, a, b, x, y, tmp, 1, POST_RATIO, w, NULL, nt);
+        /* x_alpha <- x_alpha * sum_beta delta[alpha, beta] r_beta; the largest change */
+        ch = kron_apply_post(q, dims, mats, a, b, y, z, tmp, 0, POST_UPDATE, NULL, x, nt);
         it++;
-        ch = mx;
         if (ch <= tol) break;
     }
     *iters = it;
