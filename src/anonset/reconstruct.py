@@ -187,16 +187,36 @@ def likelihood_ratio(p: float, eta: int, d: int) -> float:
 
 
 def _exact_em(table: SetTable, attributes, dims, max_iter, tol, nt):
-    q = len(attributes)
-    N = table.n_rows
     pmasks, weight = _patterns(table, attributes)
-    members = [_kernels.members(m, d, table.params[a].eta, n_threads=nt)
-               for m, d, a in zip(pmasks, dims, attributes)]
+    return exact_em_patterns([table.params[a] for a in attributes], dims, table.n_rows,
+                             pmasks, weight, max_iter=max_iter, tol=tol, n_threads=nt)
+
+
+def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2000,
+                      tol: float = 1e-6, n_threads=0):
+    """The exact-likelihood EM on distinct set tuples.
+
+    Parameters
+    ----------
+    params : list of AttributeParams, one per attribute
+    dims : domain sizes
+    N : number of records
+    pmasks : list of (U, words) bitmask arrays: the distinct set tuples
+    weight : (U,) how many records share each tuple (mergeable across chunks
+        and partitions: sum the counts of identical tuples)
+
+    Returns
+    -------
+    (counts, info): the estimate in records, shape dims, and the EM report.
+    """
+    q = len(params)
+    nt = n_threads or 0
+    members = [_kernels.members(m, d, par.eta, n_threads=nt)
+               for m, d, par in zip(pmasks, dims, params)]
     # P(set_j | alpha_j) / kappa_c = u_j + (1 - u_j) [alpha_j in set_j]; expand
     # the product over attributes into subsets S (attributes where the
     # indicator term is taken): coefficient prod_{j not in S} u_j prod_{j in S} (1-u_j).
-    u = [likelihood_ratio(table.params[a].p, table.params[a].eta, d)
-         for a, d in zip(attributes, dims)]
+    u = [likelihood_ratio(par.p, par.eta, d) for par, d in zip(params, dims)]
     subsets, coefs = [], []
     for bits in _product((0, 1), repeat=q):
         s = sum(1 << j for j in range(q) if bits[j])
