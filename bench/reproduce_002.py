@@ -1,7 +1,17 @@
 """Reproduce the trends of paper 002 (Li, He & Sun, LGB) on UCI Adult.
 
-    PYTHONPATH=src python bench/reproduce_002.py [all|grid|density|attack|speed]
+    PYTHONPATH=src python bench/reproduce_002.py [all|grid|density|synthetic|attack|speed]
         [--queries 1000] [--out docs/results/002]
+
+Variants: ``mdp`` (Alg. 3), ``ncp`` (Alg. 4 as printed, the default) and
+``ncp_balanced`` (Alg. 4 with Xu et al.'s adjustment, ``balance=True``).
+Query error is reported under both bound readings of Sec. 4.2:
+``query_error_*`` the paper's floor / ceil of the expected hits per salary
+bucket (``bound='paper'``), ``query_error_hard_*`` the guaranteed bounds
+(rows certain / possibly matching, ``bound='hard'``).  ``synthetic`` repeats
+the grid and the density runs on a table shaped like the paper's Table 1
+(31,055 rows, occupation 257 values, salary 719 values), to tell properties of
+Adult from properties of the method.
 
 Attribute mapping (the paper's US Census extract -> Adult, 45,222 complete rows):
 
@@ -43,6 +53,55 @@ HIER = ("marital-status", "race", "education", "occupation")
 KS = (5, 8, 10)
 LS = (5, 8, 10, 12, 15, 18, 20)
 T_SEX = 0.2
+# (label, method, balance)
+VARIANTS = (("mdp", "mdp", False), ("ncp", "ncp", False), ("ncp_balanced", "ncp", True))
+
+
+def _zipf(rng, d, s, n):
+    p = 1.0 / np.arange(1, d + 1) ** s
+    return rng.permutation(d)[rng.choice(d, size=n, p=p / p.sum())]
+
+
+def paper_like_table(n: int = 31_055, seed: int = 7) -> pd.DataFrame:
+    """A synthetic table with the paper's Table 1 shape: sex (2), age (~73,
+    numeric), relationship (13), marital status (6), race (9), education (11),
+    hours per week (~90, numeric, heaped at 40), occupation (257, Zipf, no
+    value above 5% so l = 20 is feasible) and a log-normal-like salary with
+    719 levels depending on education, age, hours and sex."""
+    rng = np.random.default_rng(seed)
+    age = np.clip(np.rint(rng.normal(40, 13, n)), 17, 89).astype(int)
+    edu = _zipf(rng, 11, 0.9, n)
+    hours = np.where(rng.random(n) < 0.35, 40,
+                     np.clip(np.rint(rng.normal(41, 13, n)), 1, 99)).astype(int)
+    rel, mar, race = _zipf(rng, 13, 1.1, n), _zipf(rng, 6, 1.2, n), _zipf(rng, 9, 1.6, n)
+    occ = _zipf(rng, 257, 0.6, n)
+    sex = rng.integers(0, 2, n)
+    logs = 9.9 + 0.07 * edu + 0.012 * (age - 40) + 0.01 * (hours - 40) + 0.1 * sex \
+        + rng.normal(0, 0.55, n)
+    lo, hi = np.quantile(logs, [0.001, 0.999])
+    lvl = np.clip(((logs - lo) / (hi - lo) * 719).astype(int), 0, 718)
+    levels = np.rint(np.exp(np.linspace(lo, hi, 719)))
+    return pd.DataFrame({
+        "sex": np.where(sex, "M", "F"), "age": age,
+        "relationship": [f"r{v:02d}" for v in rel], "marital-status": [f"m{v}" for v in mar],
+        "race": [f"c{v}" for v in race], "education": [f"e{v:02d}" for v in edu],
+        "hours-per-week": hours, "occupation": [f"o{v:03d}" for v in occ],
+        "salary": levels[lvl].astype(np.int64)})
+
+
+def _block_hierarchy(leaves, sizes):
+    """leaf -> blocks of `sizes` consecutive leaves -> '*'"""
+    from anonset.hierarchy import Hierarchy
+    return Hierarchy([[v] + [f"g{s}_{i // s}" for s in sizes] + ["*"]
+                      for i, v in enumerate(sorted(leaves))])
+
+
+def paper_like_hierarchies(df):
+    return {"relationship": _block_hierarchy(df["relationship"].unique(), [4]),
+            "marital-status": _block_hierarchy(df["marital-status"].unique(), [3]),
+            "race": _block_hierarchy(df["race"].unique(), [3]),
+            "education": _block_hierarchy(df["education"].unique(), [4]),
+            "occupation": _block_hierarchy(df["occupation"].unique(), [8, 64])}
 
 
 def adult_table() -> pd.DataFrame:
@@ -54,69 +113,93 @@ def adult_table() -> pd.DataFrame:
     return df
 
 
-def run(df, flags, k, l, method, seed=1):
+def run(df, flags, k, l, method, seed=1, balance=False, hier=None):
     occ = flags["occupation"].to_numpy()
     cnt = df.loc[occ, "occupation"].value_counts()
     l_occ = min(l, int(occ.sum() // cnt.max()))
-    hier = {a: adult_hierarchy(a) for a in HIER}
+    hier = {a: adult_hierarchy(a) for a in HIER} if hier is None else hier
     t0 = time.perf_counter()
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
-                method=method, hierarchies=hier, seed=seed)
+                method=method, hierarchies=hier, seed=seed, balance=balance)
     return res, time.perf_counter() - t0, l_occ
 
 
-def metrics_row(res, secs, k, l, l_occ, method, density, queries):
+def metrics_row(res, secs, k, l, l_occ, variant, density, queries):
     mean, errs = L.query_error(res, "salary", n_queries=queries, seed=2024, detail=True)
+    hmean, herrs = L.query_error(res, "salary", n_queries=queries, seed=2024, detail=True,
+                                 bound="hard")
     ok = L.verify(res)
-    return {"method": method, "k": k, "l": l, "l_occupation": l_occ, "density": density,
-            "C_DM": L.c_dm(res), "NCP": L.ncp(res), "NCP_with_buckets": L.ncp(res, buckets=True),
+    n_qi_cells = int(res.qi_mask.sum())
+    ncp_ = L.ncp(res)
+    return {"method": variant, "k": k, "l": l, "l_occupation": l_occ, "density": density,
+            "C_DM": L.c_dm(res), "NCP": ncp_, "NCP_per_QI_cell": ncp_ / max(n_qi_cells, 1),
+            "NCP_with_buckets": L.ncp(res, buckets=True),
             "query_error_mean": mean, "query_error_median": float(np.median(errs)),
-            "groups": res.n_groups, "promoted": res.promoted, "seconds": round(secs, 3),
-            "corollary3": ok["ok"]}
+            "query_error_hard_mean": hmean, "query_error_hard_median": float(np.median(herrs)),
+            "groups": res.n_groups, "max_group": int(np.bincount(res.gid).max()),
+            "promoted": res.promoted, "seconds": round(secs, 3), "corollary3": ok["ok"]}
+
+
+def _grid(df, hier, ks, ls, queries):
+    flags = L.draw_flags(df, SEMI, 0.2, seed=1)
+    rows = []
+    for label, method, balance in VARIANTS:
+        for k in ks:
+            for l in ls:
+                res, secs, l_occ = run(df, flags, k, l, method, balance=balance, hier=hier)
+                rows.append(metrics_row(res, secs, k, l, l_occ, label, 0.2, queries))
+                print(json.dumps(rows[-1]), flush=True)
+    return pd.DataFrame(rows)
+
+
+def _density(df, hier, ks, ls, queries):
+    rows = []
+    for dens in (0.1, 0.2, 0.3, 0.4):
+        flags = L.draw_flags(df, SEMI, dens, seed=1)
+        for k in ks:
+            for l in ls:
+                res, secs, l_occ = run(df, flags, k, l, "mdp", hier=hier)
+                rows.append(metrics_row(res, secs, k, l, l_occ, "mdp", dens, queries))
+                print(json.dumps(rows[-1]), flush=True)
+    return pd.DataFrame(rows)
 
 
 def grid(out: Path, queries: int):
-    df = adult_table()
-    flags = L.draw_flags(df, SEMI, 0.2, seed=1)
-    rows = []
-    for method in L.METHODS:
-        for k in KS:
-            for l in LS:
-                res, secs, l_occ = run(df, flags, k, l, method)
-                rows.append(metrics_row(res, secs, k, l, l_occ, method, 0.2, queries))
-                print(json.dumps(rows[-1]), flush=True)
-    tab = pd.DataFrame(rows)
+    tab = _grid(adult_table(), None, KS, LS, queries)
     tab.to_csv(out / "grid.csv", index=False)
     plot_grid(tab, out)
     return tab
 
 
 def density(out: Path, queries: int):
-    df = adult_table()
-    rows = []
-    for dens in (0.1, 0.2, 0.3, 0.4):
-        flags = L.draw_flags(df, SEMI, dens, seed=1)
-        for k in KS:
-            for l in (5, 10, 15, 20):
-                res, secs, l_occ = run(df, flags, k, l, "mdp")
-                rows.append(metrics_row(res, secs, k, l, l_occ, "mdp", dens, queries))
-                print(json.dumps(rows[-1]), flush=True)
-    tab = pd.DataFrame(rows)
+    tab = _density(adult_table(), None, KS, (5, 10, 15, 20), queries)
     tab.to_csv(out / "density.csv", index=False)
     plot_density(tab, out)
     return tab
+
+
+def synthetic(out: Path, queries: int):
+    """The grid and density runs on the paper-shaped synthetic table."""
+    df = paper_like_table()
+    hier = paper_like_hierarchies(df)
+    g = _grid(df, hier, (5, 10), (5, 10, 15, 20), queries)
+    g.to_csv(out / "synthetic_grid.csv", index=False)
+    plot_grid(g, out, prefix="synthetic_", ks=(5, 10), title="synthetic (paper-shaped)")
+    d = _density(df, hier, (5, 10), (5, 10, 15, 20), queries)
+    d.to_csv(out / "synthetic_density.csv", index=False)
+    plot_density(d, out, prefix="synthetic_", ks=(5, 10), title="synthetic (paper-shaped)")
 
 
 def attack(out: Path):
     df = adult_table()
     flags = L.draw_flags(df, SEMI, 0.2, seed=1)
     rows = []
-    for method in L.METHODS:
-        res, _, l_occ = run(df, flags, 5, 5, method)
+    for label, method, balance in VARIANTS:
+        res, _, l_occ = run(df, flags, 5, 5, method, balance=balance)
         t0 = time.perf_counter()
         a = L.attack(res)
-        rows.append({"method": method, "k": 5, "l": 5, "l_occupation": l_occ,
+        rows.append({"method": label, "k": 5, "l": 5, "l_occupation": l_occ,
                      "max_identity": a["identity"], "bound_identity": 1 / 5,
                      **{f"max_value[{x}]": v for x, v in a["value"].items()},
                      "max_excess[sex]": a["excess"]["sex"], "t_sex": T_SEX,
@@ -145,68 +228,71 @@ def speed(out: Path):
         big = df if n_rows == len(df) else \
             df.sample(n=n_rows, replace=True, random_state=7).reset_index(drop=True)
         flags = L.draw_flags(big, SEMI, 0.2, seed=1)
-        for method in L.METHODS:
-            res, secs, _ = run(big, flags, 5, 5, method)
+        for label, method, balance in VARIANTS:
+            res, secs, _ = run(big, flags, 5, 5, method, balance=balance)
             t0 = time.perf_counter()
             res.write(out / f"_speed_{n_rows}.parquet")
             wsecs = time.perf_counter() - t0
             for p in out.glob(f"_speed_{n_rows}*"):
                 p.unlink()
-            rows.append({"rows": n_rows, "method": method, "k": 5, "l": 5,
+            rows.append({"rows": n_rows, "method": label, "k": 5, "l": 5,
                          "lgb_seconds": round(secs, 2), "write_parquet_seconds": round(wsecs, 2),
                          "machine": machine()})
             print(json.dumps(rows[-1]), flush=True)
     pd.DataFrame(rows).to_csv(out / "speed.csv", index=False)
 
 
-def plot_grid(tab, out):
+def plot_grid(tab, out, prefix="", ks=KS, title="Adult"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     for metric, fig_no in (("C_DM", 5), ("NCP", 6), ("query_error_mean", 7),
-                           ("query_error_median", 7)):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-        for ax, method in zip(axes, L.METHODS):
-            sub = tab[tab.method == method]
-            for k in KS:
+                           ("query_error_median", 7), ("query_error_hard_mean", 7),
+                           ("query_error_hard_median", 7)):
+        fig, axes = plt.subplots(1, len(VARIANTS), figsize=(14, 3.6), sharey=True)
+        for ax, (label, _, _) in zip(axes, VARIANTS):
+            sub = tab[tab.method == label]
+            for k in ks:
                 s = sub[sub.k == k]
                 ax.plot(s.l, s[metric], marker="o", label=f"k={k}")
-            ax.set_title(f"LGB_{method.upper()}")
+            ax.set_title(f"LGB_{label.upper()}")
             ax.set_xlabel("l")
             ax.grid(alpha=0.3)
         axes[0].set_ylabel(metric)
         axes[0].legend()
-        fig.suptitle(f"Fig. {fig_no} on Adult: {metric}")
+        fig.suptitle(f"Fig. {fig_no} on {title}: {metric}")
         fig.tight_layout()
-        fig.savefig(out / f"fig{fig_no}_{metric}.png", dpi=110)
+        fig.savefig(out / f"{prefix}fig{fig_no}_{metric}.png", dpi=100)
         plt.close(fig)
 
 
-def plot_density(tab, out):
+def plot_density(tab, out, prefix="", ks=KS, title="Adult"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), sharey=True)
-    for ax, dens in zip(axes, (0.1, 0.2, 0.3, 0.4)):
-        sub = tab[tab.density == dens]
-        for k in KS:
-            s = sub[sub.k == k]
-            ax.plot(s.l, s.query_error_median, marker="o", label=f"k={k}")
-        ax.set_title(f"density {int(dens * 100)}%")
-        ax.set_xlabel("l")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("median relative error")
-    axes[0].legend()
-    fig.suptitle("Fig. 8 on Adult: LGB_MDP query error by density of sensitive values")
-    fig.tight_layout()
-    fig.savefig(out / "fig8_density.png", dpi=110)
-    plt.close(fig)
+    for metric in ("query_error_mean", "query_error_hard_mean"):
+        fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), sharey=True)
+        for ax, dens in zip(axes, (0.1, 0.2, 0.3, 0.4)):
+            sub = tab[tab.density == dens]
+            for k in ks:
+                s = sub[sub.k == k]
+                ax.plot(s.l, s[metric], marker="o", label=f"k={k}")
+            ax.set_title(f"density {int(dens * 100)}%")
+            ax.set_xlabel("l")
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel(metric)
+        axes[0].legend()
+        fig.suptitle(f"Fig. 8 on {title}: LGB_MDP {metric} by density of sensitive values")
+        fig.tight_layout()
+        name = "fig8_density.png" if metric == "query_error_mean" else "fig8_density_hard.png"
+        fig.savefig(out / f"{prefix}{name}", dpi=100)
+        plt.close(fig)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", nargs="?", default="all",
-                    choices=("all", "grid", "density", "attack", "speed"))
+                    choices=("all", "grid", "density", "synthetic", "attack", "speed"))
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--out", default="docs/results/002")
     a = ap.parse_args(argv)
@@ -218,6 +304,8 @@ def main(argv=None):
         grid(out, a.queries)
     if a.what in ("all", "density"):
         density(out, a.queries)
+    if a.what in ("all", "synthetic"):
+        synthetic(out, a.queries)
     if a.what in ("all", "attack"):
         attack(out)
     return 0
