@@ -121,6 +121,9 @@ def register(sub) -> None:
     g.add_argument("--t", metavar="COL=T,...", help="t-closeness instead, for these attributes")
     g.add_argument("--method", choices=("mdp", "ncp"), default="mdp",
                    help="local generalization: mdp (Alg. 3, default) or ncp (Alg. 4)")
+    g.add_argument("--balance", action="store_true",
+                   help="with --method ncp: Xu et al.'s balancing step (groups of k..2k-1 rows; "
+                        "lower NCP) instead of Alg. 4 as printed")
     g.add_argument("--suppress", action="store_true",
                    help="publish the fewest sensitive values as '*' when an attribute is not "
                         "l-eligible (default: error)")
@@ -195,7 +198,7 @@ def _run(args) -> int:
             raise ValueError(f"--hierarchy: file {path!r} of {c!r} does not exist")
     res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k, l=lval,
                 closeness=tval, method=args.method, hierarchies=hier, id_column=args.id,
-                seed=seed, suppress=args.suppress)
+                seed=seed, suppress=args.suppress, balance=args.balance)
     written = res.write(args.output, format=out_fmt, protect=(args.input,))
     s = res.summary()
     print(f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
