@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,18 +70,31 @@ def main(argv=None):
     date = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     load0 = os.getloadavg()[0]
     ran = []
-    if not args.skip_core:
-        import compare_core
-        compare_core.main(["--quick"] if args.quick else [])
-        ran.append("compare_core")
-    if not args.skip_emd:
-        try:
-            import compare_emd
-        except ImportError as e:      # POT / pycanon are test extras
-            print(f"compare_emd skipped: {e} (pip install -e '.[test]')", file=sys.stderr)
-        else:
-            compare_emd.main()
-            ran.append("compare_emd")
+    reports = {}
+    # --quick must not replace the full-size reports: the core report goes to a
+    # temporary file, and RESULTS_emd.md is put back as it was after its rerun
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.skip_core:
+            import compare_core
+            out = Path(tmp) / "RESULTS_core.md" if args.quick else HERE / "RESULTS_core.md"
+            compare_core.main((["--quick"] if args.quick else []) + ["--out", str(out)])
+            reports["RESULTS_core.md"] = out.read_text()
+            ran.append("compare_core")
+        if not args.skip_emd:
+            try:
+                import compare_emd
+            except ImportError as e:      # POT / pycanon are test extras
+                print(f"compare_emd skipped: {e} (pip install -e '.[test]')", file=sys.stderr)
+            else:
+                emd_path = HERE / "RESULTS_emd.md"
+                before = emd_path.read_bytes() if emd_path.exists() else None
+                try:
+                    compare_emd.main()
+                    reports["RESULTS_emd.md"] = emd_path.read_text()
+                    ran.append("compare_emd")
+                finally:
+                    if args.quick and before is not None:
+                        emd_path.write_bytes(before)
     total = time.perf_counter() - t0
     L = ["# Benchmarks: anonset side by side with the references", "",
          f"Written by `bench/compare.py{' --quick' if args.quick else ''}` on {date} "
@@ -94,14 +108,18 @@ def main(argv=None):
          "scale: [docs/results/000/streaming.md](../docs/results/000/streaming.md).", ""]
     for name, title in (("RESULTS_core.md", "Core kernels vs NumPy (compare_core.py)"),
                         ("RESULTS_emd.md", "EMD vs POT, checks vs pycanon (compare_emd.py)")):
-        p = HERE / name
-        if not p.exists():
-            continue
+        text = reports.get(name)
         L += [f"## {title}", ""]
-        fresh = ("compare_core" in ran) if "core" in name else ("compare_emd" in ran)
-        if not fresh:
+        if text is None:
+            p = HERE / name
+            if not p.exists():
+                L += ["(not run)", ""]
+                continue
+            text = p.read_text()
             L += [f"(not rerun in this run; figures from the existing {name})", ""]
-        L += ratio_lines(p.read_text())
+        elif args.quick:
+            L += [f"(this run, --quick; the full-size {name} was left as it was)", ""]
+        L += ratio_lines(text)
     (HERE / "RESULTS.md").write_text("\n".join(L).rstrip() + "\n")
     print(f"wrote {HERE / 'RESULTS.md'}")
 
