@@ -36,7 +36,6 @@ import lzma
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import product as _product
 from pathlib import Path
 
 import numpy as np
@@ -400,7 +399,6 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         passes = 2
     if n_rows == 0:
         raise ValueError("the table is empty: nothing to publish")
-    published = base.published
     params = resolve_params(model, base, counts, params, clip_l)
     keep = Schema(tuple(a for a in base if a.role != "identifier"))
     info = {"rng": rng, "seeded": seed is not None}
@@ -753,51 +751,15 @@ class PatternCounter:
 def exact_em_patterns(header, attributes, pmasks, weight, *, max_iter=2000, tol=1e-6,
                       n_threads=None):
     """Exact-likelihood EM ('exact_em' of :func:`anonset.reconstruct`) on
-    merged set-tuple counts.  The same computation as reconstruct's, step by
-    step, so the estimate is identical."""
-    from .reconstruct import _threads, likelihood_ratio
-    nt = _threads(n_threads)
+    merged set-tuple counts: the same computation as reconstruct's, so the
+    estimate is identical."""
+    from .reconstruct import _threads, exact_em_patterns as _em
     dims = [header.schema[a].d for a in attributes]
-    q = len(attributes)
-    N = header.n_rows
-    members = [_kernels.members(m, d, header.params[a].eta, n_threads=nt)
-               for m, d, a in zip(pmasks, dims, attributes)]
-    u = [likelihood_ratio(header.params[a].p, header.params[a].eta, d)
-         for a, d in zip(attributes, dims)]
-    subsets, coefs = [], []
-    for bits in _product((0, 1), repeat=q):
-        s = sum(1 << j for j in range(q) if bits[j])
-        c = math.prod((1.0 - u[j]) if bits[j] else u[j] for j in range(q))
-        if c > 0.0:
-            subsets.append(s)
-            coefs.append(c)
-    U = len(weight)
-    ncells = math.prod(dims)
-    per_chunk = sum(math.prod(dims[j] for j in range(q) if (s >> j) & 1) for s in subsets)
-    nchunk = int(max(1, min(64, U // 2048, (256 << 20) // (8 * per_chunk))))
-    pi = np.full(dims, 1.0 / ncells)
-    iters, change, ll = 0, math.inf, math.nan
-    axes_all = tuple(range(q))
-    for iters in range(1, max_iter + 1):
-        margs = []
-        for s in subsets:
-            drop = tuple(j for j in axes_all if not (s >> j) & 1)
-            margs.append(pi.sum(axis=drop) if drop else pi)
-        accs, ll = _kernels.exact_estep(members, dims, weight, subsets, coefs, margs,
-                                        nchunk, n_threads=nt)
-        g = np.zeros(dims)
-        for s, acc in zip(subsets, accs):
-            shape = [dims[j] if (s >> j) & 1 else 1 for j in range(q)]
-            g += acc.reshape(shape)
-        new = pi * g / N
-        change = float(np.abs(new - pi).max()) * N
-        pi = new
-        if change <= tol:
-            break
-    info = {"iterations": iters, "change": change, "max_iter": max_iter, "tol": tol,
-            "converged": change <= tol, "loglik": ll, "patterns": U}
+    counts, info = _em([header.params[a] for a in attributes], dims, header.n_rows,
+                       pmasks, weight, max_iter=max_iter, tol=tol,
+                       n_threads=_threads(n_threads))
     return CrossTab(tuple(attributes), tuple(header.schema[a].domain for a in attributes),
-                    pi * N, "exact_em", info)
+                    counts, "exact_em", info)
 
 
 def reconstruct_from_counts(header, attributes, method, *, w=None, patterns=None,
