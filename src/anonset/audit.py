@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple, Sequence
 

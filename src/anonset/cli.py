@@ -766,7 +766,7 @@ def cmd_demo(args) -> int:
     print(f"published under frequency ({l},...,{l})-diversity (p_j = 1, eta_j = l_j) in "
           f"{t_pub:.2f} s; seed: {'given' if seed is not None else 'fresh from the OS (pass --seed N to repeat a run)'}")
     if clipped:
-        print(f"clip_l (as the paper does where l >= d_j): " + ", ".join(
+        print("clip_l (as the paper does where l >= d_j): " + ", ".join(
             f"{n} d={d} -> l={e}" for n, d, e in clipped))
     _emit_warnings(caught, skip=("as requested by clip_l",))
 

@@ -13,7 +13,6 @@ list order, CSV order) reveals which member was the true value.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Mapping
 
