@@ -1,6 +1,5 @@
 """Tests of local generalization and bucketization (paper 002)."""
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
@@ -409,16 +408,14 @@ def test_cli_never_overwrites_input(tmp_path, capsys):
 # ------------------------------------------------------------------ Adult
 @pytest.mark.slow
 @pytest.mark.parametrize("method", L.METHODS)
-def test_adult_speed_and_corollary3(method):
+def test_adult_corollary3(method):
     from anonset.datasets import adult_hierarchy, load_adult
     df = load_adult()
     flags = L.draw_flags(df, ["sex", "age", "occupation"], 0.2, seed=1)
     hier = {a: adult_hierarchy(a) for a in ("marital-status", "race", "education",
                                              "occupation")}
-    t0 = time.perf_counter()
+    # (its speed is measured in bench/bench_papers.py and bench/reproduce_002.py, not here)
     r = L.lgb(df, qi=["relationship", "marital-status", "race", "education", "hours-per-week"],
               semi_sensitive=["sex", "age", "occupation"], sensitive=["fnlwgt"], flags=flags,
               k=5, l=5, closeness={"sex": 0.2}, method=method, hierarchies=hier, seed=1)
-    elapsed = time.perf_counter() - t0
     assert L.verify(r)["ok"]
-    assert elapsed < 2.0 * 2          # 2 s target; slack for a loaded shared machine
