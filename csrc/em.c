@@ -14,7 +14,7 @@
  * a small transposed tile that stays in L1.  Tiles of TB columns are
  * independent and computed in a fixed order: the result does not depend on
  * the number of threads. */
-#define TB 64
+#define TB 128
 
 /* Post-processing fused into the last mode product of an EM iteration, so
  * that the iteration makes no separate pass over the table:
@@ -24,8 +24,9 @@
 enum { POST_NONE = 0, POST_RATIO = 1, POST_UPDATE = 2 };
 
 static inline double rot_tile(int64_t tile, int64_t dj, int64_t R, const double *mat, double a,
-                              double b, int transpose, const double *in, double *out,
-                              int post, const double *w, double *x) {
+                              double b, int transpose, const double *restrict in,
+                              double *restrict out, int post, const double *restrict w,
+                              double *restrict x) {
     const int64_t t0 = tile * TB;
     const int64_t len = R - t0 < TB ? R - t0 : TB;
     double acc[TB], val[TB];
@@ -74,7 +75,7 @@ static inline double rot_tile(int64_t tile, int64_t dj, int64_t R, const double 
 
 /* Work below which a parallel region costs more than it saves (element
  * operations); small tables never enter the OpenMP runtime at all. */
-#define PAR_MIN (1 << 19)
+#define PAR_MIN (1 << 16)
 
 static double mode_product_rot(int64_t dj, int64_t R, const double *mat, double a, double b,
                                int transpose, const double *in, double *out, int post,
