@@ -73,62 +73,95 @@ static inline double rot_tile(int64_t tile, int64_t dj, int64_t R, const double 
     return mx;
 }
 
-/* Work below which a parallel region costs more than it saves (element
- * operations); small tables never enter the OpenMP runtime at all. */
+/* Tables of at most PAR_MIN cells run on one thread: below it a parallel
+ * region costs more than it saves. */
 #define PAR_MIN (1 << 16)
 
-static double mode_product_rot(int64_t dj, int64_t R, const double *mat, double a, double b,
-                               int transpose, const double *in, double *out, int post,
-                               const double *w, double *x, int nt) {
-    const int64_t ntiles = (R + TB - 1) / TB;
-    double mx = 0.0;
-    (void)nt;
-    if (nt <= 1 || dj * R <= PAR_MIN) {
-        for (int64_t tile = 0; tile < ntiles; tile++) {
-            double m = rot_tile(tile, dj, R, mat, a, b, transpose, in, out, post, w, x);
-            mx = m > mx ? m : mx;
-        }
-        return mx;
-    }
-#if ANONSET_HAVE_OPENMP
-    #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-        shared(dj, R, mat, a, b, transpose, in, out, ntiles, post, w, x) reduction(max:mx)
-#endif
-    for (int64_t tile = 0; tile < ntiles; tile++) {
-        double m = rot_tile(tile, dj, R, mat, a, b, transpose, in, out, post, w, x);
-        mx = m > mx ? m : mx;
-    }
-    return mx;
-}
-
-/* The q mode products; the last one with `post` (see rot_tile).  Returns the
- * largest change for POST_UPDATE. */
-static double kron_apply_post(int q, const int32_t *dims, const double *const *mats,
-                              const double *a, const double *b, const double *x_in,
-                              double *y, double *scratch, int transpose, int post,
-                              const double *w, double *x, int nt) {
+/* The q mode products; the last one with `post` (see rot_tile).  Written as
+ * orphaned work-sharing loops: called inside a parallel region the tiles are
+ * shared among the team (each product ends with the loop's barrier); called
+ * outside one it runs on the calling thread.  For POST_UPDATE the largest
+ * change is max-reduced into *mx (a max does not depend on the order). */
+static void products(int q, const int32_t *dims, const double *const *mats, const double *a,
+                     const double *b, const double *x_in, double *y, double *scratch,
+                     int transpose, int post, const double *w, double *x, double *mx) {
     int64_t n = 1;
     for (int j = 0; j < q; j++) n *= dims[j];
     const double *cur = x_in;
-    double mx = 0.0;
     for (int j = 0; j < q; j++) {
         /* alternate so that the last product lands in y */
         double *dst = ((q - 1 - j) % 2 == 0) ? y : scratch;
-        mx = mode_product_rot(dims[j], n / dims[j], mats ? mats[j] : NULL, a ? a[j] : 0.0,
-                              b ? b[j] : 0.0, transpose, cur, dst,
-                              j == q - 1 ? post : POST_NONE, w, x, nt);
+        const int64_t dj = dims[j], R = n / dims[j];
+        const int64_t ntiles = (R + TB - 1) / TB;
+        const int pj = j == q - 1 ? post : POST_NONE;
+        const double *mat = mats ? mats[j] : NULL;
+        const double aj = a ? a[j] : 0.0, bj = b ? b[j] : 0.0;
+        double local = 0.0;
+#if ANONSET_HAVE_OPENMP
+        #pragma omp for schedule(static)
+#endif
+        for (int64_t tile = 0; tile < ntiles; tile++) {
+            double m = rot_tile(tile, dj, R, mat, aj, bj, transpose, cur, dst, pj, w, x);
+            local = m > local ? m : local;
+        }
+        if (pj == POST_UPDATE) {
+#if ANONSET_HAVE_OPENMP
+            #pragma omp critical(anonset_em_max)
+#endif
+            { if (local > *mx) *mx = local; }
+#if ANONSET_HAVE_OPENMP
+            #pragma omp barrier
+#endif
+        }
         cur = dst;
     }
-    return mx;
 }
 
 int anonset_kron_apply(int q, const int32_t *dims, const double *const *mats,
                        const double *a, const double *b, const double *x,
                        double *y, double *scratch, int transpose, int n_threads) {
     if (q < 1) return ANONSET_ERR_VALUE;
-    kron_apply_post(q, dims, mats, a, b, x, y, scratch, transpose, POST_NONE, NULL, NULL,
-                    anonset_threads(n_threads));
+    int64_t n = 1;
+    for (int j = 0; j < q; j++) n *= dims[j];
+    int nt = anonset_threads(n_threads);
+    double unused = 0.0;
+    if (nt <= 1 || n <= PAR_MIN) {
+        products(q, dims, mats, a, b, x, y, scratch, transpose, POST_NONE, NULL, NULL, &unused);
+        return ANONSET_OK;
+    }
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel num_threads(nt) default(none) \
+        shared(q, dims, mats, a, b, x, y, scratch, transpose, unused)
+#endif
+    products(q, dims, mats, a, b, x, y, scratch, transpose, POST_NONE, NULL, NULL, &unused);
     return ANONSET_OK;
+}
+
+/* One EM run; every thread of the team executes this loop, sharing the
+ * tiles of each product (one parallel region per run, not per product). */
+static void em_loop(int q, const int32_t *dims, const double *const *mats, const double *a,
+                    const double *b, const double *w, double *x, double *y, double *z,
+                    double *tmp, int64_t max_iter, double tol, int64_t *it, double *ch,
+                    double *mx) {
+    for (;;) {
+#if ANONSET_HAVE_OPENMP
+        #pragma omp single
+#endif
+        *mx = 0.0;
+        /* r_beta = w_beta / sum_gamma delta[gamma, beta] x_gamma  (eq. 26) */
+        products(q, dims, mats, a, b, x, y, tmp, 1, POST_RATIO, w, NULL, mx);
+        /* x_alpha <- x_alpha * sum_beta delta[alpha, beta] r_beta; the largest change */
+        products(q, dims, mats, a, b, y, z, tmp, 0, POST_UPDATE, NULL, x, mx);
+#if ANONSET_HAVE_OPENMP
+        #pragma omp single
+#endif
+        {
+            (*it)++;
+            *ch = *mx;
+        }
+        /* the single's barrier: every thread sees the same *it and *ch */
+        if (*ch <= tol || *it >= max_iter) break;
+    }
 }
 
 int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
@@ -140,15 +173,17 @@ int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
     double *y = scratch, *z = scratch + n, *tmp = scratch + 2 * n;
     int nt = anonset_threads(n_threads);
     int64_t it = 0;
-    double ch = INFINITY;
-    (void)z;
-    while (it < max_iter) {
-        /* r_beta = w_beta / sum_gamma delta[gamma, beta] x_gamma  (eq. 26) */
-        kron_apply_post(q, dims, mats, a, b, x, y, tmp, 1, POST_RATIO, w, NULL, nt);
-        /* x_alpha <- x_alpha * sum_beta delta[alpha, beta] r_beta; the largest change */
-        ch = kron_apply_post(q, dims, mats, a, b, y, z, tmp, 0, POST_UPDATE, NULL, x, nt);
-        it++;
-        if (ch <= tol) break;
+    double ch = INFINITY, mx = 0.0;
+    if (max_iter > 0) {
+        if (nt <= 1 || n <= PAR_MIN) {
+            em_loop(q, dims, mats, a, b, w, x, y, z, tmp, max_iter, tol, &it, &ch, &mx);
+        } else {
+#if ANONSET_HAVE_OPENMP
+            #pragma omp parallel num_threads(nt) default(none) \
+                shared(q, dims, mats, a, b, w, x, y, z, tmp, max_iter, tol, it, ch, mx)
+#endif
+            em_loop(q, dims, mats, a, b, w, x, y, z, tmp, max_iter, tol, &it, &ch, &mx);
+        }
     }
     *iters = it;
     *change = ch;
