@@ -244,43 +244,28 @@ def bench_dense(T, repeat, log):
 # ------------------------------------------------------------------ report
 # Hand-measured with `perf record` and C harnesses that link csrc/ (not
 # re-measured by this script; the prototypes are not in the repository).
-PROFILE_NOTES = """## Where the time goes (profiled separately, 2026-11-26, same machine, under load)
+PROFILE_NOTES = """## Where the time goes (profiled with perf, 2026-11-26, same machine)
 
-**Publishing** (kernel of commit b80002e: 8-lane ChaCha20, 32-record
-batches, branch-free Floyd).  `perf record` of `sample_sets` on 300,000
-census-shaped rows, 1 thread, 3 calls: inside the kernel about 60 % is the
-per-cell sampling (`anonset_sample_sets`: Floyd, bounded draws, bitmask
-writes into 68 separate output columns) and 40 % the generator
-(`chacha20_block8.avx2`; with Philox, `anonset_philox4x64` takes the same
-share).  About 1.3 us of CPU per row: 0.8 us sampling (11-12 ns per cell) and
-0.5 us ChaCha20.  The >= 15x target needs about 1.0 us per row per thread at
-2 threads against the NumPy baseline's ~19 s.  Remaining levers: draw all
-Floyd indices of a cell from one 32-bit word by batched bounded integers
-(Brackett-Rozinsky & Lemire 2024; 18*17*16*15 < 2^17), which cuts the
-keystream per row about 4x (changes the pinned stream); write a batch of rows
-attribute by attribute so each output column is written sequentially.
-Before b80002e the 4-lane block written as loops over `x[16][4]` compiled to
-mixed scalar/SSE code slower than 4 scalar blocks (480-520 vs 420-430 ns per
-4 blocks) and the sampler needed 4-5 us per row.
+**Publishing.**  Eight records' ChaCha20 blocks are computed side by side
+(vector extensions; an AVX2 clone chosen at load time), each cell reads two
+32-bit words (eight cells per block), and where the domain has at most 64
+values and C(n, k) <= 16,384 one bounded draw indexes a precomputed table of
+all k-subsets, so a cell costs one multiply and one load instead of k draws of
+Floyd's algorithm.  What remains per cell is roughly half the generator and
+half the table lookup, gap opening and bitmask store; the first touch of the
+1.3 GB output (page faults) is a visible share at full size.  History: 2.9
+(4-lane blocks, Floyd, four words per cell) -> 48 (8-lane, register-held
+draws) -> 94 M cells/s per core (subset tables, two words per cell).
 
-**Reconstruction.** w counting is 8-9x the NumPy baseline per core and
-scales about 1.8x to 2 threads.  The EM kernel decides the q' = 4 target.
-Before commit 4ea632e, `mode_product` walked one fiber at a time with stride
-`inner` (for axis 0 of 18 x 17 x 16 x 16 the 18 loads of a fiber are 34 KB
-apart and fall into two L1 sets), all scalar: 78 % of `em_kron` in that loop,
-1.7 ms per iteration at |C| = 78,336, slower than NumPy's `em_ab` (1.2 ms).
-4ea632e tiles the mode products over contiguous memory (TILE = 256 inner
-indices).  Measured afterwards (1 thread, CPU time, machine under load):
-1.2 ms per iteration at |C| = 78,336 and 56 us at the Adult |C| = 2,304,
-where the last axes have inner = 1 or 2 and so 1,152 tiles of 1-2 elements
-each (the per-tile set-up dominates; 29 us before).  The >= 100x target
-against the dense EM (about 1.8-2.0 ms per iteration) needs <= 18-20 us per
-iteration.  Proposals: when inner < TILE, let a tile cover several outer
-indices (for inner = 1, the plain contiguous per-fiber sum); and open one
-OpenMP parallel region per EM run instead of ~10 per iteration (with other
-load on the machine the 2-thread run spins in barriers: 23 ms wall / 8.8 ms
-CPU per iteration against 3 ms / 1.2 ms with 1 thread), or stay serial below
-about 10^6 cells."""
+**Reconstruction.**  w counting builds the offsets of the first q'-1 sets and
+increments the last set's members, adjacent cells of one table row, in
+32-bit private tables; it scales ~1.9x to 2 threads.  The EM applies delta
+mode by mode with a rotation (the multiplied axis leads and moves to the end,
+so every product reads contiguously and writes a small transposed tile), fuses
+w / y and the x update into the last product of each pass, opens one
+parallel region per EM run (products share tiles through orphaned work-sharing
+loops), and stays on one thread below 65,536 cells, where a parallel region
+would cost more than the work."""
 
 
 def fmt_s(t):
