@@ -377,11 +377,12 @@ def test_sigint_during_a_large_anonymize_leaves_nothing(tmp_path):
         assert rc in (0, 130, -signal.SIGINT), (delay, rc, err)
         if rc != 0:
             # 130: caught by main(); -SIGINT: the signal came before main() began
+            # or after it returned
             assert rc == -signal.SIGINT or ("interrupted" in err and "Traceback" not in err), err
         if names != ["in.parquet"]:
-            # finished first (or interrupted after the final rename, while
-            # printing the summary): the output is complete, never partial
-            assert rc != -signal.SIGINT, names
+            # finished first (or interrupted after the final rename: while
+            # printing the summary, or during interpreter shutdown, which
+            # ends with -SIGINT): the output is complete, never partial
             pub = anonset.read_parquet(out) if fmt == "parquet" else anonset.read_csv(out)
             assert pub.n_rows == n
             for p in tmp_path.iterdir():
