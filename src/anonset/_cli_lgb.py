@@ -58,39 +58,16 @@ def _float(text: str, option: str) -> float:
         raise ValueError(f"{option}: expected a number, got {text!r}") from None
 
 
-def _format(path, override) -> str:
-    if override:
-        return override
-    name = str(path).lower()
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    if name.endswith((".csv", ".csv.gz")):
-        return "csv"
-    raise ValueError(f"cannot tell the format of {str(path)!r} from its extension; use .csv "
-                     "or .parquet, or pass the format option")
+def _format(path, override, option="--input-format") -> str:
+    from .cli import _format_of
+    return _format_of(path, override, option)
 
 
 def _read(path, fmt: str, text_columns=()):
-    import pandas as pd
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"input file {str(p)!r} does not exist")
-    if p.is_dir():
-        raise ValueError(f"input {str(p)!r} is a directory, not a file")
-    if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        try:
-            return pq.read_table(p).to_pandas()
-        except (pa.ArrowException, OSError) as e:
-            raise ValueError(f"{str(p)!r} is not a readable Parquet file: {e}") from None
-    try:
-        dtype = {c: str for c in text_columns} or None
-        return pd.read_csv(p, low_memory=False, dtype=dtype)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{str(p)!r} is empty (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{str(p)!r} is not a readable CSV file: {e}") from None
+    """The CLI's reader (duplicate or empty column names are errors, text
+    columns stay exact)."""
+    from .cli import _read_table
+    return _read_table(path, fmt, text_columns)
 
 
 def register(sub) -> None:
@@ -169,7 +146,7 @@ def _run(args) -> int:
     if seed is not None and seed.isdigit():
         seed = int(seed)
     in_fmt = _format(args.input, args.input_format)
-    out_fmt = _format(args.output, args.format)
+    out_fmt = _format(args.output, args.format, "--format")
     if same_file(args.output, args.input):
         raise ValueError(f"output {args.output!r} is the input file; choose another name "
                          "(the input is never overwritten)")

@@ -23,8 +23,6 @@ from pathlib import Path
 __all__ = ["register", "cmd_msa_anonymize"]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-_PARQUET = (".parquet", ".pq", ".parq")
-_CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 
 
 def _names(values) -> list:
@@ -52,36 +50,14 @@ def _kv(values, option: str) -> dict:
 
 
 def _format(path, override, option) -> str:
-    if override:
-        return override
-    name = str(path).lower()
-    if name.endswith(_PARQUET):
-        return "parquet"
-    if name.endswith(_CSV):
-        return "csv"
-    raise ValueError(f"cannot tell the format of {str(path)!r} from its extension; pass "
-                     f"{option} csv or {option} parquet")
+    from .cli import _format_of
+    return _format_of(path, override, option)
 
 
 def _read(path: Path, fmt: str):
-    import pandas as pd
-    if not path.exists():
-        raise ValueError(f"input file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise ValueError(f"input {str(path)!r} is a directory, not a file")
-    if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        try:
-            return pq.read_table(path).to_pandas()
-        except (pa.ArrowException, OSError) as e:
-            raise ValueError(f"{str(path)!r} is not a readable Parquet file: {e}") from None
-    try:
-        return pd.read_csv(path, low_memory=False)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{str(path)!r} is empty (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{str(path)!r} is not a readable CSV file: {e}") from None
+    """The CLI's reader (duplicate or empty column names are errors)."""
+    from .cli import _read_table
+    return _read_table(path, fmt)
 
 
 def _k(text):
