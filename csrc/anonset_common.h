@@ -6,6 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* MSVC's C compiler spells C99's restrict __restrict. */
+#if defined(_MSC_VER) && !defined(__clang__) && !defined(restrict)
+#define restrict __restrict
+#endif
+
 #ifndef ANONSET_HAVE_OPENMP
 #define ANONSET_HAVE_OPENMP 0
 #endif
