@@ -28,11 +28,6 @@ typedef struct {
 void anonset_block(const anonset_key *k, uint64_t counter, uint32_t stream,
                    uint32_t sub, uint32_t out[16]);
 
-/* Four blocks for streams stream0..stream0+3 (same counter and sub), written
- * to out[0..63]; equal to four calls of anonset_block, but vectorizable. */
-void anonset_block4(const anonset_key *k, uint64_t counter, uint32_t stream0,
-                    uint32_t sub, uint32_t out[64]);
-
 /* Eight blocks for counters counter0..counter0+7 (same stream and sub),
  * written to out[0..127]; equal to eight calls of anonset_block. */
 void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
