@@ -22,14 +22,9 @@ from pathlib import Path
 
 __all__ = ["register", "cmd_msa_anonymize"]
 
+from .cli import _names  # column names from repeated / comma-separated options
+
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-
-
-def _names(values) -> list:
-    out = []
-    for v in values or []:
-        out += [x.strip() for x in v.split(",") if x.strip()]
-    return out
 
 
 def _kv(values, option: str) -> dict:
