@@ -254,6 +254,21 @@ def test_promotion_of_undersized_subsets():
     assert np.bincount(res.gid).min() >= 5
 
 
+def test_promotion_flags_few_cells_when_the_all_flagged_subset_is_small():
+    # 2 rows flagged on every semi-sensitive attribute: the all-flagged
+    # subset needs k - 2 more rows, not the whole table
+    df, _ = random_table(5, n=200)
+    df.loc[:4, "job"] = list("abcde")        # rows 0-4 end up flagged: l-eligible
+    df.loc[:4, "age"] = [20, 30, 40, 50, 60]
+    flags = pd.DataFrame({a: np.zeros(200, bool) for a in ("age", "job", "sex")})
+    flags.loc[:1, ["age", "job", "sex"]] = True
+    res = run(df, flags, 5, 2, "mdp")
+    assert res.promoted == 3 * (5 - 2)
+    assert L.verify(res)["ok"]
+    assert (~res.qi_mask).sum() == 3 * 5 + 200     # 5 all-flagged rows + salary
+    assert np.bincount(res.gid).min() >= 5
+
+
 def test_values_shown_in_random_order_within_buckets():
     df, flags = random_table(4, n=300)
     a = run(df, flags, 4, 3, "mdp", seed=1)
@@ -322,6 +337,52 @@ def test_query_bounds(method, balance):
     _, pb = L.query_error(r, "salary", n_queries=60, seed=3, bound="paper", detail="bounds")
     assert np.allclose(pb[:, 1], hb[:, 1])
     assert (pb[:, 2] - pb[:, 0] <= hb[:, 2] - hb[:, 0] + 1e-6).all()
+
+
+@pytest.mark.parametrize("bound", ["paper", "hard"])
+def test_query_bounds_use_only_published_values(bound):
+    # permuting the true values inside every bucket of every semi-sensitive
+    # attribute changes nothing that is published, so neither reading of a
+    # bucketized cell may change Sum_lower or Sum_upper
+    import dataclasses
+    df, flags = random_table(12, n=400)
+    df["salary"] += 1000          # > 0: a query is kept iff some row matches
+    r = run(df, flags, 4, 3, "mdp", seed=1)
+    codes = r.codes.copy()
+    rng = np.random.default_rng(0)
+    for a in ("age", "job", "sex"):
+        j = r.attributes.index(a)
+        for b in np.unique(r.bid[j][r.bid[j] >= 0]):
+            rows = np.flatnonzero(r.bid[j] == b)
+            codes[j, rows] = codes[j, rng.permutation(rows)]
+    r2 = dataclasses.replace(r, codes=codes)
+    assert (codes != r.codes).any()
+    for bucketed in ("share", "shown"):
+        # one predicate per query: the number of matching rows, hence which
+        # queries are kept, does not change under the permutation
+        kw = dict(n_queries=60, n_predicates=1, seed=5, bound=bound, bucketed=bucketed,
+                  detail="bounds")
+        _, b1 = L.query_error(r, "salary", **kw)
+        _, b2 = L.query_error(r2, "salary", **kw)
+        assert len(b1) == len(b2) == 60
+        assert np.allclose(b1[:, [0, 2]], b2[:, [0, 2]])
+        assert not np.allclose(b1[:, 1], b2[:, 1])    # the truth did change
+
+
+def test_query_error_shown_reading_is_narrower_under_hard_bounds():
+    # a shown value matches a predicate whenever every value of its bucket
+    # does and never when none does, so taking shown values at face value
+    # (bucketed='shown') can only narrow the rows-certain / rows-possible gap
+    df, flags = random_table(13, n=400, flag_density=0.4)
+    r = run(df, flags, 4, 3, "mdp", seed=2)
+    _, share = L.query_error(r, "salary", n_queries=60, seed=4, bound="hard", detail="bounds")
+    _, shown = L.query_error(r, "salary", n_queries=60, seed=4, bound="hard",
+                             bucketed="shown", detail="bounds")
+    assert np.allclose(share[:, 1], shown[:, 1])
+    assert (shown[:, 0] >= share[:, 0] - 1e-6).all() and (shown[:, 2] <= share[:, 2] + 1e-6).all()
+    assert (shown[:, 2] - shown[:, 0] < share[:, 2] - share[:, 0] - 1e-6).any()
+    with pytest.raises(ValueError, match="bucketed"):
+        L.query_error(r, "salary", bucketed="exact")
 
 
 def test_query_error_zero_when_nothing_is_hidden():

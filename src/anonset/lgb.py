@@ -462,7 +462,8 @@ def _promote(flags: np.ndarray, k: int) -> int:
     An undersized subset moves into the largest existing subset whose QI
     attributes are a proper subset of its own (the one with none, if no such
     subset exists); the subset with no semi-sensitive QI value, if undersized,
-    absorbs the smallest other subsets."""
+    takes the rows it lacks from the largest subset that can spare them
+    (else absorbs the smallest other subset whole)."""
     n, s = flags.shape
     if s == 0:
         return 0
@@ -488,9 +489,18 @@ def _promote(flags: np.ndarray, k: int) -> int:
                     flags[rows, j] = True
                     promoted += int(rows.sum())
         else:
+            # the all-flagged subset needs `need` more rows: flag every cell of
+            # that many rows of a subset that keeps >= k rows (the largest);
+            # if none can spare them, absorb the smallest subset whole
+            need = k - have[0]
             others = sorted((c, t) for t, c in have.items() if t != 0)
-            c, t = others[0]
-            rows = masks == t
+            c, t = others[-1]
+            rows = np.flatnonzero(masks == t)
+            if c - need < k:
+                c, t = others[0]
+                rows = np.flatnonzero(masks == t)
+            else:
+                rows = rows[:need]
             promoted += int((~flags[rows]).sum())
             flags[rows] = True
 
@@ -1033,7 +1043,7 @@ def ncp(res: LGBResult, *, buckets: bool = False) -> float:
 
 def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predicates: int = 4,
                 attributes: Sequence[str] | None = None, seed=None, detail: bool = False,
-                bound: str = "paper"):
+                bound: str = "paper", bucketed: str = "share"):
     """Average relative error of random aggregate queries (Sec. 4.2)::
 
         SELECT SUM(target) WHERE pred(A1) AND ... AND pred(A4)
@@ -1058,6 +1068,15 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
     Sum_lower <= Sum_act <= Sum_upper always.  See docs/lgb.md for which one
     reproduces which trend.
 
+    ``bucketed`` picks Pro_t(A) for a bucketized predicate cell:
+    ``'share'`` (default) the share of its bucket's values that satisfy
+    pred(A), what the published IDT / SAT support; ``'shown'`` 1 or 0 as
+    the value shown in t's row (a value of its bucket, in random order)
+    satisfies it or not -- the "specific values" of Sec. 4.3, an analyst
+    taking Fig. 2 at face value.  Under ``'shown'`` neither bound rule is a
+    guaranteed bound; it reproduces the paper's density trend on the
+    paper-shaped table (docs/results/002).
+
     Returns the mean error (and with ``detail=True`` also the per-query
     errors; with ``detail='bounds'`` an array of rows [Sum_lower, Sum_act,
     Sum_upper] per query instead).
@@ -1080,6 +1099,8 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
         raise ValueError(f"{n_predicates} predicates need as many attributes, have {cand}")
     if bound not in ("paper", "hard"):
         raise ValueError(f"bound must be 'paper' or 'hard', got {bound!r}")
+    if bucketed not in ("share", "shown"):
+        raise ValueError(f"bucketed must be 'share' or 'shown', got {bucketed!r}")
     rng = _generator(seed, "queries")
     tvals = np.asarray(tdom.values, dtype=np.float64)
     y = tvals[res.codes[jt]]
@@ -1105,10 +1126,17 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
         state[isqi] = np.asarray(inv).ravel()
         ni = pairs.shape[1]
         inb = b >= 0
-        state[inb] = ni + b[inb]
+        if bucketed == "shown":
+            # one state per shown domain value: Pro_t(A) = pred(shown value)
+            nbj = res.domains[j].d
+            state[inb] = ni + res.shown[j, inb]
+            bs = np.ones(nbj)
+            prep[a] = (j, pairs, ni, np.arange(nbj), np.arange(nbj), bs, nbj, state)
+        else:
+            bs = np.bincount(b[inb], minlength=nbj).astype(np.float64)
+            state[inb] = ni + b[inb]
+            prep[a] = (j, pairs, ni, b[inb], res.codes[j, inb], bs, nbj, state)
         state[res.suppressed[j]] = ni + nbj
-        bs = np.bincount(b[inb], minlength=nbj).astype(np.float64)
-        prep[a] = (j, pairs, ni, b[inb], res.codes[j, inb], bs, nbj, state)
     errs, bnds = [], []
     tries = 0
     while len(errs) < n_queries and tries < 20 * n_queries:
