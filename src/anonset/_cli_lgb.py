@@ -18,22 +18,7 @@ from pathlib import Path
 
 __all__ = ["register", "cmd_lgb"]
 
-from .cli import _names  # column names from repeated / comma-separated options
-
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-
-
-def _kv(values, option: str) -> dict:
-    out = {}
-    for v in values or []:
-        for item in v.split(","):
-            if not item.strip():
-                continue
-            if "=" not in item:
-                raise ValueError(f"{option}: expected COL=VALUE, got {item!r}")
-            key, val = item.split("=", 1)
-            out[key.strip()] = val.strip()
-    return out
+from .cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
 
 
 def _int(text: str, option: str) -> int:
@@ -133,10 +118,11 @@ def _run(args) -> int:
     if args.l is None:
         lval = None
     elif "=" in args.l:
-        lval = {c: _int(v, "--l") for c, v in _kv([args.l], "--l").items()}
+        lval = {c: _int(v, "--l") for c, v in _kv([args.l], "--l", commas=True).items()}
     else:
         lval = _int(args.l, "--l")
-    tval = {c: _float(v, "--t") for c, v in _kv([args.t], "--t").items()} if args.t else {}
+    tval = {c: _float(v, "--t") for c, v in _kv([args.t], "--t", commas=True).items()} \
+        if args.t else {}
     seed = args.seed
     if seed is not None and seed.isdigit():
         seed = int(seed)
@@ -148,7 +134,7 @@ def _run(args) -> int:
     parent = Path(args.output).parent
     if str(parent) and not parent.exists():
         raise ValueError(f"output directory {str(parent)!r} does not exist")
-    flag_cols = _kv(args.flags, "--flags")
+    flag_cols = _kv(args.flags, "--flags", commas=True)
     if flag_cols and args.density is not None:
         raise ValueError("give --flags or --density, not both")
     text = [args.id] if args.id else []
@@ -164,7 +150,7 @@ def _run(args) -> int:
         raise ValueError("semi-sensitive attributes need --flags COL=FLAGCOL or --density X")
     else:
         flags = None
-    hier = _kv(args.hierarchy, "--hierarchy")
+    hier = _kv(args.hierarchy, "--hierarchy", commas=True)
     for c, path in hier.items():
         if not Path(path).exists():
             raise ValueError(f"--hierarchy: file {path!r} of {c!r} does not exist")

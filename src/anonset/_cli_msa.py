@@ -22,26 +22,8 @@ from pathlib import Path
 
 __all__ = ["register", "cmd_msa_anonymize"]
 
-from .cli import _names  # column names from repeated / comma-separated options
-
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-
-
-def _kv(values, option: str) -> dict:
-    out = {}
-    for v in values or []:
-        for item in v.split(","):
-            if not item.strip():
-                continue
-            if "=" not in item:
-                raise ValueError(f"{option}: expected COL=VALUE, got {item!r}")
-            key, val = (s.strip() for s in item.split("=", 1))
-            if not key or not val:
-                raise ValueError(f"{option}: expected COL=VALUE, got {item!r}")
-            if key in out:
-                raise ValueError(f"{option}: column {key!r} is given twice")
-            out[key] = val
-    return out
+from .cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
+from .cli import _positive_int as _k
 
 
 def _format(path, override, option) -> str:
@@ -53,16 +35,6 @@ def _read(path: Path, fmt: str):
     """The CLI's reader (duplicate or empty column names are errors)."""
     from .cli import _read_table
     return _read_table(path, fmt)
-
-
-def _k(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
 
 
 def _t(text):
@@ -149,12 +121,12 @@ def _run(args) -> int:
         raise ValueError(f"output directory {str(out.parent)!r} does not exist")
     qi, sa, keep = _names(args.qi), _names(args.sa), _names(args.keep)
     hier = {}
-    for col, path in _kv(args.hierarchy, "--hierarchy").items():
+    for col, path in _kv(args.hierarchy, "--hierarchy", commas=True).items():
         hp = Path(path)
         if not hp.is_file():
             raise ValueError(f"--hierarchy {col}: file {path!r} does not exist")
         hier[col] = Hierarchy.from_csv(hp)
-    ground = _kv(args.ground, "--ground")
+    ground = _kv(args.ground, "--ground", commas=True)
     for col, g in ground.items():
         if g not in ("ordered", "equal", "hierarchical"):
             raise ValueError(f"--ground {col}: expected ordered, equal or hierarchical, got {g!r}")

@@ -123,9 +123,12 @@ def _names(values) -> list:
     return out
 
 
-def _kv(values, option: str) -> dict:
-    """``col=value`` pairs from repeated option values."""
+def _kv(values, option: str, *, commas: bool = False) -> dict:
+    """``col=value`` pairs from repeated option values (with ``commas``, each
+    value may also hold several comma-separated pairs)."""
     out = {}
+    if commas:
+        values = [item for v in values or [] for item in v.split(",") if item.strip()]
     for v in values or []:
         if "=" not in v:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")

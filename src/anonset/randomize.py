@@ -13,20 +13,13 @@ import numpy as np
 
 from . import _kernels
 from ._keys import check_rng, make_key
+from ._threads import check_threads as _threads
 from .encode import encode
 from .params import optimize
 from .schema import Schema, _as_frame
 from .settable import SetTable
 
 __all__ = ["publish", "sample_sets"]
-
-
-def _threads(n_threads) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
-        raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}")
-    return n_threads
 
 
 def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",

@@ -28,20 +28,13 @@ from itertools import product as _product
 import numpy as np
 
 from . import _kernels
+from ._threads import check_threads as _threads
 from .crosstab import CrossTab
 from .settable import SetTable
 
 __all__ = ["reconstruct", "count_w", "METHODS"]
 
 METHODS = ("em", "exact_em", "value_adding", "random")
-
-
-def _threads(n_threads) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
-        raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}")
-    return n_threads
 
 
 def _check_attrs(table: SetTable, attributes) -> list:

@@ -41,6 +41,7 @@ import pandas as pd
 
 from . import _kernels, _semantic
 from ._keys import check_rng, make_key
+from ._threads import check_threads as _threads
 from .crosstab import CrossTab
 from .encode import encode_column
 from .hierarchy import Hierarchy
@@ -242,14 +243,6 @@ def check_feasible(distance: SemanticDistance, l: int, d: float, codes=None, lab
 
 
 # ---------------------------------------------------------------- publishing
-def _threads(n_threads) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
-        raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}")
-    return n_threads
-
-
 def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
                   algorithm: str = "simple", seed=None, key: bytes | None = None,
                   rng: str = "chacha20", row0: int = 0, attr: int = 0,
