@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+from .cli import EXIT_OK, EXIT_USAGE, _nonneg_float, _positive_int
 
 __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
 
@@ -114,28 +113,6 @@ def cmd_analyze(args) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"anonset semantic-analyze: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def _positive_int(s):
-    import argparse
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}")
-    return v
-
-
-def _nonneg_float(s):
-    import argparse
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {s!r}") from None
-    if not v >= 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {s!r}")
-    return v
 
 
 def register(sub) -> None:
