@@ -1,9 +1,10 @@
 """Build the compiled kernels of anonset.
 
-Every extension ``src/anonset/_<name>.pyx`` is compiled together with the C99
-kernels in ``csrc/`` that it uses: the headers named in its
+Every extension ``src/anonset/**/_<name>.pyx`` is compiled together with the
+C99 kernels in ``csrc/`` that it uses: the headers named in its
 ``cdef extern from "x.h"`` lines, and, transitively, the headers those
-kernels include (``x.h`` -> ``csrc/x.c``).  OpenMP is probed by compiling *and running* a tiny
+kernels include (``x.h`` -> ``x.c`` in the same folder of ``csrc/``, which
+mirrors the packages: ``common/``, ``randomized/``, ``partition/``).  OpenMP is probed by compiling *and running* a tiny
 program; the decision is printed in one line.  Environment overrides:
 
 ANONSET_OPENMP=0          build serial kernels even if OpenMP is available
@@ -24,7 +25,16 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-PYX = sorted((HERE / "src" / "anonset").glob("_*.pyx"))
+PYX = sorted((HERE / "src" / "anonset").rglob("_*.pyx"))
+#: csrc and its subfolders: every header is found by its name alone.
+CSRC_DIRS = [HERE / "csrc"] + sorted(p for p in (HERE / "csrc").iterdir() if p.is_dir())
+
+
+def _find(stem: str, suffix: str):
+    for d in CSRC_DIRS:
+        if (d / f"{stem}{suffix}").exists():
+            return d / f"{stem}{suffix}"
+    return None
 _EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)\.h"', re.M)
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
 
@@ -38,11 +48,11 @@ def _kernel_sources(pyx: Path) -> list:
         if stem in seen:
             continue
         seen.add(stem)
-        for path in (HERE / "csrc" / f"{stem}.h", HERE / "csrc" / f"{stem}.c"):
-            if path.exists():
+        for path in (_find(stem, ".h"), _find(stem, ".c")):
+            if path is not None:
                 todo.extend(_INCLUDE.findall(path.read_text()))
-        c = HERE / "csrc" / f"{stem}.c"
-        if c.exists():
+        c = _find(stem, ".c")
+        if c is not None:
             out.append(str(c.relative_to(HERE)))
     return sorted(out)
 
@@ -118,11 +128,12 @@ class BuildExt(build_ext):
 def _extensions():
     exts = []
     for pyx in PYX:
-        name = "anonset." + pyx.stem
+        rel = pyx.relative_to(HERE / "src").with_suffix("")
+        name = ".".join(rel.parts)
         exts.append(Extension(
             name,
             sources=[str(pyx.relative_to(HERE))] + _kernel_sources(pyx),
-            include_dirs=["csrc", np.get_include()],
+            include_dirs=[str(d.relative_to(HERE)) for d in CSRC_DIRS] + [np.get_include()],
         ))
     return cythonize(exts, language_level=3, compiler_directives={
         "boundscheck": False, "wraparound": False, "cdivision": True,

@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 # 1. a copy of the tree without build products (no .so, no generated .c)
 cd "$ROOT"
-tar cf - --exclude='*.so' --exclude='src/anonset/_*.c' --exclude='__pycache__' \
+tar cf - --exclude='*.so' --exclude='src/anonset/_*.c' --exclude='src/anonset/*/_*.c' --exclude='__pycache__' \
     --exclude='.hypothesis' --exclude='.pytest_cache' \
     setup.py pyproject.toml csrc src tests | tar xf - -C "$WORK"
 
@@ -60,7 +60,7 @@ export PYTHONMALLOC=malloc          # let ASan see the interpreter's buffers too
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-dev}
 
 "$PY" - <<'PY'
-import anonset, anonset._kernels as k, os
+import anonset, anonset.randomized._kernels as k, os
 assert anonset.__file__.startswith(os.environ["PYTHONPATH"]), anonset.__file__
 print("   testing", os.path.dirname(anonset.__file__), "openmp:", k.openmp_enabled())
 PY

@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from anonset import _kernels
-from anonset.params import AttributeParams
-from anonset.randomize import sample_sets
+from anonset.randomized import _kernels
+from anonset.randomized.params import AttributeParams
+from anonset.randomized.publish import sample_sets
 from anonset.synthetic import census_like_codes
 
 import numpy_baseline as nb

@@ -8,7 +8,7 @@ ot = pytest.importorskip("ot")
 from anonset.emd import Ground, emd, emd_batch
 from anonset.hierarchy import Hierarchy
 
-HDIR = "src/anonset/data/adult/hierarchies/"
+HDIR = "src/anonset/datasets/data/adult/hierarchies/"
 
 
 @pytest.fixture(scope="module")

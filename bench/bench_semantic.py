@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from anonset import semantic as S  # noqa: E402
-from anonset import _kernels  # noqa: E402
+from anonset.randomized import _kernels  # noqa: E402
 
 CHUNK = 1 << 16
 

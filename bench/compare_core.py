@@ -41,10 +41,10 @@ sys.path.insert(0, str(HERE))
 import numpy_baseline as nb  # noqa: E402
 
 import anonset  # noqa: E402
-from anonset import _kernels  # noqa: E402
+from anonset.randomized import _kernels  # noqa: E402
 from anonset._info import build_info  # noqa: E402
-from anonset.params import AttributeParams  # noqa: E402
-from anonset.randomize import sample_sets  # noqa: E402
+from anonset.randomized.params import AttributeParams  # noqa: E402
+from anonset.randomized.publish import sample_sets  # noqa: E402
 from anonset.synthetic import CENSUS_ROWS, census_like_codes  # noqa: E402
 
 KEY = bytes(range(32))
@@ -117,8 +117,8 @@ class Timer:
 _MEM_CHILD = r"""
 import json, sys
 import numpy as np
-from anonset.params import AttributeParams
-from anonset.randomize import sample_sets
+from anonset.randomized.params import AttributeParams
+from anonset.randomized.publish import sample_sets
 from anonset.synthetic import census_like_codes
 
 def status(field):

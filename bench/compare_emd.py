@@ -21,7 +21,7 @@ from anonset.emd import Ground, emd, emd_batch, effective_n_threads
 from anonset.hierarchy import Hierarchy
 
 ROOT = Path(__file__).resolve().parents[1]
-HDIR = ROOT / "src/anonset/data/adult/hierarchies"
+HDIR = ROOT / "src/anonset/datasets/data/adult/hierarchies"
 
 
 def best_of(f, repeat=5, number=1):
@@ -36,7 +36,7 @@ def best_of(f, repeat=5, number=1):
 
 
 def generalized_adult():
-    df = pd.read_csv(ROOT / "src/anonset/data/adult/adult.csv.gz")
+    df = pd.read_csv(ROOT / "src/anonset/datasets/data/adult/adult.csv.gz")
     ha = Hierarchy.from_csv(HDIR / "age.csv")
     ia = {v: i for i, v in enumerate(ha.leaves)}
     return pd.DataFrame({"age": ha.generalize([ia[str(a)] for a in df.age], 1),
@@ -107,7 +107,7 @@ def main():
               "", f"t: anonset {r.t:.15f}, pycanon {v_pc:.15f}", ""]
 
     # 4. worst-case search per Adult attribute, every eta
-    raw = pd.read_csv(ROOT / "src/anonset/data/adult/adult.csv.gz")
+    raw = pd.read_csv(ROOT / "src/anonset/datasets/data/adult/adult.csv.gz")
     lines += ["## Largest admissible p for every eta = 1..d (t = 0.2), paper 000 Alg. 1", "",
               "| attribute | d | ground | time (all eta) | exact etas |", "|---|---|---|---|---|"]
     gaps = []

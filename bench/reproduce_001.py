@@ -28,7 +28,7 @@ import pandas as pd
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from anonset import semantic as S  # noqa: E402
-from anonset import semantic_data as SD  # noqa: E402
+from anonset.datasets import semantic as SD  # noqa: E402
 
 
 def omega_of(ds, masks, qdoms):

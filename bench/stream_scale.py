@@ -260,7 +260,7 @@ def main(argv=None):
         res = {"rows": args.rows, "chunk_rows": chunk, "machine": machine(),
                "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                "load": os.getloadavg()[0], "version": anonset.__version__,
-               "threads": args.threads or anonset._kernels.effective_threads(0),
+               "threads": args.threads or anonset.randomized._kernels.effective_threads(0),
                "domains": [a.d for a in schema()], "input_bytes": big.stat().st_size}
         print("in memory, small file", file=sys.stderr, flush=True)
         res["memory"] = run_child(["memory", small, tmp / "m.parquet", args.threads])

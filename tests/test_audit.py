@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import anonset
-from anonset.audit import (_Classes, attack, audit, check_anonymity, check_closeness,
+from anonset.audit.core import (_Classes, attack, audit, check_anonymity, check_closeness,
                            check_diversity, closeness_bound_any_A, expand, membership)
 from anonset.closeness_search import worst_emd_bruteforce
-from anonset.params import AttributeParams, ground_object
+from anonset.randomized.params import AttributeParams, ground_object
 from anonset.schema import Attribute, Schema
-from anonset.settable import SetTable, masks_from_codes
+from anonset.randomized.settable import SetTable, masks_from_codes
 
 
 # ------------------------------------------------------------------ oracle
@@ -294,9 +294,9 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
         anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
                         params=params)
     from anonset.encode import encode
-    from anonset.randomize import sample_sets
+    from anonset.randomized.publish import sample_sets
     ids = {a.name: schema.stream_id(a.name) for a in schema.published}
-    masks = sample_sets(encode(df, schema), params, ids, anonset._keys.make_key(2))
+    masks = sample_sets(encode(df, schema), params, ids, anonset.io.keys.make_key(2))
     drawn = _with(pub, masks=masks, params=params)
     rep = audit(drawn, df)
     assert _fails_on(rep, "a", "closeness")

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from anonset import _kernels
-from anonset.params import AttributeParams
+from anonset.randomized import _kernels
+from anonset.randomized.params import AttributeParams
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
 import numpy_baseline as nb  # noqa: E402

@@ -4,7 +4,7 @@ import os
 import pytest
 
 import anonset
-from anonset import _kernels
+from anonset.randomized import _kernels
 
 
 def test_openmp_enabled():

@@ -10,13 +10,13 @@ from anonset.emd import Ground, emd
 from anonset.hierarchy import Hierarchy
 
 an = pytest.importorskip("pycanon.anonymity")
-HDIR = "src/anonset/data/adult/hierarchies/"
+HDIR = "src/anonset/datasets/data/adult/hierarchies/"
 
 
 @pytest.fixture(scope="module")
 def adult():
     """Adult with age in 5-year bins: QI (age, sex, marital-status), 184 classes."""
-    df = pd.read_csv("src/anonset/data/adult/adult.csv.gz")
+    df = pd.read_csv("src/anonset/datasets/data/adult/adult.csv.gz")
     ha = Hierarchy.from_csv(HDIR + "age.csv")
     ia = {v: i for i, v in enumerate(ha.leaves)}
     g = pd.DataFrame({"age": ha.generalize([ia[str(a)] for a in df.age], 1),

@@ -19,7 +19,7 @@ import pytest
 
 import anonset
 from anonset import cli
-from anonset.config import ConfigError, load_config, merge, parse_bins
+from anonset.cli.config import ConfigError, load_config, merge, parse_bins
 
 SRC = str(Path(anonset.__file__).resolve().parent.parent)
 BINS = "age=0:30:50:70:120"

@@ -83,7 +83,7 @@ def test_formulas_known_answers():
 
 
 def test_native_country_tree_matches_pot():
-    h = Hierarchy.from_csv("src/anonset/data/adult/hierarchies/native-country.csv")
+    h = Hierarchy.from_csv("src/anonset/datasets/data/adult/hierarchies/native-country.csv")
     g = Ground.tree(h)
     rng = np.random.default_rng(0)
     M = g.matrix()
@@ -170,7 +170,7 @@ def test_from_spec_kinds():
 def test_single_pair_fast_path_matches_batch_and_reference():
     """emd()'s one-pass C path: arrays, lists, counts, views and string specs."""
     rng = np.random.default_rng(5)
-    h = Hierarchy.from_csv("src/anonset/data/adult/hierarchies/native-country.csv")
+    h = Hierarchy.from_csv("src/anonset/datasets/data/adult/hierarchies/native-country.csv")
     g = Ground.tree(h)
     P = rng.integers(0, 20, (50, g.d))
     P[:, 0] += 1

@@ -6,7 +6,7 @@ or raise one of ``ALLOWED`` -- never crash the interpreter, write outside a
 buffer (run under .ci/sanitize.sh to see that), or hang (a watchdog kills the
 process after ``HANG_S`` seconds with every thread's traceback).
 
-* ``anonset._kernels``: sample_sets, count_w, members, kron_apply, em_kron,
+* ``anonset.randomized._kernels``: sample_sets, count_w, members, kron_apply, em_kron,
   exact_estep, block, fill, philox4x64 -- called directly;
 * ``anonset._emd``, ``_semantic``, ``_lgb``, ``_msa``: through their public
   wrappers (emd/emd_batch, semantic_sets/feasible_values/is_diverse,
@@ -30,7 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonset
-from anonset import _kernels, lgb, msa, semantic
+from anonset.randomized import _kernels
+from anonset import lgb
+from anonset import msa
+from anonset import semantic
 from anonset.emd import emd_reference
 
 EXAMPLES = int(os.environ.get("ANONSET_FUZZ_EXAMPLES", "25"))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from anonset import lgb as L
-from anonset._cli_lgb import register
+from anonset.cli.lgb import register
 from anonset.hierarchy import Hierarchy
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from anonset import _msa
+from anonset.partition import _msa
 from anonset.checks import check_partition
 from anonset.datasets import adult_hierarchy, load_adult
 from anonset.emd import emd_batch
@@ -373,7 +373,7 @@ def test_errors_name_the_problem():
 
 # ------------------------------------------------------------------ output and CLI
 def _parser():
-    from anonset import _cli_msa
+    from anonset.cli import msa as _cli_msa
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command")
     _cli_msa.register(sub)

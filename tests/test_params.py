@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import anonset
 from anonset.emd import Ground, emd
-from anonset.params import (_p_for_subset, closeness_parameters, expected_l2, kappa,
+from anonset.randomized.params import (_p_for_subset, closeness_parameters, expected_l2, kappa,
                             max_admissible_p, max_admissible_p_bruteforce, optimize, quantize_p)
 from anonset.schema import Attribute
 
@@ -156,7 +156,7 @@ def test_closeness_uses_declared_ground_and_records_it():
 
 
 def test_user_params_are_checked_against_the_model():
-    from anonset.params import AttributeParams
+    from anonset.randomized.params import AttributeParams
     df = pd.DataFrame({"a": list("xxxxxxyyz"), "b": list("uvwuvwuvw")})
     ok = {"a": AttributeParams("a", 1.0, 2, 3), "b": AttributeParams("b", 1.0, 2, 3)}
     pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0)

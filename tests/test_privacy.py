@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 import anonset
 from anonset.audit import check_anonymity, check_closeness, check_diversity
-from anonset.params import kappa
+from anonset.randomized.params import kappa
 
 ot = pytest.importorskip("ot")
 

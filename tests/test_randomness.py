@@ -27,7 +27,7 @@ from scipy import stats
 
 import anonset
 from anonset import cli, semantic
-from anonset._keys import make_key
+from anonset.io.keys import make_key
 
 BINS = "age=0:30:50:70:120"
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import anonset
-from anonset import _kernels
-from anonset.params import AttributeParams
-from anonset.reconstruct import likelihood_ratio
+from anonset.randomized import _kernels
+from anonset.randomized.params import AttributeParams
+from anonset.randomized.reconstruct import likelihood_ratio
 from anonset.schema import Attribute, Schema
-from anonset.settable import SetTable
+from anonset.randomized.settable import SetTable
 
 
 def _factor(par):
@@ -108,9 +108,9 @@ def ibu(observed, transition, iters):
 def _one_attr_table(codes, d, p, eta, seed):
     attr = Attribute("s", domain=tuple(range(d)))
     par = AttributeParams("s", p, eta, d)
-    from anonset.randomize import sample_sets
+    from anonset.randomized.publish import sample_sets
     masks = sample_sets({"s": np.asarray(codes, np.int32)}, {"s": par}, {"s": 0},
-                        anonset._keys.make_key(seed))
+                        anonset.io.keys.make_key(seed))
     return SetTable(Schema((attr,)), masks, {"s": par})
 
 

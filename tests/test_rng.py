@@ -4,8 +4,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from anonset import _kernels
-from anonset._keys import make_key
+from anonset.randomized import _kernels
+from anonset.io.keys import make_key
 
 # RFC 8439, Sec. 2.3.2: key 00..1f, block counter 1, nonce 00:00:00:09 00:00:00:4a 00:00:00:00.
 RFC_KEY = bytes(range(32))

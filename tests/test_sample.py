@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from anonset import _kernels
-from anonset._keys import make_key
-from anonset.params import AttributeParams, quantize_p
-from anonset.randomize import sample_sets
-from anonset.settable import popcount
+from anonset.randomized import _kernels
+from anonset.io.keys import make_key
+from anonset.randomized.params import AttributeParams, quantize_p
+from anonset.randomized.publish import sample_sets
+from anonset.randomized.settable import popcount
 
 
 def _run(codes, d, eta, p, key=None, attr_id=0, row0=0, n_threads=None, rng="chacha20"):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from anonset import semantic as S
-from anonset import semantic_data as SD
-from anonset import _cli_semantic
-from anonset import _semantic
+from anonset.datasets import semantic as SD
+from anonset.cli import semantic as _cli_semantic
+from anonset.randomized import _semantic
 from anonset.datasets import adult_hierarchy
 
 

@@ -17,29 +17,51 @@ The public API, re-exported here:
             diversity), :mod:`anonset.lgb` (local generalization and
             bucketization), :mod:`anonset.msa` (t-closeness for several
             sensitive attributes); partition checkers in :mod:`anonset.checks`
+* scale:    :mod:`anonset.stream` (files larger than memory), :mod:`anonset.dask`
 * data:     :mod:`anonset.datasets` (Adult), :mod:`anonset.synthetic`
 * facts:    :func:`show_versions`
+
+The package is laid out by architecture (docs/architecture.md): the
+foundation at the top level, one subpackage per family of papers
+(:mod:`anonset.randomized`, :mod:`anonset.partition`), and :mod:`anonset.io`,
+:mod:`anonset.audit`, :mod:`anonset.cli`, :mod:`anonset.datasets`.  The short
+module names above (``anonset.lgb``, ``anonset.stream``, ...) are the public
+import paths; they name modules of those subpackages.
 """
+import sys as _sys
+
 from ._version import __version__
-from .crosstab import CrossTab, true_crosstab
-from .emd import Ground, emd, emd_batch
 from .hierarchy import Hierarchy
-from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
-from .params import AttributeParams, optimize
-from .randomize import publish
-from .reconstruct import count_w, reconstruct
 from .schema import Attribute, Schema
-from .settable import SetTable, read_csv, read_parquet
-from . import checks, closeness_search, datasets, lgb, metrics, msa, semantic, synthetic
+from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
+from .emd import Ground, emd, emd_batch
+from . import metrics
+from .randomized.crosstab import CrossTab, true_crosstab
+from .randomized.params import AttributeParams, optimize
+from .randomized.publish import publish
+from .randomized.reconstruct import count_w, reconstruct
+from .randomized.settable import SetTable, read_csv, read_parquet
+from .randomized import closeness_search, semantic
+from .partition import checks, lgb, msa
+from .io import dask, stream
+from . import datasets
+from .datasets import synthetic
 from ._info import show_versions
 from .audit import AuditReport, audit, check_anonymity, check_closeness, check_diversity
+
+# The public short names are import paths too (``from anonset.lgb import verify``).
+for _name, _module in {"closeness_search": closeness_search, "semantic": semantic,
+                       "checks": checks, "lgb": lgb, "msa": msa, "stream": stream,
+                       "dask": dask, "synthetic": synthetic}.items():
+    _sys.modules.setdefault(f"{__name__}.{_name}", _module)
+del _name, _module
 
 __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
-    "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic",
+    "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic", "stream", "dask",
     "Ground", "emd", "emd_batch", "show_versions",
     "audit", "AuditReport", "check_diversity", "check_anonymity", "check_closeness",
 ]

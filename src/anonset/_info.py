@@ -7,7 +7,7 @@ import sys
 
 
 def build_info() -> dict:
-    from . import _kernels
+    from .randomized import _kernels
     from ._version import __version__
     import numpy
     info = {

@@ -52,8 +52,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .emd import Ground, effective_n_threads
-from .hierarchy import Hierarchy
+from ..emd import Ground, effective_n_threads
+from ..hierarchy import Hierarchy
 
 __all__ = ["ALGORITHMS", "MSAProblem", "MSAResult", "anonymize_msa", "equisized_fcm",
            "pca_order", "adjusted_k", "split_sizes", "information_loss", "dist_num",
@@ -750,7 +750,7 @@ class MSAResult:
     def write(self, path, *, keep: Sequence[str] = (), protect=()) -> Path:
         """Write the published table atomically: Parquet for ``.parquet``/
         ``.pq``, CSV otherwise.  ``protect`` names files never overwritten."""
-        from ._io import atomic_path
+        from ..io.atomic import atomic_path
         path = Path(path)
         df = self.generalized(keep)
         with atomic_path(path, protect=protect) as tmp:

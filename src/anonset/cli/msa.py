@@ -22,18 +22,18 @@ from pathlib import Path
 
 __all__ = ["register", "cmd_msa_anonymize"]
 
-from .cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
-from .cli import _positive_int as _k
+from . import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
+from . import _positive_int as _k
 
 
 def _format(path, override, option) -> str:
-    from .cli import _format_of
+    from . import _format_of
     return _format_of(path, override, option)
 
 
 def _read(path: Path, fmt: str):
     """The CLI's reader (duplicate or empty column names are errors)."""
-    from .cli import _read_table
+    from . import _read_table
     return _read_table(path, fmt)
 
 
@@ -105,9 +105,9 @@ def cmd_msa_anonymize(args) -> int:
 
 
 def _run(args) -> int:
-    from ._io import atomic_path, same_file
-    from .hierarchy import Hierarchy
-    from .msa import MSAProblem
+    from ..io.atomic import atomic_path, same_file
+    from ..hierarchy import Hierarchy
+    from ..partition.msa import MSAProblem
 
     inp, out = Path(args.input), Path(args.output)
     fin = _format(inp, args.input_format, "--input-format")

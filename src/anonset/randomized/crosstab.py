@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .encode import encode
-from .schema import Schema, _as_frame
+from ..encode import encode
+from ..schema import Schema, _as_frame
 
 __all__ = ["CrossTab", "true_crosstab"]
 

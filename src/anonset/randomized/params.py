@@ -21,8 +21,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .models import Anonymity, Closeness, Diversity, DiversityCloseness
-from .schema import Attribute
+from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
+from ..schema import Attribute
 
 __all__ = ["AttributeParams", "expected_l2", "kappa", "optimize", "closeness_parameters",
            "max_admissible_p", "COIN_ONE"]
@@ -131,7 +131,7 @@ def _p_for_subset(a: float, E: float, eta: int, d: int, t: float) -> float:
 
 
 def _subset_emd(A: np.ndarray, Z, ground) -> tuple:
-    from .emd import emd
+    from ..emd import emd
     a = float(A[list(Z)].sum())
     if a <= 0.0:
         return 0.0, 0.0
@@ -201,7 +201,7 @@ def _resolve_ground(model, attr: Attribute) -> str:
 
 def ground_object(name: str, attr: Attribute):
     """The emd.Ground for a ground name on an attribute."""
-    from .emd import Ground
+    from ..emd import Ground
     if name == "hierarchical":
         return Ground.tree(attr.hierarchy)
     if name == "ordered":

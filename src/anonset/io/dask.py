@@ -25,10 +25,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._keys import check_rng, make_key
-from .crosstab import CrossTab
-from .schema import Schema
-from .settable import SetTable
+from .keys import check_rng, make_key
+from ..randomized.crosstab import CrossTab
+from ..schema import Schema
+from ..randomized.settable import SetTable
 from .stream import (ColumnStats, PatternCounter, TableHeader, needs_distribution,
                      publish_chunk, reconstruct_from_counts, resolve_params)
 
@@ -79,7 +79,7 @@ def _publish_task(part, schema, params, key, row0, rng, missing, n_threads, mode
 
 
 def _w_task(part, attrs, dims, max_set, n_threads):
-    from . import _kernels
+    from ..randomized import _kernels
     if len(part) == 0:
         return np.zeros(dims, dtype=np.int64)
     return _kernels.count_w([_masks_of(part, a) for a in attrs], dims, max_set,
@@ -156,8 +156,8 @@ class DaskSetTable:
         import json
         from pathlib import Path
 
-        from ._io import atomic_path
-        from .settable import CSV_META_SUFFIX
+        from .atomic import atomic_path
+        from ..randomized.settable import CSV_META_SUFFIX
         from .stream import _CsvSink, _ParquetSink
         meta = self.metadata()
         with contextlib.ExitStack() as stack:
@@ -296,7 +296,7 @@ def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: 
     import dask
     from dask import delayed
 
-    from .reconstruct import METHODS, _check_attrs, _dims, _threads
+    from ..randomized.reconstruct import METHODS, _check_attrs, _dims, _threads
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     header = pub.header()

@@ -41,16 +41,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _kernels
-from ._io import atomic_path
-from ._keys import check_rng, make_key
-from .crosstab import CrossTab
-from .encode import encode, encode_column
-from .models import Closeness, DiversityCloseness
-from .params import AttributeParams, optimize
-from .randomize import check_params, sample_sets
-from .schema import Schema, _infer_domain, _scalar
-from .settable import CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, SetTable
+from ..randomized import _kernels
+from .atomic import atomic_path
+from .keys import check_rng, make_key
+from ..randomized.crosstab import CrossTab
+from ..encode import encode, encode_column
+from ..models import Closeness, DiversityCloseness
+from ..randomized.params import AttributeParams, optimize
+from ..randomized.publish import check_params, sample_sets
+from ..schema import Schema, _infer_domain, _scalar
+from ..randomized.settable import CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, SetTable
 
 __all__ = ["publish_file", "reconstruct_file", "read_metadata", "StreamResult",
            "DEFAULT_CHUNK_ROWS"]
@@ -624,7 +624,7 @@ def _column_masks(col, attr, where):
     """Bitmasks of one published column chunk (Arrow list or value column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from .settable import masks_from_codes
+    from ..randomized.settable import masks_from_codes
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     n = len(col)
@@ -753,7 +753,7 @@ def exact_em_patterns(header, attributes, pmasks, weight, *, max_iter=2000, tol=
     """Exact-likelihood EM ('exact_em' of :func:`anonset.reconstruct`) on
     merged set-tuple counts: the same computation as reconstruct's, so the
     estimate is identical."""
-    from .reconstruct import _threads, exact_em_patterns as _em
+    from ..randomized.reconstruct import _threads, exact_em_patterns as _em
     dims = [header.schema[a].d for a in attributes]
     counts, info = _em([header.params[a] for a in attributes], dims, header.n_rows,
                        pmasks, weight, max_iter=max_iter, tol=tol,
@@ -766,11 +766,11 @@ def reconstruct_from_counts(header, attributes, method, *, w=None, patterns=None
                             max_iter=2000, tol=1e-6, n_threads=None, seed=None) -> CrossTab:
     """Finish a reconstruction from summed counts: ``w`` (eq. 17) for 'em' and
     'value_adding', ``patterns`` = (pattern masks, counts) for 'exact_em'."""
-    from .reconstruct import METHODS, reconstruct
+    from ..randomized.reconstruct import METHODS, reconstruct
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "exact_em":
-        from .reconstruct import _check_attrs, _dims
+        from ..randomized.reconstruct import _check_attrs, _dims
         attributes = _check_attrs(header, attributes)
         _dims(header, attributes)
         if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 0:
@@ -807,7 +807,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     >>> bool((ct.counts == anonset.reconstruct(pub, ["a"]).counts).all())
     True
     """
-    from .reconstruct import METHODS, _check_attrs, _dims, _threads
+    from ..randomized.reconstruct import METHODS, _check_attrs, _dims, _threads
     chunk_rows = _check_chunk_rows(chunk_rows)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -51,11 +51,11 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from .closeness_search import u_of_p, worst_emd
-from .emd import emd_batch
-from .models import (Anonymity, Closeness, Diversity, DiversityCloseness, model_from_dict)
-from .params import ground_object
-from .settable import SetTable
+from ..randomized.closeness_search import u_of_p, worst_emd
+from ..emd import emd_batch
+from ..models import (Anonymity, Closeness, Diversity, DiversityCloseness, model_from_dict)
+from ..randomized.params import ground_object
+from ..randomized.settable import SetTable
 
 __all__ = ["CheckResult", "AuditReport", "AttackResult", "audit", "attack", "check_diversity",
            "check_anonymity", "check_closeness", "expand", "membership", "closeness_bound_any_A"]
@@ -473,7 +473,7 @@ def _witness(A: np.ndarray, eta: int, p: float, g) -> tuple:
 
 
 def _codes_of(original, table: SetTable, schema=None) -> dict:
-    from .encode import encode
+    from ..encode import encode
     schema = schema if schema is not None else table.schema
     codes = encode(original, schema, columns=table.names)
     for n, c in codes.items():
@@ -718,7 +718,7 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
         if prior_source == "true":
             A = np.bincount(codes[j], minlength=d).astype(np.float64)
         else:
-            from .reconstruct import reconstruct
+            from ..randomized.reconstruct import reconstruct
             A = np.clip(np.asarray(reconstruct(table, [j], "em").counts, dtype=np.float64), 0, None)
         marginals[j] = A / A.sum()
     parts, rows, cache = [], [], {}
@@ -1088,7 +1088,7 @@ def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, 
                 add("closeness", r.attribute, "pass", r.bound_any_A, r.t, r.message)
                 continue
             # estimate A_j from the published table (EM); an estimate, not a proof
-            from .reconstruct import reconstruct
+            from ..randomized.reconstruct import reconstruct
             Ah = np.clip(np.asarray(reconstruct(table, [r.attribute], "em").counts, float), 0, None)
             g = ground_object(r.ground, table.schema[r.attribute])
             est = worst_emd(Ah / Ah.sum(), r.eta, r.p, g).value

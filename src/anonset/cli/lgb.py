@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["register", "cmd_lgb"]
 
-from .cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
+from . import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _kv, _names
 
 
 def _int(text: str, option: str) -> int:
@@ -39,14 +39,14 @@ def _float(text: str, option: str) -> float:
 
 
 def _format(path, override, option="--input-format") -> str:
-    from .cli import _format_of
+    from . import _format_of
     return _format_of(path, override, option)
 
 
 def _read(path, fmt: str, text_columns=()):
     """The CLI's reader (duplicate or empty column names are errors, text
     columns stay exact)."""
-    from .cli import _read_table
+    from . import _read_table
     return _read_table(path, fmt, text_columns)
 
 
@@ -109,8 +109,8 @@ def cmd_lgb(args) -> int:
 
 
 def _run(args) -> int:
-    from . import lgb as L
-    from ._io import same_file
+    from ..partition import lgb as L
+    from ..io.atomic import same_file
     qi, semi, sens = _names(args.qi), _names(args.semi_sensitive), _names(args.sensitive)
     if not (qi or semi or sens):
         raise ValueError("name the attributes: --qi, --semi-sensitive, --sensitive")

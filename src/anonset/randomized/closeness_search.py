@@ -48,7 +48,7 @@ from math import comb
 
 import numpy as np
 
-from .emd import Ground, _resolve_ground, emd
+from ..emd import Ground, _resolve_ground, emd
 
 __all__ = [
     "SearchResult",

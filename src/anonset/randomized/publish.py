@@ -12,11 +12,11 @@ import dataclasses
 import numpy as np
 
 from . import _kernels
-from ._keys import check_rng, make_key
-from ._threads import check_threads as _threads
-from .encode import encode
+from ..io.keys import check_rng, make_key
+from .._threads import check_threads as _threads
+from ..encode import encode
 from .params import optimize
-from .schema import Schema, _as_frame
+from ..schema import Schema, _as_frame
 from .settable import SetTable
 
 __all__ = ["publish", "sample_sets"]
@@ -62,7 +62,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     """
     import math
 
-    from .models import Anonymity, Closeness, Diversity, DiversityCloseness
+    from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
     from .params import (AttributeParams, _resolve_ground, ground_object, max_admissible_p,
                          quantize_p)
 

@@ -35,8 +35,8 @@ EXIT_INTERRUPTED = 130
 
 METHODS = ("em", "exact_em", "value_adding", "random")
 #: Modules that add subcommands with ``register(subparsers)``.
-PLUGIN_MODULES = ("anonset._cli_semantic", "anonset._cli_lgb", "anonset._cli_msa",
-                  "anonset._cli_audit")
+PLUGIN_MODULES = ("anonset.cli.semantic", "anonset.cli.lgb", "anonset.cli.msa",
+                  "anonset.cli.audit")
 GROUNDS = ("auto", "equal", "ordered", "hierarchical")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -258,7 +258,7 @@ def _read_table(path, fmt: str, text_columns=()):
     columns) are read from CSV as text, exactly: a zip code '007' stays
     '007' and a literal 'NA' stays 'NA'."""
     import pandas as pd
-    from .schema import _check_columns
+    from ..schema import _check_columns
     p = Path(path)
     if not p.exists():
         raise UsageError(f"input file {str(p)!r} does not exist")
@@ -295,7 +295,7 @@ def _read_table(path, fmt: str, text_columns=()):
 
 def _write_frame(frame, path, fmt: str, protect) -> None:
     """A DataFrame to CSV or Parquet, atomically."""
-    from ._io import atomic_path
+    from ..io.atomic import atomic_path
     with atomic_path(path, protect=protect) as tmp:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)
@@ -314,7 +314,7 @@ def _csv_compression(path):
 
 
 def _check_not_input(out, inputs) -> None:
-    from ._io import same_file
+    from ..io.atomic import same_file
     for p in inputs:
         if p is not None and same_file(out, p):
             raise UsageError(f"output {str(out)!r} is an input file; choose another name "
@@ -520,7 +520,7 @@ def cmd_anonymize(args) -> int:
         with prog.stage(f"reading {src.name}" + (" (first rows)" if streamed else "")):
             text_columns = list(opts.get("other") or ()) + list(opts.get("identifiers") or ())
             if streamed:
-                from .stream import first_rows
+                from ..io.stream import first_rows
                 if not src.is_file():
                     raise UsageError(f"input file {str(src)!r} does not exist")
                 frame = first_rows(src, in_fmt, text_columns)
@@ -548,7 +548,7 @@ def cmd_anonymize(args) -> int:
         with prog.stage(f"publishing in chunks of {args.chunk_rows:,} rows" if streamed
                         else "publishing"):
             if streamed:
-                from .stream import publish_file
+                from ..io.stream import publish_file
                 del frame
                 table = publish_file(src, out, model, chunk_rows=args.chunk_rows,
                                      seed=_seed(opts.get("seed")),
@@ -633,7 +633,7 @@ def cmd_reconstruct(args) -> int:
     if args.plot and not args.original:
         raise UsageError("--plot needs --original (the chart compares with the true counts)")
     if args.plot:
-        from .plot import require_matplotlib
+        from ..audit.plot import require_matplotlib
         require_matplotlib()
     out = Path(args.output) if args.output else None
     inputs = [src, Path(str(src) + ".anonset.json")] + ([Path(args.original)] if args.original else [])
@@ -646,7 +646,7 @@ def cmd_reconstruct(args) -> int:
     streamed = args.chunk_rows is not None
     if streamed:
         # --chunk-rows: read only the chosen columns, chunk by chunk (anonset.stream)
-        from .stream import TableHeader, read_metadata
+        from ..io.stream import TableHeader, read_metadata
         if not src.is_file():
             raise UsageError(f"input file {str(src)!r} does not exist")
         table = TableHeader.from_metadata(read_metadata(src, fmt))
@@ -664,7 +664,7 @@ def cmd_reconstruct(args) -> int:
         with prog.stage(f"{args.method} over {' x '.join(attributes)}"):
             t0 = time.perf_counter()
             if streamed:
-                from .stream import reconstruct_file
+                from ..io.stream import reconstruct_file
                 est = reconstruct_file(src, attributes, args.method, chunk_rows=args.chunk_rows,
                                        max_iter=args.max_iter, tol=args.tol,
                                        n_threads=args.threads, seed=_seed(args.seed),
@@ -705,7 +705,7 @@ def cmd_reconstruct(args) -> int:
         _table([[args.method] + [float(m[k]) for k in ("L1", "L1/N", "L2", "Hellinger")]],
                ["method", "L1", "L1/N", "L2", "Hellinger"])
         if args.plot:
-            from .plot import bar_chart
+            from ..audit.plot import bar_chart
             bar_chart(truth, est, args.plot, protect=inputs + ([out] if out else []))
             print(f"wrote {args.plot}")
     return EXIT_OK
@@ -733,7 +733,7 @@ def cmd_demo(args) -> int:
     if l < 1:
         raise UsageError(f"--l: expected an integer >= 1, got {args.l!r}")
     if args.plot:
-        from .plot import require_matplotlib
+        from ..audit.plot import require_matplotlib
         require_matplotlib()
         _check_not_input(Path(args.plot), [])
     seed = _seed(args.seed)
@@ -797,7 +797,7 @@ def cmd_demo(args) -> int:
 
     print()
     print("privacy audit (every published set checked):")
-    from .encode import encode
+    from ..encode import encode
     codes = encode(df, schema)
     rows, all_ok = [], True
     for a in schema.sensitive:
@@ -830,7 +830,7 @@ def cmd_demo(args) -> int:
     print(f"  audit: {'all checks passed' if all_ok else 'FAILED'}")
 
     if args.plot:
-        from .plot import bar_chart
+        from ..audit.plot import bar_chart
         shown = [results[m] for m in ("em", "exact_em") if m in results] or list(results.values())
         bar_chart(truth, shown, args.plot,
                   title=f"Adult, ({l},...,{l})-diversity: true vs reconstructed "

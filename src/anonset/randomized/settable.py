@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ._io import atomic_path
+from ..io.atomic import atomic_path
 from .params import AttributeParams
-from .schema import Attribute, Schema
+from ..schema import Attribute, Schema
 
 __all__ = ["SetTable", "read_parquet", "read_csv", "FORMAT_VERSION"]
 

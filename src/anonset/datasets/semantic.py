@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .datasets import adult_hierarchy, load_adult
-from .semantic import SemanticDistance
+from . import adult_hierarchy, load_adult
+from ..randomized.semantic import SemanticDistance
 
 __all__ = ["SemanticDataset", "income", "adult_education", "adult_fnlwgt",
            "INCOME_CLASSES", "INCOME_VALUES", "AGE_GROUPS"]

@@ -10,8 +10,8 @@ from importlib import resources
 
 import pandas as pd
 
-from .hierarchy import Hierarchy
-from .schema import Schema
+from ..hierarchy import Hierarchy
+from ..schema import Schema
 
 __all__ = ["load_adult", "adult_hierarchy", "adult_schema", "ADULT_QIDS", "ADULT_AGE_BINS",
            "ADULT_HIERARCHIES"]
@@ -31,7 +31,7 @@ ADULT_DOMAINS = {
 
 
 def _data_path(*parts):
-    return resources.files("anonset").joinpath("data", "adult", *parts)
+    return resources.files(__name__).joinpath("data", "adult", *parts)
 
 
 def load_adult(*, complete: bool = True) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._io import atomic_path
+from ..io.atomic import atomic_path
 
 __all__ = ["require_matplotlib", "bar_chart"]
 

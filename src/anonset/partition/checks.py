@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .emd import Ground, emd_batch
+from ..emd import Ground, emd_batch
 
 __all__ = [
     "equivalence_classes",
@@ -54,7 +54,7 @@ __all__ = [
 
 # ------------------------------------------------------------------ encoding
 try:
-    from ._emd import factorize_objects as _factorize_objects
+    from .._emd import factorize_objects as _factorize_objects
 except ImportError:  # pragma: no cover - only before the extension is built
     _factorize_objects = None
 
@@ -245,7 +245,7 @@ class PartitionReport:
 
 
 def _ground_for(spec, name, d, domain, hierarchies):
-    from .hierarchy import Hierarchy
+    from ..hierarchy import Hierarchy
     if isinstance(spec, Mapping):
         spec = spec.get(name, "equal")
     if isinstance(spec, Hierarchy):

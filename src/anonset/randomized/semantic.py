@@ -39,14 +39,15 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from . import _kernels, _semantic
-from ._keys import check_rng, make_key
-from ._threads import check_threads as _threads
+from . import _kernels
+from . import _semantic
+from ..io.keys import check_rng, make_key
+from .._threads import check_threads as _threads
 from .crosstab import CrossTab
-from .encode import encode_column
-from .hierarchy import Hierarchy
+from ..encode import encode_column
+from ..hierarchy import Hierarchy
 from .params import COIN_ONE, AttributeParams
-from .schema import Attribute, Schema
+from ..schema import Attribute, Schema
 from .settable import SetTable, popcount
 
 __all__ = [

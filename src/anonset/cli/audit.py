@@ -33,9 +33,9 @@ def register(sub) -> None:
 
 
 def cmd_audit(args) -> int:
-    from . import cli
-    from ._io import atomic_path
-    from .audit import audit
+    from .. import cli
+    from ..io.atomic import atomic_path
+    from ..audit.core import audit
     if args.plot and not args.attack:
         raise cli.UsageError("--plot needs --attack")
     if args.known < 0:

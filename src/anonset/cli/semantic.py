@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cli import EXIT_OK, EXIT_USAGE, _nonneg_float, _positive_int
+from . import EXIT_OK, EXIT_USAGE, _nonneg_float, _positive_int
 
 __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
 
@@ -47,9 +47,9 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
 
 
 def cmd_anonymize(args) -> int:
-    from . import semantic as S
-    from ._io import same_file
-    from .hierarchy import Hierarchy
+    from ..randomized import semantic as S
+    from ..io.atomic import same_file
+    from ..hierarchy import Hierarchy
     try:
         src = Path(args.input)
         out = Path(args.output)
@@ -80,7 +80,7 @@ def cmd_anonymize(args) -> int:
         else:
             table.to_parquet(out, protect=(src,))
         if rows is not None:
-            from ._io import atomic_path
+            from ..io.atomic import atomic_path
             with atomic_path(args.rows, protect=(src, out)) as tmp:
                 rows.to_csv(tmp, index=False)
         print(f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
@@ -93,9 +93,9 @@ def cmd_anonymize(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from . import semantic as S
-    from ._io import atomic_path
-    from .settable import read_csv, read_parquet
+    from ..randomized import semantic as S
+    from ..io.atomic import atomic_path
+    from ..randomized.settable import read_csv, read_parquet
     try:
         src = Path(args.input)
         if not src.exists():
