@@ -92,7 +92,7 @@ def test_key_never_in_outputs_or_logs(tmp_path, capsys, captured_keys, fmt, seed
     assert cli.main(argv) == 0
     cap = capsys.readouterr()
     if seeded:
-        keys = [make_key(seed)]
+        keys = [make_key(seed, research_seed=True)]
         assert not captured_keys
     else:
         assert len(captured_keys) == 1                   # one fresh key per publication

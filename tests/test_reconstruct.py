@@ -110,7 +110,7 @@ def _one_attr_table(codes, d, p, eta, seed):
     par = AttributeParams("s", p, eta, d)
     from anonset.randomized.publish import sample_sets
     masks = sample_sets({"s": np.asarray(codes, np.int32)}, {"s": par}, {"s": 0},
-                        anonset.io.keys.make_key(seed))
+                        anonset.io.keys.make_key(seed, research_seed=True))
     return SetTable(Schema((attr,)), masks, {"s": par})
 
 

@@ -46,7 +46,7 @@ def test_philox4x64_matches_numpy():
 
 
 def test_fill_is_blockwise_and_thread_invariant():
-    key = make_key(5)
+    key = make_key(5, research_seed=True)
     for rng in ("chacha20", "philox"):
         one = _kernels.fill(key, 100, 3, 0, 257, rng=rng, n_threads=1)
         two = _kernels.fill(key, 100, 3, 0, 257, rng=rng, n_threads=2)
@@ -55,19 +55,29 @@ def test_fill_is_blockwise_and_thread_invariant():
 
 
 def test_blocks_differ_by_stream_and_sub():
-    key = make_key(0)
+    key = make_key(0, research_seed=True)
     blocks = {tuple(_kernels.block(key, 1, s, t)) for s in range(4) for t in range(4)}
     assert len(blocks) == 16
 
 
 def test_make_key():
     assert len(make_key()) == 32 and make_key() != make_key()
-    assert make_key(1) == make_key(1) != make_key(2)
-    assert make_key("1") != make_key(1) != make_key(b"\x01")
+    assert make_key(1, research_seed=True) == make_key(1, research_seed=True) != make_key(2, research_seed=True)
+    assert make_key("1", research_seed=True) != make_key(1, research_seed=True) \
+        != make_key(b"\x01", research_seed=True)
     # pinned: the key derivation must not change silently between versions
-    assert make_key(42).hex() == hashlib.sha256(
+    assert make_key(42, research_seed=True).hex() == hashlib.sha256(
         b"anonset.key.v1\x00i" + (42).to_bytes(1, "little")).hexdigest()
     with pytest.raises(ValueError, match="seed"):
-        make_key(-1)
-    with pytest.raises(TypeError, match="seed"):
+        make_key(-1, research_seed=True)
+    with pytest.raises(ValueError, match="seed"):
         make_key(1.5)
+    # a seed is key material: at least 128 bits unless research_seed=True
+    for short in ("", b"", 0, 1, 2 ** 100, "a" * 31, b"x" * 15):
+        with pytest.raises(ValueError, match=r"^seed: .*expected at least 128 bits"):
+            make_key(short)
+    for long in ("a" * 32, b"x" * 16, 2 ** 127, np.int64(5) * 0 + 2 ** 62):
+        if isinstance(long, np.integer):
+            assert len(make_key(long, research_seed=True)) == 32      # NumPy ints are ints
+        else:
+            assert len(make_key(long)) == 32

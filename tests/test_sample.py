@@ -18,7 +18,7 @@ from anonset.randomized.settable import popcount
 def _run(codes, d, eta, p, key=None, attr_id=0, row0=0, n_threads=None, rng="chacha20"):
     params = {"x": AttributeParams("x", quantize_p(p), eta, d)}
     return sample_sets({"x": np.asarray(codes, dtype=np.int32)}, params, {"x": attr_id},
-                       key or make_key(0), rng=rng, row0=row0, n_threads=n_threads)["x"]
+                       key or make_key(0, research_seed=True), rng=rng, row0=row0, n_threads=n_threads)["x"]
 
 
 def _members(mask, d):
@@ -48,7 +48,7 @@ def test_thread_invariance_bytes():
     params = {k: AttributeParams(k, quantize_p(0.7), min(5, len(np.unique(v))), int(v.max()) + 1)
               for k, v in codes.items()}
     ids = {k: j for j, k in enumerate(codes)}
-    key = make_key(11)
+    key = make_key(11, research_seed=True)
     outs = [sample_sets(codes, params, ids, key, n_threads=t) for t in (1, 2, 4)]
     for o in outs[1:]:
         for k in codes:
@@ -63,7 +63,7 @@ def test_partition_and_column_invariance():
     codes = {"a": rng.integers(0, 9, n).astype(np.int32), "b": rng.integers(0, 30, n).astype(np.int32)}
     params = {"a": AttributeParams("a", 0.5, 3, 9), "b": AttributeParams("b", 1.0, 4, 30)}
     ids = {"a": 0, "b": 5}
-    key = make_key(2)
+    key = make_key(2, research_seed=True)
     whole = sample_sets(codes, params, ids, key)
     parts = [sample_sets({k: v[s:e] for k, v in codes.items()}, params, ids, key, row0=s)
              for s, e in ((0, 3333), (3333, 7000), (7000, n))]
@@ -83,7 +83,7 @@ def test_candidate_frequencies_chi_square(rng, d, eta, p):
     other values (no position or bit-order bias)."""
     n = 1_000_000 // eta if eta < d else 10_000
     true = 3
-    mask = _run(np.full(n, true), d, eta, p, key=make_key(f"chi-{rng}-{d}-{eta}"), rng=rng)
+    mask = _run(np.full(n, true), d, eta, p, key=make_key(f"chi-{rng}-{d}-{eta}", research_seed=True), rng=rng)
     counts = _members(mask, d).sum(axis=0).astype(float)
     pq = quantize_p(p)
     incl_true = pq + (1 - pq) * eta / d
@@ -107,7 +107,7 @@ def test_candidate_frequencies_chi_square(rng, d, eta, p):
 def test_pairs_uniform():
     """Sets of size 2 from d = 6 with p = 0: all 15 pairs equally likely."""
     n = 300_000
-    mask = _run(np.zeros(n), 6, 2, 0.0, key=make_key("pairs"))
+    mask = _run(np.zeros(n), 6, 2, 0.0, key=make_key("pairs", research_seed=True))
     vals, counts = np.unique(mask[:, 0], return_counts=True)
     assert len(vals) == 15
     assert stats.chisquare(counts).pvalue > 1e-4
@@ -124,7 +124,7 @@ PINNED = {
 
 def _digest(rng):
     codes = (np.arange(1000) * 7) % 13
-    mask = _run(codes, 13, 4, 0.6, key=make_key(2024), attr_id=3, rng=rng)
+    mask = _run(codes, 13, 4, 0.6, key=make_key(2024, research_seed=True), attr_id=3, rng=rng)
     return hashlib.sha256(mask.tobytes()).hexdigest()[:32]
 
 
@@ -140,5 +140,5 @@ def test_bad_codes_rejected():
 
 def test_kernel_rejects_bad_sizes():
     with pytest.raises(ValueError):
-        _kernels.sample_sets(make_key(0), "chacha20", [np.zeros(3, np.int32)], [4], [5], [1 << 32],
+        _kernels.sample_sets(make_key(0, research_seed=True), "chacha20", [np.zeros(3, np.int32)], [4], [5], [1 << 32],
                              [0], [0])

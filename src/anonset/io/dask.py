@@ -268,7 +268,7 @@ def publish(ddf, model, schema: Schema | None = None, *, seed=None, rng: str = "
     params = resolve_params(model, base, counts, params, clip_l)
     keep = Schema(tuple(a for a in base if a.role != "identifier"))
     info = {"rng": rng, "seeded": seed is not None}
-    key = make_key(seed)
+    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     mdict = model.to_dict()
     # the published partitions: lazy, pure tasks
     meta = _to_frame(SetTable(keep, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)

@@ -1,41 +1,253 @@
-"""Keys for the counter-based generators.
+"""Keys for the counter-based generators, and the keyed row order.
 
-The default key is 32 bytes from the operating system (``secrets``), used for
-one publication and never written anywhere.  A user seed (int, str or bytes)
-is hashed into a key so that research runs are reproducible; such a seed must
-then be kept as secret as the data, since it determines every published set.
+A key is 32 bytes.  By default it is fresh from the operating system
+(``secrets``), used for one publication and never written anywhere.  A seed
+is key material: anyone who knows it can re-run the sampler for every
+candidate true value and keep the candidates that reproduce a published set,
+so a seed must be unguessable and kept as secret as the data.  Hence:
+
+* a seed must carry at least 128 bits (16 bytes, 32 characters of text, or
+  an int of at least 128 bits); an empty or short seed is refused;
+* a short seed is allowed only for research runs, when the caller says so
+  (``research_seed=True``); the published metadata then records the key mode
+  ``'research-seed'`` and the audit flags it;
+* the secret can come from a key file or an environment variable, so that it
+  never sits on a command line.
+
+Every other random choice of a publication is keyed from the same key
+through :func:`derive_key`, with a different purpose, so that each is an
+independent pure function of the key: the output order of the rows
+(:func:`row_ranks`, :func:`shuffled_order`), the record IDs of partition
+releases, the persistent per-record counters (:func:`record_counters`).
 """
 from __future__ import annotations
 
 import hashlib
+import numbers
+import os
 import secrets
+from pathlib import Path
 
-__all__ = ["make_key", "RNGS"]
+import numpy as np
+
+from ..validate import InputError
+
+__all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
+           "read_key_file", "seed_from_env", "derive_key", "row_ranks", "shuffled_order",
+           "record_hashes", "record_counters", "new_key_file", "seed_bits"]
 
 RNGS = ("chacha20", "philox")
+#: Key modes recorded in published metadata (``info['key']``).
+KEY_MODES = ("os", "seed", "research-seed", "persistent")
+#: A seed must carry at least this many bytes (128 bits).
+MIN_SEED_BYTES = 16
 _DOMAIN = b"anonset.key.v1\x00"
+_DERIVE = b"anonset.derive.v1\x00"
 
 
-def make_key(seed=None) -> bytes:
-    """A 32-byte generator key: fresh from the OS when ``seed`` is None."""
+def _seed_bytes(seed) -> bytes:
+    """The seed as tagged bytes (the tag keeps 1, '1' and b'1' apart)."""
+    if isinstance(seed, bool):
+        raise InputError("got a bool", param="seed", expected="bytes, str or int")
+    if isinstance(seed, numbers.Integral):
+        seed = int(seed)
+        if seed < 0:
+            raise InputError(f"got {seed}", param="seed", expected="a non-negative int")
+        return b"i" + seed.to_bytes((seed.bit_length() + 8) // 8, "little")
+    if isinstance(seed, str):
+        return b"s" + seed.encode("utf-8")
+    if isinstance(seed, (bytes, bytearray, memoryview)):
+        return b"b" + bytes(seed)
+    raise InputError(f"got a {type(seed).__name__}", param="seed", expected="bytes, str or int")
+
+
+def seed_bits(seed) -> int:
+    """How many bits a seed can carry, by its length (its entropy cannot be
+    measured: a long seed can still be guessable, which the docs say)."""
+    if isinstance(seed, bool):
+        return 0
+    if isinstance(seed, numbers.Integral):
+        return int(seed).bit_length()
+    if isinstance(seed, str):
+        return 4 * len(seed)           # 32 hex digits = 128 bits
+    if isinstance(seed, (bytes, bytearray, memoryview)):
+        return 8 * len(bytes(seed))
+    return 0
+
+
+def make_key(seed=None, *, research_seed: bool = False) -> bytes:
+    """A 32-byte generator key: fresh from the OS when ``seed`` is None.
+
+    Parameters
+    ----------
+    seed : bytes, str or int, optional
+        Key material of at least 128 bits: 16 bytes, 32 characters, or an
+        int of at least 128 bits (``secrets.token_hex(16)`` makes one).
+    research_seed : bool
+        Accept a shorter seed (for reproducible research runs on data that
+        is not secret).  The caller records this in the metadata.
+
+    Examples
+    --------
+    >>> len(make_key())
+    32
+    >>> make_key("0123456789abcdef0123456789abcdef") == make_key("0123456789abcdef0123456789abcdef")
+    True
+    >>> make_key(7)
+    Traceback (most recent call last):
+    ...
+    anonset.validate.InputError: seed: got a seed of 3 bits; expected at least 128 bits ...
+    >>> len(make_key(7, research_seed=True))
+    32
+    """
     if seed is None:
         return secrets.token_bytes(32)
-    if isinstance(seed, bool):
-        raise TypeError("seed must be an int, str or bytes, not bool")
-    if isinstance(seed, int):
-        if seed < 0:
-            raise ValueError(f"seed must be non-negative, got {seed}")
-        raw = b"i" + seed.to_bytes((seed.bit_length() + 8) // 8, "little")
-    elif isinstance(seed, str):
-        raw = b"s" + seed.encode("utf-8")
-    elif isinstance(seed, (bytes, bytearray)):
-        raw = b"b" + bytes(seed)
-    else:
-        raise TypeError(f"seed must be an int, str or bytes, got {type(seed).__name__}")
+    raw = _seed_bytes(seed)
+    if not research_seed:
+        bits = seed_bits(seed)
+        if bits == 0:
+            raise InputError("is empty", param="seed",
+                             expected="at least 128 bits of secret key material")
+        if bits < 8 * MIN_SEED_BYTES:
+            raise InputError(f"got a seed of {bits} bits", param="seed",
+                             expected="at least 128 bits (e.g. python -c 'import secrets; "
+                                      "print(secrets.token_hex(16))'); a short seed can be "
+                                      "guessed and then reveals every true value.  For a "
+                                      "research run on data that is not secret, pass "
+                                      "{@research_seed=True}")
     return hashlib.sha256(_DOMAIN + raw).digest()
+
+
+def key_mode(seed, research_seed: bool = False, persistent: bool = False) -> str:
+    """The key mode recorded in published metadata."""
+    if persistent:
+        return "persistent"
+    if seed is None:
+        return "os"
+    return "research-seed" if research_seed and seed_bits(seed) < 8 * MIN_SEED_BYTES \
+        else "seed"
 
 
 def check_rng(rng: str) -> str:
     if rng not in RNGS:
-        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
+        raise InputError(f"got {rng!r}", param="rng", expected=f"one of {', '.join(RNGS)}")
     return rng
+
+
+def read_key_file(path, *, param: str = "key_file") -> bytes:
+    """The secret in a key file: its bytes (at least 16; a trailing newline
+    of a text file is kept out).  The file is read, never written."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("does not exist", param=param, file=p,
+                         expected="a file holding at least 16 secret bytes") from None
+    except IsADirectoryError:
+        raise InputError("is a directory", param=param, file=p,
+                         expected="a file holding at least 16 secret bytes") from None
+    except OSError as e:
+        raise InputError(f"cannot be read ({e.strerror})", param=param, file=p) from None
+    data = data.rstrip(b"\r\n")
+    if len(data) < MIN_SEED_BYTES:
+        raise InputError(f"holds {len(data)} bytes", param=param, file=p,
+                         expected=f"at least {MIN_SEED_BYTES} secret bytes (anonset keygen "
+                                  "FILE writes 32)")
+    return data
+
+
+def new_key_file(path) -> None:
+    """Write 32 fresh bytes from the OS, hex-encoded, to a new file that only
+    its owner can read.  An existing file is never overwritten."""
+    p = Path(path)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32) + "\n")
+
+
+def seed_from_env(name: str, *, param: str = "seed_env") -> str:
+    """The seed held by an environment variable; unset or empty is an error
+    (``--seed "$SECRET"`` with SECRET unset would otherwise run unkeyed)."""
+    value = os.environ.get(name)
+    if value is None:
+        raise InputError(f"environment variable {name!r} is not set", param=param,
+                         expected="a variable holding at least 128 bits of key material")
+    if not value:
+        raise InputError(f"environment variable {name!r} is empty", param=param,
+                         expected="a variable holding at least 128 bits of key material")
+    return value
+
+
+def derive_key(key: bytes, purpose: str) -> bytes:
+    """An independent 32-byte key for one purpose ('row-order', 'ids', ...)."""
+    if len(key) != 32:
+        raise ValueError("key must be 32 bytes")
+    return hashlib.sha256(_DERIVE + purpose.encode("ascii") + b"\x00" + key).digest()
+
+
+def row_ranks(key: bytes, row0: int, n: int, *, rng: str = "chacha20") -> np.ndarray:
+    """Keyed 64-bit ranks of global rows ``row0 .. row0 + n - 1``: a pure
+    function of (key, row index), so any chunking gives the same ranks.
+    Sorting rows by rank (ties by row index) is a uniformly random order."""
+    from ..randomized import _kernels
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    blocks = _kernels.fill(derive_key(key, "row-order"), int(row0), 0, 0, int(n), check_rng(rng))
+    return np.ascontiguousarray(blocks.reshape(n, 16)[:, :2]).view(np.uint64).ravel()
+
+
+def shuffled_order(key: bytes, n: int, *, rng: str = "chacha20") -> np.ndarray:
+    """A keyed uniformly random permutation of ``range(n)``: position i of the
+    output holds input row ``order[i]``."""
+    ranks = row_ranks(key, 0, n, rng=rng)
+    return np.lexsort((np.arange(n), ranks)).astype(np.int64)
+
+
+def _fnv1a64(ids) -> np.ndarray:
+    """64-bit FNV-1a of each id's UTF-8 text, vectorized over rows (a fixed
+    function: persistent releases made years apart must agree)."""
+    text = np.array([str(v).encode("utf-8") for v in ids], dtype=object)
+    width = max((len(b) for b in text), default=0)
+    raw = np.array(text.tolist(), dtype=f"S{max(width, 1)}").view(np.uint8).reshape(len(text), -1)
+    lengths = np.fromiter((len(b) for b in text), dtype=np.int64, count=len(text))
+    h = np.full(len(text), 0xCBF29CE484222325, dtype=np.uint64)
+    prime = np.uint64(0x100000001B3)
+    with np.errstate(over="ignore"):
+        for j in range(raw.shape[1]):
+            live = lengths > j
+            h = np.where(live, (h ^ raw[:, j].astype(np.uint64)) * prime, h)
+        # the length, so that 'a' and 'a\x00' differ
+        h = (h ^ lengths.astype(np.uint64)) * prime
+    return h
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer: a bijection of 64-bit words."""
+    x = x.astype(np.uint64, copy=True)
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+def record_hashes(ids) -> np.ndarray:
+    """A fixed 64-bit hash of each stable record identifier."""
+    return _mix64(_fnv1a64(ids))
+
+
+def record_counters(id_hashes: np.ndarray, codes) -> np.ndarray:
+    """Persistent-key mode: the generator counter of each record's cell, from
+    the record's id hash and its true value's code, so that the same record
+    with the same value gets the same set in every release (memoized, as
+    RAPPOR's permanent randomized response) and a changed value a fresh,
+    independent one.  The counters need not be secret: the cell's randomness
+    is ChaCha20 under the secret key at this counter (and the attribute's
+    stream); they only need to differ between cells, which a 64-bit mix of
+    (id hash, value) does except with probability about n^2 d / 2^64."""
+    codes = np.asarray(codes, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix64(np.asarray(id_hashes, dtype=np.uint64)
+                      + (codes + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))

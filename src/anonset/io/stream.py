@@ -404,7 +404,7 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     info = {"rng": rng, "seeded": seed is not None}
     read_cols = [a.name for a in base if a.role != "identifier"]
 
-    key = make_key(seed)
+    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     sink_cls = _ParquetSink if fout == "parquet" else _CsvSink
     meta = _metadata(keep, params, model.to_dict(), n_rows, info)
     row0, chunks = 0, 0

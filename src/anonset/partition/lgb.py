@@ -235,7 +235,7 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
 
 def _generator(seed, purpose: str) -> np.random.Generator:
     from ..io.keys import make_key
-    key = make_key(seed)
+    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     words = np.frombuffer(key + purpose.encode().ljust(16, b"\0")[:16], dtype=np.uint32)
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.tolist())))
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _kernels
 from ..io.keys import check_rng, make_key
-from .._threads import check_threads as _threads
+from ..validate import check_threads as _threads
 from ..encode import encode
 from .params import optimize
 from ..schema import Schema, _as_frame
@@ -191,7 +191,7 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
         params = optimize(model, published, codes, clip_l=clip_l)
     else:
         params = check_params(params, model, published, codes, clip_l=clip_l)
-    key = make_key(seed)
+    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     ids = {a.name: schema.stream_id(a.name) for a in published}
     masks = sample_sets(codes, params, ids, key, rng=rng, n_threads=n_threads)
     del key

@@ -28,7 +28,7 @@ from itertools import product as _product
 import numpy as np
 
 from . import _kernels
-from .._threads import check_threads as _threads
+from ..validate import check_threads as _threads
 from .crosstab import CrossTab
 from .settable import SetTable
 

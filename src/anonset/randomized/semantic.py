@@ -42,7 +42,7 @@ import pandas as pd
 from . import _kernels
 from . import _semantic
 from ..io.keys import check_rng, make_key
-from .._threads import check_threads as _threads
+from ..validate import check_threads as _threads
 from .crosstab import CrossTab
 from ..encode import encode_column
 from ..hierarchy import Hierarchy
@@ -267,7 +267,7 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
     args = _kernel_args(distance, l, d, algorithm)
     check_rng(rng)
     if key is None:
-        key = make_key(seed)
+        key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     try:
         # The kernel checks every code against the domain and the feasibility
         # of every occurring value before it draws anything (one pass over the
@@ -402,7 +402,7 @@ def semantic_rows(table: SetTable, *, seed=None, rng: str = "chacha20") -> pd.Da
     sdom = np.empty(dist.F, dtype=object)
     sdom[:] = list(table.schema[sa].domain)
     cols[sa] = sdom[mem]
-    words = _kernels.fill(make_key(seed), 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
+    words = _kernels.fill(make_key(seed, research_seed=True), 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
     keys = words[: 2 * n * l].view(np.uint64)
     perm = np.argsort(keys, kind="stable")
     return pd.DataFrame({k: v[perm] for k, v in cols.items()})
@@ -481,7 +481,7 @@ def selection_matrix(distance: SemanticDistance, l: int, d: float, *,
     ok = feasible_values(distance, l, d)
     F = distance.F
     q = np.zeros((F, F))
-    key = make_key(seed)
+    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     for t in np.flatnonzero(ok):
         codes = np.full(draws, t, dtype=np.int32)
         m = _semantic.sample(*args, codes, key, row0=int(t) * draws, n_threads=nt)
@@ -642,7 +642,7 @@ def simulate_violation(distance: SemanticDistance, l: int, d: float, codes, *, s
     """Violation rate (eq. 23) of paper 000's sampler (p = 1, eta = l, the
     anonset kernel) on the true values ``codes``."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
-    m = _kernels.sample_sets(make_key(seed), rng, [codes], [distance.F], [l], [COIN_ONE],
+    m = _kernels.sample_sets(make_key(seed, research_seed=True), rng, [codes], [distance.F], [l], [COIN_ONE],
                              [0], [0], n_threads=_threads(n_threads))[0]
     return float(1.0 - is_diverse(m, distance, l, d).mean())
 

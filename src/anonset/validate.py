@@ -1,0 +1,112 @@
+"""Every check of a table, its column roles and a privacy model, in one place.
+
+The in-memory path (:func:`anonset.publish`), the streamed path
+(:mod:`anonset.stream`) and Dask (:mod:`anonset.dask`) all call these
+functions, so they accept and refuse exactly the same inputs.
+
+Errors are :class:`InputError`: a ``ValueError`` that carries what it is
+about as data (the parameter, the column, the file) instead of baking a
+Python keyword into its text.  The library renders a parameter as the
+keyword argument (``clip_l=True``); the command line renders it as its flag
+(``--clip-l``) through one table (:mod:`anonset.cli.args`), never by
+rewriting messages.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+__all__ = ["InputError", "api_name", "check_int", "check_threads"]
+
+#: ``{@name}`` or ``{@name=value}`` in a message: a reference to a parameter
+#: (and the value to give it), rendered by the caller's naming convention.
+_REF = re.compile(r"\{@(\w+)(?:=([^}]*))?\}")
+
+
+def api_name(param: str, value: str | None = None) -> str:
+    """How the Python API names a parameter: ``clip_l`` or ``clip_l=True``."""
+    return param if value is None else f"{param}={value}"
+
+
+class InputError(ValueError):
+    """Bad input, refused before any work is done.
+
+    Parameters
+    ----------
+    what : str
+        What is wrong, in words.  It may refer to other parameters as
+        ``{@name}`` or ``{@name=value}``; they are rendered as keyword
+        arguments in Python and as flags on the command line.
+    param : str, optional
+        The parameter the error is about (the keyword argument's name).
+    column : str, optional
+        The column the error is about.
+    file : str or path, optional
+        The file the error is about.
+    expected : str, optional
+        What was expected instead.
+
+    Examples
+    --------
+    >>> e = InputError("is below 2", param="l", column="age",
+    ...                expected="an integer >= 2, or {@allow_clear=['age']}")
+    >>> str(e)
+    "l: column 'age': is below 2; expected an integer >= 2, or allow_clear=['age']"
+    >>> e.render(lambda p, v=None: "--allow-clear age" if p == "allow_clear" else "--" + p)
+    "--l: column 'age': is below 2; expected an integer >= 2, or --allow-clear age"
+    """
+
+    def __init__(self, what: str, *, param: str | None = None, column=None, file=None,
+                 expected: str | None = None):
+        self.what, self.param, self.column = what, param, column
+        self.file = None if file is None else str(file)
+        self.expected = expected
+        super().__init__(self.render(api_name))
+
+    def render(self, name: Callable[..., str]) -> str:
+        """The message, naming parameters with ``name(param[, value])``."""
+        def sub(text):
+            return _REF.sub(lambda m: name(m.group(1), m.group(2)) if m.group(2) is not None
+                            else name(m.group(1)), text)
+        parts = []
+        if self.file is not None:
+            parts.append(repr(self.file))
+        if self.param is not None:
+            parts.append(name(self.param))
+        if self.column is not None:
+            parts.append(f"column {self.column!r}")
+        msg = ": ".join(parts + [sub(self.what)])
+        if self.expected:
+            msg += f"; expected {sub(self.expected)}"
+        return msg
+
+    def __str__(self):
+        return self.args[0] if self.args else self.render(api_name)
+
+    def __reduce__(self):        # picklable across Dask workers
+        return (_rebuild, (self.what, self.param, self.column, self.file, self.expected))
+
+
+def _rebuild(what, param, column, file, expected):
+    return InputError(what, param=param, column=column, file=file, expected=expected)
+
+
+def check_int(value, param: str, *, minimum: int | None = None, column=None) -> int:
+    """``value`` as a Python int: ints and NumPy integer scalars are accepted,
+    bools and integral floats are not."""
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"got {value!r}", param=param, column=column,
+                         expected="an integer" + (f" >= {minimum}" if minimum is not None else ""))
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise InputError(f"got {v}", param=param, column=column, expected=f"an integer >= {minimum}")
+    return v
+
+
+def check_threads(n_threads) -> int:
+    """``n_threads`` as the kernels take it: None -> 0 (OpenMP's default),
+    else a positive int."""
+    if n_threads is None:
+        return 0
+    return check_int(n_threads, "n_threads", minimum=1)
