@@ -142,3 +142,23 @@ def test_kernel_rejects_bad_sizes():
     with pytest.raises(ValueError):
         _kernels.sample_sets(make_key(0, research_seed=True), "chacha20", [np.zeros(3, np.int32)], [4], [5], [1 << 32],
                              [0], [0])
+
+
+def test_explicit_counters_equal_row_counters_and_are_per_column():
+    # persistent-key mode replaces a cell's counter (its global row) by a
+    # given one: with the rows themselves as counters the sets are unchanged
+    rng = np.random.default_rng(5)
+    key = make_key()
+    for d, eta, coin in [(10, 3, 1 << 32), (10, 3, 1 << 31), (100, 7, 1 << 30), (70, 5, 0)]:
+        codes = rng.integers(0, d, 777).astype(np.int32)
+        args = (key, "chacha20", [codes, codes], [d, d], [eta, eta], [coin, coin], [0, 0], [3, 11])
+        plain = _kernels.sample_sets(*args, row0=40)
+        rows = np.arange(40, 40 + len(codes), dtype=np.uint64)
+        same = _kernels.sample_sets(*args, row0=40, counters=[rows, None])
+        assert all(np.array_equal(a, b) for a, b in zip(plain, same))
+        # a counter that differs changes that column only
+        moved = _kernels.sample_sets(*args, row0=40, counters=[rows + np.uint64(10**6), None])
+        assert np.array_equal(moved[1], plain[1])
+        assert not np.array_equal(moved[0], plain[0])
+    with pytest.raises(ValueError, match="counters"):
+        _kernels.sample_sets(*args, counters=[rows[:3], None])

@@ -175,6 +175,7 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
                         const int32_t *const *codes, const int32_t *d,
                         const int32_t *eta, const uint64_t *coin,
                         const int32_t *exact, const int32_t *attr_id,
+                        const uint64_t *const *counters,
                         uint64_t *const *out, int n_threads) {
     for (int j = 0; j < q; j++) {
         if (d[j] < 1 || d[j] > ANONSET_MAX_DOMAIN || eta[j] < 1 || eta[j] > d[j] ||
@@ -190,7 +191,7 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
     int ng = 0;
     for (int j = 0; j < q; j++) {
         gidx[j] = -1;
-        if (exact[j]) continue;
+        if (exact[j] || (counters && counters[j])) continue;   /* no shared batch */
         int32_t g = attr_id[j] >> 3;
         int found = -1;
         for (int t = 0; t < ng; t++) if (groups[t] == g) { found = t; break; }
@@ -218,8 +219,8 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
      * cannot change the output. */
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel num_threads(nt) default(none) reduction(|:bad) \
-        shared(key, n, row0, q, codes, d, eta, coin, exact, attr_id, out, groups, gidx, ng, \
-               nbatch, htab, ttab, nomem) if (!nomem)
+        shared(key, n, row0, q, codes, d, eta, coin, exact, attr_id, counters, out, groups, \
+               gidx, ng, nbatch, htab, ttab, nomem) if (!nomem)
 #endif
     {
         uint32_t *buf = nomem ? NULL
@@ -266,6 +267,15 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
                     if (exact[j]) {
                         for (int w = 0; w < words; w++) mask[w] = 0;
                         mask[v >> 6] = (uint64_t)1 << (v & 63);
+                        continue;
+                    }
+                    if (counters && counters[j]) {
+                        /* persistent mode: this cell's own block at its counter */
+                        uint32_t blk[16];
+                        const uint64_t ctr = counters[j][i];
+                        anonset_block(key, ctr, s >> 3, 0u, blk);
+                        sample_cell(key, ctr, s, blk + 2 * (s & 7u), dj, eta[j], coin[j], v,
+                                    mask, words, htab[j], ttab[j]);
                         continue;
                     }
                     const uint32_t *lane = buf + (size_t)gidx[j] * 16 * BATCH

@@ -22,6 +22,10 @@
  *           the sets of a column do not depend on which other columns are
  *           published in the same call;
  * row0:     global index of codes[j][0] (streaming / partitions);
+ * counters: NULL, or one entry per attribute: NULL (the cell's counter is
+ *           its global row, row0 + i) or n counters that replace the row
+ *           (persistent-key mode: a counter per (record id, value), so the
+ *           same record and value get the same set in every release);
  * out[j]:   n * words(d[j]) uint64, overwritten.
  * Cell (row r, attribute s) reads words 2*(s&7) (the coin) and 2*(s&7)+1
  * of block (counter r, stream s>>3, sub 0), then, if it needs more, blocks
@@ -33,6 +37,7 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
                         const int32_t *const *codes, const int32_t *d,
                         const int32_t *eta, const uint64_t *coin,
                         const int32_t *exact, const int32_t *attr_id,
+                        const uint64_t *const *counters,
                         uint64_t *const *out, int n_threads);
 
 #endif

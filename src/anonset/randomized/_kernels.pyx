@@ -36,6 +36,7 @@ cdef extern from "sample.h":
                             const int32_t *const *codes, const int32_t *d,
                             const int32_t *eta, const uint64_t *coin,
                             const int32_t *exact, const int32_t *attr_id,
+                            const uint64_t *const *counters,
                             uint64_t *const *out, int n_threads) nogil
 
 cdef extern from "counts.h":
@@ -151,11 +152,13 @@ def philox4x64(ctr, key):
 
 
 def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
-                int64_t row0=0, int n_threads=0):
+                int64_t row0=0, int n_threads=0, list counters=None):
     """Random sets as bitmasks; returns one uint64 array (n, words_j) per column.
 
     codes: list of int32 arrays of equal length; d, eta, exact, attr_id: int
-    sequences; coin: uint64 thresholds in [0, 2**32].
+    sequences; coin: uint64 thresholds in [0, 2**32]; counters: None, or one
+    entry per column, None (counter = global row) or n uint64 counters
+    (persistent-key mode).
     """
     cdef anonset_key k
     _make_key(&k, key, rng)
@@ -176,27 +179,46 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
         if cols[j].ndim != 1 or cols[j].shape[0] != n:
             raise ValueError("codes must be 1-d arrays, all of the same length")
         outs.append(np.empty((n, (d_a[j] + 63) // 64), dtype=np.uint64))
+    ctrs = None
+    if counters is not None:
+        if len(counters) != q:
+            raise ValueError(f"counters must have one entry per column ({q})")
+        ctrs = [None if c is None else np.ascontiguousarray(c, dtype=np.uint64) for c in counters]
+        for c in ctrs:
+            if c is not None and (c.ndim != 1 or c.shape[0] != n):
+                raise ValueError("counters must be 1-d arrays of one counter per row")
     cdef const int32_t **cp = <const int32_t **>malloc(max(q, 1) * sizeof(int32_t *))
     cdef uint64_t **op = <uint64_t **>malloc(max(q, 1) * sizeof(uint64_t *))
+    cdef const uint64_t **ctp = NULL
     cdef cnp.ndarray tmp
     cdef int status
     if cp == NULL or op == NULL:
         free(cp); free(op)
         raise MemoryError()
     try:
+        if ctrs is not None:
+            ctp = <const uint64_t **>malloc(max(q, 1) * sizeof(uint64_t *))
+            if ctp == NULL:
+                raise MemoryError()
         for j in range(q):
             tmp = cols[j]
             cp[j] = <const int32_t *>tmp.data
             tmp = outs[j]
             op[j] = <uint64_t *>tmp.data
+            if ctp != NULL:
+                if ctrs[j] is None:
+                    ctp[j] = NULL
+                else:
+                    tmp = ctrs[j]
+                    ctp[j] = <const uint64_t *>tmp.data
         with nogil:
             status = anonset_sample_sets(&k, n, row0, q, cp, <int32_t *>d_a.data,
                                          <int32_t *>eta_a.data, <uint64_t *>coin_a.data,
                                          <int32_t *>ex_a.data, <int32_t *>id_a.data,
-                                         op, n_threads)
+                                         ctp, op, n_threads)
         _check(status, "sample_sets")
     finally:
-        free(cp); free(op)
+        free(cp); free(op); free(ctp)
     return outs
 
 
