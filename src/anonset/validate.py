@@ -110,3 +110,77 @@ def check_threads(n_threads) -> int:
     if n_threads is None:
         return 0
     return check_int(n_threads, "n_threads", minimum=1)
+
+
+# ---------------------------------------------------------------- roles
+#: Roles a column of an input table can have, and the keyword argument (the
+#: flag on the command line) that gives a column each of them.
+ROLE_PARAMS = {"identifier": "identifiers", "sensitive": "sensitive", "exact": "exact",
+               "other": "other", "drop": "drop"}
+
+
+def check_columns(columns, *, file=None) -> list:
+    """Column names must be non-empty strings, each given once."""
+    cols = list(columns)
+    for c in cols:
+        if not isinstance(c, str) or not c.strip():
+            raise InputError(f"has an empty or non-text column name {c!r}", file=file,
+                             expected="a non-empty name for every column")
+    if len(set(cols)) != len(cols):
+        dup = sorted({c for c in cols if cols.count(c) > 1})
+        raise InputError(f"names the column(s) {dup} more than once", file=file,
+                         expected="each column name once (a repeated name would publish a "
+                                  "column nobody named)")
+    return cols
+
+
+def resolve_roles(columns, named, *, file=None) -> dict:
+    """Every column's role, as the caller named it: ``{column: param}``.
+
+    Parameters
+    ----------
+    columns : the table's column names, in order
+    named : {param: column names}
+        The keyword arguments that give roles (``sensitive``, ``identifiers``,
+        ... or a publisher's own, e.g. ``qi``), each with the columns it names.
+
+    A column nobody named is refused, listing every such column and the
+    arguments that give a role: no column is ever published, passed through
+    or dropped by default.  A name not in the data, or a column named by
+    two arguments, is refused too.
+
+    Examples
+    --------
+    >>> resolve_roles(["id", "age"], {"identifiers": ["id"], "sensitive": ["age"]})
+    {'id': 'identifiers', 'age': 'sensitive'}
+    >>> resolve_roles(["id", "age", "ssn"], {"sensitive": ["age"]})
+    Traceback (most recent call last):
+    ...
+    anonset.validate.InputError: 2 columns have no role: 'id', 'ssn'; expected each named in one of identifiers, sensitive, exact, other (passed through unchanged) or drop
+    """
+    cols = check_columns(columns, file=file)
+    roles: dict = {}
+    for param, names in named.items():
+        if isinstance(names, str):
+            names = [names]
+        for c in names or ():
+            if c not in cols:
+                raise InputError(f"names {c!r}, which is not a column of the data", param=param,
+                                 file=file, expected=f"one of {cols}")
+            if c in roles:
+                raise InputError(f"is named by both {{@{roles[c]}}} and {{@{param}}}",
+                                 column=c, file=file, expected="one role per column")
+            roles[c] = param
+    unnamed = [c for c in cols if c not in roles]
+    if unnamed:
+        if set(named) <= set(ROLE_PARAMS.values()):
+            params = list(ROLE_PARAMS.values())
+        else:                              # a publisher's own roles, then the common ones
+            params = list(named) + [p for p in ("identifiers", "other", "drop") if p not in named]
+        listed = ", ".join(f"{{@{p}}}" + (" (passed through unchanged)" if p == "other" else "")
+                           for p in params[:-1]) + f" or {{@{params[-1]}}}"
+        raise InputError(f"{len(unnamed)} column{'s' if len(unnamed) > 1 else ''} "
+                         f"ha{'ve' if len(unnamed) > 1 else 's'} no role: "
+                         + ", ".join(repr(c) for c in unnamed), file=file,
+                         expected=f"each named in one of {listed}")
+    return {c: roles[c] for c in cols}
