@@ -355,7 +355,7 @@ class Stats:
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
             if d.text:
-                col = _cast_text(col, attr, c, d.file)
+                col = cast_text(col, attr, c, d.file)
             codes = encode_column(col, attr, row0=row0)
             self.counts[c] += np.bincount(codes, minlength=attr.d)
         rid = d.options.record_id
@@ -404,7 +404,7 @@ def _domain_type(domain) -> str:
     return "str"
 
 
-def _cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Series:
+def cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Series:
     """A text column typed like its attribute's domain; missing markers -> NA."""
     vals = col.to_numpy(dtype=object)
     miss = _missing_text(vals)
@@ -607,7 +607,7 @@ def typed_block(plan: Plan, block: pd.DataFrame) -> pd.DataFrame:
         return block
     out = block.copy()
     for a in plan.source.published:
-        out[a.name] = _cast_text(block[a.name], a, a.name)
+        out[a.name] = cast_text(block[a.name], a, a.name)
     return out
 
 

@@ -266,3 +266,27 @@ def reconstruct_file(path, attributes, method: str = "em", *,
         return rplan.estimate(counts)
     except InputError as e:
         raise InputError(e.what, file=path, expected=e.expected) from None
+
+
+def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_CHUNK_ROWS,
+                       format: str | None = None) -> CrossTab:
+    """The true counts of an original file over published attributes (for
+    evaluating a reconstruction), block by block, with the published
+    schema's domains and the engine's typing of CSV text."""
+    from ..encode import encode_column
+    path = check_input_file(path, param="original")
+    fmt = file_format(path, format, param="original")
+    attrs = [schema[a] for a in attributes]
+    dims = tuple(a.d for a in attrs)
+    counts = np.zeros(math.prod(dims), dtype=np.int64)
+    for row0, block in iter_blocks(path, fmt, chunk_rows=chunk_rows,
+                                   columns=[a.name for a in attrs]):
+        codes = []
+        for a in attrs:
+            col = block[a.name].reset_index(drop=True)
+            if fmt == "csv":
+                col = engine.cast_text(col, a, a.name, path)
+            codes.append(encode_column(col, a, row0=row0))
+        counts += np.bincount(np.ravel_multi_index(codes, dims), minlength=counts.size)
+    return CrossTab(tuple(attributes), tuple(a.domain for a in attrs),
+                    counts.reshape(dims).astype(np.float64), "true")

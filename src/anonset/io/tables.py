@@ -26,11 +26,11 @@ import pandas as pd
 from ..validate import InputError, check_columns
 
 __all__ = ["as_frame", "file_format", "check_input_file", "file_columns", "iter_blocks",
-           "read_table", "n_rows_hint", "PARQUET_SUFFIXES", "CSV_SUFFIXES", "NA_MARKERS",
+           "read_table", "read_typed", "type_text_column", "n_rows_hint", "PARQUET_SUFFIXES", "CSV_SUFFIXES", "NA_MARKERS",
            "is_missing_text"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst", ".tsv", ".txt")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
 #: Text cells that mean "missing" in a column the engine types (pandas' default
 #: markers).  Pass-through and identifier columns keep their text exactly.
 NA_MARKERS = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
@@ -239,3 +239,36 @@ def read_table(path, fmt, *, columns=None) -> pd.DataFrame:
         cols = columns or file_columns(path, fmt)
         return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
     return blocks[0] if len(blocks) == 1 else pd.concat(blocks, ignore_index=True)
+
+
+def type_text_column(values: np.ndarray) -> pd.Series:
+    """A text column typed by the rule the engine uses for inferred domains:
+    integers where every present value spells one, numbers where every one
+    is a number, else text; missing markers become missing values."""
+    import re
+    miss = is_missing_text(values)
+    present = values[~miss]
+    if len(present) and all(re.match(r"^[+-]?\d+$", v) for v in present):
+        if miss.any():
+            return pd.Series(pd.array([None if m else int(v) for v, m in zip(values, miss)],
+                                      dtype="Int64"))
+        return pd.Series(present.astype(np.int64))
+    try:
+        num = np.where(miss, "nan", values).astype(np.float64)
+        return pd.Series(num)
+    except ValueError:
+        out = values.copy()
+        out[miss] = None
+        return pd.Series(out, dtype=object)
+
+
+def read_typed(path, fmt, *, text_columns=(), columns=None) -> pd.DataFrame:
+    """A whole file as a typed frame (for the in-memory partition publishers
+    and the audit): CSV columns typed by :func:`type_text_column` over the
+    whole file, except ``text_columns``, kept as exact text."""
+    frame = read_table(path, fmt, columns=columns)
+    if fmt != "csv":
+        return frame
+    keep = set(text_columns)
+    return pd.DataFrame({c: frame[c] if c in keep else
+                         type_text_column(frame[c].to_numpy(dtype=object)) for c in frame.columns})
