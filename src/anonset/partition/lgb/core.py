@@ -49,7 +49,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy
+from ...hierarchy import Hierarchy
 
 __all__ = ["lgb", "LGBResult", "draw_flags", "local_bucketization", "local_generalization",
            "verify", "attack", "c_dm", "ncp", "query_error", "METHODS"]
@@ -234,7 +234,7 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
 
 
 def _generator(seed, purpose: str) -> np.random.Generator:
-    from ..io.keys import make_key
+    from ...io.keys import make_key
     key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
     words = np.frombuffer(key + purpose.encode().ljust(16, b"\0")[:16], dtype=np.uint32)
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.tolist())))
@@ -331,7 +331,7 @@ def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
     if counts.max() * l > n:
         raise ValueError(f"not {l}-eligible: a value occurs {int(counts.max())} times among "
                          f"{n} (at most {n // l} allowed)")
-    from . import _lgb
+    from .. import _lgb
     b_sorted, nb = _lgb.bucketize(np.ascontiguousarray(counts, dtype=np.int64), l)
     out = np.empty(n, dtype=np.int64)
     out[order] = b_sorted
@@ -343,7 +343,7 @@ def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground) -> tuple[np.
     (flagged) distribution: values sorted and dealt round-robin into m
     buckets (each gets floor or ceil of every value's share); the largest m
     whose worst bucket passes (binary search; m = 1 always passes)."""
-    from ..emd import emd_batch
+    from ...emd import emd_batch
     n = codes.size
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
@@ -428,7 +428,7 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
     -------
     gid : int64 array (n,), 0-based group ids (groups of a subset contiguous).
     """
-    from . import _lgb
+    from .. import _lgb
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     k = _check_pos_int(k, "k")
@@ -557,7 +557,7 @@ class LGBResult:
         """Write the table to ``path`` and the bucket tables beside it as
         ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>``; each
         file atomically.  Returns the paths written."""
-        from ..io.atomic import atomic_path
+        from ...io.atomic import atomic_path
         path = Path(path)
         fmt = format or _format_of(path)
         ext = ".parquet" if fmt == "parquet" else ".csv"
@@ -572,7 +572,7 @@ class LGBResult:
             jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
         for p, _ in jobs:                 # refuse before writing anything
             for inp in protect:
-                from ..io.atomic import same_file
+                from ...io.atomic import same_file
                 if inp is not None and same_file(p, inp):
                     raise ValueError(f"output {str(p)!r} is the input file; choose another "
                                      "name (the input is never overwritten)")
@@ -889,7 +889,7 @@ def verify(res: LGBResult) -> dict:
         b, c = res.bid[j, inb], res.codes[j, inb]
         bsz = np.bincount(b)
         if a in res.closeness:
-            from ..emd import emd_batch
+            from ...emd import emd_batch
             d = res.domains[j].d
             P = np.zeros((bsz.size, d), dtype=np.int64)
             np.add.at(P, (b, c), 1)

@@ -52,8 +52,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..emd import Ground, effective_n_threads
-from ..hierarchy import Hierarchy
+from ...emd import Ground, effective_n_threads
+from ...hierarchy import Hierarchy
 
 __all__ = ["ALGORITHMS", "MSAProblem", "MSAResult", "anonymize_msa", "equisized_fcm",
            "pca_order", "adjusted_k", "split_sizes", "information_loss", "dist_num",
@@ -450,7 +450,7 @@ class MSAProblem:
 
     def generate(self, groups, seed_mode: int, *, seed=None) -> tuple:
         """GenerateEquivalenceClasses (Pseudocode 1): class id per record."""
-        from . import _msa
+        from .. import _msa
         rng = np.random.default_rng(seed)
         # random order within a tuple, equal tuples contiguous within a group
         groups = [np.asarray(g, dtype=np.int64) for g in groups]
@@ -503,7 +503,7 @@ class MSAProblem:
     def ensure(self, counts, lo, hi, t: float):
         """EnsureTCloseness (Pseudocode 2) on class state, in place: the merge
         map (final class of every class) and the number of merges."""
-        from . import _msa
+        from .. import _msa
         return _msa.ensure_t(self._d, self._d_off, counts, self._q, self._n_nodes,
                              self._node_off, self._parent, self._weight, self._kind,
                              self._scale, self._dom, self._tab_off, self._tab, self._lca,
@@ -511,7 +511,7 @@ class MSAProblem:
 
     def class_emd(self, counts) -> np.ndarray:
         """Def. 4 value (largest EMD over the SAs) of every class row."""
-        from . import _msa
+        from .. import _msa
         return _msa.class_emd(self._d, self._d_off, np.ascontiguousarray(counts, np.int64),
                               self._q, self._n_nodes, self._node_off, self._parent,
                               self._weight)
@@ -750,7 +750,7 @@ class MSAResult:
     def write(self, path, *, keep: Sequence[str] = (), protect=()) -> Path:
         """Write the published table atomically: Parquet for ``.parquet``/
         ``.pq``, CSV otherwise.  ``protect`` names files never overwritten."""
-        from ..io.atomic import atomic_path
+        from ...io.atomic import atomic_path
         path = Path(path)
         df = self.generalized(keep)
         with atomic_path(path, protect=protect) as tmp:
