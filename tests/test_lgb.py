@@ -295,7 +295,7 @@ def test_flags_inputs_and_errors():
         run(df, {"age": ["maybe"] * 80, "job": flags["job"], "sex": flags["sex"]}, 3, 2, "mdp")
     with pytest.raises(ValueError, match="method"):
         run(df, flags, 3, 2, "median")
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="k: got 0"):
         run(df, flags, 0, 2, "mdp")
     with pytest.raises(ValueError, match="not in the data"):
         L.lgb(df, qi=["nope"], k=2)

@@ -1,52 +1,14 @@
-"""t-closeness for several sensitive attributes by partition publishing
-(paper 003: Wang, Zhu, Chen, Chang, JCST 2018).
-
-Three algorithms put the records into equivalence classes, generalize the
-quasi-identifiers (QIs) of each class to their lowest common ancestor (a
-range for numeric QIs, a hierarchy node for categorical ones) and keep the
-sensitive attributes (SAs) exact:
-
-``cluster``   Algorithm 1: equi-sized fuzzy c-means (Hoppner & Klawonn's
-              size-constrained FCM, the paper's ref. [19]) over the SA distance
-              of eq. 3 splits the records into k clusters of floor(n/k) or
-              ceil(n/k) records; GenerateEquivalenceClasses (Pseudocode 1)
-              then builds each class from one record per cluster (QI-nearest
-              to a random seed, eq. 2) and EnsureTCloseness (Pseudocode 2)
-              merges every class that violates t with the class whose
-              centroid is nearest, until all satisfy t (Def. 4).
-``pca``       Algorithm 2: records sorted by the first principal component of
-              the SAs (one-hot for categorical ones), split into k' groups
-              with the k-adjustment formula, then the same two steps.
-``microagg``  The contrast: t-closeness-first microaggregation (Soria-Comas et
-              al. 2015, ref. [9], their Algorithm 3) adapted to several SAs:
-              k' from their EMD bound, records in joint SA order split into k'
-              subsets, MDAV-style classes (seed = record farthest from the
-              centroid of the remaining ones), Pseudocode 2 where Def. 4 still
-              fails.
-
-Every output satisfies k-anonymity and t-closeness for every SA (Def. 4)
-under the declared ground distances; tests check it with
-:func:`anonset.checks.check_partition`.  Choices where the paper is silent are
-listed in docs/msa.md.
-
-Examples
---------
->>> import pandas as pd
->>> from anonset.msa import anonymize_msa
->>> df = pd.DataFrame({"age": [21, 25, 33, 38, 45, 52, 58, 63],
-...                    "sex": list("MFMFMFMF"),
-...                    "job": list("abcdabcd"), "edu": [1, 2, 3, 4, 4, 3, 2, 1]})
->>> r = anonymize_msa(df, ["age", "sex"], ["job", "edu"], k=2, t=0.5,
-...                   algorithm="pca", seed=1)
->>> r.k_achieved >= 2 and r.t_achieved <= 0.5
-True
+"""The table of paper 003 encoded once for its algorithms (Sec. 4): a
+:class:`MSAProblem` validates the columns and their roles, encodes QIs and
+SAs (independently of k, t and the algorithm, so one problem serves a
+parameter grid), and runs the steps -- SA clusters or groups (Algorithms 1
+and 2, or the microaggregation contrast), GenerateEquivalenceClasses
+(Pseudocode 1), EnsureTCloseness (Pseudocode 2) -- with C kernels.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -54,10 +16,8 @@ import pandas as pd
 
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
-
-__all__ = ["ALGORITHMS", "MSAProblem", "MSAResult", "anonymize_msa", "equisized_fcm",
-           "pca_order", "adjusted_k", "split_sizes", "information_loss", "dist_num",
-           "dist_cat"]
+from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
+from .encoding import _QI, _SA, _is_numeric, _leaf_codes, _node_tables, dist_cat, dist_num
 
 ALGORITHMS = ("cluster", "pca", "microagg")
 
@@ -67,111 +27,6 @@ ALGORITHMS = ("cluster", "pca", "microagg")
 _T_MARGIN = 1e-12
 
 
-# ---------------------------------------------------------------- distances (Sec. 4.1)
-def dist_num(i, j, m: int):
-    """distNum of eq. 2/3: ``|i - j| / (m - 1)`` for ranks i, j among m values."""
-    if m <= 1:
-        return np.zeros(np.broadcast(np.asarray(i), np.asarray(j)).shape)[()]
-    return np.abs(np.asarray(i, dtype=np.float64) - np.asarray(j, dtype=np.float64)) / (m - 1)
-
-
-def dist_cat(i, j, hierarchy: Hierarchy):
-    """distCat of eq. 2/3: LCA height / tree height for leaf codes i, j."""
-    if hierarchy.height == 0:
-        return np.zeros(np.broadcast(np.asarray(i), np.asarray(j)).shape)[()]
-    return hierarchy.lca_heights()[np.asarray(i), np.asarray(j)] / float(hierarchy.height)
-
-
-# ---------------------------------------------------------------- k and group sizes
-def adjusted_k(n: int, k: int) -> int:
-    """The paper's k adjustment (Algorithm 2 line 2, from ref. [9]):
-    ``k + floor((n mod k) / floor(n / k))``."""
-    if n < k:
-        raise ValueError(f"the table has {n} records, fewer than k={k}")
-    return k + (n % k) // (n // k)
-
-
-def split_sizes(n: int, g: int, where: str = "central") -> np.ndarray:
-    """Sizes of g groups of n records: floor(n/g) each, the n mod g extra
-    records one each to the central groups (Algorithm 2 line 5) or, with
-    ``where='first'``, to the first groups.  Sizes differ by at most one."""
-    m, r = divmod(n, g)
-    sizes = np.full(g, m, dtype=np.int64)
-    start = (g - r) // 2 if where == "central" else 0
-    sizes[start:start + r] += 1
-    return sizes
-
-
-# ---------------------------------------------------------------- encoded attributes
-@dataclass
-class _QI:
-    name: str
-    numeric: bool
-    codes: np.ndarray            # rank (numeric) or node id of the leaf (categorical)
-    values: np.ndarray | None = None       # numeric: sorted distinct values
-    hierarchy: Hierarchy | None = None
-    n_nodes: int = 0
-    sqd: np.ndarray | None = None          # node x node squared distance
-    lca: np.ndarray | None = None          # node x node LCA node id
-    leaf_count: np.ndarray | None = None   # leaves below every node
-
-    @property
-    def scale(self) -> float:
-        m = len(self.values) if self.numeric else 0
-        return 1.0 / (m - 1) if m > 1 else 0.0
-
-
-@dataclass
-class _SA:
-    name: str
-    numeric: bool
-    codes: np.ndarray            # domain index
-    domain: list
-    ground: Ground
-    hierarchy: Hierarchy | None  # for distCat (flat when none declared)
-    spec: object                 # what to hand anonset.checks as ground
-
-
-def _node_tables(h: Hierarchy):
-    """LCA node, squared distCat and leaf counts over all nodes of a tree."""
-    nn = len(h.labels)
-    H = h.height
-    anc = np.full((nn, H + 1), -1, dtype=np.int64)
-    for v in range(nn):
-        u, lv = v, int(h.level[v])
-        while u >= 0:
-            anc[v, int(h.level[u])] = u
-            u = int(h.parent[u])
-        anc[v, :lv] = -2 - v            # below its own level: distinct per node
-    eq = anc[:, None, :] == anc[None, :, :]
-    lvl = np.argmax(eq, axis=2)         # first shared level (the root always is)
-    lca = np.take_along_axis(anc[:, None, :].repeat(nn, axis=1), lvl[:, :, None], 2)[:, :, 0]
-    lca[np.arange(nn), np.arange(nn)] = np.arange(nn)     # a node is its own LCA
-    # distCat of eq. 2 extended to inner nodes: the LCA height over the tree
-    # height, also for a node with itself (a merged class stays generalized)
-    lvl[np.arange(nn), np.arange(nn)] = h.level
-    sqd = (lvl / float(H)) ** 2 if H > 0 else np.zeros((nn, nn))
-    leaf_count = np.zeros(nn, dtype=np.int64)
-    np.add.at(leaf_count, h.ancestors.reshape(-1), 1)
-    return lca.astype(np.int32), np.ascontiguousarray(sqd, dtype=np.float64), leaf_count
-
-
-def _is_numeric(col: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
-
-
-def _leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray:
-    vals = col.astype(str).to_numpy() if not pd.api.types.is_string_dtype(col.dtype) \
-        else col.to_numpy().astype(str)
-    cat = pd.Categorical(vals, categories=list(h.leaves))
-    codes = np.asarray(cat.codes, dtype=np.int64)
-    if (codes < 0).any():
-        bad = pd.unique(vals[codes < 0])[:5]
-        raise ValueError(f"{what} {name!r}: value(s) {list(bad)!r} are not leaves of its hierarchy")
-    return codes
-
-
-# ---------------------------------------------------------------- the problem
 class MSAProblem:
     """A table encoded for the algorithms of paper 003.
 
@@ -518,7 +373,7 @@ class MSAProblem:
 
     # ------------------------------------------------------------ the whole run
     def run(self, algorithm: str, k: int, t: float, *, seed=None,
-            fcm_options: Mapping | None = None) -> "MSAResult":
+            fcm_options: Mapping | None = None):
         """Anonymize: clusters, Pseudocode 1, Pseudocode 2, generalization."""
         self._check_kt(k, t)
         if algorithm not in ALGORITHMS:
@@ -536,6 +391,7 @@ class MSAProblem:
         t3 = time.perf_counter()
         final, relabel = np.unique(into, return_inverse=True)
         classes = relabel[classes].astype(np.int64)
+        from .result import MSAResult
         res = MSAResult(self, algorithm, int(k), float(t), kk, classes, counts[final],
                         lo[final], hi[final], int(merges), n_ec,
                         [len(g) for g in groups])
@@ -543,283 +399,3 @@ class MSAProblem:
                      total=t3 - t0)
         res.timings = times
         return res
-
-
-# ---------------------------------------------------------------- partitions
-def pca_order(M: np.ndarray, standardize: bool = True) -> np.ndarray:
-    """Records sorted ascending by their first principal component (stable).
-
-    Columns are standardized first (PCA of the correlation matrix, Weka's
-    default, which the paper used); constant columns are dropped.  The sign
-    of the component is fixed so that its largest loading is positive.
-    """
-    X = np.asarray(M, dtype=np.float64)
-    X = X - X.mean(axis=0)
-    sd = X.std(axis=0)
-    keep = sd > 0
-    if not keep.any():
-        return np.arange(X.shape[0])
-    X = X[:, keep]
-    if standardize:
-        X = X / sd[keep]
-    C = X.T @ X / max(X.shape[0] - 1, 1)
-    w, V = np.linalg.eigh(C)
-    v = V[:, -1]
-    v = v * (1.0 if v[np.argmax(np.abs(v))] > 0 else -1.0)
-    return np.argsort(X @ v, kind="stable")
-
-
-def equisized_fcm(Z: np.ndarray, k: int, *, rng=None, max_iter: int = 100, tol: float = 1e-6,
-                  inner: int = 60) -> np.ndarray:
-    """Equi-sized fuzzy c-means (Hoppner & Klawonn 2008), hard labels.
-
-    Minimizes sum_ij u_ij^2 ||z_j - v_i||^2 subject to sum_i u_ij = 1 for
-    every record and sum_j u_ij = n / k for every cluster (fuzzifier 2).  The
-    memberships solve the Lagrange conditions u_ij = max(0, (a_j + b_i) /
-    (2 d_ij)) by alternating exact updates of the record multipliers a and
-    the cluster multipliers b (coordinate ascent on the concave dual); the
-    prototypes are the u^2-weighted means.  Identical points share their
-    memberships, so the work is over the distinct points with multiplicities
-    (Adult's two SAs have 205 distinct pairs).
-
-    The fuzzy partition is made hard under the size constraint: cluster c
-    receives exactly ``split_sizes(n, k, 'first')[c]`` records (floor(n/k) or
-    ceil(n/k)), filled greedily in decreasing membership.
-
-    Returns
-    -------
-    labels : ndarray of int64, shape (n,)
-    """
-    rng = np.random.default_rng(rng)
-    Z = np.asarray(Z, dtype=np.float64)
-    n = Z.shape[0]
-    if k < 1 or k > n:
-        raise ValueError(f"k must be in [1, {n}], got {k}")
-    P, inv, w = np.unique(Z, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
-    u_n = P.shape[0]
-    wf = w.astype(np.float64)
-    target = n / k
-    # initial prototypes: k-means++ over the distinct points (weighted)
-    V = np.empty((k, P.shape[1]))
-    V[0] = P[rng.choice(u_n, p=wf / wf.sum())]
-    dmin = ((P - V[0]) ** 2).sum(1)
-    for c in range(1, k):
-        pr = wf * dmin
-        V[c] = P[rng.choice(u_n, p=pr / pr.sum())] if pr.sum() > 0 else \
-            P[rng.integers(u_n)] + 1e-9 * rng.standard_normal(P.shape[1])
-        dmin = np.minimum(dmin, ((P - V[c]) ** 2).sum(1))
-    b = np.zeros(k)
-    U = np.full((k, u_n), 1.0 / k)
-    for _ in range(max_iter):
-        D = ((P[None, :, :] - V[:, None, :]) ** 2).sum(2) + 1e-12     # (k, u)
-        G = 0.5 / D
-        for _ in range(inner):
-            a = _solve_multipliers(G.T, b, np.ones(u_n))               # per point
-            b = _solve_multipliers(G * wf[None, :], a, np.full(k, target))
-        U = np.maximum(0.0, (a[None, :] + b[:, None]) * G)
-        U /= U.sum(0, keepdims=True)
-        W2 = U ** 2 * wf[None, :]
-        Vn = (W2 @ P) / np.maximum(W2.sum(1, keepdims=True), 1e-300)
-        shift = np.abs(Vn - V).max()
-        V = Vn
-        if shift < tol:
-            break
-    # hard assignment with exact sizes: greedy in decreasing membership
-    cap = split_sizes(n, k, "first").astype(np.int64)
-    supply = w.astype(np.int64).copy()
-    alloc = np.zeros((k, u_n), dtype=np.int64)
-    order = np.lexsort((D.ravel(), -U.ravel()))
-    for f in order:
-        c, j = divmod(int(f), u_n)
-        m = min(cap[c], supply[j])
-        if m:
-            alloc[c, j] += m
-            cap[c] -= m
-            supply[j] -= m
-    labels = np.empty(n, dtype=np.int64)
-    recs = np.argsort(inv, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(w)])
-    for j in range(u_n):
-        mem = rng.permutation(recs[starts[j]:starts[j + 1]])
-        labels[mem] = np.repeat(np.arange(k), alloc[:, j])
-    return labels
-
-
-def _solve_multipliers(G: np.ndarray, other: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """For every row r solve sum_c max(0, (x_r + other_c) G[r, c]) = rhs[r] for
-    x_r (a monotone piecewise-linear equation; exact, vectorized)."""
-    order = np.argsort(-other, kind="stable")                 # largest first
-    o = other[order]
-    Gs = G[:, order]
-    cg = np.cumsum(Gs, axis=1)
-    cog = np.cumsum(Gs * o[None, :], axis=1)
-    x = (rhs[:, None] - cog) / cg                              # candidate with top-s active
-    nxt = np.r_[o[1:], -np.inf]
-    valid = (x + o[None, :] > 0) & (x + nxt[None, :] <= 0)
-    s = np.where(valid.any(1), np.argmax(valid, axis=1), Gs.shape[1] - 1)
-    return x[np.arange(G.shape[0]), s]
-
-
-# ---------------------------------------------------------------- result
-@dataclass
-class MSAResult:
-    """A published partition table and its facts.
-
-    Attributes
-    ----------
-    classes : ndarray, the final equivalence class of every input row
-    k_used : the number of SA clusters/groups (k after adjustment)
-    n_merges : merges made by EnsureTCloseness
-    timings : seconds per step (partition, generate, ensure, total)
-    """
-
-    problem: MSAProblem
-    algorithm: str
-    k: int
-    t: float
-    k_used: int
-    classes: np.ndarray
-    counts: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    n_merges: int
-    n_initial_classes: int
-    cluster_sizes: list
-    timings: dict = field(default_factory=dict)
-
-    @property
-    def sizes(self) -> np.ndarray:
-        return np.bincount(self.classes)
-
-    @property
-    def k_achieved(self) -> int:
-        return int(self.sizes.min())
-
-    @property
-    def class_emd(self) -> np.ndarray:
-        return self.problem.class_emd(self.counts)
-
-    @property
-    def t_achieved(self) -> float:
-        return float(self.class_emd.max())
-
-    def size_stats(self) -> tuple:
-        """(min, max, mean) class size, as Tables 6-8."""
-        s = self.sizes
-        return int(s.min()), int(s.max()), float(s.mean())
-
-    def information_loss(self) -> float:
-        """IL_T of eq. 1 (sum over QIs per record, mean over records)."""
-        return information_loss(self)
-
-    def generalized(self, keep: Sequence[str] = ()) -> pd.DataFrame:
-        """The published table: ``ec`` (class id), the generalized QIs (ranges
-        ``[lo, hi]`` for numeric QIs, hierarchy node labels for categorical),
-        the SAs unchanged and the ``keep`` columns; rows grouped by class."""
-        p = self.problem
-        out = {"ec": self.classes}
-        for a, q in enumerate(p.qis):
-            if q.numeric:
-                vals = [_fmt(v) for v in q.values]
-                lab = np.array([f"[{vals[l]}, {vals[h]}]" for l, h in
-                                zip(self.lo[:, a], self.hi[:, a])], dtype=object)
-            else:
-                lab = np.asarray(q.hierarchy.labels, dtype=object)[self.lo[:, a]]
-            out[q.name] = lab[self.classes]
-        for c in p.sensitive:
-            out[c] = p.data[c].to_numpy()
-        for c in keep:
-            if c not in p.data.columns:
-                raise ValueError(f"keep: column {c!r} is not in the data")
-            if c in out:
-                continue
-            out[c] = p.data[c].to_numpy()
-        df = pd.DataFrame(out)
-        order = np.argsort(self.classes, kind="stable")
-        return df.iloc[order].reset_index(drop=True)
-
-    def summary(self) -> dict:
-        mn, mx, avg = self.size_stats()
-        return {"algorithm": self.algorithm, "k": self.k, "t": self.t, "k_used": self.k_used,
-                "n_classes": int(self.sizes.size), "min_size": mn, "max_size": mx,
-                "avg_size": avg, "k_achieved": self.k_achieved, "t_achieved": self.t_achieved,
-                "il": self.information_loss(), "n_merges": self.n_merges,
-                **{f"time_{k}": v for k, v in self.timings.items()}}
-
-    def write(self, path, *, keep: Sequence[str] = (), protect=()) -> Path:
-        """Write the published table atomically: Parquet for ``.parquet``/
-        ``.pq``, CSV otherwise.  ``protect`` names files never overwritten."""
-        from ...io.atomic import atomic_path
-        path = Path(path)
-        df = self.generalized(keep)
-        with atomic_path(path, protect=protect) as tmp:
-            if path.suffix.lower() in (".parquet", ".pq"):
-                df.to_parquet(tmp, index=False)
-            else:
-                df.to_csv(tmp, index=False)
-        return path
-
-
-def _fmt(v) -> str:
-    v = float(v)
-    return str(int(v)) if v.is_integer() else repr(v)
-
-
-def information_loss(result: MSAResult) -> float:
-    """IL_T of eq. 1 with Sec. 2.2's generalized loss: per record the sum over
-    QIs of (U_NA - L_NA) / (U - L) (numeric) or (LN_n - 1) / (LN - 1)
-    (categorical), averaged over records."""
-    p = result.problem
-    per_class = np.zeros(result.lo.shape[0])
-    for a, q in enumerate(p.qis):
-        if q.numeric:
-            span = q.values[-1] - q.values[0]
-            if span > 0:
-                per_class += (q.values[result.hi[:, a]] - q.values[result.lo[:, a]]) / span
-        else:
-            LN = q.hierarchy.d
-            if LN > 1:
-                per_class += (q.leaf_count[result.lo[:, a]] - 1) / (LN - 1)
-    return float(per_class[result.classes].mean())
-
-
-def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
-                  algorithm: str = "pca", hierarchies=None, numeric=None, ground=None,
-                  seed=None, n_threads: int | None = None,
-                  fcm_options: Mapping | None = None) -> MSAResult:
-    """Publish ``data`` under k-anonymity and t-closeness for every sensitive
-    attribute (paper 003, Def. 4).
-
-    Parameters
-    ----------
-    data : DataFrame or pyarrow Table
-    quasi_identifiers, sensitive : column names
-    k : int
-        Smallest class size.
-    t : float in [0, 1]
-        Largest EMD between a class's and the table's distribution of any SA.
-    algorithm : {'cluster', 'pca', 'microagg'}
-        Algorithm 1, Algorithm 2, or the t-closeness-first microaggregation.
-    hierarchies, numeric, ground, n_threads
-        See :class:`MSAProblem`.
-    seed : int or SeedSequence, optional
-        Randomness of FCM initialization and of the seeds of Pseudocode 1
-        (not privacy-critical); default fresh from the OS.
-
-    Returns
-    -------
-    MSAResult
-        ``.generalized()`` is the published table, ``.write(path)`` writes it.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"zip": [1, 2, 3, 4, 5, 6], "s": list("aabbcc")})
-    >>> r = anonymize_msa(df, ["zip"], ["s"], k=3, t=0.2, seed=0)
-    >>> r.size_stats()[0] >= 3
-    True
-    """
-    prob = MSAProblem(data, quasi_identifiers, sensitive, hierarchies=hierarchies,
-                      numeric=numeric, ground=ground, n_threads=n_threads)
-    return prob.run(algorithm, k, t, seed=seed, fcm_options=fcm_options)
