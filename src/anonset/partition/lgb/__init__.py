@@ -22,7 +22,16 @@ per attribute its generalized value (a range ``[lo-hi]`` or a hierarchy node)
 for a QI cell, or a value plus its bucket id ``<attr>_bid`` for a sensitive
 cell.  Within a bucket the values are shown in a uniformly random order (Fig.
 2 permutes them), so only the bucket, never the row, carries the value; the
-bucket tables IDT(ID, BID) and SAT(value, BID) (Def. 9) say the same.
+bucket tables IDT(ID, BID) and SAT(value, BID) (Def. 9) say the same.  The
+rows are published in a random order with random IDs, both drawn from the
+release's key (``keep_order=True`` keeps the input order, and says so in the
+metadata).
+
+Modules: :mod:`.domain` (attribute domains), :mod:`.flags` (sensitivity
+flags and their promotion), :mod:`.bucketize` (Alg. 2, t-closeness buckets),
+:mod:`.generalize` (Alg. 3-4), :mod:`.core` (Alg. 1, :func:`lgb`, the
+published tables), :mod:`.verify` (Corollary 3, the adversary),
+:mod:`.metrics` (C_DM, NCP, query error).
 
 Examples
 --------
@@ -33,20 +42,23 @@ Examples
 ...                    "disease": rng.integers(0, 12, 60)})
 >>> flags = pd.DataFrame({"age": rng.random(60) < 0.3})
 >>> res = lgb(df, qi=["zip"], semi_sensitive=["age"], sensitive=["disease"],
-...           flags=flags, k=4, l=3, seed=1)
+...           flags=flags, k=4, l=3)
 >>> verify(res)["ok"]
 True
 >>> list(res.table.columns)
 ['ID', 'GID', 'age', 'age_bid', 'zip', 'disease', 'disease_bid']
+>>> res.summary()["row_order"], res.summary()["key"]
+('random', 'os')
 """
 from __future__ import annotations
+
 from .bucketize import local_bucketization
 from .core import LGBResult, lgb
 from .domain import _contiguous, _Domain, _encode, _make_domain  # noqa: F401 (tests)
 from .flags import draw_flags
 from .generalize import METHODS, local_generalization
 from .metrics import c_dm, ncp, query_error
-from .verify import attack, verify
+from .verify import attack, order_attack, verify
 
 __all__ = ["lgb", "LGBResult", "draw_flags", "local_bucketization", "local_generalization",
-           "verify", "attack", "c_dm", "ncp", "query_error", "METHODS"]
+           "verify", "attack", "order_attack", "c_dm", "ncp", "query_error", "METHODS"]

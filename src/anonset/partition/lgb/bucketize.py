@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...validate import check_int
+from ...validate import InputError, check_int
 
 
 def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
@@ -54,17 +54,20 @@ def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
     return out, int(nb)
 
 
-def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground) -> tuple[np.ndarray, int]:
-    """Buckets whose value distribution is within EMD t of the attribute's
-    (flagged) distribution: values sorted and dealt round-robin into m
-    buckets (each gets floor or ceil of every value's share); the largest m
-    whose worst bucket passes (binary search; m = 1 always passes)."""
+def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
+                       whole: np.ndarray) -> tuple[np.ndarray, int]:
+    """Buckets whose value distribution is within EMD t of both the whole
+    column's (``whole``: its value counts) and the bucketized values'
+    distribution: values sorted and dealt round-robin into m buckets (each
+    gets the floor or ceiling of every value's share); the largest m whose
+    worst bucket passes (binary search).  m = 1 passes once the flagged
+    values are within t of the column (:func:`.flags.promote_for_closeness`)."""
     from ...emd import emd_batch
     n = codes.size
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
     order = np.argsort(codes, kind="stable")
-    q = np.bincount(codes, minlength=d).astype(np.float64)
+    refs = (np.bincount(codes, minlength=d), np.asarray(whole))
 
     def deal(m):
         b = np.empty(n, dtype=np.int64)
@@ -75,8 +78,11 @@ def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground) -> tuple[np.
         b = deal(m)
         P = np.zeros((m, d), dtype=np.int64)
         np.add.at(P, (b, codes), 1)
-        return float(emd_batch(P, q, ground).max()) <= t + 1e-12
+        return max(float(emd_batch(P, q, ground).max()) for q in refs) <= t + 1e-12
 
+    if not ok(1):
+        raise RuntimeError("t-closeness buckets: the flagged values are farther than t from "
+                           "the column; they should have been promoted first")
     lo, hi = 1, n                      # ok(lo) holds
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -105,3 +111,62 @@ def _suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
     rank = np.arange(codes.size) - start
     keep[order] = rank < cap
     return keep
+
+
+def closeness_ground(dom) -> str:
+    """Ground distance of a t-closeness attribute: ordered for numeric
+    attributes, equal for categorical ones."""
+    return "ordered" if dom.numeric else "equal"
+
+
+def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
+                         lmap: dict, closeness: dict, suppress: bool, rng):
+    """Alg. 1 lines 3-6: bucketize every attribute's sensitive cells
+    independently (``sens_mask`` (n, q) marks them).
+
+    Returns ``(bid, shown, suppressed, grounds)``: the 0-based bucket of
+    every cell (-1 outside buckets), the value code each bucketized cell
+    shows -- its bucket's values in a uniformly random order (Fig. 2), so
+    that only the bucket, never the row, carries the value -- the cells
+    published as ``*`` and the ground of every t-closeness attribute.
+    """
+    q, n = codes.shape
+    bid = np.full((q, n), -1, dtype=np.int64)
+    shown = np.full((q, n), -1, dtype=np.int32)
+    suppressed = np.zeros((q, n), dtype=bool)
+    grounds = {}
+    for j, (a, dom) in enumerate(zip(attributes, domains)):
+        rows = np.flatnonzero(sens_mask[:, j])
+        if rows.size == 0:
+            continue
+        vals = codes[j, rows]
+        if a in closeness:
+            grounds[a] = closeness_ground(dom)
+            if dom.d == 1:
+                b, nb = np.zeros(rows.size, dtype=np.int64), 1
+            else:
+                b, nb = _closeness_buckets(vals, dom.d, float(closeness[a]), grounds[a],
+                                           np.bincount(codes[j], minlength=dom.d))
+        else:
+            la = lmap[a]
+            cnt = np.bincount(vals)
+            if cnt.max() * la > rows.size:
+                if not suppress:
+                    raise InputError(
+                        f"its {rows.size} sensitive values are not {la}-eligible (value "
+                        f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "
+                        f"at most {rows.size // la} allowed; {int((cnt > 0).sum())} distinct "
+                        "values)", param="l", column=a,
+                        expected="a lower l for it, or {@suppress=True} to publish the "
+                                 "fewest of its values as '*'")
+                keep = _suppress_for_eligibility(vals, la)
+                suppressed[j, rows[~keep]] = True
+                rows, vals = rows[keep], vals[keep]
+                if rows.size == 0:
+                    continue
+            b, nb = local_bucketization(vals, la)
+        bid[j, rows] = b
+        by_bucket = np.argsort(b, kind="stable")
+        shuffled = np.lexsort((rng.random(rows.size), b))
+        shown[j, rows[by_bucket]] = vals[shuffled]
+    return bid, shown, suppressed, grounds

@@ -1,9 +1,10 @@
 """LGB orchestration (paper 002, Alg. 1, Def. 9-10 and Fig. 2): :func:`lgb`
-validates the table and the parameters, bucketizes every semi-sensitive and
-sensitive attribute, generalizes the QI cells into local equivalence groups,
-and builds the published table of Fig. 2 with the bucket tables IDT(ID, BID)
-and SAT(value, BID); :class:`LGBResult` holds the release and what the checks
-and metrics need, and writes it.
+validates the table, the roles of its columns and the parameters, draws the
+release's row order and record IDs from its key, bucketizes every
+semi-sensitive and sensitive attribute, generalizes the QI cells into local
+equivalence groups, and builds the published table of Fig. 2 with the bucket
+tables IDT(ID, BID) and SAT(value, BID); :class:`LGBResult` holds the release
+and what the checks and metrics need, and writes it.
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import numpy as np
 import pandas as pd
 
 from ...hierarchy import Hierarchy
-from ...validate import check_int
-from .bucketize import _closeness_buckets, _suppress_for_eligibility, local_bucketization
+from ...validate import InputError, check_int, resolve_roles
+from ..keyed import ReleaseKey
+from ..output import format_of, write_tables
+from .bucketize import bucketize_attributes, closeness_ground
 from .domain import _encode, _make_domain
-from .flags import _flags_matrix, _generator, _promote
-from .generalize import METHODS, local_generalization
+from .flags import _flags_matrix, _promote, promote_for_closeness
+from .generalize import METHODS, local_generalization, published_intervals
 from .metrics import c_dm, ncp
 
 
@@ -27,9 +30,12 @@ from .metrics import c_dm, ncp
 class LGBResult:
     """An LGB publication and what is needed to evaluate it.
 
-    ``table``, ``idt`` and ``sat`` are what gets published.  The other
-    fields hold the *original* codes (for metrics, the attack simulation and
-    query answering): never publish the object itself.
+    ``table``, ``idt`` and ``sat`` are what gets published, with
+    ``metadata`` (the model, the key mode, the row order, the pass-through
+    columns).  The other fields hold the *original* codes, row by published
+    row (for metrics, the attack simulation and query answering): never
+    publish the object itself.  ``order[i]`` is the input row of published
+    row i.
     """
     table: pd.DataFrame
     idt: dict
@@ -51,6 +57,8 @@ class LGBResult:
     suppressed: np.ndarray = field(repr=False)  # (q, n) sensitive cell published as '*'
     promoted: int = 0
     grounds: dict = field(default_factory=dict, repr=False)
+    order: np.ndarray = field(default=None, repr=False)   # (n,) input row of each row
+    metadata: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -61,22 +69,24 @@ class LGBResult:
         return int(self.gid.max()) + 1 if self.gid.size else 0
 
     def summary(self) -> dict:
-        """Sizes and metrics in one dictionary."""
+        """Sizes, metrics and the release's metadata in one dictionary."""
         out = {"rows": self.n, "groups": self.n_groups, "method": self.method, "k": self.k,
                "C_DM": c_dm(self), "NCP": ncp(self), "promoted_cells": self.promoted,
                "suppressed_cells": int(self.suppressed.sum())}
         for a, name in enumerate(self.attributes):
             if self.roles[name] != "qi":
-                out[f"buckets[{name}]"] = int(self.bid[a].max()) + 1 if (self.bid[a] >= 0).any() else 0
+                inb = self.bid[a] >= 0
+                out[f"buckets[{name}]"] = int(self.bid[a].max()) + 1 if inb.any() else 0
+        out.update({k: v for k, v in self.metadata.items() if k not in ("paper", "model")})
         return out
 
     def write(self, path, *, format: str | None = None, protect=()) -> list:
         """Write the table to ``path`` and the bucket tables beside it as
         ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>``; each
-        file atomically.  Returns the paths written."""
-        from ...io.atomic import atomic_path
+        file atomically, Parquet files with the release's metadata.  Returns
+        the paths written."""
         path = Path(path)
-        fmt = format or _format_of(path)
+        fmt = format or format_of(path)
         ext = ".parquet" if fmt == "parquet" else ".csv"
         stem = path.name
         for suf in (".parquet", ".pq", ".csv"):
@@ -87,52 +97,26 @@ class LGBResult:
         for a in self.idt:
             jobs.append((path.with_name(f"{stem}.{a}.idt{ext}"), self.idt[a]))
             jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
-        for p, _ in jobs:                 # refuse before writing anything
-            for inp in protect:
-                from ...io.atomic import same_file
-                if inp is not None and same_file(p, inp):
-                    raise ValueError(f"output {str(p)!r} is the input file; choose another "
-                                     "name (the input is never overwritten)")
-        written = []
-        for p, frame in jobs:
-            with atomic_path(p, protect=protect) as tmp:
-                if fmt == "parquet":
-                    frame.to_parquet(tmp, index=False)
-                else:
-                    frame.to_csv(tmp, index=False)
-            written.append(p)
-        return written
-
-
-def _format_of(path) -> str:
-    name = str(path).lower()
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    if name.endswith(".csv"):
-        return "csv"
-    raise ValueError(f"cannot tell the format of {str(path)!r}: use .csv or .parquet")
-
-
-def _per_attr(v, attrs: list, name: str) -> dict:
-    if isinstance(v, Mapping):
-        extra = [a for a in v if a not in attrs]
-        if extra:
-            raise ValueError(f"{name} names {extra}, which are not semi-sensitive or sensitive")
-        return dict(v)
-    return {a: v for a in attrs}
+        return write_tables(jobs, format=fmt, metadata=self.metadata, protect=protect)
 
 
 def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         sensitive: Sequence[str] = (), flags=None, k: int, l=None,
         closeness: Mapping[str, float] | None = None, method: str = "mdp",
         hierarchies: Mapping[str, Hierarchy | str] | None = None,
-        id_column: str | None = None, seed=None, suppress: bool = False,
+        id_column: str | None = None, identifiers: Sequence[str] = (),
+        other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
+        research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
     ----------
     data : pandas.DataFrame
+        Every column needs a role: an attribute (``qi``, ``semi_sensitive``,
+        ``sensitive``), a flag column (named in ``flags``), ``id_column``,
+        ``identifiers``, ``other`` or ``drop``; a column nobody named is
+        refused.
     qi, semi_sensitive, sensitive : column names
         QI attributes (only QI values), semi-sensitive (both, per the flags),
         sensitive (only sensitive values).  Numeric columns without a
@@ -148,19 +132,38 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         l-diversity of the local buckets of every semi-sensitive and
         sensitive attribute not in ``closeness``.
     closeness : {attribute: t}, optional
-        Attributes bucketized under t-closeness instead (EMD between a
-        bucket's and the attribute's sensitive-value distribution <= t; equal
-        ground for categorical, ordered for numeric attributes), e.g. a
-        two-valued sex as in Sec. 4.
+        Attributes bucketized under t-closeness instead, e.g. a two-valued
+        sex as in Sec. 4: every bucket's distribution is within EMD t of the
+        whole column's *and* of the bucketized values' (equal ground for
+        categorical, ordered for numeric attributes); cells are promoted to
+        sensitive where the flagged values alone are farther than t from the
+        column (docs/algorithms.md).
     method : {'mdp', 'ncp'}
         Local generalization by multi-dimensional partition (Alg. 3) or by
         minimizing NCP (Alg. 4).
     hierarchies : {column: Hierarchy or ARX CSV path}, optional
     id_column : str, optional
-        Column with record ids (default: 1..n).
-    seed : int, str or bytes, optional
-        Seeds the order in which a bucket's values are shown (default: fresh
-        from the OS).
+        A column whose values are published as the record IDs, verbatim (use
+        a pseudonym, never a real identifier).  Default: IDs 1..n drawn at
+        random from the key.
+    identifiers, drop : column names
+        Columns never published.
+    other : column names
+        Columns passed through unchanged with their row (the metadata lists
+        them): published as they are, so only what is safe to publish.
+    seed : bytes, str or int, optional
+        Key material of at least 128 bits: the release (row order, IDs, the
+        order of a bucket's shown values, promoted cells) is a pure function
+        of the data and the key.  Default: a fresh key from the OS.
+    research_seed : bool
+        Accept a seed shorter than 128 bits (research on data that is not
+        secret); the metadata records ``key: 'research-seed'``.
+    keep_order : bool
+        Publish the rows in input order with IDs 1..n, the input row
+        numbers, as the paper's Fig. 2 does.  A risk: when the input is
+        sorted by a sensitive attribute, the order and the IDs reveal it
+        (the adversary of :func:`attack` then recovers every bucketized
+        value).  The metadata records ``row_order: 'input'``.
     suppress : bool
         When an attribute's sensitive values are not l-eligible, publish the
         fewest of them as ``*`` instead of raising ValueError.
@@ -175,53 +178,27 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     -------
     LGBResult
     """
-    frame = data if isinstance(data, pd.DataFrame) else None
-    if frame is None:
-        raise ValueError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    if len(frame) == 0:
-        raise ValueError("the table is empty")
-    frame = frame.reset_index(drop=True)
-    qi, semi, sens = list(qi), list(semi_sensitive), list(sensitive)
+    frame = _check_frame(data)
+    qi, semi, sens = _names(qi, "qi"), _names(semi_sensitive, "semi_sensitive"), \
+        _names(sensitive, "sensitive")
+    flag_cols = [v for v in flags.values() if isinstance(v, str)] \
+        if isinstance(flags, Mapping) else []
+    roles = resolve_roles(frame.columns, {
+        "qi": qi, "semi_sensitive": semi, "sensitive": sens, "flags": flag_cols,
+        "id_column": [id_column] if id_column is not None else [],
+        "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
+        "drop": _names(drop, "drop")})
     attrs = qi + semi + sens
-    if len(set(attrs)) != len(attrs):
-        dup = sorted({a for a in attrs if attrs.count(a) > 1})
-        raise ValueError(f"column(s) {dup} are given more than one role")
     if not attrs:
-        raise ValueError("no attributes: name the qi, semi_sensitive and sensitive columns")
-    missing = [a for a in attrs + ([id_column] if id_column else []) if a not in frame.columns]
-    if missing:
-        raise ValueError(f"column(s) {missing} are not in the data; columns are "
-                         f"{list(frame.columns)}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    k = check_int(k, "k", minimum=1)
+        raise InputError("no attributes", param="qi",
+                         expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
+                                            method, hierarchies)
     n = len(frame)
-    if n < k:
-        raise ValueError(f"the table has {n} rows, fewer than k={k}")
-    bucketed = semi + sens
-    closeness = dict(closeness or {})
-    for a, t in closeness.items():
-        if a not in bucketed:
-            raise ValueError(f"closeness names {a!r}, which is not semi-sensitive or sensitive")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
-            raise ValueError(f"closeness of {a!r} must be a number in [0, 1], got {t!r}")
-    need_l = [a for a in bucketed if a not in closeness]
-    if need_l and l is None:
-        raise ValueError(f"l is required for {need_l}")
-    lmap = _per_attr(l, need_l, "l") if need_l else {}
-    for a in need_l:
-        if a not in lmap:
-            raise ValueError(f"l: no value for {a!r}")
-        lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
-    hier = {}
-    for a, h in (hierarchies or {}).items():
-        if a not in attrs:
-            raise ValueError(f"hierarchies names {a!r}, which is not a QI, semi-sensitive or "
-                             "sensitive column")
-        hier[a] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
-    for a in attrs:
-        if frame[a].isna().any():
-            raise ValueError(f"column {a!r} has missing values; drop or impute them first")
+    order = key.order(n, "lgb-rows")
+    semi_flags = np.ascontiguousarray(_flags_matrix(frame, semi, flags)[order])
+    frame = frame.iloc[order].reset_index(drop=True)
 
     domains = [_make_domain(a, frame[a], hier.get(a)) for a in attrs]
     q = len(attrs)
@@ -229,93 +206,134 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     for j, (a, dom) in enumerate(zip(attrs, domains)):
         codes[j] = _encode(frame[a], dom)
 
-    semi_flags = _flags_matrix(frame, semi, flags).copy()
-    promoted = _promote(semi_flags, k)
+    # flags only ever grow: so that every QI-partition subset holds k rows,
+    # and so that the flagged values of every t-closeness attribute are
+    # within t of its column (else no bucketing can be); repeated until
+    # neither adds a flag (at worst every cell: then both hold)
+    rng = key.generator("lgb-promote")
+    promoted = -1
+    total = 0
+    while promoted != 0:
+        promoted = _promote(semi_flags, k)
+        for a in closeness:
+            if a in semi:
+                j, dom = attrs.index(a), domains[attrs.index(a)]
+                promoted += promote_for_closeness(semi_flags[:, semi.index(a)], codes[j],
+                                                  dom.d, float(closeness[a]),
+                                                  closeness_ground(dom), rng)
+        total += promoted
     sens_mask = np.zeros((n, q), dtype=bool)
     sens_mask[:, len(qi):len(qi) + len(semi)] = semi_flags
     sens_mask[:, len(qi) + len(semi):] = True
     qi_mask = ~sens_mask
 
-    # ---- local bucketization, one attribute at a time (Alg. 1 lines 3-6)
-    rng = _generator(seed, "lgb-show")
-    bid = np.full((q, n), -1, dtype=np.int64)
-    shown = np.full((q, n), -1, dtype=np.int32)
-    suppressed = np.zeros((q, n), dtype=bool)
-    grounds = {}
-    for j in range(len(qi), q):
-        a, dom = attrs[j], domains[j]
-        rows = np.flatnonzero(sens_mask[:, j])
-        if rows.size == 0:
-            continue
-        vals = codes[j, rows]
-        if a in closeness:
-            ground = "ordered" if dom.numeric else "equal"
-            grounds[a] = ground
-            if dom.d == 1:
-                b, nb = np.zeros(rows.size, dtype=np.int64), 1
-            else:
-                b, nb = _closeness_buckets(vals, dom.d, float(closeness[a]), ground)
-        else:
-            la = lmap[a]
-            cnt = np.bincount(vals)
-            if cnt.max() * la > rows.size:
-                if not suppress:
-                    raise ValueError(
-                        f"attribute {a!r}: its {rows.size} sensitive values are not "
-                        f"{la}-eligible (value {dom.values[int(cnt.argmax())]!r} occurs "
-                        f"{int(cnt.max())} times, at most {rows.size // la} allowed; "
-                        f"{int((cnt > 0).sum())} distinct values); lower l for it or "
-                        "pass suppress=True")
-                keep = _suppress_for_eligibility(vals, la)
-                suppressed[j, rows[~keep]] = True
-                rows, vals = rows[keep], vals[keep]
-                if rows.size == 0:
-                    continue
-            b, nb = local_bucketization(vals, la)
-        bid[j, rows] = b
-        # show a bucket's values in a uniformly random order (Fig. 2)
-        by_bucket = np.argsort(b, kind="stable")
-        shuffled = np.lexsort((rng.random(rows.size), b))
-        shown[j, rows[by_bucket]] = vals[shuffled]
-
-    # ---- local generalization (Alg. 1 line 7)
+    bid, shown, suppressed, grounds = bucketize_attributes(
+        codes, sens_mask, attrs, domains, lmap, closeness, suppress, key.generator("lgb-show"))
     gid = local_generalization(codes, qi_mask, domains, k, method, balance=balance)
+    glo, ghi = published_intervals(codes, qi_mask, gid, domains)
 
-    # ---- published intervals of QI cells
-    glo = np.full((q, n), -1, dtype=np.int64)
-    ghi = np.full((q, n), -1, dtype=np.int64)
-    order = np.argsort(gid, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(gid[order]) != 0])
-    first_row = order[starts]
-    sizes = np.diff(np.r_[starts, n])
-    for j in range(q):
-        c = codes[j, order]
-        lo = np.minimum.reduceat(c, starts)
-        hi = np.maximum.reduceat(c, starts)
-        clo, chi = domains[j].cover(lo, hi)
-        isqi = qi_mask[first_row, j]
-        glo_g = np.where(isqi, clo, -1)
-        ghi_g = np.where(isqi, chi, -1)
-        glo[j, order] = np.repeat(glo_g, sizes)
-        ghi[j, order] = np.repeat(ghi_g, sizes)
-
-    ids = frame[id_column].to_numpy() if id_column else np.arange(1, n + 1)
-    roles = {a: "qi" for a in qi} | {a: "semi_sensitive" for a in semi} | \
+    # publish in a second, independent random order: the buckets and groups
+    # were built with ties broken by the processing order, so that order is
+    # not independent of who shares a bucket (tested by order_attack)
+    pub = key.order(n, "lgb-publish")
+    codes, bid, shown, suppressed, glo, ghi = (x[:, pub] for x in
+                                               (codes, bid, shown, suppressed, glo, ghi))
+    qi_mask, gid, order = qi_mask[pub], gid[pub], order[pub]
+    frame = frame.iloc[pub].reset_index(drop=True)
+    ids = frame[id_column].to_numpy() if id_column is not None else key.ids(n)
+    attr_roles = {a: "qi" for a in qi} | {a: "semi_sensitive" for a in semi} | \
         {a: "sensitive" for a in sens}
-    table, idt, sat = _publish(ids, gid, attrs, roles, domains, qi_mask, glo, ghi, bid, shown,
-                               suppressed, codes, frame.columns)
+    columns = [c for c in frame.columns if c in attr_roles or roles[c] == "other"]
+    table, idt, sat = _publish(ids, gid, attrs, attr_roles, domains, qi_mask, glo, ghi, bid,
+                               shown, suppressed, codes, columns, frame)
+    meta = {"paper": "002", "model": {"k": k, "l": lmap, "closeness": closeness,
+                                      "method": method},
+            **key.metadata(),
+            "ids": f"column {id_column!r}" if id_column is not None else
+            ("input row numbers" if keep_order else "random"),
+            "pass_through": [c for c in frame.columns if roles[c] == "other"],
+            "identifiers": [c for c in frame.columns if roles[c] == "identifiers"],
+            "dropped": [c for c in frame.columns if roles[c] == "drop"]}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
-                     method=method, attributes=tuple(attrs), roles=roles, domains=domains,
-                     codes=codes, qi_mask=qi_mask, gid=gid, glo=glo, ghi=ghi, bid=bid,
-                     shown=shown, suppressed=suppressed, promoted=promoted, grounds=grounds)
+                     method=method, attributes=tuple(attrs), roles=attr_roles,
+                     domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,
+                     ghi=ghi, bid=bid, shown=shown, suppressed=suppressed, promoted=total,
+                     grounds=grounds, order=order, metadata=meta)
+
+
+def _check_frame(data) -> pd.DataFrame:
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"got a {type(data).__name__}", param="data",
+                         expected="a pandas DataFrame")
+    if len(data) == 0:
+        raise InputError("the table is empty", param="data", expected="at least one row")
+    return data.reset_index(drop=True)
+
+
+def _names(v, param: str) -> list:
+    names = [v] if isinstance(v, str) else list(v or ())
+    if len(set(names)) != len(names):
+        raise InputError(f"names a column twice: {names}", param=param)
+    return names
+
+
+def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
+    """k, l per attribute, t per attribute and the hierarchies, checked."""
+    if method not in METHODS:
+        raise InputError(f"got {method!r}", param="method", expected=f"one of {METHODS}")
+    k = check_int(k, "k", minimum=1)
+    if len(frame) < k:
+        raise InputError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
+    closeness = dict(closeness or {})
+    for a, t in closeness.items():
+        if a not in bucketed:
+            raise InputError("is not semi-sensitive or sensitive", param="closeness", column=a)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
+            raise InputError(f"got {t!r}", param="closeness", column=a,
+                             expected="a number in [0, 1]")
+    need_l = [a for a in bucketed if a not in closeness]
+    if need_l and l is None:
+        raise InputError(f"is required for {need_l}", param="l")
+    lmap = _per_attr(l, need_l, "l") if need_l else {}
+    for a in need_l:
+        if a not in lmap:
+            raise InputError("has no value for it", param="l", column=a)
+        lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
+    hier = {}
+    for a, h in (hierarchies or {}).items():
+        if a not in attrs:
+            raise InputError("is not a QI, semi-sensitive or sensitive column",
+                             param="hierarchies", column=a)
+        hier[a] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
+    for a in attrs:
+        if frame[a].isna().any():
+            raise InputError("has missing values", column=a,
+                             expected="no missing values: drop or impute them first")
+    return k, lmap, closeness, hier
+
+
+def _per_attr(v, attrs: list, name: str) -> dict:
+    if isinstance(v, Mapping):
+        extra = [a for a in v if a not in attrs]
+        if extra:
+            raise InputError(f"names {extra}, which are not semi-sensitive or sensitive "
+                             "l-diversity attributes", param=name)
+        return dict(v)
+    return {a: v for a in attrs}
 
 
 def _publish(ids, gid, attrs, roles, domains, qi_mask, glo, ghi, bid, shown, suppressed, codes,
-             column_order):
+             columns, frame):
+    """The table of Fig. 2 (ID, GID, per attribute its published value and,
+    for bucketized ones, ``<attr>_bid``; pass-through columns as they are),
+    and IDT / SAT per bucketized attribute (Def. 9)."""
     n = gid.size
     cols = {"ID": ids, "GID": gid + 1}
     idt, sat = {}, {}
-    for a in [c for c in column_order if c in roles]:
+    for a in columns:
+        if a not in roles:
+            cols[a] = frame[a].to_numpy()
+            continue
         j = attrs.index(a)
         dom = domains[j]
         lab = np.empty(n, dtype=object)

@@ -3,7 +3,8 @@ per-cell flags of semi-sensitive attributes (boolean masks, flag columns of
 yes/no, true/false or 1/0), drawing them at a density for experiments (Sec.
 4.3), and promoting flags -- marking more cells sensitive, which is
 over-protection and never a leak -- so that every QI-partition subset (Def. 7)
-can form groups of k rows.
+can form groups of k rows, and so that the flagged values of a t-closeness
+attribute can be bucketized within t of the whole column (docs/algorithms.md).
 """
 from __future__ import annotations
 
@@ -49,8 +50,12 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
 
 
 def _generator(seed, purpose: str) -> np.random.Generator:
+    """Randomness of the experiment helpers (drawn flags, random queries):
+    not key material -- which cells are flagged shows in the release anyway
+    -- so any seed is accepted.  A release's own randomness comes from its
+    :class:`~anonset.partition.keyed.ReleaseKey`."""
     from ...io.keys import make_key
-    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
+    key = make_key(seed, research_seed=True)
     words = np.frombuffer(key + purpose.encode().ljust(16, b"\0")[:16], dtype=np.uint32)
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.tolist())))
 
@@ -161,3 +166,51 @@ def _promote(flags: np.ndarray, k: int) -> int:
                 rows = rows[:need]
             promoted += int((~flags[rows]).sum())
             flags[rows] = True
+
+
+def promote_for_closeness(flags: np.ndarray, codes: np.ndarray, d: int, t: float, ground,
+                          rng: np.random.Generator) -> int:
+    """Flag more cells of one t-closeness attribute so that the distribution
+    of its flagged values is within EMD t of the whole column's; ``flags``
+    (n,) is changed in place, returns the number of cells promoted.
+
+    Every bucket is a part of the flagged values, so when their distribution
+    F is farther than t from the column's W no bucketing can bring every
+    bucket within t of W (EMD is convex: the buckets' mean is F).  Value v's
+    flagged count f_v is raised to max(f_v, ceil(lam c_v)), c_v its count in
+    the column, for the smallest lam (bisection) that brings F within t; at
+    lam = 1 every cell is flagged and F = W.  The promoted cells are drawn
+    at random among the unflagged cells of each value.
+
+    Examples
+    --------
+    >>> codes = np.repeat([0, 1], 50)
+    >>> flags = np.r_[np.ones(20, bool), np.zeros(80, bool)]     # 20 of value 0 only
+    >>> promote_for_closeness(flags, codes, 2, 0.2, "equal", np.random.default_rng(0))
+    9
+    >>> round(float(flags[codes == 0].sum() / flags.sum()), 2)     # within 0.2 of 0.5
+    0.69
+    """
+    from ...emd import emd_batch
+    whole = np.bincount(codes, minlength=d)
+    have = np.bincount(codes[flags], minlength=d)
+    if d < 2 or have.sum() == 0:
+        return 0
+
+    def target(lam):
+        return np.maximum(have, np.ceil(lam * whole)).astype(np.int64)
+
+    def far(lam):
+        return float(emd_batch(target(lam)[None, :], whole, ground)[0]) > t
+
+    if not far(0.0):
+        return 0
+    lo, hi = 0.0, 1.0                  # far(lo), not far(hi): at 1 the column itself
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if far(mid) else (lo, mid)
+    add = target(hi) - have
+    for v in np.flatnonzero(add):
+        free = np.flatnonzero(~flags & (codes == v))
+        flags[rng.choice(free, size=int(add[v]), replace=False)] = True
+    return int(add.sum())

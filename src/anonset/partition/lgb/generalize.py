@@ -74,3 +74,28 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
         gid[rows] = base + np.repeat(np.arange(ends.size), sizes)
         base += ends.size
     return gid
+
+
+def published_intervals(codes: np.ndarray, qi_mask: np.ndarray, gid: np.ndarray,
+                        domains: list) -> tuple[np.ndarray, np.ndarray]:
+    """The code interval ``[glo, ghi]`` every QI cell is published as: the
+    cover (range, or hierarchy node) of its group's codes on that attribute;
+    -1 for cells that are not QI (Def. 8: a group's QI cells of one
+    attribute all show the same generalized value)."""
+    q, n = codes.shape
+    glo = np.full((q, n), -1, dtype=np.int64)
+    ghi = np.full((q, n), -1, dtype=np.int64)
+    if n == 0:
+        return glo, ghi
+    order = np.argsort(gid, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(gid[order]) != 0])
+    first_row = order[starts]
+    sizes = np.diff(np.r_[starts, n])
+    for j in range(q):
+        c = codes[j, order]
+        clo, chi = domains[j].cover(np.minimum.reduceat(c, starts),
+                                    np.maximum.reduceat(c, starts))
+        isqi = qi_mask[first_row, j]
+        glo[j, order] = np.repeat(np.where(isqi, clo, -1), sizes)
+        ghi[j, order] = np.repeat(np.where(isqi, chi, -1), sizes)
+    return glo, ghi

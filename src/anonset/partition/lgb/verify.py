@@ -22,9 +22,11 @@ def verify(res: LGBResult) -> dict:
     that within a group every QI cell of an attribute shows the same
     generalized value, which covers the row's true value; that every
     l-diversity bucket holds >= l values, each at most once; that every
-    t-closeness bucket is within t; that every flagged (sensitive) cell is in
-    a bucket (or suppressed) and never generalized, and every QI cell never in
-    a bucket.  Returns ``{'ok': bool, 'violations': [str, ...]}``.
+    t-closeness bucket is within t of both the whole column's distribution
+    and the bucketized values' (docs/algorithms.md); that every flagged
+    (sensitive) cell is in a bucket (or suppressed) and never generalized,
+    and every QI cell never in a bucket; that the values a bucket shows are
+    its values.  Returns ``{'ok': bool, 'violations': [str, ...]}``.
     """
     v = []
     tab = res.table
@@ -66,26 +68,38 @@ def verify(res: LGBResult) -> dict:
         b, c = res.bid[j, inb], res.codes[j, inb]
         bsz = np.bincount(b)
         if a in res.closeness:
-            from ...emd import emd_batch
-            d = res.domains[j].d
-            P = np.zeros((bsz.size, d), dtype=np.int64)
-            np.add.at(P, (b, c), 1)
-            P = P[bsz > 0]
-            if d > 1 and float(emd_batch(P, P.sum(0), res.grounds[a]).max()) > \
-                    res.closeness[a] + 1e-9:
-                v.append(f"{a}: a bucket is farther than t={res.closeness[a]}")
-            continue
-        la = res.l[a]
-        if bsz[bsz > 0].min() < la:
-            v.append(f"{a}: a bucket has {int(bsz[bsz > 0].min())} < l={la} values")
-        pair = b * res.domains[j].d + c
-        if np.unique(pair).size != pair.size:
-            v.append(f"{a}: a value appears twice in a bucket")
+            v.extend(_closeness_violations(res, j, b, c))
+        else:
+            la = res.l[a]
+            if bsz[bsz > 0].min() < la:
+                v.append(f"{a}: a bucket has {int(bsz[bsz > 0].min())} < l={la} values")
+            if np.unique(b * res.domains[j].d + c).size != c.size:
+                v.append(f"{a}: a value appears twice in a bucket")
         # the published multiset of a bucket is its true one
-        shown = res.shown[j, inb]
-        if not np.array_equal(np.sort(b * res.domains[j].d + shown), np.sort(pair)):
+        d = res.domains[j].d
+        if not np.array_equal(np.sort(b * d + res.shown[j, inb]), np.sort(b * d + c)):
             v.append(f"{a}: shown values differ from the bucket's values")
     return {"ok": not v, "violations": v}
+
+
+def _closeness_violations(res: LGBResult, j: int, b: np.ndarray, c: np.ndarray) -> list:
+    """A t-bucket must be within t of the whole column (every row's true
+    value, QI cells included) and of the bucketized values."""
+    from ...emd import emd_batch
+    a, d = res.attributes[j], res.domains[j].d
+    if d < 2:
+        return []
+    P = np.zeros((int(b.max()) + 1, d), dtype=np.int64)
+    np.add.at(P, (b, c), 1)
+    P = P[P.sum(1) > 0]
+    t = res.closeness[a]
+    out = []
+    for what, ref in (("the whole column", np.bincount(res.codes[j], minlength=d)),
+                      ("the bucketized values", P.sum(0))):
+        worst = float(emd_batch(P, ref, res.grounds[a]).max())
+        if worst > t + 1e-9:
+            out.append(f"{a}: a bucket is {worst:.4f} from {what}, farther than t={t}")
+    return out
 
 
 def _group_info(res: LGBResult):
@@ -108,9 +122,16 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
     r's bucket in A (Lemma 2; a suppressed cell counts as uniform over A's
     domain).
 
+    The adversary also reads the row order: knowing that the input may have
+    been sorted by A, inside every bucket of A it matches the rows, ranked by
+    their position or by their record ID (either direction), to the bucket's
+    values in sorted order (:func:`order_attack`).
+
     Returns a dict with ``identity`` (max over targets of 1/|M|),
-    ``value[A]`` (max over targets and values of p(t, s)) and, for
-    t-closeness attributes, ``excess[A]`` (max of p(t, s) - p(s)).
+    ``value[A]`` (max over targets and values of p(t, s)), for t-closeness
+    attributes ``excess[A]`` (max of p(t, s) - p(s), p(s) the whole column's
+    or the bucketized values' share of s, whichever is larger), and
+    ``order[A]`` / ``order_baseline[A]`` (:func:`order_attack`).
     """
     q = len(res.attributes)
     order, starts, first, sizes = _group_info(res)
@@ -155,7 +176,8 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
             g0 = g1
         D[j] = Dg
         allc = res.codes[j, ~res.qi_mask[:, j]]
-        prior[j] = np.bincount(allc, minlength=d) / max(allc.size, 1)
+        prior[j] = [np.bincount(allc, minlength=d) / max(allc.size, 1),
+                    np.bincount(res.codes[j], minlength=d) / max(res.n, 1)]
     ident = 0.0
     value = {res.attributes[j]: 0.0 for j in D}
     excess = {res.attributes[j]: -1.0 for j in D if res.attributes[j] in res.closeness}
@@ -181,5 +203,50 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
                 a = res.attributes[j]
                 value[a] = max(value[a], float(P.max()))
                 if a in excess:
-                    excess[a] = max(excess[a], float((P - prior[j][None, :]).max()))
-    return {"identity": ident, "value": value, "excess": excess}
+                    excess[a] = max([excess[a]] + [float((P - pr[None, :]).max())
+                                                   for pr in prior[j]])
+    order, baseline = order_attack(res)
+    return {"identity": ident, "value": value, "excess": excess, "order": order,
+            "order_baseline": baseline}
+
+
+def order_attack(res: LGBResult) -> tuple[dict, dict]:
+    """The row-order adversary: for every bucketized attribute A, the share
+    of its bucketized cells whose true value it recovers by ranking a
+    bucket's rows by published position or by record ID (ascending or
+    descending: the best of the four) and giving the r-th row the bucket's
+    r-th smallest value.  With the input sorted by A and the rows kept in
+    input order this recovers every value; in a uniformly random order it
+    recovers, on average, ``baseline[A]`` = the mean over cells of the share
+    of their value in their bucket, 1/|b| for an l-diversity bucket (at most
+    1/l, Lemma 2).
+
+    Returns ``(order, baseline)``, two dicts by attribute.
+    """
+    ids = res.table["ID"].to_numpy() if "ID" in res.table.columns else np.arange(res.n)
+    if not np.issubdtype(ids.dtype, np.number):
+        ids = np.unique(ids.astype(str), return_inverse=True)[1]
+    order, baseline = {}, {}
+    for j, a in enumerate(res.attributes):
+        inb = res.bid[j] >= 0
+        if res.roles[a] == "qi" or not inb.any():
+            continue
+        b, c = res.bid[j, inb], res.codes[j, inb]
+        by_value = np.lexsort((c, b))
+        best = 0.0
+        for rank in (np.flatnonzero(inb), ids[inb].astype(np.float64)):
+            for sign in (1, -1):
+                guess = np.empty_like(c)
+                guess[np.lexsort((sign * rank, b))] = c[by_value]
+                best = max(best, float((guess == c).mean()))
+        order[a] = best
+        baseline[a] = _order_baseline(b, c, res.domains[j].d)
+    return order, baseline
+
+
+def _order_baseline(b: np.ndarray, c: np.ndarray, d: int) -> float:
+    """Mean over cells of |b(v)| / |b|: the expected success of matching a
+    uniformly random order to the sorted values."""
+    keys, n_bv = np.unique(b * d + c, return_counts=True)
+    size = np.bincount(b)[keys // d]
+    return float((n_bv.astype(np.float64) ** 2 / size).sum() / c.size)

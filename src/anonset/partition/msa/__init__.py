@@ -27,7 +27,14 @@ sensitive attributes (SAs) exact:
 Every output satisfies k-anonymity and t-closeness for every SA (Def. 4)
 under the declared ground distances; tests check it with
 :func:`anonset.checks.check_partition`.  Choices where the paper is silent are
-listed in docs/msa.md.
+listed in docs/msa.md.  Every input column needs a role (QI, sensitive,
+identifier, other = passed through, or drop); the rows are published grouped
+by class, with class labels and the order inside a class drawn from the
+release's key (``keep_order=True`` keeps the input order and says so).
+
+Modules: :mod:`.encoding` (eqs. 2-3, attribute tables), :mod:`.clustering`
+(k adjustment, PCA order, equal-size FCM), :mod:`.problem` (the encoded table
+and the steps, Pseudocodes 1-2), :mod:`.result` (the published table, IL).
 
 Examples
 --------
@@ -37,7 +44,7 @@ Examples
 ...                    "sex": list("MFMFMFMF"),
 ...                    "job": list("abcdabcd"), "edu": [1, 2, 3, 4, 4, 3, 2, 1]})
 >>> r = anonymize_msa(df, ["age", "sex"], ["job", "edu"], k=2, t=0.5,
-...                   algorithm="pca", seed=1)
+...                   algorithm="pca", seed="0123456789abcdef0123456789abcdef")
 >>> r.k_achieved >= 2 and r.t_achieved <= 0.5
 True
 """

@@ -27,19 +27,28 @@ def split_sizes(n: int, g: int, where: str = "central") -> np.ndarray:
     return sizes
 
 
-def pca_order(M: np.ndarray, standardize: bool = True) -> np.ndarray:
-    """Records sorted ascending by their first principal component (stable).
+def pca_order(M: np.ndarray, standardize: bool = True, *,
+              tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Records sorted ascending by their first principal component.
 
     Columns are standardized first (PCA of the correlation matrix, Weka's
     default, which the paper used); constant columns are dropped.  The sign
     of the component is fixed so that its largest loading is positive.
+    Records with equal scores follow ``tiebreak`` (ranks; default: their
+    index), so that a random tiebreak keeps the input order out of it.
+
+    Examples
+    --------
+    >>> pca_order(np.array([[3.0, 1.0], [1.0, 0.0], [2.0, 0.5]])).tolist()
+    [1, 2, 0]
     """
     X = np.asarray(M, dtype=np.float64)
     X = X - X.mean(axis=0)
     sd = X.std(axis=0)
     keep = sd > 0
+    ties = np.arange(X.shape[0]) if tiebreak is None else np.asarray(tiebreak)
     if not keep.any():
-        return np.arange(X.shape[0])
+        return np.argsort(ties, kind="stable")
     X = X[:, keep]
     if standardize:
         X = X / sd[keep]
@@ -47,7 +56,7 @@ def pca_order(M: np.ndarray, standardize: bool = True) -> np.ndarray:
     w, V = np.linalg.eigh(C)
     v = V[:, -1]
     v = v * (1.0 if v[np.argmax(np.abs(v))] > 0 else -1.0)
-    return np.argsort(X @ v, kind="stable")
+    return np.lexsort((ties, X @ v))
 
 
 def equisized_fcm(Z: np.ndarray, k: int, *, rng=None, max_iter: int = 100, tol: float = 1e-6,

@@ -16,6 +16,8 @@ import pandas as pd
 
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
+from ...validate import InputError, check_int, resolve_roles
+from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import _QI, _SA, _is_numeric, _leaf_codes, _node_tables, dist_cat, dist_num
 
@@ -35,8 +37,16 @@ class MSAProblem:
 
     Parameters
     ----------
-    data : DataFrame
+    data : DataFrame or pyarrow Table
+        Every column needs a role: ``quasi_identifiers``, ``sensitive``,
+        ``identifiers``, ``other`` or ``drop``; a column nobody named is
+        refused (nothing is published or dropped by default).
     quasi_identifiers, sensitive : lists of column names
+    identifiers, drop : column names
+        Columns never published.
+    other : column names
+        Columns published unchanged beside the generalized QIs (the
+        metadata lists them): only what is safe to publish as it is.
     hierarchies : {column: Hierarchy or ARX CSV path}, optional
         Generalization trees of categorical QIs (without one a QI gets the
         one-level tree) and of categorical SAs (their hierarchical ground).
@@ -50,55 +60,48 @@ class MSAProblem:
     """
 
     def __init__(self, data: pd.DataFrame, quasi_identifiers: Sequence[str],
-                 sensitive: Sequence[str], *, hierarchies: Mapping | None = None,
-                 numeric: Sequence[str] | None = None, ground: Mapping | None = None,
-                 n_threads: int | None = None):
-        if not isinstance(data, pd.DataFrame):
-            try:
-                import pyarrow as pa
-                if isinstance(data, pa.Table):
-                    data = data.to_pandas()
-            except ImportError:  # pragma: no cover
-                pass
-        if not isinstance(data, pd.DataFrame):
-            raise ValueError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-        qi = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
-        sa = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+                 sensitive: Sequence[str], *, identifiers: Sequence[str] = (),
+                 other: Sequence[str] = (), drop: Sequence[str] = (),
+                 hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
+                 ground: Mapping | None = None, n_threads: int | None = None):
+        data = _as_frame(data)
+        qi = _names(quasi_identifiers)
+        sa = _names(sensitive)
         if not sa:
-            raise ValueError("sensitive: give at least one sensitive attribute")
-        for role, names in (("quasi_identifiers", qi), ("sensitive", sa)):
-            for c in names:
-                if c not in data.columns:
-                    raise ValueError(f"{role}: column {c!r} is not in the data; columns are "
-                                     f"{list(data.columns)}")
-            if len(set(names)) != len(names):
-                raise ValueError(f"{role}: duplicate column names {names}")
-        both = sorted(set(qi) & set(sa))
-        if both:
-            raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive")
-        if len(data) == 0:
-            raise ValueError("the table is empty")
+            raise InputError("names no column", param="sensitive",
+                             expected="at least one sensitive attribute")
+        roles = resolve_roles(data.columns, {
+            "quasi_identifiers": qi, "sensitive": sa, "identifiers": _names(identifiers),
+            "other": _names(other), "drop": _names(drop)})
         hier = {}
         for c, h in dict(hierarchies or {}).items():
             if c not in data.columns:
-                raise ValueError(f"hierarchies: column {c!r} is not in the data")
+                raise InputError("is not a column of the data", param="hierarchies", column=c)
+            if c not in qi + sa:
+                continue                       # a hierarchy of an unpublished column
             hier[c] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
         numeric = set(numeric) if numeric is not None else {
             c for c in qi + sa if c not in hier and _is_numeric(data[c])}
         for c in numeric:
             if c not in qi + sa:
-                raise ValueError(f"numeric: column {c!r} is neither a quasi-identifier nor "
-                                 "sensitive")
+                raise InputError("is neither a quasi-identifier nor sensitive",
+                                 param="numeric", column=c)
             if not _is_numeric(data[c]):
-                raise ValueError(f"numeric: column {c!r} has dtype {data[c].dtype}, not numeric")
+                raise InputError(f"has dtype {data[c].dtype}", param="numeric", column=c,
+                                 expected="a numeric column")
         ground = dict(ground or {})
         for c in ground:
             if c not in sa:
-                raise ValueError(f"ground: column {c!r} is not a sensitive attribute")
+                raise InputError("is not a sensitive attribute", param="ground", column=c)
         for c in qi + sa:
             if data[c].isna().any():
-                raise ValueError(f"column {c!r} has missing values; drop or impute them first")
-        self.data = data.reset_index(drop=True)
+                raise InputError("has missing values", column=c,
+                                 expected="no missing values: drop or impute them first")
+        #: every input column's role, as the caller named it
+        self.roles = roles
+        self.other = [c for c in data.columns if roles[c] == "other"]
+        # identifiers and dropped columns are not kept
+        self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
         self.quasi_identifiers = qi
         self.sensitive = sa
@@ -242,18 +245,19 @@ class MSAProblem:
 
     # ------------------------------------------------------------ steps
     def _check_kt(self, k, t):
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        k = check_int(k, "k", minimum=1)
         if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) \
                 or not (0.0 <= float(t) <= 1.0) or math.isnan(float(t)):
-            raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+            raise InputError(f"got {t!r}", param="t", expected="a number in [0, 1]")
         if self.n < k:
-            raise ValueError(f"the table has {self.n} records, fewer than k={k}")
+            raise InputError(f"the table has {self.n} records, fewer than k={k}", param="k")
 
     def clusters(self, algorithm: str, k: int, t: float = 1.0, *, seed=None,
                  fcm_options: Mapping | None = None):
         """The SA clusters/groups of an algorithm: (list of member arrays,
-        seed mode, effective k)."""
+        seed mode, effective k).  ``seed``: a NumPy seed or Generator for
+        FCM's start and the order of tied records (:meth:`run` derives it
+        from the release key), so that no tie is broken by input order."""
         rng = np.random.default_rng(seed)
         n = self.n
         if algorithm == "cluster":
@@ -262,7 +266,7 @@ class MSAProblem:
             return groups, 0, k
         if algorithm == "pca":
             kk = adjusted_k(n, k)
-            order = pca_order(self._pca_matrix())
+            order = pca_order(self._pca_matrix(), tiebreak=rng.permutation(n))
             sizes = split_sizes(n, kk, "central")
             return np.split(order, np.cumsum(sizes)[:-1]), 0, kk
         if algorithm == "microagg":
@@ -272,10 +276,11 @@ class MSAProblem:
             # so k >= n / (2 (n - 1) t + 1) guarantees t for one SA.
             kt = k if n <= 1 else max(k, math.ceil(n / (2.0 * (n - 1) * t + 1.0)))
             kk = adjusted_k(n, min(kt, n))
-            order = self._joint_sa_order()
+            order = self._joint_sa_order(tiebreak=rng.permutation(n))
             sizes = split_sizes(n, kk, "central")
             return np.split(order, np.cumsum(sizes)[:-1]), 1, kk
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+        raise InputError(f"got {algorithm!r}", param="algorithm",
+                         expected=f"one of {', '.join(ALGORITHMS)}")
 
     def _pca_matrix(self) -> np.ndarray:
         cols = []
@@ -288,10 +293,11 @@ class MSAProblem:
                 cols.append(oh)
         return np.hstack(cols)
 
-    def _joint_sa_order(self) -> np.ndarray:
+    def _joint_sa_order(self, tiebreak=None) -> np.ndarray:
         """Records in lexicographic SA order; a categorical SA's values in the
-        depth-first order of its tree (siblings adjacent)."""
-        keys = []
+        depth-first order of its tree (siblings adjacent); ties by
+        ``tiebreak`` (default: record index)."""
+        keys = [np.arange(self.n) if tiebreak is None else np.asarray(tiebreak)]
         for s in reversed(self.sas):
             if s.hierarchy is not None:
                 h = s.hierarchy
@@ -301,7 +307,7 @@ class MSAProblem:
                 keys.append(rank[s.codes])
             else:
                 keys.append(s.codes)
-        return np.lexsort(keys) if keys else np.arange(self.n)   # stable
+        return np.lexsort(keys)
 
     def generate(self, groups, seed_mode: int, *, seed=None) -> tuple:
         """GenerateEquivalenceClasses (Pseudocode 1): class id per record."""
@@ -372,30 +378,75 @@ class MSAProblem:
                               self._weight)
 
     # ------------------------------------------------------------ the whole run
-    def run(self, algorithm: str, k: int, t: float, *, seed=None,
-            fcm_options: Mapping | None = None):
-        """Anonymize: clusters, Pseudocode 1, Pseudocode 2, generalization."""
+    def run(self, algorithm: str, k: int, t: float, *, seed=None, research_seed: bool = False,
+            keep_order: bool = False, fcm_options: Mapping | None = None):
+        """Anonymize: clusters, Pseudocode 1, Pseudocode 2, generalization.
+
+        ``seed``, ``research_seed``, ``keep_order``: see :func:`anonymize_msa`.
+        """
         self._check_kt(k, t)
         if algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-        ss = np.random.SeedSequence(seed)
-        s_part, s_gen = ss.spawn(2)
+            raise InputError(f"got {algorithm!r}", param="algorithm",
+                             expected=f"one of {', '.join(ALGORITHMS)}")
+        key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
         times = {}
         t0 = time.perf_counter()
-        groups, mode, kk = self.clusters(algorithm, k, t, seed=s_part, fcm_options=fcm_options)
+        groups, mode, kk = self.clusters(algorithm, k, t, seed=key.generator("msa-clusters"),
+                                         fcm_options=fcm_options)
         t1 = time.perf_counter()
-        classes, n_ec = self.generate(groups, mode, seed=s_gen)
+        classes, n_ec = self.generate(groups, mode, seed=key.generator("msa-classes"))
         counts, lo, hi = self.class_state(classes, n_ec)
         t2 = time.perf_counter()
         into, merges = self.ensure(counts, lo, hi, t)
         t3 = time.perf_counter()
         final, relabel = np.unique(into, return_inverse=True)
-        classes = relabel[classes].astype(np.int64)
+        # published class labels and row order: drawn from the key, so that
+        # neither follows the input order (rows grouped by class, in a random
+        # order within it); keep_order keeps both
+        label_of = np.empty(final.size, dtype=np.int64)
+        by_label = final[key.order(final.size, "msa-class-labels")]
+        label_of[np.searchsorted(final, by_label)] = np.arange(final.size)
+        classes = label_of[relabel[classes]]
+        if keep_order:
+            order = np.arange(self.n, dtype=np.int64)
+        else:
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[key.order(self.n, "msa-rows")] = np.arange(self.n)
+            order = np.lexsort((rank, classes))
         from .result import MSAResult
-        res = MSAResult(self, algorithm, int(k), float(t), kk, classes, counts[final],
-                        lo[final], hi[final], int(merges), n_ec,
-                        [len(g) for g in groups])
+        res = MSAResult(self, algorithm, int(k), float(t), kk, classes, counts[by_label],
+                        lo[by_label], hi[by_label], int(merges), n_ec,
+                        [len(g) for g in groups], order=order,
+                        metadata={"paper": "003", "model": {"k": int(k), "t": float(t),
+                                                            "algorithm": algorithm},
+                                  **key.metadata(), **self.column_roles()})
         times.update(partition=t1 - t0, generate=t2 - t1, ensure=t3 - t2,
                      total=t3 - t0)
         res.timings = times
         return res
+
+    def column_roles(self) -> dict:
+        """The columns a release passes through, and those it never publishes."""
+        return {"pass_through": list(self.other),
+                "identifiers": [c for c, r in self.roles.items() if r == "identifiers"],
+                "dropped": [c for c, r in self.roles.items() if r == "drop"]}
+
+
+def _as_frame(data) -> pd.DataFrame:
+    if not isinstance(data, pd.DataFrame):
+        try:
+            import pyarrow as pa
+            if isinstance(data, pa.Table):
+                data = data.to_pandas()
+        except ImportError:  # pragma: no cover
+            pass
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"got a {type(data).__name__}", param="data",
+                         expected="a pandas DataFrame or a pyarrow Table")
+    if len(data) == 0:
+        raise InputError("the table is empty", param="data", expected="at least one record")
+    return data
+
+
+def _names(v) -> list:
+    return [v] if isinstance(v, str) else list(v or ())

@@ -21,10 +21,15 @@ class MSAResult:
 
     Attributes
     ----------
-    classes : ndarray, the final equivalence class of every input row
+    classes : ndarray, the final equivalence class of every input row (the
+        published ``ec``: labels drawn from the key unless keep_order)
     k_used : the number of SA clusters/groups (k after adjustment)
     n_merges : merges made by EnsureTCloseness
     timings : seconds per step (partition, generate, ensure, total)
+    order : ndarray, the input row of every published row (default: grouped
+        by class, classes in label order)
+    metadata : the release's facts: model, key mode, row order, the columns
+        passed through and those never published
     """
 
     problem: MSAProblem
@@ -40,6 +45,12 @@ class MSAResult:
     n_initial_classes: int
     cluster_sizes: list
     timings: dict = field(default_factory=dict)
+    order: np.ndarray | None = None
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.order is None:
+            self.order = np.argsort(self.classes, kind="stable")
 
     @property
     def sizes(self) -> np.ndarray:
@@ -66,10 +77,11 @@ class MSAResult:
         """IL_T of eq. 1 (sum over QIs per record, mean over records)."""
         return information_loss(self)
 
-    def generalized(self, keep: Sequence[str] = ()) -> pd.DataFrame:
+    def generalized(self) -> pd.DataFrame:
         """The published table: ``ec`` (class id), the generalized QIs (ranges
         ``[lo, hi]`` for numeric QIs, hierarchy node labels for categorical),
-        the SAs unchanged and the ``keep`` columns; rows grouped by class."""
+        the SAs unchanged and the pass-through (``other``) columns, in the
+        published row order (:attr:`order`)."""
         p = self.problem
         out = {"ec": self.classes}
         for a, q in enumerate(p.qis):
@@ -80,38 +92,28 @@ class MSAResult:
             else:
                 lab = np.asarray(q.hierarchy.labels, dtype=object)[self.lo[:, a]]
             out[q.name] = lab[self.classes]
-        for c in p.sensitive:
+        for c in p.sensitive + p.other:
             out[c] = p.data[c].to_numpy()
-        for c in keep:
-            if c not in p.data.columns:
-                raise ValueError(f"keep: column {c!r} is not in the data")
-            if c in out:
-                continue
-            out[c] = p.data[c].to_numpy()
-        df = pd.DataFrame(out)
-        order = np.argsort(self.classes, kind="stable")
-        return df.iloc[order].reset_index(drop=True)
+        return pd.DataFrame(out).iloc[self.order].reset_index(drop=True)
 
     def summary(self) -> dict:
+        """Sizes, t, IL, timings and the release's metadata (key mode, row
+        order, pass-through columns)."""
         mn, mx, avg = self.size_stats()
         return {"algorithm": self.algorithm, "k": self.k, "t": self.t, "k_used": self.k_used,
                 "n_classes": int(self.sizes.size), "min_size": mn, "max_size": mx,
                 "avg_size": avg, "k_achieved": self.k_achieved, "t_achieved": self.t_achieved,
                 "il": self.information_loss(), "n_merges": self.n_merges,
-                **{f"time_{k}": v for k, v in self.timings.items()}}
+                **{f"time_{k}": v for k, v in self.timings.items()},
+                **{k: v for k, v in self.metadata.items() if k not in ("paper", "model")}}
 
-    def write(self, path, *, keep: Sequence[str] = (), protect=()) -> Path:
-        """Write the published table atomically: Parquet for ``.parquet``/
-        ``.pq``, CSV otherwise.  ``protect`` names files never overwritten."""
-        from ...io.atomic import atomic_path
-        path = Path(path)
-        df = self.generalized(keep)
-        with atomic_path(path, protect=protect) as tmp:
-            if path.suffix.lower() in (".parquet", ".pq"):
-                df.to_parquet(tmp, index=False)
-            else:
-                df.to_csv(tmp, index=False)
-        return path
+    def write(self, path, *, format: str | None = None, protect=()) -> Path:
+        """Write the published table atomically: Parquet (with the release's
+        metadata) for ``.parquet``/``.pq``, CSV (``.csv``, ``.csv.gz``, ...)
+        otherwise.  ``protect`` names files never overwritten."""
+        from ..output import write_tables
+        return write_tables([(path, self.generalized())], format=format,
+                            metadata=self.metadata, protect=protect)[0]
 
 
 def _fmt(v) -> str:
@@ -139,7 +141,9 @@ def information_loss(result: MSAResult) -> float:
 
 def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   algorithm: str = "pca", hierarchies=None, numeric=None, ground=None,
-                  seed=None, n_threads: int | None = None,
+                  identifiers: Sequence[str] = (), other: Sequence[str] = (),
+                  drop: Sequence[str] = (), seed=None, research_seed: bool = False,
+                  keep_order: bool = False, n_threads: int | None = None,
                   fcm_options: Mapping | None = None) -> MSAResult:
     """Publish ``data`` under k-anonymity and t-closeness for every sensitive
     attribute (paper 003, Def. 4).
@@ -147,6 +151,7 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     Parameters
     ----------
     data : DataFrame or pyarrow Table
+        Every column needs a role; a column nobody named is refused.
     quasi_identifiers, sensitive : column names
     k : int
         Smallest class size.
@@ -154,11 +159,22 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
         Largest EMD between a class's and the table's distribution of any SA.
     algorithm : {'cluster', 'pca', 'microagg'}
         Algorithm 1, Algorithm 2, or the t-closeness-first microaggregation.
-    hierarchies, numeric, ground, n_threads
+    identifiers, other, drop, hierarchies, numeric, ground, n_threads
         See :class:`MSAProblem`.
-    seed : int or SeedSequence, optional
-        Randomness of FCM initialization and of the seeds of Pseudocode 1
-        (not privacy-critical); default fresh from the OS.
+    seed : bytes, str or int, optional
+        Key material of at least 128 bits; the release (FCM's start, the
+        seeds of Pseudocode 1, ties, class labels, row order) is a pure
+        function of the data and the key.  Default: a fresh key from the OS.
+    research_seed : bool
+        Accept a seed shorter than 128 bits (the metadata records
+        ``key: 'research-seed'``).
+    keep_order : bool
+        Publish the rows in input order with the classes as numbered by the
+        algorithm (the metadata records ``row_order: 'input'``).  A risk:
+        when the input is sorted by some attribute, the order of the rows of
+        a class links their exact sensitive values to that attribute.
+        Default: rows grouped by class, class labels and the order within a
+        class drawn at random from the key.
 
     Returns
     -------
@@ -169,10 +185,12 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"zip": [1, 2, 3, 4, 5, 6], "s": list("aabbcc")})
-    >>> r = anonymize_msa(df, ["zip"], ["s"], k=3, t=0.2, seed=0)
-    >>> r.size_stats()[0] >= 3
-    True
+    >>> r = anonymize_msa(df, ["zip"], ["s"], k=3, t=0.2)
+    >>> r.size_stats()[0] >= 3, r.summary()["row_order"]
+    (True, 'random')
     """
-    prob = MSAProblem(data, quasi_identifiers, sensitive, hierarchies=hierarchies,
-                      numeric=numeric, ground=ground, n_threads=n_threads)
-    return prob.run(algorithm, k, t, seed=seed, fcm_options=fcm_options)
+    prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
+                      drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
+                      n_threads=n_threads)
+    return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,
+                    keep_order=keep_order, fcm_options=fcm_options)
