@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from anonset import lgb as L
 from anonset.cli.lgb import register
 from anonset.hierarchy import Hierarchy
+from anonset.partition.lgb.domain import contiguous, encode_column, make_domain
 
 
 # ------------------------------------------------------------------ oracles
@@ -172,9 +173,9 @@ def test_mondrian_matches_oracle(seed):
     n = 150
     df = pd.DataFrame({"a": rng.integers(0, 20, n), "b": rng.integers(0, 5, n) * 7,
                        "c": rng.choice(list("abcdefgh"), n)})
-    doms = [L._make_domain("a", df["a"], None), L._make_domain("b", df["b"], None),
-            L._make_domain("c", df["c"], JOB_H)]
-    codes = np.stack([L._encode(df[x], d) for x, d in zip("abc", doms)]).astype(np.int32)
+    doms = [make_domain("a", df["a"], None), make_domain("b", df["b"], None),
+            make_domain("c", df["c"], JOB_H)]
+    codes = np.stack([encode_column(df[x], d) for x, d in zip("abc", doms)]).astype(np.int32)
     for k in (2, 5, 11):
         gid = L.local_generalization(codes, np.ones((n, 3), dtype=bool), doms, k, "mdp")
         got = {frozenset(np.flatnonzero(gid == g).tolist()) for g in np.unique(gid)}
@@ -185,8 +186,8 @@ def test_topdown_group_sizes():
     rng = np.random.default_rng(5)
     n = 300
     df = pd.DataFrame({"a": rng.integers(0, 50, n), "b": rng.integers(0, 9, n)})
-    doms = [L._make_domain(x, df[x], None) for x in "ab"]
-    codes = np.stack([L._encode(df[x], d) for x, d in zip("ab", doms)]).astype(np.int32)
+    doms = [make_domain(x, df[x], None) for x in "ab"]
+    codes = np.stack([encode_column(df[x], d) for x, d in zip("ab", doms)]).astype(np.int32)
     for k in (3, 7):
         gid = L.local_generalization(codes, np.ones((n, 2), dtype=bool), doms, k, "ncp",
                                      balance=True)
@@ -201,7 +202,7 @@ def test_topdown_group_sizes():
 
 def test_contiguous_hierarchy_order():
     h = Hierarchy([["a", "x", "*"], ["c", "y", "*"], ["b", "x", "*"], ["d", "y", "*"]])
-    assert L._contiguous(h).leaves == ("a", "b", "c", "d")
+    assert contiguous(h).leaves == ("a", "b", "c", "d")
 
 
 # -------------------------------------------------- Corollary 3 on outputs
@@ -512,9 +513,11 @@ def test_adult_corollary3(method):
     hier = {a: adult_hierarchy(a) for a in ("marital-status", "race", "education",
                                              "occupation")}
     # (its speed is measured in bench/bench_papers.py and bench/reproduce_002.py, not here)
-    r = L.lgb(df, qi=["relationship", "marital-status", "race", "education", "hours-per-week"],
-              semi_sensitive=["sex", "age", "occupation"], sensitive=["fnlwgt"], flags=flags,
-              k=5, l=5, closeness={"sex": 0.2}, method=method, hierarchies=hier, seed=1)
+    qi = ["relationship", "marital-status", "race", "education", "hours-per-week"]
+    semi = ["sex", "age", "occupation"]
+    r = L.lgb(df, qi=qi, semi_sensitive=semi, sensitive=["fnlwgt"], flags=flags,
+              drop=[c for c in df.columns if c not in qi + semi + ["fnlwgt"]],
+              k=5, l=5, closeness={"sex": 0.2}, method=method, hierarchies=hier, seed=SEED)
     assert L.verify(r)["ok"]
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from . import EXIT_INTERRUPTED, EXIT_USAGE, _check_not_input, _format_of, _names, _read_table
 from . import _seed
 
-__all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs", "key_kwargs",
-           "read_input", "check_outputs", "risk_note", "run_command"]
+__all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
+           "key_kwargs", "read_input", "check_outputs", "risk_note", "run_command"]
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 from .bucketize import local_bucketization
 from .core import LGBResult, lgb
-from .domain import _contiguous, _Domain, _encode, _make_domain  # noqa: F401 (tests)
 from .flags import draw_flags
 from .generalize import METHODS, local_generalization
 from .metrics import c_dm, ncp, query_error

@@ -54,8 +54,8 @@ def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
     return out, int(nb)
 
 
-def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
-                       whole: np.ndarray) -> tuple[np.ndarray, int]:
+def closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
+                      whole: np.ndarray) -> tuple[np.ndarray, int]:
     """Buckets whose value distribution is within EMD t of both the whole
     column's (``whole``: its value counts) and the bucketized values'
     distribution: values sorted and dealt round-robin into m buckets (each
@@ -93,7 +93,7 @@ def _closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
     return deal(lo), lo
 
 
-def _suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
+def suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
     """Keep-mask removing the fewest values so the rest is l-eligible: every
     value keeps at most c* occurrences, c* the largest cap with
     sum(min(c_v, c*)) >= l * c*.  The last occurrences (row order) go."""
@@ -145,8 +145,8 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
             if dom.d == 1:
                 b, nb = np.zeros(rows.size, dtype=np.int64), 1
             else:
-                b, nb = _closeness_buckets(vals, dom.d, float(closeness[a]), grounds[a],
-                                           np.bincount(codes[j], minlength=dom.d))
+                b, nb = closeness_buckets(vals, dom.d, float(closeness[a]), grounds[a],
+                                          np.bincount(codes[j], minlength=dom.d))
         else:
             la = lmap[a]
             cnt = np.bincount(vals)
@@ -159,7 +159,7 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
                         "values)", param="l", column=a,
                         expected="a lower l for it, or {@suppress=True} to publish the "
                                  "fewest of its values as '*'")
-                keep = _suppress_for_eligibility(vals, la)
+                keep = suppress_for_eligibility(vals, la)
                 suppressed[j, rows[~keep]] = True
                 rows, vals = rows[keep], vals[keep]
                 if rows.size == 0:

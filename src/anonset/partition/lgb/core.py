@@ -20,8 +20,8 @@ from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
-from .domain import _encode, _make_domain
-from .flags import _flags_matrix, _promote, promote_for_closeness
+from .domain import encode_column, make_domain
+from .flags import flags_matrix, promote_for_k, promote_for_closeness
 from .generalize import METHODS, local_generalization, published_intervals
 from .metrics import c_dm, ncp
 
@@ -197,14 +197,14 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                                             method, hierarchies)
     n = len(frame)
     order = key.order(n, "lgb-rows")
-    semi_flags = np.ascontiguousarray(_flags_matrix(frame, semi, flags)[order])
+    semi_flags = np.ascontiguousarray(flags_matrix(frame, semi, flags)[order])
     frame = frame.iloc[order].reset_index(drop=True)
 
-    domains = [_make_domain(a, frame[a], hier.get(a)) for a in attrs]
+    domains = [make_domain(a, frame[a], hier.get(a)) for a in attrs]
     q = len(attrs)
     codes = np.empty((q, n), dtype=np.int32)
     for j, (a, dom) in enumerate(zip(attrs, domains)):
-        codes[j] = _encode(frame[a], dom)
+        codes[j] = encode_column(frame[a], dom)
 
     # flags only ever grow: so that every QI-partition subset holds k rows,
     # and so that the flagged values of every t-closeness attribute are
@@ -214,7 +214,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     promoted = -1
     total = 0
     while promoted != 0:
-        promoted = _promote(semi_flags, k)
+        promoted = promote_for_k(semi_flags, k)
         for a in closeness:
             if a in semi:
                 j, dom = attrs.index(a), domains[attrs.index(a)]

@@ -17,7 +17,7 @@ from ...hierarchy import Hierarchy
 
 
 @dataclass(frozen=True, eq=False)
-class _Domain:
+class Domain:
     """Ordered domain of one attribute, with what generalization needs.
 
     Numeric attributes generalize to ranges of domain values; categorical ones
@@ -77,7 +77,7 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _contiguous(h: Hierarchy) -> Hierarchy:
+def contiguous(h: Hierarchy) -> Hierarchy:
     """The same tree with leaves reordered so that every subtree is a
     contiguous range, keeping the file's order otherwise."""
     anc = h.ancestors
@@ -90,7 +90,7 @@ def _contiguous(h: Hierarchy) -> Hierarchy:
     return Hierarchy([h.paths[i] for i in order])
 
 
-def _make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> _Domain:
+def make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> Domain:
     numeric = hierarchy is None and pd.api.types.is_numeric_dtype(col.dtype) \
         and not pd.api.types.is_bool_dtype(col.dtype)
     if numeric:
@@ -100,7 +100,7 @@ def _make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> _Dom
         x = vals.astype(np.float64)
         span = float(x[-1] - x[0])
         cost = (x - x[0]) / span if span > 0 else np.zeros_like(x)
-        return _Domain(name, True, tuple(v.item() for v in vals), None, cost)
+        return Domain(name, True, tuple(v.item() for v in vals), None, cost)
     if hierarchy is None:
         uniq = pd.unique(col)
         if pd.isna(uniq).any():
@@ -112,7 +112,7 @@ def _make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> _Dom
         hierarchy = Hierarchy.flat([str(v) for v in uniq])
         values = tuple(v.item() if isinstance(v, np.generic) else v for v in uniq)
     else:
-        hierarchy = _contiguous(hierarchy)
+        hierarchy = contiguous(hierarchy)
         values = None
     h = hierarchy
     if values is None:
@@ -139,10 +139,10 @@ def _make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> _Dom
     # size(node) / |A| (the paper's Sec. 3.2.2 formula for generalized cells)
     cost = size[lca] / float(d)
     np.fill_diagonal(cost, 0.0)
-    return _Domain(name, False, values, h, cost, node_lo, node_hi, lca)
+    return Domain(name, False, values, h, cost, node_lo, node_hi, lca)
 
 
-def _encode(col: pd.Series, dom: _Domain) -> np.ndarray:
+def encode_column(col: pd.Series, dom: Domain) -> np.ndarray:
     if dom.numeric:
         x = col.to_numpy()
         codes = np.searchsorted(np.asarray(dom.values), x)

@@ -45,11 +45,11 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
     n = data if isinstance(data, (int, np.integer)) else len(data)
     if not isinstance(density, (int, float)) or not 0.0 <= float(density) <= 1.0:
         raise ValueError(f"density must be a number in [0, 1], got {density!r}")
-    rng = _generator(seed, "flags")
+    rng = experiment_generator(seed, "flags")
     return pd.DataFrame({a: rng.random(int(n)) < float(density) for a in attributes})
 
 
-def _generator(seed, purpose: str) -> np.random.Generator:
+def experiment_generator(seed, purpose: str) -> np.random.Generator:
     """Randomness of the experiment helpers (drawn flags, random queries):
     not key material -- which cells are flagged shows in the release anyway
     -- so any seed is accepted.  A release's own randomness comes from its
@@ -79,7 +79,7 @@ def _flag_values(x, name: str) -> np.ndarray:
     return yes.to_numpy()
 
 
-def _flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
+def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
     n = len(frame)
     if not semi:
         return np.zeros((n, 0), dtype=bool)
@@ -116,7 +116,7 @@ def _flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
     return out
 
 
-def _promote(flags: np.ndarray, k: int) -> int:
+def promote_for_k(flags: np.ndarray, k: int) -> int:
     """Make every QI-partition subset hold >= k rows by flagging more cells
     sensitive (over-protection is always allowed: a flagged value is only
     ever bucketized).  flags (n, s) of the semi-sensitive attributes is

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...validate import check_int
-from .domain import _Domain
+from .domain import Domain
 
 METHODS = ("mdp", "ncp")
 
 
-def _cost_tables(domains: list[_Domain]):
+def _cost_tables(domains: list[Domain]):
     kind = np.array([0 if d.numeric else 1 for d in domains], dtype=np.int32)
     dom = np.array([d.d for d in domains], dtype=np.int32)
     tabs = [np.ascontiguousarray(d.cost, dtype=np.float64).ravel() for d in domains]
@@ -38,7 +38,7 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
     qi_mask : bool array (n, q)
         True where the cell is a QI value.  Rows with the same mask form one
         QI-partition subset (Def. 7); each needs >= k rows.
-    domains : list of _Domain, one per attribute
+    domains : list of Domain, one per attribute
     k : int
     method : {'mdp', 'ncp'}
     balance : bool

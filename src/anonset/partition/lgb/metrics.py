@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .domain import _Domain
-from .flags import _generator
+from .domain import Domain
+from .flags import experiment_generator
 
 if TYPE_CHECKING:
     from .core import LGBResult
@@ -109,7 +109,7 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
         raise ValueError(f"bound must be 'paper' or 'hard', got {bound!r}")
     if bucketed not in ("share", "shown"):
         raise ValueError(f"bucketed must be 'share' or 'shown', got {bucketed!r}")
-    rng = _generator(seed, "queries")
+    rng = experiment_generator(seed, "queries")
     tvals = np.asarray(tdom.values, dtype=np.float64)
     y = tvals[res.codes[jt]]
     # target buckets: values sorted inside each bucket, prefix sums
@@ -186,7 +186,7 @@ def query_error(res: LGBResult, target: str, *, n_queries: int = 1000, n_predica
     return (mean, errs) if detail else mean
 
 
-def _random_predicate(dom: _Domain, rng) -> np.ndarray:
+def _random_predicate(dom: Domain, rng) -> np.ndarray:
     d = dom.d
     mask = np.zeros(d, dtype=np.float64)
     if dom.numeric:

@@ -30,7 +30,7 @@ def dist_cat(i, j, hierarchy: Hierarchy):
 
 
 @dataclass
-class _QI:
+class QIColumn:
     name: str
     numeric: bool
     codes: np.ndarray            # rank (numeric) or node id of the leaf (categorical)
@@ -48,7 +48,7 @@ class _QI:
 
 
 @dataclass
-class _SA:
+class SAColumn:
     name: str
     numeric: bool
     codes: np.ndarray            # domain index
@@ -58,7 +58,7 @@ class _SA:
     spec: object                 # what to hand anonset.checks as ground
 
 
-def _node_tables(h: Hierarchy):
+def node_tables(h: Hierarchy):
     """LCA node, squared distCat and leaf counts over all nodes of a tree."""
     nn = len(h.labels)
     H = h.height
@@ -82,11 +82,11 @@ def _node_tables(h: Hierarchy):
     return lca.astype(np.int32), np.ascontiguousarray(sqd, dtype=np.float64), leaf_count
 
 
-def _is_numeric(col: pd.Series) -> bool:
+def is_numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
 
 
-def _leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray:
+def leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray:
     vals = col.astype(str).to_numpy() if not pd.api.types.is_string_dtype(col.dtype) \
         else col.to_numpy().astype(str)
     cat = pd.Categorical(vals, categories=list(h.leaves))

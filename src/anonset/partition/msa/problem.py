@@ -19,7 +19,7 @@ from ...hierarchy import Hierarchy
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
-from .encoding import _QI, _SA, _is_numeric, _leaf_codes, _node_tables, dist_cat, dist_num
+from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
 
 ALGORITHMS = ("cluster", "pca", "microagg")
 
@@ -81,12 +81,12 @@ class MSAProblem:
                 continue                       # a hierarchy of an unpublished column
             hier[c] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
         numeric = set(numeric) if numeric is not None else {
-            c for c in qi + sa if c not in hier and _is_numeric(data[c])}
+            c for c in qi + sa if c not in hier and is_numeric(data[c])}
         for c in numeric:
             if c not in qi + sa:
                 raise InputError("is neither a quasi-identifier nor sensitive",
                                  param="numeric", column=c)
-            if not _is_numeric(data[c]):
+            if not is_numeric(data[c]):
                 raise InputError(f"has dtype {data[c].dtype}", param="numeric", column=c,
                                  expected="a numeric column")
         ground = dict(ground or {})
@@ -111,28 +111,28 @@ class MSAProblem:
         self._kernel_arrays()
 
     # ------------------------------------------------------------ encoding
-    def _encode_qi(self, name, numeric, h) -> _QI:
+    def _encode_qi(self, name, numeric, h) -> QIColumn:
         col = self.data[name]
         if numeric:
             values, codes = np.unique(col.to_numpy(dtype=np.float64), return_inverse=True)
-            return _QI(name, True, codes.astype(np.int32), values=values)
+            return QIColumn(name, True, codes.astype(np.int32), values=values)
         if h is None:
             h = Hierarchy.flat(sorted(col.astype(str).unique()))
-        leaves = _leaf_codes(col, h, name, "quasi-identifier")
-        lca, sqd, leaf_count = _node_tables(h)
-        return _QI(name, False, h.ancestors[leaves, 0].astype(np.int32), hierarchy=h,
-                   n_nodes=len(h.labels), sqd=sqd, lca=lca, leaf_count=leaf_count)
+        leaves = leaf_codes(col, h, name, "quasi-identifier")
+        lca, sqd, leaf_count = node_tables(h)
+        return QIColumn(name, False, h.ancestors[leaves, 0].astype(np.int32), hierarchy=h,
+                        n_nodes=len(h.labels), sqd=sqd, lca=lca, leaf_count=leaf_count)
 
-    def _encode_sa(self, name, numeric, h, gspec) -> _SA:
+    def _encode_sa(self, name, numeric, h, gspec) -> SAColumn:
         col = self.data[name]
         if isinstance(gspec, Hierarchy):
             h, gspec = gspec, "hierarchical"
         if gspec in ("hierarchical", "tree") and h is None:
             raise ValueError(f"ground for {name!r} is 'hierarchical' but no hierarchy was given")
         if h is not None and gspec in (None, "hierarchical", "tree"):
-            codes = _leaf_codes(col, h, name, "sensitive attribute")
+            codes = leaf_codes(col, h, name, "sensitive attribute")
             g = Ground.tree(h)
-            return _SA(name, False, codes, list(h.leaves), g, h, g)
+            return SAColumn(name, False, codes, list(h.leaves), g, h, g)
         if numeric:
             domain, codes = np.unique(col.to_numpy(), return_inverse=True)
         else:
@@ -148,7 +148,7 @@ class MSAProblem:
             h = None                    # distNum over the ranks
         else:
             h = Hierarchy.flat([str(v) for v in domain])
-        return _SA(name, numeric and h is None, codes.astype(np.int64), domain, g, h, g)
+        return SAColumn(name, numeric and h is None, codes.astype(np.int64), domain, g, h, g)
 
     def _kernel_arrays(self):
         qis = self.qis
@@ -325,9 +325,9 @@ class MSAProblem:
             seed_order = np.zeros(0, dtype=np.int64)
         cl_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         members = np.ascontiguousarray(np.concatenate(groups), dtype=np.int64)
-        return _msa.generate_ecs(self._xu, self._tid, self._kind, self._scale, self._dom, self._tab_off,
-                                 self._tab, cl_start, members, int(seed_mode), seed_order,
-                                 self.n_threads)
+        return _msa.generate_ecs(self._xu, self._tid, self._kind, self._scale, self._dom,
+                                 self._tab_off, self._tab, cl_start, members, int(seed_mode),
+                                 seed_order, self.n_threads)
 
     def class_state(self, classes: np.ndarray, n_classes: int):
         """SA counts and QI centroids (lo, hi) of every class."""
