@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import anonset
-from anonset.audit.core import (_Classes, attack, audit, check_anonymity, check_closeness,
+from anonset.audit.checks import _Classes
+from anonset.audit import (attack, audit, check_anonymity, check_closeness,
                            check_diversity, closeness_bound_any_A, expand, membership)
 from anonset.closeness_search import worst_emd_bruteforce
 from anonset.randomized.params import AttributeParams, ground_object

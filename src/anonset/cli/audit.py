@@ -35,7 +35,7 @@ def register(sub) -> None:
 def cmd_audit(args) -> int:
     from .. import cli
     from ..io.atomic import atomic_path
-    from ..audit.core import audit
+    from ..audit import audit
     if args.plot and not args.attack:
         raise cli.UsageError("--plot needs --attack")
     if args.known < 0:
