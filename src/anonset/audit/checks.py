@@ -1,13 +1,9 @@
-"""Checks of paper 000's models on a published SetTable: frequency and
-entropy diversity (Def. 11-14), anonymity (Def. 17-18) and closeness
-(Def. 15-16 with eq. 12), with their helpers: the expansion of the
-non-aggregated table, exact class scans and the closeness bounds.
+"""Checks of paper 000's privacy models on a published table:
+(l_1..l_q)-diversity (Def. 11-14), (k_1..k_q)-anonymity (Def. 17-18) and
+(t_1..t_q)-closeness (Def. 15-16 with eq. 12, Theorem 4).
 
-Equivalence classes (Def. 10) live in the *non-aggregated* table: the
-Cartesian product of each record's sets (paper 000 Table III(b)).  The class
-for S_j with key c (one value per other published attribute) holds, for every
-record i whose sets on the other attributes all contain c, the |R_ij| rows
-(c, v), v in R_ij.  Hence, for every class,
+Equivalence classes (Def. 10) live in the *non-aggregated* table
+(:mod:`anonset.audit.classes`).  For every class for S_j,
 
 * a record adds at most one occurrence of each value of S_j, and
 * it adds |R_ij| >= m_j := min_i |R_ij| rows,
@@ -16,40 +12,43 @@ so n_j(v) <= (records in the class) <= (class size) / m_j: every relative
 frequency is at most 1/m_j (frequency m_j-diversity, Def. 11), the entropy is
 at least -log(max frequency) >= log(m_j) (entropy m_j-diversity, Def. 13) and
 the class has at least m_j rows (m_j-anonymity, Def. 17).  The checkers
-therefore *prove* diversity and anonymity from the set sizes alone, in
-O(N) time, without expanding; the expansion (exact, for small tables) and a
-sample of classes (exact per class, for large tables) are there to measure
-the actual values and as test oracles.  See docs/security.md.
+therefore *prove* diversity and anonymity from the set sizes alone, in O(N)
+time, without expanding -- which is also what lets a file be checked chunk by
+chunk (the smallest set size is a minimum over chunks).  The expansion (exact,
+for small tables) and a sample of classes (exact per class, for large
+tables) measure the actual values and serve as test oracles.  Closeness is
+checked against the worst set of every size eta_j (eq. 12), with the true
+A_j where the data holder has it and a bound valid for every A_j otherwise.
+See docs/security.md.
 
 Examples
 --------
 >>> import pandas as pd, anonset
->>> from anonset.audit import audit, check_diversity
->>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
->>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
->>> check_diversity(pub).ok
-True
->>> audit(pub, df).ok
-True
+>>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")}),
+...                       anonset.Diversity(2), seed=3)
+>>> check_diversity(pub).ok, check_anonymity(pub).ok
+(True, True)
 """
 from __future__ import annotations
 
 import math
-from typing import Mapping, NamedTuple, Sequence
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ..randomized.closeness_search import u_of_p, worst_emd
 from ..emd import emd_batch
+from ..randomized.closeness_search import u_of_p, worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
+from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, membership,
+                      sample_keys, sampled_counts)
+from .masks import row_sizes
 
-__all__ = ["CheckResult", "check_diversity", "check_anonymity", "check_closeness", "expand",
-           "membership", "closeness_bound_any_A"]
+__all__ = ["CheckResult", "check_diversity", "check_anonymity", "check_closeness",
+           "closeness_bound_any_A", "diversity_result", "anonymity_result",
+           "closeness_result", "size_range", "declared_target", "ground_name", "codes_of"]
 
-#: Largest expanded (non-aggregated) table that method='auto' builds, in rows.
-EXPAND_LIMIT = 2_000_000
 _TOL = 1e-9
 
 
@@ -58,33 +57,6 @@ class CheckResult(NamedTuple):
 
     report: pd.DataFrame
     ok: bool
-
-
-# ------------------------------------------------------------------ access
-def membership(table: SetTable, name: str) -> np.ndarray:
-    """(n_rows, d) bool: ``M[i, v]`` is True when value code v is in row i's set.
-
-    Read straight from the bitmasks, so it works on tables whose sets do not
-    have the published size (which :meth:`SetTable.members` refuses).
-    """
-    a = table.schema[name]
-    m = np.ascontiguousarray(table.mask(name), dtype="<u8")
-    bits = np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1, bitorder="little")
-    return bits[:, :a.d].astype(bool)
-
-
-def _stray_bits(table: SetTable, name: str) -> int:
-    """Rows with a bit set at or beyond d (a value outside the domain)."""
-    d = table.schema[name].d
-    m = np.asarray(table.mask(name), dtype=np.uint64)
-    if d % 64 == 0:
-        return 0
-    last = m[:, -1] >> np.uint64(d % 64)
-    return int(np.count_nonzero(last))
-
-
-def _sizes(M: np.ndarray) -> np.ndarray:
-    return M.sum(axis=1, dtype=np.int64)
 
 
 def _attr_value(value, name, default):
@@ -96,180 +68,47 @@ def _attr_value(value, name, default):
     return value
 
 
-# ------------------------------------------------------------- expansion
-def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPAND_LIMIT
-           ) -> pd.DataFrame:
-    """The non-aggregated table: one row per element of each record's product
-    set (paper 000 Table III(b)), with a ``_record`` column.
-
-    Parameters
-    ----------
-    values : bool
-        Domain values instead of codes.
-    max_rows : int or None
-        Refuse (ValueError) to build more rows than this.
-    """
-    names = table.names
-    rec, cols = _expand_codes(table, max_rows)
-    out = pd.DataFrame({n: c for n, c in zip(names, cols)})
-    if values:
-        for n in names:
-            dom = np.empty(table.schema[n].d, dtype=object)
-            dom[:] = list(table.schema[n].domain)
-            out[n] = dom[out[n].to_numpy()]
-    out.insert(0, "_record", rec)
-    return out
+def declared_target(params, name: str, what: str):
+    """The l (or k) that the published parameters declare for an attribute:
+    1 for exact attributes, k falling back to l (frequency l-diversity implies
+    l-anonymity, Sec. VII-D), None where nothing is declared."""
+    par = params[name]
+    if par.exact:
+        return 1
+    if what == "k" and par.k is not None:
+        return par.k
+    return par.l
 
 
-def _expand_codes(table: SetTable, max_rows) -> tuple:
-    """(record index, [codes per attribute]) of every expanded row."""
-    Ms = [membership(table, n) for n in table.names]
-    sizes = np.ones(table.n_rows, dtype=np.float64)
-    for M in Ms:
-        sizes *= _sizes(M)
-    total = float(sizes.sum())
-    if max_rows is not None and total > max_rows:
-        raise ValueError(f"the expanded table would have {total:.3g} rows (max_rows={max_rows}); "
-                         "use method='bound' or 'sample'")
-    rec = np.arange(table.n_rows)
-    cols = []
-    for M in Ms:
-        rr, vv = np.nonzero(M)                      # row-major: sorted by row
-        cnt = np.bincount(rr, minlength=table.n_rows)
-        start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
-        rep = cnt[rec]
-        take = np.repeat(np.arange(rec.size), rep)
-        off = np.arange(take.size) - np.repeat(np.cumsum(rep) - rep, rep)
-        new = vv[start[rec[take]] + off]
-        cols = [c[take] for c in cols] + [new]
-        rec = rec[take]
-    return rec, cols
-
-
-def _stats_from_counts(C: np.ndarray) -> tuple:
-    """(class sizes, max relative frequency, entropy) of count rows C (k, d)."""
-    C = np.asarray(C, dtype=np.float64)
-    size = C.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        P = C / size[:, None]
-        maxf = P.max(axis=1)
-        H = -np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0).sum(axis=1)
-    return size, maxf, H
-
-
-def _expanded_stats(table: SetTable, max_rows) -> dict:
-    """Exact stats of every class for every attribute, from the expansion."""
-    _, cols = _expand_codes(table, max_rows)
-    names = table.names
-    dims = [table.schema[n].d for n in names]
-    out = {}
-    for jj, j in enumerate(names):
-        d = dims[jj]
-        others = [k for k in range(len(names)) if k != jj]
-        v = cols[jj].astype(np.int64)
-        if others and math.prod(dims[k] for k in others) < 2 ** 62:
-            key = np.ravel_multi_index([cols[k] for k in others], [dims[k] for k in others])
-            _, g = np.unique(key, return_inverse=True)
-        elif others:
-            _, g = np.unique(np.stack([cols[k] for k in others], axis=1), axis=0,
-                             return_inverse=True)
-        else:
-            g = np.zeros(v.size, dtype=np.int64)
-        g = np.asarray(g).ravel()
-        ncls = int(g.max()) + 1 if g.size else 0
-        C = np.bincount(g * d + v, minlength=ncls * d).reshape(ncls, d)
-        out[j] = (C, "expand")
-    return out
-
-
-class _Classes:
-    """Exact counts of single equivalence classes without expanding.
-
-    The class for S_j with key c holds the records whose sets contain c_k for
-    every k != j.  With s_i = number of attributes k for which row i's set
-    contains c_k, those are the rows with s_i = q, plus the rows with
-    s_i = q - 1 whose set for j misses c_j: one pass over the rows per key.
-    """
-
-    def __init__(self, table: SetTable):
-        self.names = table.names
-        self.Ms = [membership(table, n) for n in self.names]
-
-    def counts(self, key: Sequence[int]) -> list:
-        """For one full key (one code per attribute), the count vector of the
-        class for S_j keyed by the other codes, for every j."""
-        q = len(self.names)
-        cols = [M[:, c] for M, c in zip(self.Ms, key)]
-        s = np.zeros(cols[0].shape[0], dtype=np.int16)
-        for col in cols:
-            s += col
-        near = np.flatnonzero(s >= q - 1)
-        s_near = s[near]
-        out = []
-        for j in range(q):
-            inj = cols[j][near]
-            rows = near[(s_near == q) | ((s_near == q - 1) & ~inj)]
-            out.append(self.Ms[j][rows].sum(axis=0, dtype=np.int64))
-        return out
-
-
-def _sample_keys(table: SetTable, n_classes: int, rng) -> np.ndarray:
-    """Keys of non-empty classes: a random record and a random member of each
-    of its sets (so each key is a row of the expanded table)."""
-    n = table.n_rows
-    rows = rng.integers(0, n, size=n_classes)
-    keys = np.empty((n_classes, len(table.names)), dtype=np.int64)
-    for j, name in enumerate(table.names):
-        M = membership(table, name)[rows]
-        sz = M.sum(axis=1)
-        pick = np.floor(rng.random(n_classes) * np.maximum(sz, 1)).astype(np.int64)
-        cum = np.cumsum(M, axis=1) - 1
-        keys[:, j] = np.argmax((cum == pick[:, None]) & M, axis=1)
-        keys[sz == 0, j] = 0
-    return keys
-
-
-def _sampled_stats(table: SetTable, keys: np.ndarray) -> dict:
-    cl = _Classes(table)
-    per = {n: [] for n in table.names}
-    for key in keys:
-        for n, c in zip(table.names, cl.counts(key)):
-            per[n].append(c)
+def size_range(table: SetTable) -> dict:
+    """{attribute: (smallest, largest) set size} of a whole table."""
     out = {}
     for n in table.names:
-        C = np.array(per[n], dtype=np.int64).reshape(len(keys), table.schema[n].d)
-        out[n] = (C[C.sum(axis=1) > 0], "sample")
+        sz = row_sizes(table.mask(n))
+        out[n] = (int(sz.min()), int(sz.max())) if sz.size else (0, 0)
     return out
 
 
 def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) -> tuple:
-    """(per-attribute minimum set sizes, per-attribute exact class counts or None)."""
+    """(size range per attribute, per-attribute exact class counts or None)."""
     if method not in ("auto", "bound", "expand", "sample"):
         raise ValueError(f"method must be 'auto', 'bound', 'expand' or 'sample', got {method!r}")
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
         raise ValueError(f"n_classes must be a positive int, got {n_classes!r}")
-    sizes = {n: _sizes(membership(table, n)) for n in table.names}
+    sizes = size_range(table)
     if method == "bound" or table.n_rows == 0:
         return sizes, None
     if method in ("auto", "expand"):
         total = np.ones(table.n_rows)
-        for s in sizes.values():
-            total = total * s
+        for n in table.names:
+            total = total * row_sizes(table.mask(n))
         if method == "expand" or total.sum() <= max_rows:
-            return sizes, _expanded_stats(table, None if method == "expand" else max_rows)
+            return sizes, expanded_counts(table, None if method == "expand" else max_rows)
     rng = np.random.default_rng(seed)
-    return sizes, _sampled_stats(table, _sample_keys(table, n_classes, rng))
-
-
-def _declared(table: SetTable, name: str, what: str):
-    par = table.params[name]
-    if par.exact:
-        return 1
-    if what == "l":
-        return par.l
-    if what == "k":
-        return par.k if par.k is not None else par.l
-    raise AssertionError(what)
+    rows = rng.integers(0, table.n_rows, size=n_classes)
+    Ms = [membership(table, n) for n in table.names]
+    keys = sample_keys([M[rows] for M in Ms], rng)
+    return sizes, sampled_counts(table.names, class_counts(Ms, keys))
 
 
 # ------------------------------------------------------------ diversity
@@ -313,20 +152,27 @@ def check_diversity(table: SetTable, l=None, measure: str = "frequency", *,
     if measure not in ("frequency", "entropy"):
         raise ValueError(f"measure must be 'frequency' or 'entropy', got {measure!r}")
     sizes, exact = _class_scan(table, method, n_classes, seed, max_rows)
+    return diversity_result(table, sizes, exact, l, measure)
+
+
+def diversity_result(table, sizes: dict, exact, l=None, measure: str = "frequency"
+                     ) -> CheckResult:
+    """The diversity report from the size range of every attribute and, where
+    measured, exact class counts (``{attribute: (counts, method)}``).
+    ``table`` needs only ``names`` and ``params`` (a file's header will do)."""
     rows = []
     for name in table.names:
         par = table.params[name]
-        target = _attr_value(l, name, _declared(table, name, "l"))
-        sz = sizes[name]
-        m = int(sz.min()) if sz.size else 0
+        target = _attr_value(l, name, declared_target(table.params, name, "l"))
+        m, top = sizes[name]
         row = {"attribute": name, "l": target, "eta": par.eta, "min_size": m,
-               "max_size": int(sz.max()) if sz.size else 0, "bound_l": m,
+               "max_size": top, "bound_l": m,
                "proven": bool(target is not None and m >= target), "method": "bound",
                "classes": 0, "max_freq": np.nan, "l_frequency": np.nan, "l_entropy": np.nan}
         verdict = row["proven"]
         if exact is not None:
             C, how = exact[name]
-            _, maxf, H = _stats_from_counts(C)
+            _, maxf, H = class_stats(C)
             row.update(method=how, classes=int(C.shape[0]))
             if C.shape[0]:
                 row.update(max_freq=float(maxf.max()), l_frequency=float(1.0 / maxf.max()),
@@ -376,14 +222,25 @@ def check_anonymity(table: SetTable, k=None, *, method: str = "auto", n_classes:
     CheckResult
         ``report`` columns: attribute, k, eta, min_size, bound_k, proven,
         method, classes, min_class, ok, message.
+
+    Examples
+    --------
+    >>> import pandas as pd, anonset
+    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Anonymity(2), seed=1)
+    >>> check_anonymity(pub).report["bound_k"].tolist()
+    [2]
     """
     sizes, exact = _class_scan(table, method, n_classes, seed, max_rows)
+    return anonymity_result(table, sizes, exact, k)
+
+
+def anonymity_result(table, sizes: dict, exact, k=None) -> CheckResult:
+    """The anonymity report, from the same inputs as :func:`diversity_result`."""
     rows = []
     for name in table.names:
         par = table.params[name]
-        target = _attr_value(k, name, _declared(table, name, "k"))
-        sz = sizes[name]
-        m = int(sz.min()) if sz.size else 0
+        target = _attr_value(k, name, declared_target(table.params, name, "k"))
+        m = sizes[name][0]
         row = {"attribute": name, "k": target, "eta": par.eta, "min_size": m, "bound_k": m,
                "proven": bool(target is not None and m >= target), "method": "bound",
                "classes": 0, "min_class": np.nan}
@@ -434,7 +291,9 @@ def closeness_bound_any_A(p: float, eta: int, d: int) -> float:
     return (1.0 - r) / (1.0 + r)
 
 
-def _ground_name(table: SetTable, name: str, ground) -> str:
+def ground_name(table, name: str, ground=None) -> str:
+    """The ground distance of an attribute's t: given, else the published
+    one, else the attribute's natural one (hierarchy, order, or equal)."""
     g = _attr_value(ground, name, None) or table.params[name].ground
     if g in (None, "auto"):
         a = table.schema[name]
@@ -460,14 +319,17 @@ def _witness(A: np.ndarray, eta: int, p: float, g) -> tuple:
     return float(e[k]), tuple(int(x) for x in np.sort(cands[k]))
 
 
-def _codes_of(original, table: SetTable, schema=None) -> dict:
+def codes_of(original, table, schema=None, missing: str = "error") -> dict:
+    """Codes of the published attributes in the original data (data holder),
+    encoded with the published domains and the publication's missing-value
+    policy; the row count must match the published table's."""
     from ..encode import encode
     schema = schema if schema is not None else table.schema
-    codes = encode(original, schema, columns=table.names)
+    codes = encode(original, schema, columns=table.names, missing=missing)
     for n, c in codes.items():
         if len(c) != table.n_rows:
             raise ValueError(f"original: column {n!r} has {len(c)} rows, the published table "
-                             f"{table.n_rows}; give the original rows in publishing order")
+                             f"{table.n_rows}; give the original rows of this publication")
     return codes
 
 
@@ -505,7 +367,15 @@ def check_closeness(table: SetTable, original=None, A=None, t=None, *, ground=No
         worst_emd, exact, method, status ('pass'/'fail'/'unverified'), ok,
         message.  ``ok`` is True only when every attribute passes.
     """
-    codes = _codes_of(original, table, schema) if original is not None else None
+    codes = codes_of(original, table, schema) if original is not None else None
+    if codes is not None:
+        A = {n: np.bincount(c, minlength=table.schema[n].d) for n, c in codes.items()}
+    return closeness_result(table, A, t, ground)
+
+
+def closeness_result(table, A=None, t=None, ground=None) -> CheckResult:
+    """The closeness report given A_j as counts (or None where unknown).
+    ``table`` needs ``names``, ``params`` and ``schema`` (a file's header will do)."""
     rows = []
     for name in table.names:
         par = table.params[name]
@@ -513,16 +383,12 @@ def check_closeness(table: SetTable, original=None, A=None, t=None, *, ground=No
         if par.exact or tj is None or math.isinf(float(tj)):
             continue
         tj = float(tj)
-        gname = _ground_name(table, name, ground)
+        gname = ground_name(table, name, ground)
         g = ground_object(gname, table.schema[name])
         row = {"attribute": name, "t": tj, "p": par.p, "eta": par.eta, "d": par.d,
                "ground": gname, "bound_any_A": closeness_bound_any_A(par.p, par.eta, par.d),
                "worst_emd": np.nan, "exact": False, "method": "none"}
-        Aj = None
-        if A is not None and name in A:
-            Aj = np.asarray(A[name])
-        elif codes is not None:
-            Aj = np.bincount(codes[name], minlength=par.d).astype(np.int64)
+        Aj = np.asarray(A[name]) if A is not None and A.get(name) is not None else None
         if Aj is not None:
             r = worst_emd(Aj, par.eta, par.p, g)
             row.update(worst_emd=r.value, exact=r.exact, method=r.method)
@@ -557,35 +423,4 @@ def check_closeness(table: SetTable, original=None, A=None, t=None, *, ground=No
                                       "worst_emd", "exact", "method", "status", "ok", "message"])
     return CheckResult(rep, bool(rep["ok"].all()) if len(rep) else True)
 
-
-
-def _record_classes(table: SetTable, codes: dict, n_classes: int, seed) -> pd.DataFrame:
-    """Exact stats of the classes for S_j keyed by sampled records' true
-    values on the other attributes: the classes an adversary who knows the
-    victim's other values looks at."""
-    rng = np.random.default_rng(seed)
-    n = table.n_rows
-    picks = rng.choice(n, size=min(n_classes, n), replace=False)
-    cl = _Classes(table)
-    names = table.names
-    per = {nm: [] for nm in names}
-    true_share = {nm: [] for nm in names}
-    for i in picks:
-        key = [int(codes[nm][i]) for nm in names]
-        for jj, (nm, C) in enumerate(zip(names, cl.counts(key))):
-            tot = C.sum()
-            if tot == 0:          # true values not all in their sets (p < 1)
-                continue
-            per[nm].append(C)
-            true_share[nm].append(C[key[jj]] / tot)
-    rows = []
-    for nm in names:
-        C = np.array(per[nm], dtype=np.int64).reshape(-1, table.schema[nm].d)
-        size, maxf, H = _stats_from_counts(C)
-        rows.append({"attribute": nm, "l": _declared(table, nm, "l"), "classes": int(C.shape[0]),
-                     "min_class": int(size.min()) if size.size else 0,
-                     "max_freq": float(maxf.max()) if size.size else np.nan,
-                     "l_entropy": float(np.exp(H.min())) if size.size else np.nan,
-                     "max_true_share": float(max(true_share[nm])) if true_share[nm] else np.nan})
-    return pd.DataFrame(rows)
 

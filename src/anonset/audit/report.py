@@ -1,44 +1,75 @@
-"""The audit report: every check that the available information allows
--- the published table alone (what an analyst can verify), or the table and
-the original data (what the data holder can verify) -- with the attack
-simulation on request (papers 000 and 004)."""
+"""The audit of a published SetTable (papers 000, 004 and 001) and its
+report: two separate verdicts, "conforms to the declared model" and "risks
+found", and PASSED only when the table conforms and no risk was found.
+
+:func:`audit` runs every check the available information allows -- the
+published table alone (what an analyst can verify) or with the original data
+(what the data holder can verify) -- on a table in memory; the same sections
+run on a file, chunk by chunk, in :func:`anonset.audit.audit_file`.  The
+sections (:func:`model_sections`, :func:`holder_sections`,
+:func:`risk_sections`) read what they need from :class:`~anonset.audit.stats.
+AuditStats`, so both paths report the same rows for the same rows of data.
+
+Examples
+--------
+>>> import pandas as pd, anonset
+>>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
+>>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+>>> rep = audit(pub, df)
+>>> rep.conforms, rep.verdict
+(True, 'RISKS FOUND')
+"""
 from __future__ import annotations
 
-import json
+import html
 import math
-import re
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..models import Anonymity, Closeness, Diversity, DiversityCloseness, model_from_dict
 from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
-from .attack import AttackResult, attack as _run_attack
-from .checks import (_TOL, CheckResult, _codes_of, _declared, _record_classes, _sizes,
-                     _stray_bits, check_anonymity, check_closeness, check_diversity, membership)
+from ..validate import InputError
+from . import risks as _risks
+from .attack import AttackResult, attack as run_attack, reconstructed_marginal
+from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
+                     declared_target)
+from .classes import class_counts, membership, record_class_stats
+from .declared import metadata_checks, param_checks
+from .ldp import epsilon_table
+from .stats import AuditStats
 
-__all__ = ["AuditReport", "audit"]
+__all__ = ["AuditReport", "audit", "Options"]
+
+_TOL = 1e-9
+_COLUMNS = ["check", "attribute", "status", "value", "expected", "message"]
 
 
 @dataclass
 class AuditReport:
-    """Outcome of :func:`audit`.
+    """Outcome of :func:`audit` and :func:`~anonset.audit.audit_file`.
 
     Attributes
     ----------
     checks : DataFrame
-        One row per check: check, attribute, status ('pass', 'fail', 'warn',
-        'info', 'unverified'), value, expected, message.
+        One row per check: check, attribute, status, value, expected,
+        message.  Status: 'pass'; 'fail' (the table does not conform to its
+        declared model); 'risk' (a risk the model does not cover);
+        'unverified' (cannot be decided with the information given); 'warn'
+        and 'info' (worth knowing, no verdict).
     diversity, anonymity, closeness : CheckResult or None
     classes : DataFrame or None
         Data holder only: exact diversity of the equivalence classes keyed by
         sampled records' true values.
     attack : AttackResult or None
     with_data : bool
+    epsilon : DataFrame or None
+        Local differential privacy epsilon per randomized attribute
+        (:func:`anonset.audit.ldp.epsilon_table`).
+    facts : dict
+        What was audited: rows, how (memory or chunks), alignment.
     """
 
     checks: pd.DataFrame
@@ -48,193 +79,370 @@ class AuditReport:
     classes: pd.DataFrame | None = None
     attack: AttackResult | None = None
     with_data: bool = False
+    epsilon: pd.DataFrame | None = None
+    facts: dict = field(default_factory=dict)
+
+    def _where(self, status) -> list:
+        return self.checks.loc[self.checks["status"] == status, "message"].tolist()
 
     @property
-    def ok(self) -> bool:
-        """True when no check failed ('warn' and 'unverified' do not fail)."""
+    def conforms(self) -> bool:
+        """True when no check of the declared model failed."""
         return not bool((self.checks["status"] == "fail").any())
 
     @property
+    def risks(self) -> list:
+        """Messages of the risks found (empty when none)."""
+        return self._where("risk")
+
+    @property
     def failures(self) -> list:
-        return self.checks.loc[self.checks["status"] == "fail", "message"].tolist()
+        """Messages of the failed checks of the model."""
+        return self._where("fail")
+
+    @property
+    def ok(self) -> bool:
+        """PASSED: the table conforms to its declared model and no risk was
+        found (what ``anonset audit``'s exit code 0 means)."""
+        return self.conforms and not self.risks
+
+    @property
+    def verdict(self) -> str:
+        """'PASSED', 'RISKS FOUND' (conforms, but risks) or 'FAILED'."""
+        if not self.conforms:
+            return "FAILED"
+        return "RISKS FOUND" if self.risks else "PASSED"
 
     def to_frame(self) -> pd.DataFrame:
         return self.checks.copy()
 
-    def to_text(self) -> str:
-        lines = [f"anonset audit ({'with the original data' if self.with_data else 'published table only'}):"
-                 f" {'PASSED' if self.ok else 'FAILED'}"]
-        for st in ("fail", "warn", "unverified"):
-            for m in self.checks.loc[self.checks["status"] == st, "message"]:
-                lines.append(f"  {st.upper():10s} {m}")
+    def _headline(self) -> list:
+        f = self.facts
+        what = "with the original data" if self.with_data else "published table only"
+        how = f"; {f['how']}" if f.get("how") else ""
         counts = self.checks["status"].value_counts()
-        lines.append("  checks: " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()))
+        model_rows = self.checks[~self.checks["check"].isin(_RISK_CHECKS)]["status"]
+        c = model_rows.value_counts()
+        detail = ", ".join(f"{int(c[k])} {k}" for k in ("pass", "fail", "unverified", "warn")
+                           if k in c)
+        lines = [f"anonset audit of {f.get('rows', 0):,} rows ({what}{how}): {self.verdict}",
+                 f"  conforms to the declared model: {'yes' if self.conforms else 'NO'} "
+                 f"({detail})",
+                 f"  risks found: {len(self.risks) if self.risks else 'none'}"]
+        for st in ("risk", "fail", "warn", "unverified"):
+            for m in self._where(st):
+                lines.append(f"  {st.upper():10s} {m}")
+        lines.append("  all rows: " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()))
+        return lines
+
+    def to_text(self) -> str:
+        """The report in words: the verdict lines first, then every check, the
+        epsilon of each attribute and the attack table with its legend."""
+        lines = self._headline()
         with pd.option_context("display.width", 160, "display.max_columns", 30,
+                               "display.max_colwidth", 60,
                                "display.float_format", "{:.4g}".format):
-            lines.append("")
-            lines.append(self.checks[["check", "attribute", "status", "value", "expected"]]
-                         .to_string(index=False))
+            lines += ["", self.checks[["check", "attribute", "status", "value", "expected"]]
+                      .to_string(index=False)]
+            if self.epsilon is not None and len(self.epsilon):
+                lines += ["", "local differential privacy of each attribute's sets (epsilon: "
+                          "every set is at most e^epsilon times likelier under one true value "
+                          "than under another; inf: not differentially private):",
+                          self.epsilon[["attribute", "mechanism", "p", "eta", "d", "epsilon"]]
+                          .to_string(index=False)]
             if self.attack is not None and len(self.attack.summary):
-                cols = ["attribute", "l", "promise_1_over_l", "victims", "conf_mean", "conf_q50",
-                        "conf_q90", "conf_q99", "conf_max", "share_above_1_over_l", "accuracy",
-                        "prior_accuracy", "emd_max", "t"]
-                lines.append("")
                 s = self.attack.settings
-                lines.append(f"attack: Bayes adversary knowing {s['known']} attribute(s), "
-                             f"{s['prior']} prior ({s['prior_source']}), {s['n_targets']} victims")
-                lines.append(self.attack.summary[cols].to_string(index=False))
+                cols = ["attribute", "victims", "model_bound", "success", "prior_only",
+                        "conf_mean", "conf_median", "conf_max", "above_bound", "shift_max",
+                        "risk"]
+                lines += ["", f"attack: a Bayesian adversary who found each victim's row and "
+                          f"knows {s['known']} of its attributes, with the {s['prior']} prior "
+                          f"({s['prior_source']}), {s['n_targets']} victims:",
+                          self.attack.summary[cols].to_string(index=False), "columns:",
+                          self.attack.explain()]
         return "\n".join(lines)
 
     def __str__(self):
         return self.to_text()
 
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self.to_text())}</pre>"
+
     def plot(self, path=None, ax=None):
         """The attack's confidence plot (see :meth:`AttackResult.plot`)."""
         if self.attack is None:
-            raise ValueError("no attack simulation in this report: run audit(..., attack=True)")
+            raise InputError("no attack simulation in this report",
+                             expected="an audit run with {@attack=True}")
         return self.attack.plot(path=path, ax=ax)
 
 
-_SECRET_NAMES = re.compile(r"(^|_)(key|seed|secret|nonce|password|token)($|_)", re.I)
-_HEX_KEY = re.compile(r"^(0x)?[0-9a-fA-F]{32,}$")
+_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "attack",
+                "epsilon")
 
 
-def _secrets_in(obj, path="") -> list:
-    found = []
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            p = f"{path}.{k}" if path else str(k)
-            if _SECRET_NAMES.search(str(k)) and not isinstance(v, (bool, type(None))):
-                found.append(p)
-            found += _secrets_in(v, p)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            found += _secrets_in(v, f"{path}[{i}]")
-    elif isinstance(obj, (bytes, bytearray)):
-        found.append(path)
-    elif isinstance(obj, str) and _HEX_KEY.match(obj):
-        found.append(path)
-    return found
+class Rows(list):
+    """The report's rows, added by every section."""
+
+    def add(self, check, attribute, status, value, expected, message) -> None:
+        self.append({"check": check, "attribute": attribute, "status": status,
+                     "value": value, "expected": expected, "message": message})
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self), columns=_COLUMNS)
 
 
-def _param_checks(table: SetTable, add) -> None:
-    """The published parameters against the declared model."""
-    try:
-        model = model_from_dict(table.model) if table.model else None
-    except (ValueError, KeyError, TypeError) as e:
-        add("model", "-", "fail", table.model, "a known model", f"model: unreadable ({e})")
-        model = None
-    if model is None:
-        add("model", "-", "warn", None, "a declared model",
-            "model: none declared; only set sizes, domains and metadata are checked")
+@dataclass
+class Options:
+    """What the audit of one publication works with (resolved once)."""
+
+    missing: str = "error"
+    aligned: bool = True
+    passthrough: tuple = ()
+    semantic: tuple | None = None
+    z_max: float = 4.0
+    closeness_margin: float = 0.01
+
+    @classmethod
+    def resolve(cls, table, *, missing=None, aligned=None, z_max=4.0, closeness_margin=0.01):
+        """``missing`` defaults to the publication's policy, ``aligned`` to
+        True unless the rows were shuffled."""
+        info = table.info
+        if missing is None:
+            recorded = info.get("missing")
+            missing = (recorded.get("policy", "error") if isinstance(recorded, dict)
+                       else recorded or "error")
+        if missing not in ("error", "category"):
+            raise InputError(f"got {missing!r}", param="missing", expected="'error' or 'category'")
+        if aligned is None:
+            aligned = info.get("row_order") != "shuffled"
+        semantic = None
+        if (table.model or {}).get("name") == "semantic":
+            from ..randomized.semantic import SemanticDistance
+            m = table.model
+            sa = m["sensitive"]
+            semantic = (sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]),
+                        int(m["l"]), float(m["d"]))
+        other = tuple(a.name for a in table.schema if a.role == "other")
+        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin)
+
+    def pairs(self, table, columns) -> list:
+        """(pass-through column, sensitive attribute) pairs the original allows."""
+        sens = [n for n in table.names if not table.params[n].exact]
+        return [(c, s) for c in self.passthrough if c in set(columns) for s in sens]
+
+
+# ------------------------------------------------------------- sections
+def model_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
+    """Metadata, domains, set sizes, parameters (before the class checks)."""
+    metadata_checks(table, rows.add)
     for a in table.schema.published:
         name, par = a.name, table.params[a.name]
-        probs = []
-        if par.d != a.d:
-            probs.append(f"params say d = {par.d}, the domain has {a.d} values")
-        if not 1 <= par.eta <= a.d:
-            probs.append(f"eta = {par.eta} outside [1, d = {a.d}]")
-        if not 0.0 <= par.p <= 1.0:
-            probs.append(f"p = {par.p} outside [0, 1]")
-        if a.role == "exact":
-            if not (par.exact and par.p == 1.0 and par.eta == 1):
-                probs.append(f"exact QID must have p = 1, eta = 1 (got p = {par.p}, eta = {par.eta})")
-            add("parameters", name, "fail" if probs else "pass", f"p={par.p:.6g}, eta={par.eta}",
-                "p=1, eta=1", f"{name}: " + ("; ".join(probs) if probs else "exact QID, published as is"))
+        if stats.stray[name]:
+            rows.add("domain", name, "fail", stats.stray[name], 0, f"{name}: {stats.stray[name]} "
+                     f"set(s) hold values outside the domain of {a.d} values")
+        elif a.inferred:
+            rows.add("domain", name, "warn", "inferred", "declared", f"{name}: the domain was "
+                     "inferred from the data, so it reveals which values occur (declare it)")
+        else:
+            rows.add("domain", name, "pass", a.d, a.d, f"{name}: declared domain of {a.d} values")
+        bad = stats.wrong_size[name]
+        if bad:
+            row, size = stats.first_wrong[name]
+            rows.add("set_size", name, "fail", f"{bad} rows", f"|R|={par.eta}",
+                     f"{name}: {bad} set(s) do not have eta = {par.eta} values (first at row "
+                     f"{row}, size {size})")
+        else:
+            rows.add("set_size", name, "pass", par.eta, par.eta,
+                     f"{name}: all {stats.n} sets have eta = {par.eta} values")
+    if opts.semantic is not None:
+        sa, _, l, d = opts.semantic
+        bad = stats.semantic_bad
+        rows.add("semantic", sa, "fail" if bad else "pass", bad, 0,
+                 f"{sa}: {bad} set(s) are not {l} values pairwise at least {d:g} apart "
+                 "(Definition 1)" if bad else
+                 f"{sa}: every set holds {l} values pairwise at least {d:g} apart (Definition 1)")
+    param_checks(table, rows.add)
+
+
+def wants_classes(table) -> tuple:
+    """(diversity to check, anonymity to check) from the declared parameters."""
+    div = any(table.params[n].l is not None for n in table.names)
+    an = any(declared_target(table.params, n, "k") not in (None, 1)
+             for n in table.names if not table.params[n].exact)
+    return div, an
+
+
+def class_sections(div, an, rows: Rows) -> None:
+    for res, what in ((div, "diversity"), (an, "anonymity")):
+        if res is None:
             continue
-        if par.exact:
-            probs.append("a sensitive QID is marked exact")
-        notes = []
-        status = "pass"
-        if model is not None:
-            wants_l = isinstance(model, (Diversity, DiversityCloseness))
-            wants_k = isinstance(model, Anonymity)
-            wants_t = isinstance(model, (Closeness, DiversityCloseness))
-            if wants_l or wants_k:
-                what = "l" if wants_l else "k"
-                try:
-                    declared = model.l_for(name) if wants_l else model.k_for(name)
-                except ValueError as e:
-                    declared = None
-                    probs.append(str(e))
-                got = par.l if wants_l else par.k
-                if declared is not None:
-                    clipped = declared >= a.d and got == max(a.d - 1, 1)
-                    if clipped:
-                        notes.append(f"{what} = {declared} clipped to {got} (d = {a.d}, clip_l): "
-                                     f"weaker than the model")
-                        status = "warn"
-                    elif got != declared:
-                        probs.append(f"params claim {what} = {got}, the model {what} = {declared}")
-                    eff = got if got is not None else declared
-                    if par.eta < eff:
-                        probs.append(f"eta = {par.eta} < {what} = {eff}")
-                    if isinstance(model, (Diversity, Anonymity)) and par.p != 1.0:
-                        probs.append(f"p = {par.p:.6g}, but {model.name} publishes with p = 1 "
-                                     "(Theorems 2-3)")
-            if wants_t:
-                try:
-                    tm = model.t_for(name)
-                except ValueError as e:
-                    tm = None
-                    probs.append(str(e))
-                if tm is not None and (par.t is None or not math.isclose(float(par.t), tm)):
-                    probs.append(f"params claim t = {par.t}, the model t = {tm}")
-                if par.ground is None and tm is not None and not math.isinf(tm):
-                    probs.append("no ground distance recorded for t")
-        msg = f"{name}: " + "; ".join(probs + notes) if (probs or notes) else \
-            f"{name}: p = {par.p:.6g}, eta = {par.eta} consistent with the model"
-        add("parameters", name, "fail" if probs else status, f"p={par.p:.6g}, eta={par.eta}",
-            _expected_params(model, name, a, par), msg)
+        key, bound = ("l", "bound_l") if what == "diversity" else ("k", "bound_k")
+        for r in res.report.itertuples():
+            target = getattr(r, key)
+            if target is None or (isinstance(target, float) and math.isnan(target)):
+                continue
+            rows.add(what, r.attribute, "pass" if r.ok else "fail", getattr(r, bound), target,
+                     r.message)
 
 
-def _expected_params(model, name, a, par) -> str:
-    if isinstance(model, (Diversity, Anonymity)):
-        what = "l" if isinstance(model, Diversity) else "k"
-        eff = getattr(par, what) or min(model.l_for(name) if what == "l" else model.k_for(name), a.d)
-        return f"p=1, eta>={what}={eff}"
-    if isinstance(model, Closeness):
-        return f"worst EMD <= t={model.t_for(name):g}"
-    if isinstance(model, DiversityCloseness):
-        return f"eta>=l={par.l or min(model.l_for(name), a.d)}, worst EMD <= t={model.t_for(name):g}"
-    return ""
+def closeness_section(table, stats: AuditStats, rows: Rows, opts: Options, with_data: bool):
+    """Closeness with the true A_j (data holder), else the bound for every A
+    and an estimate from the published sets."""
+    has_t = any(table.params[n].t is not None and not math.isinf(float(table.params[n].t))
+                for n in table.names if not table.params[n].exact)
+    if not has_t:
+        return None
+    clo = closeness_result(table, stats.A if with_data else None)
+    for r in clo.report.itertuples():
+        if with_data or r.status == "pass":
+            rows.add("closeness", r.attribute, r.status,
+                     r.worst_emd if with_data else r.bound_any_A, r.t, r.message)
+            continue
+        # estimate A_j from the published sets (EM on w): an estimate, not a proof
+        Ah = reconstructed_marginal(table, r.attribute, stats.w[r.attribute])
+        g = ground_object(r.ground, table.schema[r.attribute])
+        est = worst_emd(Ah, r.eta, r.p, g).value
+        st = "warn" if est > r.t + opts.closeness_margin else "unverified"
+        rows.add("closeness", r.attribute, st, est, r.t,
+                 f"{r.attribute}: not verifiable without A_{r.attribute}; with A estimated from "
+                 f"the published table the worst EMD is {est:.4g} (t = {r.t:g}); "
+                 f"the bound for every A is {r.bound_any_A:.4g}")
+    return clo
 
 
+def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
+    """Inclusion of the true value: per row where the original lines up with
+    the published rows, else per value (alignment-free)."""
+    n = stats.n
+    if stats.original_rows != n:
+        raise InputError(f"the original has {stats.original_rows} rows, the published table {n}",
+                         param="original", expected="the original rows of this publication")
+    rows.add("rows", "-", "pass", n, n, f"original has the {n} published rows" +
+             ("" if opts.aligned else " (in another order: the rows were shuffled)"))
+    for name in table.names:
+        par = table.params[name]
+        pi = par.inclusion
+        if opts.aligned:
+            hit = stats.hits[name]
+            if pi >= 1.0:
+                rows.add("inclusion", name, "pass" if hit == n else "fail", hit / n, 1.0,
+                         f"{name}: every set holds its true value" if hit == n else
+                         f"{name}: {n - hit} set(s) miss their true value although p = 1")
+                continue
+            z = (hit - n * pi) / math.sqrt(n * pi * (1.0 - pi))
+            st = "pass" if abs(z) <= opts.z_max else "fail"
+            rows.add("inclusion", name, st, hit / n, pi,
+                     f"{name}: true value in its set for {hit / n:.4f} of the rows, expected "
+                     f"p + (1-p) eta/d = {pi:.4f} (z = {z:+.2f}"
+                     f"{'' if st == 'pass' else f', |z| > {opts.z_max:g}'})")
+            continue
+        # sets holding v: A_v rows include it w.p. pi, the others w.p. rho (eq. 19)
+        A, w, rho = stats.A[name].astype(float), stats.w[name].astype(float), par.other_inclusion
+        mean = A * pi + (n - A) * rho
+        var = A * pi * (1 - pi) + (n - A) * rho * (1 - rho)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(var > 0, (w - mean) / np.sqrt(var), np.where(np.abs(w - mean) < 0.5,
+                                                                        0.0, np.inf))
+        worst = int(np.argmax(np.abs(z))) if z.size else 0
+        zw = float(z[worst]) if z.size else 0.0
+        st = "pass" if abs(zw) <= opts.z_max else "fail"
+        rows.add("inclusion", name, st, round(zw, 3), f"|z|<={opts.z_max:g}",
+                 f"{name}: sets holding each value match p = {par.p:.4g} and the true counts "
+                 f"(largest |z| = {abs(zw):.2f} at value {table.schema[name].domain[worst]!r}"
+                 f"{'' if st == 'pass' else f' > {opts.z_max:g}'}; rows shuffled, so checked "
+                 "per value)")
+
+
+def record_class_section(classes, rows: Rows) -> None:
+    if classes is None:
+        return
+    for r in classes.itertuples():
+        if r.l is None or (isinstance(r.l, float) and math.isnan(r.l)) or not r.classes:
+            continue
+        ok = r.max_freq <= 1.0 / r.l + _TOL
+        rows.add("classes", r.attribute, "pass" if ok else "fail", r.max_freq, 1.0 / r.l,
+                 f"{r.attribute}: in the classes of {r.classes} sampled records the largest share "
+                 f"of one value is {r.max_freq:.4f} (1/l = {1.0 / r.l:.4f}); the true value's "
+                 f"largest share {r.max_true_share:.4f}")
+
+
+def attack_closeness_section(att, rows: Rows) -> None:
+    """With the true marginal prior, Theorem 4 bounds every posterior's shift."""
+    if att is None or att.settings["prior"] != "marginal" or att.settings["prior_source"] != "true":
+        return
+    for r in att.summary.itertuples():
+        if r.t is None or (isinstance(r.t, float) and math.isnan(r.t)) or math.isinf(r.t):
+            continue
+        ok = r.shift_max <= r.t + _TOL
+        rows.add("attack_closeness", r.attribute, "pass" if ok else "fail", r.shift_max, r.t,
+                 f"{r.attribute}: largest EMD(A, posterior) over the victims {r.shift_max:.4g} "
+                 f"{'<=' if ok else '>'} t = {r.t:g}")
+
+
+def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
+    """Every risk of :mod:`anonset.audit.risks`, and the epsilon table."""
+    _risks.key_risks(table.info, rows.add)
+    _risks.order_risks(table.info, rows.add)
+    _risks.clear_risks(table, rows.add)
+    _risks.role_risks(table, rows.add)
+    _risks.passthrough_risks(stats, rows.add)
+    if att is not None:
+        _risks.attack_risks(att, rows.add)
+    eps = epsilon_table(table)
+    for r in eps.itertuples():
+        if r.attribute != "record":
+            rows.add("epsilon", r.attribute, "info", r.epsilon, None,
+                     f"{r.attribute}: local differential privacy epsilon {r.epsilon:.4g} "
+                     f"({r.note})")
+    return eps
+
+
+# ------------------------------------------------------------------ audit
 def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, known=1,
           n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
-          z_max: float = 4.0, closeness_margin: float = 0.01, seed=None) -> AuditReport:
-    """Audit a published table against its declared privacy model.
+          z_max: float = 4.0, closeness_margin: float = 0.01, seed=None, missing=None,
+          aligned=None) -> AuditReport:
+    """Audit a published table: does it conform to its declared privacy
+    model, and which risks does it carry?
 
-    Without ``original`` (what anyone holding the table can verify):
+    Conformance, without ``original`` (what anyone holding the table can
+    verify): no key material in the metadata; every set within its declared
+    domain (inferred domains are flagged) and of size eta_j; parameters
+    consistent with the model; (l_j)-diversity and (k_j)-anonymity, proven
+    from the set sizes (exact over every class when small); closeness proven
+    where the bound valid for every A_j holds, else 'unverified' with an
+    estimate from the reconstructed A_j ('warn' beyond ``closeness_margin``).
+    With ``original`` (the data holder) also: the rate at which the true
+    value is in its set matches p_j + (1 - p_j) eta_j / d_j (binomial z-score,
+    fail beyond ``z_max``; per row when the rows line up, per value when they
+    were shuffled); the classes keyed by ``n_classes`` sampled records' true
+    values (Theorems 2-3); closeness with the true A_j (Theorem 4).
 
-    * metadata: no generator key or seed value is stored;
-    * domains: every set lies in its declared domain; inferred domains are
-      flagged (they reveal which values occur);
-    * set sizes: every set of S_j has exactly eta_j values;
-    * parameters: consistent with the model (diversity/anonymity: p = 1,
-      eta >= l; closeness: the declared t and ground);
-    * (l_j)-diversity and (k_j)-anonymity, proven from the set sizes;
-    * closeness: proven where the bound valid for every distribution A holds;
-      otherwise 'unverified', with an estimate from the reconstructed A_j
-      ('warn' when it exceeds t_j by more than ``closeness_margin``).  A_j
-      itself cannot be known without the data.
+    Risks (:mod:`anonset.audit.risks`): research seed, kept or unknown row
+    order, attributes published in the clear, likely identifiers and recodes
+    among the pass-through columns (recodes need ``original``), and with
+    ``attack=True`` an adversary beating the model's bound
+    (:func:`~anonset.audit.attack`).  The report also gives each attribute's
+    local differential privacy epsilon (:mod:`anonset.audit.ldp`).
 
-    With ``original`` (the data holder; rows in publishing order), also:
-
-    * the rate at which the true value is in its set matches
-      p_j + (1 - p_j) eta_j / d_j (binomial z-score, fail beyond ``z_max``;
-      with p_j = 1 every set must hold its true value);
-    * diversity of the equivalence classes for S_j keyed by the true values
-      of ``n_classes`` sampled records (exact per class; Theorems 2-3);
-    * closeness with the true A_j (Theorem 4).
-
-    ``attack=True`` adds :func:`attack` (``known``, ``n_targets``, ``prior``).
+    Parameters
+    ----------
+    table : SetTable
+    original : DataFrame, optional
+        The original rows of this publication.
+    missing : {'error', 'category'}, optional
+        How the original's missing values were published (default: as the
+        metadata records, else 'error').
+    aligned : bool, optional
+        The original's rows are in the published order (default: unless the
+        metadata records shuffled rows).
+    attack, known, n_targets, prior, seed : see :func:`~anonset.audit.attack`.
 
     Returns
     -------
     AuditReport
-        ``ok`` is False when any check fails; every failing message names the
-        attribute.
+        ``conforms``, ``risks``, ``ok`` (PASSED: conforms and no risk),
+        ``verdict``; every message names the attribute.
 
     Examples
     --------
@@ -242,153 +450,55 @@ def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, 
     >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
     >>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
     >>> rep = audit(pub, df, attack=True, n_targets=None, seed=0)
-    >>> rep.ok, sorted(rep.attack.summary["attribute"])
+    >>> rep.conforms, sorted(rep.attack.summary["attribute"])
     (True, ['a', 'b'])
     """
     if not isinstance(table, SetTable):
         raise ValueError(f"table must be a SetTable, got {type(table).__name__}")
-    rows = []
-
-    def add(check, attribute, status, value, expected, message):
-        rows.append({"check": check, "attribute": attribute, "status": status,
-                     "value": value, "expected": expected, "message": message})
-
-    # --- metadata
-    try:
-        meta = json.loads(json.dumps(table.metadata(), default=repr))
-    except (TypeError, ValueError) as e:        # pragma: no cover - metadata is plain JSON
-        meta = {}
-        add("metadata", "-", "fail", None, "JSON", f"metadata: not serializable ({e})")
-    leaks = _secrets_in(meta)
-    add("metadata", "-", "fail" if leaks else "pass", leaks or None, "no key or seed",
-        f"metadata: possible key material at {leaks}" if leaks else
-        "metadata: no generator key or seed stored")
-    if table.info.get("seeded"):
-        add("metadata", "-", "warn", "seeded", "fresh OS key",
-            "metadata: published from a user seed; the seed determines every set and must be "
-            "kept as secret as the data")
-    if table.info.get("rng", "chacha20") != "chacha20":
-        add("metadata", "-", "warn", table.info.get("rng"), "chacha20",
-            f"metadata: generator {table.info.get('rng')!r} is not cryptographically strong")
-
-    # --- domains and set sizes
-    Ms = {}
-    for a in table.schema.published:
-        name, par = a.name, table.params[a.name]
-        stray = _stray_bits(table, name)
-        if stray:
-            add("domain", name, "fail", stray, 0, f"{name}: {stray} set(s) hold values outside "
-                f"the domain of {a.d} values")
-        elif a.inferred:
-            add("domain", name, "warn", "inferred", "declared", f"{name}: the domain was inferred "
-                "from the data, so it reveals which values occur (declare it)")
-        else:
-            add("domain", name, "pass", a.d, a.d, f"{name}: declared domain of {a.d} values")
-        Ms[name] = membership(table, name)
-        sz = _sizes(Ms[name])
-        bad = np.flatnonzero(sz != par.eta)
-        if bad.size:
-            add("set_size", name, "fail", f"{bad.size} rows", f"|R|={par.eta}",
-                f"{name}: {bad.size} set(s) do not have eta = {par.eta} values (first at row "
-                f"{int(bad[0])}, size {int(sz[bad[0]])})")
-        else:
-            add("set_size", name, "pass", par.eta, par.eta,
-                f"{name}: all {table.n_rows} sets have eta = {par.eta} values")
-
-    # --- parameters against the model
-    _param_checks(table, add)
-
-    # --- diversity / anonymity (proofs from set sizes; exact when small)
+    opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
+                           closeness_margin=closeness_margin)
+    codes = codes_of(original, table, schema, opts.missing) if original is not None else None
+    frame = pd.DataFrame(original) if original is not None else None
+    stats = AuditStats(table, passthrough=[c for c in opts.passthrough if c in table.other],
+                       pairs=opts.pairs(table, frame.columns) if frame is not None else (),
+                       budget=None)
+    stats.add_sets(0, {n: table.mask(n) for n in table.names},
+                   codes if codes is not None and opts.aligned else None, opts.semantic)
+    stats.add_passthrough(table.other)
+    if codes is not None:
+        stats.add_original(codes, frame)
+    rows = Rows()
+    model_sections(table, stats, rows, opts)
+    want_div, want_an = wants_classes(table)
     div = an = None
-    if any(table.params[n].l is not None for n in table.names):
-        measure = table.model.get("measure", "frequency") if table.model else "frequency"
+    if want_div:
+        measure = (table.model or {}).get("measure", "frequency")
         div = check_diversity(table, measure=measure, n_classes=n_classes, seed=seed)
-        for r in div.report.itertuples():
-            if r.l is None or (isinstance(r.l, float) and math.isnan(r.l)):
-                continue
-            add("diversity", r.attribute, "pass" if r.ok else "fail", r.bound_l, r.l, r.message)
-    if any(_declared(table, n, "k") not in (None, 1) for n in table.names if not table.params[n].exact):
+    if want_an:
         an = check_anonymity(table, n_classes=n_classes, seed=seed)
-        for r in an.report.itertuples():
-            if r.k is None or (isinstance(r.k, float) and math.isnan(r.k)):
-                continue
-            add("anonymity", r.attribute, "pass" if r.ok else "fail", r.bound_k, r.k, r.message)
-
-    # --- closeness
-    clo = None
-    has_t = any(table.params[n].t is not None and not math.isinf(float(table.params[n].t))
-                for n in table.names if not table.params[n].exact)
-    codes = _codes_of(original, table, schema) if original is not None else None
-    if has_t:
-        clo = check_closeness(table, A={n: np.bincount(c, minlength=table.schema[n].d)
-                                        for n, c in codes.items()} if codes is not None else None)
-        for r in clo.report.itertuples():
-            if codes is not None:
-                add("closeness", r.attribute, r.status, r.worst_emd, r.t, r.message)
-                continue
-            if r.status == "pass":
-                add("closeness", r.attribute, "pass", r.bound_any_A, r.t, r.message)
-                continue
-            # estimate A_j from the published table (EM); an estimate, not a proof
-            from ..randomized.reconstruct import reconstruct
-            Ah = np.clip(np.asarray(reconstruct(table, [r.attribute], "em").counts, float), 0, None)
-            g = ground_object(r.ground, table.schema[r.attribute])
-            est = worst_emd(Ah / Ah.sum(), r.eta, r.p, g).value
-            st = "warn" if est > r.t + closeness_margin else "unverified"
-            add("closeness", r.attribute, st, est, r.t,
-                f"{r.attribute}: not verifiable without A_{r.attribute}; with A estimated from "
-                f"the published table the worst EMD is {est:.4g} (t = {r.t:g}); "
-                f"the bound for every A is {r.bound_any_A:.4g}")
-
-    # --- data holder checks
+    class_sections(div, an, rows)
+    clo = closeness_section(table, stats, rows, opts, codes is not None)
     classes = None
     if codes is not None:
-        n = table.n_rows
-        add("rows", "-", "pass", n, n, f"original has the {n} published rows")
-        for name in table.names:
-            par = table.params[name]
-            c = codes[name]
-            hit = int(Ms[name][np.arange(n), c].sum())
-            pi = par.inclusion
-            if pi >= 1.0:
-                st = "pass" if hit == n else "fail"
-                msg = (f"{name}: every set holds its true value" if hit == n else
-                       f"{name}: {n - hit} set(s) miss their true value although p = 1")
-                add("inclusion", name, st, hit / n, 1.0, msg)
-                continue
-            z = (hit - n * pi) / math.sqrt(n * pi * (1.0 - pi))
-            st = "pass" if abs(z) <= z_max else "fail"
-            add("inclusion", name, st, hit / n, pi,
-                f"{name}: true value in its set for {hit / n:.4f} of the rows, expected "
-                f"p + (1-p) eta/d = {pi:.4f} (z = {z:+.2f}{'' if st == 'pass' else f', |z| > {z_max:g}'})")
+        holder_sections(table, stats, rows, opts)
         classes = _record_classes(table, codes, n_classes, seed)
-        for r in classes.itertuples():
-            if r.l is None or (isinstance(r.l, float) and math.isnan(r.l)):
-                continue
-            ok = r.max_freq <= 1.0 / r.l + _TOL
-            add("classes", r.attribute, "pass" if ok else "fail", r.max_freq, 1.0 / r.l,
-                f"{r.attribute}: in the classes of {r.classes} sampled records the largest share of "
-                f"one value is {r.max_freq:.4f} (1/l = {1.0 / r.l:.4f}); the true value's "
-                f"largest share {r.max_true_share:.4f}")
-
+        record_class_section(classes, rows)
     att = None
     if attack:
-        att = _run_attack(table, original, known=known, n_targets=n_targets,
-                                  prior=prior, seed=seed, schema=schema)
-        for r in att.summary.itertuples():
-            above = "" if not r.l else f", {r.share_above_1_over_l:.1%} of victims above 1/l = {r.promise_1_over_l:.3g}"
-            acc = "" if math.isnan(r.accuracy) else f", accuracy {r.accuracy:.3f} (prior alone {r.prior_accuracy:.3f})"
-            add("attack", r.attribute, "info", r.conf_mean, r.promise_1_over_l,
-                f"{r.attribute}: Bayes adversary's confidence mean {r.conf_mean:.3f}, median "
-                f"{r.conf_q50:.3f}, max {r.conf_max:.3f}{above}{acc}")
-            if r.t is not None and not (isinstance(r.t, float) and math.isnan(r.t)) \
-                    and prior == "marginal" and att.settings["prior_source"] == "true":
-                ok = r.emd_max <= r.t + _TOL
-                add("attack_closeness", r.attribute, "pass" if ok else "fail", r.emd_max, r.t,
-                    f"{r.attribute}: largest EMD(A, posterior) over the victims {r.emd_max:.4g} "
-                    f"{'<=' if ok else '>'} t = {r.t:g}")
-    return AuditReport(pd.DataFrame(rows, columns=["check", "attribute", "status", "value",
-                                                   "expected", "message"]),
-                       div, an, clo, classes, att, original is not None)
+        att = run_attack(table, original, known=known, n_targets=n_targets, prior=prior,
+                         seed=seed, schema=schema, missing=opts.missing, aligned=opts.aligned)
+        attack_closeness_section(att, rows)
+    eps = risk_sections(table, stats, att, rows)
+    return AuditReport(rows.frame(), div, an, clo, classes, att, original is not None, eps,
+                       {"rows": table.n_rows, "how": "in memory", "aligned": opts.aligned})
 
+
+def _record_classes(table: SetTable, codes: dict, n_classes: int, seed) -> pd.DataFrame:
+    """Classes keyed by the true values of ``n_classes`` sampled records."""
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(table.n_rows, size=min(n_classes, table.n_rows), replace=False)
+    keys = np.stack([codes[n][picks] for n in table.names], axis=1).astype(np.int64)
+    counts = class_counts([membership(table, n) for n in table.names], keys)
+    return record_class_stats(table.names, [declared_target(table.params, n, "l")
+                                            for n in table.names], keys, counts)
 
