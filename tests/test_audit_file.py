@@ -180,6 +180,13 @@ def test_cli_names_flags_and_has_missing(tmp_path, capsys):
     rc, _, err = _cli(capsys, path, "--original", orig, "--missing", "category", "--attack",
                       "--prior", "conditional", "--chunk-rows", 50)
     assert rc == 2 and "--prior" in err
+    rc, _, err = _cli(capsys, path, "--classes", 0)
+    assert rc == 2 and "--classes" in err and "n_classes" not in err
+    df.iloc[:20].to_csv(tmp_path / "short.csv", index=False)
+    for chunk in ("0", "64"):
+        rc, _, err = _cli(capsys, path, "--original", tmp_path / "short.csv", "--missing",
+                          "category", "--chunk-rows", chunk)
+        assert rc == 2 and "--original" in err, err
     rc, out, _ = _cli(capsys, path, "-o", tmp_path / "rep.csv")
     rep = pd.read_csv(tmp_path / "rep.csv")
     assert {"check", "status", "message"} <= set(rep.columns) and (rep["status"] == "risk").any()

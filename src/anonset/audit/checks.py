@@ -41,6 +41,7 @@ from ..emd import emd_batch
 from ..randomized.closeness_search import u_of_p, worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
+from ..validate import InputError, check_int
 from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, membership,
                       sample_keys, sampled_counts)
 from .masks import row_sizes
@@ -92,9 +93,9 @@ def size_range(table: SetTable) -> dict:
 def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) -> tuple:
     """(size range per attribute, per-attribute exact class counts or None)."""
     if method not in ("auto", "bound", "expand", "sample"):
-        raise ValueError(f"method must be 'auto', 'bound', 'expand' or 'sample', got {method!r}")
-    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
-        raise ValueError(f"n_classes must be a positive int, got {n_classes!r}")
+        raise InputError(f"got {method!r}", param="method",
+                         expected="'auto', 'bound', 'expand' or 'sample'")
+    check_int(n_classes, "n_classes", minimum=1)
     sizes = size_range(table)
     if method == "bound" or table.n_rows == 0:
         return sizes, None
@@ -150,7 +151,7 @@ def check_diversity(table: SetTable, l=None, measure: str = "frequency", *,
     (True, [3, 2])
     """
     if measure not in ("frequency", "entropy"):
-        raise ValueError(f"measure must be 'frequency' or 'entropy', got {measure!r}")
+        raise InputError(f"got {measure!r}", param="measure", expected="'frequency' or 'entropy'")
     sizes, exact = _class_scan(table, method, n_classes, seed, max_rows)
     return diversity_result(table, sizes, exact, l, measure)
 
@@ -328,8 +329,9 @@ def codes_of(original, table, schema=None, missing: str = "error") -> dict:
     codes = encode(original, schema, columns=table.names, missing=missing)
     for n, c in codes.items():
         if len(c) != table.n_rows:
-            raise ValueError(f"original: column {n!r} has {len(c)} rows, the published table "
-                             f"{table.n_rows}; give the original rows of this publication")
+            raise InputError(f"has {len(c)} rows, the published table {table.n_rows}",
+                             param="original", column=n,
+                             expected="the original rows of this publication")
     return codes
 
 

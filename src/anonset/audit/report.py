@@ -31,7 +31,7 @@ import pandas as pd
 from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
-from ..validate import InputError
+from ..validate import InputError, check_int
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
 from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
@@ -454,7 +454,8 @@ def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, 
     (True, ['a', 'b'])
     """
     if not isinstance(table, SetTable):
-        raise ValueError(f"table must be a SetTable, got {type(table).__name__}")
+        raise InputError(f"got {type(table).__name__}", param="table", expected="a SetTable")
+    check_int(n_classes, "n_classes", minimum=1)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
     codes = codes_of(original, table, schema, opts.missing) if original is not None else None
