@@ -183,19 +183,15 @@ class Draft:
         return []
 
     @property
-    def needs_first_pass(self) -> bool:
-        """Whether anything but the row count must be read before publishing."""
-        return bool(self.need_domain or self.need_counts or self.text or self.options.record_id)
-
-    @property
     def stats_columns(self) -> list:
-        """Columns the first pass must read (at least one, for the row count)."""
-        need = set(self.need_domain) | set(self.need_counts)
-        if self.text:
-            need |= {c.name for c in self.published}
+        """Columns the first pass reads: every published column (each value is
+        checked against its domain before anything is published, so a lazy
+        Dask graph and a file refuse bad values as early as memory does) and
+        the persistent-mode record id."""
+        need = {c.name for c in self.published}
         if self.options.record_id:
             need.add(self.options.record_id)
-        return [c for c in self.columns if c in need] or self.columns[:1]
+        return [c for c in self.columns if c in need]
 
 
 def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: bool = False,
@@ -315,11 +311,12 @@ class Stats:
       (text values for CSV, typed values otherwise), ``na[c]`` its missing
       cells;
     * ``counts[c]``: value counts (codes of the declared domain) of every
-      other column whose distribution closeness needs;
+      other column whose distribution closeness needs; every other value of a
+      declared domain is checked (encoded) and dropped;
     * ``ids``: the hashes of the persistent-mode record ids (uniqueness).
     """
 
-    def __init__(self, d: Draft):
+    def __init__(self, d: Draft, *, validate: bool = True):
         self.draft = d
         self.n = 0
         self.seen = {c: {} for c in d.need_domain}
@@ -327,11 +324,12 @@ class Stats:
         self.counts: dict = {}
         self.ids: list = []
         self._declared = {}
-        for c in d.need_counts:
-            if c not in self.seen:
-                attr = _attribute(d.drafts[c], d.drafts[c].domain)
-                self._declared[c] = attr
-                self.counts[c] = np.zeros(attr.d, dtype=np.int64)
+        for cd in d.published:
+            if cd.name not in self.seen and (validate or cd.name in d.need_counts):
+                attr = _attribute(cd, cd.domain)
+                self._declared[cd.name] = attr
+                if cd.name in d.need_counts:
+                    self.counts[cd.name] = np.zeros(attr.d, dtype=np.int64)
 
     def add(self, block: pd.DataFrame, row0: int | None = None) -> "Stats":
         row0 = self.n if row0 is None else row0
@@ -357,7 +355,8 @@ class Stats:
             if d.text:
                 col = cast_text(col, attr, c, d.file)
             codes = encode_column(col, attr, row0=row0)
-            self.counts[c] += np.bincount(codes, minlength=attr.d)
+            if c in self.counts:
+                self.counts[c] += np.bincount(codes, minlength=attr.d)
         rid = d.options.record_id
         if rid is not None:
             self.ids.append(record_hashes(block[rid].to_numpy(dtype=object)))
@@ -653,7 +652,7 @@ def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
     """The schema the engine builds for a whole in-memory table (every input
     column, with its role), without publishing."""
     d = draft(options, list(frame.columns), dict(frame.dtypes))
-    st = Stats(d).add(frame, 0)
+    st = Stats(d, validate=False).add(frame, 0)      # a schema only: values are checked later
     attrs = []
     for c in d.columns:
         cd = d.drafts[c]

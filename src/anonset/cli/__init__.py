@@ -76,9 +76,16 @@ def _check_not_input(out, inputs) -> None:
 
 
 # ------------------------------------------------------------------ parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors in one line (exit 2), like every other error."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .info import VersionAction
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="anonset",
         description="Publish tables under l-diversity and t-closeness when attributes are both "
                     "quasi-identifiers and sensitive, and reconstruct statistics from what was "
@@ -143,15 +150,13 @@ def _logging(quiet: bool, verbose: bool):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            try:
-                yield
-            finally:
-                seen = set()
-                for w in caught:
-                    msg = str(w.message)
-                    if msg not in seen:
-                        seen.add(msg)
-                        log.warning("%s", msg)
+            yield               # on an error, only the error line is printed
+            seen = set()
+            for w in caught:
+                msg = str(w.message)
+                if msg not in seen:
+                    seen.add(msg)
+                    log.warning("%s", msg)
     finally:
         log.removeHandler(handler)
         log.setLevel(old_level)

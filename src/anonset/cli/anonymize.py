@@ -139,6 +139,9 @@ def build_model(opts):
             return anonset.Anonymity(k)
         return anonset.EntropyDiversity(l) if entropy else anonset.Diversity(l)
     except ValueError as e:
+        from ..validate import InputError
+        if isinstance(e, InputError):
+            raise                     # names its parameter: rendered as the flag
         raise A.UsageError(f"privacy model: {e}") from None
 
 
@@ -185,7 +188,8 @@ def run(args) -> int:
         identifiers=opts.get("identifiers") or (), other=opts.get("other") or (),
         drop=opts.get("drop") or (), bins=opts.get("bins") or {}, domains=domains,
         ordinal=opts.get("ordinal") or (), hierarchies=hier_paths,
-        missing=opts.get("missing") or "error", missing_token=opts.get("missing_token") or "?",
+        missing=opts.get("missing") or "error",
+        missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)

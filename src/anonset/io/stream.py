@@ -36,8 +36,7 @@ from ..validate import InputError, check_int
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
-from .tables import (check_input_file, file_columns, file_format, iter_blocks, n_rows_hint,
-                     parquet_types)
+from .tables import check_input_file, file_columns, file_format, iter_blocks, parquet_types
 
 __all__ = ["publish_file", "reconstruct_file", "read_metadata", "iter_masks", "StreamResult",
            "TableHeader", "DEFAULT_CHUNK_ROWS"]
@@ -60,7 +59,7 @@ class StreamResult:
     model : dict          the privacy model, as ``model.to_dict()``
     n_rows : int
     chunks : int          blocks of the publishing pass
-    passes : int          passes over the input (1 or 2)
+    passes : int          passes over the input (2: statistics and checks, then publishing)
     info : dict           how it was published (key mode, row order, ...)
     source_schema : Schema  every input column, with its role
     """
@@ -88,25 +87,17 @@ def _types(path, fmt):
 
 
 def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, progress=None):
-    """The engine's draft, first pass and plan for a file: ``(plan, fmt, passes)``.
-    A Parquet file whose columns are all declared needs no first pass: its
-    row count is in its footer."""
+    """The engine's draft, first pass and plan for a file: ``(plan, fmt, passes)``."""
     in_path = check_input_file(in_path)
     fin = file_format(in_path, in_format, param="input_format")
     cols = file_columns(in_path, fin)
     d = engine.draft(options, cols, _types(in_path, fin), text=fin == "csv", file=in_path)
     stats = engine.Stats(d)
-    if d.needs_first_pass or fin != "parquet":
-        for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows,
-                                       columns=d.stats_columns):
-            stats.add(block, row0)
-            if progress is not None:
-                progress(len(block))
-        passes = 2
-    else:
-        stats.n = n_rows_hint(in_path, fin)
-        passes = 1
-    return engine.make_plan(d, stats), fin, passes
+    for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=d.stats_columns):
+        stats.add(block, row0)
+        if progress is not None:
+            progress(len(block))
+    return engine.make_plan(d, stats), fin, 2
 
 
 def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
@@ -277,6 +268,11 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     path = check_input_file(path, param="original")
     fmt = file_format(path, format, param="original")
     attrs = [schema[a] for a in attributes]
+    have = file_columns(path, fmt)
+    lacking = [a.name for a in attrs if a.name not in have]
+    if lacking:
+        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
+                         file=path, expected="the original table of this publication")
     dims = tuple(a.d for a in attrs)
     counts = np.zeros(math.prod(dims), dtype=np.int64)
     for row0, block in iter_blocks(path, fmt, chunk_rows=chunk_rows,

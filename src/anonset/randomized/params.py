@@ -269,7 +269,9 @@ def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
                           f"{what} = {new} as requested by clip_l (this is weaker than asked)",
                           stacklevel=3)
             return new
-        raise ValueError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
-                         f"{v} distinct values exists (pass clip_l=True to use {what} = d - 1, "
-                         "which is weaker)")
+        from ..validate import InputError
+        raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
+                         f"{v} distinct values exists", param=what,
+                         expected=f"{what} <= {d}, or {{@clip_l=True}} to use {what} = d - 1, "
+                                  "which is weaker")
     return v
