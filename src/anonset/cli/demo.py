@@ -57,7 +57,7 @@ def run(args) -> int:
     if args.plot:
         from ..audit.plot import require_matplotlib
         require_matplotlib()
-    seed = A._seed(args.seed)
+    seed = A.seed_arg(args.seed)
     kw = {} if args.max_iter is None else {"max_iter": args.max_iter}
     quiet = getattr(args, "quiet", False)
 

@@ -82,7 +82,7 @@ def run(args) -> int:
                   unit="steps") as prog:
         est = reconstruct_file(src, attributes, args.method, chunk_rows=chunk,
                                max_iter=args.max_iter, tol=args.tol, n_threads=args.threads,
-                               seed=A._seed(args.seed), format=fmt)
+                               seed=A.seed_arg(args.seed), format=fmt)
         elapsed = time.perf_counter() - t0
         prog()
         if out is not None:

@@ -334,7 +334,7 @@ def write_settable(table, path, fmt, *, protect=()) -> None:
 
 
 # ================================================================= reading
-def _masks_from_codes(codes, offsets, d):
+def masks_from_codes(codes, offsets, d):
     """Bitmasks (n, words) from flattened member codes and list offsets."""
     n = len(offsets) - 1
     words = (d + 63) // 64
@@ -346,7 +346,7 @@ def _masks_from_codes(codes, offsets, d):
     return out
 
 
-def _popcount(masks):
+def popcount(masks):
     m = np.ascontiguousarray(masks, dtype=np.uint64)
     if m.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
@@ -385,8 +385,8 @@ def _column_masks(col, attr, eta, where):
     codes = idx.to_numpy(zero_copy_only=False)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    masks = _masks_from_codes(codes, offsets, attr.d)
-    sizes = _popcount(masks)
+    masks = masks_from_codes(codes, offsets, attr.d)
+    sizes = popcount(masks)
     wrong = np.flatnonzero((lengths != eta) | (sizes != eta))
     if len(wrong):
         i = int(wrong[0])

@@ -188,7 +188,7 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
 
 
 # ------------------------------------------------------------- optimize
-def _resolve_ground(model, attr: Attribute) -> str:
+def resolve_ground(model, attr: Attribute) -> str:
     g = model.ground_for(attr.name)
     if g == "auto":
         if attr.hierarchy is not None:
@@ -246,7 +246,7 @@ def optimize(model, attributes, codes: Mapping[str, np.ndarray] | None = None, *
             l_min = 1
             if isinstance(model, DiversityCloseness):
                 l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
-            g = _resolve_ground(model, attr)
+            g = resolve_ground(model, attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
             else:

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ..io.published import (CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, _masks_from_codes,
-                            _popcount, metadata as _metadata)
+from ..io import published as _published
+from ..io.published import CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, metadata as _metadata
 from .params import AttributeParams
 from ..schema import Schema
 
@@ -35,12 +35,12 @@ def mask_columns(attr) -> list:
 
 def masks_from_codes(codes: np.ndarray, offsets: np.ndarray, d: int) -> np.ndarray:
     """Bitmasks (n, words) from flattened member codes and list offsets."""
-    return _masks_from_codes(codes, offsets, d)
+    return _published.masks_from_codes(codes, offsets, d)
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Set sizes of bitmask rows."""
-    return _popcount(masks).astype(np.uint64)
+    return _published.popcount(masks).astype(np.uint64)
 
 
 class SetTable:
