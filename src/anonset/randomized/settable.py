@@ -132,6 +132,24 @@ class SetTable:
         out.source_rows = base[rows]
         return out
 
+    def _repr_html_(self) -> str:
+        from .._html import card
+        info = self.info
+        facts = {"rows": f"{self.n_rows:,}", "model": self.model,
+                 "key": info.get("key", "unknown"), "row order": info.get("row_order", "unknown")}
+        clear = info.get("clear") or []
+        if clear:
+            facts["published in the clear"] = ", ".join(clear)
+        other = list(self.other.columns)
+        if other:
+            facts["passed through"] = ", ".join(other)
+        params = pd.DataFrame([{"attribute": n, "role": self.schema[n].role, "d": p.d,
+                                "p": p.p, "eta": p.eta, "l": p.l, "t": p.t, "ground": p.ground}
+                               for n, p in self.params.items()])
+        return card("anonset SetTable", facts,
+                    [("published parameters", params), ("first rows", self.take(
+                        np.arange(min(10, self.n_rows))).to_pandas())])
+
     def __repr__(self):
         ps = ", ".join(f"{n}(p={self.params[n].p:.3g}, eta={self.params[n].eta})" for n in self.names)
         return f"SetTable(n_rows={self.n_rows}, {ps})"
