@@ -196,7 +196,7 @@ def run(args) -> int:
     rows = n_rows_hint(src, in_fmt)
     long_work = (rows or src.stat().st_size // 50) >= LONG_ROWS
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
-    with Progress(None, f"anonymize {src.name}", progress_enabled(
+    with Progress(rows, f"anonymize {src.name}: reading", progress_enabled(
             args.progress, long_work, getattr(args, "quiet", False))) as prog:
         res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
                            out_format=out_fmt, protect=protect, progress=prog, **options)

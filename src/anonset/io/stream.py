@@ -122,7 +122,9 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     in_format, out_format : {'csv', 'parquet'}, optional
         Default: from the file names.
     progress : callable, optional
-        Called with the number of rows of each block read (both passes).
+        Called with the number of rows of each block read (both passes); if it
+        has a ``stage(name, total)`` method, that is called when the second
+        pass (publishing ``total`` rows) begins.
     **options
         The keyword arguments of :func:`anonset.publish` (roles, domains,
         seed, keep_order, allow_clear, ...).
@@ -156,6 +158,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)
+    if progress is not None and hasattr(progress, "stage"):
+        progress.stage("publishing", plan.n_rows)
     meta = metadata(plan.schema, plan.params, plan.model, plan.n_rows, plan.info)
     read_cols = [a.name for a in plan.source if a.role not in ("drop",)]
     if plan.record_id is None:
@@ -220,7 +224,7 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
 def reconstruct_file(path, attributes, method: str = "em", *,
                      chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 2000,
                      tol: float = 1e-6, n_threads: int | None = None, seed=None,
-                     format: str | None = None) -> CrossTab:
+                     format: str | None = None, progress=None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
     Reads only the chosen attributes' columns and checks every set; the
@@ -253,6 +257,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
         for _, masks in iter_masks(path, rplan.attributes, chunk_rows=chunk_rows, fmt=fmt,
                                    meta=meta):
             counts.add(masks)
+            if progress is not None:
+                progress(len(masks[0]))
     try:
         return rplan.estimate(counts)
     except InputError as e:
@@ -260,7 +266,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
 
 
 def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_CHUNK_ROWS,
-                       format: str | None = None) -> CrossTab:
+                       format: str | None = None, progress=None) -> CrossTab:
     """The true counts of an original file over published attributes (for
     evaluating a reconstruction), block by block, with the published
     schema's domains and the engine's typing of CSV text."""
@@ -284,5 +290,7 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
                 col = engine.cast_text(col, a, a.name, path)
             codes.append(encode_column(col, a, row0=row0))
         counts += np.bincount(np.ravel_multi_index(codes, dims), minlength=counts.size)
+        if progress is not None:
+            progress(len(block))
     return CrossTab(tuple(attributes), tuple(a.domain for a in attrs),
                     counts.reshape(dims).astype(np.float64), "true")
