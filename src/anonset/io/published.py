@@ -391,7 +391,7 @@ def _column_masks(col, attr, eta, where):
     if len(wrong):
         i = int(wrong[0])
         what = "an empty set" if lengths[i] == 0 else \
-            f"a set with a repeated member" if sizes[i] < lengths[i] else \
+            "a set with a repeated member" if sizes[i] < lengths[i] else \
             f"a set of {int(lengths[i])} values"
         raise InputError(f"column {attr.name!r} holds {what} (row {i:,} of this block)",
                          file=where, expected=f"sets of exactly eta = {eta} distinct values, as "

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import _kernels
 from ..io import published as _published
-from ..io.published import CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, metadata as _metadata
+from ..io.published import FORMAT_VERSION, metadata as _metadata
 from .params import AttributeParams
 from ..schema import Schema
 
