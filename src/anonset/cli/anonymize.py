@@ -70,6 +70,10 @@ def register(sub) -> None:
                    help="output format (default: from OUT's extension)")
     g.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
+    g.add_argument("--sets", choices=("masks", "lists"), default="masks",
+                   help="how a Parquet output stores the sets: masks (default: the narrowest "
+                        "integer bitmask, small and fast) or lists of values (what other "
+                        "Parquet readers show as values)")
     g.add_argument("--chunk-rows", type=A.positive_int, default=None, metavar="N",
                    help="rows per block (memory is bounded by it; the output does not depend "
                         "on it); see docs/scaling.md")
@@ -199,7 +203,8 @@ def run(args) -> int:
     with Progress(rows, f"anonymize {src.name}: reading", progress_enabled(
             args.progress, long_work, getattr(args, "quiet", False))) as prog:
         res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
-                           out_format=out_fmt, protect=protect, progress=prog, **options)
+                           out_format=out_fmt, protect=protect, progress=prog, sets=args.sets,
+                           **options)
     _summary(res, model, out, out_fmt)
     return A.EXIT_OK
 

@@ -103,7 +103,7 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
 def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, in_format: str | None = None,
                  out_format: str | None = None, protect=(), progress=None,
-                 **options) -> StreamResult:
+                 sets: str = "masks", **options) -> StreamResult:
     """Publish a CSV or Parquet file block by block (paper 000, Sec. V-B).
 
     For a given key (``seed``) the published sets, their order, the
@@ -121,6 +121,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         Rows per block (memory is proportional to it).
     in_format, out_format : {'csv', 'parquet'}, optional
         Default: from the file names.
+    sets : {'masks', 'lists'}
+        How a Parquet output stores the sets (:meth:`SetTable.to_parquet`).
     progress : callable, optional
         Called with the number of rows of each block read (both passes); if it
         has a ``stage(name, total)`` method, that is called when the second
@@ -166,7 +168,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         read_cols = [c for c in read_cols if plan.source[c].role != "identifier"]
     blocks = iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=read_cols)
     chunks = 0
-    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect]) as sink:
+    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect],
+                   sets=sets) as sink:
         if plan.shuffled:
             with temp_dir(out_path) as tmp:
                 for table in _shuffled(plan, blocks, chunk_rows, tmp, progress):
@@ -193,6 +196,13 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
     import pyarrow as pa
     from ..randomized.settable import SetTable
     n_buckets = max(1, math.ceil(plan.n_rows / chunk_rows))
+    if n_buckets == 1:                     # the whole table fits one block: sort in memory
+        for row0, block in blocks:
+            table = engine.publish_block(plan, block, row0)
+            if progress is not None:
+                progress(len(block))
+            yield table.take(engine.order_of(engine.block_ranks(plan, row0, table.n_rows)))
+        return
     writers: dict = {}
     try:
         for row0, block in blocks:
@@ -201,8 +211,13 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
             frame["__rank__"] = engine.block_ranks(plan, row0, len(frame))
             frame["__row__"] = np.arange(row0, row0 + len(frame), dtype=np.int64)
             bucket = _bucket_of(frame["__rank__"].to_numpy(), n_buckets)
-            for b in np.unique(bucket):
-                part = pa.Table.from_pandas(frame[bucket == b], preserve_index=False)
+            # one stable sort by bucket, then zero-copy slices of one Arrow table
+            order = np.argsort(bucket, kind="stable")
+            sorted_b = bucket[order]
+            arrow = pa.Table.from_pandas(frame, preserve_index=False).take(pa.array(order))
+            for b in np.unique(sorted_b):
+                lo, hi = np.searchsorted(sorted_b, [b, b + 1])
+                part = arrow.slice(lo, hi - lo)
                 if b not in writers:
                     writers[b] = pa.ipc.new_file(str(tmp / f"{b}.arrow"), part.schema)
                 writers[b].write_table(part)

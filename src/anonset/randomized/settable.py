@@ -217,12 +217,14 @@ class SetTable:
                    pd.DataFrame(index=range(len(frame))), info)
 
     # ------------------------------------------------------------- files
-    def to_parquet(self, path, *, protect=()) -> None:
-        """Write Parquet: list columns for sets, the metadata in the file's
-        metadata.  Written atomically; ``protect`` names input files never to
-        overwrite."""
+    def to_parquet(self, path, *, protect=(), sets: str = "masks") -> None:
+        """Write Parquet, the metadata in the file's metadata.  ``sets``:
+        'masks' (default) stores each set as its bitmask in the narrowest
+        unsigned integer, 'lists' as a list of its values (what other Parquet
+        readers show as values).  Written atomically; ``protect`` names input
+        files never to overwrite."""
         from ..io.published import write_settable
-        write_settable(self, path, "parquet", protect=protect)
+        write_settable(self, path, "parquet", protect=protect, sets=sets)
 
     def to_csv(self, path, *, protect=()) -> None:
         """Write CSV with ``{a|b|c}`` cells (the papers' aggregated expression)
