@@ -205,7 +205,8 @@ def run(args) -> int:
         res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
                            out_format=out_fmt, protect=protect, progress=prog, sets=args.sets,
                            **options)
-    _summary(res, model, out, out_fmt)
+    if not getattr(args, "quiet", False):
+        _summary(res, model, out, out_fmt)
     return A.EXIT_OK
 
 
