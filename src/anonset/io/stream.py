@@ -191,10 +191,46 @@ def _bucket_of(ranks: np.ndarray, n_buckets: int) -> np.ndarray:
     return (((ranks >> np.uint64(32)) * np.uint64(n_buckets)) >> np.uint64(32)).astype(np.int64)
 
 
-def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
-    """Published blocks in keyed-rank order, through rank buckets on disk."""
+def _block_arrow(table, order, ranks, rows):
+    """A published block as an Arrow table in the given row order: each
+    attribute's mask words, the pass-through columns, the rank and the row."""
     import pyarrow as pa
-    from ..randomized.settable import SetTable
+    from ..randomized.settable import mask_columns
+    cols, names = [], []
+    for a in table.schema:
+        if a.name in table.params:
+            m = np.asarray(table.mask(a.name))[order]
+            for k, c in enumerate(mask_columns(a)):
+                cols.append(pa.array(np.ascontiguousarray(m[:, k])))
+                names.append(c)
+        elif a.name in table.other.columns:
+            cols.append(pa.array(table.other[a.name].iloc[order], from_pandas=True))
+            names.append(a.name)
+    cols += [pa.array(ranks[order]), pa.array(rows[order])]
+    names += ["__rank__", "__row__"]
+    return pa.Table.from_arrays(cols, names=names)
+
+
+def _arrow_block(t, plan):
+    """Inverse of :func:`_block_arrow`, sorted by (rank, row)."""
+    from ..randomized.settable import SetTable, mask_columns
+    # rows are in input order within the bucket: a stable sort by rank is (rank, row)
+    order = np.argsort(t.column("__rank__").to_numpy(), kind="stable")
+    masks = {}
+    for a in plan.schema.published:
+        words = [t.column(c).to_numpy() for c in mask_columns(a)]
+        masks[a.name] = np.ascontiguousarray(np.stack(words, axis=1)[order])
+    other = [a.name for a in plan.schema if a.role == "other"]
+    frame = t.select(other).to_pandas().iloc[order].reset_index(drop=True) if other else None
+    return SetTable(plan.schema, masks, plan.params, plan.model, frame, plan.info)
+
+
+def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
+    """Published blocks in keyed-rank order, through rank buckets on disk:
+    each block is grouped by bucket (a stable radix sort of bucket numbers)
+    and written as zero-copy slices; each bucket is then read and sorted by
+    (rank, row)."""
+    import pyarrow as pa
     n_buckets = max(1, math.ceil(plan.n_rows / chunk_rows))
     if n_buckets == 1:                     # the whole table fits one block: sort in memory
         for row0, block in blocks:
@@ -207,16 +243,20 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
     try:
         for row0, block in blocks:
             table = engine.publish_block(plan, block, row0)
-            frame = table.to_mask_frame()
-            frame["__rank__"] = engine.block_ranks(plan, row0, len(frame))
-            frame["__row__"] = np.arange(row0, row0 + len(frame), dtype=np.int64)
-            bucket = _bucket_of(frame["__rank__"].to_numpy(), n_buckets)
-            # one stable sort by bucket, then zero-copy slices of one Arrow table
-            order = np.argsort(bucket, kind="stable")
-            sorted_b = bucket[order]
-            arrow = pa.Table.from_pandas(frame, preserve_index=False).take(pa.array(order))
-            for b in np.unique(sorted_b):
-                lo, hi = np.searchsorted(sorted_b, [b, b + 1])
+            ranks = engine.block_ranks(plan, row0, table.n_rows)
+            rows = np.arange(row0, row0 + table.n_rows, dtype=np.int64)
+            # group by bucket with a stable radix sort of small ints (O(n)); rows stay
+            # in input order inside each bucket, so the final sort by rank alone,
+            # stable, is the (rank, row) order
+            bucket = _bucket_of(ranks, n_buckets)
+            small = bucket.astype(np.int16 if n_buckets < (1 << 15) else np.int32)
+            order = np.argsort(small, kind="stable")
+            arrow = _block_arrow(table, order, ranks, rows)
+            bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+            for b in range(n_buckets):
+                lo, hi = int(bounds[b]), int(bounds[b + 1])
+                if hi == lo:
+                    continue
                 part = arrow.slice(lo, hi - lo)
                 if b not in writers:
                     writers[b] = pa.ipc.new_file(str(tmp / f"{b}.arrow"), part.schema)
@@ -228,11 +268,10 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
             w.close()
     for b in sorted(writers):
         with pa.memory_map(str(tmp / f"{b}.arrow")) as src:
-            frame = pa.ipc.open_file(src).read_all().to_pandas()
-        order = engine.order_of(frame["__rank__"].to_numpy(), frame["__row__"].to_numpy())
-        frame = frame.iloc[order]
+            t = pa.ipc.open_file(src).read_all()
+        yield _arrow_block(t, plan)
+        del t
         (tmp / f"{b}.arrow").unlink()
-        yield SetTable.from_mask_frame(frame, plan.schema, plan.params, plan.model, plan.info)
 
 
 # ================================================================ reconstruct
