@@ -10,7 +10,7 @@ import pandas as pd
 
 from .schema import Attribute, Schema, _as_frame
 
-__all__ = ["encode", "encode_column", "decode_column"]
+__all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
 
 def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error") -> np.ndarray:
@@ -60,8 +60,7 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error") ->
         if len(kinds) > 1:
             raise ValueError(f"column {name!r} mixes value types "
                              f"{sorted(t.__name__ for t in kinds)}; convert it to one type")
-    cat = pd.Categorical(values, categories=list(dom))
-    codes = np.asarray(cat.codes, dtype=np.int32)
+    codes = domain_codes(values, dom)
     bad = codes < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -71,6 +70,21 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error") ->
                          f"{list(unknown)!r}")
     del index
     return codes
+
+
+def domain_codes(values, domain) -> np.ndarray:
+    """Position (int32) of each value in ``domain``; -1 for a value not in it.
+
+    A hash lookup like ``pd.Categorical(values, categories=domain).codes``,
+    which pandas 3 deprecates for values outside the categories.
+
+    Examples
+    --------
+    >>> domain_codes(["b", "z", "a"], ["a", "b"]).tolist()
+    [1, -1, 0]
+    """
+    index = pd.CategoricalDtype(list(domain)).categories
+    return np.asarray(index.get_indexer(values), dtype=np.int32)
 
 
 def encode(data, schema: Schema, *, missing: str = "error", columns=None) -> dict:

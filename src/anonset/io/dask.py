@@ -57,7 +57,7 @@ def _to_frame(table: SetTable) -> pd.DataFrame:
             for k, c in enumerate(mask_columns(a)):
                 cols[c] = np.ascontiguousarray(m[:, k])
         elif a.name in table.other.columns:
-            cols[a.name] = table.other[a.name].to_numpy()
+            cols[a.name] = table.other[a.name].array      # keeps its dtype (pandas 3: str)
     return pd.DataFrame(cols)
 
 

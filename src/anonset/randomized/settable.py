@@ -336,6 +336,11 @@ def read_csv(path) -> SetTable:
     return SetTable._from_metadata(meta, masks, other_df)
 
 
+#: pandas < 3 parses floats exactly only with float_precision="round_trip";
+#: pandas 3 does by default and deprecates the argument.
+_EXACT_FLOATS = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
+
 def _restore_dtypes(path, columns, dtypes) -> pd.DataFrame:
     """Pass-through columns with the dtypes they had when written: text
     columns stay text ('007' stays '007', 'NA' stays 'NA'; only empty cells
@@ -348,10 +353,11 @@ def _restore_dtypes(path, columns, dtypes) -> pd.DataFrame:
         dt = dtypes.get(c, "object")
         if dt in ("object", "string", "str"):
             col = text[c].astype(object)
-            out[c] = col.where(col != "", None) if dt == "object" else col
+            col = col.where(col != "", None)
+            # pandas 3 writes text columns as "str" (its string dtype): restore it
+            out[c] = col if dt == "object" else col.astype(dt)
         else:
-            parsed = pd.read_csv(path, usecols=[c], float_precision="round_trip",
-                                 compression=comp)[c]
+            parsed = pd.read_csv(path, usecols=[c], compression=comp, **_EXACT_FLOATS)[c]
             try:
                 out[c] = parsed.astype(dt)
             except (TypeError, ValueError):
