@@ -46,16 +46,18 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..randomized.closeness_search import u_of_p, worst_emd
+from .._typing import PathLike, PerAttribute, Seed, TableLike, Weights
 from ..emd import emd_batch
 from ..models import (Anonymity, Closeness, Diversity, DiversityCloseness, model_from_dict)
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
+from ..schema import Schema
 
 __all__ = ["CheckResult", "AuditReport", "AttackResult", "audit", "attack", "check_diversity",
            "check_anonymity", "check_closeness", "expand", "membership", "closeness_bound_any_A"]
@@ -285,8 +287,9 @@ def _declared(table: SetTable, name: str, what: str):
 
 
 # ------------------------------------------------------------ diversity
-def check_diversity(table: SetTable, l=None, measure: str = "frequency", *,
-                    method: str = "auto", n_classes: int = 200, seed=None,
+def check_diversity(table: SetTable, l: int | Mapping[str, int] | None = None,
+                    measure: str = "frequency", *,
+                    method: str = "auto", n_classes: int = 200, seed: Seed = None,
                     max_rows: int = EXPAND_LIMIT) -> CheckResult:
     """Check frequency or entropy (l_1..l_q)-diversity (paper 000 Def. 11-14).
 
@@ -373,8 +376,9 @@ def check_diversity(table: SetTable, l=None, measure: str = "frequency", *,
     return CheckResult(rep, bool(rep["ok"].all()) if len(rep) else True)
 
 
-def check_anonymity(table: SetTable, k=None, *, method: str = "auto", n_classes: int = 200,
-                    seed=None, max_rows: int = EXPAND_LIMIT) -> CheckResult:
+def check_anonymity(table: SetTable, k: int | Mapping[str, int] | None = None, *,
+                    method: str = "auto", n_classes: int = 200,
+                    seed: Seed = None, max_rows: int = EXPAND_LIMIT) -> CheckResult:
     """Check (k_1..k_q)-anonymity (paper 000 Def. 17-18): every equivalence
     class for S_j has at least k_j rows in the non-aggregated table.
 
@@ -483,8 +487,10 @@ def _codes_of(original, table: SetTable, schema=None) -> dict:
     return codes
 
 
-def check_closeness(table: SetTable, original=None, A=None, t=None, *, ground=None,
-                    schema=None) -> CheckResult:
+def check_closeness(table: SetTable, original: TableLike | None = None,
+                    A: Mapping[str, Weights] | None = None, t: PerAttribute | None = None, *,
+                    ground: str | Mapping[str, str] | None = None,
+                    schema: Schema | None = None) -> CheckResult:
     """Check (t_1..t_q)-closeness (paper 000 Def. 15-16) of a published table.
 
     For each attribute with a finite t_j, the worst EMD(A_j, B_j) over every
@@ -846,7 +852,7 @@ class AuditReport:
     def __str__(self):
         return self.to_text()
 
-    def plot(self, path=None, ax=None):
+    def plot(self, path: PathLike | None = None, ax: Any = None) -> Any:
         """The attack's confidence plot (see :meth:`AttackResult.plot`)."""
         if self.attack is None:
             raise ValueError("no attack simulation in this report: run audit(..., attack=True)")
@@ -958,9 +964,10 @@ def _expected_params(model, name, a, par) -> str:
     return ""
 
 
-def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, known=1,
+def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema | None = None,
+          attack: bool = False, known: int | Sequence[str] = 1,
           n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
-          z_max: float = 4.0, closeness_margin: float = 0.01, seed=None) -> AuditReport:
+          z_max: float = 4.0, closeness_margin: float = 0.01, seed: Seed = None) -> AuditReport:
     """Audit a published table against its declared privacy model.
 
     Without ``original`` (what anyone holding the table can verify):

@@ -8,6 +8,7 @@ as they are; identifiers are dropped; pass-through columns are copied.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -15,7 +16,8 @@ from . import _kernels
 from ..io.keys import check_rng, make_key
 from ..validate import check_threads as _threads
 from ..encode import encode
-from .params import optimize
+from .params import AttributeParams, optimize
+from .._typing import Model, Seed, TableLike
 from ..schema import Schema, _as_frame
 from .settable import SetTable
 
@@ -120,9 +122,10 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     return out
 
 
-def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = "chacha20",
+def publish(data: TableLike, model: Model, schema: Schema | None = None, *, seed: Seed = None,
+            rng: str = "chacha20",
             n_threads: int | None = None, missing: str = "error", clip_l: bool = False,
-            params=None, **infer) -> SetTable:
+            params: Mapping[str, AttributeParams] | None = None, **infer: Any) -> SetTable:
     """Publish a table under a privacy model of paper 000.
 
     Parameters

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
+from .._typing import PathLike
 from ..io.atomic import atomic_path
 from .params import AttributeParams
 from ..schema import Attribute, Schema
@@ -190,7 +191,7 @@ class SetTable:
         return pd.DataFrame(cols)
 
     # ----------------------------------------------------------- parquet
-    def to_parquet(self, path, *, protect=()) -> None:
+    def to_parquet(self, path: PathLike, *, protect: Iterable[PathLike] = ()) -> None:
         """Write Parquet: list columns for sets, parameters in the file metadata.
         Written atomically; ``protect`` names input files never to overwrite."""
         import pyarrow as pa
@@ -220,7 +221,7 @@ class SetTable:
             pq.write_table(table, tmp)
 
     # --------------------------------------------------------------- csv
-    def to_csv(self, path, *, protect=()) -> None:
+    def to_csv(self, path: PathLike, *, protect: Iterable[PathLike] = ()) -> None:
         """Write CSV with ``{a|b|c}`` cells (the papers' aggregated expression)
         and the metadata in ``<path>.anonset.json``; both written atomically."""
         frame = pd.DataFrame()
@@ -254,7 +255,7 @@ def _domain_array(a: Attribute):
     return pa.array(list(a.domain))
 
 
-def read_parquet(path) -> SetTable:
+def read_parquet(path: PathLike) -> SetTable:
     """Read a SetTable written by :meth:`SetTable.to_parquet`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -291,7 +292,7 @@ def read_parquet(path) -> SetTable:
     return SetTable._from_metadata(meta, masks, pd.DataFrame(other) if other else None)
 
 
-def read_csv(path) -> SetTable:
+def read_csv(path: PathLike) -> SetTable:
     """Read a SetTable written by :meth:`SetTable.to_csv` (needs the
     ``.anonset.json`` file beside it)."""
     path = Path(path)
