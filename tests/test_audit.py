@@ -169,7 +169,8 @@ DOMAINS = {"a": list("uvwxyz"), "b": ["lo", "mid", "hi", "top"], "c": list("pqrs
 
 
 def _schema(df, exact=("z",)):
-    return Schema.infer(df, exact=list(exact), domains=DOMAINS)
+    return Schema.infer(df, exact=list(exact), domains=DOMAINS,
+                        sensitive=[c for c in df.columns if c not in exact])
 
 
 def _statuses(rep, check):
@@ -183,7 +184,7 @@ def _statuses(rep, check):
                          ids=["frequency", "entropy", "anonymity", "closeness", "both"])
 def test_audit_passes_on_honest_publications(model):
     df = _small()
-    pub = anonset.publish(df, model, _schema(df, exact=["z"]), seed=5)
+    pub = anonset.publish(df, model, _schema(df, exact=["z"]), seed=5, research_seed=True)
     blind = audit(pub)
     assert blind.ok, blind.failures
     holder = audit(pub, df, attack=True, n_targets=200, seed=1)
@@ -217,7 +218,7 @@ def _fails_on(rep, attribute, check=None):
 
 def test_audit_fails_on_a_shrunk_set():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True)
     M = np.array(pub.mask("b"))
     w = M[7, 0]
     M[7, 0] = w & (w - np.uint64(1))                 # drop the lowest member of row 7's set
@@ -235,7 +236,7 @@ def test_audit_fails_on_a_shrunk_set():
 
 def test_audit_fails_when_the_true_value_is_dropped():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True)
     M = np.array(pub.mask("c"))
     true = DOMAINS["c"].index(df["c"][4])
     other = next(v for v in range(5) if not (int(M[4, 0]) >> v) & 1)
@@ -248,7 +249,7 @@ def test_audit_fails_when_the_true_value_is_dropped():
 @pytest.mark.parametrize("n", [4, 300])
 def test_audit_fails_on_a_claimed_larger_l(n):
     df = _small(n)
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True)
     # the parameters claim l = 4 for a (eta stays 3)
     bad = _with(pub, params={"a": replace(pub.params["a"], l=4)})
     rep = audit(bad)
@@ -277,7 +278,7 @@ def test_audit_fails_on_a_claimed_larger_l(n):
 def test_audit_fails_when_p_exceeds_the_admissible_value():
     df = _small()
     schema = _schema(df)
-    pub = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2)
+    pub = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2, research_seed=True)
     assert audit(pub, df).ok
     par = pub.params["a"]
     assert par.p < 0.8
@@ -291,7 +292,7 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
     params = dict(pub.params)
     params["a"] = replace(par, p=min(1.0, par.p + 0.2))
     with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p"):
-        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
+        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2, research_seed=True,
                         params=params)
     from anonset.encode import encode
     from anonset.randomized.publish import sample_sets
@@ -306,7 +307,7 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
 
 def test_audit_flags_key_material_and_out_of_domain_bits():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=2, research_seed=True)
     leaky = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
                      pub.model, pub.other, {"rng": "chacha20", "key": "ab" * 32})
     rep = audit(leaky)
@@ -319,7 +320,7 @@ def test_audit_flags_key_material_and_out_of_domain_bits():
 
 def test_check_closeness_without_data():
     df = _small()
-    pub = anonset.publish(df, anonset.Closeness(0.15, ground="equal"), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Closeness(0.15, ground="equal"), _schema(df), seed=2, research_seed=True)
     rep = check_closeness(pub).report
     assert set(rep["status"]) <= {"pass", "unverified"}
     for r in rep.itertuples():
@@ -336,7 +337,8 @@ def adult_l5():
     schema = anonset.datasets.adult_schema(df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")            # clip_l for d <= 5
-        pub = anonset.publish(df, anonset.Diversity(5), schema, seed=11, clip_l=True)
+        pub = anonset.publish(df, anonset.Diversity(5), schema, seed=11, research_seed=True, clip_l=True,
+                              allow_clear=["sex", "salary-class"])   # the paper clips l = d - 1 = 1
     return df, pub
 
 
@@ -418,7 +420,7 @@ def test_attack_plot(adult_l5, tmp_path):
 
 def test_bad_arguments():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1)
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1, research_seed=True)
     with pytest.raises(ValueError, match="method"):
         check_diversity(pub, method="guess")
     with pytest.raises(ValueError, match="measure"):

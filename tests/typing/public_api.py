@@ -34,6 +34,11 @@ def publish_and_reconstruct(df: pd.DataFrame, out: Path) -> None:
         assert_type(pub, SetTable)
     pub = anonset.publish(df, Diversity(2), seed=2**130, sensitive=["age"])
     pub = anonset.publish(df, Diversity(2), seed=np.int64(7), sensitive=["age"])
+    pub = anonset.publish(df, Closeness(0.2), identifiers=["name"], sensitive=["age"],
+                          exact=["sex"], other=["zip"], drop=["note"], bins={"age": [0, 50, 100]},
+                          domains={"sex": ["f", "m"]}, hierarchies={"job": out / "job.csv"},
+                          key_file=out / "key", record_id="id", allow_clear=["sex"],
+                          keep_order=True, rng="philox")
     params = anonset.optimize(Diversity(2), list(schema.published))
     pub = anonset.publish(df, Diversity(2), schema, params=params, seed=None)
     pub.to_parquet(out / "t.parquet", protect=[out / "in.csv"])

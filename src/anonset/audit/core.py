@@ -484,6 +484,9 @@ def _codes_of(original, table: SetTable, schema=None) -> dict:
         if len(c) != table.n_rows:
             raise ValueError(f"original: column {n!r} has {len(c)} rows, the published table "
                              f"{table.n_rows}; give the original rows in publishing order")
+    rows = getattr(table, "source_rows", None)
+    if rows is not None:            # the publication shuffled the rows: align them
+        codes = {n: c[rows] for n, c in codes.items()}
     return codes
 
 
@@ -868,7 +871,9 @@ def _secrets_in(obj, path="") -> list:
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             p = f"{path}.{k}" if path else str(k)
-            if _SECRET_NAMES.search(str(k)) and not isinstance(v, (bool, type(None))):
+            documented = p == "info.key" and v in ("os", "seed", "research-seed", "persistent")
+            if _SECRET_NAMES.search(str(k)) and not isinstance(v, (bool, type(None))) \
+                    and not documented:
                 found.append(p)
             found += _secrets_in(v, p)
     elif isinstance(obj, (list, tuple)):

@@ -8,7 +8,8 @@ import pandas as pd
 
 from .._typing import Names, TableLike
 from ..encode import encode
-from ..schema import Schema, _as_frame
+from ..schema import Schema
+from ..io.tables import as_frame as _as_frame
 
 __all__ = ["CrossTab", "true_crosstab"]
 
