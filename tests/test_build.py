@@ -84,7 +84,7 @@ def test_py_typed_ships():
 @pytest.mark.skipif(not INSTALLED, reason="anonset runs from a source tree, not an install")
 def test_wheel_has_no_extension_sources():
     pkg = Path(anonset.__file__).parent
-    stray = [p for p in pkg.rglob("*") if p.suffix in (".pyx", ".c", ".h")]
+    stray = [p for p in pkg.rglob("*") if p.suffix in (".pyx", ".pxd", ".c", ".h")]
     assert not stray, stray
 
 

@@ -59,6 +59,9 @@ def audit(pub: SetTable, df: pd.DataFrame, out: Path) -> None:
     report = anonset.audit(pub, df, attack=True, known=["age"], seed=1)
     assert_type(report, AuditReport)
     report = anonset.audit(pub)
+    report = anonset.audit_file(out / "pub.parquet", out / "in.csv", chunk_rows=10_000,
+                                known=2, missing="error", aligned=False)
+    assert_type(report, AuditReport)
     assert_type(report.ok, bool)
     report.plot(out / "attack.png")
     r: CheckResult = anonset.check_diversity(pub, {"age": 2})

@@ -184,7 +184,7 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
     except (ValueError, KeyError) as e:
         # usage and data errors: one line, naming the flag, column or file
-        print(f"{where}: error: {error_line(e)}", file=sys.stderr)
+        print(f"{where}: error: {error_line(e, getattr(args, 'flag_names', None))}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as e:
         if "pip install" not in str(e):

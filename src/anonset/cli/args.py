@@ -50,9 +50,10 @@ class UsageError(ValueError):
     """A bad combination of options (exit code 2)."""
 
 
-def flag(param: str, value: str | None = None) -> str:
-    """The command-line spelling of a library parameter (and its value)."""
-    f = FLAGS.get(param, "--" + param.replace("_", "-"))
+def flag(param: str, value: str | None = None, overrides=None) -> str:
+    """The command-line spelling of a library parameter (and its value);
+    ``overrides`` holds a subcommand's own spellings (e.g. msa's ``--sa``)."""
+    f = (overrides or {}).get(param) or FLAGS.get(param, "--" + param.replace("_", "-"))
     if value is None:
         return f
     try:
@@ -68,11 +69,11 @@ def flag(param: str, value: str | None = None) -> str:
     return f"{f} {v}"
 
 
-def error_line(exc: BaseException) -> str:
+def error_line(exc: BaseException, overrides=None) -> str:
     """One line for an error, naming flags rather than Python keywords."""
     from ..validate import InputError
     if isinstance(exc, InputError):
-        return exc.render(flag)
+        return " ".join(exc.render(lambda p, v=None: flag(p, v, overrides)).split())
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -184,7 +184,7 @@ class SetTable:
                 for k, c in enumerate(mask_columns(a)):
                     cols[c] = np.ascontiguousarray(m[:, k])
             elif a.name in self.other.columns:
-                cols[a.name] = self.other[a.name].to_numpy()
+                cols[a.name] = self.other[a.name].array      # keeps its dtype (pandas 3: str)
         return pd.DataFrame(cols, index=range(self.n_rows))
 
     @classmethod
