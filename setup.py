@@ -210,6 +210,8 @@ class BuildExt(build_ext):
         cython_c = {str(Path(s)) for ext in self.extensions for s in ext.sources[:1]}
         sources = sorted({s for ext in self.extensions for s in ext.sources},
                          key=lambda s: -os.path.getsize(s))
+        if getattr(self.compiler, "initialized", True) is False:
+            self.compiler.initialize()  # MSVC: find the toolchain once, before the threads
         compile_one = self.compiler.compile
 
         def work(src):
