@@ -419,7 +419,8 @@ def test_demo(tmp_path, capsys):
     assert rc == 0, cap.err
     out = cap.out
     for needle in ("45,223", "age x occupation", "em ", "exact_em", "value_adding", "random",
-                   "Hellinger", "privacy audit", "rows in a random order",
+                   "Hellinger", "privacy audit", "conforms to the declared model: yes",
+                   "research seed", "rows in a random order",
                    "sex, salary-class: at most 5 values", "never clipped into the clear",
                    "next: publish your own table"):
         assert needle in out, needle

@@ -118,7 +118,7 @@ def test_optimize_diversity_and_anonymity():
     assert (out["a"].p, out["a"].eta, out["b"].eta, out["c"].eta, out["c"].exact) == (1.0, 4, 2, 1, True)
     out = optimize(anonset.Anonymity(3), attrs)
     assert out["a"].eta == 3 and out["b"].eta == 3 and out["a"].k == 3
-    with pytest.raises(ValueError, match="no value for sensitive attribute 'b'"):
+    with pytest.raises(ValueError, match="gives no value for the sensitive column 'b'"):
         optimize(anonset.Diversity({"a": 2}), attrs)
 
 

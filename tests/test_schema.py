@@ -45,7 +45,7 @@ def test_every_column_needs_a_role():
                                          r"\(passed through unchanged\) or drop$"):
         Schema.infer(df, sensitive=["job"])
     with pytest.raises(ValueError, match=r"^3 columns have no role"):
-        anonset.publish(df, anonset.Diversity(2), sensitive=list(df.columns))
+        anonset.publish(df, anonset.Diversity(2))
     s = Schema.infer(df, sensitive=["job"], identifiers=["ssn"], drop=["name"])
     assert [a.role for a in s] == ["drop", "identifier", "sensitive"]
 

@@ -51,9 +51,14 @@ cdef check_status(int status):
                      f"parent[v] > v and the root last (status {status})")
 
 
-def tree_emd_batch_i64(const int64_t[:, ::1] P, const double[::1] q,
-                       const int64_t[::1] parent, const double[::1] weight,
-                       int n_threads):
+ctypedef fused mass_t:
+    int64_t
+    double
+
+
+def tree_emd_batch(const mass_t[:, ::1] P, const double[::1] q,
+                   const int64_t[::1] parent, const double[::1] weight, int n_threads):
+    """EMD of each row of P (int64 counts or float64 masses) to q on a tree ground."""
     cdef int64_t n = P.shape[0], d = P.shape[1], nn = parent.shape[0]
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
@@ -63,29 +68,14 @@ def tree_emd_batch_i64(const int64_t[:, ::1] P, const double[::1] q,
     if n == 0:
         return out
     with nogil:
-        status = anonset_tree_emd_batch_i64(n, d, &P[0, 0], &q[0], nn, &parent[0],
-                                            &weight[0], n_threads, &o[0])
+        if mass_t is int64_t:
+            status = anonset_tree_emd_batch_i64(n, d, &P[0, 0], &q[0], nn, &parent[0],
+                                                &weight[0], n_threads, &o[0])
+        else:
+            status = anonset_tree_emd_batch_f64(n, d, &P[0, 0], &q[0], nn, &parent[0],
+                                                &weight[0], n_threads, &o[0])
     check_status(status)
     return out
-
-
-def tree_emd_batch_f64(const double[:, ::1] P, const double[::1] q,
-                       const int64_t[::1] parent, const double[::1] weight,
-                       int n_threads):
-    cdef int64_t n = P.shape[0], d = P.shape[1], nn = parent.shape[0]
-    out = np.empty(n, dtype=np.float64)
-    cdef double[::1] o = out
-    cdef int status
-    if q.shape[0] != d or weight.shape[0] != nn:
-        raise ValueError("shape mismatch between P, q and the ground tree")
-    if n == 0:
-        return out
-    with nogil:
-        status = anonset_tree_emd_batch_f64(n, d, &P[0, 0], &q[0], nn, &parent[0],
-                                            &weight[0], n_threads, &o[0])
-    check_status(status)
-    return out
-
 
 
 _PAIR_MESSAGES = {

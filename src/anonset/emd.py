@@ -329,7 +329,7 @@ def _pair_ground(spec, d):
     return None     # arrays of values and the rest: the general path
 
 
-def _resolve_ground(ground, d):
+def resolve_ground(ground, d):
     if isinstance(ground, Ground):
         if ground.d != d:
             raise ValueError(f"ground has {ground.d} values but the distributions have {d}")
@@ -398,7 +398,7 @@ def emd(p: Weights, q: Weights, ground: GroundSpec = "equal") -> float:
     qq = _as_distribution(q, "q")
     if pp.size != qq.size:
         raise ValueError(f"p and q differ in length ({pp.size} != {qq.size})")
-    g = _resolve_ground(ground, pp.size)
+    g = resolve_ground(ground, pp.size)
     return float(_batch_impl(pp[None, :], qq, g, 1, normalized=True)[0])
 
 
@@ -437,7 +437,7 @@ def emd_batch(P: np.ndarray | Sequence[Weights], q: Weights, ground: GroundSpec 
     if Pa.shape[1] != qq.size:
         raise ValueError(f"P has {Pa.shape[1]} columns but q has {qq.size} values")
     nt = effective_n_threads(n_threads)
-    g = _resolve_ground(ground, qq.size)
+    g = resolve_ground(ground, qq.size)
     if Pa.shape[0] == 0:
         return np.zeros(0)
     if np.issubdtype(Pa.dtype, np.integer) or Pa.dtype == bool:
@@ -466,9 +466,9 @@ def _batch_impl(P, q, g: Ground, n_threads: int, normalized: bool) -> np.ndarray
         _emd = None
     if _emd is not None:
         if P.dtype == np.int64:
-            return _emd.tree_emd_batch_i64(P, q, g.parent, g.weight, n_threads)
-        return _emd.tree_emd_batch_f64(np.ascontiguousarray(P, dtype=np.float64), q,
-                                       g.parent, g.weight, n_threads)
+            return _emd.tree_emd_batch(P, q, g.parent, g.weight, n_threads)
+        return _emd.tree_emd_batch(np.ascontiguousarray(P, dtype=np.float64), q,
+                                   g.parent, g.weight, n_threads)
     return _emd_batch_numpy(P, q, g)
 
 
@@ -491,7 +491,7 @@ def emd_reference(p, q, ground) -> float:
     """
     p = _as_distribution(p, "p")
     q = _as_distribution(q, "q")
-    g = _resolve_ground(ground, p.size)
+    g = resolve_ground(ground, p.size)
     d = p.size
     if g.kind == "equal":
         return 0.5 * float(np.abs(p - q).sum())

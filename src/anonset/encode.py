@@ -53,7 +53,8 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     dom = attr.domain
     if attr.bins is not None:
         if not _numeric(values.dtype) and not isna.all():
-            raise InputError(f"has bins, so it must be numeric; got dtype {values.dtype}",
+            first = values[~isna].iloc[0]
+            raise InputError(f"has bins, so it must be numeric; it holds {first!r}",
                              column=name, expected="numbers")
         x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         edges = np.asarray(attr.bins)
@@ -81,7 +82,16 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
                              column=name, expected="one value type: convert the column")
     present = values[~isna] if isna.any() else values
     codes = np.full(len(values), -1, dtype=np.int32)
-    if _numeric(values.dtype):
+    lut = _integer_lut(dom, token, values.dtype)
+    if lut is not None:
+        # integers over a small range: one table lookup per value (10x faster
+        # than hashing; the streamed path encodes every value twice)
+        lo, table = lut
+        x = present.to_numpy(dtype=np.int64)
+        inside = (x >= lo) & (x < lo + len(table))
+        idx = np.full(len(x), -1, dtype=np.int32)
+        idx[inside] = table[x[inside] - lo]
+    elif _numeric(values.dtype):
         # numbers against the numeric part of the domain, vectorized
         pos = np.array([i for i, v in enumerate(dom) if v != token], dtype=np.int32)
         num = pd.Index(np.array([v for v in dom if v != token], dtype=np.float64))
@@ -97,11 +107,11 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         codes[:] = idx
     bad = codes < 0
     if bad.any():
+        # the first bad row only: the same message whatever the chunking
         i = int(np.flatnonzero(bad)[0])
-        unknown = list(pd.unique(values[bad].to_numpy(dtype=object)))[:5]
         raise InputError(f"value {values.iloc[i]!r} at row {row0 + i:,} is not in the domain "
-                         f"({len(dom):,} values); unknown values include {unknown!r}",
-                         column=name, expected="values of the declared domain")
+                         f"({len(dom):,} values)", column=name,
+                         expected="values of the declared domain")
     return codes
 
 
@@ -118,6 +128,28 @@ def domain_codes(values, domain) -> np.ndarray:
     """
     index = pd.CategoricalDtype(list(domain)).categories
     return np.asarray(index.get_indexer(values), dtype=np.int32)
+
+
+#: Largest value range of an integer domain encoded by a lookup table.
+_LUT_RANGE = 1 << 20
+
+
+def _integer_lut(dom, token, dtype):
+    """(lowest value, table value - lowest -> code) for an integer column over
+    an integer domain spanning a small range, else None."""
+    if not pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return None
+    ints = [(i, v) for i, v in enumerate(dom) if v != token]
+    if not ints or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in ints):
+        return None
+    lo = min(v for _, v in ints)
+    hi = max(v for _, v in ints)
+    if hi - lo >= _LUT_RANGE:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.int32)
+    for i, v in ints:
+        table[v - lo] = i
+    return lo, table
 
 
 def encode(data, schema: Schema, *, missing: str = "error", columns=None, row0: int = 0) -> dict:

@@ -8,8 +8,11 @@ A model holds one value for all sensitive attributes or one per attribute
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Mapping, Union
+
+from .validate import InputError
 
 __all__ = ["Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
            "model_from_dict"]
@@ -17,25 +20,41 @@ __all__ = ["Diversity", "EntropyDiversity", "Anonymity", "Closeness", "Diversity
 Value = Union[int, float, Mapping]
 
 
+def _number(v) -> bool:
+    """Python and NumPy numbers, not bools."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool,)) and \
+        type(v).__name__ != "bool_"
+
+
 def _per_attr(value, name: str, attr: str, kind=float):
     if isinstance(value, Mapping):
         if attr not in value:
-            raise ValueError(f"{name} has no value for sensitive attribute {attr!r}; "
-                             f"give one per attribute or a single value")
+            raise InputError(f"gives no value for the sensitive column {attr!r}", param=name,
+                             expected="one value for all, or one per sensitive column")
         v = value[attr]
     else:
         v = value
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"{name} for {attr!r} must be a number, got {v!r}")
-    return kind(v) if kind is not int else v
+    if not _number(v):
+        raise InputError(f"got {v!r}", param=name, column=attr, expected="a number")
+    return kind(v)
 
 
-def _check_mapping(value, name, check):
+def _plain(value):
+    """NumPy scalars (one, or in a mapping) as Python numbers, so that models
+    compare, hash and serialize as the same values."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "item") and _number(value):
+        return value.item()
+    return value
+
+
+def _check_mapping(value, name, check, expected):
+    """Every value of a model parameter (one, or one per attribute) checked."""
     items = value.items() if isinstance(value, Mapping) else [(None, value)]
     for attr, v in items:
-        where = f" for {attr!r}" if attr is not None else ""
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not check(v):
-            yield f"{name}{where} {v!r}"
+        if not _number(v) or not check(v):
+            raise InputError(f"got {v!r}", param=name, column=attr, expected=expected)
 
 
 @dataclass(frozen=True)
@@ -49,10 +68,11 @@ class Diversity:
 
     def __post_init__(self):
         if self.measure not in ("frequency", "entropy"):
-            raise ValueError(f"measure must be 'frequency' or 'entropy', got {self.measure!r}")
-        bad = list(_check_mapping(self.l, "l", lambda v: float(v).is_integer() and v >= 1))
-        if bad:
-            raise ValueError(f"l must be an integer >= 1: {bad[0]}")
+            raise InputError(f"got {self.measure!r}", param="measure",
+                             expected="frequency or entropy")
+        object.__setattr__(self, "l", _plain(self.l))
+        _check_mapping(self.l, "l", lambda v: float(v).is_integer() and v >= 1,
+                       "an integer >= 1 (l must be an integer >= 1)")
 
     def l_for(self, attr: str) -> int:
         return int(_per_attr(self.l, "l", attr))
@@ -79,9 +99,9 @@ class Anonymity:
     k: Value
 
     def __post_init__(self):
-        bad = list(_check_mapping(self.k, "k", lambda v: float(v).is_integer() and v >= 1))
-        if bad:
-            raise ValueError(f"k must be an integer >= 1: {bad[0]}")
+        object.__setattr__(self, "k", _plain(self.k))
+        _check_mapping(self.k, "k", lambda v: float(v).is_integer() and v >= 1,
+                       "an integer >= 1 (k must be an integer >= 1)")
 
     def k_for(self, attr: str) -> int:
         return int(_per_attr(self.k, "k", attr))
@@ -107,9 +127,9 @@ class Closeness:
     ground: Union[str, Mapping] = "auto"
 
     def __post_init__(self):
-        bad = list(_check_mapping(self.t, "t", lambda v: 0 <= v <= 1 or v == math.inf))
-        if bad:
-            raise ValueError(f"t must lie in [0, 1] (or be inf for an exact attribute): {bad[0]}")
+        object.__setattr__(self, "t", _plain(self.t))
+        _check_mapping(self.t, "t", lambda v: 0 <= v <= 1 or v == math.inf,
+                       "a number in [0, 1], or inf (t must lie in [0, 1])")
 
     def t_for(self, attr: str) -> float:
         return float(_per_attr(self.t, "t", attr))
@@ -119,8 +139,8 @@ class Closeness:
         if isinstance(g, Mapping):
             g = g.get(attr, "auto")
         if g not in ("auto", "equal", "ordered", "hierarchical"):
-            raise ValueError(f"ground for {attr!r} must be 'auto', 'equal', 'ordered' or "
-                             f"'hierarchical', got {g!r}")
+            raise InputError(f"got {g!r}", param="ground", column=attr,
+                             expected="auto, equal, ordered or hierarchical")
         return g
 
     name = "closeness"
@@ -139,8 +159,8 @@ class DiversityCloseness:
     ground: Union[str, Mapping] = "auto"
 
     def __post_init__(self):
-        Diversity(self.l)
-        Closeness(self.t, self.ground)
+        object.__setattr__(self, "l", Diversity(self.l).l)
+        object.__setattr__(self, "t", Closeness(self.t, self.ground).t)
 
     def l_for(self, attr: str) -> int:
         return Diversity(self.l).l_for(attr)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ._typing import TableLike
 from .hierarchy import Hierarchy

@@ -259,7 +259,8 @@ CLOSENESS_MAX_D = 4096
 
 
 def domain_too_large(column, d, *, file=None, more=False) -> InputError:
-    return InputError(f"has {'more than ' if more else ''}{d:,} distinct values", column=column,
+    return InputError(f"has more than {MAX_DOMAIN:,} distinct values" if more else
+                      f"has {d:,} values", column=column,
                       file=file, expected=f"at most {MAX_DOMAIN:,} (the set sampler's limit): "
                                           "generalize it with {@bins} or a {@hierarchies} level")
 

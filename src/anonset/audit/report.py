@@ -21,7 +21,6 @@ Examples
 """
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -119,6 +118,18 @@ class AuditReport:
     def to_frame(self) -> pd.DataFrame:
         return self.checks.copy()
 
+    def _repr_html_(self) -> str:
+        from .._html import card
+        facts = {"verdict": self.verdict,
+                 "conforms to the declared model": "yes" if self.conforms else "NO",
+                 "rows": f"{self.facts.get('rows', 0):,}",
+                 "with the original data": "yes" if self.with_data else "no"}
+        notes = [f"RISK: {m}" for m in self.risks] + [f"FAIL: {m}" for m in self.failures]
+        tables = [("checks", self.checks[["check", "attribute", "status", "value", "expected"]])]
+        if self.epsilon is not None and len(self.epsilon):
+            tables.append(("local differential privacy", self.epsilon))
+        return card("anonset audit", facts, tables, notes)
+
     def _headline(self) -> list:
         f = self.facts
         what = "with the original data" if self.with_data else "published table only"
@@ -167,9 +178,6 @@ class AuditReport:
 
     def __str__(self):
         return self.to_text()
-
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self.to_text())}</pre>"
 
     def plot(self, path: PathLike | None = None, ax: Any = None) -> Any:
         """The attack's confidence plot (see :meth:`AttackResult.plot`)."""

@@ -30,11 +30,8 @@ import os
 import signal
 import sys
 import warnings
-from pathlib import Path
 
-from .args import (EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, error_line,
-                   kv as _kv, names as _names, nonneg_float as _nonneg_float,
-                   positive_int as _positive_int)
+from .args import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, error_line
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError"]
 
@@ -48,37 +45,17 @@ PLUGIN_MODULES: tuple = ()
 log = logging.getLogger("anonset")
 
 
-# --------------------------------------------- helpers the older modules use
-def _format_of(path, override, option: str) -> str:
-    from ..io.tables import file_format
-    return file_format(path, override, param=option.lstrip("-").replace("-", "_"))
-
-
-def _read_table(path, fmt: str, text_columns=()):
-    from ..io.tables import check_input_file, read_typed
-    return read_typed(check_input_file(path), fmt, text_columns=text_columns)
-
-
-def _read_settable(path, fmt):
-    from ..io.published import read_settable
-    return read_settable(path, fmt)
-
-
-def _check_not_input(out, inputs) -> None:
-    from ..io.atomic import same_file
-    for p in inputs:
-        if p is not None and same_file(out, p):
-            raise UsageError(f"output {str(out)!r} is an input file; choose another name "
-                             "(inputs are never overwritten)")
-    parent = Path(out).parent
-    if str(parent) and not parent.exists():
-        raise UsageError(f"output directory {str(parent)!r} does not exist")
-
-
 # ------------------------------------------------------------------ parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors in one line (exit 2), like every other error."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .info import VersionAction
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="anonset",
         description="Publish tables under l-diversity and t-closeness when attributes are both "
                     "quasi-identifiers and sensitive, and reconstruct statistics from what was "
@@ -143,15 +120,13 @@ def _logging(quiet: bool, verbose: bool):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            try:
-                yield
-            finally:
-                seen = set()
-                for w in caught:
-                    msg = str(w.message)
-                    if msg not in seen:
-                        seen.add(msg)
-                        log.warning("%s", msg)
+            yield               # on an error, only the error line is printed
+            seen = set()
+            for w in caught:
+                msg = str(w.message)
+                if msg not in seen:
+                    seen.add(msg)
+                    log.warning("%s", msg)
     finally:
         log.removeHandler(handler)
         log.setLevel(old_level)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import _check_not_input, _format_of, _read_table
-from .args import _seed, names as _names
+from .args import check_not_input, format_of, read_table, seed_arg, names as _names
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
            "key_kwargs", "read_input", "check_outputs", "risk_note"]
@@ -64,20 +63,20 @@ def role_kwargs(args) -> dict:
 
 
 def key_kwargs(args) -> dict:
-    return {"seed": _seed(args.seed), "research_seed": bool(args.research_seed),
+    return {"seed": seed_arg(args.seed), "research_seed": bool(args.research_seed),
             "keep_order": bool(args.keep_order)}
 
 
 def read_input(path, fmt_override, text_columns=()):
     """The input table and its format (text columns read exactly)."""
-    return _read_table(path, _format_of(path, fmt_override, "--input-format"), text_columns)
+    return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns)
 
 
 def check_outputs(inp, outputs) -> None:
     """No output is the input, every output directory exists."""
     for out in outputs:
         if out is not None:
-            _check_not_input(Path(out), [Path(inp)])
+            check_not_input(Path(out), [Path(inp)])
 
 
 def risk_note(summary: dict) -> str:

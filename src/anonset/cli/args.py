@@ -17,7 +17,8 @@ import sys
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
            "flag", "error_line", "names", "kv", "number", "model_value", "ground_value",
            "positive_int", "nonneg_int", "nonneg_float", "add_roles", "add_key_options",
-           "add_run_options", "key_options", "print_table", "fmt"]
+           "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
+           "read_table", "read_settable", "check_not_input"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
@@ -42,7 +43,7 @@ FLAGS = {
     "tol": "--tol", "original": "--original", "data": "the input", "schema": "--config",
     "config": "--config", "d": "--d", "qids": "--qids", "algorithm": "--algorithm",
     "estimator": "--estimator", "plot": "--plot", "n_targets": "--targets",
-    "known": "--known",
+    "known": "--known", "sets": "--sets",
 }
 
 
@@ -62,6 +63,8 @@ def flag(param: str, value: str | None = None, overrides=None) -> str:
         v = value
     if v is True:
         return f
+    if v is False:
+        return "--no-" + f[2:]
     if isinstance(v, (list, tuple)):
         v = ",".join(str(x) for x in v)
     elif isinstance(v, dict):
@@ -216,12 +219,12 @@ def key_options(args) -> dict:
     seed = args.seed
     if args.seed_env is not None:
         seed = seed_from_env(args.seed_env)
-    out = {"seed": _seed(seed), "key_file": args.key_file,
+    out = {"seed": seed_arg(seed), "key_file": args.key_file,
            "research_seed": bool(args.research_seed)}
     return out
 
 
-def _seed(text):
+def seed_arg(text):
     """A seed from the command line: digits are the integer they spell (as in
     Python, ``seed=7``), anything else is text.  An empty seed is refused by
     the library (``--seed "$SECRET"`` with SECRET unset)."""
@@ -262,3 +265,37 @@ def print_table(rows, header, out=None) -> None:
         print("  " + line.rstrip(), file=out)
         if k == 0:
             print("  " + "  ".join("-" * w for w in widths), file=out)
+
+
+# ================================================================== files
+def format_of(path, override, option: str) -> str:
+    """'csv' or 'parquet', from ``override`` or the file name."""
+    from ..io.tables import file_format
+    return file_format(path, override, param=option.lstrip("-").replace("-", "_"))
+
+
+def read_table(path, fmt: str, text_columns=()):
+    """A whole input table, typed as the engine types CSV text."""
+    from ..io.tables import check_input_file, read_typed
+    return read_typed(check_input_file(path), fmt, text_columns=text_columns)
+
+
+def read_settable(path, fmt):
+    """A published table, checked (see :mod:`anonset.io.published`)."""
+    from ..io.published import read_settable as read
+    return read(path, fmt)
+
+
+def check_not_input(out, inputs) -> None:
+    """An output that is an input, or in a directory that does not exist, is
+    refused before anything is written."""
+    from pathlib import Path
+
+    from ..io.atomic import same_file
+    for p in inputs:
+        if p is not None and same_file(out, p):
+            raise UsageError(f"output {str(out)!r} is an input file; choose another name "
+                             "(inputs are never overwritten)")
+    parent = Path(out).parent
+    if str(parent) and not parent.exists():
+        raise UsageError(f"output directory {str(parent)!r} does not exist")

@@ -13,25 +13,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import args as A
+
 EXIT_OK, EXIT_FAILED = 0, 1
 #: Above this many published rows the audit reads the file in chunks by default.
 AUTO_CHUNK_ABOVE = 2_000_000
 
 #: The audit's parameters as this subcommand's flags.
-_FLAGS = {"original": "--original", "attack": "--attack", "known": "--known",
+#: This subcommand's own spellings (the rest as in cli/args.FLAGS).
+FLAGS = {"original": "--original", "attack": "--attack", "known": "--known",
           "n_targets": "--targets", "seed": "--seed", "prior": "--prior",
           "missing": "--missing", "aligned": "--aligned", "chunk_rows": "--chunk-rows",
           "n_classes": "--classes"}
 
-
-def _flag(param: str, value: str | None = None) -> str:
-    """How this subcommand names a parameter (and the value to give it)."""
-    flag = _FLAGS.get(param, "--" + param.replace("_", "-"))
-    if value is None or value == "True":
-        return flag
-    if value == "False":
-        return "--no-" + flag[2:]
-    return f"{flag} {value.strip(chr(39))}"
 
 
 def register(sub) -> None:
@@ -73,12 +67,11 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="OUT.csv", help="write the report as CSV")
     p.add_argument("--plot", metavar="OUT.png", help="attack confidence plot (needs --attack)")
     p.add_argument("--input-format", choices=("csv", "parquet"), default=None)
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func=cmd_audit, flag_names=FLAGS)
 
 
 def _run(args, fmt):
     """The report, in memory or chunk by chunk."""
-    from .. import cli
     from ..audit import audit, audit_file
     from ..io.stream import DEFAULT_CHUNK_ROWS, read_metadata
     chunk = args.chunk_rows
@@ -89,45 +82,40 @@ def _run(args, fmt):
                   prior=args.prior, n_classes=args.classes, seed=args.seed,
                   missing=args.missing, aligned=args.aligned)
     if chunk > 0:
-        ofmt = cli._format_of(args.original, None, "--original") if args.original else None
+        ofmt = A.format_of(args.original, None, "--original") if args.original else None
         return audit_file(args.input, args.original, chunk_rows=chunk, format=fmt,
                           original_format=ofmt, **common)
-    table = cli._read_settable(args.input, fmt)
+    table = A.read_settable(args.input, fmt)
     original = None
     if args.original:
-        original = cli._read_table(args.original, cli._format_of(args.original, None, "--original"))
+        original = A.read_table(args.original, A.format_of(args.original, None, "--original"))
     return audit(table, original, **common)
 
 
 def cmd_audit(args) -> int:
-    from .. import cli
     from ..io.atomic import atomic_path
-    from ..validate import InputError
     if args.plot and not args.attack:
-        raise cli.UsageError("--plot needs --attack")
+        raise A.UsageError("--plot needs --attack")
     if args.known < 0:
-        raise cli.UsageError(f"--known must be >= 0, got {args.known}")
+        raise A.UsageError(f"--known must be >= 0, got {args.known}")
     if args.chunk_rows is not None and args.chunk_rows < 0:
-        raise cli.UsageError(f"--chunk-rows must be >= 0, got {args.chunk_rows}")
+        raise A.UsageError(f"--chunk-rows must be >= 0, got {args.chunk_rows}")
     if args.original and Path(args.original).is_dir():
-        raise cli.UsageError(f"--original {args.original!r} is a directory, not a file")
-    fmt = cli._format_of(args.input, args.input_format, "--input-format")
+        raise A.UsageError(f"--original {args.original!r} is a directory, not a file")
+    fmt = A.format_of(args.input, args.input_format, "--input-format")
     if not Path(args.input).exists():
-        raise cli.UsageError(f"input file {str(args.input)!r} does not exist")
+        raise A.UsageError(f"input file {str(args.input)!r} does not exist")
     if args.original and not Path(args.original).exists():
-        raise cli.UsageError(f"--original {args.original!r} does not exist")
-    try:
-        report = _run(args, fmt)
-    except InputError as e:
-        raise cli.UsageError(e.render(_flag)) from None
+        raise A.UsageError(f"--original {args.original!r} does not exist")
+    report = _run(args, fmt)
     print(report.to_text())
     protect = [args.input] + ([args.original] if args.original else [])
     if args.output:
-        cli._check_not_input(args.output, protect)
+        A.check_not_input(args.output, protect)
         with atomic_path(args.output, protect=protect) as tmp:
             report.to_frame().to_csv(tmp, index=False)
     if args.plot:
-        cli._check_not_input(args.plot, protect)
+        A.check_not_input(args.plot, protect)
         with atomic_path(args.plot, protect=protect) as tmp:
             report.plot(str(tmp) + ".png")
             import os

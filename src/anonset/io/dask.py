@@ -44,8 +44,13 @@ def _require_dask():
 
 
 # ------------------------------------------------------------------ tasks
-def _stats_task(part, d):
-    return engine.Stats(d).add(part)
+def _stats_task(part, d, row0):
+    """A partition's statistics, or the error its rows raise (returned, so
+    that the client reports the first bad partition's, as memory would)."""
+    try:
+        return engine.Stats(d).add(part, row0)
+    except (ValueError, TypeError) as e:
+        return e
 
 
 def _publish_task(part, plan, row0):
@@ -119,16 +124,17 @@ class DaskSetTable:
         for part in self.ordered().to_delayed():
             yield self._table(part.compute(**compute))
 
-    def to_parquet(self, path, *, protect=(), **compute) -> None:
+    def to_parquet(self, path, *, protect=(), sets: str = "masks", **compute) -> None:
         """One Parquet file, as :meth:`SetTable.to_parquet` writes it; atomic."""
-        self._write(path, "parquet", protect, compute)
+        self._write(path, "parquet", protect, compute, sets)
 
     def to_csv(self, path, *, protect=(), **compute) -> None:
         """CSV with ``{a|b|c}`` cells and ``.anonset.json``, as one atomic unit."""
         self._write(path, "csv", protect, compute)
 
-    def _write(self, path, fmt, protect, compute):
-        with open_sink(path, fmt, self.schema, self.metadata(), protect=protect) as sink:
+    def _write(self, path, fmt, protect, compute, sets="masks"):
+        with open_sink(path, fmt, self.schema, self.metadata(), protect=protect,
+                       sets=sets) as sink:
             for t in self.iter_tables(**compute):
                 if t.n_rows:
                     sink.write(t)
@@ -190,13 +196,21 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     opts = engine.Options(model, schema, n_threads=n_threads, **options)
     d = engine.draft(opts, list(ddf.columns), dict(ddf._meta.dtypes))
-    stats = dask.compute(*[delayed(_stats_task)(p, d) for p in ddf[d.stats_columns].to_delayed()],
-                         **compute_kw)
-    total = engine.Stats(d)
+    # partition lengths first: each partition's first global row, so that an
+    # error names the row the in-memory path names
+    lengths = dask.compute(*[delayed(len)(p) for p in ddf[d.stats_columns[:1] or
+                                                         list(ddf.columns[:1])].to_delayed()],
+                           **compute_kw)
     offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + int(n))
+    stats = dask.compute(*[delayed(_stats_task)(p, d, row0) for p, row0 in
+                           zip(ddf[d.stats_columns].to_delayed(), offsets[:-1])], **compute_kw)
+    total = engine.Stats(d)
     for s in stats:
+        if isinstance(s, Exception):
+            raise s
         total.merge(s)
-        offsets.append(offsets[-1] + s.n)
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,

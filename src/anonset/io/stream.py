@@ -36,8 +36,7 @@ from ..validate import InputError, check_int
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
-from .tables import (check_input_file, file_columns, file_format, iter_blocks, n_rows_hint,
-                     parquet_types)
+from .tables import check_input_file, file_columns, file_format, iter_blocks, parquet_types
 
 __all__ = ["publish_file", "reconstruct_file", "read_metadata", "iter_masks", "StreamResult",
            "TableHeader", "DEFAULT_CHUNK_ROWS"]
@@ -60,7 +59,7 @@ class StreamResult:
     model : dict          the privacy model, as ``model.to_dict()``
     n_rows : int
     chunks : int          blocks of the publishing pass
-    passes : int          passes over the input (1 or 2)
+    passes : int          passes over the input (2: statistics and checks, then publishing)
     info : dict           how it was published (key mode, row order, ...)
     source_schema : Schema  every input column, with its role
     """
@@ -88,31 +87,23 @@ def _types(path, fmt):
 
 
 def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, progress=None):
-    """The engine's draft, first pass and plan for a file: ``(plan, fmt, passes)``.
-    A Parquet file whose columns are all declared needs no first pass: its
-    row count is in its footer."""
+    """The engine's draft, first pass and plan for a file: ``(plan, fmt, passes)``."""
     in_path = check_input_file(in_path)
     fin = file_format(in_path, in_format, param="input_format")
     cols = file_columns(in_path, fin)
     d = engine.draft(options, cols, _types(in_path, fin), text=fin == "csv", file=in_path)
     stats = engine.Stats(d)
-    if d.needs_first_pass or fin != "parquet":
-        for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows,
-                                       columns=d.stats_columns):
-            stats.add(block, row0)
-            if progress is not None:
-                progress(len(block))
-        passes = 2
-    else:
-        stats.n = n_rows_hint(in_path, fin)
-        passes = 1
-    return engine.make_plan(d, stats), fin, passes
+    for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=d.stats_columns):
+        stats.add(block, row0)
+        if progress is not None:
+            progress(len(block))
+    return engine.make_plan(d, stats), fin, 2
 
 
 def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, in_format: str | None = None,
                  out_format: str | None = None, protect=(), progress=None,
-                 **options) -> StreamResult:
+                 sets: str = "masks", **options) -> StreamResult:
     """Publish a CSV or Parquet file block by block (paper 000, Sec. V-B).
 
     For a given key (``seed``) the published sets, their order, the
@@ -130,8 +121,12 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         Rows per block (memory is proportional to it).
     in_format, out_format : {'csv', 'parquet'}, optional
         Default: from the file names.
+    sets : {'masks', 'lists'}
+        How a Parquet output stores the sets (:meth:`SetTable.to_parquet`).
     progress : callable, optional
-        Called with the number of rows of each block read (both passes).
+        Called with the number of rows of each block read (both passes); if it
+        has a ``stage(name, total)`` method, that is called when the second
+        pass (publishing ``total`` rows) begins.
     **options
         The keyword arguments of :func:`anonset.publish` (roles, domains,
         seed, keep_order, allow_clear, ...).
@@ -165,13 +160,16 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)
+    if progress is not None and hasattr(progress, "stage"):
+        progress.stage("publishing", plan.n_rows)
     meta = metadata(plan.schema, plan.params, plan.model, plan.n_rows, plan.info)
     read_cols = [a.name for a in plan.source if a.role not in ("drop",)]
     if plan.record_id is None:
         read_cols = [c for c in read_cols if plan.source[c].role != "identifier"]
     blocks = iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=read_cols)
     chunks = 0
-    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect]) as sink:
+    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect],
+                   sets=sets) as sink:
         if plan.shuffled:
             with temp_dir(out_path) as tmp:
                 for table in _shuffled(plan, blocks, chunk_rows, tmp, progress):
@@ -198,6 +196,13 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
     import pyarrow as pa
     from ..randomized.settable import SetTable
     n_buckets = max(1, math.ceil(plan.n_rows / chunk_rows))
+    if n_buckets == 1:                     # the whole table fits one block: sort in memory
+        for row0, block in blocks:
+            table = engine.publish_block(plan, block, row0)
+            if progress is not None:
+                progress(len(block))
+            yield table.take(engine.order_of(engine.block_ranks(plan, row0, table.n_rows)))
+        return
     writers: dict = {}
     try:
         for row0, block in blocks:
@@ -206,8 +211,13 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
             frame["__rank__"] = engine.block_ranks(plan, row0, len(frame))
             frame["__row__"] = np.arange(row0, row0 + len(frame), dtype=np.int64)
             bucket = _bucket_of(frame["__rank__"].to_numpy(), n_buckets)
-            for b in np.unique(bucket):
-                part = pa.Table.from_pandas(frame[bucket == b], preserve_index=False)
+            # one stable sort by bucket, then zero-copy slices of one Arrow table
+            order = np.argsort(bucket, kind="stable")
+            sorted_b = bucket[order]
+            arrow = pa.Table.from_pandas(frame, preserve_index=False).take(pa.array(order))
+            for b in np.unique(sorted_b):
+                lo, hi = np.searchsorted(sorted_b, [b, b + 1])
+                part = arrow.slice(lo, hi - lo)
                 if b not in writers:
                     writers[b] = pa.ipc.new_file(str(tmp / f"{b}.arrow"), part.schema)
                 writers[b].write_table(part)
@@ -229,7 +239,7 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
 def reconstruct_file(path, attributes, method: str = "em", *,
                      chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 2000,
                      tol: float = 1e-6, n_threads: int | None = None, seed=None,
-                     format: str | None = None) -> CrossTab:
+                     format: str | None = None, progress=None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
     Reads only the chosen attributes' columns and checks every set; the
@@ -262,6 +272,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
         for _, masks in iter_masks(path, rplan.attributes, chunk_rows=chunk_rows, fmt=fmt,
                                    meta=meta):
             counts.add(masks)
+            if progress is not None:
+                progress(len(masks[0]))
     try:
         return rplan.estimate(counts)
     except InputError as e:
@@ -269,7 +281,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
 
 
 def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_CHUNK_ROWS,
-                       format: str | None = None) -> CrossTab:
+                       format: str | None = None, progress=None) -> CrossTab:
     """The true counts of an original file over published attributes (for
     evaluating a reconstruction), block by block, with the published
     schema's domains and the engine's typing of CSV text."""
@@ -277,6 +289,11 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     path = check_input_file(path, param="original")
     fmt = file_format(path, format, param="original")
     attrs = [schema[a] for a in attributes]
+    have = file_columns(path, fmt)
+    lacking = [a.name for a in attrs if a.name not in have]
+    if lacking:
+        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
+                         file=path, expected="the original table of this publication")
     dims = tuple(a.d for a in attrs)
     counts = np.zeros(math.prod(dims), dtype=np.int64)
     for row0, block in iter_blocks(path, fmt, chunk_rows=chunk_rows,
@@ -288,5 +305,7 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
                 col = engine.cast_text(col, a, a.name, path)
             codes.append(encode_column(col, a, row0=row0))
         counts += np.bincount(np.ravel_multi_index(codes, dims), minlength=counts.size)
+        if progress is not None:
+            progress(len(block))
     return CrossTab(tuple(attributes), tuple(a.domain for a in attrs),
                     counts.reshape(dims).astype(np.float64), "true")

@@ -48,7 +48,7 @@ from math import comb
 
 import numpy as np
 
-from ..emd import Ground, _resolve_ground, emd
+from ..emd import Ground, resolve_ground, emd
 
 __all__ = [
     "SearchResult",
@@ -475,7 +475,7 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
     d = Af.size
     eta = _check_eta(eta, d)
     t = _check_unit(t, "t")
-    g = _resolve_ground(ground, d)
+    g = resolve_ground(ground, d)
     if method not in ("auto", "enumerate", "dp", "bound"):
         raise ValueError(f"method must be 'auto', 'enumerate', 'dp' or 'bound', got {method!r}")
     if eta == d:
@@ -555,7 +555,7 @@ def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
     d = Af.size
     eta = _check_eta(eta, d)
     p = _check_unit(p, "p")
-    g = _resolve_ground(ground, d)
+    g = resolve_ground(ground, d)
     u = u_of_p(p, eta, d)
     if eta == d or u >= 1.0:
         return SearchResult(0.0, True, "trivial", None)
@@ -610,7 +610,7 @@ def worst_emd_bruteforce(A, eta: int, p: float, ground) -> tuple[float, tuple]:
     Af, _ = _check_A(A)
     d = Af.size
     eta = _check_eta(eta, d)
-    g = _resolve_ground(ground, d)
+    g = resolve_ground(ground, d)
     best, arg = 0.0, None
     for Z in itertools.combinations(range(d), eta):
         B = _B(Af, Z, p, eta)

@@ -56,6 +56,14 @@ class CrossTab:
         """Long form: one column per attribute, then 'count'."""
         return self.to_pandas().rename("count").reset_index()
 
+    def _repr_html_(self) -> str:
+        from .._html import card
+        facts = {"attributes": " x ".join(self.attributes), "shape": self.shape,
+                 "total": f"{self.total:,.6g}", "method": self.method}
+        facts.update({k: v for k, v in self.info.items() if k in ("iterations", "converged",
+                                                                  "change")})
+        return card("anonset CrossTab", facts, [("counts", self.to_frame())])
+
     def __repr__(self):
         return (f"CrossTab({', '.join(self.attributes)}; shape={self.shape}, "
                 f"total={self.total:.6g}, method={self.method!r})")

@@ -189,7 +189,7 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
 
 
 # ------------------------------------------------------------- optimize
-def _resolve_ground(model, attr: Attribute) -> str:
+def resolve_ground(model, attr: Attribute) -> str:
     g = model.ground_for(attr.name)
     if g == "auto":
         if attr.hierarchy is not None:
@@ -248,7 +248,7 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             l_min = 1
             if isinstance(model, DiversityCloseness):
                 l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
-            g = _resolve_ground(model, attr)
+            g = resolve_ground(model, attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
             else:
@@ -271,7 +271,9 @@ def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
                           f"{what} = {new} as requested by clip_l (this is weaker than asked)",
                           stacklevel=3)
             return new
-        raise ValueError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
-                         f"{v} distinct values exists (pass clip_l=True to use {what} = d - 1, "
-                         "which is weaker)")
+        from ..validate import InputError
+        raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
+                         f"{v} distinct values exists", param=what,
+                         expected=f"{what} <= {d}, or {{@clip_l=True}} to use {what} = d - 1, "
+                                  "which is weaker")
     return v

@@ -76,7 +76,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     import math
 
     from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
-    from .params import (AttributeParams, _resolve_ground, ground_object, max_admissible_p,
+    from .params import (AttributeParams, resolve_ground, ground_object, max_admissible_p,
                          quantize_p)
 
     names = [a.name for a in published]
@@ -119,7 +119,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                                  f"got p = {par.p}, eta = {par.eta}")
         if isinstance(model, (Closeness, DiversityCloseness)):
             t = model.t_for(a.name)
-            g = _resolve_ground(model, a)
+            g = resolve_ground(model, a)
             if not math.isinf(t) and t < 1.0:
                 A = np.bincount(codes[a.name], minlength=a.d).astype(np.int64)   # counts, as optimize
                 p_max = max_admissible_p(A, par.eta, t, ground_object(g, a))

@@ -38,7 +38,7 @@ __all__ = ["reconstruct", "count_w", "METHODS"]
 METHODS = ("em", "exact_em", "value_adding", "random")
 
 
-from ..validate import MAX_CELLS, check_attributes as _check_attrs, check_cells as _dims  # noqa: E402
+from ..validate import check_attributes as _check_attrs, check_cells as _dims  # noqa: E402
 
 
 def count_w(table: SetTable, attributes: Names, *, n_threads: int | None = None) -> np.ndarray:

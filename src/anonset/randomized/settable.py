@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ..io.published import (CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, _masks_from_codes,
-                            _popcount, metadata as _metadata)
+from ..io import published as _published
+from ..io.published import FORMAT_VERSION, metadata as _metadata
 from .params import AttributeParams
 from .._typing import PathLike
 from ..schema import Schema
@@ -36,12 +36,12 @@ def mask_columns(attr) -> list:
 
 def masks_from_codes(codes: np.ndarray, offsets: np.ndarray, d: int) -> np.ndarray:
     """Bitmasks (n, words) from flattened member codes and list offsets."""
-    return _masks_from_codes(codes, offsets, d)
+    return _published.masks_from_codes(codes, offsets, d)
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Set sizes of bitmask rows."""
-    return _popcount(masks).astype(np.uint64)
+    return _published.popcount(masks).astype(np.uint64)
 
 
 class SetTable:
@@ -133,6 +133,24 @@ class SetTable:
         out.source_rows = base[rows]
         return out
 
+    def _repr_html_(self) -> str:
+        from .._html import card
+        info = self.info
+        facts = {"rows": f"{self.n_rows:,}", "model": self.model,
+                 "key": info.get("key", "unknown"), "row order": info.get("row_order", "unknown")}
+        clear = info.get("clear") or []
+        if clear:
+            facts["published in the clear"] = ", ".join(clear)
+        other = list(self.other.columns)
+        if other:
+            facts["passed through"] = ", ".join(other)
+        params = pd.DataFrame([{"attribute": n, "role": self.schema[n].role, "d": p.d,
+                                "p": p.p, "eta": p.eta, "l": p.l, "t": p.t, "ground": p.ground}
+                               for n, p in self.params.items()])
+        return card("anonset SetTable", facts,
+                    [("published parameters", params), ("first rows", self.take(
+                        np.arange(min(10, self.n_rows))).to_pandas())])
+
     def __repr__(self):
         ps = ", ".join(f"{n}(p={self.params[n].p:.3g}, eta={self.params[n].eta})" for n in self.names)
         return f"SetTable(n_rows={self.n_rows}, {ps})"
@@ -201,12 +219,15 @@ class SetTable:
                    pd.DataFrame(index=range(len(frame))), info)
 
     # ------------------------------------------------------------- files
-    def to_parquet(self, path: PathLike, *, protect: Iterable[PathLike] = ()) -> None:
-        """Write Parquet: list columns for sets, the metadata in the file's
-        metadata.  Written atomically; ``protect`` names input files never to
-        overwrite."""
+    def to_parquet(self, path: PathLike, *, protect: Iterable[PathLike] = (),
+                   sets: str = "masks") -> None:
+        """Write Parquet, the metadata in the file's metadata.  ``sets``:
+        'masks' (default) stores each set as its bitmask in the narrowest
+        unsigned integer, 'lists' as a list of its values (what other Parquet
+        readers show as values).  Written atomically; ``protect`` names input
+        files never to overwrite."""
         from ..io.published import write_settable
-        write_settable(self, path, "parquet", protect=protect)
+        write_settable(self, path, "parquet", protect=protect, sets=sets)
 
     def to_csv(self, path: PathLike, *, protect: Iterable[PathLike] = ()) -> None:
         """Write CSV with ``{a|b|c}`` cells (the papers' aggregated expression)

