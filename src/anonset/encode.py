@@ -13,7 +13,7 @@ import pandas as pd
 from .schema import Attribute, Schema
 from .validate import InputError
 
-__all__ = ["encode", "encode_column", "decode_column"]
+__all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
 
 def _numeric(dtype) -> bool:
@@ -113,6 +113,21 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
                          f"({len(dom):,} values)", column=name,
                          expected="values of the declared domain")
     return codes
+
+
+def domain_codes(values, domain) -> np.ndarray:
+    """Position (int32) of each value in ``domain``; -1 for a value not in it.
+
+    A hash lookup like ``pd.Categorical(values, categories=domain).codes``,
+    which pandas 3 deprecates for values outside the categories.
+
+    Examples
+    --------
+    >>> domain_codes(["b", "z", "a"], ["a", "b"]).tolist()
+    [1, -1, 0]
+    """
+    index = pd.CategoricalDtype(list(domain)).categories
+    return np.asarray(index.get_indexer(values), dtype=np.int32)
 
 
 #: Largest value range of an integer domain encoded by a lookup table.
