@@ -29,6 +29,10 @@ cdef extern from "rng.h":
     void anonset_philox4x64(const uint64_t *ctr, const uint64_t *key, uint64_t *out) nogil
     void anonset_fill(const anonset_key *k, uint64_t counter0, uint32_t stream,
                       uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads) nogil
+    int anonset_simd_level() nogil
+    void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                           uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads,
+                           int level) nogil
 
 cdef extern from "sample.h":
     int ANONSET_MAX_DOMAIN
@@ -129,14 +133,34 @@ def block(bytes key, uint64_t counter, uint32_t stream, uint32_t sub, str rng="c
     return out
 
 
+#: SIMD levels of the block function (anonset_common.h), lowest first.
+SIMD_LEVELS = ("generic", "avx2", "avx512")
+
+
+def simd_level():
+    """The SIMD level the kernels use on this CPU (one of SIMD_LEVELS)."""
+    return SIMD_LEVELS[anonset_simd_level()]
+
+
 def fill(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t nblocks,
-         str rng="chacha20", int n_threads=0):
-    """nblocks consecutive blocks (counters counter0, counter0 + 1, ...)."""
+         str rng="chacha20", int n_threads=0, str simd="auto"):
+    """nblocks consecutive blocks (counters counter0, counter0 + 1, ...).
+
+    simd: 'auto' (the CPU's level) or a level of SIMD_LEVELS up to the CPU's,
+    to check that every code path gives the same bytes."""
     cdef anonset_key k
     _make_key(&k, key, rng)
+    cdef int level = anonset_simd_level()
+    if simd != "auto":
+        if simd not in SIMD_LEVELS or SIMD_LEVELS.index(simd) > level:
+            raise ValueError(f"simd must be 'auto' or one of {SIMD_LEVELS[:level + 1]}, got {simd!r}")
+        level = SIMD_LEVELS.index(simd)
+    if nblocks < 0:
+        raise ValueError(f"nblocks must be >= 0, got {nblocks}")
     cdef cnp.ndarray out = np.empty(16 * nblocks, dtype=np.uint32)
     with nogil:
-        anonset_fill(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads)
+        anonset_fill_simd(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads,
+                          level)
     return out
 
 
@@ -152,13 +176,15 @@ def philox4x64(ctr, key):
 
 
 def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
-                int64_t row0=0, int n_threads=0, list counters=None):
+                int64_t row0=0, int n_threads=0, list counters=None, list out=None):
     """Random sets as bitmasks; returns one uint64 array (n, words_j) per column.
 
     codes: list of int32 arrays of equal length; d, eta, exact, attr_id: int
     sequences; coin: uint64 thresholds in [0, 2**32]; counters: None, or one
     entry per column, None (counter = global row) or n uint64 counters
-    (persistent-key mode).
+    (persistent-key mode); out: None, or one C-contiguous uint64 array of
+    shape (n, words_j) per column to write into (reused buffers skip the
+    page faults of fresh memory).
     """
     cdef anonset_key k
     _make_key(&k, key, rng)
@@ -175,10 +201,21 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
             raise ValueError(f"{name} must have one entry per column ({q}), got {arr.shape[0]}")
     cols = [np.ascontiguousarray(c, dtype=np.int32) for c in codes]
     outs = []
+    if out is not None and len(out) != q:
+        raise ValueError(f"out must have one array per column ({q})")
     for j in range(q):
         if cols[j].ndim != 1 or cols[j].shape[0] != n:
             raise ValueError("codes must be 1-d arrays, all of the same length")
-        outs.append(np.empty((n, (d_a[j] + 63) // 64), dtype=np.uint64))
+        shape = (n, (d_a[j] + 63) // 64)
+        if out is None:
+            outs.append(np.empty(shape, dtype=np.uint64))
+        else:
+            o = out[j]
+            if (not isinstance(o, np.ndarray) or o.dtype != np.uint64 or o.shape != shape
+                    or not o.flags.c_contiguous or not o.flags.writeable):
+                raise ValueError(f"out[{j}] must be a writable C-contiguous uint64 array "
+                                 f"of shape {shape}")
+            outs.append(o)
     ctrs = None
     if counters is not None:
         if len(counters) != q:
