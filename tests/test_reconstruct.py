@@ -273,3 +273,40 @@ def test_paper_em_thread_invariant_on_a_large_table():
     xs, _, _ = _kernels.em_kron(ws, ws, small, [None] * 3, [p.inclusion for p in params],
                                 [p.other_inclusion for p in params], 30, 0.0, n_threads=2)
     np.testing.assert_allclose(xs.ravel() / 8, dense_em(ws.reshape(small), params, 30), rtol=1e-9)
+
+
+# ------------------------------------------------------------- count_w methods
+def _random_sets(rng, n, d, sizes):
+    """n random subsets of range(d) with sizes drawn from `sizes`, as bitmasks."""
+    words = (d + 63) // 64
+    k = rng.choice(sizes, size=n)
+    ranks = np.argsort(np.argsort(rng.random((n, d)), axis=1), axis=1)
+    member = ranks < k[:, None]
+    bits = np.zeros((n, words * 64), dtype=bool)
+    bits[:, :d] = member
+    return np.packbits(bits, axis=1, bitorder="little").view("<u8")
+
+
+@pytest.mark.parametrize("dims,sizes", [
+    ([16, 18, 17, 16], [5]),             # the census-shaped q' = 4: fast path
+    ([14, 15, 16, 5], [4, 5]),           # varying set sizes, a small L
+    ([9, 8, 16, 2], [1, 2, 3]),
+    ([6, 40], [2, 3]),                   # q' = 2, L > 32: scalar members
+    ([12, 70, 3], [1, 4]),               # a two-word attribute in the records
+    ([5, 7, 9, 11, 13], [2, 3]),         # q' = 5: the general prefix expansion
+    ([33, 20, 16], [3, 6]),              # L in 17..32: two vectors per row
+])
+def test_count_w_factorized_equals_direct(dims, sizes):
+    rng = np.random.default_rng(sum(dims))
+    n = 20_000
+    masks = [_random_sets(rng, n, d, [min(s, d) for s in sizes]) for d in dims]
+    max_set = math.prod(min(max(sizes), d) for d in dims)
+    ref = _kernels.count_w(masks, dims, max_set, 1, method="direct")
+    for nt in (1, 2, 3):
+        for meth in ("factorized", "auto"):
+            got = _kernels.count_w(masks, dims, max_set, nt, method=meth)
+            np.testing.assert_array_equal(got, ref, err_msg=f"{meth}, {nt} threads")
+    # a set larger than max_set allows is refused by every method
+    for meth in ("direct", "factorized"):
+        with pytest.raises(ValueError, match="unexpected number"):
+            _kernels.count_w(masks, dims, max_set - 1, 2, method=meth)

@@ -46,6 +46,9 @@ cdef extern from "sample.h":
 cdef extern from "counts.h":
     int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
                         int64_t max_set, int64_t ncells, int64_t *w, int n_threads) nogil
+    int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks,
+                               const int32_t *d, int64_t max_set, int64_t ncells, int64_t *w,
+                               int n_threads, int method) nogil
     int anonset_members(int64_t n, int32_t d, const uint64_t *mask, int32_t k,
                         int32_t *members, int n_threads) nogil
 
@@ -259,8 +262,17 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
     return outs
 
 
-def count_w(list masks, d, int64_t max_set, int n_threads=0):
-    """w of eq. 17 over the given bitmask columns, as an int64 array of shape d."""
+COUNT_METHODS = ("auto", "direct", "factorized")
+
+
+def count_w(list masks, d, int64_t max_set, int n_threads=0, str method="auto"):
+    """w of eq. 17 over the given bitmask columns, as an int64 array of shape d.
+
+    method: 'auto' (by cost), 'direct' or 'factorized' (where an attribute has
+    at most 16 values); all give the same w."""
+    if method not in COUNT_METHODS:
+        raise ValueError(f"count_w: method must be one of {COUNT_METHODS}, got {method!r}")
+    cdef int meth = COUNT_METHODS.index(method)
     cdef int q = len(masks)
     if q < 1:
         raise ValueError("count_w needs at least one attribute")
@@ -294,8 +306,8 @@ def count_w(list masks, d, int64_t max_set, int n_threads=0):
             _check_mask_bits(tmp, d_a[j], f"count_w: mask {j}")
             mp[j] = <const uint64_t *>tmp.data
         with nogil:
-            status = anonset_count_w(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
-                                     <int64_t *>w.data, n_threads)
+            status = anonset_count_w_method(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
+                                            <int64_t *>w.data, n_threads, meth)
         _check(status, "count_w")
     finally:
         free(mp)
