@@ -53,6 +53,21 @@ cdef extern from "counts.h":
                         int32_t *members, int n_threads) nogil
 
 cdef extern from "em.h":
+    ctypedef struct anonset_em_report:
+        int64_t iters
+        double change
+        double moved
+        double loglik
+        double loglik_prev
+        double gain
+        double sum_w
+        int stop
+    int anonset_em_run(int q, const int32_t *dims, const double *const *mats,
+                       const double *a, const double *b, const double *w,
+                       double *x, double *scratch, int64_t max_iter, double tol, double tol_ll,
+                       int64_t ll_every, anonset_em_report *rep, int n_threads, int simd) nogil
+    double anonset_em_log(double v) nogil
+    int anonset_em_threads(int64_t ncells, int n_threads) nogil
     int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
                         const double *a, const double *b, const double *w,
                         double *x, double *scratch, int64_t max_iter, double tol,
@@ -60,6 +75,11 @@ cdef extern from "em.h":
     int anonset_kron_apply(int q, const int32_t *dims, const double *const *mats,
                            const double *a, const double *b, const double *x,
                            double *y, double *scratch, int transpose, int n_threads) nogil
+
+cdef extern from "exact.h":
+    int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
+                           const double *u, const double *weight, const double *pi, double *G,
+                           double *loglik, int nchunk, int n_threads) nogil
     int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
                             const int32_t *const *members, const int32_t *k,
                             const double *weight, int nsub, const int32_t *sub,
@@ -391,10 +411,25 @@ def kron_apply(x, dims, mats, a, b, bint transpose=False, int n_threads=0):
     return y.reshape(dims)
 
 
-def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0):
-    """Iterate eq. 26 from x0; returns (x, iterations, last max change)."""
+def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0,
+            double tol_ll=0.0, int64_t ll_every=0, bint report=False, str simd="auto"):
+    """Iterate eq. 26 from x0; returns (x, iterations, last max change), or
+    with report=True (x, dict) where the dict holds iterations, change (largest
+    cell change of the last iteration), moved (sum of the changes), loglik
+    (the Poisson log-likelihood, computed every ll_every iterations),
+    loglik_prev and gain (see em.h).  tol_ll > 0 also stops on a gain per
+    iteration and unit of w <= tol_ll;
+    simd 'auto', or 'generic' / 'avx2' to check that every path gives the
+    same bits."""
     dims = [int(v) for v in dims]
     _shape_check(dims, mats, a, b)
+    cdef int level = -1
+    if simd != "auto":
+        if simd not in ("generic", "avx2"):
+            raise ValueError(f"simd must be 'auto', 'generic' or 'avx2', got {simd!r}")
+        level = SIMD_LEVELS.index(simd)
+    if max_iter < 0 or ll_every < 0:
+        raise ValueError(f"max_iter and ll_every must be >= 0, got {max_iter}, {ll_every}")
     cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
     cdef int64_t n = int(np.prod(dims, dtype=np.int64))
     cdef cnp.ndarray ww = np.ascontiguousarray(w, dtype=np.float64).ravel()
@@ -403,14 +438,31 @@ def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads
         raise ValueError(f"w and x0 must have {n} cells")
     cdef cnp.ndarray s = np.empty(3 * n, dtype=np.float64)
     cdef _Mats M = _Mats(list(mats), a, b)
-    cdef int64_t iters = 0
-    cdef double change = 0.0
+    cdef anonset_em_report rep
     cdef int q = len(dims)
+    cdef int status
     with nogil:
-        anonset_em_kron(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data, <double *>M.b.data,
-                        <double *>ww.data, <double *>x.data, <double *>s.data, max_iter, tol,
-                        &iters, &change, n_threads)
-    return x.reshape(dims), int(iters), float(change)
+        status = anonset_em_run(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data,
+                                <double *>M.b.data, <double *>ww.data, <double *>x.data,
+                                <double *>s.data, max_iter, tol, tol_ll, ll_every, &rep,
+                                n_threads, level)
+    _check(status, "em_kron")
+    if not report:
+        return x.reshape(dims), int(rep.iters), float(rep.change)
+    return x.reshape(dims), {"iterations": int(rep.iters), "change": float(rep.change),
+                             "moved": float(rep.moved), "loglik": float(rep.loglik),
+                             "loglik_prev": float(rep.loglik_prev), "gain": float(rep.gain),
+                             "sum_w": float(rep.sum_w)}
+
+
+def em_log(double v):
+    """The log the EM kernel uses for the log-likelihood (tests)."""
+    return anonset_em_log(v)
+
+
+def em_threads(int64_t ncells, int n_threads=0):
+    """Threads the EM kernels use for a table of ncells cells."""
+    return anonset_em_threads(ncells, n_threads)
 
 
 def exact_estep(list members, dims, weight, list subsets, coef, list margs,
@@ -484,3 +536,55 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
     finally:
         free(mp); free(gp); free(ap)
     return accs, float(ll)
+
+
+def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
+    """The exact EM's E-step by prefix-trie contraction (exact.h): returns
+    (G, loglik) for tuples masks[j] (U x words) sorted lexicographically
+    (attribute 0 first) and distinct."""
+    cdef int q = len(masks)
+    if not 1 <= q <= 30:
+        raise ValueError(f"exact_trie: 1 to 30 attributes, got {q}")
+    cdef cnp.ndarray d_a = np.ascontiguousarray(dims, dtype=np.int32)
+    if d_a.ndim != 1 or d_a.shape[0] != q:
+        raise ValueError(f"exact_trie: dims must give one size per attribute ({q})")
+    shape = tuple(int(x) for x in d_a)
+    cdef int64_t ncells = _cells(shape, "exact_trie")
+    cdef cnp.ndarray wt = np.ascontiguousarray(weight, dtype=np.float64)
+    cdef int64_t U = wt.shape[0]
+    cdef cnp.ndarray u_a = np.ascontiguousarray(u, dtype=np.float64)
+    cdef cnp.ndarray p_a = np.ascontiguousarray(pi, dtype=np.float64).ravel()
+    if wt.ndim != 1 or u_a.shape[0] != q or p_a.shape[0] != ncells:
+        raise ValueError("exact_trie: weight must be 1-d, u one value per attribute, "
+                         f"pi {ncells} cells")
+    if nchunk < 1:
+        raise ValueError(f"exact_trie: nchunk must be >= 1, got {nchunk}")
+    cdef int status, j
+    cols = [np.ascontiguousarray(m, dtype=np.uint64) for m in masks]
+    for j in range(q):
+        if cols[j].ndim == 1:
+            cols[j] = cols[j].reshape(-1, 1)
+        if cols[j].shape != (U, (d_a[j] + 63) // 64):
+            raise ValueError(f"exact_trie: masks[{j}] must be ({U}, {(d_a[j] + 63) // 64})")
+        _check_mask_bits(cols[j], d_a[j], f"exact_trie: masks[{j}]")
+    cdef cnp.ndarray G = np.empty(ncells, dtype=np.float64)
+    cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
+    cdef cnp.ndarray tmp
+    cdef double ll = 0.0
+    if mp == NULL:
+        raise MemoryError()
+    try:
+        for j in range(q):
+            tmp = cols[j]
+            mp[j] = <const uint64_t *>tmp.data
+        with nogil:
+            status = anonset_exact_trie(U, q, <int32_t *>d_a.data, mp, <double *>u_a.data,
+                                        <double *>wt.data, <double *>p_a.data,
+                                        <double *>G.data, &ll, nchunk, n_threads)
+        if status == ANONSET_ERR_VALUE:
+            raise ValueError("exact_trie: the tuples must be sorted (attribute 0 first) "
+                             "and distinct")
+        _check(status, "exact_trie")
+    finally:
+        free(mp)
+    return G.reshape(shape), float(ll)
