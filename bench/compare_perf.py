@@ -372,6 +372,12 @@ def write(path, T, res, meta, n):
         "p + (1 - p) eta / d = p_in, eta = the subset size (SS draws the tail from the other "
         "values, paper 000 from all; the two differ only in the tail's law).")
     add("")
+    sc = HERE / "RESULTS_scaling.md"
+    if sc.exists():
+        body = sc.read_text().split("\n", 1)[1]
+        add("## Scaling, 1 to 16 threads (a 16-core machine; bench/omp_scaling.c)")
+        add(body.rstrip())
+        add("")
     add("## Raw measurements")
     add("")
     add("| measurement | wall (best) | CPU | others busy (cores) | repeats |")

@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
         double *sc = malloc((size_t)(3 * m) * sizeof(double));
         double a[5] = {0.6, 0.6, 0.6, 0.6, 0.6}, b[5] = {0.1, 0.1, 0.1, 0.1, 0.1};
         for (int64_t i = 0; i < m; i++) ww[i] = (double)((i * 7919) % 100);
-        printf("| EM, |C| = %lld, 50 iterations (ms per iteration) |", (long long)m);
+        printf("| EM, \\|C\\| = %lld, 50 iterations (ms per iteration) |", (long long)m);
         for (int k = 0; k < 5; k++) {
             double t[3];
             for (int r = 0; r < 3; r++) {
