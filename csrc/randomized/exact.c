@@ -206,12 +206,11 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
                 double *row = Gt + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
                 for (int64_t r = 0; r < R; r++) row[r] += vt * adj[r];
             }
-        if (g < hi) {                               /* sorted: the next set is larger */
+        if (g < hi) {           /* sorted by their bytes: the next set compares larger */
             const int wt2 = c->words[t];
-            const uint64_t *a = c->masks[t] + i * wt2, *b = c->masks[t] + g * wt2;
-            int cmp = 0;
-            for (int x = 0; x < wt2 && !cmp; x++) cmp = a[x] < b[x] ? -1 : (a[x] > b[x]);
-            if (cmp >= 0) return 1;
+            if (memcmp(c->masks[t] + i * wt2, c->masks[t] + g * wt2,
+                       (size_t)wt2 * sizeof(uint64_t)) >= 0)
+                return 1;
         }
         (void)dt;
         i = g;

@@ -40,8 +40,10 @@ int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
  * same trie (the adjoint of each contraction).  Cost about
  * sum_t (nodes at depth t + 1) |S_t| prod_{j > t} d_j instead of
  * U prod_j (1 + |S_j|).
- * masks[j]: U x words(d_j) uint64, the tuples' sets, sorted as above and
- * distinct; u[j]; weight[U]; pi[ncells] (C order); G[ncells] (out);
+ * masks[j]: U x words(d_j) uint64, the tuples' sets, distinct and sorted
+ * by their bytes (memcmp of the words of attribute 0, then 1, ...: the order
+ * of NumPy's unique on rows viewed as bytes; any such order keeps every
+ * prefix's tuples contiguous); u[j]; weight[U]; pi[ncells] (C order); G[ncells] (out);
  * loglik (out): sum_u weight_u log Z_u.  The top-level groups are cut into
  * nchunk fixed chunks whose sums are added in chunk order: the result does
  * not depend on the number of threads.  ANONSET_ERR_VALUE if the tuples are

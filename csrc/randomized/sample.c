@@ -556,6 +556,13 @@ static void fill_words(const anonset_key *key, uint32_t s, uint64_t t0, uint64_t
 
 static inline int code_ok(int32_t v, int32_t d) { return v >= 0 && v < d; }
 
+/* A code outside [0, d): the cell is published empty (and the call fails). */
+static inline int bad_cell(int32_t v, int32_t d, uint64_t *mask, int words) {
+    if (code_ok(v, d)) return 0;
+    for (int w = 0; w < words; w++) mask[w] = 0;
+    return 1;
+}
+
 /* Cells of rows [ga, gb) (global counters) of one attribute, row mode.
  * Returns nonzero if a code was outside the domain. */
 /* The one-entry table of a branch without draws (head with eta = 1). */
@@ -675,11 +682,7 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
             const int64_t i = r - ga;
             const int32_t v = codes[i];
             uint64_t *mask = out + i * words;
-            if (!code_ok(v, d)) {
-                for (int w = 0; w < words; w++) mask[w] = 0;
-                bad = 1;
-                continue;
-            }
+            if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
             cell_words(key, s, a, p16, HEAD(r), v, b->w64 + (r - ra) * wpc,
                        (uint64_t)r * (uint64_t)wpc, mask, words);
         }
@@ -700,11 +703,7 @@ static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *
         const uint64_t c = ctrs[i];
         const int32_t v = codes[i];
         uint64_t *mask = out + i * words;
-        if (!code_ok(v, d)) {
-            for (int w = 0; w < words; w++) mask[w] = 0;
-            bad = 1;
-            continue;
-        }
+        if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
         uint32_t cblk[16];
         if (a->coin_draw) anonset_block(key, c >> 4, s, SUB_COIN, cblk);
         if (a->g > 0) {
@@ -742,11 +741,7 @@ static int sample_fixed(int exact, int32_t d, int64_t lo, int64_t hi, const int3
     for (int64_t i = lo; i < hi; i++) {
         const int32_t v = codes[i];
         uint64_t *mask = out + i * words;
-        if (!code_ok(v, d)) {
-            for (int w = 0; w < words; w++) mask[w] = 0;
-            bad = 1;
-            continue;
-        }
+        if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
         if (exact) {
             for (int w = 0; w < words; w++) mask[w] = 0;
             mask[v >> 6] = (uint64_t)1 << (v & 63);

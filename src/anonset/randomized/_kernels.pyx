@@ -540,8 +540,8 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
 
 def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
     """The exact EM's E-step by prefix-trie contraction (exact.h): returns
-    (G, loglik) for tuples masks[j] (U x words) sorted lexicographically
-    (attribute 0 first) and distinct."""
+    (G, loglik) for tuples masks[j] (U x words), distinct and sorted by their
+    bytes (attribute 0 first)."""
     cdef int q = len(masks)
     if not 1 <= q <= 30:
         raise ValueError(f"exact_trie: 1 to 30 attributes, got {q}")

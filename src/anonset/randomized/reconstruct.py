@@ -203,11 +203,21 @@ def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- exact EM
+def _unique_rows(a: np.ndarray, weights=None):
+    """Distinct rows of a 2-d uint64 array, in the order of their bytes
+    (rows as one void each: much faster than np.unique(axis=0)), with the
+    summed weights (counts if None)."""
+    a = np.ascontiguousarray(a, dtype=np.uint64)
+    v = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+    uv, inv = np.unique(v, return_inverse=True)
+    w = np.bincount(inv.ravel(), weights=weights, minlength=len(uv)).astype(np.float64)
+    return uv.view(np.uint64).reshape(len(uv), a.shape[1]), w
+
+
 def _patterns(table: SetTable, attributes):
     """Distinct set tuples over the attributes, with their multiplicities."""
     masks = [np.asarray(table.mask(a)) for a in attributes]
-    stacked = np.concatenate(masks, axis=1)
-    uniq, inverse, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+    uniq, counts = _unique_rows(np.concatenate(masks, axis=1))
     out, col = [], 0
     for a, m in zip(attributes, masks):
         out.append(np.ascontiguousarray(uniq[:, col:col + m.shape[1]]))
@@ -232,7 +242,7 @@ def _trie_order(pmasks, params, dims):
     work, sum_t min(U, prod_{j <= t} P_j) |S_t| prod_{j > t} d_j, with P_j the
     distinct sets of attribute j (all orders for q' <= 5, else by P_j)."""
     q = len(dims)
-    P = [len(np.unique(m, axis=0)) for m in pmasks]
+    P = [len(_unique_rows(m)[1]) for m in pmasks]
     U = max(len(pmasks[0]), 1)
 
     def cost(order):
@@ -281,10 +291,10 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
     ncells = math.prod(dims)
     if kernel == "trie":
         order = _trie_order(pmasks, params, dims)
-        stacked = np.concatenate([np.asarray(pmasks[j]) for j in order], axis=1)
-        srt, inv = np.unique(stacked, axis=0, return_inverse=True)
-        wts = np.bincount(inv.ravel(), weights=np.asarray(weight, dtype=np.float64),
-                          minlength=len(srt))
+        # sorted by the bytes of the reordered tuples: the trie's groups are
+        # contiguous at every depth
+        srt, wts = _unique_rows(np.concatenate([np.asarray(pmasks[j]) for j in order], axis=1),
+                                np.asarray(weight, dtype=np.float64))
         cols, c0 = [], 0
         for j in order:
             width = np.asarray(pmasks[j]).shape[1]
