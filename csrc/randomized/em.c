@@ -136,16 +136,19 @@ static inline void post_ratio(const double *restrict wk, const double *restrict 
     for (int64_t t = 0; t < len; t++) out[t] = val[t] > 0.0 ? wk[t] / val[t] : 0.0;
     if (!l4) return;
     /* y > 0 wherever w > 0 unless x is 0 there: such a term is taken at the
-     * smallest normal y (see em_log) */
+     * smallest normal y (see em_log).  The terms first (a loop the compiler
+     * vectorizes, len <= QBLOCK), then the lane sums. */
+    double lg[QBLOCK];
+    for (int64_t t = 0; t < len; t++) lg[t] = wk[t] > 0.0 ? wk[t] * em_log(val[t]) : 0.0;
     int64_t t = 0;
     for (; t + LANES <= len; t += LANES)
         for (int e = 0; e < LANES; e++) {
             l4[1][e] += val[t + e];
-            l4[0][e] += wk[t + e] > 0.0 ? wk[t + e] * em_log(val[t + e]) : 0.0;
+            l4[0][e] += lg[t + e];
         }
     for (int e = 0; t < len; t++, e++) {
         l4[1][e] += val[t];
-        l4[0][e] += wk[t] > 0.0 ? wk[t] * em_log(val[t]) : 0.0;
+        l4[0][e] += lg[t];
     }
 }
 
@@ -203,31 +206,33 @@ static inline void axis_unit_body(const axis_shape *sh, int64_t u, const double 
     double acc[QBLOCK], val[QBLOCK];
     double l4[4][LANES] = {{0.0}};
     if (Q == 1) {
-        /* the last attribute: each p is a row of d_j contiguous cells */
+        /* the last attribute: each p is a row of d_j contiguous cells, taken
+         * in runs of at most QBLOCK (the size of val) */
         for (int64_t p = p0; p < p1; p++) {
             const double *ip = in + p * dj;
             double *op = out + p * dj;
-            double *vk = post == POST_NONE ? op : val;      /* the product, in place */
+            double sm = 0.0;
             if (mat == NULL) {
-                double sm = 0.0;
                 for (int64_t m = 0; m < dj; m++) sm += ip[m];
                 sm *= b;
-                for (int64_t k = 0; k < dj; k++) vk[k] = sm + c * ip[k];
-            } else {
-                for (int64_t k = 0; k < dj; k++) {
-                    double v = 0.0;
-                    for (int64_t m = 0; m < dj; m++)
-                        v += (transpose ? mat[m * dj + k] : mat[k * dj + m]) * ip[m];
-                    vk[k] = v;
-                }
             }
-            if (post == POST_NONE) {
-                /* written above */
-            } else if (post == POST_RATIO) {
-                const double *wk = w + p * dj;
-                post_ratio(wk, val, op, dj, sum ? l4 : NULL);
-            } else {
-                post_update(x + p * dj, val, dj, l4);
+            for (int64_t k0 = 0; k0 < dj; k0 += QBLOCK) {
+                const int64_t kl = dj - k0 < QBLOCK ? dj - k0 : QBLOCK;
+                double *vk = post == POST_NONE ? op + k0 : val;   /* the product, in place */
+                if (mat == NULL) {
+                    for (int64_t k = 0; k < kl; k++) vk[k] = sm + c * ip[k0 + k];
+                } else {
+                    for (int64_t k = 0; k < kl; k++) {
+                        double v = 0.0;
+                        for (int64_t m = 0; m < dj; m++)
+                            v += (transpose ? mat[m * dj + k0 + k] : mat[(k0 + k) * dj + m]) * ip[m];
+                        vk[k] = v;
+                    }
+                }
+                if (post == POST_RATIO)
+                    post_ratio(w + p * dj + k0, val, op + k0, kl, sum ? l4 : NULL);
+                else if (post == POST_UPDATE)
+                    post_update(x + p * dj + k0, val, kl, l4);
             }
         }
         if (sum) lanes_close(l4, sum);

@@ -412,7 +412,8 @@ def kron_apply(x, dims, mats, a, b, bint transpose=False, int n_threads=0):
 
 
 def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0,
-            double tol_ll=0.0, int64_t ll_every=0, bint report=False, str simd="auto"):
+            double tol_ll=0.0, int64_t ll_every=0, bint report=False, str simd="auto",
+            scratch=None):
     """Iterate eq. 26 from x0; returns (x, iterations, last max change), or
     with report=True (x, dict) where the dict holds iterations, change (largest
     cell change of the last iteration), moved (sum of the changes), loglik
@@ -420,7 +421,8 @@ def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads
     loglik_prev and gain (see em.h).  tol_ll > 0 also stops on a gain per
     iteration and unit of w <= tol_ll;
     simd 'auto', or 'generic' / 'avx2' to check that every path gives the
-    same bits."""
+    same bits.  scratch: None or a float64 array of 3 x cells to work in
+    (reused across calls by iterative drivers: fresh pages cost faults)."""
     dims = [int(v) for v in dims]
     _shape_check(dims, mats, a, b)
     cdef int level = -1
@@ -436,7 +438,14 @@ def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads
     cdef cnp.ndarray x = np.array(x0, dtype=np.float64, order="C").ravel()
     if ww.shape[0] != n or x.shape[0] != n:
         raise ValueError(f"w and x0 must have {n} cells")
-    cdef cnp.ndarray s = np.empty(3 * n, dtype=np.float64)
+    cdef cnp.ndarray s
+    if scratch is None:
+        s = np.empty(3 * n, dtype=np.float64)
+    else:
+        s = scratch
+        if s.dtype != np.float64 or not s.flags.c_contiguous or s.size < 3 * n \
+                or not s.flags.writeable:
+            raise ValueError(f"scratch must be a writable contiguous float64 array of >= {3 * n} values")
     cdef _Mats M = _Mats(list(mats), a, b)
     cdef anonset_em_report rep
     cdef int q = len(dims)

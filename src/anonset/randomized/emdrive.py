@@ -2,14 +2,16 @@
 the choice of threads, shared by the paper's EM (000 eq. 26) and the
 exact-likelihood EM (reconstruct.py).
 
-An EM is given as a map ``step(x, n_threads) -> (F(x), L(x))``: one EM update
-and the log-likelihood at its input.  EM never lowers L.
+An EM is given as a map ``step(x, n_threads, ll=True) -> (F(x), L(x))``: one
+EM update and the log-likelihood at its input (which the step may skip, NaN,
+when ``ll`` is false).  EM never lowers L.
 
 Stopping rule (docs/algorithms.md, "EM stopping rule"): stop when the gain
 of L per EM update, divided by ``scale`` (sum w for the paper's EM, N for
 the exact EM: a gain per counted cell or per record), is at most ``tol_ll``;
 or when no cell of the estimate moves by more than ``tol`` records in an
-update (``tol = 0``: not used); ``max_iter`` EM updates are a safety cap,
+update (reconstruct's default 1e-6; 0: not used); ``max_iter`` EM updates are
+a safety cap,
 reported as not converged.
 
 SQUAREM (Varadhan & Roland 2008, scheme S3 with the step-length control of
@@ -88,10 +90,10 @@ class ThreadChoice:
         return self.best
 
 
-def _timed(step, x, choice):
+def _timed(step, x, choice, ll=True):
     nt = choice.threads()
     t0 = time.perf_counter()
-    out = step(x, nt)
+    out = step(x, nt, ll)
     choice.record(nt, time.perf_counter() - t0)
     return out
 
@@ -148,7 +150,7 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
             alpha = min(step_max, max(1.0, math.sqrt(sr / sv)))
             xp = x + 2.0 * alpha * r + alpha * alpha * v
             np.maximum(xp, 0.0, out=xp)
-            xn, _ = _timed(step, xp, choice)          # the stabilizing update
+            xn, _ = _timed(step, xp, choice, False)   # the stabilizing update
             xn1, lln = _timed(step, xn, choice)       # L(x_new), and the next x1
             cycle += 2
             if not (lln >= ll1):                      # safeguard: fall back to x2

@@ -19,7 +19,7 @@ Stopping rule (both EMs; emdrive.py, docs/algorithms.md "EM stopping rule"):
 stop when the log-likelihood the EM maximizes gains at most ``tol_ll`` per
 EM update and per counted cell (paper EM: the Poisson likelihood of w) or
 per record (exact EM); or when no cell moves by more than ``tol`` records
-(0: not used); ``max_iter`` EM updates are a safety cap.  By default the EMs
+(default 1e-6; 0: not used); ``max_iter`` EM updates are a safety cap.  By default the EMs
 are accelerated by SQUAREM (same fixed points, far fewer updates).
 CrossTab.info reports 'iterations' (EM updates), 'change', 'loglik',
 'gain', 'converged' and 'stopped' (which rule).
@@ -86,7 +86,7 @@ def transition_factors(table: SetTable, attributes):
 
 
 def reconstruct(table: SetTable, attributes, method: str = "em", *,
-                max_iter: int = emdrive.MAX_ITER, tol: float = 0.0,
+                max_iter: int = emdrive.MAX_ITER, tol: float = 1e-6,
                 n_threads: int | None = None, seed=None, w: np.ndarray | None = None,
                 tol_ll: float | None = None, accelerate: bool = True) -> CrossTab:
     """Estimate the counts x_m over the chosen attributes.
@@ -98,8 +98,9 @@ def reconstruct(table: SetTable, attributes, method: str = "em", *,
         S', the q' >= 1 attributes to cross-tabulate (sensitive or exact).
     method : {'em', 'exact_em', 'value_adding', 'random'}
     max_iter : safety cap on EM updates (reported as not converged).
-    tol : stop when no cell moves by more than ``tol`` records in an update
-        (0: not used).
+    tol : also stop when no cell moves by more than ``tol`` records in an
+        update (0: not used; on Adult the log-likelihood rule always stops
+        first at the defaults).
     tol_ll : stop when the EM's log-likelihood gains at most ``tol_ll`` per
         update and per counted cell (em) or record (exact_em); 0: not used;
         None: the method's default (1e-14 for em, 1e-10 for exact_em), which
@@ -174,10 +175,11 @@ def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_l
     ds = [dims[j] for j in order]
     as_, bs = [a[j] for j in order], [b[j] for j in order]
     mats = [None] * len(ds)
+    scratch = np.empty(3 * ws.size)          # reused by every update
 
-    def step(x, nt):
-        nx, rep = _kernels.em_kron(ws, x, ds, mats, as_, bs, 1, 0.0, nt, ll_every=1,
-                                   report=True)
+    def step(x, nt, ll=True):
+        nx, rep = _kernels.em_kron(ws, x, ds, mats, as_, bs, 1, 0.0, nt, ll_every=int(ll),
+                                   report=True, scratch=scratch)
         return nx, rep["loglik"]
 
     choice = emdrive.ThreadChoice(n_threads, _kernels.em_threads(ws.size, n_threads) > 1)
@@ -258,7 +260,7 @@ def _trie_order(pmasks, params, dims):
 
 
 def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = emdrive.MAX_ITER,
-                      tol: float = 0.0, n_threads=0, tol_ll: float = emdrive.TOL_LL["exact_em"],
+                      tol: float = 1e-6, n_threads=0, tol_ll: float = emdrive.TOL_LL["exact_em"],
                       accelerate: bool = True, init=None, kernel: str = "trie"):
     """The exact-likelihood EM on distinct set tuples.
 
@@ -303,10 +305,10 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
         ds, us = [dims[j] for j in order], [u[j] for j in order]
         nchunk = int(max(1, min(64, len(srt) // 1024, (256 << 20) // (8 * max(ncells, 1)))))
 
-        def step(x, nt_):
+        def step(x, nt_, ll=True):
             pi = x / N
-            G, ll = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_)
-            return pi * G, ll
+            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_)
+            return pi * G, loglik
     else:
         order = list(range(q))
         ds = dims
@@ -343,7 +345,7 @@ def _subsets_step(params, dims, N, pmasks, weight, u, nt):
     nchunk = int(max(1, min(64, U // 2048, (256 << 20) // (8 * per_chunk))))
     axes_all = tuple(range(q))
 
-    def step(x, nt_):
+    def step(x, nt_, ll=True):
         pi = x / N
         margs = []
         for s in subsets:
