@@ -428,3 +428,19 @@ def test_thread_choice_keeps_the_faster_and_probes_again():
         ch.record(nt, costs[nt])
     assert ch.used == 2
     assert ThreadChoice(4, False).threads() == 1
+
+
+def test_em_last_attribute_longer_than_a_block():
+    """A last attribute of more than 256 values (the kernel's run length)
+    gives eq. 26 exactly (the NumPy a/b EM of bench/numpy_baseline)."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
+    import numpy_baseline as nb
+    rng = np.random.default_rng(13)
+    dims = [3, 300]
+    w = rng.integers(0, 9, 900).astype(float).reshape(dims)
+    a, b = [0.5, 0.3], [0.1, 0.002]
+    x, _, _ = _kernels.em_kron(w, w + 1, dims, [None, None], a, b, 7, 0.0, 1)
+    ref, _, _ = nb.em_ab(w, w + 1, a, b, 7, 0.0)
+    np.testing.assert_allclose(x, ref, rtol=1e-12)
