@@ -389,7 +389,8 @@ def write(path, T, res, meta, n):
         add(f"| {k} | {v['wall']:.4f} s | {v['cpu']:.3f} s | {v['load']:.2f} | {v['repeat']} |")
     add("")
     add("Rerun: `PYTHONPATH=src /work/venv/bin/python bench/compare_perf.py`.  Older reports: "
-        "[RESULTS_core.md](RESULTS_core.md) (round one), [RESULTS_emd.md](RESULTS_emd.md).")
+        "[RESULTS_round1.md](RESULTS_round1.md) (round one: compare.py), [RESULTS_core.md](RESULTS_core.md), "
+        "[RESULTS_emd.md](RESULTS_emd.md).")
     path.write_text("\n".join(L) + "\n")
 
 
