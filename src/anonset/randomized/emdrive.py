@@ -25,9 +25,10 @@ EM updates, and step_max shrinks.  The fixed points are EM's.
 Threads: on a machine where another process is busy, a second thread can
 make a barrier-heavy EM many times slower (it waits for a thread that has
 lost its core).  ``ThreadChoice`` times the calls made with one thread and
-with n threads and keeps the faster, probing the other again after 8, 16,
-32, ... calls; the estimate does not depend on the thread count, so the
-choice changes only the time.
+with n threads and keeps the faster (by the least of each count's last three
+timings), probing the other again after 8, 16, 32, then every 64 calls; the
+estimate does not depend on the thread count, so the choice changes only the
+time.
 """
 from __future__ import annotations
 
@@ -57,17 +58,17 @@ class ThreadChoice:
 
     def __init__(self, n_threads: int, parallel: bool):
         self.n = n_threads if parallel and n_threads != 1 else 1
-        self.cost = {1: math.inf, self.n: math.inf}
+        self.recent = {1: [], self.n: []}     # the last few timings of each count
         self.best = 1
         self.calls = 0
-        self.next_probe = 1           # probe the other count at this call
+        self.next_probe = 1                   # probe the other count at this call
         self.gap = 8
 
     def threads(self) -> int:
         if self.n == 1:
             return 1
-        if self.calls < 2:            # the first two calls: one of each
-            return 1 if self.calls == 0 else self.n
+        if self.calls < 4:                    # the first calls alternate
+            return 1 if self.calls % 2 == 0 else self.n
         if self.calls >= self.next_probe:
             return self.n if self.best == 1 else 1
         return self.best
@@ -75,15 +76,17 @@ class ThreadChoice:
     def record(self, nt: int, seconds: float, work: int = 1) -> None:
         if self.n == 1:
             return
-        per = seconds / max(work, 1)
-        # the latest timing of each count (the machine's load changes)
-        self.cost[nt] = per
+        # the least of the last three timings of each count: one call slowed
+        # by the machine's other load does not decide
+        r = self.recent[nt]
+        r.append(seconds / max(work, 1))
+        del r[:-3]
         self.calls += 1
-        if self.calls >= 2:
-            self.best = min(self.cost, key=self.cost.get)
+        if self.calls >= 2 and all(self.recent.values()):
+            self.best = min(self.recent, key=lambda k: min(self.recent[k]))
             if self.calls > self.next_probe:
                 self.next_probe = self.calls + self.gap
-                self.gap *= 2
+                self.gap = min(2 * self.gap, 64)
 
     @property
     def used(self) -> int:
