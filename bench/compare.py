@@ -1,4 +1,5 @@
-"""All side-by-side comparisons in one process; rewrites bench/RESULTS.md.
+"""All side-by-side comparisons of round one in one process; rewrites
+bench/RESULTS_round1.md (bench/RESULTS.md is written by compare_perf.py).
 
 1. ``bench/compare_core.py``: the core kernels (publishing, w counting, EM)
    against the NumPy baselines of ``bench/numpy_baseline.py``; writes
@@ -6,7 +7,7 @@
 2. ``bench/compare_emd.py``: EMD against POT (``ot.emd2``) and the
    t-closeness check against pycanon; writes bench/RESULTS_emd.md.
 
-bench/RESULTS.md then gathers, on one page, the machine, the date, every
+bench/RESULTS_round1.md then gathers, on one page, the machine, the date, every
 ratio ("speed-up" / "ratio" columns and "Target" lines) from both reports,
 and links to the full reports.  All numbers come from this one run.
 
@@ -120,8 +121,8 @@ def main(argv=None):
         elif args.quick:
             L += [f"(this run, --quick; the full-size {name} was left as it was)", ""]
         L += ratio_lines(text)
-    (HERE / "RESULTS.md").write_text("\n".join(L).rstrip() + "\n")
-    print(f"wrote {HERE / 'RESULTS.md'}")
+    (HERE / "RESULTS_round1.md").write_text("\n".join(L).rstrip() + "\n")
+    print(f"wrote {HERE / 'RESULTS_round1.md'}")
 
 
 if __name__ == "__main__":

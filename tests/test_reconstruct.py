@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import anonset
 from anonset.randomized import _kernels
 from anonset.randomized.params import AttributeParams
+from anonset.randomized import reconstruct as reconstruct_module
 from anonset.randomized.reconstruct import likelihood_ratio
 from anonset.schema import Attribute, Schema
 from anonset.randomized.settable import SetTable
@@ -119,7 +120,8 @@ def test_paper_em_q1_equals_iterative_bayesian_update():
     codes = rng.choice(6, size=4000, p=[.4, .25, .15, .1, .06, .04])
     table = _one_attr_table(codes, 6, 0.6, 3, seed=1)
     par = table.params["s"]
-    ct = anonset.reconstruct(table, ["s"], "em", max_iter=150, tol=0.0)
+    ct = anonset.reconstruct(table, ["s"], "em", max_iter=150, tol=0.0, tol_ll=0.0,
+                             accelerate=False)
     w = anonset.count_w(table, ["s"])
     T = _factor(par) / par.eta               # rows: P(value b is in the set | true a) / eta
     f = ibu(list(w.astype(float)), T.tolist(), 150)
@@ -135,7 +137,8 @@ def test_exact_em_equals_dense_oracle():
     schema = Schema.infer(df, sensitive=list(df.columns))
     for model in (anonset.Diversity(2), anonset.Closeness(0.15)):
         pub = anonset.publish(df, model, schema, seed=5, research_seed=True)
-        ct = anonset.reconstruct(pub, ["a", "b"], "exact_em", max_iter=200, tol=0.0)
+        ct = anonset.reconstruct(pub, ["a", "b"], "exact_em", max_iter=200, tol=0.0, tol_ll=0.0,
+                                 accelerate=False)
         L = np.ones((N, 20))
         for j, (name, rep) in enumerate((("a", 4), ("b", 5))):
             par = pub.params[name]
@@ -183,11 +186,13 @@ def test_totals_and_info():
     schema = anonset.datasets.adult_schema(df, attributes=["age", "education", "race"])
     pub = anonset.publish(df, anonset.Diversity(3), schema, seed=9, research_seed=True)
     for m in anonset.reconstruct.__globals__["METHODS"]:
-        ct = anonset.reconstruct(pub, ["age", "education"], m, max_iter=50, seed=1)
+        ct = anonset.reconstruct(pub, ["age", "education"], m, max_iter=50, seed=1,
+                                 tol_ll=0.0, accelerate=False)
         assert ct.total == pytest.approx(5000)
         assert ct.shape == (9, 16)
         if m in ("em", "exact_em"):
             assert ct.info["iterations"] == 50 and ct.info["change"] > 0
+            assert ct.info["stopped"] == "max_iter" and not ct.info["converged"]
             assert (ct.counts >= 0).all()
     frame = ct.to_frame()
     assert list(frame.columns) == ["age", "education", "count"] and len(frame) == 144
@@ -274,3 +279,169 @@ def test_paper_em_thread_invariant_on_a_large_table():
     xs, _, _ = _kernels.em_kron(ws, ws, small, [None] * 3, [p.inclusion for p in params],
                                 [p.other_inclusion for p in params], 30, 0.0, n_threads=2)
     np.testing.assert_allclose(xs.ravel() / 8, dense_em(ws.reshape(small), params, 30), rtol=1e-9)
+
+
+# ------------------------------------------------------------- count_w methods
+def _random_sets(rng, n, d, sizes):
+    """n random subsets of range(d) with sizes drawn from `sizes`, as bitmasks."""
+    words = (d + 63) // 64
+    k = rng.choice(sizes, size=n)
+    ranks = np.argsort(np.argsort(rng.random((n, d)), axis=1), axis=1)
+    member = ranks < k[:, None]
+    bits = np.zeros((n, words * 64), dtype=bool)
+    bits[:, :d] = member
+    return np.packbits(bits, axis=1, bitorder="little").view("<u8")
+
+
+@pytest.mark.parametrize("dims,sizes", [
+    ([16, 18, 17, 16], [5]),             # the census-shaped q' = 4: fast path
+    ([14, 15, 16, 5], [4, 5]),           # varying set sizes, a small L
+    ([9, 8, 16, 2], [1, 2, 3]),
+    ([6, 40], [2, 3]),                   # q' = 2, L > 32: scalar members
+    ([12, 70, 3], [1, 4]),               # a two-word attribute in the records
+    ([5, 7, 9, 11, 13], [2, 3]),         # q' = 5: the general prefix expansion
+    ([33, 20, 16], [3, 6]),              # L in 17..32: two vectors per row
+])
+def test_count_w_factorized_equals_direct(dims, sizes):
+    rng = np.random.default_rng(sum(dims))
+    n = 20_000
+    masks = [_random_sets(rng, n, d, [min(s, d) for s in sizes]) for d in dims]
+    max_set = math.prod(min(max(sizes), d) for d in dims)
+    ref = _kernels.count_w(masks, dims, max_set, 1, method="direct")
+    for nt in (1, 2, 3):
+        for meth in ("factorized", "auto"):
+            got = _kernels.count_w(masks, dims, max_set, nt, method=meth)
+            np.testing.assert_array_equal(got, ref, err_msg=f"{meth}, {nt} threads")
+    # a set larger than max_set allows is refused by every method
+    for meth in ("direct", "factorized"):
+        with pytest.raises(ValueError, match="unexpected number"):
+            _kernels.count_w(masks, dims, max_set - 1, 2, method=meth)
+
+
+# ------------------------------------------------ EM kernels, stopping rule, SQUAREM
+def test_em_report_loglik_and_simd_paths():
+    rng = np.random.default_rng(11)
+    dims = [5, 7, 4]
+    w = rng.integers(0, 40, math.prod(dims)).astype(float).reshape(dims)
+    w.flat[3] = 0.0
+    a, b = [0.6, 0.5, 0.7], [0.1, 0.08, 0.1]
+    x0 = w + 1.0
+    x, rep = _kernels.em_kron(w, x0, dims, [None] * 3, a, b, 1, 0.0, ll_every=1, report=True)
+    y = _kernels.kron_apply(x0, dims, [None] * 3, a, b, transpose=True)
+    pos = w > 0
+    ll = (w[pos] * np.log(y[pos])).sum() - y.sum()
+    assert rep["loglik"] == pytest.approx(ll, rel=1e-13)
+    # the portable and the AVX2 paths round alike (no fused multiply-add)
+    levels = ["generic"] + (["avx2"] if _kernels.simd_level() != "generic" else [])
+    runs = [_kernels.em_kron(w, x0, dims, [None] * 3, a, b, 40, 0.0, simd=s, report=True,
+                             ll_every=1)
+            for s in levels]
+    for xr, r in runs[1:]:
+        assert xr.tobytes() == runs[0][0].tobytes() and r == runs[0][1]
+    # the log the kernel uses
+    for v in (1e-300, 1e-5, 0.7, 1.0, 1.5, 2.0, 3.7e4, 1e300):
+        assert _kernels.em_log(v) == pytest.approx(math.log(v), rel=3e-16, abs=1e-300)
+
+
+def test_em_log_likelihood_rule_stops_at_the_gain():
+    rng = np.random.default_rng(12)
+    dims = [6, 5]
+    w = rng.integers(1, 60, 30).astype(float).reshape(dims)
+    a, b = [0.5, 0.6], [0.1, 0.1]
+    full, rep = _kernels.em_kron(w, w, dims, [None] * 2, a, b, 5000, 0.0, tol_ll=1e-9,
+                                 ll_every=3, report=True)
+    assert rep["iterations"] < 5000 and rep["iterations"] % 3 == 0
+    assert 0 <= rep["gain"] <= 1e-9
+    # the gain before the stop was above the tolerance
+    _, before = _kernels.em_kron(w, w, dims, [None] * 2, a, b, rep["iterations"] - 3, 0.0,
+                                 ll_every=3, report=True)
+    assert before["gain"] > 1e-9
+
+
+def _small_pub(seed=3, n=3000):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.choice(6, n, p=[.35, .25, .15, .1, .1, .05]),
+                       "b": rng.choice(5, n, p=[.4, .3, .1, .1, .1]),
+                       "c": rng.choice(4, n)})
+    return anonset.publish(df, anonset.Diversity({"a": 3, "b": 2, "c": 2}), Schema.infer(df, sensitive=list(df.columns)),
+                           seed=seed, research_seed=True)
+
+
+def test_squarem_reaches_the_em_fixed_point():
+    """SQUAREM changes the path, not the fixed point: the accelerated EMs end
+    where the plain EMs (the subset-expansion kernel for the exact EM, as
+    before the trie) end when run to convergence, and report convergence."""
+    pub = _small_pub()
+    for method, kw in (("em", {}), ("exact_em", {})):
+        fast = anonset.reconstruct(pub, ["a", "b"], method)
+        assert fast.info["converged"] and fast.info["stopped"] == "tol_ll"
+        if method == "em":
+            slow = anonset.reconstruct(pub, ["a", "b"], "em", accelerate=False, tol_ll=1e-15,
+                                       max_iter=200_000)
+        else:
+            pm, wt = reconstruct_module._patterns(pub, ["a", "b"])
+            x, _ = reconstruct_module.exact_em_patterns(
+                [pub.params["a"], pub.params["b"]], [6, 5], pub.n_rows, pm, wt,
+                accelerate=False, tol_ll=1e-15, max_iter=200_000, kernel="subsets")
+            slow = type(fast)(fast.attributes, fast.domains, x, "exact_em", {})
+        assert fast.info["iterations"] * 5 < max(slow.info.get("iterations", 10**6), 10**4)
+        np.testing.assert_allclose(fast.counts, slow.counts, rtol=0, atol=2e-3 * pub.n_rows ** 0.5)
+
+
+def test_exact_trie_equals_subset_expansion():
+    pub = _small_pub(seed=5, n=4000)
+    attrs = ["a", "b", "c"]
+    pm, wt = reconstruct_module._patterns(pub, attrs)
+    params = [pub.params[x] for x in attrs]
+    kws = dict(max_iter=25, tol_ll=0.0, accelerate=False)
+    xt, it = reconstruct_module.exact_em_patterns(params, [6, 5, 4], pub.n_rows, pm, wt,
+                                                  kernel="trie", **kws)
+    xs, is_ = reconstruct_module.exact_em_patterns(params, [6, 5, 4], pub.n_rows, pm, wt,
+                                                   kernel="subsets", **kws)
+    np.testing.assert_allclose(xt, xs, rtol=1e-10, atol=1e-10)
+    assert it["loglik"] == pytest.approx(is_["loglik"], rel=1e-12)
+    # thread counts and chunking do not change a bit
+    u = [reconstruct_module.likelihood_ratio(p.p, p.eta, d) for p, d in zip(params, [6, 5, 4])]
+    pi = np.random.default_rng(0).random((6, 5, 4))
+    ref = _kernels.exact_trie(pm, [6, 5, 4], u, wt, pi, 1, 1)
+    for nchunk, nt in ((3, 2), (7, 3)):
+        G, ll = _kernels.exact_trie(pm, [6, 5, 4], u, wt, pi, nchunk, nt)
+        np.testing.assert_allclose(G, ref[0], rtol=1e-13)
+    # the kernel refuses tuples out of order
+    with pytest.raises(ValueError, match="sorted"):
+        _kernels.exact_trie([m[::-1] for m in pm], [6, 5, 4], u, wt[::-1], pi)
+
+
+def test_thread_choice_keeps_the_faster_and_probes_again():
+    from anonset.randomized.emdrive import ThreadChoice
+    ch = ThreadChoice(2, True)
+    costs = {1: 1.0, 2: 5.0}                  # a busy machine: two threads are slower
+    used = []
+    for _ in range(60):
+        nt = ch.threads()
+        used.append(nt)
+        ch.record(nt, costs[nt])
+    assert used[:4] == [1, 2, 1, 2] and ch.used == 1
+    assert 4 <= used.count(2) <= 9            # probes again, ever more rarely
+    costs = {1: 1.0, 2: 0.6}                  # the machine became quiet
+    for _ in range(200):
+        nt = ch.threads()
+        ch.record(nt, costs[nt])
+    assert ch.used == 2
+    assert ThreadChoice(4, False).threads() == 1
+
+
+def test_em_last_attribute_longer_than_a_block():
+    """A last attribute of more than 256 values (the kernel's run length)
+    gives eq. 26 exactly (the NumPy a/b EM of bench/numpy_baseline)."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
+    import numpy_baseline as nb
+    rng = np.random.default_rng(13)
+    dims = [3, 300]
+    w = rng.integers(0, 9, 900).astype(float).reshape(dims)
+    a, b = [0.5, 0.3], [0.1, 0.002]
+    x, _, _ = _kernels.em_kron(w, w + 1, dims, [None, None], a, b, 7, 0.0, 1)
+    ref, _, _ = nb.em_ab(w, w + 1, a, b, 7, 0.0)
+    np.testing.assert_allclose(x, ref, rtol=1e-12)

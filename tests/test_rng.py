@@ -54,6 +54,20 @@ def test_fill_is_blockwise_and_thread_invariant():
         np.testing.assert_array_equal(one[16 * 5:16 * 6], _kernels.block(key, 105, 3, 0, rng=rng))
 
 
+def test_every_simd_level_gives_the_same_blocks():
+    # the portable, AVX2 (8 lanes) and AVX-512 (16 lanes) block functions,
+    # whichever this CPU runs, over counts that leave partial groups of lanes
+    key = make_key(9, research_seed=True)
+    levels = _kernels.SIMD_LEVELS[:_kernels.SIMD_LEVELS.index(_kernels.simd_level()) + 1]
+    for nblocks in (1, 7, 8, 15, 16, 17, 64, 100):
+        ref = np.concatenate([_kernels.block(key, 2**32 - 3 + b, 5, 1) for b in range(nblocks)])
+        for level in levels:
+            got = _kernels.fill(key, 2**32 - 3, 5, 1, nblocks, simd=level, n_threads=2)
+            np.testing.assert_array_equal(got, ref, err_msg=f"{level}, {nblocks} blocks")
+    with pytest.raises(ValueError, match="simd"):
+        _kernels.fill(key, 0, 0, 0, 1, simd="sse9")
+
+
 def test_blocks_differ_by_stream_and_sub():
     key = make_key(0, research_seed=True)
     blocks = {tuple(_kernels.block(key, 1, s, t)) for s in range(4) for t in range(4)}

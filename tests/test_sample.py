@@ -1,6 +1,8 @@
 """The set sampler (paper 000, Sec. V-B): sizes, membership, frequencies,
 thread and partition invariance, and a pinned stream."""
+import functools
 import hashlib
+import itertools
 import math
 
 import numpy as np
@@ -104,6 +106,18 @@ def test_candidate_frequencies_chi_square(rng, d, eta, p):
     assert abs(others.mean() - n * incl_other) < 4.5 * math.sqrt(n * incl_other / (d - 1))
 
 
+def test_unranked_subsets_uniform():
+    """d = 18, eta = 9, p = 1: the 8 other values are one of C(17, 8) = 24,310
+    subsets, drawn by unranking through compositions (more than the 16,384 a
+    table holds): every subset occurs, with chi-square-uniform counts."""
+    n = 24_310 * 40
+    mask = _run(np.zeros(n), 18, 9, 1.0, key=make_key("unrank", research_seed=True))[:, 0]
+    vals, counts = np.unique(mask, return_counts=True)
+    assert len(vals) == math.comb(17, 8)
+    assert ((vals & np.uint64(1)) == 1).all()
+    assert stats.chisquare(counts).pvalue > 1e-4
+
+
 def test_pairs_uniform():
     """Sets of size 2 from d = 6 with p = 0: all 15 pairs equally likely."""
     n = 300_000
@@ -116,9 +130,11 @@ def test_pairs_uniform():
 # Known-answer pin of the published stream: changing the stream layout, the
 # bounded-integer method or Floyd's algorithm changes these digests, and every
 # reproducible research result with them.  Update only deliberately.
+# Stream version 2 (sample.h): per-attribute keystreams, indices packed into
+# 64-bit words, coins only where 0 < p < 1 (was ffee9f93... / d2e828c8...).
 PINNED = {
-    "chacha20": "ffee9f9305362ca454d4513a588b5640",
-    "philox": "d2e828c88873b10fa1d993aa7d5c8cbc",
+    "chacha20": "a452dc5412dabdd0136c96c1359bf87c",
+    "philox": "549b5f32dbd6221293596687d23dcc0d",
 }
 
 
@@ -162,3 +178,165 @@ def test_explicit_counters_equal_row_counters_and_are_per_column():
         assert not np.array_equal(moved[0], plain[0])
     with pytest.raises(ValueError, match="counters"):
         _kernels.sample_sets(*args, counters=[rows[:3], None])
+
+
+# ------------------------------------------------------------------ oracle
+# A slow, plain-Python reading of the stream layout documented in
+# csrc/randomized/sample.h (version 2), built on the block function alone:
+# the kernel must give the same sets bit for bit, including the retries of
+# rejected draws, the packing of indices and the three subset methods.
+_TABLE_MAX, _PROD_MAX, _TWO64 = 16384, 1 << 52, 1 << 64
+
+
+class _Oracle:
+    def __init__(self, key, rng, s, d, eta, coin):
+        self.key, self.rng, self.s, self.d, self.eta, self.coin = key, rng, s, d, eta, coin
+        self.use = {1: coin > 0, 0: coin < (1 << 32)}
+        self.br = {h: (d - 1, eta - 1) if h else (d, eta) for h in (0, 1) if self.use[h]}
+
+    def word(self, t, sub=0):
+        blk = _kernels.block(self.key, t >> 3, self.s, sub, self.rng)
+        i = t & 7
+        return int(blk[2 * i]) | int(blk[2 * i + 1]) << 32
+
+    retries = 0
+
+    def digits(self, t, counts):
+        """Mixed-radix digits of a Lemire draw of prod(counts) from word t."""
+        P = math.prod(counts)
+        w, j = self.word(t % _TWO64), 0
+        while (w * P) % _TWO64 < _TWO64 % P:
+            w, j = self.word(t % _TWO64, 2 + j), j + 1
+            _Oracle.retries += 1
+        idx, out = (w * P) >> 64, []
+        for c in reversed(counts):
+            idx, r = divmod(idx, c)
+            out.append(r)
+        return out[::-1]
+
+    def kind(self, n, k):
+        if k in (0, n):
+            return "fixed"
+        if self.d > 64:
+            return "floyd"
+        return "table" if math.comb(n, k) <= _TABLE_MAX else "quart"
+
+    def count(self, h):
+        n, k = self.br[h]
+        return 1 if self.kind(n, k) == "fixed" else math.comb(n, k)
+
+    @staticmethod
+    def colex(n, k, i):
+        """The i-th k-subset of [0, n) in colex order (increasing masks)."""
+        mask = 0
+        for j in range(k, 0, -1):
+            c = j - 1
+            while math.comb(c + 1, j) <= i:
+                c += 1
+            i -= math.comb(c, j)
+            mask |= 1 << c
+        return mask
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def compositions(n, k):
+        sizes = [16] * ((n + 15) // 16 - 1) + [n - 16 * ((n + 15) // 16 - 1)]
+        return sizes, sorted(c for c in itertools.product(*[range(z + 1) for z in sizes])
+                             if sum(c) == k)
+
+    def quart(self, n, k, i):
+        sizes, comps = self.compositions(n, k)
+        for c in comps:
+            N = math.prod(math.comb(z, kp) for z, kp in zip(sizes, c))
+            if i < N:
+                mask, rest = 0, i
+                digs = []
+                for z, kp in reversed(list(zip(sizes, c))):
+                    rest, r = divmod(rest, math.comb(z, kp))
+                    digs.append(r)
+                for p, (z, kp) in enumerate(zip(sizes, c)):
+                    mask |= self.colex(z, kp, digs[::-1][p]) << (16 * p)
+                return mask
+            i -= N
+        raise AssertionError("index out of range")
+
+    def floyd_words(self, n, k):
+        kd = min(k, n - k)
+        bounds = [m + 1 for m in range(n - kd, n)]
+        words, cur, P = [], [], 1
+        for b in bounds:
+            if P * b > _PROD_MAX:
+                words.append(cur)
+                cur, P = [], 1
+            cur.append(b)
+            P *= b
+        if cur:
+            words.append(cur)
+        return words
+
+    def subset(self, h, idx=None, t0=None):
+        n, k = self.br[h]
+        kind = self.kind(n, k)
+        if kind == "fixed":
+            return 0 if k == 0 else (1 << n) - 1
+        if kind == "table":
+            return self.colex(n, k, idx)
+        if kind == "quart":
+            return self.quart(n, k, idx)
+        kd, mask = min(k, n - k), 0
+        for wi, bounds in enumerate(self.floyd_words(n, k)):
+            for b, t in zip(bounds, self.digits(t0 + wi, bounds)):
+                m = b - 1
+                mask |= 1 << (m if mask >> t & 1 else t)
+        return mask ^ ((1 << n) - 1) if kd < k else mask
+
+    def head(self, r):
+        if self.use[0] and self.use[1]:
+            blk = _kernels.block(self.key, r >> 4, self.s, 1, self.rng)
+            return int(blk[r & 15]) < self.coin
+        return self.use[1]
+
+    def cell(self, r, v):
+        h = int(self.head(r))
+        if self.d <= 64:
+            kinds = {self.kind(*self.br[x]) for x in self.br}
+            cmax = max(self.count(x) for x in self.br)
+            g = 1 if "quart" in kinds else (8 if cmax == 1 else
+                                             max(x for x in (1, 2, 4, 8) if cmax ** x <= _PROD_MAX))
+            m = r // g
+            counts = [self.count(int(self.head(m * g + e))) for e in range(g)]
+            idx = self.digits(m, counts)[r % g] if math.prod(counts) > 1 else 0
+            sub = self.subset(h, idx=idx)
+        else:
+            wpc = max(len(self.floyd_words(*self.br[x])) if self.kind(*self.br[x]) == "floyd"
+                      else 0 for x in self.br)
+            sub = self.subset(h, t0=r * wpc)
+        if h:   # open a gap at the true value
+            low = sub & ((1 << v) - 1)
+            sub = low | (sub ^ low) << 1 | 1 << v
+        return sub
+
+
+@pytest.mark.parametrize("d,eta,p", [(18, 5, 1.0), (13, 4, 0.6), (9, 2, 0.3), (2, 1, 0.5),
+                                     (30, 15, 1.0), (64, 32, 0.5), (64, 5, 0.0), (40, 20, 0.7),
+                                     (17, 8, 1.0), (100, 10, 0.5), (70, 60, 1.0), (200, 3, 0.2),
+                                     (64, 31, 0.0)])
+@pytest.mark.parametrize("rng", ["chacha20", "philox"])
+def test_sets_equal_the_documented_stream(d, eta, p, rng):
+    key = make_key(f"oracle-{d}-{eta}", research_seed=True)
+    s, row0, n = 37, 1000 - 7, 60 if (d, eta) != (64, 31) else 400
+    codes = (np.arange(n) * 5 + 3) % d
+    got = _run(codes, d, eta, p, key=key, attr_id=s, row0=row0, rng=rng)
+    o = _Oracle(key, rng, s, d, eta, int(quantize_p(p) * 2**32))
+    for i, v in enumerate(codes):
+        want = o.cell(row0 + i, int(v))
+        have = sum(int(x) << (64 * w) for w, x in enumerate(got[i]))
+        assert have == want, (i, bin(have), bin(want))
+
+
+def test_oracle_reaches_rejected_draws():
+    # C(64, 31) rejects 3.7 % of 64-bit words (2^64 mod C / 2^64): the
+    # retries of sub 2, 3, ... occur in the (64, 31) case above
+    _Oracle.retries = 0
+    test_sets_equal_the_documented_stream(64, 31, 0.0, "chacha20")
+    assert _Oracle.retries > 0

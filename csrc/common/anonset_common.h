@@ -67,4 +67,42 @@ static inline int anonset_msb64(uint64_t x) {
 #endif
 }
 
+/* Run-time SIMD dispatch on x86 with GCC or clang: kernels compile their
+ * AVX2 / AVX-512 versions with target attributes (no -march flag; wheels run
+ * on any x86-64) and call them only where __builtin_cpu_supports says the CPU
+ * and the OS support them.  Elsewhere (MSVC, arm64, ANONSET_NO_MULTIVERSION)
+ * only the portable versions exist. */
+enum { ANONSET_SIMD_GENERIC = 0, ANONSET_SIMD_AVX2 = 1, ANONSET_SIMD_AVX512 = 2 };
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(ANONSET_NO_MULTIVERSION)
+#define ANONSET_X86_DISPATCH 1
+#define ANONSET_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define ANONSET_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
+static inline int anonset_cpu_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+static inline int anonset_cpu_avx512(void) {
+    return anonset_cpu_avx2() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl");
+}
+#else
+#define ANONSET_X86_DISPATCH 0
+#endif
+
+/* hi:lo = a * b (64 x 64 -> 128 bits). */
+static inline uint64_t anonset_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 p = (unsigned __int128)a * b;
+    *lo = (uint64_t)p;
+    return (uint64_t)(p >> 64);
+#else
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    *lo = (mid << 32) | (uint32_t)p00;
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+
 #endif

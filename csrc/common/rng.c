@@ -37,21 +37,16 @@ static void chacha20_block(const uint32_t key[8], uint64_t counter, uint32_t str
     for (int i = 0; i < 16; i++) out[i] = x[i] + in[i];
 }
 
-/* Eight ChaCha20 blocks for counters counter0..counter0+7 (same stream and
- * sub).  Lanes are blocks (x[word][lane]); on x86-64 Linux (glibc) an AVX2
- * clone is selected at load time when the CPU has AVX2, so no -march flag is
- * needed (8 lanes of 32 bits fill one ymm register). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
-    !defined(ANONSET_NO_MULTIVERSION)
-#define ANONSET_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#else
-#define ANONSET_MULTIVERSION
-#endif
-
+/* Several ChaCha20 blocks side by side, for consecutive counters (same stream
+ * and sub).  Lanes are blocks (x[word][lane]).  The lane count and the
+ * instruction set are chosen at run time (anonset_simd_level): 16 lanes in
+ * AVX-512 registers, 8 lanes in AVX2 registers, or 8 lanes of portable code
+ * (GCC/clang vector extensions: pairs of SSE2 registers on x86-64, NEON on
+ * arm64; plain loops elsewhere).  No -march flag is needed: the AVX2 and
+ * AVX-512 versions are compiled with target attributes and only called where
+ * the CPU (and the OS) supports them.  Every version gives the same bytes. */
 #if defined(__GNUC__)
-/* GCC/clang vector extensions: 16 state vectors of 8 lanes stay in
- * registers (ymm in the AVX2 clone, pairs of xmm otherwise). */
-typedef uint32_t anonset_v8u __attribute__((vector_size(32)));
+/* GCC/clang vector extensions: 16 state vectors stay in registers. */
 #define VROTL(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
 #define VQR(a, b, c, d)                          \
     a += b; d ^= a; d = VROTL(d, 16);            \
@@ -59,37 +54,59 @@ typedef uint32_t anonset_v8u __attribute__((vector_size(32)));
     a += b; d ^= a; d = VROTL(d, 8);             \
     c += d; b ^= c; b = VROTL(b, 7);
 
-ANONSET_MULTIVERSION
+/* The body of an L-lane block function on vector type T. */
+#define CHACHA_LANES(T, L)                                                                  \
+    T in[16];                                                                               \
+    for (int i = 0; i < 4; i++) in[i] = (T){0} + CHACHA_CONST[i];                           \
+    for (int i = 0; i < 8; i++) in[4 + i] = (T){0} + key[i];                                \
+    for (int l = 0; l < (L); l++) {                                                         \
+        uint64_t c = counter0 + (uint64_t)l;                                                \
+        in[12][l] = (uint32_t)c;                                                            \
+        in[13][l] = (uint32_t)(c >> 32);                                                    \
+    }                                                                                       \
+    in[14] = (T){0} + stream;                                                               \
+    in[15] = (T){0} + sub;                                                                  \
+    T x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3], x4 = in[4], x5 = in[5], x6 = in[6],   \
+      x7 = in[7], x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11], x12 = in[12],         \
+      x13 = in[13], x14 = in[14], x15 = in[15];                                             \
+    for (int r = 0; r < 10; r++) {                                                          \
+        VQR(x0, x4, x8, x12);                                                               \
+        VQR(x1, x5, x9, x13);                                                               \
+        VQR(x2, x6, x10, x14);                                                              \
+        VQR(x3, x7, x11, x15);                                                              \
+        VQR(x0, x5, x10, x15);                                                              \
+        VQR(x1, x6, x11, x12);                                                              \
+        VQR(x2, x7, x8, x13);                                                               \
+        VQR(x3, x4, x9, x14);                                                               \
+    }                                                                                       \
+    T x[16] = {x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15};       \
+    for (int i = 0; i < 16; i++) x[i] += in[i];                                             \
+    for (int l = 0; l < (L); l++)                                                           \
+        for (int i = 0; i < 16; i++) out[16 * l + i] = x[i][l];
+
+typedef uint32_t anonset_v8u __attribute__((vector_size(32)));
+
 static void chacha20_block8(const uint32_t key[8], uint64_t counter0, uint32_t stream,
                             uint32_t sub, uint32_t out[128]) {
-    anonset_v8u in[16];
-    for (int i = 0; i < 4; i++) in[i] = (anonset_v8u){0} + CHACHA_CONST[i];
-    for (int i = 0; i < 8; i++) in[4 + i] = (anonset_v8u){0} + key[i];
-    for (int l = 0; l < 8; l++) {
-        uint64_t c = counter0 + (uint64_t)l;
-        in[12][l] = (uint32_t)c;
-        in[13][l] = (uint32_t)(c >> 32);
-    }
-    in[14] = (anonset_v8u){0} + stream;
-    in[15] = (anonset_v8u){0} + sub;
-    anonset_v8u x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3], x4 = in[4], x5 = in[5],
-                x6 = in[6], x7 = in[7], x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11],
-                x12 = in[12], x13 = in[13], x14 = in[14], x15 = in[15];
-    for (int r = 0; r < 10; r++) {
-        VQR(x0, x4, x8, x12);
-        VQR(x1, x5, x9, x13);
-        VQR(x2, x6, x10, x14);
-        VQR(x3, x7, x11, x15);
-        VQR(x0, x5, x10, x15);
-        VQR(x1, x6, x11, x12);
-        VQR(x2, x7, x8, x13);
-        VQR(x3, x4, x9, x14);
-    }
-    anonset_v8u x[16] = {x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15};
-    for (int i = 0; i < 16; i++) x[i] += in[i];
-    for (int l = 0; l < 8; l++)
-        for (int i = 0; i < 16; i++) out[16 * l + i] = x[i][l];
+    CHACHA_LANES(anonset_v8u, 8)
 }
+
+#if ANONSET_X86_DISPATCH
+typedef uint32_t anonset_v16u __attribute__((vector_size(64)));
+
+ANONSET_TARGET_AVX2
+static void chacha20_block8_avx2(const uint32_t key[8], uint64_t counter0, uint32_t stream,
+                                 uint32_t sub, uint32_t out[128]) {
+    CHACHA_LANES(anonset_v8u, 8)
+}
+
+/* 16 lanes of 32 bits fill one zmm register; rotations are one instruction. */
+ANONSET_TARGET_AVX512
+static void chacha20_block16_avx512(const uint32_t key[8], uint64_t counter0, uint32_t stream,
+                                    uint32_t sub, uint32_t out[256]) {
+    CHACHA_LANES(anonset_v16u, 16)
+}
+#endif
 #else
 #define QR8(a, b, c, d)                                                    \
     for (int l = 0; l < 8; l++) {                                          \
@@ -190,30 +207,82 @@ void anonset_block(const anonset_key *k, uint64_t counter, uint32_t stream,
         chacha20_block(k->key, counter, stream, sub, out);
 }
 
-void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
-                    uint32_t sub, uint32_t out[128]) {
-    if (k->kind == ANONSET_RNG_PHILOX) {
-        for (int l = 0; l < 8; l++)
-            philox_block(k->key, counter0 + (uint64_t)l, stream, sub, out + 16 * l);
-    } else {
-        chacha20_block8(k->key, counter0, stream, sub, out);
+int anonset_simd_level(void) {
+#if ANONSET_X86_DISPATCH
+    if (anonset_cpu_avx512()) return ANONSET_SIMD_AVX512;
+    if (anonset_cpu_avx2()) return ANONSET_SIMD_AVX2;
+#endif
+    return ANONSET_SIMD_GENERIC;
+}
+
+/* nblocks ChaCha20 blocks with the given SIMD level (which must be supported). */
+static void chacha20_blocks(const uint32_t key[8], uint64_t counter0, uint32_t stream,
+                            uint32_t sub, int64_t nblocks, uint32_t *out, int level) {
+    int64_t b = 0;
+    (void)level;
+#if ANONSET_X86_DISPATCH
+    if (level >= ANONSET_SIMD_AVX512)
+        for (; b + 16 <= nblocks; b += 16)
+            chacha20_block16_avx512(key, counter0 + (uint64_t)b, stream, sub, out + 16 * b);
+    if (level >= ANONSET_SIMD_AVX2) {
+        for (; b + 8 <= nblocks; b += 8)
+            chacha20_block8_avx2(key, counter0 + (uint64_t)b, stream, sub, out + 16 * b);
+    }
+#endif
+    for (; b + 8 <= nblocks; b += 8)
+        chacha20_block8(key, counter0 + (uint64_t)b, stream, sub, out + 16 * b);
+    if (b < nblocks) {          /* the last 1..7 blocks: one more side-by-side call */
+        uint32_t tmp[128];
+#if ANONSET_X86_DISPATCH
+        if (level >= ANONSET_SIMD_AVX2)
+            chacha20_block8_avx2(key, counter0 + (uint64_t)b, stream, sub, tmp);
+        else
+#endif
+            chacha20_block8(key, counter0 + (uint64_t)b, stream, sub, tmp);
+        memcpy(out + 16 * b, tmp, (size_t)(nblocks - b) * 16 * sizeof(uint32_t));
     }
 }
 
+void anonset_blocks_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                         uint32_t sub, int64_t nblocks, uint32_t *out, int level) {
+    if (k->kind == ANONSET_RNG_PHILOX) {
+        for (int64_t b = 0; b < nblocks; b++)
+            philox_block(k->key, counter0 + (uint64_t)b, stream, sub, out + 16 * b);
+    } else {
+        chacha20_blocks(k->key, counter0, stream, sub, nblocks, out, level);
+    }
+}
+
+void anonset_blocks(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                    uint32_t sub, int64_t nblocks, uint32_t *out) {
+    anonset_blocks_simd(k, counter0, stream, sub, nblocks, out, anonset_simd_level());
+}
+
+void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                    uint32_t sub, uint32_t out[128]) {
+    anonset_blocks(k, counter0, stream, sub, 8, out);
+}
+
+/* Blocks per work unit of anonset_fill: a multiple of every lane count. */
+#define FILL_UNIT 64
+
 void anonset_fill(const anonset_key *k, uint64_t counter0, uint32_t stream,
                   uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads) {
+    anonset_fill_simd(k, counter0, stream, sub, nblocks, out, n_threads, anonset_simd_level());
+}
+
+void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                       uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads, int level) {
     int nt = anonset_threads(n_threads);
+    const int64_t nunits = (nblocks + FILL_UNIT - 1) / FILL_UNIT;
     (void)nt;
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
-        shared(k, counter0, stream, sub, nblocks, out)
+        shared(k, counter0, stream, sub, nblocks, out, nunits, level) if (nunits > 1)
 #endif
-    for (int64_t b = 0; b < nblocks; b += 8) {
-        if (b + 8 <= nblocks) {
-            anonset_block8(k, counter0 + (uint64_t)b, stream, sub, out + 16 * b);
-        } else {
-            for (int64_t e = b; e < nblocks; e++)
-                anonset_block(k, counter0 + (uint64_t)e, stream, sub, out + 16 * e);
-        }
+    for (int64_t u = 0; u < nunits; u++) {
+        const int64_t b = u * FILL_UNIT;
+        const int64_t len = nblocks - b < FILL_UNIT ? nblocks - b : FILL_UNIT;
+        anonset_blocks_simd(k, counter0 + (uint64_t)b, stream, sub, len, out + 16 * b, level);
     }
 }

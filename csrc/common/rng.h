@@ -33,6 +33,21 @@ void anonset_block(const anonset_key *k, uint64_t counter, uint32_t stream,
 void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
                     uint32_t sub, uint32_t out[128]);
 
+/* nblocks blocks for counters counter0, counter0 + 1, ... (same stream and
+ * sub), written to out[0 .. 16 nblocks); equal to nblocks calls of
+ * anonset_block, computed 16 or 8 side by side (SIMD, chosen at run time). */
+void anonset_blocks(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                    uint32_t sub, int64_t nblocks, uint32_t *out);
+
+/* The SIMD level this CPU supports (ANONSET_SIMD_*), and anonset_blocks /
+ * anonset_fill at a given level (at most the supported one): every level
+ * gives the same bytes (tested). */
+int anonset_simd_level(void);
+void anonset_blocks_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                         uint32_t sub, int64_t nblocks, uint32_t *out, int level);
+void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                       uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads, int level);
+
 /* Philox4x64-10 on one 256-bit counter and 128-bit key, as a building block
  * (exposed for known-answer tests). */
 void anonset_philox4x64(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]);

@@ -15,6 +15,15 @@
 int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
                     int64_t max_set, int64_t ncells, int64_t *w, int n_threads);
 
+/* The same with the method chosen: 0 = by cost (what anonset_count_w does),
+ * 1 = direct (every row increments each cell of its product set), 2 =
+ * factorized where an attribute has at most 16 values (rows grouped by that
+ * attribute's set, the other attributes' products summed per group and
+ * multiplied out), else direct.  Every method gives the same w. */
+int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
+                           int64_t max_set, int64_t ncells, int64_t *w, int n_threads,
+                           int method);
+
 /* members[i*k + t] = t-th smallest member of row i's set (n rows, k members
  * each).  Returns ANONSET_ERR_SETSIZE if a set does not have exactly k members. */
 int anonset_members(int64_t n, int32_t d, const uint64_t *mask, int32_t k,

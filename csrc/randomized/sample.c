@@ -1,175 +1,757 @@
+/* Random-set publishing (paper 000 Sec. V-B; paper 004): the sampler.
+ * The stream layout is documented in sample.h. */
 #include "sample.h"
-#include "draws.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A cell's draws (draws.h): first the 2 half-words of its lane word 1 (word 0
- * is the coin), then overflow blocks (row, 0x80000000 | attr, 0, 1, ...). */
-#define SAMPLE_OVER 0x80000000u
+#define SUB_DRAW 0u
+#define SUB_COIN 1u
+#define SUB_RETRY 2u            /* retry j of a rejected draw word: sub 2 + j */
+#define PROD_MAX ((uint64_t)1 << 52)   /* rejection probability < 2^-12 per word */
+#define TABLE_MAX 16384         /* largest colex table (128 KiB) */
+#define CHUNK 1024              /* rows per work unit, aligned to global rows */
+#define WBUF 4096               /* draw words per buffer fill (32 KiB) */
 
-/* Floyd's algorithm: a uniform k-subset of the n "virtual" indices, where
- * virtual index x is value x (skip < 0) or x + (x >= skip) (skip >= 0), so a
- * subset of D \ {skip} is drawn without building that set.  Bits are set in
- * mask (words 64-bit words), which must be zero on entry except for skip. */
-static void floyd(anonset_draws *c, int32_t n, int32_t k, int32_t skip,
-                  uint64_t *mask) {
-    for (int32_t m = n - k; m < n; m++) {
-        int32_t t = (int32_t)anonset_bounded16(c, (uint32_t)m + 1u);
-        int32_t vt = (skip >= 0 && t >= skip) ? t + 1 : t;
-        int32_t vm = (skip >= 0 && m >= skip) ? m + 1 : m;
-        int32_t v = (mask[vt >> 6] >> (vt & 63)) & 1u ? vm : vt;
-        mask[v >> 6] |= (uint64_t)1 << (v & 63);
+/* ------------------------------------------------------------ draw words */
+static inline uint64_t word64(const uint32_t *w, int64_t i) {
+    return (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
+}
+
+/* Replacement j of the rejected draw word t of stream s. */
+static uint64_t retry_word(const anonset_key *key, uint32_t s, uint64_t t, uint32_t j) {
+    uint32_t blk[16];
+    anonset_block(key, t >> 3, s, SUB_RETRY + j, blk);
+    return word64(blk, (int64_t)(t & 7u));
+}
+
+/* Mixed-radix digits dig[0..nf) of a uniform integer in [0, P), P = prod f,
+ * from draw word t (value w) of stream s: Lemire's multiply-and-reject on P
+ * with the multiplication done factor by factor (w f_0 = dig_0 2^64 + x, then
+ * x f_1, ...: the high words are the digits, the last low word is the low
+ * word of w P), so the digits are independent and uniform. */
+static inline void draw_digits(const anonset_key *key, uint32_t s, uint64_t t, uint64_t w,
+                               const uint64_t *f, int nf, uint64_t P, uint64_t *dig) {
+    for (uint32_t j = 0;; j++) {
+        uint64_t x = w;
+        for (int i = 0; i < nf; i++) dig[i] = anonset_mul128(x, f[i], &x);
+        if (x >= P || x >= (0 - P) % P) return;     /* (2^64 - P) mod P = 2^64 mod P */
+        w = retry_word(key, s, t, j);
     }
 }
 
-/* Floyd's algorithm for domains of at most 64 values, drawing only from the
- * two half-words of the cell's lane word 1: a uniform k-subset of
- * [0, n) as a bitmask, with Lemire's bounded draws and a branch-free
- * collision step.  Returns 0 when the lane runs out of draws (rejections or
- * k > 6); the caller then redoes the cell with the general stream, which
- * consumes the same half-words first and so gives the same set. */
-static inline int floyd64_lane(const uint32_t *lane, int32_t n, int32_t k, uint64_t *out) {
-    uint64_t lo = lane[1];
-    uint64_t hi = 0;
-    int left = 2;
-    uint64_t m = 0;
-    for (int32_t x = n - k; x < n; x++) {
-        const uint32_t bound = (uint32_t)x + 1u;
-        uint32_t t = 0;
-        if (bound > 1) {
-            if (!left) return 0;
-            uint32_t y = (uint32_t)(lo & 0xFFFFu) * bound;
-            lo = (lo >> 16) | (hi << 48); hi >>= 16; left--;
-            uint32_t l = y & 0xFFFFu;
-            if (l < bound) {
-                const uint32_t thr = (65536u - bound) % bound;
-                while (l < thr) {
-                    if (!left) return 0;
-                    y = (uint32_t)(lo & 0xFFFFu) * bound;
-                    lo = (lo >> 16) | (hi << 48); hi >>= 16; left--;
-                    l = y & 0xFFFFu;
-                }
-            }
-            t = y >> 16;
-        }
-        const uint64_t bt = (uint64_t)1 << t;
-        const uint64_t hit = (uint64_t)0 - (uint64_t)((m & bt) != 0);
-        m |= (((uint64_t)1 << x) & hit) | (bt & ~hit);
-    }
-    *out = m;
-    return 1;
+/* ------------------------------------------------------------ subsets */
+enum { BR_FIXED = 0, BR_TABLE = 1, BR_QUART = 2, BR_FLOYD = 3 };
+
+/* C(n, k) for n <= 64 (exact: C(64, 32) < 2^61), from Pascal's rule. */
+static uint64_t binom64(int32_t n, int32_t k) {
+    if (k < 0 || k > n || n > 64) return 0;
+    uint64_t row[65] = {1};
+    for (int32_t m = 1; m <= n; m++)
+        for (int32_t i = m; i > 0; i--) row[i] += row[i - 1];
+    return row[k];
 }
 
-/* All k-subsets of [0, n) as bitmasks (n <= 64), in colex order: a uniform
- * index into this table is a uniform k-subset for one bounded draw and one
- * load, instead of k draws of Floyd's algorithm.  Used where C(n, k) is at
- * most TABLE_MAX (128 KiB of table). */
-#define TABLE_MAX 16384
-
-typedef struct {
-    int32_t n, k;
-    uint32_t count;       /* C(n, k) */
-    uint64_t *subsets;
-} subset_table;
-
-static uint32_t binom_capped(int32_t n, int32_t k, uint32_t cap) {
-    if (k < 0 || k > n) return 0;
-    if (k > n - k) k = n - k;
-    uint64_t c = 1;
-    for (int32_t i = 1; i <= k; i++) {
-        c = c * (uint64_t)(n - k + i) / (uint64_t)i;   /* exact: C(n-k+i, i) */
-        if (c > cap) return cap + 1;
-    }
-    return (uint32_t)c;
+static uint64_t low_bits(int32_t n) {
+    return n >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
 }
 
-/* The table for (n, k) from the cache, built on first use; NULL where the
- * table would be too large (or n > 64), or on allocation failure (*nomem). */
-static const subset_table *subset_table_get(subset_table *cache, int *ncache, int32_t n,
-                                            int32_t k, int *nomem) {
-    if (n > 64 || k < 0 || k > n) return NULL;
-    for (int i = 0; i < *ncache; i++)
-        if (cache[i].n == n && cache[i].k == k) return &cache[i];
-    uint32_t count = binom_capped(n, k, TABLE_MAX);
-    if (count > TABLE_MAX) return NULL;
+/* All k-subsets of [0, n) (n <= 64) as bitmasks in colex order, i.e. in
+ * increasing order of the mask (Gosper's hack steps to the next one). */
+static uint64_t *colex_table(int32_t n, int32_t k, uint64_t count) {
     uint64_t *tab = (uint64_t *)malloc((size_t)count * sizeof(uint64_t));
-    if (!tab) { *nomem = 1; return NULL; }
-    uint64_t v = k == 0 ? 0 : (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1));
-    for (uint32_t i = 0; i < count; i++) {
+    if (!tab) return NULL;
+    (void)n;
+    uint64_t v = low_bits(k);
+    for (uint64_t i = 0; i < count; i++) {
         tab[i] = v;
-        if (i + 1 < count) {          /* Gosper's hack: the next k-subset in colex order */
+        if (i + 1 < count) {
             uint64_t c = v & (~v + 1);
             uint64_t r = v + c;
             v = (((r ^ v) >> 2) / c) | r;
         }
     }
-    subset_table *t = &cache[(*ncache)++];
-    t->n = n; t->k = k; t->count = count; t->subsets = tab;
-    return t;
+    return tab;
 }
 
-/* Uniform index in [0, count) from the cell's 32-bit words: lane word 1, then
- * the overflow blocks (Lemire's method; a rejection, probability
- * below count / 2^32, moves to the next word). */
-static inline uint32_t pick_index(const anonset_key *key, uint64_t row, uint32_t s,
-                                  const uint32_t *lane, uint32_t count) {
-    if (count <= 1) return 0;
-    uint64_t x = (uint64_t)lane[1] * count;
-    uint32_t l = (uint32_t)x;
-    if (l < count) {
-        const uint32_t thr = (0u - count) % count;
-        if (l < thr) return anonset_bounded32_overflow(key, row, SAMPLE_OVER | s, 0, count, thr);
+/* Every 16-bit mask, grouped by popcount and increasing within a group:
+ * t16[off16[k] + i] is the i-th k-subset of [0, 16) in colex order, and the
+ * k-subsets of [0, m) are the first C(m, k) of the group. */
+typedef struct {
+    uint16_t t16[1 << 16];
+    uint32_t off16[18];
+    uint32_t binom[17][17];     /* C(m, k), m, k <= 16 */
+} parts16;
+
+static void parts16_build(parts16 *p) {
+    uint32_t cnt[17] = {0};
+    for (uint32_t m = 0; m < (1u << 16); m++) cnt[anonset_popcount64(m)]++;
+    p->off16[0] = 0;
+    for (int k = 0; k <= 16; k++) p->off16[k + 1] = p->off16[k] + cnt[k];
+    uint32_t pos[17];
+    for (int k = 0; k <= 16; k++) pos[k] = p->off16[k];
+    for (uint32_t m = 0; m < (1u << 16); m++) p->t16[pos[anonset_popcount64(m)]++] = (uint16_t)m;
+    for (int m = 0; m <= 16; m++)
+        for (int k = 0; k <= 16; k++) p->binom[m][k] = (uint32_t)binom64(m, k);
+}
+
+/* Division by an invariant S (1 <= S < 2^48) of numerators R < 2^55 by a
+ * multiplication (Granlund & Montgomery 1994, Thm. 4.2): with l = ceil(log2 S),
+ * B = max(55, 64 - l) numerator bits and s = B + l >= 64,
+ * m = ceil(2^s / S) < 2^64 gives floor(R / S) = floor(R m / 2^s).  S = 1 is
+ * stored as m = 0 and handled by a select. */
+typedef struct {
+    uint64_t m;
+    uint32_t sh;        /* s - 64 */
+} divisor;
+
+static divisor divisor_make(uint64_t S) {
+    divisor v = {0, 0};
+    if (S < 2) return v;
+    const int l = anonset_msb64(S - 1) + 1;
+    const int B = 64 - l > 55 ? 64 - l : 55;
+    const int sh = B + l - 64;
+    /* m = floor((2^s - 1) / S) + 1; 2^s - 1 = hi 2^64 + lo with hi < S, so the
+     * quotient fits in 64 bits */
+#if defined(__SIZEOF_INT128__)
+    const unsigned __int128 num = ((unsigned __int128)1 << (64 + sh)) - 1u;
+    const uint64_t q = (uint64_t)(num / S);
+#else
+    uint64_t rem = 0, q = 0;     /* bitwise long division, portable */
+    for (int bit = 64 + sh - 1; bit >= 0; bit--) {
+        const uint64_t top = rem >> 63;
+        rem = (rem << 1) | 1u;
+        const int take = top || rem >= S;
+        if (take) rem -= S;
+        if (bit < 64) q |= (uint64_t)take << bit;
     }
-    return (uint32_t)(x >> 32);
+#endif
+    v.m = q + 1u;       /* < 2^64: see above */
+    v.sh = (uint32_t)sh;
+    return v;
 }
 
-/* One cell: the set of row `row`, attribute stream s, true value v.
- * ht / tt: subset tables for the head (d-1, eta-1) and tail (d, eta) draws,
- * or NULL to use Floyd's algorithm. */
-static inline void sample_cell(const anonset_key *key, uint64_t row, uint32_t s,
-                               const uint32_t *lane, int32_t dj, int32_t eta,
-                               uint64_t coin, int32_t v, uint64_t *mask, int words,
-                               const subset_table *ht, const subset_table *tt) {
-    int head = (uint64_t)lane[0] < coin;
-    if (eta == dj) {  /* every value: no draw needed */
-        for (int w = 0; w < words; w++) mask[w] = ~(uint64_t)0;
-        if (dj & 63) mask[words - 1] = ((uint64_t)1 << (dj & 63)) - 1;
+static inline uint64_t div_fast(uint64_t R, const divisor *v) {
+    uint64_t lo;
+    const uint64_t q = anonset_mul128(R, v->m, &lo) >> v->sh;
+    return v->m ? q : R;
+}
+
+/* Unranking of k-subsets of [0, n), 16 < n <= 64, through their
+ * compositions: the values are cut into parts of 16 (the last part holds the
+ * rest); a composition (k_0, ..., k_{P-1}) has N = prod C(n_p, k_p) subsets,
+ * listed in lexicographic order of the compositions with cumulative counts
+ * cum; within a composition, index R is read in mixed radix (part 0 most
+ * significant) and each digit indexes that part's colex list.  The digits
+ * come from independent divisions, R div S_p with S_p = prod_{i > p} N_i
+ * (digit_p = Q_p - N_p Q_{p-1}), so they do not wait on each other.  A guide
+ * table over index buckets of 2^sh finds the composition: two branch-free
+ * steps, then (rarely) a loop.  One record (64 bytes) per composition. */
+typedef struct {
+    uint64_t cum;           /* index of the composition's first subset */
+    uint64_t m[3];          /* divisors S_0, S_1, S_2 (m = 0: S = 1) */
+    uint32_t base[4];       /* t16 offset of part p's list: off16[k_p] */
+    uint16_t N[4];          /* C(n_p, k_p) */
+    uint8_t sh[4];
+} quart_comp;
+
+typedef struct {
+    int32_t n, k, parts;
+    int64_t ncomp;
+    int sh;
+    quart_comp *comp;       /* ncomp + 2 (sentinels: cum = UINT64_MAX) */
+    uint32_t *guide;        /* ((C(n, k) - 1) >> sh) + 1 */
+} quart_plan;
+
+static void quart_free(quart_plan *q) {
+    free(q->comp); free(q->guide);
+}
+
+static int quart_build(quart_plan *q, const parts16 *p16, int32_t n, int32_t k, uint64_t total) {
+    memset(q, 0, sizeof *q);
+    q->n = n; q->k = k;
+    q->parts = (n + 15) / 16;
+    int32_t size[4];
+    for (int p = 0; p < q->parts; p++) size[p] = p == q->parts - 1 ? n - 16 * p : 16;
+    /* compositions in lexicographic order (an odometer over k_0 .. k_{P-2};
+     * the last part takes the rest): count, then fill */
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t kk[4] = {0, 0, 0, 0};
+        int64_t c = 0;
+        uint64_t acc = 0;
+        for (;;) {
+            int32_t sum = 0;
+            for (int p = 0; p < q->parts - 1; p++) sum += kk[p];
+            kk[q->parts - 1] = k - sum;
+            if (k - sum >= 0 && k - sum <= size[q->parts - 1]) {
+                if (pass == 1) {
+                    quart_comp *r = &q->comp[c];
+                    uint64_t S = 1;
+                    for (int p = q->parts - 1; p >= 0; p--) {
+                        r->N[p] = (uint16_t)p16->binom[size[p]][kk[p]];
+                        r->base[p] = p16->off16[kk[p]];
+                        if (p < q->parts - 1) {
+                            const divisor v = divisor_make(S);
+                            r->m[p] = v.m;
+                            r->sh[p] = (uint8_t)v.sh;
+                        }
+                        S *= r->N[p];
+                    }
+                    r->cum = acc;
+                    acc += S;
+                }
+                c++;
+            }
+            int p = q->parts - 2;       /* odometer over k_p in [0, size_p] */
+            while (p >= 0 && kk[p] == size[p]) kk[p--] = 0;
+            if (p < 0) break;
+            kk[p]++;
+        }
+        if (pass == 0) {
+            q->ncomp = c;
+            q->comp = (quart_comp *)calloc((size_t)(c + 2), sizeof(quart_comp));
+            if (!q->comp) return 0;
+        } else {
+            q->comp[c].cum = q->comp[c + 1].cum = UINT64_MAX;
+            if (acc != total) { quart_free(q); return 0; }
+        }
+    }
+    const int bits = anonset_msb64(total - 1) + 1;
+    q->sh = bits > 13 ? bits - 13 : 0;
+    const uint64_t nb = ((total - 1) >> q->sh) + 1;
+    q->guide = (uint32_t *)malloc((size_t)nb * sizeof(uint32_t));
+    if (!q->guide) { quart_free(q); return 0; }
+    int64_t c = 0;
+    for (uint64_t h = 0; h < nb; h++) {
+        while (q->comp[c + 1].cum <= h << q->sh) c++;
+        q->guide[h] = (uint32_t)c;
+    }
+    return 1;
+}
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE static __forceinline
+#endif
+
+/* The I-th k-subset (I < C(n, k)) in the order above; P parts, a constant
+ * in each instantiation (so Q stays in registers). */
+ALWAYS_INLINE uint64_t quart_subset_p(const quart_plan *q, const parts16 *p16, uint64_t I,
+                                      const int P) {
+    const quart_comp *cp = q->comp;
+    int64_t c = q->guide[I >> q->sh];
+    c += cp[c + 1].cum <= I;
+    c += cp[c + 1].cum <= I;
+    while (cp[c + 1].cum <= I) c++;
+    const quart_comp *r = &cp[c];
+    const uint64_t R = I - r->cum;            /* < C(16, 8)^4 < 2^55 */
+    uint64_t Q[4], m;
+    for (int p = 0; p < P - 1; p++) {
+        uint64_t lo;
+        const uint64_t qq = anonset_mul128(R, r->m[p], &lo) >> r->sh[p];
+        Q[p] = r->m[p] ? qq : R;
+    }
+    Q[P - 1] = R;
+    m = p16->t16[r->base[0] + Q[0]];
+    for (int p = 1; p < P; p++)
+        m |= (uint64_t)p16->t16[r->base[p] + (Q[p] - Q[p - 1] * r->N[p])] << (16 * p);
+    return m;
+}
+
+static inline uint64_t quart_subset(const quart_plan *q, const parts16 *p16, uint64_t I) {
+    switch (q->parts) {
+    case 2: return quart_subset_p(q, p16, I, 2);
+    case 3: return quart_subset_p(q, p16, I, 3);
+    default: return quart_subset_p(q, p16, I, 4);
+    }
+}
+
+/* Floyd's algorithm for d > 64: kd = min(k, n - k) draws, t_m uniform in
+ * [0, m] for m = n - kd .. n - 1, packed into words with products of bounds
+ * <= PROD_MAX; complemented within [0, n) when kd < k. */
+typedef struct {
+    int32_t kd, comp, nw;
+    int32_t *first;         /* nw + 1: draws first[w] .. first[w+1]-1 in word w */
+    uint64_t *prod;         /* nw: product of the word's bounds */
+    uint64_t *thr;          /* nw: 2^64 mod prod (Lemire's rejection threshold) */
+} floyd_plan;
+
+static void floyd_free(floyd_plan *f) { free(f->first); free(f->prod); free(f->thr); }
+
+static int floyd_build(floyd_plan *f, int32_t n, int32_t k) {
+    memset(f, 0, sizeof *f);
+    f->kd = k < n - k ? k : n - k;
+    f->comp = f->kd < k;
+    f->first = (int32_t *)malloc((size_t)(f->kd + 2) * sizeof(int32_t));
+    f->prod = (uint64_t *)malloc((size_t)(f->kd + 1) * sizeof(uint64_t));
+    f->thr = (uint64_t *)malloc((size_t)(f->kd + 1) * sizeof(uint64_t));
+    if (!f->first || !f->prod || !f->thr) { floyd_free(f); return 0; }
+    int32_t i = 0;
+    while (i < f->kd) {
+        uint64_t P = 1;
+        f->first[f->nw] = i;
+        while (i < f->kd) {
+            const uint64_t b = (uint64_t)(n - f->kd + i) + 1u;
+            if (P > PROD_MAX / b) break;
+            P *= b;
+            i++;
+        }
+        f->thr[f->nw] = (0 - P) % P;
+        f->prod[f->nw++] = P;
+    }
+    f->first[f->nw] = f->kd;
+    return 1;
+}
+
+/* A uniform k-subset of [0, n) into mask (words 64-bit words, zeroed here),
+ * from the draw words w[0..nw) (word indices t0, t0 + 1, ...). */
+static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f, int32_t n,
+                         const uint64_t *w, uint64_t t0, uint64_t *mask, int words) {
+    uint64_t fac[64], dig[64];
+    for (int i = 0; i < words; i++) mask[i] = 0;
+    for (int32_t wi = 0; wi < f->nw; wi++) {
+        const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
+        uint64_t x = w[wi];
+        for (int32_t i = 0; i < nf; i++) dig[i] = anonset_mul128(x, (uint64_t)(m0 + i) + 1u, &x);
+        if (x < f->thr[wi]) {                  /* rejected (probability < 2^-12) */
+            for (int32_t i = 0; i < nf; i++) fac[i] = (uint64_t)(m0 + i) + 1u;
+            draw_digits(key, s, t0 + (uint64_t)wi, w[wi], fac, nf, f->prod[wi], dig);
+        }
+        for (int32_t i = 0; i < nf; i++) {
+            /* branch-free: a collision (t already in) is unpredictable */
+            const int32_t m = m0 + i, t = (int32_t)dig[i];
+            const int32_t hit = (int32_t)((mask[t >> 6] >> (t & 63)) & 1u);
+            const int32_t v = t ^ ((t ^ m) & -hit);
+            mask[v >> 6] |= (uint64_t)1 << (v & 63);
+        }
+    }
+    if (f->comp) {
+        for (int i = 0; i < words; i++) mask[i] = ~mask[i];
+        for (int i = n >> 6; i < words; i++)
+            mask[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
+    }
+}
+
+/* Open a gap at v in a multiword mask of d - 1 virtual values: bits >= v
+ * move up by one and bit v is set. */
+static void open_gap(uint64_t *mask, int words, int32_t v) {
+    uint64_t carry = 0;
+    for (int i = 0; i < words; i++) {
+        const uint64_t keep = i < (v >> 6) ? ~(uint64_t)0 : (i == (v >> 6) ? low_bits(v & 63) : 0);
+        const uint64_t up = mask[i] & ~keep;
+        mask[i] = (mask[i] & keep) | (up << 1) | carry;
+        carry = up >> 63;
+    }
+    mask[v >> 6] |= (uint64_t)1 << (v & 63);
+}
+
+/* ------------------------------------------------------------ plans */
+typedef struct {
+    int kind;
+    int32_t n, k;
+    uint64_t count;             /* values of one index: C(n, k) (1 for BR_FIXED) */
+    const uint64_t *tab;        /* BR_TABLE */
+    const quart_plan *qp;       /* BR_QUART */
+    const floyd_plan *fp;       /* BR_FLOYD */
+    int32_t nw;                 /* draw words per cell */
+} branch;
+
+typedef struct {
+    int active;                 /* draws sets (not exact, eta < d) */
+    int use[2];                 /* branches that occur: [0] tail, [1] head */
+    int coin_draw;              /* 0 < coin < 2^32 */
+    branch br[2];
+    int g;                      /* > 0: g indices per word; 0: wpc words per cell */
+    int32_t wpc;
+} attr_plan;
+
+/* Tables and plans shared by the attributes of one call (read-only once
+ * built): one entry per distinct (kind, n, k). */
+typedef struct {
+    int cap, len;
+    int *kind;
+    int32_t *n, *k;
+    uint64_t **tab;
+    quart_plan *qp;
+    floyd_plan *fp;
+    parts16 *p16;
+} plan_cache;
+
+static int cache_init(plan_cache *c, int cap) {
+    memset(c, 0, sizeof *c);
+    c->cap = cap;
+    c->kind = (int *)calloc((size_t)cap, sizeof(int));
+    c->n = (int32_t *)calloc((size_t)cap, sizeof(int32_t));
+    c->k = (int32_t *)calloc((size_t)cap, sizeof(int32_t));
+    c->tab = (uint64_t **)calloc((size_t)cap, sizeof(uint64_t *));
+    c->qp = (quart_plan *)calloc((size_t)cap, sizeof(quart_plan));
+    c->fp = (floyd_plan *)calloc((size_t)cap, sizeof(floyd_plan));
+    return c->kind && c->n && c->k && c->tab && c->qp && c->fp;
+}
+
+static void cache_free(plan_cache *c) {
+    for (int i = 0; i < c->len; i++) {
+        free(c->tab[i]);
+        quart_free(&c->qp[i]);
+        floyd_free(&c->fp[i]);
+    }
+    free(c->kind); free(c->n); free(c->k); free(c->tab); free(c->qp); free(c->fp);
+    free(c->p16);
+}
+
+/* The branch drawing a k-subset of n values for an attribute of domain d;
+ * 0 on allocation failure. */
+static int branch_plan(branch *b, plan_cache *c, int32_t d, int32_t n, int32_t k) {
+    memset(b, 0, sizeof *b);
+    b->n = n; b->k = k; b->count = 1;
+    if (k == 0 || k == n) { b->kind = BR_FIXED; return 1; }
+    if (d > 64) {
+        b->kind = BR_FLOYD;
+    } else {
+        b->count = binom64(n, k);
+        b->kind = b->count <= TABLE_MAX ? BR_TABLE : BR_QUART;
+        b->nw = 1;
+    }
+    int i = 0;
+    while (i < c->len && !(c->kind[i] == b->kind && c->n[i] == n && c->k[i] == k)) i++;
+    if (i == c->len) {
+        if (c->len == c->cap) return 0;
+        int ok = 1;
+        if (b->kind == BR_FLOYD) {
+            ok = floyd_build(&c->fp[i], n, k);
+        } else if (b->kind == BR_TABLE) {
+            c->tab[i] = colex_table(n, k, b->count);
+            ok = c->tab[i] != NULL;
+        } else {
+            if (!c->p16) {
+                c->p16 = (parts16 *)malloc(sizeof(parts16));
+                if (c->p16) parts16_build(c->p16);
+            }
+            ok = c->p16 && quart_build(&c->qp[i], c->p16, n, k, b->count);
+        }
+        if (!ok) return 0;
+        c->kind[i] = b->kind; c->n[i] = n; c->k[i] = k;
+        c->len++;
+    }
+    b->tab = c->tab[i];
+    b->qp = &c->qp[i];
+    b->fp = &c->fp[i];
+    if (b->kind == BR_FLOYD) b->nw = b->fp->nw;
+    return 1;
+}
+
+static int attr_plan_build(attr_plan *a, plan_cache *c, int32_t d, int32_t eta, uint64_t coin,
+                           int exact) {
+    memset(a, 0, sizeof *a);
+    a->active = !exact && eta < d;
+    if (!a->active) return 1;
+    a->use[1] = coin > 0;
+    a->use[0] = coin < ((uint64_t)1 << 32);
+    a->coin_draw = a->use[0] && a->use[1];
+    if (a->use[1] && !branch_plan(&a->br[1], c, d, d - 1, eta - 1)) return 0;
+    if (a->use[0] && !branch_plan(&a->br[0], c, d, d, eta)) return 0;
+    int packable = d <= 64, single = 0;
+    uint64_t cmax = 1;
+    for (int h = 0; h < 2; h++) {
+        if (!a->use[h]) continue;
+        if (a->br[h].kind == BR_QUART) single = 1;     /* one index per word */
+        if (a->br[h].count > cmax) cmax = a->br[h].count;
+        if (a->br[h].nw > a->wpc) a->wpc = a->br[h].nw;
+    }
+    if (packable) {
+        a->g = 1;
+        if (single) {
+            /* g = 1 */
+        } else if (cmax > 1) {
+            uint64_t p = cmax;
+            while (a->g < 8 && p <= PROD_MAX / p) { p *= p; a->g *= 2; }
+        } else {
+            a->g = 8;   /* no draws at all */
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ cells */
+static inline uint64_t gap64(uint64_t sub, int32_t v) {
+    const uint64_t low = sub & low_bits(v);
+    return low | ((sub ^ low) << 1) | ((uint64_t)1 << v);
+}
+
+/* The k-subset of branch b (n <= 64) with index I. */
+static inline uint64_t subset64(const branch *b, const parts16 *p16, uint64_t I) {
+    if (b->kind == BR_TABLE) return b->tab[I];
+    if (b->kind == BR_QUART) return quart_subset(b->qp, p16, I);
+    return b->k == 0 ? 0 : low_bits(b->n);
+}
+
+/* Indices of the g counters m g .. m g + g - 1 sharing draw word t = m
+ * (value w); head[i] selects each one's branch. */
+static inline void group_indices(const anonset_key *key, uint32_t s, const attr_plan *a,
+                                 uint64_t m, uint64_t w, const uint8_t *head, uint64_t *idx) {
+    uint64_t f[8], P = 1;
+    for (int i = 0; i < a->g; i++) {
+        f[i] = a->br[head[i]].count;
+        P *= f[i];
+    }
+    if (P == 1) {
+        for (int i = 0; i < a->g; i++) idx[i] = 0;
         return;
     }
+    draw_digits(key, s, m, w, f, a->g, P, idx);
+}
+
+/* One cell that owns its words w[0..wpc) (word indices t0, t0 + 1, ...). */
+static inline void cell_words(const anonset_key *key, uint32_t s, const attr_plan *a,
+                              const parts16 *p16, int head, int32_t v, const uint64_t *w,
+                              uint64_t t0, uint64_t *mask, int words) {
+    const branch *b = &a->br[head];
     if (words == 1) {
-        uint64_t sub;
-        if (head) {
-            /* other values: a subset of d-1 virtual indices, then open a gap at v */
-            int ok = 1;
-            if (ht) sub = ht->subsets[pick_index(key, row, s, lane, ht->count)];
-            else ok = floyd64_lane(lane, dj - 1, eta - 1, &sub);
-            if (ok) {
-                uint64_t low = sub & (((uint64_t)1 << v) - 1);
-                mask[0] = low | ((sub ^ low) << 1) | ((uint64_t)1 << v);
-                return;
-            }
-        } else if (tt) {
-            mask[0] = tt->subsets[pick_index(key, row, s, lane, tt->count)];
-            return;
-        } else if (floyd64_lane(lane, dj, eta, &sub)) {
-            mask[0] = sub;
-            return;
+        uint64_t I = 0;
+        if (b->count > 1) {
+            const uint64_t f = b->count;
+            draw_digits(key, s, t0, w[0], &f, 1, f, &I);
         }
-        /* more draws needed than the lane holds: the general path below */
+        const uint64_t sub = subset64(b, p16, I);
+        mask[0] = head ? gap64(sub, v) : sub;
+        return;
     }
-    anonset_draws c;
-    anonset_draws_init(&c, key, row, SAMPLE_OVER | s, 0, lane + 1, 1);
-    for (int w = 0; w < words; w++) mask[w] = 0;
-    if (head) {
-        mask[v >> 6] |= (uint64_t)1 << (v & 63);
-        floyd(&c, dj - 1, eta - 1, v, mask);
-    } else {
-        floyd(&c, dj, eta, -1, mask);
+    if (b->kind == BR_FLOYD) {
+        floyd_subset(key, s, b->fp, b->n, w, t0, mask, words);
+    } else {                       /* BR_FIXED: k == 0 (head, eta = 1) */
+        for (int i = 0; i < words; i++) mask[i] = 0;
+    }
+    if (head) open_gap(mask, words, v);
+}
+
+/* Per-thread buffers. */
+typedef struct {
+    uint32_t *u32;      /* raw blocks: 2 (cap + 16) words */
+    uint64_t *w64;      /* draw words: cap + 16 */
+    uint32_t *coins;    /* coin blocks of one chunk */
+    int64_t cap;        /* draw words per fill */
+} thread_bufs;
+
+/* Draw words t0, t0 + 1, ... (cnt of them, cnt <= cap) of stream s into
+ * b->w64.  Word indices are 64-bit and wrap (counter * words per cell). */
+static void fill_words(const anonset_key *key, uint32_t s, uint64_t t0, uint64_t cnt,
+                       thread_bufs *b) {
+    uint64_t done = 0;
+    while (done < cnt) {
+        const uint64_t t = t0 + done;                       /* wraps mod 2^64 */
+        uint64_t len = cnt - done;
+        if (t + len < t) len = 0 - t;                        /* up to the wrap */
+        const uint64_t b0 = t >> 3, nb = ((t & 7u) + len + 7) >> 3;
+        anonset_blocks(key, b0, s, SUB_DRAW, (int64_t)nb, b->u32);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* little-endian: the pairs of 32-bit words are the 64-bit words */
+        memcpy(b->w64 + done, b->u32 + 2 * (t & 7u), (size_t)len * sizeof(uint64_t));
+#else
+        for (uint64_t i = 0; i < len; i++) b->w64[done + i] = word64(b->u32, (int64_t)((t & 7u) + i));
+#endif
+        done += len;
     }
 }
 
-#define BATCH 32  /* records per batch: 4 calls of 8 lanes per block stream */
+static inline int code_ok(int32_t v, int32_t d) { return v >= 0 && v < d; }
+
+/* A code outside [0, d): the cell is published empty (and the call fails). */
+static inline int bad_cell(int32_t v, int32_t d, uint64_t *mask, int words) {
+    if (code_ok(v, d)) return 0;
+    for (int w = 0; w < words; w++) mask[w] = 0;
+    return 1;
+}
+
+/* Cells of rows [ga, gb) (global counters) of one attribute, row mode.
+ * Returns nonzero if a code was outside the domain. */
+/* The one-entry table of a branch without draws (head with eta = 1). */
+static const uint64_t EMPTY_SUBSET[1] = {0};
+
+/* Packed cells of the groups m in [mf, ml), which lie wholly inside the rows
+ * [ga, gb): G (1, 2, 4 or 8) is a constant in each instantiation, so the
+ * digit chain unrolls; heads come from coins[r - c0] (coin_draw) or are
+ * fixed.  Writes out[r - ga]; returns nonzero on a code outside [0, d). */
+ALWAYS_INLINE int packed_groups(const anonset_key *key, uint32_t s, const attr_plan *a,
+                                const parts16 *p16, int32_t d, uint64_t coin,
+                                const uint32_t *coins, uint64_t c0, uint64_t mf, uint64_t ml,
+                                uint64_t m0, const uint64_t *w, int64_t ga,
+                                const int32_t *codes, uint64_t *out, const int G) {
+    const uint64_t *tab[2], cnt[2] = {a->br[0].count, a->br[1].count};
+    const quart_plan *qp[2];
+    int quart[2];
+    for (int h = 0; h < 2; h++) {
+        tab[h] = a->br[h].kind == BR_TABLE ? a->br[h].tab : EMPTY_SUBSET;
+        quart[h] = a->br[h].kind == BR_QUART;
+        qp[h] = a->br[h].qp;
+    }
+    const int coin_draw = a->coin_draw, fixed_head = a->use[1];
+    /* without coins every group has the same product and threshold */
+    uint64_t P = 1;
+    for (int i = 0; i < G; i++) P *= cnt[fixed_head];
+    const uint64_t thr = P > 1 ? (0 - P) % P : 0;
+    unsigned bad = 0;
+    for (uint64_t m = mf; m < ml; m++) {
+        const uint64_t r0 = m * (uint64_t)G;
+        int hd[8];
+        uint64_t f[8], dg[8];
+        uint64_t Pm = P, tm = thr;
+        for (int i = 0; i < G; i++) {
+            hd[i] = coin_draw ? coins[r0 + (uint64_t)i - 16 * c0] < coin : fixed_head;
+            f[i] = cnt[hd[i]];
+        }
+        if (coin_draw) {
+            Pm = 1;
+            for (int i = 0; i < G; i++) Pm *= f[i];
+            tm = Pm;                 /* the threshold is computed only when needed */
+        }
+        uint64_t x = w[m - m0];
+        for (int i = 0; i < G; i++) dg[i] = anonset_mul128(x, f[i], &x);
+        if (x < tm && Pm > 1 && x < (0 - Pm) % Pm)      /* rejected: the slow path */
+            draw_digits(key, s, m, w[m - m0], f, G, Pm, dg);
+        const int64_t base = (int64_t)r0 - ga;
+        for (int i = 0; i < G; i++) {
+            const int32_t v = codes[base + i];
+            const unsigned ok = (uint32_t)v < (uint32_t)d;
+            const int32_t vv = ok ? v : 0;
+            const uint64_t sub = quart[hd[i]] ? quart_subset(qp[hd[i]], p16, dg[i])
+                                              : tab[hd[i]][dg[i]];
+            /* branch-free selects: with coins, head or tail is unpredictable */
+            const uint64_t res = sub ^ ((gap64(sub, vv) ^ sub) & ((uint64_t)0 - (uint64_t)hd[i]));
+            out[base + i] = res & ((uint64_t)0 - (uint64_t)ok);
+            bad |= !ok;
+        }
+    }
+    return (int)bad;
+}
+
+static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
+                       const parts16 *p16, int32_t d, uint64_t coin, int64_t ga, int64_t gb,
+                       const int32_t *codes, uint64_t *out, thread_bufs *b) {
+    const int words = (d + 63) >> 6;
+    int bad = 0;
+    const uint64_t c0 = (uint64_t)ga >> 4;
+    if (a->coin_draw)
+        anonset_blocks(key, c0, s, SUB_COIN, (int64_t)(((uint64_t)(gb - 1) >> 4) - c0 + 1),
+                       b->coins);
+#define HEAD(r) (a->coin_draw ? (uint8_t)(b->coins[(uint64_t)(r) - 16 * c0] < coin) \
+                              : (uint8_t)a->use[1])
+    if (a->g > 0) {
+        const uint64_t g = (uint64_t)a->g;
+        const uint64_t m0 = (uint64_t)ga / g, m1 = (uint64_t)(gb - 1) / g;
+        const int draws = a->br[0].count > 1 || a->br[1].count > 1;
+        if (draws) fill_words(key, s, m0, m1 - m0 + 1, b);
+        /* groups wholly inside [ga, gb): the fast loop */
+        const uint64_t mf = ((uint64_t)ga + g - 1) / g, ml = (uint64_t)gb / g;
+        if (draws && mf < ml) {
+            const uint64_t *w = b->w64;
+            const uint32_t *cs = b->coins;
+            switch (a->g) {
+            case 1: bad |= packed_groups(key, s, a, p16, d, coin, cs, c0, mf, ml, m0, w, ga, codes, out, 1); break;
+            case 2: bad |= packed_groups(key, s, a, p16, d, coin, cs, c0, mf, ml, m0, w, ga, codes, out, 2); break;
+            case 4: bad |= packed_groups(key, s, a, p16, d, coin, cs, c0, mf, ml, m0, w, ga, codes, out, 4); break;
+            default: bad |= packed_groups(key, s, a, p16, d, coin, cs, c0, mf, ml, m0, w, ga, codes, out, 8); break;
+            }
+        }
+        for (uint64_t m = m0; m <= m1; m++) {
+            if (draws && m >= mf && m < ml) continue;
+            uint8_t head[8];
+            uint64_t idx[8];
+            for (uint64_t i = 0; i < g && i < 8; i++) head[i] = HEAD(m * g + i);
+            if (draws) group_indices(key, s, a, m, b->w64[m - m0], head, idx);
+            else for (uint64_t i = 0; i < g && i < 8; i++) idx[i] = 0;
+            const int64_t lo = (int64_t)(m * g) < ga ? ga : (int64_t)(m * g);
+            const int64_t hi = (int64_t)(m * g + g) > gb ? gb : (int64_t)(m * g + g);
+            for (int64_t r = lo; r < hi; r++) {
+                const int64_t i = r - ga;
+                const int32_t v = codes[i];
+                const uint64_t e = (uint64_t)r - m * g;
+                if (!code_ok(v, d)) { out[i] = 0; bad = 1; continue; }
+                const uint64_t sub = subset64(&a->br[head[e]], p16, idx[e]);
+                out[i] = head[e] ? gap64(sub, v) : sub;
+            }
+        }
+        return bad;
+    }
+    const int64_t wpc = a->wpc;
+    const int64_t per = b->cap / wpc > 0 ? b->cap / wpc : 1;
+    for (int64_t ra = ga; ra < gb; ra += per) {
+        const int64_t rb = ra + per < gb ? ra + per : gb;
+        fill_words(key, s, (uint64_t)ra * (uint64_t)wpc, (uint64_t)((rb - ra) * wpc), b);
+        for (int64_t r = ra; r < rb; r++) {
+            const int64_t i = r - ga;
+            const int32_t v = codes[i];
+            uint64_t *mask = out + i * words;
+            if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+            cell_words(key, s, a, p16, HEAD(r), v, b->w64 + (r - ra) * wpc,
+                       (uint64_t)r * (uint64_t)wpc, mask, words);
+        }
+    }
+#undef HEAD
+    return bad;
+}
+
+/* Cells with explicit counters (persistent-key mode): each reads the words
+ * its counter addresses, exactly as a row with that index would. */
+static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *a,
+                           const parts16 *p16, int32_t d, uint64_t coin, int64_t lo,
+                           int64_t hi, const uint64_t *ctrs, const int32_t *codes,
+                           uint64_t *out, thread_bufs *b) {
+    const int words = (d + 63) >> 6;
+    int bad = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        const uint64_t c = ctrs[i];
+        const int32_t v = codes[i];
+        uint64_t *mask = out + i * words;
+        if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+        uint32_t cblk[16];
+        if (a->coin_draw) anonset_block(key, c >> 4, s, SUB_COIN, cblk);
+        if (a->g > 0) {
+            const uint64_t g = (uint64_t)a->g, m = c / g, e = c % g;
+            uint8_t head[8];
+            uint64_t idx[8];
+            for (uint64_t t = 0; t < g && t < 8; t++)
+                head[t] = a->coin_draw ? (uint8_t)(cblk[(m * g + t) & 15u] < coin)
+                                       : (uint8_t)a->use[1];
+            if (a->br[0].count > 1 || a->br[1].count > 1) {
+                uint32_t wblk[16];
+                anonset_block(key, m >> 3, s, SUB_DRAW, wblk);
+                group_indices(key, s, a, m, word64(wblk, (int64_t)(m & 7u)), head, idx);
+            } else {
+                for (uint64_t t = 0; t < g && t < 8; t++) idx[t] = 0;
+            }
+            const uint64_t sub = subset64(&a->br[head[e]], p16, idx[e]);
+            mask[0] = head[e] ? gap64(sub, v) : sub;
+            continue;
+        }
+        const int head = a->coin_draw ? cblk[c & 15u] < coin : a->use[1];
+        const uint64_t t0 = c * (uint64_t)a->wpc;
+        fill_words(key, s, t0, (uint64_t)a->wpc, b);
+        cell_words(key, s, a, p16, head, v, b->w64, t0, mask, words);
+    }
+    return bad;
+}
+
+/* Cells without draws: exact attributes (the true value alone) and eta = d
+ * (the whole domain). */
+static int sample_fixed(int exact, int32_t d, int64_t lo, int64_t hi, const int32_t *codes,
+                        uint64_t *out) {
+    const int words = (d + 63) >> 6;
+    int bad = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        const int32_t v = codes[i];
+        uint64_t *mask = out + i * words;
+        if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+        if (exact) {
+            for (int w = 0; w < words; w++) mask[w] = 0;
+            mask[v >> 6] = (uint64_t)1 << (v & 63);
+        } else {
+            for (int w = 0; w < words; w++) mask[w] = ~(uint64_t)0;
+            if (d & 63) mask[words - 1] = low_bits(d & 63);
+        }
+    }
+    return bad;
+}
 
 int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
                         const int32_t *const *codes, const int32_t *d,
@@ -183,117 +765,71 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
             return ANONSET_ERR_VALUE;
     }
     if (n <= 0 || q <= 0) return ANONSET_OK;
-    /* The distinct block streams (attr_id >> 3) this call needs, and for each
-     * attribute the index of its stream in that list. */
-    int32_t *groups = (int32_t *)malloc((size_t)q * sizeof(int32_t));
-    int32_t *gidx = (int32_t *)malloc((size_t)q * sizeof(int32_t));
-    if (!groups || !gidx) { free(groups); free(gidx); return ANONSET_ERR_NOMEM; }
-    int ng = 0;
-    for (int j = 0; j < q; j++) {
-        gidx[j] = -1;
-        if (exact[j] || (counters && counters[j])) continue;   /* no shared batch */
-        int32_t g = attr_id[j] >> 3;
-        int found = -1;
-        for (int t = 0; t < ng; t++) if (groups[t] == g) { found = t; break; }
-        if (found < 0) { groups[ng] = g; found = ng++; }
-        gidx[j] = found;
-    }
-    /* subset tables, shared read-only by all threads */
-    int nomem = 0, ncache = 0;
-    subset_table *cache = (subset_table *)calloc((size_t)(2 * q), sizeof(subset_table));
-    const subset_table **htab = (const subset_table **)calloc((size_t)q, sizeof(void *));
-    const subset_table **ttab = (const subset_table **)calloc((size_t)q, sizeof(void *));
-    if (!cache || !htab || !ttab) nomem = 1;
+    if (row0 < 0) return ANONSET_ERR_VALUE;
+    plan_cache cache;
+    attr_plan *plans = (attr_plan *)calloc((size_t)q, sizeof(attr_plan));
+    int nomem = !cache_init(&cache, 2 * q) || !plans;
+    int64_t cap = WBUF;
     for (int j = 0; j < q && !nomem; j++) {
-        if (exact[j] || d[j] > 64 || eta[j] == d[j]) continue;
-        if (coin[j] > 0)
-            htab[j] = subset_table_get(cache, &ncache, d[j] - 1, eta[j] - 1, &nomem);
-        if (coin[j] < ((uint64_t)1 << 32))
-            ttab[j] = subset_table_get(cache, &ncache, d[j], eta[j], &nomem);
+        if (!attr_plan_build(&plans[j], &cache, d[j], eta[j], coin[j], exact[j])) nomem = 1;
+        else if (plans[j].g == 0 && plans[j].wpc > cap) cap = plans[j].wpc;
     }
-    const int64_t nbatch = (n + BATCH - 1) / BATCH;
+    const parts16 *p16 = cache.p16;
+    const int64_t cfirst = row0 / CHUNK, nchunks = (row0 + n - 1) / CHUNK - cfirst + 1;
     int bad = 0;
     int nt = anonset_threads(n_threads);
     (void)nt;
-    /* Every cell is a pure function of (key, row, attribute): the schedule
-     * cannot change the output. */
+    /* Every cell is a pure function of (key, counter, attribute): the
+     * schedule cannot change the output. */
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel num_threads(nt) default(none) reduction(|:bad) \
-        shared(key, n, row0, q, codes, d, eta, coin, exact, attr_id, counters, out, groups, \
-               gidx, ng, nbatch, htab, ttab, nomem) if (!nomem)
+        shared(key, n, row0, q, codes, d, coin, exact, attr_id, counters, out, plans, p16, \
+               cap, cfirst, nchunks, nomem) if (!nomem && nchunks > 1)
 #endif
     {
-        uint32_t *buf = nomem ? NULL
-            : (uint32_t *)malloc((size_t)(ng > 0 ? ng : 1) * 16 * BATCH * sizeof(uint32_t));
-        if (!buf) {
+        thread_bufs b;
+        b.cap = cap;
+        b.u32 = nomem ? NULL : (uint32_t *)malloc((size_t)(2 * (cap + 16)) * sizeof(uint32_t));
+        b.w64 = nomem ? NULL : (uint64_t *)malloc((size_t)(cap + 16) * sizeof(uint64_t));
+        b.coins = nomem ? NULL
+                        : (uint32_t *)malloc((size_t)(CHUNK / 16 + 2) * 16 * sizeof(uint32_t));
+        const int ok = b.u32 && b.w64 && b.coins;
+        if (!ok) {
 #if ANONSET_HAVE_OPENMP
             #pragma omp atomic write
 #endif
             nomem = 1;
         }
 #if ANONSET_HAVE_OPENMP
-        #pragma omp for schedule(dynamic, 16)
+        #pragma omp for schedule(dynamic, 2)
 #endif
-        for (int64_t b = 0; b < nbatch; b++) {
-            if (!buf) continue;
-            const int64_t first = b * BATCH;
-            const int64_t last = first + BATCH < n ? first + BATCH : n;
-            for (int t = 0; t < ng; t++)
-                for (int64_t e = 0; e < BATCH; e += 8)
-                    anonset_block8(key, (uint64_t)(row0 + first + e), (uint32_t)groups[t], 0u,
-                                   buf + (size_t)t * 16 * BATCH + 16 * e);
+        for (int64_t ci = 0; ci < nchunks; ci++) {
+            if (!ok) continue;
+            const int64_t c = cfirst + ci;
+            const int64_t ga = c * CHUNK > row0 ? c * CHUNK : row0;
+            const int64_t gb = (c + 1) * CHUNK < row0 + n ? (c + 1) * CHUNK : row0 + n;
+            const int64_t lo = ga - row0, hi = gb - row0;
             for (int j = 0; j < q; j++) {
                 const int32_t dj = d[j];
                 const int words = (dj + 63) >> 6;
                 const uint32_t s = (uint32_t)attr_id[j];
-                const int32_t *cj = codes[j];
-                uint64_t *oj = out[j];
-#if defined(__GNUC__)
-                if (last + BATCH <= n) {      /* the next batch of this column */
-                    __builtin_prefetch(cj + last, 0, 0);
-                    __builtin_prefetch(cj + last + 16, 0, 0);
-                    for (int e = 0; e < BATCH * words; e += 8)
-                        __builtin_prefetch(oj + last * words + e, 1, 0);
-                }
-#endif
-                for (int64_t i = first; i < last; i++) {
-                    uint64_t *mask = oj + i * words;
-                    const int32_t v = cj[i];
-                    if (v < 0 || v >= dj) {
-                        for (int w = 0; w < words; w++) mask[w] = 0;
-                        bad = 1;
-                        continue;
-                    }
-                    if (exact[j]) {
-                        for (int w = 0; w < words; w++) mask[w] = 0;
-                        mask[v >> 6] = (uint64_t)1 << (v & 63);
-                        continue;
-                    }
-                    if (counters && counters[j]) {
-                        /* persistent mode: this cell's own block at its counter */
-                        uint32_t blk[16];
-                        const uint64_t ctr = counters[j][i];
-                        anonset_block(key, ctr, s >> 3, 0u, blk);
-                        sample_cell(key, ctr, s, blk + 2 * (s & 7u), dj, eta[j], coin[j], v,
-                                    mask, words, htab[j], ttab[j]);
-                        continue;
-                    }
-                    const uint32_t *lane = buf + (size_t)gidx[j] * 16 * BATCH
-                                           + 16 * (i - first) + 2 * (s & 7u);
-                    sample_cell(key, (uint64_t)(row0 + i), s, lane, dj, eta[j], coin[j], v,
-                                mask, words, htab[j], ttab[j]);
-                }
+                const attr_plan *a = &plans[j];
+                if (!a->active)
+                    bad |= sample_fixed(exact[j], dj, lo, hi, codes[j], out[j]);
+                else if (counters && counters[j])
+                    bad |= sample_counters(key, s, a, p16, dj, coin[j], lo, hi, counters[j],
+                                           codes[j], out[j], &b);
+                else
+                    bad |= sample_rows(key, s, a, p16, dj, coin[j], ga, gb, codes[j] + lo,
+                                       out[j] + lo * words, &b);
             }
         }
-        free(buf);
+        free(b.u32);
+        free(b.w64);
+        free(b.coins);
     }
-    free(groups);
-    free(gidx);
-    if (cache)
-        for (int i = 0; i < ncache; i++) free(cache[i].subsets);
-    free(cache);
-    free(htab);
-    free(ttab);
+    cache_free(&cache);
+    free(plans);
     if (nomem) return ANONSET_ERR_NOMEM;
     return bad ? ANONSET_ERR_VALUE : ANONSET_OK;
 }

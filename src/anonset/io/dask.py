@@ -225,7 +225,7 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     return DaskSetTable(frame, plan.schema, plan.params, plan.model, plan.info, offsets)
 
 
-def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 2000,
+def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 20000,
                 tol: float = 1e-6, n_threads: int | None = None, seed=None,
                 **compute) -> CrossTab:
     """Reconstruct a cross-tabulation from a :class:`DaskSetTable`.

@@ -276,7 +276,7 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
 
 # ================================================================ reconstruct
 def reconstruct_file(path, attributes, method: str = "em", *,
-                     chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 2000,
+                     chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 20000,
                      tol: float = 1e-6, n_threads: int | None = None, seed=None,
                      format: str | None = None, progress=None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.

@@ -29,6 +29,10 @@ cdef extern from "rng.h":
     void anonset_philox4x64(const uint64_t *ctr, const uint64_t *key, uint64_t *out) nogil
     void anonset_fill(const anonset_key *k, uint64_t counter0, uint32_t stream,
                       uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads) nogil
+    int anonset_simd_level() nogil
+    void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                           uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads,
+                           int level) nogil
 
 cdef extern from "sample.h":
     int ANONSET_MAX_DOMAIN
@@ -42,10 +46,28 @@ cdef extern from "sample.h":
 cdef extern from "counts.h":
     int anonset_count_w(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
                         int64_t max_set, int64_t ncells, int64_t *w, int n_threads) nogil
+    int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks,
+                               const int32_t *d, int64_t max_set, int64_t ncells, int64_t *w,
+                               int n_threads, int method) nogil
     int anonset_members(int64_t n, int32_t d, const uint64_t *mask, int32_t k,
                         int32_t *members, int n_threads) nogil
 
 cdef extern from "em.h":
+    ctypedef struct anonset_em_report:
+        int64_t iters
+        double change
+        double moved
+        double loglik
+        double loglik_prev
+        double gain
+        double sum_w
+        int stop
+    int anonset_em_run(int q, const int32_t *dims, const double *const *mats,
+                       const double *a, const double *b, const double *w,
+                       double *x, double *scratch, int64_t max_iter, double tol, double tol_ll,
+                       int64_t ll_every, anonset_em_report *rep, int n_threads, int simd) nogil
+    double anonset_em_log(double v) nogil
+    int anonset_em_threads(int64_t ncells, int n_threads) nogil
     int anonset_em_kron(int q, const int32_t *dims, const double *const *mats,
                         const double *a, const double *b, const double *w,
                         double *x, double *scratch, int64_t max_iter, double tol,
@@ -53,6 +75,11 @@ cdef extern from "em.h":
     int anonset_kron_apply(int q, const int32_t *dims, const double *const *mats,
                            const double *a, const double *b, const double *x,
                            double *y, double *scratch, int transpose, int n_threads) nogil
+
+cdef extern from "exact.h":
+    int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
+                           const double *u, const double *weight, const double *pi, double *G,
+                           double *loglik, int nchunk, int n_threads) nogil
     int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
                             const int32_t *const *members, const int32_t *k,
                             const double *weight, int nsub, const int32_t *sub,
@@ -129,14 +156,34 @@ def block(bytes key, uint64_t counter, uint32_t stream, uint32_t sub, str rng="c
     return out
 
 
+#: SIMD levels of the block function (anonset_common.h), lowest first.
+SIMD_LEVELS = ("generic", "avx2", "avx512")
+
+
+def simd_level():
+    """The SIMD level the kernels use on this CPU (one of SIMD_LEVELS)."""
+    return SIMD_LEVELS[anonset_simd_level()]
+
+
 def fill(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t nblocks,
-         str rng="chacha20", int n_threads=0):
-    """nblocks consecutive blocks (counters counter0, counter0 + 1, ...)."""
+         str rng="chacha20", int n_threads=0, str simd="auto"):
+    """nblocks consecutive blocks (counters counter0, counter0 + 1, ...).
+
+    simd: 'auto' (the CPU's level) or a level of SIMD_LEVELS up to the CPU's,
+    to check that every code path gives the same bytes."""
     cdef anonset_key k
     _make_key(&k, key, rng)
+    cdef int level = anonset_simd_level()
+    if simd != "auto":
+        if simd not in SIMD_LEVELS or SIMD_LEVELS.index(simd) > level:
+            raise ValueError(f"simd must be 'auto' or one of {SIMD_LEVELS[:level + 1]}, got {simd!r}")
+        level = SIMD_LEVELS.index(simd)
+    if nblocks < 0:
+        raise ValueError(f"nblocks must be >= 0, got {nblocks}")
     cdef cnp.ndarray out = np.empty(16 * nblocks, dtype=np.uint32)
     with nogil:
-        anonset_fill(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads)
+        anonset_fill_simd(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads,
+                          level)
     return out
 
 
@@ -152,13 +199,15 @@ def philox4x64(ctr, key):
 
 
 def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
-                int64_t row0=0, int n_threads=0, list counters=None):
+                int64_t row0=0, int n_threads=0, list counters=None, list out=None):
     """Random sets as bitmasks; returns one uint64 array (n, words_j) per column.
 
     codes: list of int32 arrays of equal length; d, eta, exact, attr_id: int
     sequences; coin: uint64 thresholds in [0, 2**32]; counters: None, or one
     entry per column, None (counter = global row) or n uint64 counters
-    (persistent-key mode).
+    (persistent-key mode); out: None, or one C-contiguous uint64 array of
+    shape (n, words_j) per column to write into (reused buffers skip the
+    page faults of fresh memory).
     """
     cdef anonset_key k
     _make_key(&k, key, rng)
@@ -175,10 +224,21 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
             raise ValueError(f"{name} must have one entry per column ({q}), got {arr.shape[0]}")
     cols = [np.ascontiguousarray(c, dtype=np.int32) for c in codes]
     outs = []
+    if out is not None and len(out) != q:
+        raise ValueError(f"out must have one array per column ({q})")
     for j in range(q):
         if cols[j].ndim != 1 or cols[j].shape[0] != n:
             raise ValueError("codes must be 1-d arrays, all of the same length")
-        outs.append(np.empty((n, (d_a[j] + 63) // 64), dtype=np.uint64))
+        shape = (n, (d_a[j] + 63) // 64)
+        if out is None:
+            outs.append(np.empty(shape, dtype=np.uint64))
+        else:
+            o = out[j]
+            if (not isinstance(o, np.ndarray) or o.dtype != np.uint64 or o.shape != shape
+                    or not o.flags.c_contiguous or not o.flags.writeable):
+                raise ValueError(f"out[{j}] must be a writable C-contiguous uint64 array "
+                                 f"of shape {shape}")
+            outs.append(o)
     ctrs = None
     if counters is not None:
         if len(counters) != q:
@@ -222,8 +282,17 @@ def sample_sets(bytes key, str rng, list codes, d, eta, coin, exact, attr_id,
     return outs
 
 
-def count_w(list masks, d, int64_t max_set, int n_threads=0):
-    """w of eq. 17 over the given bitmask columns, as an int64 array of shape d."""
+COUNT_METHODS = ("auto", "direct", "factorized")
+
+
+def count_w(list masks, d, int64_t max_set, int n_threads=0, str method="auto"):
+    """w of eq. 17 over the given bitmask columns, as an int64 array of shape d.
+
+    method: 'auto' (by cost), 'direct' or 'factorized' (where an attribute has
+    at most 16 values); all give the same w."""
+    if method not in COUNT_METHODS:
+        raise ValueError(f"count_w: method must be one of {COUNT_METHODS}, got {method!r}")
+    cdef int meth = COUNT_METHODS.index(method)
     cdef int q = len(masks)
     if q < 1:
         raise ValueError("count_w needs at least one attribute")
@@ -257,8 +326,8 @@ def count_w(list masks, d, int64_t max_set, int n_threads=0):
             _check_mask_bits(tmp, d_a[j], f"count_w: mask {j}")
             mp[j] = <const uint64_t *>tmp.data
         with nogil:
-            status = anonset_count_w(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
-                                     <int64_t *>w.data, n_threads)
+            status = anonset_count_w_method(n, q, mp, <int32_t *>d_a.data, max_set, ncells,
+                                            <int64_t *>w.data, n_threads, meth)
         _check(status, "count_w")
     finally:
         free(mp)
@@ -342,26 +411,67 @@ def kron_apply(x, dims, mats, a, b, bint transpose=False, int n_threads=0):
     return y.reshape(dims)
 
 
-def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0):
-    """Iterate eq. 26 from x0; returns (x, iterations, last max change)."""
+def em_kron(w, x0, dims, mats, a, b, int64_t max_iter, double tol, int n_threads=0,
+            double tol_ll=0.0, int64_t ll_every=0, bint report=False, str simd="auto",
+            scratch=None):
+    """Iterate eq. 26 from x0; returns (x, iterations, last max change), or
+    with report=True (x, dict) where the dict holds iterations, change (largest
+    cell change of the last iteration), moved (sum of the changes), loglik
+    (the Poisson log-likelihood, computed every ll_every iterations),
+    loglik_prev and gain (see em.h).  tol_ll > 0 also stops on a gain per
+    iteration and unit of w <= tol_ll;
+    simd 'auto', or 'generic' / 'avx2' to check that every path gives the
+    same bits.  scratch: None or a float64 array of 3 x cells to work in
+    (reused across calls by iterative drivers: fresh pages cost faults)."""
     dims = [int(v) for v in dims]
     _shape_check(dims, mats, a, b)
+    cdef int level = -1
+    if simd != "auto":
+        if simd not in ("generic", "avx2"):
+            raise ValueError(f"simd must be 'auto', 'generic' or 'avx2', got {simd!r}")
+        level = SIMD_LEVELS.index(simd)
+    if max_iter < 0 or ll_every < 0:
+        raise ValueError(f"max_iter and ll_every must be >= 0, got {max_iter}, {ll_every}")
     cdef cnp.ndarray d_a = np.asarray(dims, dtype=np.int32)
     cdef int64_t n = int(np.prod(dims, dtype=np.int64))
     cdef cnp.ndarray ww = np.ascontiguousarray(w, dtype=np.float64).ravel()
     cdef cnp.ndarray x = np.array(x0, dtype=np.float64, order="C").ravel()
     if ww.shape[0] != n or x.shape[0] != n:
         raise ValueError(f"w and x0 must have {n} cells")
-    cdef cnp.ndarray s = np.empty(3 * n, dtype=np.float64)
+    cdef cnp.ndarray s
+    if scratch is None:
+        s = np.empty(3 * n, dtype=np.float64)
+    else:
+        s = scratch
+        if s.dtype != np.float64 or not s.flags.c_contiguous or s.size < 3 * n \
+                or not s.flags.writeable:
+            raise ValueError(f"scratch must be a writable contiguous float64 array of >= {3 * n} values")
     cdef _Mats M = _Mats(list(mats), a, b)
-    cdef int64_t iters = 0
-    cdef double change = 0.0
+    cdef anonset_em_report rep
     cdef int q = len(dims)
+    cdef int status
     with nogil:
-        anonset_em_kron(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data, <double *>M.b.data,
-                        <double *>ww.data, <double *>x.data, <double *>s.data, max_iter, tol,
-                        &iters, &change, n_threads)
-    return x.reshape(dims), int(iters), float(change)
+        status = anonset_em_run(q, <int32_t *>d_a.data, M.ptr, <double *>M.a.data,
+                                <double *>M.b.data, <double *>ww.data, <double *>x.data,
+                                <double *>s.data, max_iter, tol, tol_ll, ll_every, &rep,
+                                n_threads, level)
+    _check(status, "em_kron")
+    if not report:
+        return x.reshape(dims), int(rep.iters), float(rep.change)
+    return x.reshape(dims), {"iterations": int(rep.iters), "change": float(rep.change),
+                             "moved": float(rep.moved), "loglik": float(rep.loglik),
+                             "loglik_prev": float(rep.loglik_prev), "gain": float(rep.gain),
+                             "sum_w": float(rep.sum_w)}
+
+
+def em_log(double v):
+    """The log the EM kernel uses for the log-likelihood (tests)."""
+    return anonset_em_log(v)
+
+
+def em_threads(int64_t ncells, int n_threads=0):
+    """Threads the EM kernels use for a table of ncells cells."""
+    return anonset_em_threads(ncells, n_threads)
 
 
 def exact_estep(list members, dims, weight, list subsets, coef, list margs,
@@ -435,3 +545,55 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
     finally:
         free(mp); free(gp); free(ap)
     return accs, float(ll)
+
+
+def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
+    """The exact EM's E-step by prefix-trie contraction (exact.h): returns
+    (G, loglik) for tuples masks[j] (U x words), distinct and sorted by their
+    bytes (attribute 0 first)."""
+    cdef int q = len(masks)
+    if not 1 <= q <= 30:
+        raise ValueError(f"exact_trie: 1 to 30 attributes, got {q}")
+    cdef cnp.ndarray d_a = np.ascontiguousarray(dims, dtype=np.int32)
+    if d_a.ndim != 1 or d_a.shape[0] != q:
+        raise ValueError(f"exact_trie: dims must give one size per attribute ({q})")
+    shape = tuple(int(x) for x in d_a)
+    cdef int64_t ncells = _cells(shape, "exact_trie")
+    cdef cnp.ndarray wt = np.ascontiguousarray(weight, dtype=np.float64)
+    cdef int64_t U = wt.shape[0]
+    cdef cnp.ndarray u_a = np.ascontiguousarray(u, dtype=np.float64)
+    cdef cnp.ndarray p_a = np.ascontiguousarray(pi, dtype=np.float64).ravel()
+    if wt.ndim != 1 or u_a.shape[0] != q or p_a.shape[0] != ncells:
+        raise ValueError("exact_trie: weight must be 1-d, u one value per attribute, "
+                         f"pi {ncells} cells")
+    if nchunk < 1:
+        raise ValueError(f"exact_trie: nchunk must be >= 1, got {nchunk}")
+    cdef int status, j
+    cols = [np.ascontiguousarray(m, dtype=np.uint64) for m in masks]
+    for j in range(q):
+        if cols[j].ndim == 1:
+            cols[j] = cols[j].reshape(-1, 1)
+        if cols[j].shape != (U, (d_a[j] + 63) // 64):
+            raise ValueError(f"exact_trie: masks[{j}] must be ({U}, {(d_a[j] + 63) // 64})")
+        _check_mask_bits(cols[j], d_a[j], f"exact_trie: masks[{j}]")
+    cdef cnp.ndarray G = np.empty(ncells, dtype=np.float64)
+    cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
+    cdef cnp.ndarray tmp
+    cdef double ll = 0.0
+    if mp == NULL:
+        raise MemoryError()
+    try:
+        for j in range(q):
+            tmp = cols[j]
+            mp[j] = <const uint64_t *>tmp.data
+        with nogil:
+            status = anonset_exact_trie(U, q, <int32_t *>d_a.data, mp, <double *>u_a.data,
+                                        <double *>wt.data, <double *>p_a.data,
+                                        <double *>G.data, &ll, nchunk, n_threads)
+        if status == ANONSET_ERR_VALUE:
+            raise ValueError("exact_trie: the tuples must be sorted (attribute 0 first) "
+                             "and distinct")
+        _check(status, "exact_trie")
+    finally:
+        free(mp)
+    return G.reshape(shape), float(ll)

@@ -15,19 +15,24 @@ Methods
 Exact QIDs (paper 004) are attributes with p = 1, eta = 1: delta is the
 identity along them, so the estimate is per QID cell.
 
-Stopping rule (both EMs): stop after ``max_iter`` iterations, or as soon as
-the largest change of any cell between two iterations, in records (after
-eq. 27's division), is at most ``tol``.  CrossTab.info reports 'iterations'
-and 'change'.
+Stopping rule (both EMs; emdrive.py, docs/algorithms.md "EM stopping rule"):
+stop when the log-likelihood the EM maximizes gains at most ``tol_ll`` per
+EM update and per counted cell (paper EM: the Poisson likelihood of w) or
+per record (exact EM); or when no cell moves by more than ``tol`` records
+(default 1e-6; 0: not used); ``max_iter`` EM updates are a safety cap.  By default the EMs
+are accelerated by SQUAREM (same fixed points, far fewer updates).
+CrossTab.info reports 'iterations' (EM updates), 'change', 'loglik',
+'gain', 'converged' and 'stopped' (which rule).
 """
 from __future__ import annotations
 
 import math
-from itertools import product as _product
+from itertools import permutations, product as _product
 
 import numpy as np
 
 from . import _kernels
+from . import emdrive
 from ..validate import check_threads as _threads
 from .._typing import Names, Seed
 from .crosstab import CrossTab
@@ -57,9 +62,10 @@ def transition_factors(table: SetTable, attributes):
     return a, b
 
 
-def reconstruct(table: SetTable, attributes: Names, method: str = "em", *, max_iter: int = 2000,
-                tol: float = 1e-6, n_threads: int | None = None, seed: Seed = None,
-                w: np.ndarray | None = None) -> CrossTab:
+def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
+                max_iter: int = emdrive.MAX_ITER, tol: float = 1e-6,
+                n_threads: int | None = None, seed: Seed = None, w: np.ndarray | None = None,
+                tol_ll: float | None = None, accelerate: bool = True) -> CrossTab:
     """Estimate the counts x_m over the chosen attributes.
 
     Parameters
@@ -68,8 +74,15 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *, max_i
     attributes : list of str
         S', the q' >= 1 attributes to cross-tabulate (sensitive or exact).
     method : {'em', 'exact_em', 'value_adding', 'random'}
-    max_iter, tol : EM stopping rule (see the module docstring); ``tol`` is
-        in records.
+    max_iter : safety cap on EM updates (reported as not converged).
+    tol : also stop when no cell moves by more than ``tol`` records in an
+        update (0: not used; on Adult the log-likelihood rule always stops
+        first at the defaults).
+    tol_ll : stop when the EM's log-likelihood gains at most ``tol_ll`` per
+        update and per counted cell (em) or record (exact_em); 0: not used;
+        None: the method's default (1e-14 for em, 1e-10 for exact_em), which
+        converges (docs/algorithms.md, "EM stopping rule").
+    accelerate : SQUAREM acceleration of the EMs (same fixed point).
     n_threads : kernel threads (the estimate does not depend on it).
     seed : seed of the 'random' baseline.
     w : precomputed counts of eq. 17 (for 'em' and 'value_adding').
@@ -84,25 +97,32 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *, max_i
     >>> df = pd.DataFrame({"a": list("xyzxyzxx"), "b": list("uvuvuvuv")})
     >>> pub = anonset.publish(df, anonset.Diversity({"a": 2, "b": 1}), seed=3)
     >>> ct = anonset.reconstruct(pub, ["a"], "em")
-    >>> round(ct.total, 6)
-    8.0
+    >>> round(ct.total, 6), ct.info["converged"]
+    (8.0, True)
     """
     from ..validate import check_choice
     check_choice(method, "method", METHODS)
     _check_stopping(max_iter, tol)
     max_iter = int(max_iter)
+    if tol_ll is None:
+        tol_ll = emdrive.TOL_LL.get(method, 0.0)
+    if not (tol_ll >= 0):
+        from ..validate import InputError
+        raise InputError(f"got {tol_ll!r}", param="tol_ll", expected="a number >= 0")
     attributes = _check_attrs(table, attributes)
     dims = _dims(table, attributes)
     N = table.n_rows
     domains = tuple(table.schema[a].domain for a in attributes)
     nt = _threads(n_threads)
+    rule = {"max_iter": max_iter, "tol": float(tol), "tol_ll": float(tol_ll),
+            "accelerate": bool(accelerate), "n_threads": nt}
     if method == "random":
         rng = np.random.default_rng(seed)
         counts = rng.multinomial(N, np.full(math.prod(dims), 1.0 / math.prod(dims)))
         return CrossTab(tuple(attributes), domains, counts.reshape(dims).astype(np.float64),
                         "random", {"seeded": seed is not None})
     if method == "exact_em":
-        x, info = _exact_em(table, attributes, dims, max_iter, tol, nt)
+        x, info = _exact_em(table, attributes, dims, **rule)
         return CrossTab(tuple(attributes), domains, x, "exact_em", info)
     if w is None:
         w = count_w(table, attributes, n_threads=n_threads)
@@ -114,13 +134,38 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *, max_i
         return CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
                         "value_adding", {})
     a, b = transition_factors(table, attributes)
-    x, iters, change = _kernels.em_kron(w.astype(np.float64), w.astype(np.float64), dims,
-                                        [None] * len(dims), a, b, max_iter, tol * eta_prod,
-                                        n_threads=nt)
-    x = x / eta_prod                                   # eq. 27
-    return CrossTab(tuple(attributes), domains, x, "em",
-                    {"iterations": iters, "change": change / eta_prod, "max_iter": max_iter,
-                     "tol": tol, "converged": change / eta_prod <= tol})
+    x, info = paper_em(w, dims, a, b, eta_prod, **rule)
+    return CrossTab(tuple(attributes), domains, x, "em", info)
+
+
+def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_ll: float,
+             accelerate: bool, n_threads: int):
+    """Eq. 26-27 from x^0 = w, driven by emdrive: returns (x / eta_prod, info).
+
+    The kernel runs on the axes sorted by size (the largest last: its mode
+    products are then the longest contiguous runs); the result is put back."""
+    dims = [int(v) for v in dims]
+    order = sorted(range(len(dims)), key=lambda j: (dims[j], j))
+    back = np.argsort(order)
+    ws = np.ascontiguousarray(np.transpose(np.asarray(w, dtype=np.float64), order))
+    ds = [dims[j] for j in order]
+    as_, bs = [a[j] for j in order], [b[j] for j in order]
+    mats = [None] * len(ds)
+    scratch = np.empty(3 * ws.size)          # reused by every update
+
+    def step(x, nt, ll=True):
+        nx, rep = _kernels.em_kron(ws, x, ds, mats, as_, bs, 1, 0.0, nt, ll_every=int(ll),
+                                   report=True, scratch=scratch)
+        return nx, rep["loglik"]
+
+    choice = emdrive.ThreadChoice(n_threads, _kernels.em_threads(ws.size, n_threads) > 1)
+    run = emdrive.run_squarem if accelerate else emdrive.run_plain
+    x, info = run(step, ws, scale=max(float(ws.sum()), 1.0), tol=tol * eta_prod,
+                  tol_ll=tol_ll, max_iter=max_iter, choice=choice)
+    info["change"] = info["change"] / eta_prod
+    info["tol"] = tol
+    x = np.ascontiguousarray(np.transpose(x, back)) / eta_prod       # eq. 27
+    return x, info
 
 
 def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
@@ -136,11 +181,21 @@ def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- exact EM
+def _unique_rows(a: np.ndarray, weights=None):
+    """Distinct rows of a 2-d uint64 array, in the order of their bytes
+    (rows as one void each: much faster than np.unique(axis=0)), with the
+    summed weights (counts if None)."""
+    a = np.ascontiguousarray(a, dtype=np.uint64)
+    v = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+    uv, inv = np.unique(v, return_inverse=True)
+    w = np.bincount(inv.ravel(), weights=weights, minlength=len(uv)).astype(np.float64)
+    return uv.view(np.uint64).reshape(len(uv), a.shape[1]), w
+
+
 def _patterns(table: SetTable, attributes):
     """Distinct set tuples over the attributes, with their multiplicities."""
     masks = [np.asarray(table.mask(a)) for a in attributes]
-    stacked = np.concatenate(masks, axis=1)
-    uniq, inverse, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+    uniq, counts = _unique_rows(np.concatenate(masks, axis=1))
     out, col = [], 0
     for a, m in zip(attributes, masks):
         out.append(np.ascontiguousarray(uniq[:, col:col + m.shape[1]]))
@@ -154,14 +209,35 @@ def likelihood_ratio(p: float, eta: int, d: int) -> float:
     return (1.0 - p) * eta / den if den > 0 else 1.0
 
 
-def _exact_em(table: SetTable, attributes, dims, max_iter, tol, nt):
+def _exact_em(table: SetTable, attributes, dims, **rule):
     pmasks, weight = _patterns(table, attributes)
     return exact_em_patterns([table.params[a] for a in attributes], dims, table.n_rows,
-                             pmasks, weight, max_iter=max_iter, tol=tol, n_threads=nt)
+                             pmasks, weight, **rule)
 
 
-def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2000,
-                      tol: float = 1e-6, n_threads=0):
+def _trie_order(pmasks, params, dims):
+    """The attribute order of the trie that minimizes an upper bound of its
+    work, sum_t min(U, prod_{j <= t} P_j) |S_t| prod_{j > t} d_j, with P_j the
+    distinct sets of attribute j (all orders for q' <= 5, else by P_j)."""
+    q = len(dims)
+    P = [len(_unique_rows(m)[1]) for m in pmasks]
+    U = max(len(pmasks[0]), 1)
+
+    def cost(order):
+        c, nodes = 0.0, 1.0
+        for t, j in enumerate(order):
+            nodes = min(U, nodes * P[j])
+            c += nodes * params[j].eta * math.prod(dims[i] for i in order[t + 1:])
+        return c
+
+    if q <= 5:
+        return list(min(permutations(range(q)), key=lambda o: (cost(o), o)))
+    return sorted(range(q), key=lambda j: (P[j], dims[j], j))
+
+
+def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = emdrive.MAX_ITER,
+                      tol: float = 1e-6, n_threads=0, tol_ll: float = emdrive.TOL_LL["exact_em"],
+                      accelerate: bool = True, init=None, kernel: str = "trie"):
     """The exact-likelihood EM on distinct set tuples.
 
     Parameters
@@ -172,6 +248,11 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2
     pmasks : list of (U, words) bitmask arrays: the distinct set tuples
     weight : (U,) how many records share each tuple (mergeable across chunks
         and partitions: sum the counts of identical tuples)
+    max_iter, tol, tol_ll, accelerate : the stopping rule and SQUAREM (see
+        :func:`reconstruct`)
+    init : starting counts (shape dims, in records); default uniform
+    kernel : 'trie' (prefix-trie contraction) or 'subsets' (the expansion
+        over attribute subsets; slower, kept as a reference)
 
     Returns
     -------
@@ -179,12 +260,55 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2
     """
     q = len(params)
     nt = n_threads or 0
+    dims = [int(v) for v in dims]
+    if kernel not in ("trie", "subsets"):
+        raise ValueError(f"kernel must be 'trie' or 'subsets', got {kernel!r}")
+    # P(set_j | alpha_j) / kappa_c = u_j + (1 - u_j) [alpha_j in set_j]
+    u = [likelihood_ratio(par.p, par.eta, d) for par, d in zip(params, dims)]
+    U = len(weight)
+    ncells = math.prod(dims)
+    if kernel == "trie":
+        order = _trie_order(pmasks, params, dims)
+        # sorted by the bytes of the reordered tuples: the trie's groups are
+        # contiguous at every depth
+        srt, wts = _unique_rows(np.concatenate([np.asarray(pmasks[j]) for j in order], axis=1),
+                                np.asarray(weight, dtype=np.float64))
+        cols, c0 = [], 0
+        for j in order:
+            width = np.asarray(pmasks[j]).shape[1]
+            cols.append(np.ascontiguousarray(srt[:, c0:c0 + width]))
+            c0 += width
+        ds, us = [dims[j] for j in order], [u[j] for j in order]
+        nchunk = int(max(1, min(64, len(srt) // 1024, (256 << 20) // (8 * max(ncells, 1)))))
+
+        def step(x, nt_, ll=True):
+            pi = x / N
+            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_)
+            return pi * G, loglik
+    else:
+        order = list(range(q))
+        ds = dims
+        step = _subsets_step(params, dims, N, pmasks, weight, u, nt)
+    back = np.argsort(order)
+    x0 = (np.full(dims, N / ncells) if init is None
+          else np.asarray(init, dtype=np.float64).reshape(dims))
+    x0 = np.ascontiguousarray(np.transpose(x0, order))
+    choice = emdrive.ThreadChoice(nt, U >= 4096)
+    run = emdrive.run_squarem if accelerate else emdrive.run_plain
+    x, info = run(step, x0, scale=max(float(N), 1.0), tol=tol, tol_ll=tol_ll,
+                  max_iter=max_iter, choice=choice)
+    info["patterns"] = U
+    return np.ascontiguousarray(np.transpose(x, back)), info
+
+
+def _subsets_step(params, dims, N, pmasks, weight, u, nt):
+    """One exact EM update by the subset expansion (the reference kernel)."""
+    q = len(params)
     members = [_kernels.members(m, d, par.eta, n_threads=nt)
                for m, d, par in zip(pmasks, dims, params)]
-    # P(set_j | alpha_j) / kappa_c = u_j + (1 - u_j) [alpha_j in set_j]; expand
-    # the product over attributes into subsets S (attributes where the
-    # indicator term is taken): coefficient prod_{j not in S} u_j prod_{j in S} (1-u_j).
-    u = [likelihood_ratio(par.p, par.eta, d) for par, d in zip(params, dims)]
+    # expand prod_j (u_j + (1 - u_j) [in set_j]) into subsets S (attributes
+    # where the indicator term is taken): coefficient prod_{j not in S} u_j
+    # prod_{j in S} (1 - u_j)
     subsets, coefs = [], []
     for bits in _product((0, 1), repeat=q):
         s = sum(1 << j for j in range(q) if bits[j])
@@ -193,31 +317,23 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2
             subsets.append(s)
             coefs.append(c)
     U = len(weight)
-    ncells = math.prod(dims)
     per_chunk = sum(math.prod(dims[j] for j in range(q) if (s >> j) & 1) for s in subsets)
     nchunk = int(max(1, min(64, U // 2048, (256 << 20) // (8 * per_chunk))))
-    pi = np.full(dims, 1.0 / ncells)
-    iters, change, ll = 0, math.inf, math.nan
     axes_all = tuple(range(q))
-    for iters in range(1, max_iter + 1):
+
+    def step(x, nt_, ll=True):
+        pi = x / N
         margs = []
         for s in subsets:
             drop = tuple(j for j in axes_all if not (s >> j) & 1)
             margs.append(pi.sum(axis=drop) if drop else pi)
         accs, ll = _kernels.exact_estep(members, dims, weight, subsets, coefs, margs,
-                                        nchunk, n_threads=nt)
+                                        nchunk, n_threads=nt_)
         g = np.zeros(dims)
         for s, acc in zip(subsets, accs):
-            shape = [dims[j] if (s >> j) & 1 else 1 for j in range(q)]
-            g += acc.reshape(shape)
-        new = pi * g / N
-        change = float(np.abs(new - pi).max()) * N
-        pi = new
-        if change <= tol:
-            break
-    info = {"iterations": iters, "change": change, "max_iter": max_iter, "tol": tol,
-            "converged": change <= tol, "loglik": ll, "patterns": U}
-    return pi * N, info
+            g += acc.reshape([dims[j] if (s >> j) & 1 else 1 for j in range(q)])
+        return pi * g, ll
+    return step
 
 
 # ------------------------------------------------------ counts of blocks
@@ -225,7 +341,7 @@ class PatternCounter:
     """Distinct set tuples over q' attributes with their multiplicities,
     merged block by block (chunks of a file, partitions of a Dask frame).  The
     merged result is what the exact EM computes from the whole table: the same
-    tuples in the same (np.unique) order, with the same counts."""
+    tuples in the same (byte) order, with the same counts."""
 
     def __init__(self, widths):
         self.widths = list(widths)
@@ -234,8 +350,8 @@ class PatternCounter:
     def add_masks(self, masks):
         stacked = np.concatenate([np.asarray(m, dtype=np.uint64).reshape(len(m), -1)
                                   for m in masks], axis=1)
-        uniq, cnt = np.unique(stacked, axis=0, return_counts=True)
-        self.add_patterns(uniq, cnt)
+        uniq, cnt = _unique_rows(stacked)
+        self.add_patterns(uniq, cnt.astype(np.int64))
 
     def add_patterns(self, uniq, counts):
         self._parts.append((np.asarray(uniq, dtype=np.uint64), np.asarray(counts, dtype=np.int64)))
@@ -252,9 +368,8 @@ class PatternCounter:
             return
         allu = np.concatenate([u for u, _ in self._parts], axis=0)
         allc = np.concatenate([c for _, c in self._parts])
-        uniq, inv = np.unique(allu, axis=0, return_inverse=True)
-        cnt = np.bincount(inv.ravel(), weights=allc, minlength=len(uniq)).astype(np.int64)
-        self._parts = [(uniq, cnt)]
+        uniq, cnt = _unique_rows(allu, allc)
+        self._parts = [(uniq, cnt.astype(np.int64))]
 
     def result(self):
         """(list of per-attribute pattern masks, float64 counts)."""
@@ -270,8 +385,9 @@ class PatternCounter:
 
 
 def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
-                         max_iter: int = 2000, tol: float = 1e-6, n_threads=None,
-                         seed=None) -> CrossTab:
+                         max_iter: int = emdrive.MAX_ITER, tol: float = 1e-6, n_threads=None,
+                         seed=None, tol_ll: float | None = None,
+                         accelerate: bool = True) -> CrossTab:
     """Finish a reconstruction from counts merged over blocks: ``w`` (eq. 17)
     for 'em' and 'value_adding', ``patterns`` = (pattern masks, counts) for
     'exact_em'.  ``header`` is a SetTable or anything with its schema,
@@ -279,14 +395,18 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
     whole table."""
     if method != "exact_em":
         return reconstruct(header, attributes, method, max_iter=max_iter, tol=tol,
-                           n_threads=n_threads, seed=seed, w=w)
+                           n_threads=n_threads, seed=seed, w=w, tol_ll=tol_ll,
+                           accelerate=accelerate)
     attributes = _check_attrs(header, attributes)
     dims = _dims(header, attributes)
     _check_stopping(max_iter, tol)
+    if tol_ll is None:
+        tol_ll = emdrive.TOL_LL["exact_em"]
     pm, weight = patterns
     counts, info = exact_em_patterns([header.params[a] for a in attributes], dims,
                                      header.n_rows, pm, weight, max_iter=max_iter, tol=tol,
-                                     n_threads=_threads(n_threads))
+                                     n_threads=_threads(n_threads), tol_ll=tol_ll,
+                                     accelerate=accelerate)
     return CrossTab(tuple(attributes), tuple(header.schema[a].domain for a in attributes),
                     counts, "exact_em", info)
 

@@ -1,0 +1,309 @@
+/* The exact-likelihood EM's E-step (see exact.h): by subset expansion
+ * (anonset_exact_estep) and by prefix-trie contraction (anonset_exact_trie). */
+#include "exact.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Offsets (C order over the attributes in subset s) of the cells in the
+ * product of pattern u's member lists. */
+static int64_t subset_offsets(int64_t u, int q, const int32_t *dims, int32_t s,
+                              const int32_t *const *members, const int32_t *k,
+                              int64_t *off) {
+    int64_t len = 1, stride = 1;
+    off[0] = 0;
+    for (int j = q - 1; j >= 0; j--) {
+        if (!((s >> j) & 1)) continue;
+        const int32_t *mem = members[j] + u * k[j];
+        int64_t newlen = len * k[j];
+        /* back to front, as in counts.c, so the expansion can be in place */
+        for (int t = k[j] - 1; t >= 0; t--) {
+            int64_t add = (int64_t)mem[t] * stride;
+            int64_t pos = (int64_t)t * len;
+            for (int64_t e = 0; e < len; e++) off[pos + e] = off[e] + add;
+        }
+        len = newlen;
+        stride *= dims[j];
+    }
+    return len;
+}
+
+int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
+                        const int32_t *const *members, const int32_t *k,
+                        const double *weight, int nsub, const int32_t *sub,
+                        const double *coef, const double *const *marg,
+                        const int64_t *msize, double *const *acc, double *loglik,
+                        int nchunk, int n_threads) {
+    if (nchunk < 1 || nsub < 1 || q < 1 || q > 30) return ANONSET_ERR_VALUE;
+    int64_t total = 0, offcap = 0;
+    int64_t *start = (int64_t *)malloc((size_t)nsub * sizeof(int64_t));
+    int64_t *ostart = (int64_t *)malloc((size_t)nsub * sizeof(int64_t));
+    if (!start || !ostart) { free(start); free(ostart); return ANONSET_ERR_NOMEM; }
+    for (int s = 0; s < nsub; s++) {
+        start[s] = total;
+        total += msize[s];
+        int64_t len = 1;
+        for (int j = 0; j < q; j++) if ((sub[s] >> j) & 1) len *= k[j];
+        ostart[s] = offcap;
+        offcap += len;
+    }
+    double *part = (double *)calloc((size_t)nchunk * (size_t)total, sizeof(double));
+    double *ll = (double *)calloc((size_t)nchunk, sizeof(double));
+    if (!part || !ll) {
+        free(part); free(ll); free(start); free(ostart);
+        return ANONSET_ERR_NOMEM;
+    }
+    int status = ANONSET_OK;
+    int nt = anonset_threads(n_threads);
+    (void)nt;
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) default(none) \
+        shared(U, q, dims, members, k, weight, nsub, sub, coef, marg, part, ll, \
+               start, ostart, offcap, total, nchunk, status)
+#endif
+    for (int c = 0; c < nchunk; c++) {
+        int64_t lo = U * c / nchunk, hi = U * (c + 1) / nchunk;
+        int64_t *off = (int64_t *)malloc((size_t)offcap * sizeof(int64_t));
+        if (!off) {
+#if ANONSET_HAVE_OPENMP
+            #pragma omp atomic write
+#endif
+            status = ANONSET_ERR_NOMEM;
+            continue;
+        }
+        double *mine = part + (int64_t)c * total;
+        double llc = 0.0;
+        for (int64_t u = lo; u < hi; u++) {
+            double z = 0.0;
+            for (int s = 0; s < nsub; s++) {
+                int64_t *o = off + ostart[s];
+                int64_t len = subset_offsets(u, q, dims, sub[s], members, k, o);
+                const double *mg = marg[s];
+                double t = 0.0;
+                for (int64_t e = 0; e < len; e++) t += mg[o[e]];
+                z += coef[s] * t;
+            }
+            if (!(z > 0.0)) continue;  /* impossible pattern under pi: no mass */
+            llc += weight[u] * log(z);
+            for (int s = 0; s < nsub; s++) {
+                const int64_t *o = off + ostart[s];
+                int64_t len = 1;
+                for (int j = 0; j < q; j++) if ((sub[s] >> j) & 1) len *= k[j];
+                double val = weight[u] * coef[s] / z;
+                double *dst = mine + start[s];
+                for (int64_t e = 0; e < len; e++) dst[o[e]] += val;
+            }
+        }
+        ll[c] = llc;
+        free(off);
+    }
+    if (status == ANONSET_OK) {
+#if ANONSET_HAVE_OPENMP
+        #pragma omp parallel for num_threads(nt) schedule(static) default(none) \
+            shared(part, total, nchunk, nsub, start, msize, acc)
+#endif
+        for (int64_t m = 0; m < total; m++) {
+            double sacc = 0.0;
+            for (int c = 0; c < nchunk; c++) sacc += part[(int64_t)c * total + m];
+            /* find the subset this cell belongs to */
+            int s = 0;
+            while (s + 1 < nsub && start[s + 1] <= m) s++;
+            acc[s][m - start[s]] = sacc;
+        }
+        double l = 0.0;
+        for (int c = 0; c < nchunk; c++) l += ll[c];
+        *loglik = l;
+    }
+    free(part); free(ll); free(start); free(ostart);
+    return status;
+}
+
+/* ---------------------------------------------------------------- the trie */
+typedef struct {
+    int q;
+    const int32_t *dims;
+    const uint64_t *const *masks;
+    const int *words;
+    const double *u, *weight;
+    const int64_t *R;           /* R[t] = prod_{j > t} d_j */
+} trie_ctx;
+
+/* Per-thread scratch: for each depth t, the children's tensors C[t] and
+ * their adjoints A[t] (R[t] each), the node's axis sum S[t] and the sum of its
+ * children's adjoints H[t] (R[t] each). */
+typedef struct {
+    double *C[32], *A[32], *S[32], *H[32];
+} trie_scratch;
+
+static int same_set(const trie_ctx *c, int t, int64_t i, int64_t j) {
+    const int wt = c->words[t];
+    const uint64_t *m = c->masks[t];
+    for (int x = 0; x < wt; x++)
+        if (m[i * wt + x] != m[j * wt + x]) return 0;
+    return 1;
+}
+
+/* child = u_t S + (1 - u_t) sum_{alpha in S_t(i)} T[alpha, :] */
+static void child_of(const trie_ctx *c, int t, int64_t i, const double *T, const double *S,
+                     double *child) {
+    const int64_t R = c->R[t];
+    const double ut = c->u[t], vt = 1.0 - c->u[t];
+    const int wt = c->words[t];
+    const uint64_t *m = c->masks[t] + i * wt;
+    for (int64_t r = 0; r < R; r++) child[r] = 0.0;
+    for (int x = 0; x < wt; x++)
+        for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
+            const double *row = T + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+            for (int64_t r = 0; r < R; r++) child[r] += row[r];
+        }
+    for (int64_t r = 0; r < R; r++) child[r] = ut * S[r] + vt * child[r];
+}
+
+/* Tuples [lo, hi) below a node at depth t (they share the sets of attributes
+ * 0..t-1), whose tensor T has d_t x R[t] cells: adds the node's adjoint into
+ * Gt (d_t x R[t]) and the log-likelihood terms into *ll.  At the root the
+ * u_t part of the adjoint (the same for every row) is left in H for the
+ * caller.  Returns nonzero if tuples are not sorted or repeat. */
+static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T,
+                     const double *S, int64_t lo, int64_t hi, double *Gt, double *H,
+                     double *ll) {
+    const int64_t R = c->R[t], dt = c->dims[t];
+    const double vt = 1.0 - c->u[t];
+    double *child = sc->C[t], *adj = sc->A[t];
+    for (int64_t i = lo; i < hi;) {
+        int64_t g = i + 1;
+        while (g < hi && same_set(c, t, i, g)) g++;
+        child_of(c, t, i, T, S, child);
+        if (t == c->q - 1) {
+            if (g != i + 1) return 1;               /* a repeated tuple */
+            const double Z = child[0];
+            if (Z > 0.0) {
+                *ll += c->weight[i] * log(Z);
+                adj[0] = c->weight[i] / Z;
+            } else {
+                adj[0] = 0.0;                       /* impossible under pi: no mass */
+            }
+        } else {
+            /* the child is a node at depth t + 1: its axis sum, then recurse */
+            const int64_t R1 = c->R[t + 1], d1 = c->dims[t + 1];
+            double *S1 = sc->S[t + 1], *H1 = sc->H[t + 1];
+            for (int64_t r = 0; r < R1; r++) { S1[r] = 0.0; H1[r] = 0.0; }
+            for (int64_t a = 0; a < d1; a++)
+                for (int64_t r = 0; r < R1; r++) S1[r] += child[a * R1 + r];
+            for (int64_t r = 0; r < R; r++) adj[r] = 0.0;
+            if (trie_node(c, sc, t + 1, child, S1, i, g, adj, H1, ll)) return 1;
+            const double u1 = c->u[t + 1];
+            for (int64_t a = 0; a < d1; a++)
+                for (int64_t r = 0; r < R1; r++) adj[a * R1 + r] += u1 * H1[r];
+        }
+        /* adjoint of child_of: u_t part into H (every row), set rows here */
+        for (int64_t r = 0; r < R; r++) H[r] += adj[r];
+        const int wt = c->words[t];
+        const uint64_t *m = c->masks[t] + i * wt;
+        for (int x = 0; x < wt; x++)
+            for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
+                double *row = Gt + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+                for (int64_t r = 0; r < R; r++) row[r] += vt * adj[r];
+            }
+        if (g < hi) {           /* sorted by their bytes: the next set compares larger */
+            const int wt2 = c->words[t];
+            if (memcmp(c->masks[t] + i * wt2, c->masks[t] + g * wt2,
+                       (size_t)wt2 * sizeof(uint64_t)) >= 0)
+                return 1;
+        }
+        (void)dt;
+        i = g;
+    }
+    return 0;
+}
+
+int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
+                       const double *u, const double *weight, const double *pi, double *G,
+                       double *loglik, int nchunk, int n_threads) {
+    if (q < 1 || q > 30 || U < 0 || nchunk < 1) return ANONSET_ERR_VALUE;
+    int64_t R[32];
+    int words[32];
+    R[q - 1] = 1;
+    for (int t = q - 2; t >= 0; t--) R[t] = R[t + 1] * dims[t + 1];
+    for (int t = 0; t < q; t++) words[t] = (dims[t] + 63) >> 6;
+    const int64_t ncells = R[0] * dims[0];
+    trie_ctx c = {q, dims, masks, words, u, weight, R};
+    /* chunk boundaries at top-level groups: chunk k starts at the first group
+     * starting at or after U k / nchunk */
+    int64_t *cb = (int64_t *)malloc((size_t)(nchunk + 1) * sizeof(int64_t));
+    double *part = (double *)calloc((size_t)nchunk * (size_t)ncells, sizeof(double));
+    double *hpart = (double *)calloc((size_t)nchunk * (size_t)R[0], sizeof(double));
+    double *llp = (double *)calloc((size_t)nchunk, sizeof(double));
+    double *S0 = (double *)calloc((size_t)R[0], sizeof(double));
+    int status = cb && part && hpart && llp && S0 ? ANONSET_OK : ANONSET_ERR_NOMEM;
+    if (status == ANONSET_OK) {
+        /* one pass over the top-level group starts */
+        int k = 0;
+        cb[k++] = 0;
+        for (int64_t s = 1; s < U && k < nchunk; s++)
+            if (s >= U * k / nchunk && !same_set(&c, 0, s - 1, s)) cb[k++] = s;
+        while (k <= nchunk) cb[k++] = U;
+        for (int64_t a = 0; a < dims[0]; a++)
+            for (int64_t r = 0; r < R[0]; r++) S0[r] += pi[a * R[0] + r];
+    }
+    const int nt = anonset_threads(n_threads);
+    (void)nt;
+    if (status == ANONSET_OK) {
+#if ANONSET_HAVE_OPENMP
+        #pragma omp parallel num_threads(nt) default(none) \
+            shared(c, cb, part, hpart, llp, S0, pi, nchunk, ncells, R, q, status) if (nchunk > 1)
+#endif
+        {
+            trie_scratch sc;
+            int64_t tot = 0;
+            for (int t = 0; t < q; t++) tot += 4 * R[t];
+            double *buf = (double *)malloc((size_t)tot * sizeof(double));
+            if (buf) {
+                double *p = buf;
+                for (int t = 0; t < q; t++) {
+                    sc.C[t] = p; p += R[t];
+                    sc.A[t] = p; p += R[t];
+                    sc.S[t] = p; p += R[t];
+                    sc.H[t] = p; p += R[t];
+                }
+            } else {
+#if ANONSET_HAVE_OPENMP
+                #pragma omp atomic write
+#endif
+                status = ANONSET_ERR_NOMEM;
+            }
+#if ANONSET_HAVE_OPENMP
+            #pragma omp for schedule(dynamic, 1)
+#endif
+            for (int k = 0; k < nchunk; k++) {
+                if (!buf || cb[k] >= cb[k + 1]) continue;
+                double ll = 0.0;
+                if (trie_node(&c, &sc, 0, pi, S0, cb[k], cb[k + 1],
+                              part + (int64_t)k * ncells, hpart + (int64_t)k * R[0], &ll)) {
+#if ANONSET_HAVE_OPENMP
+                    #pragma omp atomic write
+#endif
+                    status = ANONSET_ERR_VALUE;
+                }
+                llp[k] = ll;
+            }
+            free(buf);
+        }
+    }
+    if (status == ANONSET_OK) {
+        /* G = sum over chunks, in chunk order, of the set rows plus u_0 H */
+        const double u0 = u[0];
+        for (int64_t i = 0; i < ncells; i++) G[i] = 0.0;
+        double ll = 0.0;
+        for (int k = 0; k < nchunk; k++) {
+            const double *pk = part + (int64_t)k * ncells, *hk = hpart + (int64_t)k * R[0];
+            for (int64_t a = 0; a < dims[0]; a++)
+                for (int64_t r = 0; r < R[0]; r++) G[a * R[0] + r] += pk[a * R[0] + r] + u0 * hk[r];
+            ll += llp[k];
+        }
+        *loglik = ll;
+    }
+    free(cb); free(part); free(hpart); free(llp); free(S0);
+    return status;
+}
