@@ -34,7 +34,7 @@ trap cleanup EXIT
 cd "$ROOT"
 tar cf - --exclude='*.so' --exclude='src/anonset/_*.c' --exclude='src/anonset/*/_*.c' --exclude='__pycache__' \
     --exclude='.hypothesis' --exclude='.pytest_cache' \
-    setup.py pyproject.toml csrc src tests | tar xf - -C "$WORK"
+    setup.py pyproject.toml csrc src tests bench | tar xf - -C "$WORK"
 
 # 2. the sanitized build, in the copy
 cd "$WORK"
