@@ -36,7 +36,7 @@ EXIT_INTERRUPTED = 130
 METHODS = ("em", "exact_em", "value_adding", "random")
 #: Modules that add subcommands with ``register(subparsers)``.
 PLUGIN_MODULES = ("anonset.cli.semantic", "anonset.cli.lgb", "anonset.cli.msa",
-                  "anonset.cli.audit")
+                  "anonset.cli.audit", "anonset.cli.reproduce")
 GROUNDS = ("auto", "equal", "ordered", "hierarchical")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")

@@ -144,9 +144,11 @@ class PartitionRelease:
     * ``group[i]``: the group (QI-group, bucket) of input row i;
     * ``glo``, ``ghi`` (groups, q): the published code range of every QID
       (lo == hi: exact; the whole domain: suppressed);
-    * ``ghist`` (groups, d_s): the sensitive values of each group, as the
-      release shows them (Anatomy's ST; the rows of a generalized group);
     * ``exact_qids``: the QIDs are published per row (Anatomy's QIT).
+
+    A group's sensitive values (Anatomy's ST; the rows of a generalized
+    group) are what :meth:`hits` counts; :attr:`ghist` is the dense (groups,
+    d_s) histogram, for small domains.
     """
     method: str
     l: int
@@ -159,14 +161,28 @@ class PartitionRelease:
     group: np.ndarray = field(repr=False)
     glo: np.ndarray = field(repr=False)
     ghi: np.ndarray = field(repr=False)
-    ghist: np.ndarray = field(repr=False)
     qcodes: np.ndarray = field(repr=False)
     scodes: np.ndarray = field(repr=False)
     exact_qids: bool = False
 
     @property
     def n_groups(self) -> int:
-        return int(self.ghist.shape[0])
+        return int(self.glo.shape[0])
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        return np.bincount(self.group, minlength=self.n_groups)
+
+    def hits(self, s_members: np.ndarray) -> np.ndarray:
+        """Rows of each group whose sensitive value is in ``s_members``."""
+        return np.bincount(self.group, weights=s_members[self.scodes].astype(np.float64),
+                           minlength=self.n_groups)
+
+    @property
+    def ghist(self) -> np.ndarray:
+        """(groups, d_s) counts of each group's sensitive values (dense)."""
+        return group_hist(self.scodes, self.group, self.n_groups,
+                          len(self.domains[self.sensitive]))
 
     def check(self) -> dict:
         """The guarantee, recomputed from the release: every group frequency

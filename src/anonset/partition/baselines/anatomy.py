@@ -36,8 +36,7 @@ import pandas as pd
 from ...io.keys import derive_key, shuffled_order
 from ...validate import InputError
 from . import _baselines
-from ._common import (PartitionRelease, eligible_l, group_hist, group_ranges, keyed_ids,
-                      prepare)
+from ._common import PartitionRelease, eligible_l, group_ranges, keyed_ids, prepare
 
 __all__ = ["anatomy", "diverse_groups"]
 
@@ -64,16 +63,14 @@ def diverse_groups(codes: np.ndarray, d: int, l: int, key: bytes, purpose: str) 
                              expected=f"l <= {np.unique(codes).size}")
         g = np.random.default_rng(np.frombuffer(derive_key(key, purpose + "-residue"),
                                                 dtype=np.uint32))
-        has = np.zeros((n_groups, d), dtype=bool)
-        placed = group >= 0
-        has[group[placed], codes[placed]] = True
         for r in left:                       # at most l - 1 rows, distinct codes
-            free = np.flatnonzero(~has[:, codes[r]])
+            taken = np.zeros(n_groups, dtype=bool)
+            taken[group[(codes == codes[r]) & (group >= 0)]] = True
+            free = np.flatnonzero(~taken)
             if free.size == 0:               # not l-eligible: callers check first
                 raise InputError("cannot place a left-over row", param="l",
                                  expected=f"l <= {eligible_l(codes, d)}")
             group[r] = free[g.integers(free.size)]
-            has[group[r], codes[r]] = True
     return group
 
 
@@ -146,7 +143,6 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                              param="l", expected=f"l <= {best}")
     group = diverse_groups(codes, dc, p.l, p.key, "anatomy")
     n_groups = int(group.max()) + 1
-    ghist = group_hist(p.scodes, group, n_groups, d)
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     gid = keyed_ids(p.key, n_groups, "anatomy-gid")
     order = shuffled_order(p.key, p.n)
@@ -154,11 +150,11 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     qit["GID"] = gid[group[order]]
     for c in p.other:
         qit[c] = p.frame[c].to_numpy()[order]
-    g_idx, v_idx = np.nonzero(ghist)
-    st = pd.DataFrame({"GID": gid[g_idx], sensitive: np.asarray(sdom, dtype=object)[v_idx],
-                       "count": ghist[g_idx, v_idx]})
+    pair, count = np.unique(group * d + p.scodes, return_counts=True)
+    st = pd.DataFrame({"GID": gid[pair // d], sensitive: np.asarray(sdom, dtype=object)[pair % d],
+                       "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
     info = {"method": "anatomy", "l": p.l, "groups": n_groups, "key": p.key_mode,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
-                            info, group, glo, ghi, ghist, p.qcodes, p.scodes, exact_qids=True)
+                            info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import _baselines
-from ._common import PartitionRelease, generalized_table, group_hist, group_ranges, prepare
+from ._common import PartitionRelease, generalized_table, group_ranges, prepare
 
 __all__ = ["mondrian", "mondrian_groups"]
 
@@ -97,5 +97,4 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
     info = {"method": "mondrian", "l": p.l, "groups": n_groups, "key": p.key_mode}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
-                            group, glo, ghi, group_hist(p.scodes, group, n_groups, d),
-                            p.qcodes, p.scodes)
+                            group, glo, ghi, p.qcodes, p.scodes)

@@ -9,8 +9,9 @@ S, so that the query's expected selectivity is about ``s``.
 
 Answers:
 
-* the truth ``X`` and the number ``N`` of rows whose QIDs satisfy the
-  predicate (the query's cell; paper 004 writes X_{i,j} and N_i);
+* the truth ``X_j`` for each value j of b_S and the number ``N`` of rows
+  whose QIDs satisfy the predicate (the query's cell; paper 004 writes
+  X_{i,j} and N_i);
 * a generalization (Mondrian, TP): each group contributes its rows with S in
   b_S times the share of its QID box inside the predicate, under the uniform
   assumption of Xiao & Tao;
@@ -20,10 +21,12 @@ Answers:
   predicate (QIDs are exact) are one cell; the distribution of S in it is
   reconstructed by ``anonset.reconstruct`` (EM, its default stopping rule)
   from the counts of their published sets, and the estimate is the
-  reconstructed count in b_S.
+  reconstructed count of each value of b_S.
 
-Error (eq. 11, our reading): the squared error of the fraction,
-``((X - X_hat) / N) ** 2``, averaged over the queries with ``N > 0``.
+Error (eq. 11, :func:`query_mse`): by default the mean squared error of the
+cell's fractions X_j / N over the values of b_S (``reading='value'``; it
+gives the magnitudes of the paper's figures), or of the whole count's
+fraction (``reading='count'``); averaged over the queries with ``N > 0``.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["CountQuery", "predicate_size", "random_queries", "match_rows", "answer_true",
-           "answer_partition", "answer_sets", "query_mse"]
+           "answer_partition", "answer_sets", "SetAnswers", "query_mse"]
 
 
 @dataclass(frozen=True)
@@ -94,66 +97,96 @@ def match_rows(qcodes: np.ndarray, query: CountQuery) -> np.ndarray:
 
 
 def answer_true(qcodes: np.ndarray, scodes: np.ndarray, queries, rows=None) -> tuple:
-    """(X, N): the true answers and the sizes of the queries' QID cells."""
-    X = np.zeros(len(queries))
-    N = np.zeros(len(queries))
+    """(X, N): per query, the true count of each value of b_S (in domain
+    order) among the rows of the QID cell, and the cell's size."""
+    X, N = [], np.zeros(len(queries))
     for i, qu in enumerate(queries):
         r = match_rows(qcodes, qu) if rows is None else rows[i]
         N[i] = r.size
-        X[i] = np.count_nonzero(qu.s_members[scodes[r]])
+        X.append(np.bincount(scodes[r], minlength=qu.s_members.size)[qu.s_members]
+                 .astype(np.float64))
     return X, N
 
 
-def answer_partition(rel, queries, rows=None) -> np.ndarray:
-    """Estimated answers from a partition release (uniform assumption)."""
-    ghist = rel.ghist.astype(np.float64)
-    gsize = ghist.sum(axis=1)
-    out = np.zeros(len(queries))
+def _per_value(rel, qu, weight_of_group) -> np.ndarray:
+    """sum over the rows with S in b_S of their group's weight, by value."""
+    vals = np.flatnonzero(qu.s_members)
+    rows = np.flatnonzero(qu.s_members[rel.scodes])
+    pos = np.searchsorted(vals, rel.scodes[rows])
+    return np.bincount(pos, weights=weight_of_group[rel.group[rows]], minlength=vals.size)
+
+
+def answer_partition(rel, queries, rows=None) -> list:
+    """Estimated count of each value of b_S in each query's cell, from a
+    partition release (Xiao & Tao's uniform assumption)."""
+    gsize = rel.group_sizes.astype(np.float64)
+    out = []
     for i, qu in enumerate(queries):
-        hits = ghist @ qu.s_members.astype(np.float64)
         if rel.exact_qids:                         # Anatomy: QIT rows are exact
             r = match_rows(rel.qcodes, qu) if rows is None else rows[i]
-            share = np.divide(hits, gsize, out=np.zeros_like(hits), where=gsize > 0)
-            out[i] = share[rel.group[r]].sum()
-            continue
-        frac = np.ones(gsize.size)
-        for a, m in zip(qu.attrs, qu.members):
-            cum = np.concatenate([[0], np.cumsum(m)])
-            lo, hi = rel.glo[:, a], rel.ghi[:, a]
-            frac *= (cum[hi + 1] - cum[lo]) / (hi - lo + 1)
-        out[i] = float(frac @ hits)
+            in_cell = np.bincount(rel.group[r], minlength=gsize.size)
+            weight = np.divide(in_cell, gsize, out=np.zeros_like(gsize), where=gsize > 0)
+        else:
+            weight = np.ones(gsize.size)           # share of each group's box in the query
+            for a, m in zip(qu.attrs, qu.members):
+                cum = np.concatenate([[0], np.cumsum(m)])
+                lo, hi = rel.glo[:, a], rel.ghi[:, a]
+                weight *= (cum[hi + 1] - cum[lo]) / (hi - lo + 1)
+        out.append(_per_value(rel, qu, weight))
     return out
 
 
-def _set_counts(mask: np.ndarray, rows: np.ndarray, d: int) -> np.ndarray:
-    """How many of the rows' published sets hold each value (w of eq. 17)."""
-    sub = np.ascontiguousarray(mask[rows])
-    bits = np.unpackbits(sub.view(np.uint8), axis=1, bitorder="little")
-    return bits[:, :d].sum(axis=0, dtype=np.int64)
+class SetAnswers:
+    """Answers from a set-valued release whose QIDs are exact: the members of
+    every row's published set are listed once (n x eta), so a query's w
+    (eq. 17) is one bincount over its rows, then EM (``anonset.reconstruct``
+    with its default stopping rule) on that cell."""
+
+    def __init__(self, table, sensitive: str):
+        from ...randomized import _kernels
+        self.table, self.sensitive = table, sensitive
+        self.d = table.schema[sensitive].d
+        self.members = _kernels.members(table.mask(sensitive), self.d,
+                                        table.params[sensitive].eta)
+
+    def w(self, rows: np.ndarray) -> np.ndarray:
+        """How many of the rows' published sets hold each value."""
+        return np.bincount(self.members[rows].ravel(), minlength=self.d)
+
+    def answer(self, qu: CountQuery, rows: np.ndarray) -> np.ndarray:
+        from ...randomized.reconstruct import reconstruct
+        if rows.size == 0:
+            return np.zeros(int(qu.s_members.sum()))
+        est = reconstruct(self.table, [self.sensitive], "em", w=self.w(rows)).counts
+        return est[qu.s_members]
 
 
-def answer_sets(table, sensitive: str, qcodes: np.ndarray, queries, rows=None) -> np.ndarray:
-    """Estimated answers from a set-valued release whose QIDs are exact (in
-    ``qcodes``, the input row order of ``table``): EM per query cell."""
-    from ...randomized.reconstruct import reconstruct
-    mask = np.asarray(table.mask(sensitive))
-    d = table.schema[sensitive].d
-    out = np.zeros(len(queries))
-    for i, qu in enumerate(queries):
-        r = match_rows(qcodes, qu) if rows is None else rows[i]
-        if r.size == 0:
+def answer_sets(table, sensitive: str, qcodes: np.ndarray, queries, rows=None) -> list:
+    """Estimated count of each value of b_S in each query's cell, from a
+    set-valued release whose QIDs are exact (``qcodes``, in the row order of
+    ``table``): EM per query cell."""
+    sa = SetAnswers(table, sensitive)
+    return [sa.answer(qu, match_rows(qcodes, qu) if rows is None else rows[i])
+            for i, qu in enumerate(queries)]
+
+
+def query_mse(X, Xhat, N, reading: str = "value") -> float:
+    """Eq. 11 over a workload, averaged over the queries whose QID cell is
+    not empty.  ``X``, ``Xhat``: per query, counts of the values of b_S.
+
+    * ``'value'`` (default): the mean over the values j of b_S of
+      ``(X_j / N - X_hat_j / N) ** 2`` -- eq. 11 with the cell's
+      distribution of S, over the values the query names;
+    * ``'count'``: ``((sum X - sum X_hat) / N) ** 2``, the error of the
+      count query's answer as a share of the cell.
+    """
+    if reading not in ("value", "count"):
+        raise ValueError(f"reading must be 'value' or 'count', got {reading!r}")
+    errs = []
+    for x, xh, n in zip(X, Xhat, N):
+        if n <= 0:
             continue
-        w = _set_counts(mask, r, d)
-        est = reconstruct(table, [sensitive], "em", w=w).counts
-        out[i] = float(est[qu.s_members].sum())
-    return out
-
-
-def query_mse(X, Xhat, N) -> float:
-    """Eq. 11 over a workload: mean of ((X - X_hat) / N)^2 over the queries
-    whose QID cell is not empty."""
-    X, Xhat, N = (np.asarray(v, dtype=np.float64) for v in (X, Xhat, N))
-    ok = N > 0
-    if not ok.any():
-        return float("nan")
-    return float(np.mean(((X[ok] - Xhat[ok]) / N[ok]) ** 2))
+        x, xh = np.asarray(x, dtype=np.float64), np.asarray(xh, dtype=np.float64)
+        errs.append(np.mean(((x - xh) / n) ** 2) if reading == "value"
+                    else ((x.sum() - xh.sum()) / n) ** 2)
+    return float(np.mean(errs)) if errs else float("nan")

@@ -229,11 +229,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         buckets[a] = b[order]
         true[a] = c[order]
         masks[a] = _bucket_masks(buckets[a], true[a], d)
-        nb = int(b.max()) + 1
-        has = np.zeros((nb, d), dtype=bool)
-        has[b, c] = True
-        g_idx, v_idx = np.nonzero(has)
-        at[a] = pd.DataFrame({"BID": bid[g_idx], a: np.asarray(dom, dtype=object)[v_idx]}
+        pair = np.unique(b * d + c)
+        at[a] = pd.DataFrame({"BID": bid[pair // d], a: np.asarray(dom, dtype=object)[pair % d]}
                              ).sort_values(["BID", a], kind="stable").reset_index(drop=True)
         idt[a] = bid[buckets[a]]
     info["l"] = dict(ls)

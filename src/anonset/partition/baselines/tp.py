@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from . import _baselines
-from ._common import PartitionRelease, generalized_table, group_hist, group_ranges, prepare
+from ._common import PartitionRelease, generalized_table, group_ranges, prepare
 from .mondrian import mondrian_groups
 
 __all__ = ["tp"]
@@ -75,9 +75,10 @@ def _repair(group: np.ndarray, n_groups: int, scodes: np.ndarray, d: int, l: int
     size = int(left.sum())
     if size == 0 or cnt.max() * l <= size:
         return group
-    has = np.zeros((n_groups, d), dtype=bool)
     placed = ~left
-    has[group[placed], scodes[placed]] = True
+    # groups_of[v]: the groups holding value v (sorted pairs, no groups x d table)
+    pair = np.unique(scodes[placed].astype(np.int64) * n_groups + group[placed])
+    starts_v = np.searchsorted(pair // n_groups, np.arange(d + 1))
     alive = np.ones(n_groups, dtype=bool)
     rng = np.random.default_rng(np.frombuffer(derive_key(key, "tp-repair"), dtype=np.uint32))
     by = np.where(placed, group, n_groups)          # left-over rows sort last
@@ -85,7 +86,9 @@ def _repair(group: np.ndarray, n_groups: int, scodes: np.ndarray, d: int, l: int
     starts = np.searchsorted(by[members], np.arange(n_groups + 1))
     while cnt.max() * l > size:
         top = int(cnt.argmax())
-        cand = np.flatnonzero(alive & ~has[:, top])
+        lacks = alive.copy()
+        lacks[pair[starts_v[top]:starts_v[top + 1]] % n_groups] = False
+        cand = np.flatnonzero(lacks)
         if cand.size == 0:              # impossible for an l-eligible table
             raise ValueError("TP: the left-over rows cannot be made l-eligible")
         g = int(cand[rng.integers(cand.size)])
@@ -147,5 +150,4 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
             int(p.n - rest.size), "key": p.key_mode}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
-                            glo, ghi, group_hist(p.scodes, group, n_groups, d), p.qcodes,
-                            p.scodes)
+                            glo, ghi, p.qcodes, p.scodes)
