@@ -47,7 +47,7 @@ SCALES = {
                   ts=(0.1, 0.3, 0.5), exact_budget=2e10, gap_seeds=3, gap_scale=(1, 10),
                   fig6_qs=(1, 2, 3, 4)),
     "full": dict(adult_rows=None, census_rows=None, subsets=10, ls=(2, 4, 6, 8, 10),
-                 ts=(0.1, 0.2, 0.3, 0.4, 0.5), exact_budget=2e11, gap_seeds=10,
+                 ts=(0.1, 0.2, 0.3, 0.4, 0.5), exact_budget=5e10, gap_seeds=10,
                  gap_scale=(1, 10, 100), fig6_qs=(1, 2, 3, 4)),
 }
 QS = (1, 4)
