@@ -220,10 +220,15 @@ def group_ranges(qcodes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple:
     q = qcodes.shape[0]
     lo = np.zeros((n_groups, q), dtype=np.int32)
     hi = np.zeros((n_groups, q), dtype=np.int32)
+    if group.size == 0:
+        return lo, hi
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    present = group[order][starts]                  # every group has rows
     for a in range(q):
-        lo[:, a] = np.iinfo(np.int32).max
-        np.minimum.at(lo[:, a], group, qcodes[a])
-        np.maximum.at(hi[:, a], group, qcodes[a])
+        c = qcodes[a][order]
+        lo[present, a] = np.minimum.reduceat(c, starts)
+        hi[present, a] = np.maximum.reduceat(c, starts)
     return lo, hi
 
 

@@ -50,9 +50,13 @@ def _exact_groups(qcodes: np.ndarray, scodes: np.ndarray, d: int, l: int, key: b
     """Phase 1: Anatomy's groups within each QID point; -1 for left-over rows."""
     n = scodes.size
     perm = shuffled_order(derive_key(key, "tp-rows"), n)
-    if qcodes.shape[0]:
-        _, point = np.unique(qcodes.T, axis=0, return_inverse=True)
-        point = point.ravel()
+    dims = qcodes.max(axis=1).astype(np.int64) + 1 if qcodes.shape[0] else np.zeros(0, np.int64)
+    if qcodes.shape[0] and np.prod(dims.astype(float)) < 2.0 ** 62:
+        # one int64 key per point (same lexicographic order as unique(axis=0))
+        point = np.unique(np.ravel_multi_index(tuple(qcodes.astype(np.int64)), tuple(dims)),
+                          return_inverse=True)[1].ravel()
+    elif qcodes.shape[0]:
+        point = np.unique(qcodes.T, axis=0, return_inverse=True)[1].ravel()
     else:
         point = np.zeros(n, dtype=np.int64)
     order = perm[np.argsort(point[perm], kind="stable")]   # points contiguous, keyed inside
