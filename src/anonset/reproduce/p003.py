@@ -104,4 +104,5 @@ def run(out, scale, progress, page):
     P.plots(res, c["ks"], c["ts"], out)
     page.files += ["grid.csv", "size_bounds.csv", "algorithm1_k15_20.csv",
                    "il_cluster.png", "il_pca.png", "il_microagg.png", "runtime_k2.png"]
-    P.write_page(page, res, grid_time, bounds, inv, c, len(df))
+    n_pairs = len(df[SA].drop_duplicates())
+    P.write_page(page, res, grid_time, bounds, inv, c, len(df), n_pairs)

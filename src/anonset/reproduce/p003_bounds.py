@@ -13,8 +13,10 @@
 * :func:`investigate` -- Algorithm 1 at k = 15 / 20: the paper explains its
   advantage there by pure clusters (as many SA values as clusters); we
   measure the purity of our equi-sized FCM clusters, how many classes of
-  Pseudocode 1 already meet t, and rerun Pseudocodes 1-2 on *ideal* pure
-  clusters (records in joint SA order cut into k equal parts).
+  Pseudocode 1 already meet t, and rerun Pseudocodes 1-2 on clusters cut
+  from the joint SA order (records sorted by occupation, in tree order, then
+  education-num, cut into k equal parts: as homogeneous in the SAs as equal
+  sizes allow along that order).
 """
 from __future__ import annotations
 
@@ -136,7 +138,7 @@ def investigate(df, hier, ks, ts) -> pd.DataFrame:
         fcm, _, _ = prob.clusters("cluster", k, seed=1)
         order = prob._joint_sa_order()
         ideal = np.split(order, np.cumsum(split_sizes(prob.n, k, "first"))[:-1])
-        for name, groups in (("equi-sized FCM (ours)", fcm), ("ideal pure clusters", ideal)):
+        for name, groups in (("equi-sized FCM (ours)", fcm), ("SA-order clusters", ideal)):
             pur = _purity(prob, groups)
             for t in ts:
                 mn, mx, avg, il, ok0, merges = _run_groups(prob, groups, k, t, seed=2)
