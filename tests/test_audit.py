@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import anonset
-from anonset.audit.core import (_Classes, attack, audit, check_anonymity, check_closeness,
-                           check_diversity, closeness_bound_any_A, expand, membership)
+from anonset.audit import (attack, audit, check_anonymity, check_closeness, check_diversity,
+                           closeness_bound_any_A, expand, membership)
+from anonset.audit.classes import class_counts
 from anonset.closeness_search import worst_emd_bruteforce
 from anonset.randomized.params import AttributeParams, ground_object
 from anonset.schema import Attribute, Schema
@@ -113,13 +114,13 @@ def test_checkers_agree_with_expanded_oracle(table, measure):
 def test_single_class_counts_agree_with_oracle(table, data):
     """The sampled-class path (no expansion) gives each class's exact counts."""
     ex = _oracle_expand(table)
-    cl = _Classes(table)
+    Ms = [membership(table, n) for n in table.names]
     row = data.draw(st.integers(0, len(ex) - 1))
     key = [int(x) for x in ex.iloc[row]]
-    for j, (name, counts) in enumerate(zip(table.names, cl.counts(key))):
+    for j, (name, counts) in enumerate(zip(table.names, class_counts(Ms, np.array([key])))):
         classes = _oracle_classes(ex, name, table.schema[name].d)
         other_key = tuple(k for i, k in enumerate(key) if i != j)
-        np.testing.assert_array_equal(counts, classes[other_key])
+        np.testing.assert_array_equal(counts[0], classes[other_key])
 
 
 @st.composite
@@ -169,7 +170,8 @@ DOMAINS = {"a": list("uvwxyz"), "b": ["lo", "mid", "hi", "top"], "c": list("pqrs
 
 
 def _schema(df, exact=("z",)):
-    return Schema.infer(df, exact=list(exact), domains=DOMAINS)
+    return Schema.infer(df, exact=list(exact), domains=DOMAINS,
+                        sensitive=[c for c in df.columns if c not in exact])
 
 
 def _statuses(rep, check):
@@ -183,11 +185,20 @@ def _statuses(rep, check):
                          ids=["frequency", "entropy", "anonymity", "closeness", "both"])
 def test_audit_passes_on_honest_publications(model):
     df = _small()
-    pub = anonset.publish(df, model, _schema(df, exact=["z"]), seed=5)
+    pub = anonset.publish(df, model, _schema(df, exact=["z"]), seed=5, research_seed=True)
     blind = audit(pub)
-    assert blind.ok, blind.failures
+    assert blind.conforms, blind.failures
     holder = audit(pub, df, attack=True, n_targets=200, seed=1)
-    assert holder.ok, holder.failures
+    assert holder.conforms, holder.failures
+    # the research seed this table was published with is a risk ...
+    assert _statuses(holder, "key") == {"-": "risk"} and not holder.ok
+    assert _statuses(holder, "row_order") == {"-": "pass"}           # shuffled by default
+    # ... a release with a fresh key and shuffled rows conforms and is PASSED
+    released = released_like(pub)
+    assert audit(released).ok and audit(released).verdict == "PASSED"
+    rel = audit(released, df, attack=True, n_targets=200, seed=1)
+    assert rel.conforms, rel.failures
+    assert {r["check"] for r in rel.checks.to_dict("records") if r["status"] == "risk"} <= {"attack"}
     assert set(_statuses(holder, "inclusion").values()) == {"pass"}
     assert _statuses(holder, "parameters")["z"] == "pass"          # exact QID: p = 1, eta = 1
     if isinstance(model, (anonset.Closeness, anonset.DiversityCloseness)):
@@ -195,7 +206,8 @@ def test_audit_passes_on_honest_publications(model):
         assert holder.closeness.ok
     if isinstance(model, anonset.Diversity):
         assert holder.diversity.ok and set(_statuses(holder, "classes").values()) == {"pass"}
-    assert "PASSED" in holder.to_text()
+    assert "conforms to the declared model: yes" in holder.to_text()
+    assert "PASSED" in audit(released).to_text()
 
 
 def _with(table, masks=None, params=None, model=None):
@@ -203,8 +215,21 @@ def _with(table, masks=None, params=None, model=None):
     m.update(masks or {})
     p = dict(table.params)
     p.update(params or {})
-    return SetTable(table.schema, m, p, model if model is not None else table.model,
-                    table.other, table.info)
+    out = SetTable(table.schema, m, p, model if model is not None else table.model,
+                   table.other, table.info)
+    out.source_rows = table.source_rows          # the same rows, in the same (shuffled) order
+    return out
+
+
+def released_like(table, **info):
+    """The table with the metadata a release by the engine carries (issue 13
+    contract): a fresh OS key, shuffled rows, every column's role."""
+    meta = {"key": "os", "row_order": "shuffled", "clear": [], "rng": "chacha20",
+            "roles": {a.name: a.role for a in table.schema}, "missing": {"policy": "error"},
+            "anonset": anonset.__version__}
+    meta.update(info)
+    return SetTable(table.schema, {n: np.array(table.mask(n)) for n in table.names},
+                    table.params, table.model, table.other, meta)
 
 
 def _fails_on(rep, attribute, check=None):
@@ -212,12 +237,12 @@ def _fails_on(rep, attribute, check=None):
     bad = f[f["status"] == "fail"]
     if check is not None:
         bad = bad[bad["check"] == check]
-    return (not rep.ok) and any(attribute in m for m in bad.loc[bad["attribute"] == attribute, "message"])
+    return (not rep.conforms) and any(attribute in m for m in bad.loc[bad["attribute"] == attribute, "message"])
 
 
 def test_audit_fails_on_a_shrunk_set():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True)
     M = np.array(pub.mask("b"))
     w = M[7, 0]
     M[7, 0] = w & (w - np.uint64(1))                 # drop the lowest member of row 7's set
@@ -235,20 +260,21 @@ def test_audit_fails_on_a_shrunk_set():
 
 def test_audit_fails_when_the_true_value_is_dropped():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True,
+                          keep_order=True)
     M = np.array(pub.mask("c"))
     true = DOMAINS["c"].index(df["c"][4])
     other = next(v for v in range(5) if not (int(M[4, 0]) >> v) & 1)
     M[4, 0] = (M[4, 0] & ~np.uint64(1 << true)) | np.uint64(1 << other)   # same size, no truth
     rep = audit(_with(pub, masks={"c": M}), df)
-    assert audit(_with(pub, masks={"c": M})).ok          # invisible without the data
+    assert audit(_with(pub, masks={"c": M})).conforms    # invisible without the data
     assert _fails_on(rep, "c", "inclusion")
 
 
 @pytest.mark.parametrize("n", [4, 300])
 def test_audit_fails_on_a_claimed_larger_l(n):
     df = _small(n)
-    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(3), _schema(df), seed=2, research_seed=True)
     # the parameters claim l = 4 for a (eta stays 3)
     bad = _with(pub, params={"a": replace(pub.params["a"], l=4)})
     rep = audit(bad)
@@ -277,8 +303,9 @@ def test_audit_fails_on_a_claimed_larger_l(n):
 def test_audit_fails_when_p_exceeds_the_admissible_value():
     df = _small()
     schema = _schema(df)
-    pub = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2)
-    assert audit(pub, df).ok
+    pub = anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
+                          research_seed=True, keep_order=True)
+    assert audit(pub, df).conforms
     par = pub.params["a"]
     assert par.p < 0.8
     # (1) the metadata claims a larger p than was used
@@ -291,7 +318,7 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
     params = dict(pub.params)
     params["a"] = replace(par, p=min(1.0, par.p + 0.2))
     with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p"):
-        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2,
+        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2, research_seed=True,
                         params=params)
     from anonset.encode import encode
     from anonset.randomized.publish import sample_sets
@@ -306,11 +333,11 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
 
 def test_audit_flags_key_material_and_out_of_domain_bits():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=2, research_seed=True)
     leaky = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
                      pub.model, pub.other, {"rng": "chacha20", "key": "ab" * 32})
     rep = audit(leaky)
-    assert not rep.ok and any("info.key" in m for m in rep.failures)
+    assert not rep.conforms and any("info.key" in m for m in rep.failures)
     M = np.array(pub.mask("b"))
     M[0, 0] |= np.uint64(1 << 10)                    # value 10 of a 4-value domain
     rep = audit(_with(pub, masks={"b": M}))
@@ -319,13 +346,13 @@ def test_audit_flags_key_material_and_out_of_domain_bits():
 
 def test_check_closeness_without_data():
     df = _small()
-    pub = anonset.publish(df, anonset.Closeness(0.15, ground="equal"), _schema(df), seed=2)
+    pub = anonset.publish(df, anonset.Closeness(0.15, ground="equal"), _schema(df), seed=2, research_seed=True)
     rep = check_closeness(pub).report
     assert set(rep["status"]) <= {"pass", "unverified"}
     for r in rep.itertuples():
         assert (r.status == "pass") == (r.bound_any_A <= r.t + 1e-9)
     blind = audit(pub)
-    assert blind.ok
+    assert blind.conforms
     assert set(_statuses(blind, "closeness").values()) <= {"pass", "unverified", "warn"}
 
 
@@ -336,7 +363,8 @@ def adult_l5():
     schema = anonset.datasets.adult_schema(df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")            # clip_l for d <= 5
-        pub = anonset.publish(df, anonset.Diversity(5), schema, seed=11, clip_l=True)
+        pub = anonset.publish(df, anonset.Diversity(5), schema, seed=11, research_seed=True, clip_l=True,
+                              allow_clear=["sex", "salary-class"])   # the paper clips l = d - 1 = 1
     return df, pub
 
 
@@ -361,23 +389,37 @@ def test_adult_l5_combinatorial_guarantees_hold_exactly(adult_l5):
 def test_adult_l5_audit_and_attack(adult_l5):
     df, pub = adult_l5
     rep = audit(pub, df, attack=True, n_targets=5000, n_classes=100, seed=7)
-    assert rep.ok, rep.failures
+    assert rep.conforms, rep.failures
+    # honest about what (5,...,5)-diversity does not cover: sex and salary-class
+    # (d = 2, l clipped to 1) are published in the clear, and the Bayesian
+    # adversary beats 1/l and its prior on age, education, occupation
+    risky = {(r["check"], r["attribute"]) for r in rep.checks.to_dict("records")
+             if r["status"] == "risk"}
+    assert {("clear", "sex"), ("clear", "salary-class")} <= risky
+    assert {("attack", "age"), ("attack", "education"), ("attack", "occupation")} <= risky
+    assert rep.verdict == "RISKS FOUND" and "RISKS FOUND" in rep.to_text()
     s = rep.attack.summary.set_index("attribute")
     v = rep.attack.victims
     for name, r in s.iterrows():
         mine = v[v["attribute"] == name]
         assert r["victims"] == len(mine)
-        # accuracy is the empirical frequency of correct top-1 guesses
-        assert r["accuracy"] == pytest.approx((mine["guess"] == mine["truth"]).mean(), abs=0)
+        # success is the empirical frequency of correct guesses
+        assert r["success_measured"]
+        assert r["success"] == pytest.approx((mine["guess"] == mine["truth"]).mean(), abs=0)
         assert r["conf_mean"] == pytest.approx(mine["confidence"].mean())
-        assert r["conf_q50"] <= r["conf_q90"] <= r["conf_q99"] <= r["conf_max"] <= 1.0
+        assert r["conf_median"] <= r["conf_q90"] <= r["conf_q99"] <= r["conf_max"] <= 1.0
         # a Bayes adversary with the true prior is calibrated
-        assert abs(r["conf_mean"] - r["accuracy"]) < 0.03
-        # confidence is never below 1/l (a maximum over l candidates) ...
-        assert mine["confidence"].min() >= r["promise_1_over_l"] - 1e-12
+        assert abs(r["conf_mean"] - r["success"]) < 0.03
+        # the bound of a diversity model is 1/l; confidence is never below it
+        # (a maximum over l candidates) ...
+        assert r["model_bound"] == pytest.approx(1.0 / pub.params[name].l)
+        assert mine["confidence"].min() >= r["model_bound"] - 1e-12
+        # a risk exactly when success beats the bound and the prior alone
+        assert r["risk"] == (r["success"] > r["model_bound"] + r["margin"]
+                             and r["success"] > r["prior_only"] + r["margin"])
     # ... and with Adult's skewed marginals it goes far above it
-    assert s.loc["native-country", "conf_q50"] > 0.9 > 4 * s.loc["native-country", "promise_1_over_l"]
-    assert s.loc["native-country", "accuracy"] > 0.9
+    assert s.loc["native-country", "conf_median"] > 0.9 > 4 * s.loc["native-country", "model_bound"]
+    assert s.loc["native-country", "success"] > 0.9
     # the frequency adversary in the expanded table stays within 1/l (Theorem 2)
     cls = rep.classes.set_index("attribute")
     for n in pub.names:
@@ -393,7 +435,9 @@ def test_attack_options(adult_l5):
     assert (a.summary["victims"] == 2000).all()
     blind = attack(pub, known=2, n_targets=1000, seed=1)          # reconstructed prior
     assert blind.settings["prior_source"] == "reconstructed"
-    assert blind.summary["accuracy"].isna().all()
+    # without the truth, success is the adversary's mean confidence (an estimate)
+    assert not blind.summary["success_measured"].any()
+    assert np.allclose(blind.summary["success"], blind.summary["conf_mean"])
     with pytest.raises(ValueError, match="known"):
         attack(pub, df, known=["nope"])
     with pytest.raises(ValueError, match="prior"):
@@ -418,7 +462,7 @@ def test_attack_plot(adult_l5, tmp_path):
 
 def test_bad_arguments():
     df = _small()
-    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1)
+    pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1, research_seed=True)
     with pytest.raises(ValueError, match="method"):
         check_diversity(pub, method="guess")
     with pytest.raises(ValueError, match="measure"):

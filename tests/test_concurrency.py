@@ -145,7 +145,7 @@ def _frame(n, seed):
 def _jobs():
     frames = [_frame(20_000, s) for s in range(3)]
     bins = {"age": [0, 30, 50, 70, 120]}
-    pubs = [anonset.publish(f, anonset.Diversity(3), seed=s, bins=bins)
+    pubs = [anonset.publish(f, anonset.Diversity(3), seed=s, research_seed=True, bins=bins, sensitive=list(f.columns))
             for s, f in enumerate(frames)]
     P = np.random.default_rng(5).random((5_000, 30))
     q = np.full(30, 1 / 30)
@@ -156,7 +156,7 @@ def _jobs():
     jobs = []
     for s, f in enumerate(frames):
         jobs.append(("publish", lambda f=f, s=s: anonset.publish(
-            f, anonset.DiversityCloseness(3, 0.5), seed=s, bins=bins, n_threads=2)))
+            f, anonset.DiversityCloseness(3, 0.5), seed=s, research_seed=True, bins=bins, n_threads=2, sensitive=list(f.columns))))
     for p in pubs:
         jobs.append(("count_w", lambda p=p: anonset.count_w(p, ["age", "job", "city"],
                                                             n_threads=2)))

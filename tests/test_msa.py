@@ -35,6 +35,12 @@ def _small(n=40, seed=0):
     })
 
 
+def _rest(df, *named):
+    """The columns of df that no list in ``named`` names (to pass as drop)."""
+    used = {c for cols in named for c in cols}
+    return [c for c in df.columns if c not in used]
+
+
 def _check(res, df, sa, ground, hierarchies):
     g = res.generalized()
     rep = check_partition(g, g["ec"].to_numpy(), sa, ground=ground, hierarchies=hierarchies)
@@ -68,7 +74,7 @@ def test_eq2_eq3_by_hand():
 @settings(max_examples=15)
 def test_sa_embedding_reproduces_eq3(seed):
     df = _small(25, seed)
-    p = MSAProblem(df, ["age"], ["job", "edu", "city"],
+    p = MSAProblem(df, ["age"], ["job", "edu", "city"], drop=["sex"],
                    hierarchies={"job": H_JOB, "city": H_CITY})
     Z = p.sa_embedding()
     i, j = np.triu_indices(len(df), 1)
@@ -227,7 +233,7 @@ def test_ensure_matches_python_oracle(seed, t):
 
 def test_class_emd_equals_checker():
     df = _small(50, 9)
-    p = MSAProblem(df, ["age"], ["job", "edu"], hierarchies={"job": H_JOB})
+    p = MSAProblem(df, ["age"], ["job", "edu"], drop=["city", "sex"], hierarchies={"job": H_JOB})
     cls = np.arange(50) % 7
     counts, _, _ = p.class_state(cls, 7)
     rep = check_partition(df, cls, ["job", "edu"], ground={"job": "hierarchical",
@@ -251,14 +257,14 @@ def test_every_output_is_k_anonymous_and_t_close(n, k, t, alg, seed, qi):
     k = min(k, n)
     df = _small(n, seed)
     r = anonymize_msa(df, qi, ["job", "edu"], k, t, algorithm=alg, hierarchies=_HIER,
-                      seed=seed)
+                      seed=seed, research_seed=True, drop=_rest(df, qi, ["job", "edu"]))
     rep = _check(r, df, ["job", "edu"], _GROUND, {"job": H_JOB})
     assert rep.k >= k
     assert rep.t <= t
     assert r.k_achieved == rep.k and r.t_achieved == pytest.approx(rep.t, abs=0)
     # generalization covers every original value, and is constant per class
     g = r.generalized()
-    orig = df.iloc[np.argsort(r.classes, kind="stable")].reset_index(drop=True)
+    orig = df.iloc[r.order].reset_index(drop=True)
     assert (g.groupby("ec")[qi].nunique() == 1).all().all()
     for c in qi:
         if c == "age":
@@ -275,7 +281,7 @@ def test_sizes_of_the_initial_classes():
     df = _small(60, 2)
     for alg in ALGORITHMS:
         r = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 1.0, algorithm=alg,
-                          hierarchies=_HIER, seed=0)
+                          hierarchies=_HIER, seed=0, research_seed=True, drop=["sex"])
         assert r.n_merges == 0                       # t = 1 never merges
         assert r.k_achieved >= 4 and r.sizes.max() <= 2 * r.k_used
         assert max(r.cluster_sizes) - min(r.cluster_sizes) <= 1
@@ -283,7 +289,8 @@ def test_sizes_of_the_initial_classes():
 
 def test_microagg_k_from_the_bound():
     df = _small(100, 5)
-    r = anonymize_msa(df, ["age"], ["edu"], 2, 0.1, algorithm="microagg", seed=0)
+    r = anonymize_msa(df, ["age"], ["edu"], 2, 0.1, algorithm="microagg", seed=0,
+                      research_seed=True, drop=["city", "sex", "job"])
     # Soria-Comas et al.: k >= n / (2 (n - 1) t + 1) = 100 / 20.8 -> 5
     assert r.k_used == 5
     assert r.t_achieved <= 0.1
@@ -293,10 +300,11 @@ def test_thread_count_and_seed_do_not_change_the_result():
     df = _small(300, 11)
     for alg in ALGORITHMS:
         a = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 3, 0.2, algorithm=alg,
-                          hierarchies=_HIER, seed=7, n_threads=1)
+                          hierarchies=_HIER, seed=SEED, n_threads=1)
         b = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 3, 0.2, algorithm=alg,
-                          hierarchies=_HIER, seed=7, n_threads=2)
+                          hierarchies=_HIER, seed=SEED, n_threads=2)
         np.testing.assert_array_equal(a.classes, b.classes)
+        np.testing.assert_array_equal(a.order, b.order)
 
 
 def test_information_loss_by_hand():
@@ -320,9 +328,9 @@ def test_adult_sample_all_algorithms():
           "salary-class"]
     sa = ["occupation", "education-num"]
     hier = {c: adult_hierarchy(c) for c in qi[1:] + ["occupation"]}
-    p = MSAProblem(df, qi, sa, hierarchies=hier)
+    p = MSAProblem(df, qi, sa, hierarchies=hier, drop=_rest(df, qi, sa))
     for alg in ALGORITHMS:
-        r = p.run(alg, 5, 0.3, seed=1)
+        r = p.run(alg, 5, 0.3, seed=1, research_seed=True)
         g = r.generalized()
         rep = check_partition(g, g["ec"].to_numpy(), sa,
                               ground={"occupation": "hierarchical", "education-num": "ordered"},
@@ -338,10 +346,10 @@ def test_adult_grid(alg):
           "salary-class"]
     sa = ["occupation", "education-num"]
     hier = {c: adult_hierarchy(c) for c in qi[1:] + ["occupation"]}
-    p = MSAProblem(df, qi, sa, hierarchies=hier)
+    p = MSAProblem(df, qi, sa, hierarchies=hier, drop=_rest(df, qi, sa))
     for k in (2, 5, 10, 15, 20):
         for t in (0.1, 0.2, 0.3, 0.4, 0.5):
-            r = p.run(alg, k, t, seed=1)
+            r = p.run(alg, k, t, seed=1, research_seed=True)
             g = r.generalized()
             rep = check_partition(g, g["ec"].to_numpy(), sa,
                                   ground={"occupation": "hierarchical",
@@ -352,7 +360,7 @@ def test_adult_grid(alg):
 
 # ------------------------------------------------------------------ errors
 def test_errors_name_the_problem():
-    df = _small(10)
+    df = _small(10)[["age", "job"]]
     with pytest.raises(ValueError, match="fewer than k"):
         anonymize_msa(df, ["age"], ["job"], 11, 0.2)
     with pytest.raises(ValueError, match="algorithm"):
@@ -361,7 +369,7 @@ def test_errors_name_the_problem():
         anonymize_msa(df, ["nope"], ["job"], 2, 0.2)
     with pytest.raises(ValueError, match="both"):
         anonymize_msa(df, ["job"], ["job"], 2, 0.2)
-    with pytest.raises(ValueError, match="t must"):
+    with pytest.raises(ValueError, match="t: got 1.5"):
         anonymize_msa(df, ["age"], ["job"], 2, 1.5)
     with pytest.raises(ValueError, match="not leaves"):
         anonymize_msa(df, ["age"], ["job"], 2, 0.2, hierarchies={"job": H_CITY})
@@ -372,12 +380,19 @@ def test_errors_name_the_problem():
 
 
 # ------------------------------------------------------------------ output and CLI
+class _Main:
+    """parse_args(argv).func(...) runs ``anonset argv`` through the command's
+    main (exit codes, one-line errors)."""
+
+    def parse_args(self, argv):
+        import types
+        from anonset.cli import build_parser, main
+        build_parser().parse_args([str(a) for a in argv])      # argparse errors exit here
+        return types.SimpleNamespace(func=lambda _args: main([str(a) for a in argv]))
+
+
 def _parser():
-    from anonset.cli import msa as _cli_msa
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers(dest="command")
-    _cli_msa.register(sub)
-    return ap
+    return _Main()
 
 
 def _hier_file(tmp_path, h, name):
@@ -398,6 +413,7 @@ def test_cli_writes_table(tmp_path, ext, capsys):
         "--qi", "age,city", "--sa", "job", "--sa", "edu", "--algorithm", "cluster",
         "--hierarchy", f"city={_hier_file(tmp_path, H_CITY, 'city')}",
         "--hierarchy", f"job={_hier_file(tmp_path, H_JOB, 'job')}", "--seed", "3",
+        "--research-seed",
         "--keep", "sex", "--report", str(rep)])
     assert args.func(args) == 0
     g = pd.read_parquet(out) if ext == ".parquet" else pd.read_csv(out)
@@ -439,7 +455,7 @@ def test_cli_clean_errors(tmp_path, capsys):
 
 def test_write_is_atomic_and_protects_input(tmp_path):
     df = _small(20, 2)
-    r = anonymize_msa(df, ["age"], ["job"], 2, 0.5, seed=0)
+    r = anonymize_msa(df, ["age"], ["job"], 2, 0.5, drop=["city", "sex", "edu"])
     p = r.write(tmp_path / "a.parquet")
     assert len(pd.read_parquet(p)) == 20
     src = tmp_path / "src.csv"
@@ -455,3 +471,113 @@ def test_kernel_rejects_bad_input():
                           np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(0),
                           np.array([0, 2], np.int64), np.array([0, 1], np.int64), 0,
                           np.array([0], np.int64), 1)
+
+
+# ------------------------------------------- issue 13: safe by default
+SEED = "msa-test-seed-0123456789abcdef012"        # 128 bits of text
+
+
+def _within_class_order(g, col):
+    """Mean over classes of the rank correlation between a row's position
+    in its class and its value of ``col`` (classes with >= 3 distinct values)."""
+    cors = []
+    for _, c in g.groupby("ec"):
+        if c[col].nunique() >= 3:
+            cors.append(pd.Series(np.arange(len(c))).corr(
+                pd.Series(c[col].to_numpy()), method="spearman"))
+    return float(np.mean(cors)), len(cors)
+
+
+@pytest.mark.parametrize("alg", ALGORITHMS)
+def test_published_order_does_not_follow_a_sorted_input(alg):
+    # input sorted by a sensitive attribute (and, within it, by age): the
+    # published rows must not be in that order, inside the classes or overall
+    df = _small(600, 31).sort_values(["edu", "age"], kind="stable").reset_index(drop=True)
+    r = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 5, 1.0, algorithm=alg,
+                      hierarchies=_HIER, seed=SEED)
+    g = r.generalized()
+    mean_cor, n_cls = _within_class_order(g, "edu")
+    assert n_cls >= 20 and abs(mean_cor) < 0.15
+    assert abs(pd.Series(np.arange(600)).corr(pd.Series(g["edu"].to_numpy()),
+                                              method="spearman")) < 0.15
+    # class labels are drawn at random too: not in the order of the input
+    first = g.groupby("ec").head(1)["ec"].to_numpy()
+    assert sorted(first.tolist()) == first.tolist()        # rows grouped by class
+    # the published rows are the input rows, in the order r.order says
+    orig = df.iloc[r.order].reset_index(drop=True)
+    pd.testing.assert_series_equal(g["edu"], orig["edu"])
+    assert r.summary()["row_order"] == "random" and r.summary()["key"] == "seed"
+
+
+def test_msa_keep_order_and_key():
+    df = _small(200, 32)
+    a = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 0.5, hierarchies=_HIER,
+                      seed=SEED, drop=["sex"])
+    b = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 0.5, hierarchies=_HIER,
+                      seed=SEED, drop=["sex"])
+    c = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 0.5, hierarchies=_HIER,
+                      seed=SEED[::-1], drop=["sex"])
+    pd.testing.assert_frame_equal(a.generalized(), b.generalized())
+    assert not np.array_equal(a.order, c.order)
+    k = anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 0.5, hierarchies=_HIER,
+                      seed=SEED, keep_order=True, drop=["sex"])
+    g = k.generalized()
+    pd.testing.assert_series_equal(g["job"], df["job"])          # input order
+    assert k.summary()["row_order"] == "input"
+    assert anonymize_msa(df, ["age", "city"], ["job", "edu"], 4, 0.5, drop=["sex"],
+                         hierarchies=_HIER).summary()["key"] == "os"
+
+
+def test_msa_short_seeds_are_refused_unless_research():
+    from anonset.validate import InputError
+    df = _small(40, 33)
+    with pytest.raises(InputError, match="research_seed=True"):
+        anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 2, 0.5, seed=7)
+    r = anonymize_msa(df, ["age", "city", "sex"], ["job", "edu"], 2, 0.5, seed=7,
+                      research_seed=True)
+    assert r.summary()["key"] == "research-seed"
+
+
+def test_msa_every_column_needs_a_role():
+    from anonset.validate import InputError
+    df = _small(60, 34)
+    df["name"] = [f"p{i}" for i in range(60)]
+    # today's default dropped 'sex' and 'name' silently; now both are refused
+    with pytest.raises(InputError, match=r"'sex', 'name'.*identifiers.*other.*drop"):
+        anonymize_msa(df, ["age", "city"], ["job", "edu"], 3, 0.5, seed=SEED)
+    r = anonymize_msa(df, ["age", "city"], ["job", "edu"], 3, 0.5, seed=SEED,
+                      other=["sex"], identifiers=["name"])
+    g = r.generalized()
+    assert list(g.columns) == ["ec", "age", "city", "job", "edu", "sex"]
+    assert r.summary()["pass_through"] == ["sex"] and r.summary()["identifiers"] == ["name"]
+    r = anonymize_msa(df, ["age", "city"], ["job", "edu"], 3, 0.5, seed=SEED,
+                      drop=["sex", "name"])
+    assert list(r.generalized().columns) == ["ec", "age", "city", "job", "edu"]
+
+
+def test_cli_refuses_unnamed_columns(tmp_path, capsys):
+    df = _small(30, 35)
+    inp = tmp_path / "in.csv"
+    df.to_csv(inp, index=False)
+    ap = _parser()
+    args = ap.parse_args(["msa-anonymize", str(inp), "-o", str(tmp_path / "o.csv"), "--k", "2",
+                          "--t", "0.5", "--qi", "age", "--sa", "job"])
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    assert "'city', 'sex', 'edu'" in err and "--other" in err and "--drop" in err
+    assert "other=" not in err and not (tmp_path / "o.csv").exists()
+    args = ap.parse_args(["msa-anonymize", str(inp), "-o", str(tmp_path / "o.csv"), "--k", "2",
+                          "--t", "0.5", "--qi", "age", "--sa", "job", "--drop", "city,sex",
+                          "--other", "edu", "--seed", "1"])
+    assert args.func(args) == 2
+    assert "--research-seed" in capsys.readouterr().err
+    args = ap.parse_args(["msa-anonymize", str(inp), "-o", str(tmp_path / "o.csv"), "--k", "2",
+                          "--t", "0.5", "--qi", "age", "--sa", "job", "--drop", "city,sex",
+                          "--other", "edu", "--keep-order", "--seed", "1",
+                          "--research-seed", "--report", str(tmp_path / "r.json")])
+    assert args.func(args) == 0, capsys.readouterr().err
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["row_order"] == "input" and rep["key"] == "research-seed"
+    assert rep["pass_through"] == ["edu"]
+    out = capsys.readouterr().out
+    assert "input order" in out and "research seed" in out

@@ -147,31 +147,31 @@ def test_bad_t(bad):
 def test_closeness_uses_declared_ground_and_records_it():
     df = anonset.datasets.load_adult().head(3000)
     schema = anonset.datasets.adult_schema(df, attributes=["age", "race", "relationship"])
-    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=0)
+    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=0, research_seed=True)
     assert pub.params["age"].ground == "ordered"
     assert pub.params["race"].ground == "hierarchical"
     assert pub.params["relationship"].ground == "equal"
     with pytest.raises(ValueError, match="needs a hierarchy"):
-        anonset.publish(df, anonset.Closeness(0.2, ground="hierarchical"), schema, seed=0)
+        anonset.publish(df, anonset.Closeness(0.2, ground="hierarchical"), schema, seed=0, research_seed=True)
 
 
 def test_user_params_are_checked_against_the_model():
     from anonset.randomized.params import AttributeParams
     df = pd.DataFrame({"a": list("xxxxxxyyz"), "b": list("uvwuvwuvw")})
     ok = {"a": AttributeParams("a", 1.0, 2, 3), "b": AttributeParams("b", 1.0, 2, 3)}
-    pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0)
+    pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0, research_seed=True, sensitive=list(df.columns))
     assert pub.params["a"].eta == 2
     weak = dict(ok, a=AttributeParams("a", 1.0, 1, 3))
     with pytest.raises(ValueError, match=r"params\['a'\]: frequency-diversity needs p = 1 and eta >= 2"):
-        anonset.publish(df, anonset.Diversity(2), params=weak, seed=0)
+        anonset.publish(df, anonset.Diversity(2), params=weak, seed=0, research_seed=True, sensitive=list(df.columns))
     with pytest.raises(ValueError, match=r"missing \['b'\]"):
-        anonset.publish(df, anonset.Diversity(2), params={"a": ok["a"]}, seed=0)
+        anonset.publish(df, anonset.Diversity(2), params={"a": ok["a"]}, seed=0, research_seed=True, sensitive=list(df.columns))
     with pytest.raises(ValueError, match=r"d = 4 but the domain has 3 values"):
-        anonset.publish(df, anonset.Diversity(2), params=dict(ok, b=AttributeParams("b", 1.0, 2, 4)), seed=0)
+        anonset.publish(df, anonset.Diversity(2), params=dict(ok, b=AttributeParams("b", 1.0, 2, 4)), seed=0, research_seed=True, sensitive=list(df.columns))
     p_max = max_admissible_p(np.array([6, 2, 1]) / 9, 2, 0.1, Ground.equal(3))
     lenient = dict(ok, a=AttributeParams("a", min(1.0, p_max + 0.05), 2, 3))
     with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p admissible for t = 0.1"):
-        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0)
+        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0, research_seed=True, sensitive=list(df.columns))
 
 
 def test_optimized_closeness_params_pass_the_check():
@@ -179,6 +179,6 @@ def test_optimized_closeness_params_pass_the_check():
     accepted by publish's check."""
     df = anonset.datasets.load_adult().head(4000)
     schema = anonset.datasets.adult_schema(df, attributes=["native-country", "age", "education"])
-    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1)
-    again = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1, params=pub.params)
+    pub = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1, research_seed=True)
+    again = anonset.publish(df, anonset.Closeness(0.2), schema, seed=1, research_seed=True, params=pub.params)
     assert again.equals(pub)

@@ -14,7 +14,7 @@ from anonset.schema import Attribute, Schema
 def test_infer_roles_and_domains():
     df = pd.DataFrame({"id": [1, 2, 3], "age": [23, 41, 67], "job": ["b", "a", "b"],
                        "edu": ["hi", "lo", "mid"], "note": ["x", "y", "z"]})
-    s = Schema.infer(df, identifiers=["id"], other=["note"], exact=["edu"],
+    s = Schema.infer(df, identifiers=["id"], other=["note"], exact=["edu"], sensitive=["age", "job"],
                      bins={"age": [0, 40, 120]}, ordinal={"edu": ["lo", "mid", "hi"]})
     assert [a.role for a in s] == ["identifier", "sensitive", "sensitive", "exact", "other"]
     assert s["age"].domain == ("[0, 40)", "[40, 120)") and s["age"].kind == "ordinal"
@@ -28,14 +28,26 @@ def test_infer_roles_and_domains():
 
 def test_infer_from_arrow():
     t = pa.table({"a": ["x", "y", "x"], "b": [1, 2, 3]})
-    s = Schema.infer(t)
+    s = Schema.infer(t, sensitive=["a", "b"])
     assert s["b"].domain == (1, 2, 3)
 
 
 def test_inferred_domain_warning():
     df = pd.DataFrame({"a": ["x", "y"]})
     with pytest.warns(UserWarning, match="inferred from the data"):
-        Schema.infer(df, warn_inferred=True)
+        Schema.infer(df, sensitive=["a"], warn_inferred=True)
+
+
+def test_every_column_needs_a_role():
+    df = pd.DataFrame({"name": ["a"], "ssn": ["1"], "job": ["x"]})
+    with pytest.raises(ValueError, match=r"^2 columns have no role: 'name', 'ssn'; expected each "
+                                         r"named in one of identifiers, sensitive, exact, other "
+                                         r"\(passed through unchanged\) or drop$"):
+        Schema.infer(df, sensitive=["job"])
+    with pytest.raises(ValueError, match=r"^3 columns have no role"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=list(df.columns))
+    s = Schema.infer(df, sensitive=["job"], identifiers=["ssn"], drop=["name"])
+    assert [a.role for a in s] == ["drop", "identifier", "sensitive"]
 
 
 def test_hierarchy_gives_domain_and_is_reordered():
@@ -68,63 +80,80 @@ def test_same_label_under_two_parents_is_two_nodes():
 
 
 @pytest.mark.parametrize("df, kwargs, msg", [
-    (pd.DataFrame({"a": ["x", None, "y"]}), {}, r"column 'a' has 1 missing value\(s\) \(first at row 1\)"),
+    (pd.DataFrame({"a": ["x", None, "y"]}), {},
+     r"^column 'a': has 1 missing value\(s\); expected no missing values, or missing='category'"),
+    (pd.DataFrame({"a": ["x", None, "y"]}), {"domains": {"a": ["x", "y"]}},
+     r"^column 'a': has 1 missing value\(s\) \(first at row 1\)"),
     (pd.DataFrame({"a": ["x", "q"]}), {"domains": {"a": ["x", "y"]}},
-     r"column 'a': value 'q' at row 1 is not in the declared domain"),
-    (pd.DataFrame({"a": [5.0, 150.0]}), {"bins": {"a": [0, 100]}}, r"column 'a': value 150.0 at row 1 is outside the bins"),
-    (pd.DataFrame({"a": ["x", "y"]}), {"bins": {"a": [0, 100]}}, r"column 'a' has bins, so it must be numeric"),
-    (pd.DataFrame({"a": ["x", 1]}), {}, r"column 'a' mixes value types"),
-    (pd.DataFrame({"a": ["x"]}), {"bins": {"a": [3, 1]}}, r"bins must be at least two strictly increasing"),
+     r"^column 'a': value 'q' at row 1 is not in the domain"),
+    (pd.DataFrame({"a": [5.0, 150.0]}), {"bins": {"a": [0, 50, 100]}},
+     r"^column 'a': value 150.0 at row 1 is outside the bins; expected values in \[0.0, 100.0\)"),
+    (pd.DataFrame({"a": ["x", "y"]}), {"bins": {"a": [0, 50, 100]}},
+     r"^column 'a': has bins, so it must be numeric"),
+    (pd.DataFrame({"a": ["x", 1]}), {}, r"^column 'a': mixes value types \['int', 'str'\]"),
+    (pd.DataFrame({"a": ["x"]}), {"bins": {"a": [3, 1]}},
+     r"^column 'a': bins must be at least two strictly increasing"),
     (pd.DataFrame({"a": ["x"]}), {"domains": {"a": ["x", "x"]}}, r"duplicate values"),
-    (pd.DataFrame({"a": ["x"]}), {"exact": ["zz"]}, r"column 'zz' \(declared exact\) is not in the data"),
-    (pd.DataFrame({"a": ["x"], "b": [1]}), {"sensitive": ["a"], "identifiers": ["a"]},
-     r"column 'a' is declared both sensitive and identifier"),
-    (pd.DataFrame({"a": ["x"]}), {"bins": {"q": [0, 1]}}, r"bins names column 'q'"),
+    (pd.DataFrame({"a": ["x"]}), {"exact": ["zz"]},
+     r"^exact: names 'zz', which is not a column of the data"),
+    (pd.DataFrame({"a": ["x"], "b": [1]}), {"sensitive": ["a"], "identifiers": ["a", "b"]},
+     r"^column 'a': is named by both sensitive and identifiers; expected one role per column"),
+    (pd.DataFrame({"a": ["x"]}), {"bins": {"q": [0, 1]}},
+     r"^bins: names 'q', which is not a column of the data"),
 ])
 def test_bad_input_messages(df, kwargs, msg):
+    kwargs = dict(kwargs)
+    if not any(k in kwargs for k in ("sensitive", "exact", "identifiers")):
+        kwargs["sensitive"] = list(df.columns)
+    elif "exact" in kwargs:
+        kwargs["sensitive"] = list(df.columns)
     with pytest.raises(ValueError, match=msg):
-        anonset.publish(df, anonset.Diversity(1), **kwargs)
+        anonset.publish(df, anonset.Diversity(2), **kwargs)
 
 
 def test_duplicate_and_empty_column_names():
     df = pd.DataFrame([[1, 2]], columns=["a", "a"])
-    with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['a'\]"):
-        Schema.infer(df)
+    with pytest.raises(ValueError, match=r"names the column\(s\) \['a'\] more than once"):
+        Schema.infer(df, sensitive=["a"])
     df = pd.DataFrame([[1, 2]], columns=["a", ""])
-    with pytest.raises(ValueError, match="non-empty strings"):
-        Schema.infer(df)
+    with pytest.raises(ValueError, match="has an empty or non-text column name ''"):
+        Schema.infer(df, sensitive=["a"])
 
 
 def test_empty_table():
     df = pd.DataFrame({"a": pd.Series([], dtype=str)})
     schema = Schema((Attribute("a", domain=("x", "y")),))
-    with pytest.raises(ValueError, match="the table is empty"):
-        anonset.publish(df, anonset.Diversity(1), schema)
+    with pytest.raises(ValueError, match=r"^data: is empty \(no rows\)"):
+        anonset.publish(df, anonset.Diversity(2), schema)
 
 
 def test_missing_as_category():
     df = pd.DataFrame({"a": ["x", None, "y", "x"]})
     schema = Schema((Attribute("a", domain=("x", "y", "?")),))
-    pub = anonset.publish(df, anonset.Diversity(2), schema, missing="category", seed=0)
+    pub = anonset.publish(df, anonset.Diversity(2), schema, missing="category", seed=0,
+                          research_seed=True, keep_order=True)
     assert all(len(s) == 2 for s in pub.sets("a"))
     assert "?" in pub.sets("a")[1]
 
 
 def test_identifier_never_published():
     df = pd.DataFrame({"ssn": ["1", "2", "3"], "a": list("xyx")})
-    pub = anonset.publish(df, anonset.Diversity(2), seed=0, identifiers=["ssn"])
+    pub = anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True, identifiers=["ssn"],
+                          sensitive=["a"])
     assert "ssn" not in pub.to_pandas().columns and "ssn" not in pub.schema
 
 
 def test_schema_and_infer_options_conflict():
     df = pd.DataFrame({"a": list("xyx")})
-    with pytest.raises(ValueError, match="either a schema or inference options"):
-        anonset.publish(df, anonset.Diversity(2), Schema.infer(df), bins={"a": [0, 1]})
+    with pytest.raises(ValueError, match="either a schema or role arguments"):
+        anonset.publish(df, anonset.Diversity(2), Schema.infer(df, sensitive=["a"]),
+                        sensitive=["a"])
 
 
 def test_missing_as_category_with_inferred_domain():
     df = pd.DataFrame({"a": ["x", None, "y", "x"], "b": list("uvuv")})
-    pub = anonset.publish(df, anonset.Diversity(2), missing="category", seed=0)
+    pub = anonset.publish(df, anonset.Diversity(2), missing="category", seed=0, research_seed=True,
+                          sensitive=["a", "b"])
     assert pub.schema["a"].domain == ("x", "y", "?")
-    with pytest.raises(ValueError, match=r"column 'a' has 1 missing value"):
-        anonset.publish(df, anonset.Diversity(2), seed=0)
+    with pytest.raises(ValueError, match=r"column 'a': has 1 missing value"):
+        anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True, sensitive=["a", "b"])

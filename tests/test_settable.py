@@ -22,7 +22,8 @@ def published():
     })
     schema = anonset.Schema.infer(df, sensitive=["age", "job"], exact=["sex"], identifiers=["name"],
                                   other=["score"], bins={"age": [0, 20, 40, 60, 100]})
-    return df, anonset.publish(df, anonset.Diversity({"age": 2, "job": 3}), schema, seed=7)
+    return df, anonset.publish(df, anonset.Diversity({"age": 2, "job": 3}), schema, seed=7,
+                               research_seed=True, keep_order=True)
 
 
 def test_identifiers_dropped_and_columns(published):
@@ -68,7 +69,8 @@ def test_csv_round_trip(published, tmp_path):
 
 def test_no_key_in_outputs(tmp_path):
     df = pd.DataFrame({"a": list("abcabc"), "b": list("xyzzyx")})
-    pub = anonset.publish(df, anonset.Diversity(2), seed="my secret seed")
+    pub = anonset.publish(df, anonset.Diversity(2), seed="my secret seed", research_seed=True,
+                          sensitive=["a", "b"])
     pub.to_parquet(tmp_path / "p.parquet")
     pub.to_csv(tmp_path / "p.csv")
     key = anonset.io.keys.make_key("my secret seed", research_seed=True)
@@ -81,30 +83,41 @@ def test_output_is_atomic_and_input_protected(published, tmp_path):
     _, pub = published
     src = tmp_path / "in.csv"
     src.write_text("x\n1\n")
-    with pytest.raises(ValueError, match="is the input file"):
+    with pytest.raises(ValueError, match="output: is an input file"):
         pub.to_csv(src, protect=[src])
     assert src.read_text() == "x\n1\n"
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(ValueError, match="is in a directory that does not exist"):
         pub.to_parquet(tmp_path / "missing" / "out.parquet")
+    # a directory as the output leaves no sidecar behind (data and metadata are one unit)
+    (tmp_path / "dir.csv").mkdir()
+    with pytest.raises(ValueError, match="output: is a directory"):
+        pub.to_csv(tmp_path / "dir.csv")
+    assert not (tmp_path / "dir.csv.anonset.json").exists()
+    (tmp_path / "dir.csv").rmdir()
     # a failure while writing leaves nothing behind
     bad = tmp_path / "bad.csv"
     df = pd.DataFrame({"a": ["x|y", "z", "x|y"], "b": list("uvw")})
-    with pytest.raises(ValueError, match=r"contains one of"):
-        anonset.publish(df, anonset.Diversity(2), seed=0).to_csv(bad)
+    with pytest.raises(ValueError, match=r"holds one of '\{', '\|', '\}'"):
+        anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True,
+                        sensitive=["a", "b"]).to_csv(bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
 
 
 def test_read_errors(tmp_path):
     junk = tmp_path / "junk.parquet"
     junk.write_bytes(b"PAR1 not really")
-    with pytest.raises(ValueError, match="not a readable Parquet file"):
+    with pytest.raises(ValueError, match="junk.parquet': is not a readable Parquet file"):
         anonset.read_parquet(junk)
     plain = tmp_path / "plain.parquet"
     pd.DataFrame({"a": [1]}).to_parquet(plain)
     with pytest.raises(ValueError, match="no anonset metadata"):
         anonset.read_parquet(plain)
-    with pytest.raises(ValueError, match="metadata file"):
+    with pytest.raises(ValueError, match="nothing.csv': input: does not exist"):
         anonset.read_csv(tmp_path / "nothing.csv")
+    (tmp_path / "bare.csv").write_text("a\n{x|y}\n")
+    with pytest.raises(ValueError, match=r"bare.csv.anonset.json': is missing: a published CSV "
+                                         r"needs its metadata file"):
+        anonset.read_csv(tmp_path / "bare.csv")
 
 
 @given(st.integers(1, 200), st.data())
@@ -125,8 +138,9 @@ def test_masks_from_codes(d, data):
 def test_large_domain_round_trip(tmp_path):
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"zip": rng.integers(0, 150, 300), "x": rng.integers(0, 3, 300)})
-    schema = anonset.Schema.infer(df, domains={"zip": list(range(150)), "x": [0, 1, 2]})
-    pub = anonset.publish(df, anonset.Closeness(0.3), schema, seed=1)
+    schema = anonset.Schema.infer(df, sensitive=["zip", "x"],
+                                  domains={"zip": list(range(150)), "x": [0, 1, 2]})
+    pub = anonset.publish(df, anonset.Closeness(0.3), schema, seed=1, research_seed=True)
     assert pub.mask("zip").shape == (300, 3)
     pub.to_parquet(tmp_path / "z.parquet")
     pub.to_csv(tmp_path / "z.csv")
@@ -137,11 +151,11 @@ def test_large_domain_round_trip(tmp_path):
 def test_csv_pass_through_text_and_compression(tmp_path):
     df = pd.DataFrame({"a": list("xyzxyzxx"), "zip": ["007", "010", "NA", "0", "1", "2", "3", "4"],
                        "n": np.arange(8), "f": np.linspace(0, 1, 8) / 3})
-    pub = anonset.publish(df, anonset.Diversity(2), seed=3, sensitive=["a"], other=["zip", "n", "f"])
+    pub = anonset.publish(df, anonset.Diversity(2), seed=3, research_seed=True, sensitive=["a"], other=["zip", "n", "f"])
     for name in ("o.csv", "o.csv.gz"):
         pub.to_csv(tmp_path / name)
         back = anonset.read_csv(tmp_path / name)
         assert back.equals(pub)
-        assert list(back.other["zip"]) == ["007", "010", "NA", "0", "1", "2", "3", "4"]
+        assert sorted(back.other["zip"]) == sorted(["007", "010", "NA", "0", "1", "2", "3", "4"])
     import gzip
     assert gzip.open(tmp_path / "o.csv.gz").read().startswith(b"a,zip,n,f")

@@ -6,14 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int32_t n_qi;
-    const int32_t *kind;
-    const double *scale;
-    const int32_t *dom;
-    const int64_t *tab_off;
-    const double *tab;
-} qispec;
+typedef anonset_msa_qi qispec;
+typedef anonset_msa_sa saspec;
 
 /* Squared QI distance of eq. 2 between two code rows. */
 static inline double qi_sqd(const qispec *s, const int32_t *a, const int32_t *b)
@@ -100,21 +94,25 @@ static int64_t pool_nearest(const pool_t *P, int32_t c, const qispec *s,
     return best < 0 ? -1 : P->mem[P->ebeg[best] + P->ecnt[best] - 1];
 }
 
-int anonset_msa_generate_ecs(int64_t n, int32_t n_qi, const int32_t *xu, int64_t n_tuples,
-                             const int64_t *tid, const int32_t *kind, const double *scale,
-                             const int32_t *dom, const int64_t *tab_off,
-                             const double *tab, int32_t n_clusters,
-                             const int64_t *cl_start, const int64_t *members,
-                             int32_t seed_mode, const int64_t *seed_order,
-                             int64_t n_seed_order, int n_threads,
-                             int64_t *ec_out, int64_t *n_ec_out)
+int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_clusters *cl,
+                             int64_t n, const int32_t *xu, int64_t n_tuples,
+                             const int64_t *tid, int n_threads, int64_t *ec_out,
+                             int64_t *n_ec_out)
 {
+    /* the fields under their names in the pseudo-code (non-const locals:
+     * OpenMP clauses below name some of them) */
+    int32_t n_qi = qi->n_qi, n_clusters = cl->n_clusters, seed_mode = cl->seed_mode;
+    const int32_t *kind = qi->kind, *dom = qi->dom;
+    const double *scale = qi->scale, *tab = qi->tab;
+    const int64_t *tab_off = qi->tab_off, *cl_start = cl->cl_start, *members = cl->members;
+    const int64_t *seed_order = cl->seed_order;
+    const int64_t n_seed_order = cl->n_seed_order;
     if (n < 1 || n_qi < 0 || n_tuples < 1 || n_clusters < 1 || cl_start[0] != 0
         || cl_start[n_clusters] != n)
         return ANONSET_ERR_VALUE;
     if (seed_mode != ANONSET_MSA_SEED_ORDER && seed_mode != ANONSET_MSA_SEED_FARTHEST)
         return ANONSET_ERR_VALUE;
-    const qispec spec = {n_qi, kind, scale, dom, tab_off, tab};
+    const qispec spec = *qi;
     int status = ANONSET_OK;
     const int nt = anonset_threads(n_threads);
     pool_t P;
@@ -467,13 +465,6 @@ static double row_emd(int64_t d, const int64_t *row, const double *q, int64_t nn
     return acc;
 }
 
-typedef struct {
-    int32_t n_sa;
-    const int64_t *d, *d_off, *n_nodes, *node_off, *parent;
-    int64_t d_total;
-    const double *q, *weight;
-} saspec;
-
 static double class_max_emd(const saspec *s, const int64_t *row, double *extra)
 {
     double m = 0.0;
@@ -508,14 +499,11 @@ static int check_sa(const saspec *s, int64_t *max_nodes)
     return ANONSET_OK;
 }
 
-int anonset_msa_class_emd(int64_t n_classes, int32_t n_sa, const int64_t *d,
-                          const int64_t *d_off, int64_t d_total,
-                          const int64_t *counts, const double *q,
-                          const int64_t *n_nodes, const int64_t *node_off,
-                          const int64_t *parent, const double *weight,
-                          double *out)
+int anonset_msa_class_emd(const anonset_msa_sa *sa, int64_t n_classes,
+                          const int64_t *counts, double *out)
 {
-    const saspec s = {n_sa, d, d_off, n_nodes, node_off, parent, d_total, q, weight};
+    const saspec s = *sa;
+    const int64_t d_total = s.d_total;
     int64_t mx;
     if (check_sa(&s, &mx) != ANONSET_OK)
         return ANONSET_ERR_VALUE;
@@ -550,19 +538,16 @@ static inline double centroid_sqd(const qispec *s, const int32_t *lo, const int3
     return acc;
 }
 
-int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
-                         const int64_t *d_off, int64_t d_total, int64_t *counts,
-                         const double *q, const int64_t *n_nodes,
-                         const int64_t *node_off, const int64_t *parent,
-                         const double *weight, int32_t n_qi, const int32_t *kind,
-                         const double *scale, const int32_t *dom,
-                         const int64_t *tab_off, const double *tab,
-                         const int32_t *lca_tab, int32_t *lo, int32_t *hi,
-                         double t, int n_threads, int64_t *into,
-                         int64_t *n_merges)
+int anonset_msa_ensure_t(const anonset_msa_sa *sa, const anonset_msa_qi *qi,
+                         int64_t n_classes, int64_t *counts, int32_t *lo, int32_t *hi,
+                         double t, int n_threads, int64_t *into, int64_t *n_merges)
 {
-    const saspec s = {n_sa, d, d_off, n_nodes, node_off, parent, d_total, q, weight};
-    const qispec qs = {n_qi, kind, scale, dom, tab_off, tab};
+    const saspec s = *sa;
+    const qispec qs = *qi;
+    const int64_t d_total = s.d_total;
+    const int32_t n_qi = qi->n_qi;
+    const int32_t *kind = qi->kind, *dom = qi->dom, *lca_tab = qi->lca;
+    const int64_t *tab_off = qi->tab_off;
     int64_t mx;
     if (n_classes < 1 || check_sa(&s, &mx) != ANONSET_OK)
         return ANONSET_ERR_VALUE;

@@ -41,59 +41,72 @@ extern "C" {
 #define ANONSET_MSA_SEED_ORDER 0     /* seeds: seed_order, in order */
 #define ANONSET_MSA_SEED_FARTHEST 1  /* seeds: farthest from the alive centroid */
 
-/* xu: n_tuples x n_qi codes (row-major) of the distinct QI tuples; tid[i]:
- * the tuple of record i.  kind/scale/dom/tab_off: per QI.
- * Clusters: records members[cl_start[c] .. cl_start[c+1]) for c < n_clusters,
- * records with the same tuple contiguous within a cluster (the last of them
- * is taken first).
- * seed_order: for ANONSET_MSA_SEED_ORDER, the records of the smallest cluster
- * (the first smallest) in the order they become seeds.
- * ec_out[i]: equivalence class of record i (0 .. *n_ec_out - 1); records that
- * remain after the smallest cluster is exhausted (only possible when the
- * cluster sizes differ by more than a factor of two) join the class of the
- * seed nearest to them. */
-int anonset_msa_generate_ecs(int64_t n, int32_t n_qi, const int32_t *xu,
-                             int64_t n_tuples, const int64_t *tid, const int32_t *kind, const double *scale,
-                             const int32_t *dom, const int64_t *tab_off,
-                             const double *tab, int32_t n_clusters,
-                             const int64_t *cl_start, const int64_t *members,
-                             int32_t seed_mode, const int64_t *seed_order,
-                             int64_t n_seed_order, int n_threads,
-                             int64_t *ec_out, int64_t *n_ec_out);
+/* The quasi-identifiers, as every kernel reads them.  Per QI j: kind[j]
+ * (0: numeric, a rank; 1: a node of a table), scale[j] (numeric:
+ * 1 / (m - 1), distNum), dom[j] (table: its number of nodes) and tab_off[j]
+ * (table: the offset of its dom x dom block in tab and lca).  tab: squared
+ * distCat of two nodes, (LCA level / height)^2, also for a == b; lca: their
+ * LCA node (read by anonset_msa_ensure_t only; may be NULL otherwise). */
+typedef struct {
+    int32_t n_qi;
+    const int32_t *kind;
+    const double *scale;
+    const int32_t *dom;
+    const int64_t *tab_off;
+    const double *tab;
+    const int32_t *lca;
+} anonset_msa_qi;
 
-/* Classes 0 .. n_classes-1.
- * counts: n_classes x d_total (int64, modified: merged rows are summed);
- *   sensitive attribute s owns columns [d_off[s], d_off[s] + d[s]).
- * q: d_total, each attribute's block sums to 1.
- * Tree of attribute s: nodes [node_off[s], node_off[s] + n_nodes[s]) of
- *   parent (local ids, leaves first, parent > child, root last) and weight.
- * Centroids: lo, hi: n_classes x n_qi (int32, modified).  Numeric QI (kind 0):
- *   rank range [lo, hi]; distance: span of the union of the ranges.
- *   Node QI (kind 1): lo is a hierarchy node id; lca_tab[tab_off + a*dom + b]
- *   is the LCA node of nodes a and b, tab[...] the squared distance
- *   (LCA level / height)^2, also for a == b.
+/* The sensitive attributes.  The EMD ground of attribute s is a tree: nodes
+ * [node_off[s], node_off[s] + n_nodes[s]) of parent and weight. */
+typedef struct {
+    int32_t n_sa;
+    const int64_t *d, *d_off;  /* attribute s: columns [d_off[s], d_off[s] + d[s]) */
+    int64_t d_total;           /* columns of a class's count row */
+    const double *q;           /* d_total: the table's distribution, per attribute */
+    const int64_t *n_nodes, *node_off;
+    const int64_t *parent;     /* local ids, leaves first, parent > child, root last */
+    const double *weight;
+} anonset_msa_sa;
+
+/* Clusters of Pseudocode 1 and where its seeds come from.  Cluster c holds
+ * the records members[cl_start[c] .. cl_start[c+1]), records with the same
+ * tuple contiguous (the last of them is taken first).  seed_order: for
+ * ANONSET_MSA_SEED_ORDER, the records of the smallest cluster (the first
+ * smallest) in the order they become seeds. */
+typedef struct {
+    int32_t n_clusters;
+    const int64_t *cl_start, *members;
+    int32_t seed_mode;
+    const int64_t *seed_order;
+    int64_t n_seed_order;
+} anonset_msa_clusters;
+
+/* Pseudocode 1.  xu: n_tuples x n_qi codes (row-major) of the distinct QI
+ * tuples; tid[i]: the tuple of record i.  ec_out[i]: equivalence class of
+ * record i (0 .. *n_ec_out - 1); records that remain after the smallest
+ * cluster is exhausted (only possible when the cluster sizes differ by more
+ * than a factor of two) join the class of the seed nearest to them. */
+int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_clusters *cl,
+                             int64_t n, const int32_t *xu, int64_t n_tuples,
+                             const int64_t *tid, int n_threads, int64_t *ec_out,
+                             int64_t *n_ec_out);
+
+/* Pseudocode 2 on classes 0 .. n_classes-1.
+ * counts: n_classes x d_total (modified: merged rows are summed).
+ * Centroids: lo, hi: n_classes x n_qi (modified).  Numeric QI: rank range
+ *   [lo, hi]; distance: span of the union of the ranges.  Table QI: lo is a
+ *   node id; merged centroids take the LCA node.
  * t: a class violates when its largest EMD exceeds t.
- * into: output, the class each class ends up in (itself when alive).
- * n_merges: output. */
-int anonset_msa_ensure_t(int64_t n_classes, int32_t n_sa, const int64_t *d,
-                         const int64_t *d_off, int64_t d_total, int64_t *counts,
-                         const double *q, const int64_t *n_nodes,
-                         const int64_t *node_off, const int64_t *parent,
-                         const double *weight, int32_t n_qi, const int32_t *kind,
-                         const double *scale, const int32_t *dom,
-                         const int64_t *tab_off, const double *tab,
-                         const int32_t *lca_tab, int32_t *lo, int32_t *hi,
-                         double t, int n_threads, int64_t *into,
-                         int64_t *n_merges);
+ * into: output, the class each class ends up in (itself when alive). */
+int anonset_msa_ensure_t(const anonset_msa_sa *sa, const anonset_msa_qi *qi,
+                         int64_t n_classes, int64_t *counts, int32_t *lo, int32_t *hi,
+                         double t, int n_threads, int64_t *into, int64_t *n_merges);
 
 /* EMD of every class row against q, max over the sensitive attributes
  * (Def. 4).  out: n_classes.  Same arithmetic as anonset_msa_ensure_t. */
-int anonset_msa_class_emd(int64_t n_classes, int32_t n_sa, const int64_t *d,
-                          const int64_t *d_off, int64_t d_total,
-                          const int64_t *counts, const double *q,
-                          const int64_t *n_nodes, const int64_t *node_off,
-                          const int64_t *parent, const double *weight,
-                          double *out);
+int anonset_msa_class_emd(const anonset_msa_sa *sa, int64_t n_classes,
+                          const int64_t *counts, double *out);
 
 #ifdef __cplusplus
 }

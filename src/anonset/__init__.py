@@ -10,7 +10,7 @@ The public API, re-exported here:
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
 * analyse:  :func:`reconstruct` -> :class:`CrossTab`; :func:`true_crosstab`;
             :mod:`anonset.metrics`
-* audit:    :func:`audit` -> :class:`AuditReport`; :func:`check_diversity`,
+* audit:    :func:`audit`, :func:`audit_file` -> :class:`AuditReport`; :func:`check_diversity`,
             :func:`check_anonymity`, :func:`check_closeness`
 * EMD:      :func:`emd`, :func:`emd_batch`, :class:`Ground`
 * papers 001-003: the modules :mod:`anonset.semantic` ((l,d)-semantic
@@ -47,7 +47,8 @@ from .io import dask, stream
 from . import datasets
 from .datasets import synthetic
 from ._info import show_versions
-from .audit import AuditReport, audit, check_anonymity, check_closeness, check_diversity
+from .audit import (AuditReport, audit, audit_file, check_anonymity, check_closeness,
+                    check_diversity)
 
 # The public short names are import paths too (``from anonset.lgb import verify``).
 for _name, _module in {"closeness_search": closeness_search, "semantic": semantic,
@@ -63,5 +64,6 @@ __all__ = [
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
     "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic", "stream", "dask",
     "Ground", "emd", "emd_batch", "show_versions",
-    "audit", "AuditReport", "check_diversity", "check_anonymity", "check_closeness",
+    "audit", "audit_file", "AuditReport", "check_diversity", "check_anonymity",
+    "check_closeness",
 ]

@@ -1,94 +1,124 @@
-"""DataFrame / Arrow columns <-> integer codes, with input validation.
+"""DataFrame columns <-> integer codes (a value is its index in the domain).
 
-Every error names the column and what was expected; nothing is silently
-dropped or coerced.
+Every error names the column and the (global) row; nothing is silently
+dropped or coerced.  A missing cell becomes the attribute's missing-value
+token (:attr:`anonset.Attribute.missing`) when it has one, else it is an
+error.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .schema import Attribute, Schema, _as_frame
+from .schema import Attribute, Schema
+from .validate import InputError
 
 __all__ = ["encode", "encode_column", "decode_column"]
 
 
-def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error") -> np.ndarray:
+def _numeric(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
+                  row0: int = 0) -> np.ndarray:
     """Codes (int32) of one column under ``attr``'s domain.
 
     Parameters
     ----------
     missing : {'error', 'category'}
-        'error' (default) refuses missing values; 'category' requires the
-        domain to contain the value ``'?'`` and maps missing values to it.
+        What a missing cell is when the attribute has no missing-value token:
+        an error, or (``'category'``, the older spelling) the value ``'?'``,
+        which the domain must then hold.
+    row0 : int
+        Global index of the column's first row (for messages).
     """
     name = attr.name
     if missing not in ("error", "category"):
-        raise ValueError(f"missing must be 'error' or 'category', got {missing!r}")
-    values = col
+        raise InputError(f"got {missing!r}", param="missing", expected="error or category")
+    values = col.reset_index(drop=True)
     isna = values.isna().to_numpy()
+    token = attr.missing if attr.missing is not None else ("?" if missing == "category" else None)
     if isna.any():
-        if missing == "error":
-            rows = np.flatnonzero(isna)
-            raise ValueError(f"column {name!r} has {len(rows)} missing value(s) (first at row "
-                             f"{int(rows[0])}); drop them, or pass missing='category' with '?' "
-                             "in the domain")
-        if "?" not in attr.domain:
-            raise ValueError(f"column {name!r}: missing='category' needs '?' in the domain")
-        values = values.astype(object).where(~isna, "?")
+        rows = np.flatnonzero(isna)
+        if token is None:
+            raise InputError(f"has {len(rows):,} missing value(s) (first at row "
+                             f"{row0 + int(rows[0]):,})", column=name,
+                             expected="no missing values, or {@missing='category'} to publish them "
+                                      "as a value of their own")
+        if token not in attr.domain:
+            raise InputError(f"has missing values but its domain lacks the missing-value token "
+                             f"{token!r}", column=name,
+                             expected=f"{token!r} in the declared domain")
+    dom = attr.domain
     if attr.bins is not None:
-        if not (pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)):
-            raise ValueError(f"column {name!r} has bins, so it must be numeric; got dtype {values.dtype}")
-        x = values.to_numpy(dtype=np.float64)
+        if not _numeric(values.dtype) and not isna.all():
+            raise InputError(f"has bins, so it must be numeric; got dtype {values.dtype}",
+                             column=name, expected="numbers")
+        x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         edges = np.asarray(attr.bins)
         codes = np.searchsorted(edges, x, side="right") - 1
-        bad = (codes < 0) | (codes >= len(edges) - 1) | np.isnan(x)
+        bad = ((codes < 0) | (codes >= len(edges) - 1)) & ~isna
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"column {name!r}: value {float(x[i])!r} at row {i} is outside the bins "
-                             f"[{float(edges[0])}, {float(edges[-1])})")
+            raise InputError(f"value {float(x[i])!r} at row {row0 + i:,} is outside the bins",
+                             column=name,
+                             expected=f"values in [{float(edges[0])}, {float(edges[-1])})")
+        if isna.any():
+            codes[isna] = dom.index(token)
         return codes.astype(np.int32)
-    dom = attr.domain
-    index = {v: i for i, v in enumerate(dom)}
-    # Fast path via pandas categorical; a value not in the domain becomes -1.
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in dom):
-            raise ValueError(f"column {name!r} is numeric but its domain has non-numeric values "
-                             f"(e.g. {next(v for v in dom if not isinstance(v, (int, float)))!r})")
+    if _numeric(values.dtype):
+        non_numeric = [v for v in dom if not (isinstance(v, (int, float)) and not isinstance(v, bool))
+                       and v != token]
+        if non_numeric:
+            raise InputError(f"is numeric but its domain has non-numeric values (e.g. "
+                             f"{non_numeric[0]!r})", column=name,
+                             expected="a numeric domain, or the column read as text")
     else:
-        kinds = {type(v) for v in values.unique()}
-        if len(kinds) > 1:
-            raise ValueError(f"column {name!r} mixes value types "
-                             f"{sorted(t.__name__ for t in kinds)}; convert it to one type")
-    cat = pd.Categorical(values, categories=list(dom))
-    codes = np.asarray(cat.codes, dtype=np.int32)
+        kinds = {type(v) for v in values[~isna].unique()} if (~isna).any() else set()
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            raise InputError(f"mixes value types {sorted(t.__name__ for t in kinds)}",
+                             column=name, expected="one value type: convert the column")
+    present = values[~isna] if isna.any() else values
+    codes = np.full(len(values), -1, dtype=np.int32)
+    if _numeric(values.dtype):
+        # numbers against the numeric part of the domain, vectorized
+        pos = np.array([i for i, v in enumerate(dom) if v != token], dtype=np.int32)
+        num = pd.Index(np.array([v for v in dom if v != token], dtype=np.float64))
+        found = num.get_indexer(present.to_numpy(dtype=np.float64, na_value=np.nan))
+        idx = np.where(found >= 0, pos[np.maximum(found, 0)], -1)
+    else:
+        idx = pd.Index(list(dom), dtype=object).get_indexer(
+            pd.Index(present.to_numpy(dtype=object), dtype=object))
+    if isna.any():
+        codes[~isna] = idx
+        codes[isna] = dom.index(token)
+    else:
+        codes[:] = idx
     bad = codes < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        unknown = pd.unique(values[bad])[:5]
-        raise ValueError(f"column {name!r}: value {values.iloc[i]!r} at row {i} is not in the "
-                         f"declared domain ({len(dom)} values); unknown values include "
-                         f"{list(unknown)!r}")
-    del index
+        unknown = list(pd.unique(values[bad].to_numpy(dtype=object)))[:5]
+        raise InputError(f"value {values.iloc[i]!r} at row {row0 + i:,} is not in the domain "
+                         f"({len(dom):,} values); unknown values include {unknown!r}",
+                         column=name, expected="values of the declared domain")
     return codes
 
 
-def encode(data, schema: Schema, *, missing: str = "error", columns=None) -> dict:
-    """Codes of every published attribute: ``{name: int32 array}``.
-
-    Raises ValueError for an empty table, a column missing from the data, a
-    missing value, or a value outside its domain.
-    """
-    frame = _as_frame(data)
+def encode(data, schema: Schema, *, missing: str = "error", columns=None, row0: int = 0) -> dict:
+    """Codes of every published attribute: ``{name: int32 array}``."""
+    from .io.tables import as_frame
+    frame = as_frame(data)
     if len(frame) == 0:
-        raise ValueError("the table is empty: nothing to publish")
+        raise InputError("the table is empty (no rows)", param="data",
+                         expected="at least one row to publish")
     names = columns if columns is not None else [a.name for a in schema.published]
     out = {}
     for n in names:
         attr = schema[n]
         if n not in frame.columns:
-            raise ValueError(f"column {n!r} of the schema is not in the data")
-        out[n] = encode_column(frame[n], attr, missing=missing)
+            raise InputError("is in the schema but not in the data", column=n)
+        out[n] = encode_column(frame[n], attr, missing=missing, row0=row0)
     return out
 
 

@@ -5,8 +5,14 @@ Roles (paper 000, Sec. II-A and VII-B):
 ``sensitive``   a sensitive QID S_j: published as a random set (its l_j / t_j
                 come from the privacy model);
 ``exact``       a non-sensitive QID: published exactly (l_j = 1, paper 004);
-``identifier``  an explicit identifier: dropped, never published;
-``other``       a non-QID, non-sensitive attribute: passed through unchanged.
+``identifier``  an explicit identifier: dropped, never published (it may key
+                the persistent-key mode: see :func:`anonset.publish`);
+``other``       a non-QID, non-sensitive attribute: passed through unchanged;
+``drop``        a column the user does not want published: dropped.
+
+Every column of an input table must have a role its user chose
+(:func:`anonset.validate.resolve_roles`): nothing is published, passed
+through or dropped by default.
 
 A domain is an ordered tuple of values; a value is encoded as its index.
 Declared domains are preferred: an inferred domain reveals which values occur
@@ -27,7 +33,7 @@ from .hierarchy import Hierarchy
 
 __all__ = ["Attribute", "Schema", "ROLES", "KINDS"]
 
-ROLES = ("sensitive", "exact", "identifier", "other")
+ROLES = ("sensitive", "exact", "identifier", "other", "drop")
 KINDS = ("nominal", "ordinal")
 
 
@@ -58,6 +64,11 @@ class Attribute:
         Generalization tree whose leaves are the domain values.
     inferred : bool
         True when the domain was read off the data rather than declared.
+    missing : str, optional
+        The value that stands for a missing cell (e.g. ``'?'``): it is the
+        last value of the domain (appended when a declared domain or the bins
+        lack it), and a missing cell is published as this value.  None: a
+        missing cell is an error.
     """
 
     name: str
@@ -67,6 +78,7 @@ class Attribute:
     bins: tuple | None = None
     hierarchy: Hierarchy | None = field(default=None, compare=False)
     inferred: bool = False
+    missing: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -83,12 +95,19 @@ class Attribute:
                                  f"increasing edges, got {self.bins!r}")
             object.__setattr__(self, "bins", edges)
             labels = _bin_labels(edges)
+            with_token = labels + ((self.missing,) if self.missing is not None else ())
             if self.domain is None:
-                object.__setattr__(self, "domain", labels)
-            elif tuple(self.domain) != labels:
+                object.__setattr__(self, "domain", with_token)
+            elif tuple(self.domain) not in (labels, with_token):
                 raise ValueError(f"attribute {self.name!r}: a binned attribute's domain is its bin "
                                  f"labels {labels[:3]}..., not a separate list")
             object.__setattr__(self, "kind", "ordinal")
+        if self.missing is not None:
+            if not isinstance(self.missing, str) or not self.missing:
+                raise ValueError(f"attribute {self.name!r}: missing must be a non-empty string "
+                                 f"(the value that stands for a missing cell), got {self.missing!r}")
+            if self.domain is not None and self.missing not in self.domain:
+                object.__setattr__(self, "domain", tuple(self.domain) + (self.missing,))
         if self.domain is not None:
             dom = tuple(_scalar(v) for v in self.domain)
             if len(dom) == 0:
@@ -134,6 +153,8 @@ class Attribute:
             out["hierarchy"] = self.hierarchy.to_csv()
         if self.inferred:
             out["inferred"] = True
+        if self.missing is not None:
+            out["missing"] = self.missing
         return out
 
     @classmethod
@@ -146,16 +167,12 @@ class Attribute:
                    domain=None if bins is not None else (tuple(d["domain"]) if "domain" in d else None),
                    kind=d.get("kind", "nominal"), bins=bins,
                    hierarchy=Hierarchy.from_csv(h) if h else None,
-                   inferred=bool(d.get("inferred", False)))
+                   inferred=bool(d.get("inferred", False)), missing=d.get("missing"))
 
 
 def _scalar(v):
-    """Plain Python scalar for a domain value (numpy scalars -> int/float/str)."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v.is_integer() and not isinstance(v, bool):
-        return v
-    return v
+    """Plain Python scalar for a domain value (NumPy scalars -> int/float/str)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 @dataclass(frozen=True)
@@ -234,142 +251,58 @@ class Schema:
 
     # -------------------------------------------------------------- infer
     @classmethod
-    def infer(cls, data, *, sensitive: Iterable[str] | None = None,
-              exact: Iterable[str] = (), identifiers: Iterable[str] = (),
-              other: Iterable[str] = (), bins: Mapping[str, Sequence[float]] | None = None,
+    def infer(cls, data, *, sensitive=(), exact=(), identifiers=(), other=(), drop=(),
+              bins: Mapping[str, Sequence[float]] | None = None,
               domains: Mapping[str, Sequence] | None = None,
               ordinal: Iterable[str] | Mapping[str, Sequence] = (),
               hierarchies: Mapping[str, Hierarchy | str | Path] | None = None,
-              warn_inferred: bool = False, missing: str = "error") -> "Schema":
-        """Build a schema from a DataFrame (or pyarrow Table) and declarations.
+              warn_inferred: bool = False, missing: str = "error",
+              missing_token: str = "?") -> "Schema":
+        """The schema :func:`anonset.publish` builds from a table and these
+        declarations (every column of the data, with its role).
 
         Parameters
         ----------
-        data : pandas.DataFrame or pyarrow.Table
-        sensitive : column names, optional
-            Sensitive QIDs.  Default: every column not named in ``exact``,
-            ``identifiers`` or ``other``.
-        exact, identifiers, other : column names
-            Non-sensitive QIDs, explicit identifiers, pass-through columns.
+        data : pandas.DataFrame, pyarrow.Table, or an Arrow/interchange table
+        sensitive, exact, identifiers, other, drop : column names
+            Every column must be named in exactly one of them.
         bins : {column: edges}
             Categorize a numeric column into intervals [edges[i], edges[i+1]).
         domains : {column: values}
             Declared domains (preferred over inference).
         ordinal : column names, or {column: ordered values}
-            Columns whose domain order is meaningful.  Inferred ordinal domains
-            are sorted.
+            Columns whose domain order is meaningful.  An order that would
+            come from sorting text values is refused: declare it.
         hierarchies : {column: Hierarchy or ARX CSV path}
-            Generalization trees; when no domain is declared the tree's leaves
+            Generalization trees; without a declared domain the tree's leaves
             are the domain.
         warn_inferred : bool
             Emit a warning for every domain read off the data.
-        missing : {'error', 'category'}
-            With 'category', an inferred domain of a column that has missing
-            values gets the value ``'?'`` for them (see ``publish(missing=)``).
+        missing, missing_token : as :func:`anonset.publish`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"age": [23, 41, 67], "job": ["a", "b", "a"]})
+        >>> s = Schema.infer(df, sensitive=["age", "job"], bins={"age": [0, 40, 120]})
+        >>> [a.name for a in s.sensitive]
+        ['age', 'job']
+        >>> s["age"].domain
+        ('[0, 40)', '[40, 120)')
         """
-        frame = _as_frame(data)
-        cols = list(frame.columns)
-        _check_columns(cols)
-        bins = dict(bins or {})
-        domains = dict(domains or {})
-        hierarchies = dict(hierarchies or {})
-        ordinal_map = dict(ordinal) if isinstance(ordinal, Mapping) else {c: None for c in ordinal}
-        exact, identifiers, other = list(exact), list(identifiers), list(other)
-        named = set(exact) | set(identifiers) | set(other)
-        if sensitive is None:
-            sensitive = [c for c in cols if c not in named]
-        else:
-            sensitive = list(sensitive)
-        roles: dict[str, str] = {}
-        for role, names in (("sensitive", sensitive), ("exact", exact),
-                            ("identifier", identifiers), ("other", other)):
-            for c in names:
-                if c not in cols:
-                    raise ValueError(f"column {c!r} (declared {role}) is not in the data; "
-                                     f"columns are {cols}")
-                if c in roles:
-                    raise ValueError(f"column {c!r} is declared both {roles[c]} and {role}")
-                roles[c] = role
-        for opt, mapping in (("bins", bins), ("domains", domains), ("ordinal", ordinal_map),
-                             ("hierarchies", hierarchies)):
-            for c in mapping:
-                if c not in cols:
-                    raise ValueError(f"{opt} names column {c!r}, which is not in the data")
-        attrs = []
-        for c in cols:
-            role = roles.get(c, "other")
-            if role in ("identifier", "other"):
-                attrs.append(Attribute(c, role=role))
-                continue
-            h = hierarchies.get(c)
-            if h is not None and not isinstance(h, Hierarchy):
-                h = Hierarchy.from_csv(h)
-            kind = "ordinal" if c in ordinal_map else "nominal"
-            if c in bins:
-                attrs.append(Attribute(c, role=role, bins=tuple(bins[c]), hierarchy=h))
-                continue
-            dom = domains.get(c)
-            if dom is None and ordinal_map.get(c) is not None:
-                dom = ordinal_map[c]
-            inferred = False
-            if dom is None and h is not None:
-                dom = _match_labels(h.leaves, frame[c])
-            if dom is None:
-                dom = _infer_domain(frame[c], c)
-                if missing == "category" and frame[c].isna().any() and "?" not in dom:
-                    dom = list(dom) + ["?"]
-                inferred = True
-                if warn_inferred:
-                    warnings.warn(f"domain of {c!r} inferred from the data ({len(dom)} values); "
+        from .engine import Options, infer_schema
+        from .io.tables import as_frame
+        from .models import Diversity
+        frame = as_frame(data)
+        opts = Options(Diversity(1), sensitive=sensitive, exact=exact, identifiers=identifiers,
+                       other=other, drop=drop, bins=bins or {}, domains=domains or {},
+                       ordinal=ordinal, hierarchies=hierarchies or {}, missing=missing,
+                       missing_token=missing_token)
+        schema = infer_schema(frame, opts)
+        if warn_inferred:
+            for a in schema.published:
+                if a.inferred:
+                    warnings.warn(f"domain of {a.name!r} inferred from the data ({a.d} values); "
                                   "declare it to avoid revealing which values occur",
                                   stacklevel=2)
-            attrs.append(Attribute(c, role=role, domain=tuple(dom), kind=kind, hierarchy=h,
-                                   inferred=inferred))
-        return cls(tuple(attrs))
-
-
-def _as_frame(data) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        return data
-    try:
-        import pyarrow as pa
-        if isinstance(data, pa.Table):
-            return data.to_pandas()
-    except ImportError:  # pragma: no cover
-        pass
-    raise TypeError(f"expected a pandas DataFrame or a pyarrow Table, got {type(data).__name__}")
-
-
-def _check_columns(cols):
-    for c in cols:
-        if not isinstance(c, str) or not c.strip():
-            raise ValueError(f"column names must be non-empty strings, got {c!r}")
-    if len(set(cols)) != len(cols):
-        dup = sorted({c for c in cols if cols.count(c) > 1})
-        raise ValueError(f"duplicate column name(s) {dup}")
-
-
-def _infer_domain(col: pd.Series, name: str) -> list:
-    if len(col) == 0:
-        raise ValueError(f"the table is empty (no rows): nothing to publish, and no domain of "
-                         f"column {name!r} to infer")
-    vals = col.dropna().unique()
-    if len(vals) == 0:
-        raise ValueError(f"column {name!r}: cannot infer a domain from a column with no values")
-    types = {type(_scalar(v)) for v in vals}
-    if len(types) > 1 and not types <= {int, float}:
-        raise ValueError(f"column {name!r} mixes value types {sorted(t.__name__ for t in types)}; "
-                         "convert it to one type or declare its domain")
-    return sorted(_scalar(v) for v in vals)
-
-
-def _match_labels(leaves: Sequence[str], col: pd.Series) -> list:
-    """Hierarchy leaves as domain values, typed like the column (int leaves for
-    an integer column)."""
-    if pd.api.types.is_integer_dtype(col.dtype):
-        try:
-            return [int(v) for v in leaves]
-        except ValueError:
-            raise ValueError(f"column {col.name!r} is integer but its hierarchy has non-integer "
-                             "leaves") from None
-    return list(leaves)
+        return schema

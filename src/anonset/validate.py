@@ -184,3 +184,175 @@ def resolve_roles(columns, named, *, file=None) -> dict:
                          + ", ".join(repr(c) for c in unnamed), file=file,
                          expected=f"each named in one of {listed}")
     return {c: roles[c] for c in cols}
+
+
+# ------------------------------------------------------------ arguments
+def check_choice(value, param: str, choices) -> str:
+    if value not in choices:
+        raise InputError(f"got {value!r}", param=param, expected="one of " + ", ".join(choices))
+    return value
+
+
+def check_bool(value, param: str) -> bool:
+    import numpy as np
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"got {value!r}", param=param, expected="True or False")
+
+
+def check_names(value, param: str) -> tuple:
+    """Column names given as one name or a sequence of names."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    try:
+        names = tuple(value)
+    except TypeError:
+        raise InputError(f"got a {type(value).__name__}", param=param,
+                         expected="a column name or a list of column names") from None
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise InputError(f"holds {n!r}", param=param, expected="column names (text)")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"names {dup} twice", param=param, expected="each column once")
+    return names
+
+
+def check_model(model) -> None:
+    from .models import Anonymity, Closeness, Diversity, DiversityCloseness
+    if not isinstance(model, (Diversity, Anonymity, Closeness, DiversityCloseness)):
+        raise InputError(f"got a {type(model).__name__}", param="model",
+                         expected="Diversity, EntropyDiversity, Anonymity, Closeness or "
+                                  "DiversityCloseness")
+
+
+def check_model_columns(model, sensitive, published) -> None:
+    """A per-attribute model value must name exactly the sensitive columns."""
+    from collections.abc import Mapping
+    for param in ("l", "k", "t", "ground"):
+        v = getattr(model, param, None)
+        if not isinstance(v, Mapping):
+            continue
+        for col in v:
+            if col not in sensitive:
+                why = "an exact (published as is) column" if col in published else \
+                    "not a sensitive column"
+                raise InputError(f"names {col!r}, which is {why}", param=param,
+                                 expected=f"values for the sensitive columns {list(sensitive)}")
+        if param != "ground":
+            lacking = [c for c in sensitive if c not in v]
+            if lacking:
+                raise InputError(f"gives no value for the sensitive column {lacking[0]!r}",
+                                 param=param,
+                                 expected="one value for all, or one per sensitive column")
+
+
+# ------------------------------------------------------------ resources
+#: Largest domain the set sampler supports (its draws are 16-bit).
+MAX_DOMAIN = 65536
+#: Largest domain of an attribute under closeness: the worst-case search of
+#: Algorithm 1 holds tables of d x d numbers (about 5 d^2 x 8 bytes: 670 MB at
+#: d = 4,096; 36 GB at d = 30,000) and its time grows faster still.
+CLOSENESS_MAX_D = 4096
+
+
+def domain_too_large(column, d, *, file=None, more=False) -> InputError:
+    return InputError(f"has {'more than ' if more else ''}{d:,} distinct values", column=column,
+                      file=file, expected=f"at most {MAX_DOMAIN:,} (the set sampler's limit): "
+                                          "generalize it with {@bins} or a {@hierarchies} level")
+
+
+def check_domain_size(attr, *, file=None) -> None:
+    if attr.d > MAX_DOMAIN:
+        raise domain_too_large(attr.name, attr.d, file=file)
+
+
+def check_closeness_size(attr, *, file=None) -> None:
+    if attr.d > CLOSENESS_MAX_D:
+        gib = 5 * attr.d * attr.d * 8 / 2 ** 30
+        raise InputError(f"has {attr.d:,} values; the closeness search of Algorithm 1 would need "
+                         f"about {gib:.1f} GiB", column=attr.name, file=file,
+                         expected=f"at most {CLOSENESS_MAX_D:,} values under closeness: generalize "
+                                  "it with {@bins} or a {@hierarchies} level")
+
+
+def check_publishable_type(column, dtype, *, file=None) -> None:
+    """Nested values (lists, structs, maps) cannot be sensitive or exact."""
+    if dtype is None:
+        return
+    try:
+        import pyarrow as pa
+        if isinstance(dtype, pa.DataType):
+            nested = pa.types.is_nested(dtype)
+        else:
+            nested = "list" in str(dtype) or "struct" in str(dtype) or "map<" in str(dtype)
+    except ImportError:  # pragma: no cover
+        nested = False
+    if nested:
+        raise InputError(f"holds nested values ({dtype})", column=column, file=file,
+                         expected="plain values to publish as sensitive or exact; pass nested "
+                                  "columns through ({@other}) or drop them ({@drop})")
+
+
+def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> list:
+    """Sensitive attributes whose sets would be their true values (p = 1 and
+    eta = 1 on a domain of d > 1 values).  They are refused unless named in
+    allow_clear; returns the allowed ones (recorded in the metadata)."""
+    clear = [a.name for a in published
+             if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
+             and params[a.name].p >= 1.0]
+    refused = [n for n in clear if n not in allow_clear]
+    if refused:
+        why = []
+        for n in refused:
+            par = params[n]
+            if par.l is not None or par.k is not None:
+                v = par.l if par.l is not None else par.k
+                what = "l" if par.l is not None else "k"
+                why.append(f"{n} ({what} = {v}" + (", after clip_l" if clip_l else "") + ")")
+            else:
+                why.append(f"{n} (t = {par.t})")
+        raise InputError("would publish " + ", ".join(why) + " in the clear: with p = 1 and "
+                         "eta = 1 every published set is the person's true value",
+                         expected="a stronger model (l or k >= 2, t < 1), or the risk named: "
+                                  "{@allow_clear=" + repr(refused) + "}")
+    return clear
+
+
+# ------------------------------------------------------- reconstruction
+#: Largest cross-tabulation reconstruct() builds, in cells.
+MAX_CELLS = 1 << 28
+
+
+def check_attributes(table, attributes) -> list:
+    """Attribute names of a published table to cross-tabulate."""
+    if isinstance(attributes, str):
+        attributes = [attributes]
+    try:
+        attributes = list(attributes)
+    except TypeError:
+        raise InputError(f"got a {type(attributes).__name__}", param="attributes",
+                         expected="names of published attributes") from None
+    if not attributes:
+        raise InputError("is empty", param="attributes",
+                         expected="at least one published attribute")
+    if len(set(attributes)) != len(attributes):
+        raise InputError(f"names an attribute twice: {attributes}", param="attributes",
+                         expected="each attribute once")
+    for a in attributes:
+        if a not in table.params:
+            raise InputError(f"names {a!r}, which is not a published attribute",
+                             param="attributes", expected=f"one of {list(table.names)}")
+    return attributes
+
+
+def check_cells(table, attributes) -> list:
+    import math
+    dims = [table.schema[a].d for a in attributes]
+    n = math.prod(dims)
+    if n > MAX_CELLS:
+        raise InputError(f"{attributes} span {n:,} cells", param="attributes",
+                         expected=f"at most {MAX_CELLS:,} cells: choose fewer attributes")
+    return dims

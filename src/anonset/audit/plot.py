@@ -64,13 +64,14 @@ def bar_chart(true, estimates: Sequence, path, *, title: str | None = None,
 
     Examples
     --------
-    >>> import pandas as pd, anonset, anonset.plot, tempfile, os
+    >>> import pandas as pd, anonset, tempfile, os
+    >>> from anonset.audit.plot import bar_chart
     >>> df = pd.DataFrame({"a": list("xyzxyzxx"), "b": list("uvuvuvuv")})
     >>> pub = anonset.publish(df, anonset.Diversity({"a": 2, "b": 1}), seed=3)
     >>> est = anonset.reconstruct(pub, ["a"])
     >>> truth = anonset.true_crosstab(df, pub.schema, ["a"])
     >>> out = os.path.join(tempfile.mkdtemp(), "a.png")
-    >>> anonset.plot.bar_chart(truth, est, out).name
+    >>> bar_chart(truth, est, out).name
     'a.png'
     """
     require_matplotlib()

@@ -38,10 +38,11 @@ __all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEY
 #: 'bool', 'str', 'int', 'seed'.
 CONFIG_KEYS = {
     "sensitive": "names", "exact": "names", "identifiers": "names", "other": "names",
-    "ordinal": "names",
+    "drop": "names", "ordinal": "names", "allow_clear": "names",
     "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
     "bins": "bins", "hierarchies": "paths", "domains": "domains",
-    "seed": "seed", "rng": "str", "threads": "int", "clip_l": "bool", "missing": "str",
+    "key_file": "path", "record_id": "str", "research_seed": "bool", "keep_order": "bool",
+    "rng": "str", "threads": "int", "clip_l": "bool", "missing": "str", "missing_token": "str",
     "format": "str", "input_format": "str",
 }
 _ALIASES = {"identifier": "identifiers", "hierarchy": "hierarchies", "domain": "domains",
@@ -90,6 +91,10 @@ def load_config(path) -> dict:
     for key, value in raw.items():
         canon = str(key).replace("-", "_")
         canon = _ALIASES.get(canon, canon)
+        if canon == "seed":
+            raise ConfigError(f"config {where!r}: key 'seed': a seed is key material and does "
+                              "not belong in a configuration file; put it in a key file "
+                              "(anonset keygen FILE) and name it with key_file")
         if canon not in CONFIG_KEYS:
             raise ConfigError(f"config {where!r}: unknown key {key!r}; known keys are "
                               f"{sorted(CONFIG_KEYS)}")
@@ -187,10 +192,10 @@ def _check(kind: str, v, where: str, base: Path):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ConfigError(f"{where} must be a positive integer, got {v!r}")
         return v
-    if kind == "seed":
-        if isinstance(v, bool) or not isinstance(v, (int, str)):
-            raise ConfigError(f"{where} must be an integer or a string, got {v!r}")
-        return v
+    if kind == "path":
+        if not isinstance(v, str) or not v:
+            raise ConfigError(f"{where} must be a file path, got {v!r}")
+        return str(base / v)
     raise AssertionError(kind)  # pragma: no cover
 
 

@@ -31,7 +31,7 @@ def register(sub) -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from . import EXIT_OK
+    from .args import EXIT_OK
     from ..reproduce import run
     try:
         import matplotlib  # noqa: F401

@@ -1,9 +1,9 @@
 """``anonset semantic-anonymize`` and ``anonset semantic-analyze`` (paper 001).
 
     anonset semantic-anonymize IN.csv -o OUT.parquet --sensitive income --l 3 --d 2
-        [--qids age,sex] [--domain v1,v2,...] [--values 0.5,1.5,...]
+        --qids age,sex [--identifier id] [--drop note] [--domain v1,v2,...] [--values 0.5,1.5,...]
         [--hierarchy H.csv | --matrix M.csv] [--algorithm simple|duplicate]
-        [--rows ROWS.csv] [--seed S] [--rng chacha20|philox] [--threads N]
+        [--rows ROWS.csv] [--seed S | --key-file F] [--keep-order] [--threads N]
     anonset semantic-analyze OUT.parquet -o TAB.csv [--qids age,sex]
         [--estimator em|linear|existing|simple] [--selection auto|exact|montecarlo|paper]
 
@@ -12,27 +12,18 @@ are written atomically and never overwrite the input.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import EXIT_OK, EXIT_USAGE, _nonneg_float, _positive_int
+from . import args as A
 
 __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
 
 
 def _split(s):
     return [x.strip() for x in s.split(",") if x.strip()] if s else None
-
-
-def _read_table(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise ValueError(f"input file {str(path)!r} does not exist")
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    return pd.read_csv(path)
 
 
 def _domain_values(frame: pd.DataFrame, col: str, given):
@@ -47,72 +38,71 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
 
 
 def cmd_anonymize(args) -> int:
-    from ..randomized import semantic as S
-    from ..io.atomic import same_file
     from ..hierarchy import Hierarchy
-    try:
-        src = Path(args.input)
-        out = Path(args.output)
-        if same_file(out, src) or (args.rows and same_file(Path(args.rows), src)):
-            raise ValueError(f"output is the input file {str(src)!r}; choose another name "
-                             "(the input is never overwritten)")
-        frame = _read_table(src)
-        if args.sensitive not in frame.columns:
-            raise ValueError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
-        domain = _domain_values(frame, args.sensitive, _split(args.domain))
-        distance = hierarchy = None
-        if args.hierarchy:
-            hierarchy = Hierarchy.from_csv(Path(args.hierarchy).read_text())
-        elif args.matrix:
-            m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
-            distance = S.SemanticDistance.from_matrix(m)
-            if domain is None:
-                raise ValueError("--matrix needs --domain (the values in matrix order)")
-        values = [float(v) for v in _split(args.values)] if args.values else None
-        table = S.semantic_publish(frame, args.sensitive, args.l, args.d, qids=_split(args.qids),
-                                   distance=distance, domain=domain, values=values,
-                                   hierarchy=hierarchy, algorithm=args.algorithm, seed=args.seed,
-                                   rng=args.rng, n_threads=args.threads)
-        # the Table 7 rows are built before anything is written
-        rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
-        if out.suffix.lower() == ".csv":
-            table.to_csv(out, protect=(src,))
-        else:
-            table.to_parquet(out, protect=(src,))
-        if rows is not None:
-            from ..io.atomic import atomic_path
-            with atomic_path(args.rows, protect=(src, out)) as tmp:
-                rows.to_csv(tmp, index=False)
-        print(f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
-              f"diversity ({args.algorithm}) -> {out}")
-        return EXIT_OK
-    except (ValueError, KeyError, OSError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"anonset semantic-anonymize: error: {msg}", file=sys.stderr)
-        return EXIT_USAGE
+    from ..io.atomic import same_file
+    from ..io.tables import check_input_file, file_format, read_typed
+    from ..randomized import semantic as S
+    src = check_input_file(args.input)
+    out = Path(args.output)
+    if same_file(out, src) or (args.rows and same_file(Path(args.rows), src)):
+        raise A.UsageError(f"output is the input file {str(src)!r}; choose another name "
+                           "(the input is never overwritten)")
+    key = A.key_options(args)
+    frame = read_typed(src, file_format(src), text_columns=A.names(args.identifier))
+    if args.sensitive not in frame.columns:
+        raise A.UsageError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
+    domain = _domain_values(frame, args.sensitive, _split(args.domain))
+    distance = hierarchy = None
+    if args.hierarchy:
+        hierarchy = Hierarchy.from_csv(Path(args.hierarchy).read_text())
+    elif args.matrix:
+        m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
+        distance = S.SemanticDistance.from_matrix(m)
+        if domain is None:
+            raise ValueError("--matrix needs --domain (the values in matrix order)")
+    values = [float(v) for v in _split(args.values)] if args.values else None
+    if key["key_file"] is not None:
+        from ..io.keys import read_key_file
+        key["seed"] = read_key_file(key.pop("key_file"), param="key_file")
+    else:
+        key.pop("key_file")
+    table = S.semantic_publish(frame, args.sensitive, args.l, args.d,
+                               qids=_split(args.qids) or (),
+                               identifiers=A.names(args.identifier), drop=A.names(args.drop),
+                               distance=distance, domain=domain, values=values,
+                               hierarchy=hierarchy, algorithm=args.algorithm,
+                               keep_order=bool(args.keep_order), rng=args.rng,
+                               n_threads=args.threads, **key)
+    # the Table 7 rows are built before anything is written
+    rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
+    if out.suffix.lower() == ".csv":
+        table.to_csv(out, protect=(src,))
+    else:
+        table.to_parquet(out, protect=(src,))
+    if rows is not None:
+        from ..io.atomic import atomic_path
+        with atomic_path(args.rows, protect=(src, out)) as tmp:
+            rows.to_csv(tmp, index=False)
+    print(f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
+          f"diversity ({args.algorithm}) -> {out}")
+    return A.EXIT_OK
 
 
 def cmd_analyze(args) -> int:
     from ..randomized import semantic as S
     from ..io.atomic import atomic_path
     from ..randomized.settable import read_csv, read_parquet
-    try:
-        src = Path(args.input)
-        if not src.exists():
-            raise ValueError(f"input file {str(src)!r} does not exist")
-        table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
-        ct = S.analyze(table, _split(args.qids), estimator=args.estimator, method=args.selection,
-                       n_threads=args.threads)
-        frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
-        with atomic_path(args.output, protect=(src,)) as tmp:
-            frame.to_csv(tmp, index=False)
-        print(f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
-              f"({args.estimator}) -> {args.output}")
-        return EXIT_OK
-    except (ValueError, KeyError, OSError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"anonset semantic-analyze: error: {msg}", file=sys.stderr)
-        return EXIT_USAGE
+    from ..io.tables import check_input_file
+    src = check_input_file(args.input)
+    table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
+    ct = S.analyze(table, _split(args.qids), estimator=args.estimator, method=args.selection,
+                   n_threads=args.threads)
+    frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
+    with atomic_path(args.output, protect=(src,)) as tmp:
+        frame.to_csv(tmp, index=False)
+    print(f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
+          f"({args.estimator}) -> {args.output}")
+    return A.EXIT_OK
 
 
 def register(sub) -> None:
@@ -123,9 +113,11 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True,
                    help="published table (.parquet, or .csv with a .anonset.json beside it)")
     p.add_argument("--sensitive", required=True, help="the sensitive column")
-    p.add_argument("--l", type=_positive_int, required=True, help="set size l")
-    p.add_argument("--d", type=_nonneg_float, required=True, help="minimum semantic distance d")
-    p.add_argument("--qids", help="QID columns kept exactly (default: all other columns)")
+    p.add_argument("--l", type=A.positive_int, required=True, help="set size l")
+    p.add_argument("--d", type=A.nonneg_float, required=True, help="minimum semantic distance d")
+    p.add_argument("--qids", help="QID columns published exactly")
+    p.add_argument("--identifier", action="append", metavar="A,B", help="identifiers: not published")
+    p.add_argument("--drop", action="append", metavar="A,B", help="columns dropped")
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
     p.add_argument("--values", help="representative values for the distance |v_i - v_j|")
     g = p.add_mutually_exclusive_group()
@@ -133,9 +125,11 @@ def register(sub) -> None:
     g.add_argument("--matrix", help="CSV distance matrix in --domain order")
     p.add_argument("--algorithm", choices=("simple", "duplicate"), default="simple")
     p.add_argument("--rows", help="also write the shuffled N x l rows (Table 7) to this CSV")
-    p.add_argument("--seed", help="reproducible run (keep the seed as secret as the data)")
+    A.add_key_options(p)
+    p.add_argument("--keep-order", action="store_true",
+                   help="keep the input row order (default: a keyed random order)")
     p.add_argument("--rng", choices=("chacha20", "philox"), default="chacha20")
-    p.add_argument("--threads", type=_positive_int, default=None)
+    p.add_argument("--threads", type=A.positive_int, default=None)
     p.set_defaults(func=cmd_anonymize)
 
     p = sub.add_parser("semantic-analyze",
@@ -146,5 +140,5 @@ def register(sub) -> None:
     p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em")
     p.add_argument("--selection", choices=("auto", "exact", "montecarlo", "paper"), default="auto",
                    help="how the selection probabilities are obtained (default: exact if feasible)")
-    p.add_argument("--threads", type=_positive_int, default=None)
+    p.add_argument("--threads", type=A.positive_int, default=None)
     p.set_defaults(func=cmd_analyze)

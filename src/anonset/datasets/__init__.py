@@ -59,11 +59,20 @@ def adult_hierarchy(name: str) -> Hierarchy:
 
 
 def adult_schema(df: pd.DataFrame | None = None, *, attributes=ADULT_QIDS,
-                 hierarchies: bool = True) -> Schema:
+                 hierarchies: bool = True, rest: str = "drop") -> Schema:
     """Schema of paper 000's Adult set-up: the given attributes are sensitive
     QIDs, age is categorized in 10-year bins, categorical domains come from
-    the shipped hierarchies (relationship's is declared in ADULT_DOMAINS), the
-    rest of the columns pass through.  Every domain is declared."""
+    the shipped hierarchies (relationship's is declared in ADULT_DOMAINS).
+    Every domain is declared.
+
+    Parameters
+    ----------
+    rest : {'drop', 'other'}
+        The role of every other column: dropped (default), or passed through
+        unchanged ('other': only when you know none of them identifies anyone).
+    """
+    from ..validate import check_choice
+    check_choice(rest, "rest", ("drop", "other"))
     if df is None:
         df = load_adult()
     attributes = list(attributes)
@@ -74,6 +83,6 @@ def adult_schema(df: pd.DataFrame | None = None, *, attributes=ADULT_QIDS,
                 hier[a] = adult_hierarchy(a)
     bins = {"age": ADULT_AGE_BINS} if "age" in attributes else {}
     domains = {a: ADULT_DOMAINS[a] for a in attributes if a in ADULT_DOMAINS}
-    return Schema.infer(df, sensitive=attributes,
-                        other=[c for c in df.columns if c not in attributes],
-                        bins=bins, hierarchies=hier, domains=domains)
+    others = [c for c in df.columns if c not in attributes]
+    return Schema.infer(df, sensitive=attributes, bins=bins, hierarchies=hier, domains=domains,
+                        **{rest: others})

@@ -1,39 +1,33 @@
-"""Atomic output files: write to a temporary file beside the target, then
-rename.  An interrupted run (an exception, SIGINT) leaves no partial file."""
+"""Atomic outputs: every file is written to a temporary name beside its
+target and renamed at the end, so a failure or an interrupt never leaves a
+partial file at a final path.
+
+* Several files that belong together (a CSV table and its ``.anonset.json``)
+  are one unit (:func:`atomic_paths`): every target is checked before
+  anything is written, and none is left behind unless all are.
+* Temporary names carry the writer's process id
+  (``.OUT.anonset-<pid>-<random>.tmp``); a run that was killed (SIGKILL, a
+  power cut) leaves them behind, and the next run on the same output removes
+  those whose process is gone (:func:`remove_stale`).  SIGTERM and SIGHUP are
+  turned into an exception by the command line, so the cleanup runs.
+* An input file is never overwritten.
+"""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "same_file"]
+from ..validate import InputError
 
+__all__ = ["atomic_path", "atomic_paths", "same_file", "remove_stale", "temp_dir"]
 
-@contextlib.contextmanager
-def atomic_path(path, *, protect=()):
-    """Yield a temporary path; on success move it to ``path``.
-
-    ``protect`` lists input files that must never be overwritten: naming one of
-    them as the output is an error before anything is written.
-    """
-    path = Path(path)
-    for p in protect:
-        if p is not None and same_file(path, p):
-            raise ValueError(f"output {str(path)!r} is the input file; choose another name "
-                             "(the input is never overwritten)")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
-        raise FileNotFoundError(f"output directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+log = logging.getLogger("anonset")
+_TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d)$")
 
 
 def same_file(a, b) -> bool:
@@ -42,3 +36,114 @@ def same_file(a, b) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True            # someone else's process: leave its files alone
+    return True
+
+
+def remove_stale(path) -> list:
+    """Remove temporaries of ``path`` left by a killed run (their process is
+    gone); returns what was removed."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    removed = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        m = _TEMP.match(p.name)
+        if not m or m.group("name") != path.name or _alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed.append(p)
+            log.warning("removed %s, left by an interrupted run", p)
+    return removed
+
+
+def _check_target(path: Path, protect) -> Path:
+    for p in protect:
+        if p is not None and same_file(path, p):
+            raise InputError("is an input file; choose another name (inputs are never "
+                             "overwritten)", param="output", file=path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"is in a directory that does not exist ({str(parent)!r})",
+                         param="output", file=path)
+    if path.is_dir():
+        raise InputError("is a directory", param="output", file=path,
+                         expected="a file name")
+    return parent
+
+
+def _temp_name(path: Path, parent: Path, suffix: str) -> str:
+    return tempfile.mktemp(prefix=f".{path.name}.anonset-{os.getpid()}-", suffix=suffix,
+                           dir=parent)
+
+
+@contextlib.contextmanager
+def atomic_paths(*paths, protect=()):
+    """Yield one temporary path per target; on success move them all into
+    place.  Every target is checked first (not an input, not a directory, its
+    directory exists); on any failure no target is created or changed."""
+    paths = [Path(p) for p in paths]
+    parents = [_check_target(p, protect) for p in paths]
+    for p in paths:
+        remove_stale(p)
+    tmps = []
+    try:
+        for p, parent in zip(paths, parents):
+            t = Path(_temp_name(p, parent, ".tmp"))
+            t.touch(exist_ok=False)
+            tmps.append(t)
+        yield tmps[0] if len(tmps) == 1 else tmps
+        # the companions first, the main file last: a reader that finds the
+        # main file finds its companions too
+        done = []
+        try:
+            for t, p in list(zip(tmps, paths))[::-1]:
+                os.replace(t, p)
+                done.append(p)
+        except BaseException:
+            for p in done:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+            raise
+    except BaseException:
+        for t in tmps:
+            with contextlib.suppress(FileNotFoundError, OSError):
+                t.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_path(path, *, protect=()):
+    """Yield a temporary path beside ``path``; on success move it into place."""
+    with atomic_paths(path, protect=protect) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def temp_dir(path):
+    """A temporary directory beside ``path`` (same disk), removed afterwards."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    d = Path(tempfile.mkdtemp(prefix=f".{path.name}.anonset-{os.getpid()}-", suffix=".d",
+                              dir=parent))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

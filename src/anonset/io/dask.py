@@ -1,38 +1,38 @@
-"""Publishing and reconstruction on Dask (``pip install 'anonset[dask]'``).
+"""Publishing and reconstruction on Dask (``pip install 'anonset[dask]'``):
+the partition path of :mod:`anonset.engine`.
 
-:func:`publish` maps the sampler over the partitions of a Dask DataFrame.
-Each record's sets are a pure function of (key, global row index, attribute),
-so a partition only needs its first global row index: the row offsets come
-from the partition lengths, counted in a first pass that also gathers what
-the parameters need (inferred domains, closeness's A_j) as mergeable
-per-partition statistics.  The output therefore equals
-``anonset.publish`` on the concatenated table for the same key, whatever the
-partitioning, the number of workers, or which tasks were re-run after a
-worker died (every task is a pure function of its inputs).
+:func:`publish` runs the engine's first pass as one task per partition
+(mergeable statistics; their row counts give each partition its global row
+offset), builds the plan on the client exactly as in memory, and maps
+:func:`anonset.engine.publish_block` over the partitions.  Every set is a pure
+function of (key, global row, attribute) and every task a pure function of
+its inputs, so the output equals :func:`anonset.publish` on the concatenated
+table for the same key, whatever the partitioning, the number of workers, or
+which tasks were re-run after a worker died.  The output order is the keyed
+shuffle of the engine: :attr:`DaskSetTable.frame` carries each row's rank,
+and everything that gathers or writes the table (:meth:`DaskSetTable.ordered`,
+``to_settable``, ``to_parquet``, ``to_csv``) goes by rank.
 
-:func:`reconstruct` sums per-partition counts -- w of eq. 17 for 'em' and
-'value_adding', distinct set tuples with multiplicities for 'exact_em' -- and
-runs the EM on the client, so the estimate equals the in-memory one.
+:func:`reconstruct` sums per-partition counts (w of eq. 17, or distinct set
+tuples for 'exact_em') and estimates on the client.
 
-The generator key is created on the client and travels to the workers inside
-the task graph: the scheduler and workers must be as trusted as the data (a
-seed must be kept as secret as the data in any case).  See docs/scaling.md.
+The generator key travels to the workers inside the task graph: the
+scheduler and workers must be as trusted as the data.  See docs/scaling.md.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
 
-from .keys import check_rng, make_key
+from .. import engine
 from ..randomized.crosstab import CrossTab
+from ..randomized.settable import SetTable, mask_columns
 from ..schema import Schema
-from ..randomized.settable import SetTable
-from .stream import (ColumnStats, PatternCounter, TableHeader, needs_distribution,
-                     publish_chunk, reconstruct_from_counts, resolve_params)
+from .published import TableHeader, metadata, open_sink
 
 __all__ = ["publish", "reconstruct", "DaskSetTable"]
+
+_RANK, _ROW = "__rank__", "__row__"
 
 
 def _require_dask():
@@ -43,56 +43,24 @@ def _require_dask():
         raise ImportError("anonset.dask needs Dask: pip install 'anonset[dask]'") from e
 
 
-def mask_columns(attr) -> list:
-    """Column names holding an attribute's bitmask words in a partition."""
-    words = (attr.d + 63) // 64
-    return [attr.name] if words == 1 else [f"{attr.name}#{k}" for k in range(words)]
-
-
-def _to_frame(table: SetTable) -> pd.DataFrame:
-    cols = {}
-    for a in table.schema:
-        if a.name in table.params:
-            m = table.mask(a.name)
-            for k, c in enumerate(mask_columns(a)):
-                cols[c] = np.ascontiguousarray(m[:, k])
-        elif a.name in table.other.columns:
-            cols[a.name] = table.other[a.name].to_numpy()
-    return pd.DataFrame(cols)
-
-
-def _masks_of(frame: pd.DataFrame, attr) -> np.ndarray:
-    cols = mask_columns(attr)
-    return np.ascontiguousarray(np.stack([frame[c].to_numpy(dtype=np.uint64) for c in cols],
-                                         axis=1))
-
-
 # ------------------------------------------------------------------ tasks
-def _stats_task(part, schema, need_domain, need_counts, missing):
-    return ColumnStats(schema, need_domain, need_counts, missing).add(part)
+def _stats_task(part, d):
+    return engine.Stats(d).add(part)
 
 
-def _publish_task(part, schema, params, key, row0, rng, missing, n_threads, model, info):
-    t = publish_chunk(part, schema, params, key, row0, rng=rng, missing=missing,
-                      n_threads=n_threads, model=model, info=info)
-    return _to_frame(t)
+def _publish_task(part, plan, row0):
+    frame = engine.publish_block(plan, part, row0).to_mask_frame()
+    ranks = engine.block_ranks(plan, row0, len(frame))
+    frame[_RANK] = ranks if ranks is not None else np.arange(row0, row0 + len(frame),
+                                                             dtype=np.uint64)
+    frame[_ROW] = np.arange(row0, row0 + len(frame), dtype=np.int64)
+    return frame
 
 
-def _w_task(part, attrs, dims, max_set, n_threads):
-    from ..randomized import _kernels
-    if len(part) == 0:
-        return np.zeros(dims, dtype=np.int64)
-    return _kernels.count_w([_masks_of(part, a) for a in attrs], dims, max_set,
-                            n_threads=n_threads)
-
-
-def _patterns_task(part, attrs):
-    if len(part) == 0:
-        return None
-    pc = PatternCounter([(a.d + 63) // 64 for a in attrs])
-    pc.add_masks([_masks_of(part, a) for a in attrs])
-    (masks, cnt) = pc.result()
-    return np.concatenate(masks, axis=1), cnt.astype(np.int64)
+def _counts_task(part, rplan, attrs):
+    masks = [SetTable.from_mask_frame(part, Schema(tuple(attrs)), {
+        a.name: rplan.header.params[a.name] for a in attrs}).mask(a.name) for a in attrs]
+    return rplan.counts().add(masks)
 
 
 # --------------------------------------------------------------- published
@@ -103,8 +71,9 @@ class DaskSetTable:
     ----------
     frame : dask.dataframe.DataFrame
         One uint64 column per published attribute (``name#k`` for the k-th
-        word where d > 64) and the pass-through columns; partition i holds
-        global rows ``offsets[i] .. offsets[i + 1] - 1``.
+        word where d > 64), the pass-through columns, and each row's keyed
+        rank and global input row; partition i holds input rows
+        ``offsets[i] .. offsets[i + 1] - 1``.
     schema, params, model, info, n_rows
         As :class:`anonset.SetTable`.
     offsets : list of int
@@ -123,79 +92,70 @@ class DaskSetTable:
         return TableHeader(self.schema, self.params, self.model, self.n_rows, self.info)
 
     def metadata(self) -> dict:
-        from .stream import _metadata
-        return _metadata(self.schema, self.params, self.model, self.n_rows, self.info)
+        return metadata(self.schema, self.params, self.model, self.n_rows, self.info)
+
+    def ordered(self):
+        """The frame in published order: a keyed shuffle by rank, with
+        divisions known in advance (ranks are uniform over 64 bits), each
+        partition sorted by (rank, row)."""
+        n = max(1, self.frame.npartitions)
+        if self.info.get("row_order") == "input":
+            return self.frame
+        divisions = [int(x) for x in np.linspace(0, 2 ** 64 - 1, n + 1, dtype=np.float64)]
+        divisions = sorted(set(min(max(x, 0), 2 ** 64 - 1) for x in divisions))
+        divisions[0], divisions[-1] = 0, 2 ** 64 - 1
+        shuffled = self.frame.set_index(_RANK, divisions=divisions, sorted=False, drop=False)
+        return shuffled.map_partitions(_sort_part, meta=self.frame._meta)
 
     def _table(self, frame: pd.DataFrame) -> SetTable:
-        frame = frame.reset_index(drop=True)
-        masks = {a.name: _masks_of(frame, a) for a in self.schema.published}
-        other = [a.name for a in self.schema if a.role == "other"]
-        return SetTable(self.schema, masks, self.params, self.model,
-                        frame[other] if other else None, self.info)
+        return SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)
 
     def to_settable(self, **compute) -> SetTable:
-        """Compute and gather the whole table on the client."""
-        return self._table(self.frame.compute(**compute))
+        """Compute and gather the whole table on the client, in published order."""
+        return self._table(self.ordered().compute(**compute))
 
     def iter_tables(self, **compute):
-        """Partition by partition, in order, as SetTables (one in memory at a time)."""
-        for part in self.frame.to_delayed():
+        """Partition by partition in published order, one in memory at a time."""
+        for part in self.ordered().to_delayed():
             yield self._table(part.compute(**compute))
 
     def to_parquet(self, path, *, protect=(), **compute) -> None:
-        """One Parquet file, as :meth:`SetTable.to_parquet` writes it (a row
-        group per partition), gathered partition by partition; atomic."""
+        """One Parquet file, as :meth:`SetTable.to_parquet` writes it; atomic."""
         self._write(path, "parquet", protect, compute)
 
     def to_csv(self, path, *, protect=(), **compute) -> None:
-        """CSV with ``{a|b|c}`` cells and ``.anonset.json``, as :meth:`SetTable.to_csv`."""
+        """CSV with ``{a|b|c}`` cells and ``.anonset.json``, as one atomic unit."""
         self._write(path, "csv", protect, compute)
 
     def _write(self, path, fmt, protect, compute):
-        import contextlib
-        import json
-        from pathlib import Path
-
-        from .atomic import atomic_path
-        from ..randomized.settable import CSV_META_SUFFIX
-        from .stream import _CsvSink, _ParquetSink
-        meta = self.metadata()
-        with contextlib.ExitStack() as stack:
-            tmp = stack.enter_context(atomic_path(path, protect=protect))
-            mtmp = stack.enter_context(atomic_path(Path(str(path) + CSV_META_SUFFIX),
-                                                   protect=protect)) if fmt == "csv" else None
-            sink = (_ParquetSink if fmt == "parquet" else _CsvSink)(tmp, self.schema,
-                                                                    self.params, meta, path)
-            try:
-                for t in self.iter_tables(**compute):
-                    if t.n_rows:
-                        sink.write(t)
-            finally:
-                sink.close()
-            if mtmp is not None:
-                meta["csv_dtypes"] = sink.dtypes
-                mtmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        with open_sink(path, fmt, self.schema, self.metadata(), protect=protect) as sink:
+            for t in self.iter_tables(**compute):
+                if t.n_rows:
+                    sink.write(t)
 
     def __repr__(self):
         return (f"DaskSetTable(n_rows={self.n_rows}, partitions={len(self.offsets) - 1}, "
                 f"{', '.join(self.names)})")
 
 
-def publish(ddf, model, schema: Schema | None = None, *, seed=None, rng: str = "chacha20",
-            n_threads: int | None = 1, missing: str = "error", clip_l: bool = False,
-            params=None, scheduler=None, **infer) -> DaskSetTable:
+def _sort_part(part: pd.DataFrame) -> pd.DataFrame:
+    part = part.reset_index(drop=True)
+    order = engine.order_of(part[_RANK].to_numpy(dtype=np.uint64), part[_ROW].to_numpy())
+    return part.iloc[order].reset_index(drop=True)
+
+
+def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None = 1,
+            scheduler=None, **options) -> DaskSetTable:
     """Publish a Dask DataFrame partition by partition (paper 000, Sec. V-B).
 
-    Equals ``anonset.publish(ddf.compute(), model, schema, seed=seed, ...)``
-    for the same seed, whatever the partitioning.  A first pass (computed
-    now) counts each partition's rows and gathers inferred domains and, for
-    closeness, each attribute's value counts; the publishing itself is lazy
-    (``.frame``).
+    Equals ``anonset.publish(ddf.compute(), model, schema, ...)`` for the same
+    seed, whatever the partitioning.  The first pass (statistics and row
+    offsets) is computed now; the publishing itself is lazy (``.frame``).
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-    model, schema, seed, rng, missing, clip_l, params, **infer
+    model, schema, **options
         As :func:`anonset.publish`.
     n_threads : int, optional
         Kernel threads per task (default 1: Dask runs tasks in parallel).
@@ -211,9 +171,11 @@ def publish(ddf, model, schema: Schema | None = None, *, seed=None, rng: str = "
     >>> import pandas as pd, dask.dataframe as dd, anonset
     >>> from anonset import dask as adask
     >>> df = pd.DataFrame({"job": list("abcabcab"), "city": list("xyxyzxyz")})
-    >>> pub = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2), seed=1,
-    ...                     scheduler="sync")
-    >>> pub.to_settable(scheduler="sync").equals(anonset.publish(df, anonset.Diversity(2), seed=1))
+    >>> seed = "a secret seed of 32 characters.."
+    >>> pub = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+    ...                     sensitive=["job", "city"], seed=seed, scheduler="sync")
+    >>> pub.to_settable(scheduler="sync").equals(
+    ...     anonset.publish(df, anonset.Diversity(2), sensitive=["job", "city"], seed=seed))
     True
     """
     _require_dask()
@@ -221,66 +183,32 @@ def publish(ddf, model, schema: Schema | None = None, *, seed=None, rng: str = "
     import dask.dataframe as dd
     from dask import delayed
 
-    compute_kw = {} if scheduler is None else {"scheduler": scheduler}
-    check_rng(rng)
-    if missing not in ("error", "category"):
-        raise ValueError(f"missing must be 'error' or 'category', got {missing!r}")
+    from ..validate import InputError
     if not isinstance(ddf, dd.DataFrame):
-        raise TypeError(f"expected a dask DataFrame, got {type(ddf).__name__}")
-    parts = ddf.to_delayed()
-    if schema is None:
-        sample = None
-        for p in parts:
-            sample = p.compute(**compute_kw)
-            if len(sample):
-                break
-        if sample is None or len(sample) == 0:
-            raise ValueError("the table is empty: nothing to publish")
-        base = Schema.infer(sample, missing=missing, **infer)
-        need_domain = [a.name for a in base.published if a.inferred]
-        del sample
-    else:
-        if infer:
-            raise ValueError(f"give either a schema or inference options, not both "
-                             f"(got {sorted(infer)})")
-        base, need_domain = schema, []
-    for a in base:
-        if a.name not in ddf.columns:
-            raise ValueError(f"column {a.name!r} of the schema is not in the data")
-    if not base.published:
-        raise ValueError("no sensitive or exact attribute to publish")
-    need_counts = [a.name for a in base.sensitive] if needs_distribution(model) else []
-    cols = sorted(set(need_domain) | set(need_counts), key=base.names.index) or \
-        [base.names[0]]
-
-    # first pass: lengths (row offsets) and mergeable statistics
-    stats_parts = ddf[cols].to_delayed()
-    stats = dask.compute(*[delayed(_stats_task)(p, base, need_domain, need_counts, missing)
-                           for p in stats_parts], **compute_kw)
-    total = ColumnStats(base, need_domain, need_counts, missing)
+        raise InputError(f"got a {type(ddf).__name__}", param="ddf",
+                         expected="a dask DataFrame")
+    compute_kw = {} if scheduler is None else {"scheduler": scheduler}
+    opts = engine.Options(model, schema, n_threads=n_threads, **options)
+    d = engine.draft(opts, list(ddf.columns), dict(ddf._meta.dtypes))
+    stats = dask.compute(*[delayed(_stats_task)(p, d) for p in ddf[d.stats_columns].to_delayed()],
+                         **compute_kw)
+    total = engine.Stats(d)
     offsets = [0]
     for s in stats:
         total.merge(s)
         offsets.append(offsets[-1] + s.n)
-    base, counts, n_rows = total.finish()
-    if n_rows == 0:
-        raise ValueError("the table is empty: nothing to publish")
-    params = resolve_params(model, base, counts, params, clip_l)
-    keep = Schema(tuple(a for a in base if a.role != "identifier"))
-    info = {"rng": rng, "seeded": seed is not None}
-    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
-    mdict = model.to_dict()
-    # the published partitions: lazy, pure tasks
-    meta = _to_frame(SetTable(keep, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
-                                     for a in keep.published}, params, mdict,
-                              ddf._meta[[a.name for a in keep if a.role == "other"]]
-                              if any(a.role == "other" for a in keep) else None, info))
-    tasks = [delayed(_publish_task, pure=True)(p, base, params, key, row0, rng, missing,
-                                               n_threads, mdict, info)
-             for p, row0 in zip(parts, offsets[:-1])]
-    del key
+    plan = engine.make_plan(d, total)
+    empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
+                                   for a in plan.schema.published}, plan.params, plan.model,
+                     ddf._meta[[a.name for a in plan.schema if a.role == "other"]]
+                     if any(a.role == "other" for a in plan.schema) else None, plan.info)
+    meta = empty.to_mask_frame()
+    meta[_RANK] = np.zeros(0, dtype=np.uint64)
+    meta[_ROW] = np.zeros(0, dtype=np.int64)
+    tasks = [delayed(_publish_task, pure=True)(p, plan, row0)
+             for p, row0 in zip(ddf.to_delayed(), offsets[:-1])]
     frame = dd.from_delayed(tasks, meta=meta, verify_meta=False)
-    return DaskSetTable(frame, keep, params, mdict, info, offsets)
+    return DaskSetTable(frame, plan.schema, plan.params, plan.model, plan.info, offsets)
 
 
 def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 2000,
@@ -288,37 +216,24 @@ def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: 
                 **compute) -> CrossTab:
     """Reconstruct a cross-tabulation from a :class:`DaskSetTable`.
 
-    Per-partition counts (w of eq. 17, or distinct set tuples for
-    'exact_em') are computed on the workers and summed on the client, where
-    the EM runs.  Equals ``anonset.reconstruct(pub.to_settable(), ...)``.
+    Per-partition counts are computed on the workers and merged on the
+    client, where the EM runs.  Equals ``anonset.reconstruct(pub.to_settable(),
+    ...)``.
     """
     _require_dask()
     import dask
     from dask import delayed
 
-    from ..randomized.reconstruct import METHODS, _check_attrs, _dims, _threads
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    header = pub.header()
-    attributes = _check_attrs(header, attributes)
-    dims = _dims(header, attributes)
-    attrs = [pub.schema[a] for a in attributes]
-    cols = [c for a in attrs for c in mask_columns(a)]
-    parts = pub.frame[cols].to_delayed()
+    rplan = engine.ReconstructionPlan(pub.header(), attributes, method, max_iter=max_iter,
+                                      tol=tol, n_threads=n_threads, seed=seed)
+    counts = rplan.counts()
     if method == "random":
-        return reconstruct_from_counts(header, attributes, method, seed=seed)
-    if method == "exact_em":
-        res = dask.compute(*[delayed(_patterns_task)(p, attrs) for p in parts], **compute)
-        pc = PatternCounter([(a.d + 63) // 64 for a in attrs])
-        for r in res:
-            if r is not None:
-                pc.add_patterns(*r)
-        return reconstruct_from_counts(header, attributes, method, patterns=pc.result(),
-                                       max_iter=max_iter, tol=tol, n_threads=n_threads)
-    max_set = math.prod(header.params[a].eta for a in attributes)
-    ws = dask.compute(*[delayed(_w_task)(p, attrs, dims, max_set, 1) for p in parts], **compute)
-    w = np.zeros(dims, dtype=np.int64)
-    for x in ws:
-        w += x
-    return reconstruct_from_counts(header, attributes, method, w=w, max_iter=max_iter,
-                                   tol=tol, n_threads=_threads(n_threads) or None, seed=seed)
+        counts.rows = pub.n_rows
+        return rplan.estimate(counts)
+    attrs = [pub.schema[a] for a in rplan.attributes]
+    cols = [c for a in attrs for c in mask_columns(a)]
+    parts = dask.compute(*[delayed(_counts_task)(p, rplan, attrs)
+                           for p in pub.frame[cols].to_delayed()], **compute)
+    for c in parts:
+        counts.merge(c)
+    return rplan.estimate(counts)

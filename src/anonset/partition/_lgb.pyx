@@ -1,15 +1,16 @@
 # cython: language_level=3
-"""Thin nogil wrappers over csrc/lgb.c.  Validation happens in anonset.lgb."""
+"""Thin nogil wrappers over csrc/partition/lgb.c (paper 002, Alg. 2-4).
+Validation happens in anonset.lgb."""
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t
 
 cnp.import_array()
 
+from ._status cimport check_status
+
+
 cdef extern from "lgb.h":
-    int ANONSET_OK
-    int ANONSET_ERR_VALUE
-    int ANONSET_ERR_NOMEM
     int anonset_lgb_bucketize(int64_t n_runs, const int64_t *run_count, int64_t l,
                               int64_t *bucket, int64_t *n_buckets) nogil
     int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
@@ -24,13 +25,6 @@ cdef extern from "lgb.h":
                             int64_t *group_end, int64_t *n_groups) nogil
 
 
-cdef check_status(int status, str what):
-    if status == ANONSET_OK:
-        return
-    if status == ANONSET_ERR_NOMEM:
-        raise MemoryError(f"{what} kernel: scratch allocation failed")
-    raise ValueError(f"{what} kernel: bad input (status {status})")
-
 
 def bucketize(const int64_t[::1] run_count, int64_t l):
     """Bucket of every tuple (sorted by value) and the number of buckets."""
@@ -44,7 +38,7 @@ def bucketize(const int64_t[::1] run_count, int64_t l):
         return out[:0], 0
     with nogil:
         status = anonset_lgb_bucketize(run_count.shape[0], &run_count[0], l, &o[0], &nb)
-    check_status(status, "bucketize")
+    check_status(status, "bucketize kernel", "bad input")
     return out[:n], nb
 
 
@@ -70,5 +64,5 @@ def partition(str method, int64_t[::1] idx, const int32_t[:, ::1] codes,
             status = anonset_lgb_topdown(m, &idx[0], codes.shape[1], &codes[0, 0], na, ap,
                                          &dom[0], &cost_kind[0], &cost_off[0], &cost_tab[0],
                                          k, 1 if balance else 0, &e[0], &ng)
-    check_status(status, method)
+    check_status(status, f"{method} kernel", "bad input")
     return ends[:ng]

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..encode import encode
-from ..schema import Schema, _as_frame
+from ..schema import Schema
+from ..io.tables import as_frame as _as_frame
 
 __all__ = ["CrossTab", "true_crosstab"]
 

@@ -3,7 +3,12 @@
 For each record and sensitive QID S_j, a coin with head probability p_j: on
 head the set holds the true value and eta_j - 1 distinct other values, on tail
 eta_j distinct values drawn from the whole domain.  Exact QIDs are published
-as they are; identifiers are dropped; pass-through columns are copied.
+as they are; identifiers and dropped columns are not published; pass-through
+columns are copied.  Rows come out in a keyed random order.
+
+:func:`publish` is the in-memory path of :mod:`anonset.engine`: the table is
+one block.  The streamed (:mod:`anonset.stream`) and Dask
+(:mod:`anonset.dask`) paths run the same engine over many blocks.
 """
 from __future__ import annotations
 
@@ -12,18 +17,17 @@ import dataclasses
 import numpy as np
 
 from . import _kernels
-from ..io.keys import check_rng, make_key
-from ..validate import check_threads as _threads
-from ..encode import encode
-from .params import optimize
-from ..schema import Schema, _as_frame
+from .. import engine
+from ..io.keys import check_rng
+from ..io.tables import as_frame
+from ..validate import InputError, check_threads as _threads
 from .settable import SetTable
 
-__all__ = ["publish", "sample_sets"]
+__all__ = ["publish", "sample_sets", "check_params"]
 
 
 def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
-                row0: int = 0, n_threads=None) -> dict:
+                row0: int = 0, n_threads=None, counters=None) -> dict:
     """Random sets for already-encoded columns.
 
     Parameters
@@ -33,6 +37,9 @@ def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
     attr_ids : {name: int} stream id of each attribute (its schema position)
     key : 32-byte generator key
     row0 : global index of the first row (for chunks and partitions)
+    counters : {name: uint64 array}, optional
+        Per-row generator counters replacing the global row (persistent-key
+        mode, :func:`anonset.io.keys.record_counters`).
 
     Returns
     -------
@@ -43,13 +50,14 @@ def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
         return {}
     for n in names:
         if params[n].d > _kernels.MAX_DOMAIN:
-            raise ValueError(f"attribute {n!r} has {params[n].d} values; the set sampler supports "
-                             f"at most {_kernels.MAX_DOMAIN}")
+            raise InputError(f"has {params[n].d:,} values", column=n,
+                             expected=f"at most {_kernels.MAX_DOMAIN:,} (the set sampler's limit)")
+    ctr = None if counters is None else [counters.get(n) for n in names]
     outs = _kernels.sample_sets(
         key, check_rng(rng), [codes[n] for n in names],
         [params[n].d for n in names], [params[n].eta for n in names],
         [params[n].coin for n in names], [int(params[n].exact) for n in names],
-        [attr_ids[n] for n in names], row0=row0, n_threads=_threads(n_threads))
+        [attr_ids[n] for n in names], row0=row0, n_threads=_threads(n_threads), counters=ctr)
     return dict(zip(names, outs))
 
 
@@ -120,36 +128,74 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     return out
 
 
-def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = "chacha20",
-            n_threads: int | None = None, missing: str = "error", clip_l: bool = False,
-            params=None, **infer) -> SetTable:
+def publish(data, model, schema=None, *, sensitive=(), exact=(), identifiers=(), other=(),
+            drop=(), bins=None, domains=None, ordinal=(), hierarchies=None,
+            seed=None, research_seed: bool = False, key_file=None, record_id: str | None = None,
+            allow_clear=(), keep_order: bool = False, missing: str = "error",
+            missing_token: str = "?", clip_l: bool = False, params=None,
+            rng: str = "chacha20", n_threads: int | None = None) -> SetTable:
     """Publish a table under a privacy model of paper 000.
+
+    Every column must have a role you chose: pass a :class:`Schema`, or name
+    each column in one of ``sensitive``, ``exact``, ``identifiers``, ``other``
+    or ``drop``.  A column nobody named is refused (it would otherwise be
+    published, passed through or dropped without you knowing).
 
     Parameters
     ----------
-    data : pandas.DataFrame or pyarrow.Table
+    data : pandas.DataFrame, pyarrow.Table, or a table speaking the Arrow
+        PyCapsule or dataframe interchange protocol (Polars, DuckDB)
     model : Diversity | Anonymity | Closeness | DiversityCloseness
     schema : Schema, optional
-        Roles and domains.  When omitted, ``Schema.infer(data, **infer)``.
-    seed : int, str or bytes, optional
-        Makes the output reproducible.  Anyone who knows the seed can re-run
-        the sampler for each candidate true value and keep the candidates that
-        reproduce a published set, so a seed must be as secret as the data and
-        unguessable (at least 128 random bits, e.g. ``secrets.token_bytes(16)``).
-        By default the key is fresh from the operating system and never stored.
+        Roles and domains of every column (instead of the role arguments).
+    sensitive, exact, identifiers, other, drop : column names
+        Sensitive QIDs (published as random sets), non-sensitive QIDs
+        (published as they are, paper 004), identifiers (not published),
+        pass-through columns (copied unchanged: name them only when they are
+        neither identifying nor sensitive), columns to drop.
+    bins, domains, ordinal, hierarchies : {column: ...}
+        Declared domains: numeric bins ``[e0, e1, ...]``, value lists, ordered
+        value lists (or names of ordinal columns with numeric values), ARX
+        hierarchies.  A domain read off the data reveals which values occur:
+        declare it where that matters.  A pandas Categorical's categories are
+        its declared domain (ordered ones are ordinal).
+    seed : bytes, str or int, optional
+        Key material (at least 128 bits, e.g. ``secrets.token_hex(16)``)
+        that makes the output reproducible; anyone who knows it can recover
+        every true value, so keep it as secret as the data.  By default the
+        key is fresh from the operating system and never stored.
+    research_seed : bool
+        Accept a seed under 128 bits (research runs on data that is not
+        secret); the metadata records it and the audit flags it.
+    key_file : path, optional
+        A file holding the key material (instead of ``seed``), so that the
+        secret never sits in code or on a command line.
+    record_id : str, optional
+        Persistent-key mode: with ``key_file`` (or a long seed) and this
+        identifier column, each record's set is a pure function of (key,
+        record id, attribute, true value), so publishing the same records
+        again gives the same sets and intersecting releases reveals nothing
+        more than one release.  The column itself is never published.
+    allow_clear : column names
+        Sensitive columns you accept to publish in the clear (a model that
+        gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
+        a model is refused.  The metadata and the audit name them.
+    keep_order : bool
+        Keep the input row order (by default rows come out in a keyed random
+        order: a file sorted by a sensitive value would otherwise reveal it).
+    missing : {'error', 'category'}
+        Missing cells: an error, or published as the value ``missing_token``.
+    clip_l : bool
+        Where l_j (k_j) >= d_j, use d_j - 1 (weaker than asked, with a warning).
+    params : {name: AttributeParams}, optional
+        Use these parameters instead of optimizing them; they are checked
+        against the model.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
     n_threads : int, optional
-        Kernel threads (default: OpenMP's default).  The output does not
+        Kernel threads (default: OpenMP's default); the output does not
         depend on it.
-    missing : {'error', 'category'}
-    clip_l : bool
-        Allow l_j >= d_j by using l_j = d_j - 1, with a warning.
-    params : {name: AttributeParams}, optional
-        Use these parameters instead of optimizing them (e.g. for streaming,
-        where they are computed once from the whole file).  They are checked
-        against the model: parameters that would not satisfy it are an error.
 
     Returns
     -------
@@ -158,45 +204,25 @@ def publish(data, model, schema: Schema | None = None, *, seed=None, rng: str = 
     Examples
     --------
     >>> import pandas as pd, anonset
-    >>> df = pd.DataFrame({"job": ["a", "b", "c", "a"], "city": ["x", "y", "x", "z"]})
-    >>> pub = anonset.publish(df, anonset.Diversity(2), seed=1)
+    >>> df = pd.DataFrame({"name": ["Ann", "Bo", "Cy", "Di"],
+    ...                    "job": ["a", "b", "c", "a"], "city": ["x", "y", "x", "z"]})
+    >>> pub = anonset.publish(df, anonset.Diversity(2), identifiers=["name"],
+    ...                       sensitive=["job", "city"])
     >>> [len(s) for s in pub.sets("job")]
     [2, 2, 2, 2]
+    >>> pub.info["row_order"], pub.info["key"]
+    ('shuffled', 'os')
     """
-    frame = _as_frame(data)
-    if len(frame.columns) == 0:
-        raise ValueError("the table has no columns")
-    if len(frame) == 0:
-        raise ValueError("the table is empty (no rows): nothing to publish")
-    if schema is None:
-        schema = Schema.infer(frame, missing=missing, **infer)
-    elif infer:
-        raise ValueError(f"give either a schema or inference options, not both "
-                         f"(got {sorted(infer)})")
-    for a in schema:
-        if a.name not in frame.columns:
-            raise ValueError(f"column {a.name!r} of the schema is not in the data")
-    published = schema.published
-    if not published:
-        raise ValueError("no sensitive or exact attribute to publish")
-    for a in published:
-        # before the parameter search, whose closeness tables are d x d
-        # (36 GiB at d = 70,000): the sampler's limit is the binding one
-        if a.d > _kernels.MAX_DOMAIN:
-            raise ValueError(f"attribute {a.name!r} has {a.d:,} values; the set sampler "
-                             f"supports at most {_kernels.MAX_DOMAIN:,} (generalize it with "
-                             "bins or a hierarchy level first)")
-    codes = encode(frame, schema, missing=missing)
-    if params is None:
-        params = optimize(model, published, codes, clip_l=clip_l)
-    else:
-        params = check_params(params, model, published, codes, clip_l=clip_l)
-    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
-    ids = {a.name: schema.stream_id(a.name) for a in published}
-    masks = sample_sets(codes, params, ids, key, rng=rng, n_threads=n_threads)
-    del key
-    keep = [a for a in schema if a.role != "identifier"]
-    other_names = [a.name for a in keep if a.role == "other"]
-    other = frame[other_names].reset_index(drop=True) if other_names else None
-    return SetTable(Schema(tuple(keep)), masks, params, model.to_dict(), other,
-                    info={"rng": rng, "seeded": seed is not None})
+    frame = as_frame(data)
+    opts = engine.Options(model, schema, sensitive=sensitive, exact=exact,
+                          identifiers=identifiers, other=other, drop=drop, bins=bins or {},
+                          domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
+                          missing=missing, missing_token=missing_token, clip_l=clip_l,
+                          params=params, allow_clear=allow_clear, keep_order=keep_order,
+                          record_id=record_id, seed=seed, research_seed=research_seed,
+                          key_file=key_file, rng=rng, n_threads=n_threads)
+    d = engine.draft(opts, list(frame.columns), dict(frame.dtypes))
+    plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))
+    table = engine.publish_block(plan, frame, 0)
+    ranks = engine.block_ranks(plan, 0, table.n_rows)
+    return table if ranks is None else table.take(engine.order_of(ranks))

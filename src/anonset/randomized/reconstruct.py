@@ -37,31 +37,7 @@ __all__ = ["reconstruct", "count_w", "METHODS"]
 METHODS = ("em", "exact_em", "value_adding", "random")
 
 
-def _check_attrs(table: SetTable, attributes) -> list:
-    if isinstance(attributes, str):
-        attributes = [attributes]
-    attributes = list(attributes)
-    if not attributes:
-        raise ValueError("attributes: name at least one published attribute")
-    if len(set(attributes)) != len(attributes):
-        raise ValueError(f"attributes: {attributes} names an attribute twice")
-    for a in attributes:
-        if a not in table.params:
-            raise ValueError(f"attributes: {a!r} is not a published attribute; "
-                             f"published: {table.names}")
-    return attributes
-
-
-MAX_CELLS = 1 << 28
-
-
-def _dims(table, attributes):
-    dims = [table.schema[a].d for a in attributes]
-    ncells = math.prod(dims)
-    if ncells > MAX_CELLS:
-        raise ValueError(f"the cross-tabulation of {attributes} has {ncells} cells; at most "
-                         f"{MAX_CELLS} are supported")
-    return dims
+from ..validate import MAX_CELLS, check_attributes as _check_attrs, check_cells as _dims  # noqa: E402
 
 
 def count_w(table: SetTable, attributes, *, n_threads=None) -> np.ndarray:
@@ -110,12 +86,10 @@ def reconstruct(table: SetTable, attributes, method: str = "em", *, max_iter: in
     >>> round(ct.total, 6)
     8.0
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
-    if not (tol >= 0):
-        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    from ..validate import check_choice
+    check_choice(method, "method", METHODS)
+    _check_stopping(max_iter, tol)
+    max_iter = int(max_iter)
     attributes = _check_attrs(table, attributes)
     dims = _dims(table, attributes)
     N = table.n_rows
@@ -243,3 +217,81 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = 2
     info = {"iterations": iters, "change": change, "max_iter": max_iter, "tol": tol,
             "converged": change <= tol, "loglik": ll, "patterns": U}
     return pi * N, info
+
+
+# ------------------------------------------------------ counts of blocks
+class PatternCounter:
+    """Distinct set tuples over q' attributes with their multiplicities,
+    merged block by block (chunks of a file, partitions of a Dask frame).  The
+    merged result is what the exact EM computes from the whole table: the same
+    tuples in the same (np.unique) order, with the same counts."""
+
+    def __init__(self, widths):
+        self.widths = list(widths)
+        self._parts = []
+
+    def add_masks(self, masks):
+        stacked = np.concatenate([np.asarray(m, dtype=np.uint64).reshape(len(m), -1)
+                                  for m in masks], axis=1)
+        uniq, cnt = np.unique(stacked, axis=0, return_counts=True)
+        self.add_patterns(uniq, cnt)
+
+    def add_patterns(self, uniq, counts):
+        self._parts.append((np.asarray(uniq, dtype=np.uint64), np.asarray(counts, dtype=np.int64)))
+        if len(self._parts) > 8:
+            self._merge()
+
+    def merge(self, other: "PatternCounter") -> "PatternCounter":
+        self._parts.extend(other._parts)
+        self._merge()
+        return self
+
+    def _merge(self):
+        if len(self._parts) <= 1:
+            return
+        allu = np.concatenate([u for u, _ in self._parts], axis=0)
+        allc = np.concatenate([c for _, c in self._parts])
+        uniq, inv = np.unique(allu, axis=0, return_inverse=True)
+        cnt = np.bincount(inv.ravel(), weights=allc, minlength=len(uniq)).astype(np.int64)
+        self._parts = [(uniq, cnt)]
+
+    def result(self):
+        """(list of per-attribute pattern masks, float64 counts)."""
+        self._merge()
+        if not self._parts:
+            raise ValueError("no rows")
+        uniq, cnt = self._parts[0]
+        out, col = [], 0
+        for w in self.widths:
+            out.append(np.ascontiguousarray(uniq[:, col:col + w]))
+            col += w
+        return out, cnt.astype(np.float64)
+
+
+def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
+                         max_iter: int = 2000, tol: float = 1e-6, n_threads=None,
+                         seed=None) -> CrossTab:
+    """Finish a reconstruction from counts merged over blocks: ``w`` (eq. 17)
+    for 'em' and 'value_adding', ``patterns`` = (pattern masks, counts) for
+    'exact_em'.  ``header`` is a SetTable or anything with its schema,
+    params, n_rows and names.  The estimate equals :func:`reconstruct` on the
+    whole table."""
+    if method != "exact_em":
+        return reconstruct(header, attributes, method, max_iter=max_iter, tol=tol,
+                           n_threads=n_threads, seed=seed, w=w)
+    attributes = _check_attrs(header, attributes)
+    dims = _dims(header, attributes)
+    _check_stopping(max_iter, tol)
+    pm, weight = patterns
+    counts, info = exact_em_patterns([header.params[a] for a in attributes], dims,
+                                     header.n_rows, pm, weight, max_iter=max_iter, tol=tol,
+                                     n_threads=_threads(n_threads))
+    return CrossTab(tuple(attributes), tuple(header.schema[a].domain for a in attributes),
+                    counts, "exact_em", info)
+
+
+def _check_stopping(max_iter, tol) -> None:
+    from ..validate import InputError, check_int
+    check_int(max_iter, "max_iter", minimum=0)
+    if not (tol >= 0):
+        raise InputError(f"got {tol!r}", param="tol", expected="a number >= 0")

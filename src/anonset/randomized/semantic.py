@@ -245,7 +245,8 @@ def check_feasible(distance: SemanticDistance, l: int, d: float, codes=None, lab
 
 # ---------------------------------------------------------------- publishing
 def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
-                  algorithm: str = "simple", seed=None, key: bytes | None = None,
+                  algorithm: str = "simple", seed=None, research_seed: bool = False,
+                  key: bytes | None = None,
                   rng: str = "chacha20", row0: int = 0, attr: int = 0,
                   n_threads: int | None = None) -> np.ndarray:
     """Draw every record's set: (n, ceil(F/64)) uint64 bitmasks.
@@ -256,7 +257,7 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
     Examples
     --------
     >>> dist = SemanticDistance.ordered(5)
-    >>> m = semantic_sets([0, 2, 4], dist, l=2, d=2, seed=1)
+    >>> m = semantic_sets([0, 2, 4], dist, l=2, d=2)
     >>> bool(is_diverse(m, dist, 2, 2).all())
     True
     """
@@ -267,7 +268,7 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
     args = _kernel_args(distance, l, d, algorithm)
     check_rng(rng)
     if key is None:
-        key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
+        key = make_key(seed, research_seed=research_seed)
     try:
         # The kernel checks every code against the domain and the feasibility
         # of every occurring value before it draws anything (one pass over the
@@ -297,39 +298,56 @@ def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarra
     return out
 
 
-def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[str] | None = None,
+def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[str] = (),
+                     identifiers: Sequence[str] = (), drop: Sequence[str] = (),
                      distance: SemanticDistance | None = None, domain: Sequence | None = None,
                      values: Sequence[float] | None = None, hierarchy: Hierarchy | None = None,
-                     algorithm: str = "simple", seed=None, rng: str = "chacha20",
+                     algorithm: str = "simple", seed=None, research_seed: bool = False,
+                     keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
     ----------
-    data : DataFrame
+    data : DataFrame (or an Arrow/interchange table)
     sensitive : the sensitive column.
-    qids : QID columns kept exactly (default: every other column).
+    qids, identifiers, drop : column names
+        QIDs published exactly, identifiers (not published), columns to
+        drop.  Every column other than ``sensitive`` must be named in one of
+        them: a column nobody named is refused.
     distance : a SemanticDistance over ``domain``.  Default: the tree distance
         of ``hierarchy`` if given, else ``|i - j|`` (or ``|v_i - v_j|`` over
         ``values``) over the ordered ``domain``.
     domain : declared ordered domain of the sensitive column (preferred: an
         inferred domain reveals which values occur).
     algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
+    seed, research_seed, keep_order, rng : as :func:`anonset.publish` (rows
+        come out in a keyed random order unless ``keep_order``).
 
     All validation (columns, domain, feasibility of every occurring value)
     happens before anything is drawn.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": range(6), "age": [30, 40, 30, 50, 40, 30],
+    ...                    "income": [0, 2, 4, 1, 3, 4]})
+    >>> t = semantic_publish(df, "income", 2, 2, qids=["age"], identifiers=["id"],
+    ...                      domain=range(5))
+    >>> bool(is_diverse(t.mask("income"), SemanticDistance.ordered(5), 2, 2).all())
+    True
     """
-    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    from ..io.keys import derive_key, shuffled_order
+    from ..io.tables import as_frame
+    from ..validate import InputError, check_bool, check_names, resolve_roles
+    frame = as_frame(data)
     if len(frame) == 0:
-        raise ValueError("the table is empty: nothing to publish")
-    if sensitive not in frame.columns:
-        raise ValueError(f"sensitive column {sensitive!r} is not in the data")
-    qids = [c for c in frame.columns if c != sensitive] if qids is None else list(qids)
-    for q in qids:
-        if q not in frame.columns:
-            raise ValueError(f"QID column {q!r} is not in the data")
-        if q == sensitive:
-            raise ValueError(f"{q!r} cannot be both a QID and the sensitive attribute")
+        raise InputError("is empty (no rows)", param="data", expected="at least one row")
+    qids, identifiers, drop = (check_names(v, p) for v, p in
+                               ((qids, "qids"), (identifiers, "identifiers"), (drop, "drop")))
+    keep_order = check_bool(keep_order, "keep_order")
+    resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
+                                        "identifiers": list(identifiers), "drop": list(drop)})
     if hierarchy is None and distance is not None and distance.hierarchy is not None:
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
@@ -352,6 +370,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     codes = encode_column(frame[sensitive], sattr)
     _kernel_args(distance, l, d, algorithm)
     check_feasible(distance, l, d, codes, sattr.domain)
+    key = make_key(seed, research_seed=research_seed)
     attrs, masks, params = [], {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
@@ -361,14 +380,23 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         masks[q] = _pack_codes(c, a.d)
         params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
     attrs.append(sattr)
-    masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, seed=seed,
+    masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, key=key,
                                      rng=rng, n_threads=n_threads,
                                      attr=len(attrs) - 1)
     params[sensitive] = AttributeParams(sensitive, 1.0, l, sattr.d, l=l)
     model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
              "sensitive": sensitive, "distance": distance.to_dict()}
-    return SetTable(Schema(tuple(attrs)), masks, params, model,
-                    info={"rng": rng, "seeded": seed is not None})
+    from ..io.keys import key_mode
+    from .._version import __version__
+    roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
+             "identifier" if c in identifiers else "drop" for c in frame.columns}
+    info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
+            "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
+            "missing": {"policy": "error"}, "anonset": __version__}
+    table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
+    if keep_order:
+        return table
+    return table.take(shuffled_order(derive_key(key, "row-order"), table.n_rows))
 
 
 def _pack_codes(codes: np.ndarray, F: int) -> np.ndarray:
@@ -386,7 +414,8 @@ def _table_distance(table: SetTable) -> tuple:
     return sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]), int(m["l"]), float(m["d"])
 
 
-def semantic_rows(table: SetTable, *, seed=None, rng: str = "chacha20") -> pd.DataFrame:
+def semantic_rows(table: SetTable, *, seed=None, research_seed: bool = False,
+                  rng: str = "chacha20") -> pd.DataFrame:
     """The shuffled N x l rows of Table 7: each person's QIDs once per member
     of the set.  The shuffle is keyed (a fresh OS key unless ``seed``)."""
     sa, dist, l, _ = _table_distance(table)
@@ -402,7 +431,8 @@ def semantic_rows(table: SetTable, *, seed=None, rng: str = "chacha20") -> pd.Da
     sdom = np.empty(dist.F, dtype=object)
     sdom[:] = list(table.schema[sa].domain)
     cols[sa] = sdom[mem]
-    words = _kernels.fill(make_key(seed, research_seed=True), 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
+    words = _kernels.fill(make_key(seed, research_seed=research_seed), 0, 0x7000_0000, 0,
+                          (2 * n * l + 15) // 16 + 1, rng)
     keys = words[: 2 * n * l].view(np.uint64)
     perm = np.argsort(keys, kind="stable")
     return pd.DataFrame({k: v[perm] for k, v in cols.items()})
@@ -481,7 +511,7 @@ def selection_matrix(distance: SemanticDistance, l: int, d: float, *,
     ok = feasible_values(distance, l, d)
     F = distance.F
     q = np.zeros((F, F))
-    key = make_key(seed, research_seed=True)  # seed policy: enforced by the engine (issue 13)
+    key = make_key(seed, research_seed=True)   # Monte Carlo of the law, no personal data
     for t in np.flatnonzero(ok):
         codes = np.full(draws, t, dtype=np.int32)
         m = _semantic.sample(*args, codes, key, row0=int(t) * draws, n_threads=nt)
@@ -642,6 +672,7 @@ def simulate_violation(distance: SemanticDistance, l: int, d: float, codes, *, s
     """Violation rate (eq. 23) of paper 000's sampler (p = 1, eta = l, the
     anonset kernel) on the true values ``codes``."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
+    # a simulation on given codes, not a publication: any seed will do
     m = _kernels.sample_sets(make_key(seed, research_seed=True), rng, [codes], [distance.F], [l], [COIN_ONE],
                              [0], [0], n_threads=_threads(n_threads))[0]
     return float(1.0 - is_diverse(m, distance, l, d).mean())

@@ -12,50 +12,35 @@ list order, CSV order) reveals which member was the true value.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ..io.atomic import atomic_path
+from ..io.published import (CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, _masks_from_codes,
+                            _popcount, metadata as _metadata)
 from .params import AttributeParams
-from ..schema import Attribute, Schema
+from ..schema import Schema
 
-__all__ = ["SetTable", "read_parquet", "read_csv", "FORMAT_VERSION"]
-
-FORMAT_VERSION = 1
-META_KEY = b"anonset"
-CSV_META_SUFFIX = ".anonset.json"
-_CSV_FORBIDDEN = set("{}|")
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+__all__ = ["SetTable", "read_parquet", "read_csv", "FORMAT_VERSION", "masks_from_codes",
+           "popcount"]
 
 
-def _csv_compression(path) -> str | None:
-    """Compression implied by the final name (the temporary name has none)."""
-    return _COMPRESSION.get(Path(path).suffix.lower())
+def mask_columns(attr) -> list:
+    """Column names of an attribute's bitmask words in a mask frame."""
+    words = (attr.d + 63) // 64
+    return [attr.name] if words == 1 else [f"{attr.name}#{k}" for k in range(words)]
 
 
 def masks_from_codes(codes: np.ndarray, offsets: np.ndarray, d: int) -> np.ndarray:
     """Bitmasks (n, words) from flattened member codes and list offsets."""
-    n = len(offsets) - 1
-    words = (d + 63) // 64
-    out = np.zeros((n, words), dtype=np.uint64)
-    rows = np.repeat(np.arange(n), np.diff(offsets))
-    codes = np.asarray(codes, dtype=np.int64)
-    bits = np.left_shift(np.uint64(1), (codes & 63).astype(np.uint64))
-    np.bitwise_or.at(out, (rows, codes >> 6), bits)
-    return out
+    return _masks_from_codes(codes, offsets, d)
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Set sizes of bitmask rows."""
-    m = np.ascontiguousarray(masks, dtype=np.uint64)
-    if m.shape[0] == 0:                  # reshape(0, -1) is ambiguous
-        return np.zeros(0, dtype=np.uint64)
-    return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1).sum(axis=1)
+    return _popcount(masks).astype(np.uint64)
 
 
 class SetTable:
@@ -96,6 +81,10 @@ class SetTable:
                 raise ValueError(f"SetTable: mask of {a.name!r} has {m.shape[1]} words, "
                                  f"expected {(a.d + 63) // 64}")
         self.other = other.reset_index(drop=True) if other is not None else pd.DataFrame(index=range(self.n_rows))
+        #: In memory only, never written: the input row of each published row,
+        #: where :func:`anonset.publish` shuffled them (the data holder's audit
+        #: aligns the original data with it).  None after reading a file.
+        self.source_rows = None
         if len(self.other) != self.n_rows:
             raise ValueError("SetTable: pass-through columns have a different number of rows")
 
@@ -132,6 +121,17 @@ class SetTable:
     def __len__(self):
         return self.n_rows
 
+    def take(self, rows) -> "SetTable":
+        """The rows at the given positions, in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        other = self.other.iloc[rows].reset_index(drop=True) if len(self.other.columns) else \
+            pd.DataFrame(index=range(len(rows)))
+        out = SetTable(self.schema, {k: v[rows] for k, v in self._masks.items()}, self.params,
+                       self.model, other, self.info)
+        base = self.source_rows if self.source_rows is not None else np.arange(self.n_rows)
+        out.source_rows = base[rows]
+        return out
+
     def __repr__(self):
         ps = ", ".join(f"{n}(p={self.params[n].p:.3g}, eta={self.params[n].eta})" for n in self.names)
         return f"SetTable(n_rows={self.n_rows}, {ps})"
@@ -153,26 +153,8 @@ class SetTable:
 
     # --------------------------------------------------------- metadata
     def metadata(self) -> dict:
-        return {
-            "format": "anonset.SetTable",
-            "version": FORMAT_VERSION,
-            "schema": self.schema.to_dict(),
-            "params": {k: v.to_dict() for k, v in self.params.items()},
-            "model": self.model,
-            "n_rows": self.n_rows,
-            "info": self.info,
-        }
-
-    @classmethod
-    def _from_metadata(cls, meta: Mapping, masks, other):
-        if meta.get("format") != "anonset.SetTable":
-            raise ValueError("not an anonset SetTable (metadata missing or of another format)")
-        if int(meta.get("version", 0)) > FORMAT_VERSION:
-            raise ValueError(f"SetTable format version {meta.get('version')} is newer than this "
-                             f"anonset understands ({FORMAT_VERSION})")
-        schema = Schema.from_dict(meta["schema"])
-        params = {k: AttributeParams.from_dict(v) for k, v in meta["params"].items()}
-        return cls(schema, masks, params, meta.get("model"), other, meta.get("info"))
+        """Schema, parameters, model, row count and how the table was published."""
+        return _metadata(self.schema, self.params, self.model, self.n_rows, self.info)
 
     # ------------------------------------------------------------ pandas
     def to_pandas(self) -> pd.DataFrame:
@@ -189,171 +171,57 @@ class SetTable:
                 cols[a.name] = self.other[a.name].to_numpy()
         return pd.DataFrame(cols)
 
-    # ----------------------------------------------------------- parquet
-    def to_parquet(self, path, *, protect=()) -> None:
-        """Write Parquet: list columns for sets, parameters in the file metadata.
-        Written atomically; ``protect`` names input files never to overwrite."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        arrays, names = [], []
+    # ------------------------------------------------------ mask columns
+    def to_mask_frame(self) -> pd.DataFrame:
+        """Bitmask words as uint64 columns (``name``, or ``name#k`` for the k-th
+        word where d > 64) and the pass-through columns: the form of a
+        published block in Dask partitions and in temporary shuffle files."""
+        cols = {}
         for a in self.schema:
             if a.name in self._masks:
-                mem = self.members(a.name)
-                dom = _domain_array(a)
-                vals = dom.take(pa.array(mem.ravel()))
-                if self.params[a.name].exact:
-                    arrays.append(vals)
-                else:
-                    eta = mem.shape[1]
-                    offsets = pa.array(np.arange(0, self.n_rows * eta + 1, eta, dtype=np.int32))
-                    arrays.append(pa.ListArray.from_arrays(offsets, vals))
+                m = self._masks[a.name]
+                for k, c in enumerate(mask_columns(a)):
+                    cols[c] = np.ascontiguousarray(m[:, k])
             elif a.name in self.other.columns:
-                arrays.append(pa.array(self.other[a.name]))
-            else:
-                continue
-            names.append(a.name)
-        table = pa.Table.from_arrays(arrays, names=names)
-        meta = dict(table.schema.metadata or {})
-        meta[META_KEY] = json.dumps(self.metadata()).encode("utf-8")
-        table = table.replace_schema_metadata(meta)
-        with atomic_path(path, protect=protect) as tmp:
-            pq.write_table(table, tmp)
+                cols[a.name] = self.other[a.name].to_numpy()
+        return pd.DataFrame(cols, index=range(self.n_rows))
 
-    # --------------------------------------------------------------- csv
+    @classmethod
+    def from_mask_frame(cls, frame: pd.DataFrame, schema: Schema, params, model=None,
+                        info=None) -> "SetTable":
+        """Inverse of :meth:`to_mask_frame`."""
+        frame = frame.reset_index(drop=True)
+        masks = {a.name: np.ascontiguousarray(np.stack(
+            [frame[c].to_numpy(dtype=np.uint64) for c in mask_columns(a)], axis=1))
+            for a in schema.published}
+        other = [a.name for a in schema if a.role == "other"]
+        return cls(schema, masks, params, model, frame[other] if other else
+                   pd.DataFrame(index=range(len(frame))), info)
+
+    # ------------------------------------------------------------- files
+    def to_parquet(self, path, *, protect=()) -> None:
+        """Write Parquet: list columns for sets, the metadata in the file's
+        metadata.  Written atomically; ``protect`` names input files never to
+        overwrite."""
+        from ..io.published import write_settable
+        write_settable(self, path, "parquet", protect=protect)
+
     def to_csv(self, path, *, protect=()) -> None:
         """Write CSV with ``{a|b|c}`` cells (the papers' aggregated expression)
-        and the metadata in ``<path>.anonset.json``; both written atomically."""
-        frame = pd.DataFrame()
-        for a in self.schema:
-            if a.name in self._masks:
-                labels = np.array([str(v) for v in a.domain], dtype=object)
-                bad = [v for v in labels if _CSV_FORBIDDEN & set(v)]
-                if bad:
-                    raise ValueError(f"attribute {a.name!r}: value {bad[0]!r} contains one of "
-                                     "'{', '|', '}', which the CSV set notation reserves; use Parquet")
-                mem = labels[self.members(a.name)]
-                if self.params[a.name].exact:
-                    frame[a.name] = mem[:, 0]
-                else:
-                    frame[a.name] = ["{" + "|".join(r) + "}" for r in mem.tolist()]
-            elif a.name in self.other.columns:
-                frame[a.name] = self.other[a.name].to_numpy()
-        path = Path(path)
-        meta_path = Path(str(path) + CSV_META_SUFFIX)
-        meta = self.metadata()
-        # pass-through columns: their dtypes, so that reading restores them exactly
-        meta["csv_dtypes"] = {c: str(self.other[c].dtype) for c in self.other.columns}
-        with atomic_path(path, protect=protect) as tmp, \
-                atomic_path(meta_path, protect=protect) as tmp_meta:
-            frame.to_csv(tmp, index=False, compression=_csv_compression(path))
-            tmp_meta.write_text(json.dumps(meta, indent=1), encoding="utf-8")
-
-
-def _domain_array(a: Attribute):
-    import pyarrow as pa
-    return pa.array(list(a.domain))
+        and the metadata in ``<path>.anonset.json``, as one atomic unit."""
+        from ..io.published import write_settable
+        write_settable(self, path, "csv", protect=protect)
 
 
 def read_parquet(path) -> SetTable:
-    """Read a SetTable written by :meth:`SetTable.to_parquet`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise ValueError(f"{str(path)!r} is not a readable Parquet file: {e}") from None
-    raw = (table.schema.metadata or {}).get(META_KEY)
-    if raw is None:
-        raise ValueError(f"{str(path)!r} has no anonset metadata: not a published SetTable")
-    meta = json.loads(raw.decode("utf-8"))
-    schema = Schema.from_dict(meta["schema"])
-    masks, other = {}, {}
-    for a in schema:
-        if a.name not in table.column_names:
-            raise ValueError(f"{str(path)!r}: column {a.name!r} of the metadata is missing")
-        col = table.column(a.name).combine_chunks()
-        if a.published:
-            index = {v: i for i, v in enumerate(a.domain)}
-            if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-                offsets = np.asarray(col.offsets)
-                flat = col.flatten().to_pylist()
-            else:
-                flat = col.to_pylist()
-                offsets = np.arange(len(flat) + 1)
-            try:
-                codes = np.fromiter((index[v] for v in flat), dtype=np.int64, count=len(flat))
-            except KeyError as e:
-                raise ValueError(f"{str(path)!r}: column {a.name!r} holds {e.args[0]!r}, which "
-                                 "is not in its published domain") from None
-            masks[a.name] = masks_from_codes(codes, offsets, a.d)
-        else:
-            other[a.name] = col.to_pandas()
-    return SetTable._from_metadata(meta, masks, pd.DataFrame(other) if other else None)
+    """Read a SetTable written by :meth:`SetTable.to_parquet` (checked: see
+    :mod:`anonset.io.published`)."""
+    from ..io.published import read_settable
+    return read_settable(path, "parquet")
 
 
 def read_csv(path) -> SetTable:
     """Read a SetTable written by :meth:`SetTable.to_csv` (needs the
-    ``.anonset.json`` file beside it)."""
-    path = Path(path)
-    meta_path = Path(str(path) + CSV_META_SUFFIX)
-    if not meta_path.exists():
-        raise ValueError(f"{str(meta_path)!r} is missing: a CSV SetTable needs its metadata file")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    schema = Schema.from_dict(meta["schema"])
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False,
-                            compression=_csv_compression(path))
-    except (UnicodeDecodeError, pd.errors.ParserError, OSError, EOFError) as e:
-        raise ValueError(f"{str(path)!r} is not a readable CSV file: {e}") from None
-    masks, other = {}, {}
-    for a in schema:
-        if a.name not in frame.columns:
-            raise ValueError(f"{str(path)!r}: column {a.name!r} of the metadata is missing")
-        if a.published:
-            index = {str(v): i for i, v in enumerate(a.domain)}
-            cells = frame[a.name].tolist()
-            lists = []
-            for i, c in enumerate(cells):
-                if c.startswith("{") and c.endswith("}"):
-                    items = c[1:-1].split("|") if len(c) > 2 else []
-                else:
-                    items = [c]
-                lists.append(items)
-            offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-            offsets[1:] = np.cumsum([len(x) for x in lists])
-            flat = [v for x in lists for v in x]
-            try:
-                codes = np.fromiter((index[v] for v in flat), dtype=np.int64, count=len(flat))
-            except KeyError as e:
-                raise ValueError(f"{str(path)!r}: column {a.name!r} holds {e.args[0]!r}, which "
-                                 "is not in its published domain") from None
-            masks[a.name] = masks_from_codes(codes, offsets, a.d)
-        else:
-            other[a.name] = frame[a.name]
-    other_df = None
-    if other:
-        other_df = _restore_dtypes(path, list(other), meta.get("csv_dtypes", {}))
-    return SetTable._from_metadata(meta, masks, other_df)
-
-
-def _restore_dtypes(path, columns, dtypes) -> pd.DataFrame:
-    """Pass-through columns with the dtypes they had when written: text
-    columns stay text ('007' stays '007', 'NA' stays 'NA'; only empty cells
-    were missing values), numeric columns are parsed exactly."""
-    comp = _csv_compression(path)
-    text = pd.read_csv(path, usecols=columns, dtype=str, keep_default_na=False,
-                       compression=comp)
-    out = {}
-    for c in columns:
-        dt = dtypes.get(c, "object")
-        if dt in ("object", "string", "str"):
-            col = text[c].astype(object)
-            out[c] = col.where(col != "", None) if dt == "object" else col
-        else:
-            parsed = pd.read_csv(path, usecols=[c], float_precision="round_trip",
-                                 compression=comp)[c]
-            try:
-                out[c] = parsed.astype(dt)
-            except (TypeError, ValueError):
-                out[c] = parsed
-    return pd.DataFrame(out)[columns]
+    ``.anonset.json`` file beside it; checked)."""
+    from ..io.published import read_settable
+    return read_settable(path, "csv")

@@ -1,0 +1,70 @@
+"""Reading published sets as the audit needs them (paper 000 Sec. V-B's
+R_ij, stored as bitmasks over the domain).
+
+Every check of the audit reads a set column in one of four ways: as a
+membership matrix (which values each set holds), as set sizes |R_ij|, as the
+number of sets holding bits beyond the domain, or as per-value counts (how
+many sets hold each value: the counts w of eq. 17 for one attribute).  These
+functions take a bitmask array, so they work the same on a whole table and
+on one chunk of a file.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["bits", "row_sizes", "stray_rows", "value_counts"]
+
+#: bit b of byte value x, for x in 0..255 (little-endian bit order): (256, 8).
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                           bitorder="little").astype(np.int64)
+
+
+def _u8(mask: np.ndarray) -> np.ndarray:
+    m = np.ascontiguousarray(mask, dtype="<u8")
+    if m.ndim == 1:
+        m = m.reshape(-1, 1)
+    return m.view(np.uint8).reshape(m.shape[0], -1)
+
+
+def bits(mask: np.ndarray, d: int) -> np.ndarray:
+    """(n, d) bool: ``M[i, v]`` is True when value code v is in row i's set.
+
+    Read straight from the bitmasks, so it works on sets of any size.
+
+    Examples
+    --------
+    >>> bits(np.array([[0b101]], dtype=np.uint64), 3).tolist()
+    [[True, False, True]]
+    """
+    return np.unpackbits(_u8(mask), axis=1, bitorder="little")[:, :d].astype(bool)
+
+
+def row_sizes(mask: np.ndarray) -> np.ndarray:
+    """|R_i| of every row (bits set over all words), int64."""
+    m = np.ascontiguousarray(mask, dtype=np.uint64)
+    if m.ndim == 1:
+        m = m.reshape(-1, 1)
+    if hasattr(np, "bitwise_count"):                     # NumPy >= 2.0
+        return np.bitwise_count(m).sum(axis=1, dtype=np.int64)
+    return np.unpackbits(_u8(m), axis=1).sum(axis=1, dtype=np.int64)
+
+
+def stray_rows(mask: np.ndarray, d: int) -> int:
+    """Rows with a bit set at or beyond d (a value outside the domain)."""
+    m = np.asarray(mask, dtype=np.uint64)
+    if m.ndim == 1:
+        m = m.reshape(-1, 1)
+    if d % 64 == 0 or m.shape[0] == 0:        # the last word is full
+        return 0
+    return int(np.count_nonzero(m[:, -1] >> np.uint64(d % 64)))
+
+
+def value_counts(mask: np.ndarray, d: int) -> np.ndarray:
+    """How many sets hold each value (d,), int64: eq. 17's w for one
+    attribute.  One bincount per byte of the mask, so the cost is
+    ceil(d / 8) passes over the rows, not d."""
+    u8 = _u8(mask)
+    out = np.zeros(8 * u8.shape[1], dtype=np.int64)
+    for b in range((d + 7) // 8):
+        out[8 * b: 8 * b + 8] = np.bincount(u8[:, b], minlength=256) @ _BYTE_BITS
+    return out[:d]

@@ -1,0 +1,506 @@
+"""The audit of a published SetTable (papers 000, 004 and 001) and its
+report: two separate verdicts, "conforms to the declared model" and "risks
+found", and PASSED only when the table conforms and no risk was found.
+
+:func:`audit` runs every check the available information allows -- the
+published table alone (what an analyst can verify) or with the original data
+(what the data holder can verify) -- on a table in memory; the same sections
+run on a file, chunk by chunk, in :func:`anonset.audit.audit_file`.  The
+sections (:func:`model_sections`, :func:`holder_sections`,
+:func:`risk_sections`) read what they need from :class:`~anonset.audit.stats.
+AuditStats`, so both paths report the same rows for the same rows of data.
+
+Examples
+--------
+>>> import pandas as pd, anonset
+>>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
+>>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+>>> rep = audit(pub, df)
+>>> rep.conforms, rep.verdict
+(True, 'RISKS FOUND')
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..randomized.closeness_search import worst_emd
+from ..randomized.params import ground_object
+from ..randomized.settable import SetTable
+from ..validate import InputError, check_int
+from . import risks as _risks
+from .attack import AttackResult, attack as run_attack, reconstructed_marginal
+from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
+                     declared_target)
+from .classes import class_counts, membership, record_class_stats
+from .declared import metadata_checks, param_checks
+from .ldp import epsilon_table
+from .stats import AuditStats
+
+__all__ = ["AuditReport", "audit", "Options"]
+
+_TOL = 1e-9
+_COLUMNS = ["check", "attribute", "status", "value", "expected", "message"]
+
+
+@dataclass
+class AuditReport:
+    """Outcome of :func:`audit` and :func:`~anonset.audit.audit_file`.
+
+    Attributes
+    ----------
+    checks : DataFrame
+        One row per check: check, attribute, status, value, expected,
+        message.  Status: 'pass'; 'fail' (the table does not conform to its
+        declared model); 'risk' (a risk the model does not cover);
+        'unverified' (cannot be decided with the information given); 'warn'
+        and 'info' (worth knowing, no verdict).
+    diversity, anonymity, closeness : CheckResult or None
+    classes : DataFrame or None
+        Data holder only: exact diversity of the equivalence classes keyed by
+        sampled records' true values.
+    attack : AttackResult or None
+    with_data : bool
+    epsilon : DataFrame or None
+        Local differential privacy epsilon per randomized attribute
+        (:func:`anonset.audit.ldp.epsilon_table`).
+    facts : dict
+        What was audited: rows, how (memory or chunks), alignment.
+    """
+
+    checks: pd.DataFrame
+    diversity: CheckResult | None = None
+    anonymity: CheckResult | None = None
+    closeness: CheckResult | None = None
+    classes: pd.DataFrame | None = None
+    attack: AttackResult | None = None
+    with_data: bool = False
+    epsilon: pd.DataFrame | None = None
+    facts: dict = field(default_factory=dict)
+
+    def _where(self, status) -> list:
+        return self.checks.loc[self.checks["status"] == status, "message"].tolist()
+
+    @property
+    def conforms(self) -> bool:
+        """True when no check of the declared model failed."""
+        return not bool((self.checks["status"] == "fail").any())
+
+    @property
+    def risks(self) -> list:
+        """Messages of the risks found (empty when none)."""
+        return self._where("risk")
+
+    @property
+    def failures(self) -> list:
+        """Messages of the failed checks of the model."""
+        return self._where("fail")
+
+    @property
+    def ok(self) -> bool:
+        """PASSED: the table conforms to its declared model and no risk was
+        found (what ``anonset audit``'s exit code 0 means)."""
+        return self.conforms and not self.risks
+
+    @property
+    def verdict(self) -> str:
+        """'PASSED', 'RISKS FOUND' (conforms, but risks) or 'FAILED'."""
+        if not self.conforms:
+            return "FAILED"
+        return "RISKS FOUND" if self.risks else "PASSED"
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.checks.copy()
+
+    def _headline(self) -> list:
+        f = self.facts
+        what = "with the original data" if self.with_data else "published table only"
+        how = f"; {f['how']}" if f.get("how") else ""
+        counts = self.checks["status"].value_counts()
+        model_rows = self.checks[~self.checks["check"].isin(_RISK_CHECKS)]["status"]
+        c = model_rows.value_counts()
+        detail = ", ".join(f"{int(c[k])} {k}" for k in ("pass", "fail", "unverified", "warn")
+                           if k in c)
+        lines = [f"anonset audit of {f.get('rows', 0):,} rows ({what}{how}): {self.verdict}",
+                 f"  conforms to the declared model: {'yes' if self.conforms else 'NO'} "
+                 f"({detail})",
+                 f"  risks found: {len(self.risks) if self.risks else 'none'}"]
+        for st in ("risk", "fail", "warn", "unverified"):
+            for m in self._where(st):
+                lines.append(f"  {st.upper():10s} {m}")
+        lines.append("  all rows: " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()))
+        return lines
+
+    def to_text(self) -> str:
+        """The report in words: the verdict lines first, then every check, the
+        epsilon of each attribute and the attack table with its legend."""
+        lines = self._headline()
+        with pd.option_context("display.width", 160, "display.max_columns", 30,
+                               "display.max_colwidth", 60,
+                               "display.float_format", "{:.4g}".format):
+            lines += ["", self.checks[["check", "attribute", "status", "value", "expected"]]
+                      .to_string(index=False)]
+            if self.epsilon is not None and len(self.epsilon):
+                lines += ["", "local differential privacy of each attribute's sets (epsilon: "
+                          "every set is at most e^epsilon times likelier under one true value "
+                          "than under another; inf: not differentially private):",
+                          self.epsilon[["attribute", "mechanism", "p", "eta", "d", "epsilon"]]
+                          .to_string(index=False)]
+            if self.attack is not None and len(self.attack.summary):
+                s = self.attack.settings
+                cols = ["attribute", "victims", "model_bound", "success", "prior_only",
+                        "conf_mean", "conf_median", "conf_max", "above_bound", "shift_max",
+                        "risk"]
+                lines += ["", f"attack: a Bayesian adversary who found each victim's row and "
+                          f"knows {s['known']} of its attributes, with the {s['prior']} prior "
+                          f"({s['prior_source']}), {s['n_targets']} victims:",
+                          self.attack.summary[cols].to_string(index=False), "columns:",
+                          self.attack.explain()]
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self.to_text())}</pre>"
+
+    def plot(self, path=None, ax=None):
+        """The attack's confidence plot (see :meth:`AttackResult.plot`)."""
+        if self.attack is None:
+            raise InputError("no attack simulation in this report",
+                             expected="an audit run with {@attack=True}")
+        return self.attack.plot(path=path, ax=ax)
+
+
+_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "attack",
+                "epsilon")
+
+
+class Rows(list):
+    """The report's rows, added by every section."""
+
+    def add(self, check, attribute, status, value, expected, message) -> None:
+        self.append({"check": check, "attribute": attribute, "status": status,
+                     "value": value, "expected": expected, "message": message})
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self), columns=_COLUMNS)
+
+
+@dataclass
+class Options:
+    """What the audit of one publication works with (resolved once)."""
+
+    missing: str = "error"
+    aligned: bool = True
+    passthrough: tuple = ()
+    semantic: tuple | None = None
+    z_max: float = 4.0
+    closeness_margin: float = 0.01
+
+    @classmethod
+    def resolve(cls, table, *, missing=None, aligned=None, z_max=4.0, closeness_margin=0.01):
+        """``missing`` defaults to the publication's policy, ``aligned`` to
+        True unless the rows were shuffled."""
+        info = table.info
+        if missing is None:
+            recorded = info.get("missing")
+            missing = (recorded.get("policy", "error") if isinstance(recorded, dict)
+                       else recorded or "error")
+        if missing not in ("error", "category"):
+            raise InputError(f"got {missing!r}", param="missing", expected="'error' or 'category'")
+        if aligned is None:       # in memory right after publishing, the shuffle is known
+            aligned = info.get("row_order") != "shuffled" or \
+                getattr(table, "source_rows", None) is not None
+        semantic = None
+        if (table.model or {}).get("name") == "semantic":
+            from ..randomized.semantic import SemanticDistance
+            m = table.model
+            sa = m["sensitive"]
+            semantic = (sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]),
+                        int(m["l"]), float(m["d"]))
+        other = tuple(a.name for a in table.schema if a.role == "other")
+        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin)
+
+    def pairs(self, table, columns) -> list:
+        """(pass-through column, sensitive attribute) pairs the original allows."""
+        sens = [n for n in table.names if not table.params[n].exact]
+        return [(c, s) for c in self.passthrough if c in set(columns) for s in sens]
+
+
+# ------------------------------------------------------------- sections
+def model_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
+    """Metadata, domains, set sizes, parameters (before the class checks)."""
+    metadata_checks(table, rows.add)
+    for a in table.schema.published:
+        name, par = a.name, table.params[a.name]
+        if stats.stray[name]:
+            rows.add("domain", name, "fail", stats.stray[name], 0, f"{name}: {stats.stray[name]} "
+                     f"set(s) hold values outside the domain of {a.d} values")
+        elif a.inferred:
+            rows.add("domain", name, "warn", "inferred", "declared", f"{name}: the domain was "
+                     "inferred from the data, so it reveals which values occur (declare it)")
+        else:
+            rows.add("domain", name, "pass", a.d, a.d, f"{name}: declared domain of {a.d} values")
+        bad = stats.wrong_size[name]
+        if bad:
+            row, size = stats.first_wrong[name]
+            rows.add("set_size", name, "fail", f"{bad} rows", f"|R|={par.eta}",
+                     f"{name}: {bad} set(s) do not have eta = {par.eta} values (first at row "
+                     f"{row}, size {size})")
+        else:
+            rows.add("set_size", name, "pass", par.eta, par.eta,
+                     f"{name}: all {stats.n} sets have eta = {par.eta} values")
+    if opts.semantic is not None:
+        sa, _, l, d = opts.semantic
+        bad = stats.semantic_bad
+        rows.add("semantic", sa, "fail" if bad else "pass", bad, 0,
+                 f"{sa}: {bad} set(s) are not {l} values pairwise at least {d:g} apart "
+                 "(Definition 1)" if bad else
+                 f"{sa}: every set holds {l} values pairwise at least {d:g} apart (Definition 1)")
+    param_checks(table, rows.add)
+
+
+def wants_classes(table) -> tuple:
+    """(diversity to check, anonymity to check) from the declared parameters."""
+    div = any(table.params[n].l is not None for n in table.names)
+    an = any(declared_target(table.params, n, "k") not in (None, 1)
+             for n in table.names if not table.params[n].exact)
+    return div, an
+
+
+def class_sections(div, an, rows: Rows) -> None:
+    for res, what in ((div, "diversity"), (an, "anonymity")):
+        if res is None:
+            continue
+        key, bound = ("l", "bound_l") if what == "diversity" else ("k", "bound_k")
+        for r in res.report.itertuples():
+            target = getattr(r, key)
+            if target is None or (isinstance(target, float) and math.isnan(target)):
+                continue
+            rows.add(what, r.attribute, "pass" if r.ok else "fail", getattr(r, bound), target,
+                     r.message)
+
+
+def closeness_section(table, stats: AuditStats, rows: Rows, opts: Options, with_data: bool):
+    """Closeness with the true A_j (data holder), else the bound for every A
+    and an estimate from the published sets."""
+    has_t = any(table.params[n].t is not None and not math.isinf(float(table.params[n].t))
+                for n in table.names if not table.params[n].exact)
+    if not has_t:
+        return None
+    clo = closeness_result(table, stats.A if with_data else None)
+    for r in clo.report.itertuples():
+        if with_data or r.status == "pass":
+            rows.add("closeness", r.attribute, r.status,
+                     r.worst_emd if with_data else r.bound_any_A, r.t, r.message)
+            continue
+        # estimate A_j from the published sets (EM on w): an estimate, not a proof
+        Ah = reconstructed_marginal(table, r.attribute, stats.w[r.attribute])
+        g = ground_object(r.ground, table.schema[r.attribute])
+        est = worst_emd(Ah, r.eta, r.p, g).value
+        st = "warn" if est > r.t + opts.closeness_margin else "unverified"
+        rows.add("closeness", r.attribute, st, est, r.t,
+                 f"{r.attribute}: not verifiable without A_{r.attribute}; with A estimated from "
+                 f"the published table the worst EMD is {est:.4g} (t = {r.t:g}); "
+                 f"the bound for every A is {r.bound_any_A:.4g}")
+    return clo
+
+
+def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
+    """Inclusion of the true value: per row where the original lines up with
+    the published rows, else per value (alignment-free)."""
+    n = stats.n
+    if stats.original_rows != n:
+        raise InputError(f"the original has {stats.original_rows} rows, the published table {n}",
+                         param="original", expected="the original rows of this publication")
+    rows.add("rows", "-", "pass", n, n, f"original has the {n} published rows" +
+             ("" if opts.aligned else " (in another order: the rows were shuffled)"))
+    for name in table.names:
+        par = table.params[name]
+        pi = par.inclusion
+        if opts.aligned:
+            hit = stats.hits[name]
+            if pi >= 1.0:
+                rows.add("inclusion", name, "pass" if hit == n else "fail", hit / n, 1.0,
+                         f"{name}: every set holds its true value" if hit == n else
+                         f"{name}: {n - hit} set(s) miss their true value although p = 1")
+                continue
+            z = (hit - n * pi) / math.sqrt(n * pi * (1.0 - pi))
+            st = "pass" if abs(z) <= opts.z_max else "fail"
+            rows.add("inclusion", name, st, hit / n, pi,
+                     f"{name}: true value in its set for {hit / n:.4f} of the rows, expected "
+                     f"p + (1-p) eta/d = {pi:.4f} (z = {z:+.2f}"
+                     f"{'' if st == 'pass' else f', |z| > {opts.z_max:g}'})")
+            continue
+        # sets holding v: A_v rows include it w.p. pi, the others w.p. rho (eq. 19)
+        A, w, rho = stats.A[name].astype(float), stats.w[name].astype(float), par.other_inclusion
+        mean = A * pi + (n - A) * rho
+        var = A * pi * (1 - pi) + (n - A) * rho * (1 - rho)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(var > 0, (w - mean) / np.sqrt(var), np.where(np.abs(w - mean) < 0.5,
+                                                                        0.0, np.inf))
+        worst = int(np.argmax(np.abs(z))) if z.size else 0
+        zw = float(z[worst]) if z.size else 0.0
+        st = "pass" if abs(zw) <= opts.z_max else "fail"
+        rows.add("inclusion", name, st, round(zw, 3), f"|z|<={opts.z_max:g}",
+                 f"{name}: sets holding each value match p = {par.p:.4g} and the true counts "
+                 f"(largest |z| = {abs(zw):.2f} at value {table.schema[name].domain[worst]!r}"
+                 f"{'' if st == 'pass' else f' > {opts.z_max:g}'}; rows shuffled, so checked "
+                 "per value)")
+
+
+def record_class_section(classes, rows: Rows) -> None:
+    if classes is None:
+        return
+    for r in classes.itertuples():
+        if r.l is None or (isinstance(r.l, float) and math.isnan(r.l)) or not r.classes:
+            continue
+        ok = r.max_freq <= 1.0 / r.l + _TOL
+        rows.add("classes", r.attribute, "pass" if ok else "fail", r.max_freq, 1.0 / r.l,
+                 f"{r.attribute}: in the classes of {r.classes} sampled records the largest share "
+                 f"of one value is {r.max_freq:.4f} (1/l = {1.0 / r.l:.4f}); the true value's "
+                 f"largest share {r.max_true_share:.4f}")
+
+
+def attack_closeness_section(att, rows: Rows) -> None:
+    """With the true marginal prior, Theorem 4 bounds every posterior's shift."""
+    if att is None or att.settings["prior"] != "marginal" or att.settings["prior_source"] != "true":
+        return
+    for r in att.summary.itertuples():
+        if r.t is None or (isinstance(r.t, float) and math.isnan(r.t)) or math.isinf(r.t):
+            continue
+        ok = r.shift_max <= r.t + _TOL
+        rows.add("attack_closeness", r.attribute, "pass" if ok else "fail", r.shift_max, r.t,
+                 f"{r.attribute}: largest EMD(A, posterior) over the victims {r.shift_max:.4g} "
+                 f"{'<=' if ok else '>'} t = {r.t:g}")
+
+
+def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
+    """Every risk of :mod:`anonset.audit.risks`, and the epsilon table."""
+    _risks.key_risks(table.info, rows.add)
+    _risks.order_risks(table.info, rows.add)
+    _risks.clear_risks(table, rows.add)
+    _risks.role_risks(table, rows.add)
+    _risks.passthrough_risks(stats, rows.add)
+    if att is not None:
+        _risks.attack_risks(att, rows.add)
+    eps = epsilon_table(table)
+    for r in eps.itertuples():
+        if r.attribute != "record":
+            rows.add("epsilon", r.attribute, "info", r.epsilon, None,
+                     f"{r.attribute}: local differential privacy epsilon {r.epsilon:.4g} "
+                     f"({r.note})")
+    return eps
+
+
+# ------------------------------------------------------------------ audit
+def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, known=1,
+          n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
+          z_max: float = 4.0, closeness_margin: float = 0.01, seed=None, missing=None,
+          aligned=None) -> AuditReport:
+    """Audit a published table: does it conform to its declared privacy
+    model, and which risks does it carry?
+
+    Conformance, without ``original`` (what anyone holding the table can
+    verify): no key material in the metadata; every set within its declared
+    domain (inferred domains are flagged) and of size eta_j; parameters
+    consistent with the model; (l_j)-diversity and (k_j)-anonymity, proven
+    from the set sizes (exact over every class when small); closeness proven
+    where the bound valid for every A_j holds, else 'unverified' with an
+    estimate from the reconstructed A_j ('warn' beyond ``closeness_margin``).
+    With ``original`` (the data holder) also: the rate at which the true
+    value is in its set matches p_j + (1 - p_j) eta_j / d_j (binomial z-score,
+    fail beyond ``z_max``; per row when the rows line up, per value when they
+    were shuffled); the classes keyed by ``n_classes`` sampled records' true
+    values (Theorems 2-3); closeness with the true A_j (Theorem 4).
+
+    Risks (:mod:`anonset.audit.risks`): research seed, kept or unknown row
+    order, attributes published in the clear, likely identifiers and recodes
+    among the pass-through columns (recodes need ``original``), and with
+    ``attack=True`` an adversary beating the model's bound
+    (:func:`~anonset.audit.attack`).  The report also gives each attribute's
+    local differential privacy epsilon (:mod:`anonset.audit.ldp`).
+
+    Parameters
+    ----------
+    table : SetTable
+    original : DataFrame, optional
+        The original rows of this publication.
+    missing : {'error', 'category'}, optional
+        How the original's missing values were published (default: as the
+        metadata records, else 'error').
+    aligned : bool, optional
+        The original's rows are in the published order (default: unless the
+        metadata records shuffled rows).
+    attack, known, n_targets, prior, seed : see :func:`~anonset.audit.attack`.
+
+    Returns
+    -------
+    AuditReport
+        ``conforms``, ``risks``, ``ok`` (PASSED: conforms and no risk),
+        ``verdict``; every message names the attribute.
+
+    Examples
+    --------
+    >>> import pandas as pd, anonset
+    >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
+    >>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+    >>> rep = audit(pub, df, attack=True, n_targets=None, seed=0)
+    >>> rep.conforms, sorted(rep.attack.summary["attribute"])
+    (True, ['a', 'b'])
+    """
+    if not isinstance(table, SetTable):
+        raise InputError(f"got {type(table).__name__}", param="table", expected="a SetTable")
+    check_int(n_classes, "n_classes", minimum=1)
+    opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
+                           closeness_margin=closeness_margin)
+    codes = codes_of(original, table, schema, opts.missing) if original is not None else None
+    frame = pd.DataFrame(original) if original is not None else None
+    stats = AuditStats(table, passthrough=[c for c in opts.passthrough if c in table.other],
+                       pairs=opts.pairs(table, frame.columns) if frame is not None else (),
+                       budget=None)
+    stats.add_sets(0, {n: table.mask(n) for n in table.names},
+                   codes if codes is not None and opts.aligned else None, opts.semantic)
+    stats.add_passthrough(table.other)
+    if codes is not None:
+        stats.add_original(codes, frame)
+    rows = Rows()
+    model_sections(table, stats, rows, opts)
+    want_div, want_an = wants_classes(table)
+    div = an = None
+    if want_div:
+        measure = (table.model or {}).get("measure", "frequency")
+        div = check_diversity(table, measure=measure, n_classes=n_classes, seed=seed)
+    if want_an:
+        an = check_anonymity(table, n_classes=n_classes, seed=seed)
+    class_sections(div, an, rows)
+    clo = closeness_section(table, stats, rows, opts, codes is not None)
+    classes = None
+    if codes is not None:
+        holder_sections(table, stats, rows, opts)
+        classes = _record_classes(table, codes, n_classes, seed)
+        record_class_section(classes, rows)
+    att = None
+    if attack:
+        att = run_attack(table, original, known=known, n_targets=n_targets, prior=prior,
+                         seed=seed, schema=schema, missing=opts.missing, aligned=opts.aligned)
+        attack_closeness_section(att, rows)
+    eps = risk_sections(table, stats, att, rows)
+    return AuditReport(rows.frame(), div, an, clo, classes, att, original is not None, eps,
+                       {"rows": table.n_rows, "how": "in memory", "aligned": opts.aligned})
+
+
+def _record_classes(table: SetTable, codes: dict, n_classes: int, seed) -> pd.DataFrame:
+    """Classes keyed by the true values of ``n_classes`` sampled records."""
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(table.n_rows, size=min(n_classes, table.n_rows), replace=False)
+    keys = np.stack([codes[n][picks] for n in table.names], axis=1).astype(np.int64)
+    counts = class_counts([membership(table, n) for n in table.names], keys)
+    return record_class_stats(table.names, [declared_target(table.params, n, "l")
+                                            for n in table.names], keys, counts)
+

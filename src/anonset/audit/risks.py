@@ -1,0 +1,161 @@
+"""Risks a publication can carry although every check of its model passes
+(issue 13): what the papers' models do not cover, and what the founders'
+rule "the user opts into risk by naming it, then the audit names it too"
+asks the audit to say.
+
+* key: a research seed (short, guessable: re-running the sampler with it
+  pins every true value), or a user seed of unknown strength (files from
+  anonset versions that did not record the key mode);
+* row order: rows kept in the input order (a file sorted by age gives each
+  row's age away by its position), or an order nobody recorded;
+* published in the clear: a sensitive attribute whose sets are its true
+  value (p = 1, eta = 1), whether or not the user allowed it;
+* identifiers: a column declared an identifier that is nevertheless in the
+  published table;
+* pass-through columns (published unchanged): one with a different value for
+  most rows is a likely identifier (at least ``IDENTIFIER_SHARE`` = 50 % of
+  the rows hold a value no other row has: each of them is singled out by that
+  column alone); one that nearly determines a sensitive attribute (a recode)
+  publishes it in the clear: Goodman and Kruskal's lambda of predicting the
+  sensitive value from the pass-through value, leave one out, at least
+  ``DETERMINES`` = 0.9 (the column removes 90 % of the errors of guessing the
+  most common value; a one-to-one recode scores 1, an unrelated column 0, a
+  column with a new value per row 0);
+* the attack: a success rate above the model's bound and above the prior
+  alone (:mod:`anonset.audit.attack`).
+
+Each risk is a row with status 'risk'; what was checked and found fine is a
+row with status 'pass' (or 'info'), so the report shows both.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
+           "role_risks", "passthrough_risks", "attack_risks"]
+
+#: A pass-through column whose values single out at least this share of the rows.
+IDENTIFIER_SHARE = 0.5
+#: A pass-through column that removes at least this share of the guessing errors.
+DETERMINES = 0.9
+
+
+def key_risks(info, add) -> None:
+    """The key mode recorded in ``info['key']`` (older files: ``seeded``)."""
+    mode = info.get("key")
+    if mode == "research-seed":
+        add("key", "-", "risk", mode, "os",
+            "key: a research seed (under 128 bits) drew the sets; anyone who guesses it can "
+            "re-run the sampler and keep, for each record, the values that reproduce its sets")
+    elif mode == "seed":
+        add("key", "-", "warn", mode, "os",
+            "key: a user seed of at least 128 bits; it determines every set, so keep it as "
+            "secret as the data")
+    elif mode in ("os", "persistent"):
+        add("key", "-", "pass", mode, "os",
+            "key: a fresh key from the operating system, never stored" if mode == "os" else
+            "key: a persistent key file; the same record gets the same sets in every release")
+    elif info.get("seeded"):
+        add("key", "-", "risk", "seeded", "os",
+            "key: a user seed of unknown strength (written by an anonset version that accepted "
+            "short seeds and did not record the key mode)")
+    elif "seeded" in info:
+        add("key", "-", "pass", "os", "os", "key: a fresh key from the operating system")
+    else:
+        add("key", "-", "warn", "unknown", "os", "key: the key mode is not recorded")
+
+
+def order_risks(info, add) -> None:
+    """The row order recorded in ``info['row_order']``."""
+    order = info.get("row_order")
+    if order == "shuffled":
+        add("row_order", "-", "pass", order, "shuffled",
+            "row order: rows in a keyed random order, unrelated to the input")
+    elif order == "input":
+        add("row_order", "-", "risk", order, "shuffled",
+            "row order: rows keep the input order; if the input was sorted or grouped by a "
+            "sensitive attribute, a row's position reveals it")
+    else:
+        add("row_order", "-", "risk", "unknown", "shuffled",
+            "row order unknown (not recorded: anonset versions before the shuffle kept the "
+            "input order); a row's position may reveal a sensitive attribute")
+
+
+def clear_risks(table, add) -> None:
+    """Sensitive attributes whose published set is the true value."""
+    allowed = set(table.info.get("clear") or ())
+    for name in table.names:
+        par = table.params[name]
+        if par.exact:
+            continue
+        clear = par.p >= 1.0 and par.eta == 1 and par.d > 1
+        if clear or name in allowed:
+            add("clear", name, "risk", f"p={par.p:.6g}, eta={par.eta}", "eta>1 or p<1",
+                f"{name}: published in the clear (every set is the true value)" +
+                (", as the user allowed" if name in allowed else
+                 ", although the user did not name it as allowed in the clear"))
+        else:
+            add("clear", name, "pass", f"p={par.p:.6g}, eta={par.eta}", "eta>1 or p<1",
+                f"{name}: not published in the clear")
+
+
+def role_risks(table, add) -> None:
+    """Columns the user called identifiers must not be published; list what
+    passes through unchanged."""
+    roles = table.info.get("roles") or {}
+    published = set(table.schema.names)
+    for col, role in roles.items():
+        if role == "identifier" and col in published:
+            add("roles", col, "risk", role, "not published",
+                f"{col}: declared an identifier but published")
+    other = [a.name for a in table.schema if a.role == "other"]
+    exact = [a.name for a in table.schema if a.role == "exact"]
+    if other:
+        add("roles", "-", "info", ", ".join(other), None,
+            f"published unchanged (pass-through): {', '.join(other)}")
+    if exact:
+        add("roles", "-", "info", ", ".join(exact), None,
+            f"published exactly (QIDs declared exact): {', '.join(exact)}")
+
+
+def _sampled(s) -> str:
+    return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
+
+
+def passthrough_risks(stats, add) -> None:
+    """Likely identifiers and recodes among the pass-through columns."""
+    for col, s in stats.ids.items():
+        share = s.singleton_share()
+        if math.isnan(share):
+            continue
+        st = "risk" if share >= IDENTIFIER_SHARE else "pass"
+        add("identifier", col, st, round(share, 4), f"<{IDENTIFIER_SHARE:g}",
+            f"{col}: {share:.1%} of the rows hold a value no other row has{_sampled(s)}" +
+            ("; a likely identifier, published unchanged" if st == "risk" else ""))
+    for (col, sens), s in stats.pairs.items():
+        lam, acc, prior = s.determination()
+        if math.isnan(lam):
+            continue
+        st = "risk" if lam >= DETERMINES else "pass"
+        add("recode", f"{col} -> {sens}", st, round(lam, 4), f"<{DETERMINES:g}",
+            f"{col} -> {sens}: predicts {sens} for {acc:.1%} of the rows from the other rows "
+            f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
+            f"{lam:.3f}{_sampled(s)}" +
+            (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
+
+
+def attack_risks(att, add) -> None:
+    """One row per attacked attribute: a risk where the adversary beats the
+    model's bound and the prior alone."""
+    for r in att.summary.itertuples():
+        how = "right on" if r.success_measured else "estimated right on"
+        base = (f"{r.attribute}: the adversary is {how} {r.success:.1%} of {r.victims} "
+                f"victims (prior alone {r.prior_only:.1%}); the model promises ")
+        if math.isnan(r.model_bound):
+            add("attack", r.attribute, "info", round(r.success, 4), None,
+                base + "no bound for this attribute")
+            continue
+        add("attack", r.attribute, "risk" if r.risk else "pass", round(r.success, 4),
+            round(r.model_bound, 4),
+            base + f"at most {r.model_bound:.1%} ({r.bound})" +
+            ("; the publication lets it beat both" if r.risk else ""))

@@ -1,0 +1,92 @@
+"""What the partition subcommands (``anonset lgb``, paper 002, and ``anonset
+msa-anonymize``, paper 003) share: the column-role flags (every input column
+needs one), the key and row-order flags, reading the input and checking the
+outputs, the line that names the risks a release took, and one error path
+that renders library errors with the subcommand's own flags.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import _check_not_input, _format_of, _read_table
+from .args import _seed, names as _names
+
+__all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
+           "key_kwargs", "read_input", "check_outputs", "risk_note"]
+
+#: Library parameters and the flags that set them, common to both subcommands.
+COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
+                "seed": "--seed", "research_seed": "--research-seed",
+                "keep_order": "--keep-order", "hierarchies": "--hierarchy",
+                "data": "IN"}
+
+
+def add_io_arguments(p, output_help: str) -> None:
+    """IN, -o OUT, --format and --input-format."""
+    p.add_argument("input", metavar="IN", help="input table (.csv or .parquet)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help=output_help)
+    p.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="output format (default: from the output's extension)")
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="input format (default: from the input's extension)")
+
+
+def add_role_arguments(group, *, other_aliases=()) -> None:
+    """--identifier, --other and --drop: the roles of the columns that are
+    not attributes."""
+    group.add_argument("--identifier", action="append", metavar="A,B",
+                       help="identifier columns: never published")
+    group.add_argument("--other", *other_aliases, dest="other", action="append", metavar="A,B",
+                       help="columns passed through unchanged (published as they are; the "
+                            "summary lists them)")
+    group.add_argument("--drop", action="append", metavar="A,B",
+                       help="columns left out of the release")
+
+
+def add_key_arguments(group) -> None:
+    """--seed, --research-seed and --keep-order."""
+    group.add_argument("--seed", metavar="S",
+                       help="key material of at least 128 bits (e.g. 32 hex digits): the "
+                            "release is then reproducible; keep it as secret as the data "
+                            "(default: a fresh key from the OS)")
+    group.add_argument("--research-seed", action="store_true",
+                       help="accept a seed shorter than 128 bits, for research on data that "
+                            "is not secret (the summary says so)")
+    group.add_argument("--keep-order", action="store_true",
+                       help="publish the rows in input order (and, for lgb, IDs = input row "
+                            "numbers): a risk when the input is sorted by a sensitive "
+                            "attribute; default: a random order drawn from the key")
+
+
+def role_kwargs(args) -> dict:
+    return {"identifiers": _names(args.identifier), "other": _names(args.other),
+            "drop": _names(args.drop)}
+
+
+def key_kwargs(args) -> dict:
+    return {"seed": _seed(args.seed), "research_seed": bool(args.research_seed),
+            "keep_order": bool(args.keep_order)}
+
+
+def read_input(path, fmt_override, text_columns=()):
+    """The input table and its format (text columns read exactly)."""
+    return _read_table(path, _format_of(path, fmt_override, "--input-format"), text_columns)
+
+
+def check_outputs(inp, outputs) -> None:
+    """No output is the input, every output directory exists."""
+    for out in outputs:
+        if out is not None:
+            _check_not_input(Path(out), [Path(inp)])
+
+
+def risk_note(summary: dict) -> str:
+    """The risks a release took by the user's choice, for its summary line."""
+    notes = []
+    if summary.get("row_order") == "input":
+        notes.append("rows in input order (--keep-order)")
+    if summary.get("key") == "research-seed":
+        notes.append("research seed (--research-seed): guessable")
+    if summary.get("pass_through"):
+        notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
+    return "".join(f"; {n}" for n in notes)

@@ -1,0 +1,249 @@
+"""``anonset anonymize IN -o OUT``: publish a CSV or Parquet table under a
+model of paper 000 (sensitive QIDs as random sets, exact QIDs kept: paper
+004), block by block through the engine (:func:`anonset.stream.publish_file`),
+so a file of any size is published in bounded memory and a seed gives the
+same output whatever ``--chunk-rows``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import args as A
+from .progress import LONG_ROWS, Progress, progress_enabled
+
+__all__ = ["register", "run"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "anonymize", help="publish a CSV/Parquet table (paper 000/004)",
+        description="Publish a table: each sensitive column becomes a random set (paper 000), "
+                    "exact QIDs are kept (paper 004), identifiers and dropped columns are not "
+                    "published, pass-through columns are copied.  Every column needs a role.  "
+                    "Rows come out in a random order.  Options override those of --config.")
+    p.add_argument("input", metavar="IN", help="input table (.csv or .parquet)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="published table (.csv, with OUT.anonset.json beside it, or .parquet)")
+    A.add_roles(p)
+    g = p.add_argument_group("domains (declared domains are preferred: an inferred one "
+                             "reveals which values occur)")
+    g.add_argument("--bins", action="append", metavar="COL=E0:E1:...",
+                   help="categorize a numeric column into [E0,E1), [E1,E2), ... (repeatable)")
+    g.add_argument("--hierarchy", action="append", metavar="COL=PATH.csv",
+                   help="ARX-format generalization hierarchy (repeatable)")
+    g.add_argument("--domain", action="append", metavar="COL=PATH.txt",
+                   help="declared domain, one value per line (repeatable)")
+    g.add_argument("--ordinal", action="append", metavar="A,B",
+                   help="columns whose domain order is meaningful (numeric, or with a "
+                        "declared domain in order)")
+    g.add_argument("--missing", choices=("error", "category"), default=None,
+                   help="missing cells: an error (default), or published as a value of their own")
+    g.add_argument("--missing-token", default=None, metavar="TEXT",
+                   help="the value that stands for a missing cell with --missing category "
+                        "(default '?'; it must not be a real value of the column)")
+    g = p.add_argument_group("privacy model")
+    g.add_argument("--l", metavar="L|COL=L,...", help="frequency l-diversity (one l, or one per column)")
+    g.add_argument("--entropy", action="store_true", default=None,
+                   help="entropy instead of frequency l-diversity")
+    g.add_argument("--k", metavar="K|COL=K,...", help="k-anonymity")
+    g.add_argument("--t", metavar="T|COL=T,...",
+                   help="t-closeness; with --l: diversity and closeness at once")
+    g.add_argument("--ground", metavar="NAME|COL=NAME,...",
+                   help=f"EMD ground distance for --t: {', '.join(A.GROUNDS)} (default auto)")
+    g.add_argument("--clip-l", action="store_true", default=None,
+                   help="where l >= d, use l = d - 1 (weaker; the paper's experiments do this)")
+    g.add_argument("--allow-clear", action="append", metavar="A,B",
+                   help="sensitive columns you accept to publish in the clear (a model that gives "
+                        "p = 1 and eta = 1, e.g. l = 1); refused otherwise")
+    A.add_key_options(p)
+    g = p.add_argument_group("run")
+    g.add_argument("--record-id", default=None, metavar="COL",
+                   help="persistent-key mode: with --key-file and this identifier column, a "
+                        "record gets the same sets in every release (intersecting releases "
+                        "then reveals nothing more than one)")
+    g.add_argument("--keep-order", action="store_true", default=None,
+                   help="keep the input row order (a file sorted by a sensitive value reveals "
+                        "it: see docs/security.md)")
+    g.add_argument("--rng", choices=("chacha20", "philox"), default=None,
+                   help="generator (default chacha20, cryptographically strong)")
+    g.add_argument("--config", metavar="CFG.json|CFG.toml", help="options from a file")
+    g.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="output format (default: from OUT's extension)")
+    g.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="input format (default: from IN's extension)")
+    g.add_argument("--chunk-rows", type=A.positive_int, default=None, metavar="N",
+                   help="rows per block (memory is bounded by it; the output does not depend "
+                        "on it); see docs/scaling.md")
+    A.add_run_options(g)
+    p.set_defaults(func=run)
+
+
+# ============================================================== options
+def _options(args) -> dict:
+    from .config import load_config, merge, parse_bins
+    config = load_config(args.config) if args.config else {}
+    bins = {}
+    for col, text in A.kv(args.bins, "--bins").items():
+        try:
+            bins[col] = parse_bins(text)
+        except ValueError as e:
+            raise A.UsageError(f"--bins for {col!r}: {e}") from None
+    flags = {
+        "sensitive": A.names(args.sensitive), "exact": A.names(args.exact),
+        "identifiers": A.names(args.identifier), "other": A.names(args.other),
+        "drop": A.names(args.drop), "ordinal": A.names(args.ordinal),
+        "allow_clear": A.names(args.allow_clear),
+        "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
+        "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
+        "ground": A.ground_value(args.ground),
+        "bins": bins, "hierarchies": A.kv(args.hierarchy, "--hierarchy"),
+        "domains": A.kv(args.domain, "--domain"),
+        "key_file": args.key_file, "research_seed": True if args.research_seed else None,
+        "record_id": args.record_id, "keep_order": True if args.keep_order else None,
+        "rng": args.rng, "threads": args.threads, "clip_l": True if args.clip_l else None,
+        "missing": args.missing, "missing_token": args.missing_token,
+        "format": args.format, "input_format": args.input_format,
+    }
+    opts = merge(config, flags)
+    for key, choices in (("rng", ("chacha20", "philox")), ("missing", ("error", "category")),
+                         ("format", ("csv", "parquet")), ("input_format", ("csv", "parquet"))):
+        if opts.get(key) is not None and opts[key] not in choices:
+            raise A.UsageError(f"--{key.replace('_', '-')}: expected one of "
+                               f"{', '.join(choices)}, got {opts[key]!r}")
+    return opts
+
+
+def build_model(opts):
+    """The privacy model from merged options; errors name the options."""
+    import anonset
+    l, k, t = opts.get("l"), opts.get("k"), opts.get("t")
+    entropy, ground = opts.get("entropy"), opts.get("ground")
+    if k is not None and l is not None:
+        raise A.UsageError("--l and --k are conflicting privacy models; give one "
+                           "(diversity implies anonymity with k = l)")
+    if k is not None and t is not None:
+        raise A.UsageError("--k cannot be combined with --t; use --l with --t for diversity "
+                           "and closeness at once")
+    if entropy and l is None:
+        raise A.UsageError("--entropy needs --l (entropy l-diversity)")
+    if ground is not None and t is None:
+        raise A.UsageError("--ground applies to closeness only; give --t too")
+    if l is None and k is None and t is None:
+        raise A.UsageError("no privacy model: give --l (diversity), --k (anonymity) or --t "
+                           "(closeness), or set one in --config")
+    try:
+        if t is not None and l is not None:
+            return anonset.DiversityCloseness(l, t, ground or "auto")
+        if t is not None:
+            return anonset.Closeness(t, ground or "auto")
+        if k is not None:
+            return anonset.Anonymity(k)
+        return anonset.EntropyDiversity(l) if entropy else anonset.Diversity(l)
+    except ValueError as e:
+        raise A.UsageError(f"privacy model: {e}") from None
+
+
+def _domain_values(values):
+    """Values read from a domain file: integers or numbers where every value
+    spells one, else text."""
+    for kind in (int, float):
+        try:
+            return [kind(v) for v in values]
+        except ValueError:
+            continue
+    return list(values)
+
+
+def run(args) -> int:
+    from ..io.stream import DEFAULT_CHUNK_ROWS, publish_file
+    from ..io.tables import check_input_file, file_format, n_rows_hint
+    from .config import read_domain_file
+
+    opts = _options(args)
+    model = build_model(opts)
+    src = check_input_file(args.input)
+    in_fmt = file_format(src, opts.get("input_format"), param="input_format")
+    out = Path(args.output)
+    out_fmt = file_format(out, opts.get("format"), param="format")
+    hier_paths = dict(opts.get("hierarchies") or {})
+    for col, p in hier_paths.items():
+        if not Path(p).is_file():
+            raise A.UsageError(f"--hierarchy for {col!r}: file {p!r} does not exist")
+    domains = {}
+    for col, v in (opts.get("domains") or {}).items():
+        domains[col] = _domain_values(read_domain_file(v) if isinstance(v, str) else v)
+    protect = [src] + [Path(p) for p in hier_paths.values()] \
+        + [Path(v) for v in (opts.get("domains") or {}).values() if isinstance(v, str)] \
+        + ([Path(args.config)] if args.config else []) \
+        + ([Path(opts["key_file"])] if opts.get("key_file") else [])
+    key = A.key_options(args)
+    if opts.get("key_file") and key["key_file"] is None and key["seed"] is None:
+        key["key_file"] = opts["key_file"]
+    if opts.get("research_seed"):
+        key["research_seed"] = True
+    options = dict(
+        sensitive=opts.get("sensitive") or (), exact=opts.get("exact") or (),
+        identifiers=opts.get("identifiers") or (), other=opts.get("other") or (),
+        drop=opts.get("drop") or (), bins=opts.get("bins") or {}, domains=domains,
+        ordinal=opts.get("ordinal") or (), hierarchies=hier_paths,
+        missing=opts.get("missing") or "error", missing_token=opts.get("missing_token") or "?",
+        clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
+        keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
+        rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
+    rows = n_rows_hint(src, in_fmt)
+    long_work = (rows or src.stat().st_size // 50) >= LONG_ROWS
+    chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
+    with Progress(None, f"anonymize {src.name}", progress_enabled(
+            args.progress, long_work, getattr(args, "quiet", False))) as prog:
+        res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
+                           out_format=out_fmt, protect=protect, progress=prog, **options)
+    _summary(res, model, out, out_fmt)
+    return A.EXIT_OK
+
+
+def _model_text(model) -> str:
+    d = model.to_dict()
+    return ", ".join(f"{k}={v}" for k, v in d.items() if k != "model")
+
+
+def _summary(res, model, out, out_fmt) -> None:
+    import logging
+    log = logging.getLogger("anonset")
+    extra = f" and {out}.anonset.json" if out_fmt == "csv" else ""
+    print(f"published {res.n_rows:,} records under {model.to_dict()['model']} "
+          f"({_model_text(model)}) -> {out}{extra}")
+    rows = []
+    clear = set(res.info.get("clear", ()))
+    for a in res.schema.published:
+        p = res.params[a.name]
+        rows.append([a.name, a.role + (" (CLEAR)" if a.name in clear else ""), p.d,
+                     A.fmt(p.p), p.eta, "-" if p.l is None else str(p.l),
+                     "-" if p.t is None else A.fmt(p.t), p.ground or "-",
+                     "inferred" if a.inferred else "declared"])
+    A.print_table(rows, ["column", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
+    roles = res.info.get("roles", {})
+    for role, words in (("other", "passed through unchanged"), ("exact", "published exactly"),
+                        ("identifier", "not published (identifiers)"),
+                        ("drop", "not published (dropped)")):
+        cols = [c for c, r in roles.items() if r == role]
+        if cols:
+            print(f"{words}: {', '.join(cols)}")
+    key = {"os": "a fresh key from the operating system (never stored)",
+           "seed": "the given seed (keep it as secret as the data)",
+           "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
+                            "every true value)",
+           "persistent": "the persistent key (same sets for a record in every release)"}
+    print(f"key: {key.get(res.info.get('key'), res.info.get('key'))}; rows: "
+          + ("in INPUT ORDER (--keep-order)" if res.info.get("row_order") == "input"
+             else "in a random order"))
+    if clear:
+        log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
+    whole = [a.name for a in res.schema.sensitive
+             if res.params[a.name].eta >= a.d > 1 and res.params[a.name].p >= 1.0]
+    if whole:
+        log.warning("every published set of %s is the whole domain (l = d): these columns "
+                    "carry no information", ", ".join(whole))
+    inferred = [a.name for a in res.schema.published if a.inferred]
+    if inferred:
+        log.warning("the domains of %s were read off the data, which reveals which values occur; "
+                 "declare them (--domain, --bins, --hierarchy) where that matters",
+                 ", ".join(inferred))

@@ -1,0 +1,264 @@
+"""What every subcommand of the ``anonset`` command shares: argument types,
+the option groups (column roles, keys, run settings), the one mapping from
+library parameter names to command-line flags, and the rendering of errors.
+
+Library errors carry the parameter they are about as data
+(:class:`anonset.validate.InputError`); :func:`error_line` renders it with
+the flag of this table, so a message never names a Python keyword on the
+command line.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import math
+import sys
+
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
+           "flag", "error_line", "names", "kv", "number", "model_value", "ground_value",
+           "positive_int", "nonneg_int", "nonneg_float", "add_roles", "add_key_options",
+           "add_run_options", "key_options", "print_table", "fmt"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
+EXIT_USAGE = 2             # bad input: one line on stderr, nothing written
+EXIT_INTERRUPTED = 130     # SIGINT, SIGTERM or SIGHUP: nothing left half-written
+
+GROUNDS = ("auto", "equal", "ordered", "hierarchical")
+
+#: Library parameter -> the command-line flag (or words) that sets it.
+FLAGS = {
+    "sensitive": "--sensitive", "exact": "--exact", "identifiers": "--identifier",
+    "other": "--other", "drop": "--drop", "bins": "--bins", "domains": "--domain",
+    "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
+    "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
+    "keep_order": "--keep-order", "record_id": "--record-id", "seed": "--seed",
+    "research_seed": "--research-seed", "key_file": "--key-file", "seed_env": "--seed-env",
+    "rng": "--rng", "n_threads": "--threads", "chunk_rows": "--chunk-rows",
+    "l": "--l", "k": "--k", "t": "--t", "ground": "--ground", "entropy": "--entropy",
+    "model": "the privacy model (--l, --k or --t)", "input": "input", "output": "-o",
+    "input_format": "--input-format", "output_format": "--format", "format": "--format",
+    "attributes": "--attributes", "method": "--method", "max_iter": "--max-iter",
+    "tol": "--tol", "original": "--original", "data": "the input", "schema": "--config",
+    "config": "--config", "d": "--d", "qids": "--qids", "algorithm": "--algorithm",
+    "estimator": "--estimator", "plot": "--plot", "n_targets": "--targets",
+    "known": "--known",
+}
+
+
+class UsageError(ValueError):
+    """A bad combination of options (exit code 2)."""
+
+
+def flag(param: str, value: str | None = None, overrides=None) -> str:
+    """The command-line spelling of a library parameter (and its value);
+    ``overrides`` holds a subcommand's own spellings (e.g. msa's ``--sa``)."""
+    f = (overrides or {}).get(param) or FLAGS.get(param, "--" + param.replace("_", "-"))
+    if value is None:
+        return f
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        v = value
+    if v is True:
+        return f
+    if isinstance(v, (list, tuple)):
+        v = ",".join(str(x) for x in v)
+    elif isinstance(v, dict):
+        v = ",".join(f"{a}={b}" for a, b in v.items())
+    return f"{f} {v}"
+
+
+def error_line(exc: BaseException, overrides=None) -> str:
+    """One line for an error, naming flags rather than Python keywords."""
+    from ..validate import InputError
+    if isinstance(exc, InputError):
+        return " ".join(exc.render(lambda p, v=None: flag(p, v, overrides)).split())
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# ================================================================= types
+def names(values) -> list:
+    """Column names from repeated and/or comma-separated option values."""
+    out = []
+    for v in values or []:
+        out.extend(s.strip() for s in v.split(",") if s.strip())
+    return out
+
+
+def kv(values, option: str, *, commas: bool = False) -> dict:
+    """``col=value`` pairs from repeated option values (with ``commas``, each
+    value may also hold several comma-separated pairs)."""
+    out = {}
+    if commas:
+        values = [item for v in values or [] for item in v.split(",") if item.strip()]
+    for v in values or []:
+        if "=" not in v:
+            raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
+        col, val = (s.strip() for s in v.split("=", 1))
+        if not col or not val:
+            raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
+        if col in out:
+            raise UsageError(f"{option}: column {col!r} is given twice")
+        out[col] = val
+    return out
+
+
+def number(text: str, option: str, kind):
+    t = str(text).strip()
+    if kind is float and t.lower() == "inf":
+        return math.inf
+    try:
+        v = kind(t)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise UsageError(f"{option}: expected {what}, got {text!r}") from None
+    if kind is float and math.isnan(v):
+        raise UsageError(f"{option}: expected a number, got {text!r}")
+    return v
+
+
+def model_value(text, option: str, kind):
+    """``5`` -> 5; ``age=3,job=5`` -> {'age': 3, 'job': 5}."""
+    if text is None:
+        return None
+    if "=" not in text:
+        return number(text, option, kind)
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise UsageError(f"{option}: expected one value or COLUMN=VALUE,..., got {text!r}")
+        col, val = (s.strip() for s in part.split("=", 1))
+        if not col:
+            raise UsageError(f"{option}: empty column name in {text!r}")
+        if col in out:
+            raise UsageError(f"{option}: column {col!r} is given twice")
+        out[col] = number(val, f"{option} for {col!r}", kind)
+    return out
+
+
+def ground_value(text):
+    if text is None:
+        return None
+    if "=" not in text:
+        if text not in GROUNDS:
+            raise UsageError(f"--ground: expected one of {', '.join(GROUNDS)}, got {text!r}")
+        return text
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise UsageError(f"--ground: expected NAME or COLUMN=NAME,..., got {text!r}")
+        col, val = (s.strip() for s in part.split("=", 1))
+        if val not in GROUNDS:
+            raise UsageError(f"--ground for {col!r}: expected one of {', '.join(GROUNDS)}, "
+                             f"got {val!r}")
+        out[col] = val
+    return out
+
+
+def _typed(kind, check, what):
+    def parse(text):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not check(v):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return v
+    return parse
+
+
+positive_int = _typed(int, lambda v: v >= 1, "a positive integer")
+nonneg_int = _typed(int, lambda v: v >= 0, "a non-negative integer")
+nonneg_float = _typed(float, lambda v: v >= 0, "a number >= 0")
+
+
+# ========================================================= option groups
+def add_roles(p, *, sensitive_help="sensitive columns: published as random sets") -> None:
+    """The five roles a column can have; every column needs one."""
+    g = p.add_argument_group("column roles (every column of the input needs one)")
+    g.add_argument("--sensitive", action="append", metavar="A,B", help=sensitive_help)
+    g.add_argument("--exact", action="append", metavar="A,B",
+                   help="non-sensitive QIDs, published exactly (paper 004)")
+    g.add_argument("--identifier", action="append", metavar="A,B",
+                   help="identifiers: never published")
+    g.add_argument("--other", action="append", metavar="A,B",
+                   help="passed through unchanged (only columns that identify no one and "
+                        "reveal nothing sensitive)")
+    g.add_argument("--drop", action="append", metavar="A,B", help="dropped")
+
+
+def add_key_options(p) -> None:
+    g = p.add_argument_group("key (default: a fresh key from the operating system, never stored)")
+    g.add_argument("--seed", default=None, metavar="S",
+                   help="key material of at least 128 bits (32 characters) for a reproducible "
+                        "run; anyone who knows it can recover every true value")
+    g.add_argument("--seed-env", default=None, metavar="VAR",
+                   help="read the seed from environment variable VAR (not on the command line)")
+    g.add_argument("--key-file", default=None, metavar="FILE",
+                   help="read the key material from FILE (see `anonset keygen`)")
+    g.add_argument("--research-seed", action="store_true", default=None,
+                   help="accept a seed under 128 bits (research runs on data that is not "
+                        "secret; recorded in the metadata and flagged by the audit)")
+
+
+def key_options(args) -> dict:
+    """seed / key_file / research_seed from the key flags (an empty --seed is refused)."""
+    from ..io.keys import seed_from_env
+    given = [f for f, v in (("--seed", args.seed), ("--seed-env", args.seed_env),
+                            ("--key-file", args.key_file)) if v is not None]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)}: give one source of key material")
+    seed = args.seed
+    if args.seed_env is not None:
+        seed = seed_from_env(args.seed_env)
+    out = {"seed": _seed(seed), "key_file": args.key_file,
+           "research_seed": bool(args.research_seed)}
+    return out
+
+
+def _seed(text):
+    """A seed from the command line: digits are the integer they spell (as in
+    Python, ``seed=7``), anything else is text.  An empty seed is refused by
+    the library (``--seed "$SECRET"`` with SECRET unset)."""
+    if text is None:
+        return None
+    t = text.strip()
+    return int(t) if t.isdigit() and not (len(t) > 1 and t.startswith("0")) else text
+
+
+def add_run_options(p) -> None:
+    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="kernel threads (default: OpenMP's default); results do not depend on it")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: on long work when stderr is a "
+                        "terminal; never with -q)")
+
+
+# ================================================================= output
+def fmt(v, digits=4) -> str:
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf"
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+            return f"{v:.{digits - 1}e}"
+        return f"{v:.{digits}g}" if abs(v) < 10 else f"{v:,.{max(1, digits - 3)}f}"
+    return str(v)
+
+
+def print_table(rows, header, out=None) -> None:
+    """A small left/right aligned text table."""
+    out = out or sys.stdout
+    cells = [[str(c) for c in header]] + [[c if isinstance(c, str) else fmt(c) for c in r]
+                                          for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for k, r in enumerate(cells):
+        line = "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths)))
+        print("  " + line.rstrip(), file=out)
+        if k == 0:
+            print("  " + "  ".join("-" * w for w in widths), file=out)

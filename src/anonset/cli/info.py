@@ -1,0 +1,49 @@
+"""``anonset info`` (also ``--version``) and ``anonset keygen FILE``: build
+facts, and a fresh key file for seeded or persistent-key publishing."""
+from __future__ import annotations
+
+import argparse
+
+from . import args as A
+
+__all__ = ["register", "VersionAction"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="print the version and build facts (OpenMP, threads)")
+    p.set_defaults(func=cmd_info)
+    p = sub.add_parser("keygen", help="write a new key file (32 random bytes, hex)",
+                       description="Write 32 fresh bytes from the operating system, hex-encoded, "
+                       "to a new file only its owner can read.  Use it with --key-file to make "
+                       "a publication reproducible, or with --record-id for persistent keys.  "
+                       "Keep it as secret as the data; an existing file is never overwritten.")
+    p.add_argument("path", metavar="FILE", help="the new key file")
+    p.set_defaults(func=cmd_keygen)
+
+
+def cmd_info(args) -> int:
+    import anonset
+    anonset.show_versions()
+    return A.EXIT_OK
+
+
+def cmd_keygen(args) -> int:
+    from ..io.keys import new_key_file
+    try:
+        new_key_file(args.path)
+    except FileExistsError:
+        raise A.UsageError(f"{args.path!r}: the file exists; a key file is never overwritten") \
+            from None
+    print(f"wrote a new key to {args.path} (readable by its owner only); keep it as secret as "
+          "the data")
+    return A.EXIT_OK
+
+
+class VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print the version and build facts, then exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        cmd_info(namespace)
+        parser.exit(A.EXIT_OK)

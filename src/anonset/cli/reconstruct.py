@@ -1,0 +1,133 @@
+"""``anonset reconstruct PUBLISHED --attributes A,B``: estimate the
+cross-tabulation of published attributes (paper 000, Sec. V-D), reading only
+those columns, block by block (:func:`anonset.stream.reconstruct_file`), and
+optionally compare it with the true counts of the original file."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from . import args as A
+from .progress import LONG_ROWS, Progress, progress_enabled
+
+__all__ = ["register", "run", "METHODS"]
+
+METHODS = ("em", "exact_em", "value_adding", "random")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("reconstruct", help="cross-tabulate a published table",
+                       description="Estimate the counts of every combination of the chosen "
+                       "published attributes (paper 000, Sec. V-D).")
+    p.add_argument("input", metavar="IN",
+                   help="published table (.csv with its .anonset.json, or .parquet)")
+    p.add_argument("--attributes", action="append", required=True, metavar="A,B",
+                   help="attributes to cross-tabulate")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="cross-tabulation, long form: attribute columns + count (.csv or "
+                        ".parquet); default: print it")
+    p.add_argument("--method", choices=METHODS, default="em",
+                   help="em (eq. 26, default), exact_em, value_adding (eq. 18), random")
+    p.add_argument("--max-iter", type=A.nonneg_int, default=2000, metavar="N",
+                   help="EM iterations at most (default 2000)")
+    p.add_argument("--tol", type=A.nonneg_float, default=1e-6, metavar="X",
+                   help="EM stops when no cell changes by more than X records (default 1e-6)")
+    p.add_argument("--seed", default=None, metavar="N", help="seed of the random baseline")
+    p.add_argument("--original", metavar="ORIG", help="the original table: print the error "
+                   "of the estimate against its true counts")
+    p.add_argument("--plot", metavar="OUT.png", help="bar chart of true vs reconstructed counts "
+                   "(needs --original and matplotlib)")
+    p.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="output format (default: from OUT's extension)")
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="input format (default: from IN's extension)")
+    p.add_argument("--chunk-rows", type=A.positive_int, default=None, metavar="N",
+                   help="rows per block (memory is bounded by it; the estimate does not depend "
+                        "on it)")
+    A.add_run_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import anonset
+    from ..io.atomic import atomic_path
+    from ..io.published import check_metadata, read_metadata
+    from ..io.stream import DEFAULT_CHUNK_ROWS, reconstruct_file, true_crosstab_file
+    from ..io.tables import check_input_file, file_format
+
+    src = check_input_file(args.input)
+    fmt = file_format(src, args.input_format, param="input_format")
+    attributes = A.names(args.attributes)
+    if not attributes:
+        raise A.UsageError("--attributes: name at least one published attribute")
+    if args.plot and not args.original:
+        raise A.UsageError("--plot needs --original (the chart compares with the true counts)")
+    if args.plot:
+        from ..audit.plot import require_matplotlib
+        require_matplotlib()
+    out = Path(args.output) if args.output else None
+    out_fmt = file_format(out, args.format) if out is not None else None
+    inputs = [src, Path(str(src) + ".anonset.json")] + \
+        ([Path(args.original)] if args.original else [])
+    header = check_metadata(read_metadata(src, fmt), src)
+    for a in attributes:
+        if a not in header.params:
+            raise A.UsageError(f"--attributes: {a!r} is not a published attribute; published: "
+                               f"{', '.join(header.names)}")
+    chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
+    long_work = header.n_rows * len(attributes) >= LONG_ROWS
+    t0 = time.perf_counter()
+    with Progress(3 if args.original else 2, "reconstruct",
+                  progress_enabled(args.progress, long_work, getattr(args, "quiet", False)),
+                  unit="steps") as prog:
+        est = reconstruct_file(src, attributes, args.method, chunk_rows=chunk,
+                               max_iter=args.max_iter, tol=args.tol, n_threads=args.threads,
+                               seed=A._seed(args.seed), format=fmt)
+        elapsed = time.perf_counter() - t0
+        prog()
+        if out is not None:
+            with atomic_path(out, protect=inputs) as tmp:
+                frame = est.to_frame()
+                if out_fmt == "parquet":
+                    frame.to_parquet(tmp, index=False)
+                else:
+                    frame.to_csv(tmp, index=False)
+        prog()
+        truth = None
+        if args.original:
+            truth = true_crosstab_file(args.original, header.schema, attributes,
+                                       chunk_rows=chunk)
+            prog()
+    dims = " x ".join(str(len(d)) for d in est.domains)
+    print(f"reconstructed {' x '.join(attributes)} ({dims} cells) from {header.n_rows:,} records "
+          f"with {args.method} in {elapsed:.2f} s")
+    summary = em_summary(est)
+    if summary:
+        print(f"{args.method}: {summary}")
+    if out is not None:
+        print(f"wrote {out}")
+    else:
+        print(est.to_frame().to_string(index=False))
+    if truth is not None:
+        if round(truth.total) != header.n_rows:
+            import logging
+            logging.getLogger("anonset").warning(
+                "--original has %s records but the published table has %s; is it the right "
+                "file?", f"{int(truth.total):,}", f"{header.n_rows:,}")
+        m = anonset.metrics.compare(truth, est)
+        A.print_table([[args.method] + [float(m[k]) for k in ("L1", "L1/N", "L2", "Hellinger")]],
+                      ["method", "L1", "L1/N", "L2", "Hellinger"])
+        if args.plot:
+            from ..audit.plot import bar_chart
+            bar_chart(truth, est, args.plot, protect=inputs + ([out] if out else []))
+            print(f"wrote {args.plot}")
+    return A.EXIT_OK
+
+
+def em_summary(ct) -> str:
+    info = ct.info
+    if "iterations" not in info:
+        return ""
+    state = "converged" if info.get("converged") else "stopped at max_iter"
+    return (f"{info['iterations']} iterations, final change {A.fmt(float(info['change']))} "
+            f"records ({state}; tol {info['tol']:g})")

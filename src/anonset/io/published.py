@@ -1,0 +1,545 @@
+"""Published set tables on disk: writing them block by block, and reading
+them back only after checking them.
+
+Two formats (paper 000's sets; DESIGN.md "Data model"):
+
+* Parquet: one list column per sensitive attribute (each set a list of its
+  values, in domain order), exact attributes and pass-through columns as
+  plain columns, the metadata (schema, parameters, model, row count, how it
+  was published) as JSON under the file-metadata key ``anonset``;
+* CSV: ``{a|b|c}`` cells (the papers' aggregated expression) and the same
+  metadata in ``OUT.anonset.json`` beside it; the two files are written as
+  one unit.  Text cells and headers that a spreadsheet would execute (a
+  leading ``=``, ``+``, ``-``, ``@``, tab or carriage return) are written
+  with a leading ``'`` as OWASP recommends, and a leading ``'`` is doubled;
+  :func:`read_settable` and :func:`iter_masks` restore them exactly.
+
+A published file is never trusted: before any use, :func:`read_metadata`
+checks the format and version, the schema, every parameter (0 <= p <= 1,
+1 <= eta <= d, d equal to the domain size) and the row count, and the
+readers check every set (exactly eta distinct members inside the domain) and
+that the file holds as many rows as its metadata says.  A tampered or
+truncated file is refused with the file and the field named.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..schema import Schema
+from ..validate import InputError
+from .atomic import atomic_paths
+
+__all__ = ["FORMAT_VERSION", "META_KEY", "CSV_META_SUFFIX", "metadata", "write_settable",
+           "ParquetSink", "CsvSink", "open_sink", "read_metadata", "TableHeader", "iter_masks",
+           "read_settable", "csv_escape", "csv_unescape"]
+
+#: 2: the ``info`` keys of the safe defaults (key mode, row order, clear
+#: columns, roles, missing values) and escaped CSV text.  Version 1 files
+#: (anonset 0.1) are still read.
+FORMAT_VERSION = 2
+META_KEY = b"anonset"
+CSV_META_SUFFIX = ".anonset.json"
+_CSV_RESERVED = set("{}|")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+# ================================================================ CSV cells
+def csv_escape(values: np.ndarray) -> np.ndarray:
+    """Text cells a spreadsheet would run as a formula, neutralised: a
+    leading ``'`` before ``= + - @ \\t \\r`` (and before a leading ``'``, so
+    that :func:`csv_unescape` is exact)."""
+    out = np.array(values, dtype=object, copy=True)
+    for i, v in enumerate(out):
+        if isinstance(v, str) and v.startswith(_FORMULA):
+            out[i] = "'" + v
+    return out
+
+
+def csv_unescape(values: np.ndarray) -> np.ndarray:
+    out = np.array(values, dtype=object, copy=True)
+    for i, v in enumerate(out):
+        if isinstance(v, str) and v.startswith("'"):
+            out[i] = v[1:]
+    return out
+
+
+def _escape_header(name: str) -> str:
+    return "'" + name if name.startswith(_FORMULA) else name
+
+
+def _unescape_header(name: str) -> str:
+    return name[1:] if name.startswith("'") else name
+
+
+# ================================================================ metadata
+def metadata(schema, params, model, n_rows, info) -> dict:
+    """The metadata of a published table (also :meth:`SetTable.metadata`)."""
+    return {"format": "anonset.SetTable", "version": FORMAT_VERSION,
+            "schema": schema.to_dict(), "params": {k: v.to_dict() for k, v in params.items()},
+            "model": dict(model or {}), "n_rows": int(n_rows), "info": dict(info or {})}
+
+
+class TableHeader:
+    """What reconstruction and the audit need of a published table besides
+    its sets: schema, parameters, model, row count and how it was published."""
+
+    def __init__(self, schema, params, model, n_rows, info=None, path=None):
+        self.schema, self.params, self.model = schema, dict(params), dict(model or {})
+        self.n_rows, self.info, self.path = int(n_rows), dict(info or {}), path
+
+    @property
+    def names(self):
+        return [a.name for a in self.schema.published]
+
+    def metadata(self) -> dict:
+        return metadata(self.schema, self.params, self.model, self.n_rows, self.info)
+
+
+def _bad(path, field, what, expected=None):
+    return InputError(f"metadata field {field!r} {what}", file=path, expected=expected)
+
+
+def check_metadata(meta, path=None) -> TableHeader:
+    """A TableHeader from published metadata, every field checked."""
+    from ..randomized.params import AttributeParams
+    if not isinstance(meta, dict) or meta.get("format") != "anonset.SetTable":
+        raise InputError("is not a published anonset table (no anonset metadata)", file=path)
+    version = meta.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _bad(path, "version", f"is {version!r}", "a format version number")
+    if version > FORMAT_VERSION:
+        raise _bad(path, "version", f"is {version}, newer than this anonset understands "
+                   f"({FORMAT_VERSION})", "a file written by this or an older anonset: upgrade")
+    try:
+        schema = Schema.from_dict(meta["schema"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise _bad(path, "schema", f"is not a valid schema ({e})") from None
+    n = meta.get("n_rows")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise _bad(path, "n_rows", f"is {n!r}", "a row count >= 0")
+    raw = meta.get("params")
+    if not isinstance(raw, dict):
+        raise _bad(path, "params", "is missing")
+    names = [a.name for a in schema.published]
+    if sorted(raw) != sorted(names):
+        raise _bad(path, "params", f"covers {sorted(raw)}",
+                   f"one entry per published attribute {names}")
+    params = {}
+    for a in schema.published:
+        field = f"params.{a.name}"
+        try:
+            par = AttributeParams.from_dict(raw[a.name])
+        except (KeyError, TypeError, ValueError) as e:
+            raise _bad(path, field, f"is not valid ({e})") from None
+        if not (isinstance(par.p, float) and math.isfinite(par.p) and 0.0 <= par.p <= 1.0):
+            raise _bad(path, field + ".p", f"is {par.p!r}", "a number in [0, 1]")
+        if par.d != a.d:
+            raise _bad(path, field + ".d", f"is {par.d} but the domain has {a.d} values",
+                       "the domain size")
+        if not (1 <= par.eta <= a.d):
+            raise _bad(path, field + ".eta", f"is {par.eta}", f"1 <= eta <= d = {a.d}")
+        if (a.role == "exact") != par.exact or (par.exact and (par.eta != 1 or par.p != 1.0)):
+            raise _bad(path, field + ".exact", "does not match the attribute's role",
+                       "exact attributes with p = 1, eta = 1")
+        params[a.name] = par
+    info = meta.get("info", {})
+    if not isinstance(info, dict):
+        raise _bad(path, "info", f"is {type(info).__name__}", "a mapping")
+    return TableHeader(schema, params, meta.get("model"), n, info, path)
+
+
+def read_metadata(path, fmt=None) -> dict:
+    """The checked metadata of a published Parquet or CSV file (no rows read)."""
+    from .tables import check_input_file, file_format
+    path = check_input_file(path)
+    fmt = file_format(path, fmt)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        try:
+            raw = (pq.ParquetFile(str(path)).schema_arrow.metadata or {}).get(META_KEY)
+        except (pa.ArrowException, OSError) as e:
+            raise InputError(f"is not a readable Parquet file ({e})", file=path) from None
+        if raw is None:
+            raise InputError("has no anonset metadata: not a published table", file=path)
+        text, where = raw.decode("utf-8", "replace"), path
+    else:
+        mp = Path(str(path) + CSV_META_SUFFIX)
+        if not mp.is_file():
+            raise InputError("is missing: a published CSV needs its metadata file", file=mp)
+        text, where = mp.read_text(encoding="utf-8", errors="replace"), mp
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"holds metadata that is not valid JSON ({e})", file=where) from None
+    check_metadata(meta, where)
+    return meta
+
+
+# =================================================================== sinks
+def _domain_array(attr):
+    """The domain as an Arrow array (as text where its values mix types, e.g.
+    numbers and a missing-value token)."""
+    import pyarrow as pa
+    try:
+        return pa.array(list(attr.domain))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([str(v) for v in attr.domain])
+
+
+def settable_to_arrow(table, n_threads=None):
+    """The Arrow columns of a published block (no metadata)."""
+    import pyarrow as pa
+    from ..randomized import _kernels
+    arrays, names = [], []
+    nt = 0 if n_threads is None else int(n_threads)
+    for a in table.schema:
+        if a.name in table.params:
+            eta = table.params[a.name].eta
+            mem = _kernels.members(table.mask(a.name), a.d, eta, n_threads=nt)
+            vals = _domain_array(a).take(pa.array(mem.ravel()))
+            if table.params[a.name].exact:
+                arrays.append(vals)
+            else:
+                offsets = pa.array(np.arange(0, table.n_rows * eta + 1, eta, dtype=np.int32))
+                arrays.append(pa.ListArray.from_arrays(offsets, vals))
+        elif a.name in table.other.columns:
+            arrays.append(pa.array(table.other[a.name], from_pandas=True))
+        else:
+            continue
+        names.append(a.name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+class ParquetSink:
+    """Blocks to one Parquet file: a row group per block; later blocks are
+    cast to the first block's schema."""
+
+    def __init__(self, tmp, meta):
+        self.tmp, self.meta = tmp, meta
+        self.writer = None
+        self.schema = None
+
+    def write(self, table):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        t = settable_to_arrow(table)
+        if self.writer is None:
+            self.schema = t.schema.with_metadata({META_KEY: json.dumps(self.meta).encode()})
+            self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
+        t = t.replace_schema_metadata(self.schema.metadata)
+        if t.schema != self.schema:
+            try:
+                t = t.cast(self.schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise InputError(f"a pass-through column changed type between blocks ({e})",
+                                 expected="one type per column") from None
+        self.writer.write_table(t, row_group_size=max(1, t.num_rows))
+
+    def close(self, meta_tmp=None):
+        if self.writer is not None:
+            self.writer.close()
+
+
+class CsvSink:
+    """Blocks to one CSV of ``{a|b|c}`` cells; the metadata goes beside it."""
+
+    def __init__(self, tmp, schema, meta, final):
+        import bz2
+        import gzip
+        import lzma
+        self.meta = meta
+        suffix = Path(final).suffix.lower()
+        openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+        if suffix not in (".csv", ".txt", ".tsv") and suffix not in openers:
+            raise InputError("has a compression this writer does not support", param="output",
+                             file=final, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")
+        opener = openers.get(suffix)
+        self.f = opener(tmp, "wt", newline="", encoding="utf-8") if opener else \
+            open(tmp, "w", newline="", encoding="utf-8")
+        self.header = True
+        self.dtypes = None
+        self.labels = {}
+        for a in schema.published:
+            labels = np.array([str(v) for v in a.domain], dtype=object)
+            bad = [v for v in labels if _CSV_RESERVED & set(v)]
+            if bad:
+                self.f.close()
+                raise InputError(f"has the value {bad[0]!r}, which holds one of '{{', '|', '}}' "
+                                 "that the CSV set notation reserves", column=a.name,
+                                 expected="Parquet output for such values")
+            # a set cell starts with '{'; a plain (exact) value may need escaping
+            self.labels[a.name] = csv_escape(labels) if a.role == "exact" else labels
+
+    def write(self, table):
+        frame = pd.DataFrame()
+        for a in table.schema:
+            if a.name in table.params:
+                mem = self.labels[a.name][table.members(a.name)]
+                if table.params[a.name].exact:
+                    frame[_escape_header(a.name)] = mem[:, 0]
+                else:
+                    frame[_escape_header(a.name)] = ["{" + "|".join(r) + "}"
+                                                     for r in mem.tolist()]
+            elif a.name in table.other.columns:
+                col = table.other[a.name]
+                vals = col.to_numpy(dtype=object)
+                frame[_escape_header(a.name)] = csv_escape(vals) if not \
+                    pd.api.types.is_numeric_dtype(col.dtype) else col.to_numpy()
+        if self.dtypes is None:
+            self.dtypes = {c: str(table.other[c].dtype) for c in table.other.columns}
+        frame.to_csv(self.f, index=False, header=self.header)
+        self.header = False
+
+    def close(self, meta_tmp=None):
+        self.f.close()
+        if meta_tmp is not None:
+            meta = dict(self.meta)
+            meta["csv_dtypes"] = self.dtypes or {}
+            meta["csv_escape"] = "owasp-quote"
+            Path(meta_tmp).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def open_sink(path, fmt, schema, meta, *, protect=()):
+    """A sink that writes a published table to ``path`` (and its metadata
+    file, for CSV) as one atomic unit."""
+    path = Path(path)
+    targets = [path] + ([Path(str(path) + CSV_META_SUFFIX)] if fmt == "csv" else [])
+    with atomic_paths(*targets, protect=protect) as tmps:
+        tmps = tmps if isinstance(tmps, list) else [tmps]
+        sink = ParquetSink(tmps[0], meta) if fmt == "parquet" else \
+            CsvSink(tmps[0], schema, meta, path)
+        ok = False
+        try:
+            yield sink
+            ok = True
+        finally:
+            sink.close(tmps[1] if (fmt == "csv" and ok) else None)
+        if fmt == "parquet" and sink.writer is None:
+            raise InputError("has no rows to write", param="output", file=path,
+                             expected="at least one published row")
+
+
+def write_settable(table, path, fmt, *, protect=()) -> None:
+    """Write a whole SetTable (one block)."""
+    with open_sink(path, fmt, table.schema, table.metadata(), protect=protect) as sink:
+        sink.write(table)
+
+
+# ================================================================= reading
+def _masks_from_codes(codes, offsets, d):
+    """Bitmasks (n, words) from flattened member codes and list offsets."""
+    n = len(offsets) - 1
+    words = (d + 63) // 64
+    out = np.zeros((n, words), dtype=np.uint64)
+    rows = np.repeat(np.arange(n), np.diff(offsets))
+    codes = np.asarray(codes, dtype=np.int64)
+    bits = np.left_shift(np.uint64(1), (codes & 63).astype(np.uint64))
+    np.bitwise_or.at(out, (rows, codes >> 6), bits)
+    return out
+
+
+def _popcount(masks):
+    m = np.ascontiguousarray(masks, dtype=np.uint64)
+    if m.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1).sum(axis=1)
+
+
+def _column_masks(col, attr, eta, where):
+    """Bitmasks of one published column block (Arrow list or value column),
+    every set checked: exactly eta distinct members inside the domain."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    n = len(col)
+    if col.null_count:
+        raise InputError(f"holds an empty cell in column {attr.name!r}", file=where,
+                         expected=f"a set of {eta} values in every row")
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+        flat = pc.list_flatten(col)
+    else:
+        lengths = np.ones(n, dtype=np.int64)
+        flat = col
+    dom = _domain_array(attr)
+    if flat.type != dom.type:
+        try:
+            flat = flat.cast(dom.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            flat = pa.array([None if v is None else str(v) for v in flat.to_pylist()])
+            dom = pa.array([str(v) for v in attr.domain])
+    idx = pc.index_in(flat, value_set=dom)
+    if idx.null_count:
+        bad = flat.filter(pc.is_null(idx))[0].as_py()
+        raise InputError(f"column {attr.name!r} holds {bad!r}, which is not in its published "
+                         "domain", file=where, expected="values of the domain in the metadata")
+    codes = idx.to_numpy(zero_copy_only=False)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    masks = _masks_from_codes(codes, offsets, attr.d)
+    sizes = _popcount(masks)
+    wrong = np.flatnonzero((lengths != eta) | (sizes != eta))
+    if len(wrong):
+        i = int(wrong[0])
+        what = "an empty set" if lengths[i] == 0 else \
+            f"a set with a repeated member" if sizes[i] < lengths[i] else \
+            f"a set of {int(lengths[i])} values"
+        raise InputError(f"column {attr.name!r} holds {what} (row {i:,} of this block)",
+                         file=where, expected=f"sets of exactly eta = {eta} distinct values, as "
+                                              "the metadata says")
+    return masks
+
+
+def _csv_column(series, attr, escaped):
+    """One CSV column block of {a|b|c} cells (or plain values) as an Arrow
+    list column of text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    vals = series.to_numpy(dtype=object)
+    if escaped and attr.role == "exact":
+        vals = csv_unescape(vals)
+    s = pa.array(vals, type=pa.string())
+    braced = pc.and_(pc.starts_with(s, "{"), pc.ends_with(s, "}"))
+    inner = pc.if_else(braced, pc.utf8_slice_codeunits(s, 1, -1), s)
+    lists = pc.split_pattern(inner, "|")
+    empty = pc.equal(inner, "")
+    lengths = pc.if_else(empty, 0, pc.list_value_length(lists)).to_numpy(zero_copy_only=False)
+    values = pc.list_flatten(pc.if_else(empty, pa.scalar([], type=lists.type), lists))
+    offsets = np.zeros(len(vals) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
+
+
+class _TextAttr:
+    """An attribute seen through its text labels (CSV cells are text)."""
+
+    def __init__(self, attr):
+        self.name, self.d, self.role = attr.name, attr.d, attr.role
+        self.domain = tuple(str(v) for v in attr.domain)
+
+
+def _blocks(path, fmt, columns, chunk_rows, meta):
+    """(row0, {column: block column}) of a published file."""
+    from .tables import iter_blocks
+    if fmt == "parquet":
+        for row0, frame in _parquet_blocks(path, columns, chunk_rows):
+            yield row0, frame
+        return
+    header_map = None
+    for row0, frame in iter_blocks(path, "csv", chunk_rows=chunk_rows):
+        if header_map is None:
+            header_map = {_unescape_header(c) if meta.get("csv_escape") else c: c
+                          for c in frame.columns}
+            for c in columns:
+                if c not in header_map:
+                    raise InputError(f"lacks the column {c!r} of its metadata", file=path)
+        yield row0, {c: frame[header_map[c]] for c in columns}
+
+
+def _parquet_blocks(path, columns, chunk_rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        f = pq.ParquetFile(str(path))
+        names = f.schema_arrow.names
+        for c in columns:
+            if c not in names:
+                raise InputError(f"lacks the column {c!r} of its metadata", file=path)
+        row0 = 0
+        for batch in f.iter_batches(batch_size=chunk_rows, columns=list(columns)):
+            yield row0, {c: batch.column(c) for c in columns}
+            row0 += batch.num_rows
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(f"could not be read ({e})", file=path) from None
+
+
+def iter_masks(path, attributes, *, chunk_rows=1 << 18, fmt=None, meta=None):
+    """Checked bitmasks of the chosen attributes, block by block:
+    ``(row0, [mask of each attribute])``.  The last block is followed by a
+    check that the file holds as many rows as its metadata says."""
+    from .tables import file_format
+    path = Path(path)
+    fmt = file_format(path, fmt)
+    meta = meta or read_metadata(path, fmt)
+    header = check_metadata(meta, path)
+    attrs = [header.schema[a] for a in attributes]
+    escaped = bool(meta.get("csv_escape"))
+    rows = 0
+    for row0, cols in _blocks(path, fmt, [a.name for a in attrs], chunk_rows, meta):
+        where = path
+        masks = []
+        for a in attrs:
+            eta = header.params[a.name].eta
+            col = cols[a.name]
+            if fmt == "csv":
+                masks.append(_column_masks(_csv_column(col, a, escaped), _TextAttr(a), eta,
+                                           where))
+            else:
+                masks.append(_column_masks(col, a, eta, where))
+        rows += len(masks[0]) if masks else 0
+        yield row0, masks
+    if rows != header.n_rows:
+        raise InputError(f"holds {rows:,} rows but its metadata says {header.n_rows:,}",
+                         file=path, expected="the complete file (it may be truncated or "
+                                             "its metadata edited)")
+
+
+def read_settable(path, fmt=None):
+    """A whole published table, every set and the row count checked."""
+    from ..randomized.settable import SetTable
+    from .tables import file_format
+    path = Path(path)
+    fmt = file_format(path, fmt)
+    meta = read_metadata(path, fmt)
+    header = check_metadata(meta, path)
+    names = header.names
+    parts = {n: [] for n in names}
+    for _, masks in iter_masks(path, names, chunk_rows=1 << 62, fmt=fmt, meta=meta):
+        for n, m in zip(names, masks):
+            parts[n].append(m)
+    masks = {n: (np.concatenate(parts[n]) if parts[n] else
+                 np.zeros((0, (header.schema[n].d + 63) // 64), np.uint64)) for n in names}
+    other_names = [a.name for a in header.schema if a.role == "other"]
+    other = _read_other(path, fmt, other_names, meta) if other_names else None
+    return SetTable(header.schema, masks, header.params, header.model, other, header.info)
+
+
+def _read_other(path, fmt, names, meta) -> pd.DataFrame:
+    """Pass-through columns with the types they had when written."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+        return pq.read_table(str(path), columns=names).to_pandas()
+    from .tables import read_table
+    frame = read_table(path, "csv")
+    header_map = {_unescape_header(c) if meta.get("csv_escape") else c: c for c in frame.columns}
+    dtypes = meta.get("csv_dtypes", {})
+    out = {}
+    for c in names:
+        text = frame[header_map[c]].to_numpy(dtype=object)
+        dt = dtypes.get(c, "object")
+        if dt in ("object", "string", "str"):
+            if meta.get("csv_escape"):
+                text = csv_unescape(text)
+            col = pd.Series(text, dtype=object)
+            out[c] = col.where(col != "", None) if dt == "object" else col.astype(dt)
+        else:
+            try:
+                # Python's float()/int() parse: exact round trips of what pandas wrote
+                if "int" in dt.lower() and not (text == "").any():
+                    parsed = pd.Series(text.astype(np.int64))
+                else:
+                    parsed = pd.Series(np.where(text == "", "nan", text).astype(np.float64))
+                out[c] = parsed.astype(dt)
+            except (TypeError, ValueError):
+                raise InputError(f"column {c!r} holds text where its metadata says {dt}",
+                                 file=path, expected="the file as anonset wrote it") from None
+    return pd.DataFrame(out)[names]

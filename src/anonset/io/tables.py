@@ -1,0 +1,274 @@
+"""Input tables: in-memory frames of any kind, and CSV/Parquet files read
+whole or block by block, all arriving as pandas DataFrames the engine
+(:mod:`anonset.engine`) can publish.
+
+In memory, anything that speaks the Arrow PyCapsule stream protocol
+(``__arrow_c_stream__``: pyarrow, Polars, DuckDB results) or the dataframe
+interchange protocol (``__dataframe__``) is accepted wherever a pandas
+DataFrame is.
+
+CSV files are read by pyarrow's CSV reader with every cell as text, exactly as
+written: a row with more or fewer fields than the header is an error (pandas
+would silently drop or pad fields), and nothing is converted yet.  The engine
+decides each column's type over the WHOLE file (see :func:`anonset.engine`),
+so reading a file in one block or in chunks gives the same typed values.
+Parquet files keep their stored types.  Every error names the file.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..validate import InputError, check_columns
+
+__all__ = ["as_frame", "file_format", "check_input_file", "file_columns", "iter_blocks",
+           "read_table", "read_typed", "type_text_column", "n_rows_hint", "PARQUET_SUFFIXES", "CSV_SUFFIXES", "NA_MARKERS",
+           "is_missing_text"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+#: Text cells that mean "missing" in a column the engine types (pandas' default
+#: markers).  Pass-through and identifier columns keep their text exactly.
+NA_MARKERS = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                        "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                        "nan", "null"])
+
+
+def is_missing_text(values: np.ndarray) -> np.ndarray:
+    """Which text cells are missing-value markers."""
+    return np.fromiter((v is None or v in NA_MARKERS for v in values), dtype=bool,
+                       count=len(values))
+
+
+# ================================================================== memory
+def as_frame(data, *, param: str = "data") -> pd.DataFrame:
+    """A pandas DataFrame for any supported in-memory table.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> as_frame(pa.table({"a": [1, 2]}))["a"].tolist()
+    [1, 2]
+    """
+    if isinstance(data, pd.DataFrame):
+        return data
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        pa = None
+    if pa is not None:
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            return _arrow_to_pandas(data)
+        if hasattr(data, "__arrow_c_stream__"):          # Polars, DuckDB, ...
+            try:
+                return _arrow_to_pandas(pa.RecordBatchReader.from_stream(data).read_all())
+            except (TypeError, ValueError, pa.ArrowException) as e:
+                raise InputError(f"could not be read through the Arrow stream protocol ({e})",
+                                 param=param) from None
+    if hasattr(data, "__dataframe__"):
+        try:
+            return pd.api.interchange.from_dataframe(data)
+        except Exception as e:     # noqa: BLE001 - any failure of the protocol
+            raise InputError(f"could not be read through the dataframe interchange protocol "
+                             f"({e})", param=param) from None
+    raise InputError(f"got a {type(data).__name__}", param=param,
+                     expected="a pandas DataFrame, a pyarrow Table, or a table that speaks the "
+                              "Arrow PyCapsule or dataframe interchange protocol (Polars, DuckDB)")
+
+
+def _arrow_to_pandas(table) -> pd.DataFrame:
+    return table.to_pandas()
+
+
+# =================================================================== files
+def file_format(path, fmt=None, *, param: str = "format") -> str:
+    """'parquet' or 'csv', from ``fmt`` or the file name."""
+    if fmt is not None:
+        if fmt not in ("csv", "parquet"):
+            raise InputError(f"got {fmt!r}", param=param, expected="csv or parquet")
+        return fmt
+    name = str(path).lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    raise InputError("has an extension that names no known format", file=path,
+                     expected=f"a name ending in .csv or .parquet, or {{@{param}}} csv|parquet")
+
+
+def check_input_file(path, *, param: str = "input") -> Path:
+    """An existing, readable file (not a directory)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("does not exist", file=p, param=param)
+    if p.is_dir():
+        raise InputError("is a directory", file=p, param=param, expected="a file")
+    return p
+
+
+def _csv_stream(path):
+    import pyarrow as pa
+    return pa.input_stream(str(path), compression="detect")
+
+
+def _csv_header(path) -> list:
+    """The header line, split as CSV, with the checks pandas would skip:
+    every name non-empty and given once."""
+    try:
+        with _csv_stream(path) as f:
+            text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+            row = next(csv.reader(text), None)
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
+    except (OSError, EOFError, csv.Error) as e:
+        raise InputError(f"is not a readable CSV file ({e})", file=path) from None
+    if not row:
+        raise InputError("is empty (no header line)", file=path,
+                         expected="a header line naming every column")
+    return check_columns(row, file=path)
+
+
+def file_columns(path, fmt) -> list:
+    """Column names of a CSV or Parquet file, checked (non-empty, distinct)."""
+    if fmt == "parquet":
+        return check_columns(_parquet_file(path).schema_arrow.names, file=path)
+    return _csv_header(path)
+
+
+def _parquet_file(path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        return pq.ParquetFile(str(path))
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(f"is not a readable Parquet file ({e})", file=path) from None
+
+
+def parquet_types(path) -> dict:
+    """{column: Arrow type} of a Parquet file."""
+    sch = _parquet_file(path).schema_arrow
+    return {f.name: f.type for f in sch}
+
+
+def n_rows_hint(path, fmt):
+    """The row count when the file states it (Parquet), else None."""
+    if fmt == "parquet":
+        return _parquet_file(path).metadata.num_rows
+    return None
+
+
+def _text_frame(batch, names) -> pd.DataFrame:
+    """A record batch of text columns as a frame of Python str (object dtype)."""
+    cols = {}
+    for name, col in zip(names, batch.columns):
+        cols[name] = pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
+    return pd.DataFrame(cols)
+
+
+def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
+    """Blocks of at most ``chunk_rows`` rows, in file order: ``(row0, frame)``.
+
+    CSV blocks hold text (every cell a str, exactly as written); Parquet
+    blocks hold the stored types.  ``columns`` limits what is read (CSV rows
+    are still checked to have one field per header column).
+    """
+    import pyarrow as pa
+    path = Path(path)
+    row0 = 0
+    if fmt == "parquet":
+        f = _parquet_file(path)
+        try:
+            for batch in f.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True):
+                yield row0, batch.to_pandas()
+                row0 += batch.num_rows
+        except (pa.ArrowException, OSError) as e:
+            raise InputError(f"could not be read after row {row0:,} ({e})", file=path) from None
+        return
+    import pyarrow.csv as pacsv
+    header = _csv_header(path)
+    want = header if columns is None else [c for c in header if c in set(columns)]
+    read = pacsv.ReadOptions(column_names=header, skip_rows=1, use_threads=True,
+                             block_size=1 << 22)
+    parse = pacsv.ParseOptions(newlines_in_values=True)
+    conv = pacsv.ConvertOptions(column_types={c: pa.string() for c in header},
+                                include_columns=want, strings_can_be_null=False,
+                                quoted_strings_can_be_null=False)
+    pending, held = [], 0
+    try:
+        with _csv_stream(path) as stream:
+            reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                                    convert_options=conv)
+            for batch in reader:
+                pending.append(batch)
+                held += batch.num_rows
+                while held >= chunk_rows:
+                    table = pa.Table.from_batches(pending).combine_chunks()
+                    head, rest = table.slice(0, chunk_rows), table.slice(chunk_rows)
+                    yield row0, _text_frame(head.to_batches()[0] if head.num_rows else head,
+                                            want)
+                    row0 += head.num_rows
+                    pending, held = rest.to_batches(), rest.num_rows
+    except pa.ArrowInvalid as e:
+        msg = str(e)
+        if "UTF8" in msg or "utf8" in msg.lower():
+            raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
+        if "Expected" in msg and "columns" in msg:
+            raise InputError(f"has a row with the wrong number of fields after row {row0:,} "
+                             f"({msg.splitlines()[0]})", file=path,
+                             expected=f"{len(header)} fields on every row, as in the header") \
+                from None
+        if "Empty CSV file" in msg:
+            raise InputError("is empty (no header line)", file=path) from None
+        raise InputError(f"is not a readable CSV file ({msg.splitlines()[0]})", file=path) \
+            from None
+    except (OSError, EOFError) as e:
+        raise InputError(f"is not a readable CSV file ({e})", file=path) from None
+    if held:
+        table = pa.Table.from_batches(pending).combine_chunks()
+        yield row0, _text_frame(table.to_batches()[0], want)
+
+
+def read_table(path, fmt, *, columns=None) -> pd.DataFrame:
+    """A whole file as one block (CSV: text cells; Parquet: stored types)."""
+    blocks = [b for _, b in iter_blocks(path, fmt, chunk_rows=1 << 62, columns=columns)]
+    if not blocks:
+        cols = columns or file_columns(path, fmt)
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
+    return blocks[0] if len(blocks) == 1 else pd.concat(blocks, ignore_index=True)
+
+
+def type_text_column(values: np.ndarray) -> pd.Series:
+    """A text column typed by the rule the engine uses for inferred domains:
+    integers where every present value spells one, numbers where every one
+    is a number, else text; missing markers become missing values."""
+    import re
+    miss = is_missing_text(values)
+    present = values[~miss]
+    if len(present) and all(re.match(r"^[+-]?\d+$", v) for v in present):
+        if miss.any():
+            return pd.Series(pd.array([None if m else int(v) for v, m in zip(values, miss)],
+                                      dtype="Int64"))
+        return pd.Series(present.astype(np.int64))
+    try:
+        num = np.where(miss, "nan", values).astype(np.float64)
+        return pd.Series(num)
+    except ValueError:
+        out = values.copy()
+        out[miss] = None
+        return pd.Series(out, dtype=object)
+
+
+def read_typed(path, fmt, *, text_columns=(), columns=None) -> pd.DataFrame:
+    """A whole file as a typed frame (for the in-memory partition publishers
+    and the audit): CSV columns typed by :func:`type_text_column` over the
+    whole file, except ``text_columns``, kept as exact text."""
+    frame = read_table(path, fmt, columns=columns)
+    if fmt != "csv":
+        return frame
+    keep = set(text_columns)
+    return pd.DataFrame({c: frame[c] if c in keep else
+                         type_text_column(frame[c].to_numpy(dtype=object)) for c in frame.columns})

@@ -1,0 +1,172 @@
+"""Local bucketization of LGB (paper 002, Alg. 2 and Corollary 2): the
+sensitive values of one attribute go into local buckets in which every value
+appears at most once and which hold at least l values (a recursive median
+split while both halves stay l-eligible, then Anatomy's group creation and
+residue assignment, in C), or, for attributes protected by t-closeness
+(Sec. 4 uses it for sex; the paper gives no algorithm), into the largest
+number of round-robin buckets that stay within t.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...validate import InputError, check_int
+
+
+def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
+    """Alg. 2 on the sensitive values of one attribute.
+
+    Parameters
+    ----------
+    codes : int array
+        Value codes (ordered) of the cells to bucketize.
+    l : int
+        Every bucket gets >= l values, each value at most once (Corollary 2).
+
+    Returns
+    -------
+    bucket : int64 array aligned with ``codes`` (0-based, increasing with the
+        value ranges of the median-split leaves), and the number of buckets.
+
+    Raises ValueError when the values are not l-eligible (a value occurs more
+    than len(codes) / l times).
+
+    Examples
+    --------
+    >>> b, nb = local_bucketization(np.array([1, 1, 2, 3, 4, 5, 6, 6]), 2)
+    >>> nb, sorted(np.bincount(b).tolist())
+    (4, [2, 2, 2, 2])
+    """
+    codes = np.asarray(codes)
+    l = check_int(l, "l", minimum=1)
+    n = codes.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    order = np.argsort(codes, kind="stable")
+    _, counts = np.unique(codes[order], return_counts=True)
+    if counts.max() * l > n:
+        raise ValueError(f"not {l}-eligible: a value occurs {int(counts.max())} times among "
+                         f"{n} (at most {n // l} allowed)")
+    from .. import _lgb
+    b_sorted, nb = _lgb.bucketize(np.ascontiguousarray(counts, dtype=np.int64), l)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = b_sorted
+    return out, int(nb)
+
+
+def closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
+                      whole: np.ndarray) -> tuple[np.ndarray, int]:
+    """Buckets whose value distribution is within EMD t of both the whole
+    column's (``whole``: its value counts) and the bucketized values'
+    distribution: values sorted and dealt round-robin into m buckets (each
+    gets the floor or ceiling of every value's share); the largest m whose
+    worst bucket passes (binary search).  m = 1 passes once the flagged
+    values are within t of the column (:func:`.flags.promote_for_closeness`)."""
+    from ...emd import emd_batch
+    n = codes.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    order = np.argsort(codes, kind="stable")
+    refs = (np.bincount(codes, minlength=d), np.asarray(whole))
+
+    def deal(m):
+        b = np.empty(n, dtype=np.int64)
+        b[order] = np.arange(n) % m
+        return b
+
+    def ok(m):
+        b = deal(m)
+        P = np.zeros((m, d), dtype=np.int64)
+        np.add.at(P, (b, codes), 1)
+        return max(float(emd_batch(P, q, ground).max()) for q in refs) <= t + 1e-12
+
+    if not ok(1):
+        raise RuntimeError("t-closeness buckets: the flagged values are farther than t from "
+                           "the column; they should have been promoted first")
+    lo, hi = 1, n                      # ok(lo) holds
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return deal(lo), lo
+
+
+def suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
+    """Keep-mask removing the fewest values so the rest is l-eligible: every
+    value keeps at most c* occurrences, c* the largest cap with
+    sum(min(c_v, c*)) >= l * c*.  The last occurrences (row order) go."""
+    counts = np.bincount(codes)
+    caps = np.arange(1, counts.max() + 1)
+    kept = np.minimum(counts[None, :], caps[:, None]).sum(axis=1)
+    good = caps[kept >= l * caps]
+    keep = np.zeros(codes.size, dtype=bool)
+    if good.size == 0:
+        return keep
+    cap = int(good.max())
+    order = np.argsort(codes, kind="stable")
+    sc = codes[order]
+    start = np.searchsorted(sc, sc, side="left")
+    rank = np.arange(codes.size) - start
+    keep[order] = rank < cap
+    return keep
+
+
+def closeness_ground(dom) -> str:
+    """Ground distance of a t-closeness attribute: ordered for numeric
+    attributes, equal for categorical ones."""
+    return "ordered" if dom.numeric else "equal"
+
+
+def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
+                         lmap: dict, closeness: dict, suppress: bool, rng):
+    """Alg. 1 lines 3-6: bucketize every attribute's sensitive cells
+    independently (``sens_mask`` (n, q) marks them).
+
+    Returns ``(bid, shown, suppressed, grounds)``: the 0-based bucket of
+    every cell (-1 outside buckets), the value code each bucketized cell
+    shows -- its bucket's values in a uniformly random order (Fig. 2), so
+    that only the bucket, never the row, carries the value -- the cells
+    published as ``*`` and the ground of every t-closeness attribute.
+    """
+    q, n = codes.shape
+    bid = np.full((q, n), -1, dtype=np.int64)
+    shown = np.full((q, n), -1, dtype=np.int32)
+    suppressed = np.zeros((q, n), dtype=bool)
+    grounds = {}
+    for j, (a, dom) in enumerate(zip(attributes, domains)):
+        rows = np.flatnonzero(sens_mask[:, j])
+        if rows.size == 0:
+            continue
+        vals = codes[j, rows]
+        if a in closeness:
+            grounds[a] = closeness_ground(dom)
+            if dom.d == 1:
+                b, nb = np.zeros(rows.size, dtype=np.int64), 1
+            else:
+                b, nb = closeness_buckets(vals, dom.d, float(closeness[a]), grounds[a],
+                                          np.bincount(codes[j], minlength=dom.d))
+        else:
+            la = lmap[a]
+            cnt = np.bincount(vals)
+            if cnt.max() * la > rows.size:
+                if not suppress:
+                    raise InputError(
+                        f"its {rows.size} sensitive values are not {la}-eligible (value "
+                        f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "
+                        f"at most {rows.size // la} allowed; {int((cnt > 0).sum())} distinct "
+                        "values)", param="l", column=a,
+                        expected="a lower l for it, or {@suppress=True} to publish the "
+                                 "fewest of its values as '*'")
+                keep = suppress_for_eligibility(vals, la)
+                suppressed[j, rows[~keep]] = True
+                rows, vals = rows[keep], vals[keep]
+                if rows.size == 0:
+                    continue
+            b, nb = local_bucketization(vals, la)
+        bid[j, rows] = b
+        by_bucket = np.argsort(b, kind="stable")
+        shuffled = np.lexsort((rng.random(rows.size), b))
+        shown[j, rows[by_bucket]] = vals[shuffled]
+    return bid, shown, suppressed, grounds

@@ -1,0 +1,365 @@
+"""LGB orchestration (paper 002, Alg. 1, Def. 9-10 and Fig. 2): :func:`lgb`
+validates the table, the roles of its columns and the parameters, draws the
+release's row order and record IDs from its key, bucketizes every
+semi-sensitive and sensitive attribute, generalizes the QI cells into local
+equivalence groups, and builds the published table of Fig. 2 with the bucket
+tables IDT(ID, BID) and SAT(value, BID); :class:`LGBResult` holds the release
+and what the checks and metrics need, and writes it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...hierarchy import Hierarchy
+from ...validate import InputError, check_int, resolve_roles
+from ..keyed import ReleaseKey
+from ..output import format_of, write_tables
+from .bucketize import bucketize_attributes, closeness_ground
+from .domain import encode_column, make_domain
+from .flags import flags_matrix, promote_for_k, promote_for_closeness
+from .generalize import METHODS, local_generalization, published_intervals
+from .metrics import c_dm, ncp
+
+
+@dataclass(eq=False)
+class LGBResult:
+    """An LGB publication and what is needed to evaluate it.
+
+    ``table``, ``idt`` and ``sat`` are what gets published, with
+    ``metadata`` (the model, the key mode, the row order, the pass-through
+    columns).  The other fields hold the *original* codes, row by published
+    row (for metrics, the attack simulation and query answering): never
+    publish the object itself.  ``order[i]`` is the input row of published
+    row i.
+    """
+    table: pd.DataFrame
+    idt: dict
+    sat: dict
+    k: int
+    l: dict
+    closeness: dict
+    method: str
+    attributes: tuple
+    roles: dict
+    domains: list = field(repr=False)
+    codes: np.ndarray = field(repr=False)       # (q, n) true codes
+    qi_mask: np.ndarray = field(repr=False)     # (n, q) True: QI cell
+    gid: np.ndarray = field(repr=False)         # (n,) 0-based
+    glo: np.ndarray = field(repr=False)         # (q, n) published interval, -1 if bucketed
+    ghi: np.ndarray = field(repr=False)
+    bid: np.ndarray = field(repr=False)         # (q, n) 0-based bucket, -1 if none
+    shown: np.ndarray = field(repr=False)       # (q, n) code shown for a bucketed cell
+    suppressed: np.ndarray = field(repr=False)  # (q, n) sensitive cell published as '*'
+    promoted: int = 0
+    grounds: dict = field(default_factory=dict, repr=False)
+    order: np.ndarray = field(default=None, repr=False)   # (n,) input row of each row
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.gid.size)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.gid.max()) + 1 if self.gid.size else 0
+
+    def summary(self) -> dict:
+        """Sizes, metrics and the release's metadata in one dictionary."""
+        out = {"rows": self.n, "groups": self.n_groups, "method": self.method, "k": self.k,
+               "C_DM": c_dm(self), "NCP": ncp(self), "promoted_cells": self.promoted,
+               "suppressed_cells": int(self.suppressed.sum())}
+        for a, name in enumerate(self.attributes):
+            if self.roles[name] != "qi":
+                inb = self.bid[a] >= 0
+                out[f"buckets[{name}]"] = int(self.bid[a].max()) + 1 if inb.any() else 0
+        out.update({k: v for k, v in self.metadata.items() if k not in ("paper", "model")})
+        return out
+
+    def write(self, path, *, format: str | None = None, protect=()) -> list:
+        """Write the table to ``path`` and the bucket tables beside it as
+        ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>``; each
+        file atomically, Parquet files with the release's metadata.  Returns
+        the paths written."""
+        path = Path(path)
+        fmt = format or format_of(path)
+        ext = ".parquet" if fmt == "parquet" else ".csv"
+        stem = path.name
+        for suf in (".parquet", ".pq", ".csv"):
+            if stem.lower().endswith(suf):
+                stem = stem[: -len(suf)]
+                break
+        jobs = [(path, self.table)]
+        for a in self.idt:
+            jobs.append((path.with_name(f"{stem}.{a}.idt{ext}"), self.idt[a]))
+            jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
+        return write_tables(jobs, format=fmt, metadata=self.metadata, protect=protect)
+
+
+def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
+        sensitive: Sequence[str] = (), flags=None, k: int, l=None,
+        closeness: Mapping[str, float] | None = None, method: str = "mdp",
+        hierarchies: Mapping[str, Hierarchy | str] | None = None,
+        id_column: str | None = None, identifiers: Sequence[str] = (),
+        other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
+        research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
+        balance: bool = False) -> LGBResult:
+    """Local generalization and bucketization (Alg. 1).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Every column needs a role: an attribute (``qi``, ``semi_sensitive``,
+        ``sensitive``), a flag column (named in ``flags``), ``id_column``,
+        ``identifiers``, ``other`` or ``drop``; a column nobody named is
+        refused.
+    qi, semi_sensitive, sensitive : column names
+        QI attributes (only QI values), semi-sensitive (both, per the flags),
+        sensitive (only sensitive values).  Numeric columns without a
+        hierarchy generalize to ranges; the others to hierarchy nodes (a flat
+        ``*`` hierarchy when none is given).
+    flags : bool array (n, len(semi_sensitive)), DataFrame, or mapping
+        True marks a sensitive cell.  A mapping gives, per attribute, a flag
+        column name of ``data`` (Fig. 1(b): yes/no, true/false or 1/0) or an
+        array.  :func:`draw_flags` draws them at a density.
+    k : int
+        Every local equivalence group gets >= k rows.
+    l : int or {attribute: int}
+        l-diversity of the local buckets of every semi-sensitive and
+        sensitive attribute not in ``closeness``.
+    closeness : {attribute: t}, optional
+        Attributes bucketized under t-closeness instead, e.g. a two-valued
+        sex as in Sec. 4: every bucket's distribution is within EMD t of the
+        whole column's *and* of the bucketized values' (equal ground for
+        categorical, ordered for numeric attributes); cells are promoted to
+        sensitive where the flagged values alone are farther than t from the
+        column (docs/algorithms.md).
+    method : {'mdp', 'ncp'}
+        Local generalization by multi-dimensional partition (Alg. 3) or by
+        minimizing NCP (Alg. 4).
+    hierarchies : {column: Hierarchy or ARX CSV path}, optional
+    id_column : str, optional
+        A column whose values are published as the record IDs, verbatim (use
+        a pseudonym, never a real identifier).  Default: IDs 1..n drawn at
+        random from the key.
+    identifiers, drop : column names
+        Columns never published.
+    other : column names
+        Columns passed through unchanged with their row (the metadata lists
+        them): published as they are, so only what is safe to publish.
+    seed : bytes, str or int, optional
+        Key material of at least 128 bits: the release (row order, IDs, the
+        order of a bucket's shown values, promoted cells) is a pure function
+        of the data and the key.  Default: a fresh key from the OS.
+    research_seed : bool
+        Accept a seed shorter than 128 bits (research on data that is not
+        secret); the metadata records ``key: 'research-seed'``.
+    keep_order : bool
+        Publish the rows in input order with IDs 1..n, the input row
+        numbers, as the paper's Fig. 2 does.  A risk: when the input is
+        sorted by a sensitive attribute, the order and the IDs reveal it
+        (the adversary of :func:`attack` then recovers every bucketized
+        value).  The metadata records ``row_order: 'input'``.
+    suppress : bool
+        When an attribute's sensitive values are not l-eligible, publish the
+        fewest of them as ``*`` instead of raising ValueError.
+    balance : bool
+        ``method='ncp'`` only: False (default) runs Alg. 4 exactly as printed
+        (a split leaving a side under k rows is abandoned, the node becomes
+        one group); True applies Xu et al.'s adjustment (groups of k..2k-1
+        rows, lower C_DM and NCP).  Both give groups of >= k rows; see
+        docs/lgb.md.
+
+    Returns
+    -------
+    LGBResult
+    """
+    frame = _check_frame(data)
+    qi, semi, sens = _names(qi, "qi"), _names(semi_sensitive, "semi_sensitive"), \
+        _names(sensitive, "sensitive")
+    flag_cols = [v for v in flags.values() if isinstance(v, str)] \
+        if isinstance(flags, Mapping) else []
+    roles = resolve_roles(frame.columns, {
+        "qi": qi, "semi_sensitive": semi, "sensitive": sens, "flags": flag_cols,
+        "id_column": [id_column] if id_column is not None else [],
+        "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
+        "drop": _names(drop, "drop")})
+    attrs = qi + semi + sens
+    if not attrs:
+        raise InputError("no attributes", param="qi",
+                         expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
+                                            method, hierarchies)
+    n = len(frame)
+    order = key.order(n, "lgb-rows")
+    semi_flags = np.ascontiguousarray(flags_matrix(frame, semi, flags)[order])
+    frame = frame.iloc[order].reset_index(drop=True)
+
+    domains = [make_domain(a, frame[a], hier.get(a)) for a in attrs]
+    q = len(attrs)
+    codes = np.empty((q, n), dtype=np.int32)
+    for j, (a, dom) in enumerate(zip(attrs, domains)):
+        codes[j] = encode_column(frame[a], dom)
+
+    # flags only ever grow: so that every QI-partition subset holds k rows,
+    # and so that the flagged values of every t-closeness attribute are
+    # within t of its column (else no bucketing can be); repeated until
+    # neither adds a flag (at worst every cell: then both hold)
+    rng = key.generator("lgb-promote")
+    promoted = -1
+    total = 0
+    while promoted != 0:
+        promoted = promote_for_k(semi_flags, k)
+        for a in closeness:
+            if a in semi:
+                j, dom = attrs.index(a), domains[attrs.index(a)]
+                promoted += promote_for_closeness(semi_flags[:, semi.index(a)], codes[j],
+                                                  dom.d, float(closeness[a]),
+                                                  closeness_ground(dom), rng)
+        total += promoted
+    sens_mask = np.zeros((n, q), dtype=bool)
+    sens_mask[:, len(qi):len(qi) + len(semi)] = semi_flags
+    sens_mask[:, len(qi) + len(semi):] = True
+    qi_mask = ~sens_mask
+
+    bid, shown, suppressed, grounds = bucketize_attributes(
+        codes, sens_mask, attrs, domains, lmap, closeness, suppress, key.generator("lgb-show"))
+    gid = local_generalization(codes, qi_mask, domains, k, method, balance=balance)
+    glo, ghi = published_intervals(codes, qi_mask, gid, domains)
+
+    # publish in a second, independent random order: the buckets and groups
+    # were built with ties broken by the processing order, so that order is
+    # not independent of who shares a bucket (tested by order_attack)
+    pub = key.order(n, "lgb-publish")
+    codes, bid, shown, suppressed, glo, ghi = (x[:, pub] for x in
+                                               (codes, bid, shown, suppressed, glo, ghi))
+    qi_mask, gid, order = qi_mask[pub], gid[pub], order[pub]
+    frame = frame.iloc[pub].reset_index(drop=True)
+    ids = frame[id_column].to_numpy() if id_column is not None else key.ids(n)
+    attr_roles = {a: "qi" for a in qi} | {a: "semi_sensitive" for a in semi} | \
+        {a: "sensitive" for a in sens}
+    columns = [c for c in frame.columns if c in attr_roles or roles[c] == "other"]
+    table, idt, sat = _publish(ids, gid, attrs, attr_roles, domains, qi_mask, glo, ghi, bid,
+                               shown, suppressed, codes, columns, frame)
+    meta = {"paper": "002", "model": {"k": k, "l": lmap, "closeness": closeness,
+                                      "method": method},
+            **key.metadata(),
+            "ids": f"column {id_column!r}" if id_column is not None else
+            ("input row numbers" if keep_order else "random"),
+            "pass_through": [c for c in frame.columns if roles[c] == "other"],
+            "identifiers": [c for c in frame.columns if roles[c] == "identifiers"],
+            "dropped": [c for c in frame.columns if roles[c] == "drop"]}
+    return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
+                     method=method, attributes=tuple(attrs), roles=attr_roles,
+                     domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,
+                     ghi=ghi, bid=bid, shown=shown, suppressed=suppressed, promoted=total,
+                     grounds=grounds, order=order, metadata=meta)
+
+
+def _check_frame(data) -> pd.DataFrame:
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"got a {type(data).__name__}", param="data",
+                         expected="a pandas DataFrame")
+    if len(data) == 0:
+        raise InputError("the table is empty", param="data", expected="at least one row")
+    return data.reset_index(drop=True)
+
+
+def _names(v, param: str) -> list:
+    names = [v] if isinstance(v, str) else list(v or ())
+    if len(set(names)) != len(names):
+        raise InputError(f"names a column twice: {names}", param=param)
+    return names
+
+
+def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
+    """k, l per attribute, t per attribute and the hierarchies, checked."""
+    if method not in METHODS:
+        raise InputError(f"got {method!r}", param="method", expected=f"one of {METHODS}")
+    k = check_int(k, "k", minimum=1)
+    if len(frame) < k:
+        raise InputError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
+    closeness = dict(closeness or {})
+    for a, t in closeness.items():
+        if a not in bucketed:
+            raise InputError("is not semi-sensitive or sensitive", param="closeness", column=a)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
+            raise InputError(f"got {t!r}", param="closeness", column=a,
+                             expected="a number in [0, 1]")
+    need_l = [a for a in bucketed if a not in closeness]
+    if need_l and l is None:
+        raise InputError(f"is required for {need_l}", param="l")
+    lmap = _per_attr(l, need_l, "l") if need_l else {}
+    for a in need_l:
+        if a not in lmap:
+            raise InputError("has no value for it", param="l", column=a)
+        lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
+    hier = {}
+    for a, h in (hierarchies or {}).items():
+        if a not in attrs:
+            raise InputError("is not a QI, semi-sensitive or sensitive column",
+                             param="hierarchies", column=a)
+        hier[a] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
+    for a in attrs:
+        if frame[a].isna().any():
+            raise InputError("has missing values", column=a,
+                             expected="no missing values: drop or impute them first")
+    return k, lmap, closeness, hier
+
+
+def _per_attr(v, attrs: list, name: str) -> dict:
+    if isinstance(v, Mapping):
+        extra = [a for a in v if a not in attrs]
+        if extra:
+            raise InputError(f"names {extra}, which are not semi-sensitive or sensitive "
+                             "l-diversity attributes", param=name)
+        return dict(v)
+    return {a: v for a in attrs}
+
+
+def _publish(ids, gid, attrs, roles, domains, qi_mask, glo, ghi, bid, shown, suppressed, codes,
+             columns, frame):
+    """The table of Fig. 2 (ID, GID, per attribute its published value and,
+    for bucketized ones, ``<attr>_bid``; pass-through columns as they are),
+    and IDT / SAT per bucketized attribute (Def. 9)."""
+    n = gid.size
+    cols = {"ID": ids, "GID": gid + 1}
+    idt, sat = {}, {}
+    for a in columns:
+        if a not in roles:
+            cols[a] = frame[a].to_numpy()
+            continue
+        j = attrs.index(a)
+        dom = domains[j]
+        lab = np.empty(n, dtype=object)
+        isqi = qi_mask[:, j]
+        lab[isqi] = dom.labels(glo[j, isqi], ghi[j, isqi])
+        inb = bid[j] >= 0
+        if inb.any():
+            vals = np.array([str(v) for v in dom.values], dtype=object)
+            lab[inb] = vals[shown[j, inb]]
+        lab[suppressed[j]] = "*"
+        cols[a] = lab
+        if roles[a] != "qi":
+            b = pd.array(np.where(inb, bid[j] + 1, 0), dtype="Int64")
+            b[~inb] = pd.NA
+            cols[f"{a}_bid"] = b
+            rows = np.flatnonzero(inb)
+            o = np.lexsort((ids[rows] if np.issubdtype(np.asarray(ids).dtype, np.number)
+                            else np.arange(rows.size), bid[j, rows]))
+            idt[a] = pd.DataFrame({"ID": ids[rows[o]], "BID": bid[j, rows[o]] + 1})
+            vcodes = codes[j, rows]
+            o2 = np.lexsort((vcodes, bid[j, rows]))
+            dv = np.empty(dom.d, dtype=object)
+            dv[:] = list(dom.values)
+            sat[a] = pd.DataFrame({a: dv[vcodes[o2]], "BID": bid[j, rows[o2]] + 1})
+            if dom.numeric:
+                sat[a][a] = pd.to_numeric(sat[a][a])
+            else:
+                sat[a][a] = sat[a][a].astype(str)
+    return pd.DataFrame(cols), idt, sat

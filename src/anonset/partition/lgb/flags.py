@@ -1,0 +1,216 @@
+"""Sensitivity flags of LGB (paper 002, Def. 5-7 and Fig. 1(b)): reading the
+per-cell flags of semi-sensitive attributes (boolean masks, flag columns of
+yes/no, true/false or 1/0), drawing them at a density for experiments (Sec.
+4.3), and promoting flags -- marking more cells sensitive, which is
+over-protection and never a leak -- so that every QI-partition subset (Def. 7)
+can form groups of k rows, and so that the flagged values of a t-closeness
+attribute can be bucketized within t of the whole column (docs/algorithms.md).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+_YES = {"yes", "y", "true", "t", "1", "sensitive", "s"}
+_NO = {"no", "n", "false", "f", "0", "qi", "q", ""}
+
+
+def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd.DataFrame:
+    """Sensitivity flags for experiments: each cell of each attribute is
+    flagged sensitive independently with probability ``density`` (Sec. 4.3:
+    about 10-40%).
+
+    Parameters
+    ----------
+    data : DataFrame or int
+        The table (or its number of rows).
+    attributes : column names
+    density : float in [0, 1]
+    seed : int, str or bytes, optional
+        Reproducible flags (keep it as secret as the data); default: a fresh
+        key from the operating system.
+
+    Returns
+    -------
+    DataFrame of bool, one column per attribute.
+
+    Examples
+    --------
+    >>> f = draw_flags(1000, ["age"], 0.2, seed=3)
+    >>> bool(0.15 < f["age"].mean() < 0.25)
+    True
+    """
+    n = data if isinstance(data, (int, np.integer)) else len(data)
+    if not isinstance(density, (int, float)) or not 0.0 <= float(density) <= 1.0:
+        raise ValueError(f"density must be a number in [0, 1], got {density!r}")
+    rng = experiment_generator(seed, "flags")
+    return pd.DataFrame({a: rng.random(int(n)) < float(density) for a in attributes})
+
+
+def experiment_generator(seed, purpose: str) -> np.random.Generator:
+    """Randomness of the experiment helpers (drawn flags, random queries):
+    not key material -- which cells are flagged shows in the release anyway
+    -- so any seed is accepted.  A release's own randomness comes from its
+    :class:`~anonset.partition.keyed.ReleaseKey`."""
+    from ...io.keys import make_key
+    key = make_key(seed, research_seed=True)
+    words = np.frombuffer(key + purpose.encode().ljust(16, b"\0")[:16], dtype=np.uint32)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.tolist())))
+
+
+def _flag_values(x, name: str) -> np.ndarray:
+    s = pd.Series(x)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return s.to_numpy(dtype=bool)
+    if s.isna().any():
+        raise ValueError(f"flags of {name!r} have missing values")
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        v = s.to_numpy()
+        if not np.isin(v, (0, 1)).all():
+            raise ValueError(f"flags of {name!r} must be 0/1, yes/no or true/false")
+        return v.astype(bool)
+    low = s.astype(str).str.strip().str.lower()
+    yes, no = low.isin(_YES), low.isin(_NO)
+    if not (yes | no).all():
+        bad = s[~(yes | no)].iloc[0]
+        raise ValueError(f"flags of {name!r}: {bad!r} is not yes/no, true/false or 1/0")
+    return yes.to_numpy()
+
+
+def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
+    n = len(frame)
+    if not semi:
+        return np.zeros((n, 0), dtype=bool)
+    if flags is None:
+        raise ValueError("flags: semi-sensitive attributes need per-cell sensitivity flags "
+                         "(a boolean mask, flag columns, or draw_flags(...))")
+    if isinstance(flags, np.ndarray):
+        if flags.shape != (n, len(semi)):
+            raise ValueError(f"flags: expected a boolean array of shape {(n, len(semi))} "
+                             f"(rows x semi-sensitive attributes), got {flags.shape}")
+        return np.stack([_flag_values(flags[:, j], a) for j, a in enumerate(semi)], axis=1)
+    if isinstance(flags, pd.DataFrame):
+        cols = {a: flags[a] for a in semi if a in flags.columns}
+    elif isinstance(flags, Mapping):
+        cols = {}
+        for a, v in flags.items():
+            cols[a] = frame[v] if isinstance(v, str) else v
+    else:
+        raise ValueError(f"flags must be a boolean array, a DataFrame or a mapping, got "
+                         f"{type(flags).__name__}")
+    missing = [a for a in semi if a not in cols]
+    if missing:
+        raise ValueError(f"flags: no flags given for semi-sensitive attribute(s) {missing}")
+    extra = [a for a in cols if a not in semi]
+    if extra:
+        raise ValueError(f"flags: {extra} are not semi-sensitive attributes {semi}")
+    out = np.empty((n, len(semi)), dtype=bool)
+    for j, a in enumerate(semi):
+        v = _flag_values(np.asarray(cols[a]) if not isinstance(cols[a], pd.Series)
+                         else cols[a].reset_index(drop=True), a)
+        if v.shape != (n,):
+            raise ValueError(f"flags of {a!r}: expected {n} values, got {v.shape[0]}")
+        out[:, j] = v
+    return out
+
+
+def promote_for_k(flags: np.ndarray, k: int) -> int:
+    """Make every QI-partition subset hold >= k rows by flagging more cells
+    sensitive (over-protection is always allowed: a flagged value is only
+    ever bucketized).  flags (n, s) of the semi-sensitive attributes is
+    changed in place; returns the number of cells promoted.
+
+    An undersized subset moves into the largest existing subset whose QI
+    attributes are a proper subset of its own (the one with none, if no such
+    subset exists); the subset with no semi-sensitive QI value, if undersized,
+    takes the rows it lacks from the largest subset that can spare them
+    (else absorbs the smallest other subset whole)."""
+    n, s = flags.shape
+    if s == 0:
+        return 0
+    if n < k:
+        raise ValueError(f"the table has {n} rows, fewer than k={k}")
+    weights = (1 << np.arange(s)).astype(np.int64)
+    promoted = 0
+    while True:
+        masks = (~flags).astype(np.int64) @ weights
+        keys, counts = np.unique(masks, return_counts=True)
+        small = [(bin(int(m)).count("1"), c, int(m)) for m, c in zip(keys, counts) if c < k]
+        if not small:
+            return promoted
+        small.sort(key=lambda x: (-x[0], x[1]))
+        _, _, m = small[0]
+        have = dict(zip(keys.tolist(), counts.tolist()))
+        if m != 0:
+            subs = [(c, bin(t).count("1"), t) for t, c in have.items() if t != m and t & ~m == 0]
+            target = max(subs)[2] if subs else 0
+            rows = masks == m
+            for j in range(s):
+                if (m >> j) & 1 and not (target >> j) & 1:
+                    flags[rows, j] = True
+                    promoted += int(rows.sum())
+        else:
+            # the all-flagged subset needs `need` more rows: flag every cell of
+            # that many rows of a subset that keeps >= k rows (the largest);
+            # if none can spare them, absorb the smallest subset whole
+            need = k - have[0]
+            others = sorted((c, t) for t, c in have.items() if t != 0)
+            c, t = others[-1]
+            rows = np.flatnonzero(masks == t)
+            if c - need < k:
+                c, t = others[0]
+                rows = np.flatnonzero(masks == t)
+            else:
+                rows = rows[:need]
+            promoted += int((~flags[rows]).sum())
+            flags[rows] = True
+
+
+def promote_for_closeness(flags: np.ndarray, codes: np.ndarray, d: int, t: float, ground,
+                          rng: np.random.Generator) -> int:
+    """Flag more cells of one t-closeness attribute so that the distribution
+    of its flagged values is within EMD t of the whole column's; ``flags``
+    (n,) is changed in place, returns the number of cells promoted.
+
+    Every bucket is a part of the flagged values, so when their distribution
+    F is farther than t from the column's W no bucketing can bring every
+    bucket within t of W (EMD is convex: the buckets' mean is F).  Value v's
+    flagged count f_v is raised to max(f_v, ceil(lam c_v)), c_v its count in
+    the column, for the smallest lam (bisection) that brings F within t; at
+    lam = 1 every cell is flagged and F = W.  The promoted cells are drawn
+    at random among the unflagged cells of each value.
+
+    Examples
+    --------
+    >>> codes = np.repeat([0, 1], 50)
+    >>> flags = np.r_[np.ones(20, bool), np.zeros(80, bool)]     # 20 of value 0 only
+    >>> promote_for_closeness(flags, codes, 2, 0.2, "equal", np.random.default_rng(0))
+    9
+    >>> round(float(flags[codes == 0].sum() / flags.sum()), 2)     # within 0.2 of 0.5
+    0.69
+    """
+    from ...emd import emd_batch
+    whole = np.bincount(codes, minlength=d)
+    have = np.bincount(codes[flags], minlength=d)
+    if d < 2 or have.sum() == 0:
+        return 0
+
+    def target(lam):
+        return np.maximum(have, np.ceil(lam * whole)).astype(np.int64)
+
+    def far(lam):
+        return float(emd_batch(target(lam)[None, :], whole, ground)[0]) > t
+
+    if not far(0.0):
+        return 0
+    lo, hi = 0.0, 1.0                  # far(lo), not far(hi): at 1 the column itself
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if far(mid) else (lo, mid)
+    add = target(hi) - have
+    for v in np.flatnonzero(add):
+        free = np.flatnonzero(~flags & (codes == v))
+        flags[rng.choice(free, size=int(add[v]), replace=False)] = True
+    return int(add.sum())

@@ -1,0 +1,221 @@
+"""The chunked audit of published files (issue 15 item 6, issue 16 target 6)
+agrees with the in-memory audit row for row, whatever the chunk size; and
+``anonset audit``'s verdicts, exit codes and flags."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset.audit import audit, audit_file
+from anonset.cli import main
+from anonset.randomized.settable import SetTable
+from anonset.schema import Schema
+
+DOMAINS = {"a": list("uvwxyz"), "b": ["lo", "mid", "hi", "top"], "c": list("pqrst")}
+
+
+def _data(n=700, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "a": rng.choice(DOMAINS["a"], n, p=[.4, .2, .15, .1, .1, .05]),
+        "b": rng.choice(DOMAINS["b"], n),
+        "c": rng.choice(DOMAINS["c"], n),
+        "id": [f"r{i}" for i in range(n)],
+        "grp": rng.choice(["g1", "g2", "g3"], n),
+    })
+
+
+def _publish(df, model, **info):
+    other = [c for c in ("id", "grp") if c in df.columns]
+    schema = Schema.infer(df, sensitive=["a", "b", "c"], other=other, domains=DOMAINS)
+    pub = anonset.publish(df, model, schema, seed=5, research_seed=True, keep_order=True)
+    meta = {"key": "os", "row_order": "input", "roles": {c: a.role for c, a in
+                                                         zip(schema.names, schema)}}
+    meta.update(info)
+    return SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
+                    pub.model, pub.other, meta)
+
+
+def _rows(rep, drop=("classes",)):
+    f = rep.checks[~rep.checks["check"].isin(drop)]
+    return [(r.check, r.attribute, r.status, str(r.value)) for r in f.itertuples()]
+
+
+@pytest.mark.parametrize("model", [anonset.Diversity(3), anonset.Closeness(0.2),
+                                   anonset.DiversityCloseness(2, 0.3)],
+                         ids=["diversity", "closeness", "both"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_file_audit_equals_memory_audit(tmp_path, model, fmt):
+    df = _data()
+    table = _publish(df, model)
+    path = tmp_path / f"pub.{fmt}"
+    (table.to_parquet if fmt == "parquet" else table.to_csv)(path)
+    orig = tmp_path / "orig.csv"
+    df.to_csv(orig, index=False)
+    mem = audit(table, df, attack=True, n_targets=300, seed=2)
+    for chunk in (64, 250, 10_000):
+        for original in (df, orig):
+            rep = audit_file(path, original, chunk_rows=chunk, attack=True, n_targets=300, seed=2)
+            assert _rows(rep) == _rows(mem)
+            pd.testing.assert_frame_equal(rep.attack.summary, mem.attack.summary)
+            assert rep.verdict == mem.verdict and rep.ok == mem.ok
+    blind = audit_file(path, chunk_rows=100)
+    assert _rows(blind) == _rows(audit(table))
+
+
+def test_file_audit_of_a_shuffled_release_checks_inclusion_per_value(tmp_path):
+    df = _data()
+    table = _publish(df, anonset.Closeness(0.2), row_order="shuffled")
+    path = tmp_path / "pub.parquet"
+    table.to_parquet(path)
+    # the original in another order than the published rows
+    shuffled = df.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    rep = audit_file(path, shuffled, chunk_rows=128)
+    mem = audit(table, shuffled)
+    assert _rows(rep) == _rows(mem)
+    inc = rep.checks[rep.checks["check"] == "inclusion"]
+    assert (inc["status"] == "pass").all() and inc["message"].str.contains("per value").all()
+    # a p raised in the metadata is caught per value too
+    from dataclasses import replace
+    params = dict(table.params, a=replace(table.params["a"], p=min(1.0, table.params["a"].p + 0.3)))
+    bad = SetTable(table.schema, {n: np.array(table.mask(n)) for n in table.names}, params,
+                   table.model, table.other, table.info)
+    assert not audit(bad, shuffled).conforms
+
+
+def test_file_audit_finds_tampering_and_measures_classes_when_unproven(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    df = _data(300)
+    table = _publish(df, anonset.Diversity(3))
+    path = tmp_path / "bad.parquet"
+    table.to_parquet(path)
+    t = pq.read_table(path)
+    cells = t.column("b").to_pylist()
+    cells[7] = cells[7][1:]                            # a shrunk set: the proof fails
+    i = t.column_names.index("b")
+    t = t.set_column(i, "b", pa.array(cells, type=t.schema.field("b").type))
+    pq.write_table(t, path)
+    # a file whose sets disagree with its metadata is refused before any use,
+    # naming the file and the field (issue 14): by every reader, the audit's too
+    for read in (anonset.read_parquet, lambda p: audit_file(p, df, chunk_rows=50)):
+        with pytest.raises(ValueError, match=r"bad.parquet': column 'b' holds a set of 2 "
+                                             r"values \(row 7 of this block\); expected sets "
+                                             r"of exactly eta = 3"):
+            read(path)
+    # a model that claims more than the sets give (l = 4 over sets of 3): the
+    # proof from set sizes fails, the audit says so and measures classes
+    from dataclasses import replace
+    bad = SetTable(table.schema, {n: np.array(table.mask(n)) for n in table.names},
+                   {n: replace(p, l=4) for n, p in table.params.items()},
+                   {"model": "diversity", "measure": "frequency", "l": 4},
+                   table.other, table.info)
+    bad.to_parquet(path)
+    rep = audit_file(path, df, chunk_rows=50, seed=3)
+    assert not rep.conforms and rep.verdict == "FAILED"
+    # the second pass measured sampled classes exactly, as in memory
+    div = rep.diversity.report.set_index("attribute")
+    mem = anonset.check_diversity(bad, method="sample", seed=3).report.set_index("attribute")
+    assert (div["method"] == "sample").all()
+    pd.testing.assert_frame_equal(div, mem)
+    assert set(rep.classes["attribute"]) == {"a", "b", "c"}
+
+
+def test_file_audit_refuses_what_needs_memory(tmp_path):
+    df = _data(100)
+    path = tmp_path / "pub.parquet"
+    _publish(df, anonset.Diversity(2)).to_parquet(path)
+    with pytest.raises(ValueError, match="prior"):
+        audit_file(path, df, attack=True, prior="conditional")
+    with pytest.raises(ValueError, match="n_targets"):
+        audit_file(path, df, attack=True, n_targets=None)
+    with pytest.raises(ValueError, match="chunk_rows"):
+        audit_file(path, chunk_rows=0)
+    with pytest.raises(ValueError, match="rows"):
+        audit_file(path, df.iloc[:50])
+
+
+# -------------------------------------------------------------------- CLI
+def _cli(capsys, *argv):
+    rc = main(["audit", *map(str, argv)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_exit_code_is_zero_only_when_passed(tmp_path, capsys):
+    df = _data(200).drop(columns=["id"])
+    clean = tmp_path / "clean.parquet"
+    _publish(df, anonset.Diversity(2), row_order="shuffled").to_parquet(clean)
+    rc, out, _ = _cli(capsys, clean)
+    assert rc == 0 and "PASSED" in out.splitlines()[0]
+    seeded = tmp_path / "seeded.parquet"
+    _publish(df, anonset.Diversity(2), row_order="shuffled", key="research-seed").to_parquet(seeded)
+    rc, out, _ = _cli(capsys, seeded)
+    assert rc == 1 and "RISKS FOUND" in out.splitlines()[0] and "research seed" in out
+    rc, out, _ = _cli(capsys, seeded, "--chunk-rows", 64)
+    assert rc == 1 and "in 4 chunks" in out.splitlines()[0]
+    # tampered: FAILED, exit 1
+    t = _publish(df, anonset.Diversity(2), row_order="shuffled")
+    from dataclasses import replace
+    bad = SetTable(t.schema, {n: np.array(t.mask(n)) for n in t.names},
+                   dict(t.params, a=replace(t.params["a"], l=4)), t.model, t.other, t.info)
+    bad.to_parquet(tmp_path / "bad.parquet")
+    rc, out, _ = _cli(capsys, tmp_path / "bad.parquet")
+    assert rc == 1 and "FAILED" in out.splitlines()[0]
+
+
+def test_cli_names_flags_and_has_missing(tmp_path, capsys):
+    df = _data(200)
+    df.loc[3, "c"] = None
+    dom = dict(DOMAINS, c=DOMAINS["c"] + ["?"])
+    schema = Schema.infer(df, sensitive=["a", "b", "c"], other=["id", "grp"], domains=dom)
+    pub = anonset.publish(df, anonset.Diversity(2), schema, seed=5, research_seed=True,
+                          missing="category", keep_order=True)
+    path = tmp_path / "pub.parquet"
+    # a file from before the policy was recorded (no token in the schema, no
+    # policy in the metadata): the audit needs the flag
+    from dataclasses import replace
+    old = Schema(tuple(replace(a, missing=None) for a in pub.schema))
+    legacy = SetTable(old, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
+                      pub.model, pub.other, {k: v for k, v in pub.info.items() if k != "missing"})
+    legacy.to_parquet(path)
+    orig = tmp_path / "orig.csv"
+    df.to_csv(orig, index=False)
+    rc, _, err = _cli(capsys, path, "--original", orig)
+    assert rc == 2 and "--missing category" in err and "missing=" not in err
+    rc, out, err = _cli(capsys, path, "--original", orig, "--missing", "category")
+    assert rc == 1 and "conforms to the declared model: yes" in out, err
+    # the policy recorded in the metadata is the default
+    meta_pub = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, pub.params,
+                        pub.model, pub.other, dict(pub.info, missing={"policy": "category"}))
+    meta_pub.to_parquet(tmp_path / "pub2.parquet")
+    rc, out, _ = _cli(capsys, tmp_path / "pub2.parquet", "--original", orig)
+    assert "conforms to the declared model: yes" in out
+    rc, _, err = _cli(capsys, path, "--attack", "--targets", 0)
+    assert rc == 2 and "--targets" in err and "n_targets" not in err
+    rc, _, err = _cli(capsys, path, "--original", orig, "--missing", "category", "--attack",
+                      "--prior", "conditional", "--chunk-rows", 50)
+    assert rc == 2 and "--prior" in err
+    rc, _, err = _cli(capsys, path, "--classes", 0)
+    assert rc == 2 and "--classes" in err and "n_classes" not in err
+    df.iloc[:20].to_csv(tmp_path / "short.csv", index=False)
+    for chunk in ("0", "64"):
+        rc, _, err = _cli(capsys, path, "--original", tmp_path / "short.csv", "--missing",
+                          "category", "--chunk-rows", chunk)
+        assert rc == 2 and "--original" in err, err
+    rc, out, _ = _cli(capsys, path, "-o", tmp_path / "rep.csv")
+    rep = pd.read_csv(tmp_path / "rep.csv")
+    assert {"check", "status", "message"} <= set(rep.columns) and (rep["status"] == "risk").any()
+
+
+def test_cli_audit_of_a_csv_release(tmp_path, capsys):
+    df = _data(150)
+    t = _publish(df, anonset.Diversity(2), row_order="shuffled")
+    t.to_csv(tmp_path / "pub.csv")
+    meta = json.loads((tmp_path / "pub.csv.anonset.json").read_text())
+    assert meta["info"]["row_order"] == "shuffled"
+    rc, out, _ = _cli(capsys, tmp_path / "pub.csv", "--chunk-rows", 40)
+    # 'id' is a pass-through column with a value per row: a likely identifier
+    assert rc == 1 and "id: 100.0% of the rows hold a value no other row has" in out
