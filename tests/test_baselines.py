@@ -171,8 +171,12 @@ def test_short_seed_needs_research_flag_and_order_is_keyed(method):
     a, b, c = (method(df, seed=s, **kw).table for s in (1, 1, 2))
     pd.testing.assert_frame_equal(a, b)            # a pure function of the key
     assert not a.equals(c)
-    # rows do not come out in input order
+    # rows do not come out in input order, unless asked (and then it is recorded)
     assert not (a["age"].astype(str).to_numpy() == df["age"].astype(str).to_numpy()).all()
+    kept = method(df, seed=1, keep_order=True, **kw)
+    assert kept.info["row_order"] == "input" and kept.info["key"] == "research-seed"
+    col = "age" if method is B.anatomy else "disease"     # a column published exactly
+    assert (kept.table[col].astype(str).to_numpy() == df[col].astype(str).to_numpy()).all()
 
 
 @pytest.mark.parametrize("method", [B.anatomy, B.mondrian, B.tp])
@@ -255,7 +259,8 @@ def test_answer_sets_recovers_counts_at_l1():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"s": rng.integers(0, 6, 500)})
     qc = rng.integers(0, 4, (1, 500)).astype(np.int32)
-    pub = anonset.publish(df, anonset.Diversity(1), seed=3, sensitive=["s"])
+    pub = anonset.publish(df, anonset.Diversity(1), seed=3, research_seed=True, sensitive=["s"],
+                          allow_clear=["s"], keep_order=True)
     queries_ = Q.random_queries([4], 6, 1, 0.5, 10, seed=1)
     sc = np.asarray(df["s"], dtype=np.int32)
     X, N = Q.answer_true(qc, sc, queries_)

@@ -125,7 +125,8 @@ def estimates(ds, l, d, algo, seed, qdoms, q=None, qp=None):
     if q is None:
         q, _ = S.selection_matrix(ds.distance, l, d, algorithm=algo, draws=100_000)
     qp = S.paper_selection_matrix(ds.distance, l, d) if qp is None else qp
-    m = S.semantic_sets(ds.codes, ds.distance, l, d, algorithm=algo, seed=1000 * seed + 7)
+    m = S.semantic_sets(ds.codes, ds.distance, l, d, algorithm=algo, seed=1000 * seed + 7,
+                        research_seed=True)
     om, truth = omega_of(ds, m, qdoms)
     est = {f"{pre}-Proposal": S.estimate_linear(om, qp), f"{pre}-Exact": S.estimate_linear(om, q),
            f"{pre}-EM": S.estimate_em(om, q)[0], f"{pre}-Existing": S.estimate_existing(om, l),
@@ -240,7 +241,7 @@ def bias(seeds):
             q, _ = S.selection_matrix(ds.distance, l, d, algorithm=algo)
             qp = S.paper_selection_matrix(ds.distance, l, d)
             om = np.array([S._unpack(S.semantic_sets(ds.codes, ds.distance, l, d, algorithm=algo,
-                                                     seed=s), 14).sum(axis=0)
+                                                     seed=s, research_seed=True), 14).sum(axis=0)
                            for s in range(seeds)], dtype=float)
             ests = {"linear (exact q)": S.estimate_linear(om, q),
                     "linear (eq. 2 q)": S.estimate_linear(om, qp),

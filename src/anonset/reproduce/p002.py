@@ -135,9 +135,11 @@ def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None):
     l_occ = min(l, int(occ.sum() // cnt.max()))
     hier = {a: adult_hierarchy(a) for a in HIER} if hier is None else hier
     t0 = time.perf_counter()
+    rest = [c for c in df.columns if c not in QI + SEMI + ["salary"]]
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
-                method=method, hierarchies=hier, seed=seed, balance=balance)
+                method=method, hierarchies=hier, drop=rest, seed=seed, research_seed=True,
+                balance=balance)
     return res, time.perf_counter() - t0, l_occ
 
 

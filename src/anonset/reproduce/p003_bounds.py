@@ -77,8 +77,8 @@ def min_emd(ground, q, n: int, avail=None) -> tuple:
 
 def _problem(df, hier):
     from ..partition.msa import MSAProblem
-    from .p003 import QI, SA
-    return MSAProblem(df, QI, SA, hierarchies=hier)
+    from .p003 import QI, SA, rest_of
+    return MSAProblem(df, QI, SA, hierarchies=hier, drop=rest_of(df))
 
 
 def size_bounds(df, hier, ts) -> pd.DataFrame:
@@ -105,7 +105,7 @@ def size_bounds(df, hier, ts) -> pd.DataFrame:
 def _run_groups(prob, groups, k, t, seed):
     """Pseudocodes 1-2 on given clusters: (final sizes, IL, share of the
     initial classes already t-close, merges)."""
-    from ..partition.msa import MSAResult
+    from ..partition.msa.result import MSAResult
     classes, n_ec = prob.generate(groups, 0, seed=seed)
     counts, lo, hi = prob.class_state(classes, n_ec)
     ok0 = float(np.mean(prob.class_emd(counts) <= t))
@@ -131,7 +131,7 @@ def _purity(prob, groups) -> float:
 
 
 def investigate(df, hier, ks, ts) -> pd.DataFrame:
-    from ..partition.msa import split_sizes
+    from ..partition.msa.clustering import split_sizes
     prob = _problem(df, hier)
     rows = []
     for k in ks:

@@ -114,8 +114,10 @@ class Release:
             if method == "Proposal":
                 if l > ds.d_s:
                     raise ValueError(f"l = {l} > |S| = {ds.d_s}")
+                # keep_order: the evaluation needs each set beside its row's QIDs
                 pub = anonset.publish(ds.frame[[ds.sensitive]], anonset.Diversity(l),
-                                      seed=kw["seed"], sensitive=[ds.sensitive],
+                                      seed=kw["seed"], research_seed=True,
+                                      sensitive=[ds.sensitive], keep_order=True,
                                       domains={ds.sensitive: ds.domains[ds.sensitive]})
                 self.obj = Q.SetAnswers(pub, ds.sensitive)
             else:

@@ -6,9 +6,11 @@ order.
 Every column of the input must have a role (``qids``, ``sensitive``,
 ``other``, ``identifiers`` or ``drop``; :func:`anonset.validate.resolve_roles`
 refuses the rest).  Identifiers and dropped columns are not published; other
-columns pass through unchanged.  Output rows are in a keyed uniformly random
-order and group ids are numbered in a keyed random order, so neither row
-order nor ids tell anything about the input order.
+columns pass through unchanged.  The key is the partition family's
+:class:`~anonset.partition.keyed.ReleaseKey`: output rows come in a keyed
+uniformly random order (``keep_order=True`` opts out, recorded in ``info``)
+and group ids are numbered in a keyed random order, so neither row order nor
+ids tell anything about the input order.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...io.keys import derive_key, key_mode, make_key, shuffled_order
+from ...io.keys import derive_key, shuffled_order
+from ..keyed import ReleaseKey
 from ...validate import InputError, check_int, resolve_roles
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
@@ -35,8 +38,7 @@ class Prepared:
     qcodes: np.ndarray            # (q, n) int32
     scodes: np.ndarray            # (n,) int32
     l: int
-    key: bytes = field(repr=False)
-    key_mode: str = "os"
+    key: ReleaseKey = field(repr=False)
 
     @property
     def n(self) -> int:
@@ -72,7 +74,8 @@ def _encode(col: pd.Series, name: str, domain) -> tuple:
 def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str] = (),
             identifiers: Sequence[str] = (), drop: Sequence[str] = (),
             domains: Mapping[str, Sequence] | None = None, seed=None,
-            research_seed: bool = False, need_eligible: bool = True) -> Prepared:
+            research_seed: bool = False, keep_order: bool = False,
+            need_eligible: bool = True) -> Prepared:
     """Check roles, encode, check l-eligibility, make the key."""
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"got a {type(data).__name__}", param="data",
@@ -106,12 +109,12 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                              f"{share:.1%} of the rows, more than 1/{l}", column=sensitive,
                              param="l", expected=f"l <= {best} (the eligibility requirement: no "
                                                  "value held by more than 1/l of the rows)")
-    key = make_key(seed, research_seed=research_seed)
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
-                    np.ascontiguousarray(sc), l, key, key_mode(seed, research_seed))
+                    np.ascontiguousarray(sc), l, key)
 
 
 def keyed_ids(key: bytes, n: int, purpose: str) -> np.ndarray:
@@ -200,8 +203,8 @@ def generalized_table(p: Prepared, group: np.ndarray, glo: np.ndarray, ghi: np.n
     pass-through columns; rows in keyed random order.  Returns (table,
     group ids by group)."""
     n_groups = glo.shape[0]
-    gid = keyed_ids(p.key, n_groups, purpose + "-gid")
-    order = shuffled_order(p.key, p.n)
+    gid = keyed_ids(p.key.key, n_groups, purpose + "-gid")
+    order = p.key.order(p.n)
     cols = {}
     for a, name in enumerate(p.qids):
         dom = p.domains[name]

@@ -78,7 +78,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             other: Sequence[str] = (), identifiers: Sequence[str] = (),
             drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
             classes: Mapping | None = None, seed=None,
-            research_seed: bool = False) -> PartitionRelease:
+            research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
     Parameters
@@ -101,6 +101,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         from the operating system.
     research_seed : bool
         Accept a short seed for a reproducible research run.
+    keep_order : bool
+        Publish the QIT in input order (by default a keyed random order).
 
     Returns
     -------
@@ -124,7 +126,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     """
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
-                research_seed=research_seed, need_eligible=classes is None)
+                research_seed=research_seed, keep_order=keep_order,
+                need_eligible=classes is None)
     sdom = p.domains[sensitive]
     d = len(sdom)
     if classes is None:
@@ -141,11 +144,11 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         if best < p.l:
             raise InputError(f"is not {p.l}-eligible over the classes", column=sensitive,
                              param="l", expected=f"l <= {best}")
-    group = diverse_groups(codes, dc, p.l, p.key, "anatomy")
+    group = diverse_groups(codes, dc, p.l, p.key.key, "anatomy")
     n_groups = int(group.max()) + 1
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
-    gid = keyed_ids(p.key, n_groups, "anatomy-gid")
-    order = shuffled_order(p.key, p.n)
+    gid = keyed_ids(p.key.key, n_groups, "anatomy-gid")
+    order = p.key.order(p.n)
     qit = {c: p.frame[c].to_numpy()[order] for c in p.qids}
     qit["GID"] = gid[group[order]]
     for c in p.other:
@@ -154,7 +157,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     st = pd.DataFrame({"GID": gid[pair // d], sensitive: np.asarray(sdom, dtype=object)[pair % d],
                        "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
-    info = {"method": "anatomy", "l": p.l, "groups": n_groups, "key": p.key_mode,
+    info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

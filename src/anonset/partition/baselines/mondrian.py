@@ -51,7 +51,7 @@ def mondrian_groups(qcodes: np.ndarray, dom: Sequence[int], scodes: np.ndarray, 
 def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              other: Sequence[str] = (), identifiers: Sequence[str] = (),
              drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
-             seed=None, research_seed: bool = False) -> PartitionRelease:
+             seed=None, research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
     Parameters
@@ -64,7 +64,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     other, identifiers, drop : column names (passed through / not published)
     domains : {column: values}, optional
         Declared domains; their order is the order of the ranges.
-    seed, research_seed : the key of the row order and the group ids (see
+    seed, research_seed, keep_order : the key of the row order and the group
+        ids, and the opt-out of the keyed row order (see
         :func:`anonset.partition.baselines.anatomy`).
 
     Returns
@@ -88,13 +89,13 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     """
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
-                research_seed=research_seed)
+                research_seed=research_seed, keep_order=keep_order)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]
     group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)
     n_groups = int(group.max()) + 1
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
-    info = {"method": "mondrian", "l": p.l, "groups": n_groups, "key": p.key_mode}
+    info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata()}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

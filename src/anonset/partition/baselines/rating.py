@@ -39,7 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...io.keys import key_mode, make_key, shuffled_order
+from ..keyed import ReleaseKey
 from ...validate import InputError, check_int, resolve_roles
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
@@ -148,7 +148,7 @@ def _bucket_masks(bucket: np.ndarray, codes: np.ndarray, d: int) -> np.ndarray:
 def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[str] = (),
            identifiers: Sequence[str] = (), drop: Sequence[str] = (), schema=None,
            clip_l: bool = False, clip_eligible: bool = False, seed=None,
-           research_seed: bool = False) -> RatingRelease:
+           research_seed: bool = False, keep_order: bool = False) -> RatingRelease:
     """Publish a table by Rating (our reading; see the module docstring).
 
     Parameters
@@ -171,6 +171,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         it is not (weaker protection, recorded in ``info['clipped']``);
         default: refuse such an attribute.
     seed, research_seed : key material (>= 128 bits unless research_seed)
+    keep_order : bool
+        Publish the IDT in input order (by default a keyed random order).
 
     Returns
     -------
@@ -201,9 +203,10 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         schema = Schema.infer(frame[attrs], sensitive=attrs)
     codes = encode(frame, schema, columns=attrs)
     ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1) for a in attrs}
-    key = make_key(seed, research_seed=research_seed)
-    order = shuffled_order(key, len(frame))
-    info = {"method": "rating", "key": key_mode(seed, research_seed), "clipped": {}}
+    rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    key = rkey.key
+    order = rkey.order(len(frame))
+    info = {"method": "rating", **rkey.metadata(), "clipped": {}}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)

@@ -108,7 +108,7 @@ def _repair(group: np.ndarray, n_groups: int, scodes: np.ndarray, d: int, l: int
 def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        other: Sequence[str] = (), identifiers: Sequence[str] = (), drop: Sequence[str] = (),
        domains: Mapping[str, Sequence] | None = None, seed=None,
-       research_seed: bool = False) -> PartitionRelease:
+       research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
 
@@ -129,10 +129,10 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     """
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
-                research_seed=research_seed)
+                research_seed=research_seed, keep_order=keep_order)
     d = len(p.domains[sensitive])
-    group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key)
-    group = _repair(group, n_exact, p.scodes, d, p.l, p.key)
+    group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
+    group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)
     kept = np.unique(group[group >= 0])
     renum = np.full(n_exact + 1, -1, dtype=np.int64)
     renum[kept] = np.arange(kept.size)
@@ -153,6 +153,6 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     table, _ = generalized_table(p, group, glo, ghi, "tp")
     info = {"method": "tp", "l": p.l, "groups": int(n_groups), "exact_groups": int(kept.size),
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
-            int(p.n - rest.size), "key": p.key_mode}
+            int(p.n - rest.size), **p.key.metadata()}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
                             glo, ghi, p.qcodes, p.scodes)
