@@ -41,9 +41,11 @@ def cmd_reproduce(args) -> int:
     scale = "quick" if args.quick else "full"
     cmd = f"anonset reproduce {args.paper}" + (" --quick" if args.quick else "") \
         + (f" --out {args.out}" if args.out else "")
-    res = run(args.paper, scale=scale, out=args.out, progress=not args.no_progress,
-              command=cmd)
+    quiet = getattr(args, "quiet", False)
+    res = run(args.paper, scale=scale, out=args.out,
+              progress=not (args.no_progress or quiet), command=cmd)
     c = res["counts"]
-    print(f"{res['page']}: {c['match']} match, {c['differs']} differ, "
-          f"{c['not comparable']} not comparable ({res['seconds'] / 60:.1f} min)")
+    if not quiet:
+        print(f"{res['page']}: {c['match']} match, {c['differs']} differ, "
+              f"{c['not comparable']} not comparable ({res['seconds'] / 60:.1f} min)")
     return EXIT_OK
