@@ -19,7 +19,7 @@ def _density_falls(tab, metric) -> tuple:
 
 def write_page(page, g, d, extra, c):
     page.intro += [
-        "Adult (45,222 complete rows) stands in for the paper's US Census extract; the "
+        "Adult (45,223 complete rows) stands in for the paper's US Census extract; the "
         "attribute mapping (fnlwgt coarsened to 719 values as the salary) and the four "
         "readings of the query error (`share`/`shown` x `paper`/`hard`) are explained in "
         "docs/results/002/analysis.md of the anonset repository, which discusses every trend "
