@@ -40,7 +40,7 @@ SUBCOMMANDS = ("anonset.cli.demo", "anonset.cli.anonymize", "anonset.cli.reconst
                "anonset.cli.audit", "anonset.cli.semantic", "anonset.cli.lgb",
                "anonset.cli.msa", "anonset.cli.info")
 #: Further modules that add subcommands (kept for registration by name).
-PLUGIN_MODULES: tuple = ()
+PLUGIN_MODULES: tuple = ("anonset.cli.reproduce",)
 
 log = logging.getLogger("anonset")
 

@@ -1,8 +1,7 @@
-"""Reproduce the trends of paper 002 (Li, He & Sun, LGB) on UCI Adult.
+"""Paper 002 (Li, He & Sun, LGB): the trends of Figs. 5-8 on UCI Adult, on a
+paper-shaped synthetic table and on Adult with its columns shuffled.
 
-    PYTHONPATH=src python bench/reproduce_002.py
-        [all|grid|density|synthetic|shuffled|attack|speed]
-        [--queries 1000] [--out docs/results/002]
+    anonset reproduce 002 [--quick] [--out DIR]
 
 Variants: ``mdp`` (Alg. 3), ``ncp`` (Alg. 4 as printed, the default) and
 ``ncp_balanced`` (Alg. 4 with Xu et al.'s adjustment, ``balance=True``).
@@ -38,19 +37,29 @@ the given density (20% unless varied) with a fixed seed.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from anonset import lgb as L
-from anonset.datasets import adult_hierarchy, load_adult
+from ..datasets import adult_hierarchy, load_adult
+from ..partition import lgb as L
+
+TITLE = "local generalization and bucketization (LGB), Figs. 5-8"
+SCALES = {
+    "smoke": dict(queries=40, ks=(5,), ls=(5, 10), dens_ks=(5,), dens_ls=(5,),
+                  densities=(0.1, 0.4), syn_ks=(5,), syn_ls=(5,), variants=2, extra=False,
+                  rows=6_000),
+    "quick": dict(queries=200, ks=(5, 10), ls=(5, 10, 20), dens_ks=(5,), dens_ls=(5, 20),
+                  densities=(0.1, 0.2, 0.3, 0.4), syn_ks=(5,), syn_ls=(5, 20), variants=3,
+                  extra=True, rows=None),
+    "full": dict(queries=1000, ks=(5, 8, 10), ls=(5, 8, 10, 12, 15, 18, 20), dens_ks=(5, 8, 10),
+                 dens_ls=(5, 10, 15, 20), densities=(0.1, 0.2, 0.3, 0.4), syn_ks=(5, 10),
+                 syn_ls=(5, 10, 15, 20), variants=3, extra=True, rows=None),
+}
 
 QI = ["relationship", "marital-status", "race", "education", "hours-per-week"]
 SEMI = ["sex", "age", "occupation"]
@@ -109,8 +118,10 @@ def paper_like_hierarchies(df):
             "occupation": _block_hierarchy(df["occupation"].unique(), [8, 64])}
 
 
-def adult_table() -> pd.DataFrame:
+def adult_table(rows=None) -> pd.DataFrame:
     df = load_adult()
+    if rows is not None and rows < len(df):
+        df = df.sample(n=rows, random_state=0).reset_index(drop=True)
     w = df["fnlwgt"].to_numpy()
     bins = pd.qcut(w, 719, labels=False, duplicates="drop")
     med = pd.Series(w).groupby(bins).median().round().astype(np.int64)
@@ -118,15 +129,17 @@ def adult_table() -> pd.DataFrame:
     return df
 
 
-def run(df, flags, k, l, method, seed=1, balance=False, hier=None):
+def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None):
     occ = flags["occupation"].to_numpy()
     cnt = df.loc[occ, "occupation"].value_counts()
     l_occ = min(l, int(occ.sum() // cnt.max()))
     hier = {a: adult_hierarchy(a) for a in HIER} if hier is None else hier
     t0 = time.perf_counter()
+    rest = [c for c in df.columns if c not in QI + SEMI + ["salary"]]
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
-                method=method, hierarchies=hier, seed=seed, balance=balance)
+                method=method, hierarchies=hier, drop=rest, seed=seed, research_seed=True,
+                balance=balance)
     return res, time.perf_counter() - t0, l_occ
 
 
@@ -158,67 +171,73 @@ def metrics_row(res, secs, k, l, l_occ, variant, density, queries):
             "promoted": res.promoted, "seconds": round(secs, 3), "corollary3": ok["ok"]}
 
 
-def _grid(df, hier, ks, ls, queries):
+def _grid(df, hier, ks, ls, queries, progress, variants=VARIANTS):
     flags = L.draw_flags(df, SEMI, 0.2, seed=1)
     rows = []
-    for label, method, balance in VARIANTS:
+    for label, method, balance in variants:
         for k in ks:
             for l in ls:
-                res, secs, l_occ = run(df, flags, k, l, method, balance=balance, hier=hier)
+                res, secs, l_occ = lgb_run(df, flags, k, l, method, balance=balance, hier=hier)
                 rows.append(metrics_row(res, secs, k, l, l_occ, label, 0.2, queries))
-                print(json.dumps(rows[-1]), flush=True)
+                progress.step(f"{label} k={k} l={l}")
     return pd.DataFrame(rows)
 
 
-def _density(df, hier, ks, ls, queries):
+def _density(df, hier, ks, ls, queries, progress, densities=(0.1, 0.2, 0.3, 0.4)):
     rows = []
-    for dens in (0.1, 0.2, 0.3, 0.4):
+    for dens in densities:
         flags = L.draw_flags(df, SEMI, dens, seed=1)
         for k in ks:
             for l in ls:
-                res, secs, l_occ = run(df, flags, k, l, "mdp", hier=hier)
+                res, secs, l_occ = lgb_run(df, flags, k, l, "mdp", hier=hier)
                 rows.append(metrics_row(res, secs, k, l, l_occ, "mdp", dens, queries))
-                print(json.dumps(rows[-1]), flush=True)
+                progress.step(f"density {dens} k={k} l={l}")
     return pd.DataFrame(rows)
 
 
-def grid(out: Path, queries: int):
-    tab = _grid(adult_table(), None, KS, LS, queries)
+def grid(out: Path, c, progress):
+    tab = _grid(adult_table(c["rows"]), None, c["ks"], c["ls"], c["queries"], progress,
+                VARIANTS[:c["variants"]])
     tab.to_csv(out / "grid.csv", index=False)
-    plot_grid(tab, out)
+    plot_grid(tab, out, ks=c["ks"], variants=VARIANTS[:c["variants"]])
     return tab
 
 
-def density(out: Path, queries: int):
-    tab = _density(adult_table(), None, KS, (5, 10, 15, 20), queries)
+def density(out: Path, c, progress):
+    tab = _density(adult_table(c["rows"]), None, c["dens_ks"], c["dens_ls"], c["queries"],
+                   progress, c["densities"])
     tab.to_csv(out / "density.csv", index=False)
-    plot_density(tab, out)
+    plot_density(tab, out, ks=c["dens_ks"], densities=c["densities"])
     return tab
 
 
-def synthetic(out: Path, queries: int):
+def synthetic(out: Path, c, progress):
     """The grid and density runs on the paper-shaped synthetic table."""
     df = paper_like_table()
     hier = paper_like_hierarchies(df)
-    g = _grid(df, hier, (5, 10), (5, 10, 15, 20), queries)
+    g = _grid(df, hier, c["syn_ks"], c["syn_ls"], c["queries"], progress)
     g.to_csv(out / "synthetic_grid.csv", index=False)
-    plot_grid(g, out, prefix="synthetic_", ks=(5, 10), title="synthetic (paper-shaped)")
-    d = _density(df, hier, (5, 10), (5, 10, 15, 20), queries)
+    plot_grid(g, out, prefix="synthetic_", ks=c["syn_ks"], title="synthetic (paper-shaped)")
+    d = _density(df, hier, c["syn_ks"], c["syn_ls"], c["queries"], progress, c["densities"])
     d.to_csv(out / "synthetic_density.csv", index=False)
-    plot_density(d, out, prefix="synthetic_", ks=(5, 10), title="synthetic (paper-shaped)")
+    plot_density(d, out, prefix="synthetic_", ks=c["syn_ks"], title="synthetic (paper-shaped)",
+                 densities=c["densities"])
+    return g, d
 
 
-def shuffled(out: Path, queries: int):
+def shuffled(out: Path, c, progress):
     """The density runs on Adult with every column permuted independently
     (same marginals, no correlations): tells what in Adult's density curve
     comes from the relations between its attributes."""
     df = adult_table()
     rng = np.random.default_rng(11)
-    for c in df.columns:
-        df[c] = df[c].to_numpy()[rng.permutation(len(df))]
-    d = _density(df, None, (5, 10), (5, 10, 15, 20), queries)
+    for col in df.columns:
+        df[col] = df[col].to_numpy()[rng.permutation(len(df))]
+    d = _density(df, None, c["syn_ks"], c["syn_ls"], c["queries"], progress, c["densities"])
     d.to_csv(out / "shuffled_density.csv", index=False)
-    plot_density(d, out, prefix="shuffled_", ks=(5, 10), title="Adult, columns shuffled")
+    plot_density(d, out, prefix="shuffled_", ks=c["syn_ks"], title="Adult, columns shuffled",
+                 densities=c["densities"])
+    return d
 
 
 def attack(out: Path):
@@ -226,7 +245,7 @@ def attack(out: Path):
     flags = L.draw_flags(df, SEMI, 0.2, seed=1)
     rows = []
     for label, method, balance in VARIANTS:
-        res, _, l_occ = run(df, flags, 5, 5, method, balance=balance)
+        res, _, l_occ = lgb_run(df, flags, 5, 5, method, balance=balance)
         t0 = time.perf_counter()
         a = L.attack(res)
         rows.append({"method": label, "k": 5, "l": 5, "l_occupation": l_occ,
@@ -234,8 +253,9 @@ def attack(out: Path):
                      **{f"max_value[{x}]": v for x, v in a["value"].items()},
                      "max_excess[sex]": a["excess"]["sex"], "t_sex": T_SEX,
                      "seconds": round(time.perf_counter() - t0, 1)})
-        print(json.dumps(rows[-1]), flush=True)
-    pd.DataFrame(rows).to_csv(out / "attack.csv", index=False)
+    tab = pd.DataFrame(rows)
+    tab.to_csv(out / "attack.csv", index=False)
+    return tab
 
 
 def machine() -> str:
@@ -259,7 +279,7 @@ def speed(out: Path):
             df.sample(n=n_rows, replace=True, random_state=7).reset_index(drop=True)
         flags = L.draw_flags(big, SEMI, 0.2, seed=1)
         for label, method, balance in VARIANTS:
-            res, secs, _ = run(big, flags, 5, 5, method, balance=balance)
+            res, secs, _ = lgb_run(big, flags, 5, 5, method, balance=balance)
             t0 = time.perf_counter()
             res.write(out / f"_speed_{n_rows}.parquet")
             wsecs = time.perf_counter() - t0
@@ -268,11 +288,12 @@ def speed(out: Path):
             rows.append({"rows": n_rows, "method": label, "k": 5, "l": 5,
                          "lgb_seconds": round(secs, 2), "write_parquet_seconds": round(wsecs, 2),
                          "machine": machine()})
-            print(json.dumps(rows[-1]), flush=True)
-    pd.DataFrame(rows).to_csv(out / "speed.csv", index=False)
+    tab = pd.DataFrame(rows)
+    tab.to_csv(out / "speed.csv", index=False)
+    return tab
 
 
-def plot_grid(tab, out, prefix="", ks=KS, title="Adult"):
+def plot_grid(tab, out, prefix="", ks=KS, title="Adult", variants=VARIANTS):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -280,8 +301,10 @@ def plot_grid(tab, out, prefix="", ks=KS, title="Adult"):
                            ("query_error_median", 7), ("query_error_hard_mean", 7),
                            ("query_error_hard_median", 7), ("query_error_shown_mean", 7),
                            ("query_error_shown_hard_mean", 7)):
-        fig, axes = plt.subplots(1, len(VARIANTS), figsize=(14, 3.6), sharey=True)
-        for ax, (label, _, _) in zip(axes, VARIANTS):
+        fig, axes = plt.subplots(1, len(variants), figsize=(14, 3.6), sharey=True,
+                                 squeeze=False)
+        axes = axes[0]
+        for ax, (label, _, _) in zip(axes, variants):
             sub = tab[tab.method == label]
             for k in ks:
                 s = sub[sub.k == k]
@@ -297,7 +320,7 @@ def plot_grid(tab, out, prefix="", ks=KS, title="Adult"):
         plt.close(fig)
 
 
-def plot_density(tab, out, prefix="", ks=KS, title="Adult"):
+def plot_density(tab, out, prefix="", ks=KS, title="Adult", densities=(0.1, 0.2, 0.3, 0.4)):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -306,8 +329,10 @@ def plot_density(tab, out, prefix="", ks=KS, title="Adult"):
              "query_error_shown_mean": "fig8_density_shown.png",
              "query_error_shown_hard_mean": "fig8_density_shown_hard.png"}
     for metric, name in names.items():
-        fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), sharey=True)
-        for ax, dens in zip(axes, (0.1, 0.2, 0.3, 0.4)):
+        fig, axes = plt.subplots(1, len(densities), figsize=(15, 3.6), sharey=True,
+                                 squeeze=False)
+        axes = axes[0]
+        for ax, dens in zip(axes, densities):
             sub = tab[tab.density == dens]
             for k in ks:
                 s = sub[sub.k == k]
@@ -323,30 +348,30 @@ def plot_density(tab, out, prefix="", ks=KS, title="Adult"):
         plt.close(fig)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", default="all",
-                    choices=("all", "grid", "density", "synthetic", "shuffled", "attack",
-                             "speed"))
-    ap.add_argument("--queries", type=int, default=1000)
-    ap.add_argument("--out", default="docs/results/002")
-    a = ap.parse_args(argv)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if a.what in ("all", "speed"):
-        speed(out)
-    if a.what in ("all", "grid"):
-        grid(out, a.queries)
-    if a.what in ("all", "density"):
-        density(out, a.queries)
-    if a.what in ("all", "synthetic"):
-        synthetic(out, a.queries)
-    if a.what in ("all", "shuffled"):
-        shuffled(out, a.queries)
-    if a.what in ("all", "attack"):
-        attack(out)
-    return 0
+def steps(scale: str) -> int:
+    c = SCALES[scale]
+    n = c["variants"] * len(c["ks"]) * len(c["ls"])
+    n += len(c["densities"]) * len(c["dens_ks"]) * len(c["dens_ls"])
+    if c["extra"]:               # synthetic grid, synthetic and shuffled density, attack, speed
+        cells = len(c["syn_ks"]) * len(c["syn_ls"])
+        n += len(VARIANTS) * cells + 2 * len(c["densities"]) * cells + 2
+    return n
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def run(out, scale, progress, page):
+    from .p002_page import write_page
+    c = SCALES[scale]
+    out = Path(out)
+    g = grid(out, c, progress)
+    d = density(out, c, progress)
+    extra = {}
+    if c["extra"]:
+        extra["synthetic"] = synthetic(out, c, progress)
+        extra["shuffled"] = shuffled(out, c, progress)
+        extra["attack"] = attack(out)
+        progress.step("attack")
+        if scale == "full":
+            extra["speed"] = speed(out)
+        progress.step("speed")
+    page.files += sorted(p.name for p in out.iterdir() if p.suffix in (".csv", ".png"))
+    write_page(page, g, d, extra, c)

@@ -1,0 +1,241 @@
+"""Rating (Liu, Luo & Huang, "Rating: privacy preservation for multiple
+attributes with different sensitivity requirements", ICDM Workshops 2011):
+the baseline of paper 000 (Sec. III-A, Sec. VI, Figs. 1-2, 5-7).
+
+What paper 000 says of it: Rating publishes an Attribute Table (AT) and an
+ID Table (IDT) built from a sensitivity coefficient per attribute (our
+``l_j``); every record of the anonymized table holds several values per
+attribute, taken from *other records'* values (not at random, as paper
+000's sampler does); its reconstruction is "similar" to ValueAdding, and the
+reconstructed counts shrink toward the average.  Rating is a partition
+method: it groups records, per attribute.
+
+Our reading (the paper's own text is not in our reference set; docs/
+results/000 says so): for every attribute ``j`` independently, Anatomy's
+group creation (:func:`~anonset.partition.baselines.anatomy.diverse_groups`)
+partitions the records into buckets of ``l_j`` or more records
+with distinct values of ``j``; the AT of ``j`` lists each bucket's values
+(BID, value), the IDT gives each record its bucket per attribute.  A record's
+set for ``j`` is its bucket's values: it holds the true value and ``l_j - 1``
+values of other records.  Guarantee, per attribute: every value of a bucket
+belongs to exactly one of its records, so knowing a record's bucket gives
+each of its values probability ``1 / |bucket|`` <= ``1 / l_j``.  An
+attribute that is not l_j-eligible (a value held by more than 1/l_j of the
+records) admits no such buckets and is refused, unless ``clip_eligible``
+lowers its l_j (recorded in ``info``).
+
+Reconstruction (:meth:`RatingRelease.crosstab`): every record spreads one
+count uniformly over the product of its sets (ValueAdding's rule with
+p = 1): ``x_hat = sum_r prod_j 1[c_j in S_j(r)] / |S_j(r)|``.  For one
+attribute this is exact (each bucket value belongs to one record); for
+several it keeps only what the independent buckets keep of the joint.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..keyed import ReleaseKey
+from ...validate import InputError, check_int, resolve_roles
+from ._common import eligible_l, keyed_ids
+from .anatomy import diverse_groups
+
+__all__ = ["rating", "RatingRelease"]
+
+
+@dataclass(eq=False)
+class RatingRelease:
+    """A Rating publication.  ``idt`` (one row per record, keyed random
+    order: the bucket id of each attribute) and ``at`` ({attribute: (BID,
+    value) table}) are what gets published; ``masks`` are the records' sets
+    (bitmask words per row, in ``idt`` order).  ``codes`` holds the true
+    values in the same order, for evaluation only: never publish the object.
+    """
+    attributes: tuple
+    l: dict
+    domains: dict
+    idt: pd.DataFrame
+    at: dict
+    info: dict
+    masks: dict = field(repr=False)
+    bucket: dict = field(repr=False)
+    codes: dict = field(repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.idt)
+
+    def sets(self, attribute: str) -> list:
+        """Each record's set of values of ``attribute`` (in ``idt`` order)."""
+        dom = self.domains[attribute]
+        bits = _bits(self.masks[attribute], len(dom))
+        return [frozenset(dom[v] for v in np.flatnonzero(row)) for row in bits]
+
+    def crosstab(self, attributes):
+        """The ValueAdding-style reconstruction over ``attributes`` (a CrossTab)."""
+        from ...randomized import _kernels
+        from ...randomized.crosstab import CrossTab
+        attributes = [attributes] if isinstance(attributes, str) else list(attributes)
+        for a in attributes:
+            if a not in self.masks:
+                raise InputError(f"names {a!r}, which Rating did not publish",
+                                 param="attributes", expected=f"one of {list(self.attributes)}")
+        dims = [len(self.domains[a]) for a in attributes]
+        sizes = np.ones(self.n_rows, dtype=np.int64)
+        per = {}
+        for a in attributes:
+            per[a] = _popcount_rows(self.masks[a])
+            sizes *= per[a]
+        x = np.zeros(math.prod(dims))
+        for size in np.unique(sizes):                 # few distinct set-size products
+            rows = np.flatnonzero(sizes == size)
+            cols = [np.ascontiguousarray(self.masks[a][rows]) for a in attributes]
+            max_set = math.prod(int(per[a][rows].max()) for a in attributes)
+            x += _kernels.count_w(cols, dims, max_set).ravel() / float(size)
+        return CrossTab(tuple(attributes), tuple(self.domains[a] for a in attributes),
+                        x.reshape(dims), "rating", {"rows": self.n_rows})
+
+    def check(self) -> dict:
+        """The guarantee, recomputed: per attribute, every bucket has at least
+        l_j records with distinct values, each bucket value is one record's,
+        and every record's set is its bucket's values and holds its value."""
+        problems = []
+        for a in self.attributes:
+            d = len(self.domains[a])
+            b, c = self.bucket[a], self.codes[a]
+            nb = int(b.max()) + 1
+            hist = np.bincount(b * d + c, minlength=nb * d).reshape(nb, d)
+            if hist.max() > 1:
+                problems.append(f"{a}: a bucket holds a value twice")
+            size = hist.sum(axis=1)
+            if size.min() < self.l[a]:
+                problems.append(f"{a}: a bucket has {size.min()} records (< l = {self.l[a]})")
+            bits = _bits(self.masks[a], d)
+            if not np.array_equal(bits, hist[b] > 0):
+                problems.append(f"{a}: a record's set is not its bucket's values")
+            if not bits[np.arange(c.size), c].all():
+                problems.append(f"{a}: a record's set lacks its own value")
+            at = self.at[a]
+            if len(at) != int((hist > 0).sum()):
+                problems.append(f"{a}: the AT does not list each bucket value once")
+        return {"ok": not problems, "problems": problems}
+
+
+def _bits(mask: np.ndarray, d: int) -> np.ndarray:
+    m = np.ascontiguousarray(mask)
+    return np.unpackbits(m.view(np.uint8), axis=1, bitorder="little")[:, :d].astype(bool)
+
+
+def _popcount_rows(mask: np.ndarray) -> np.ndarray:
+    m = np.ascontiguousarray(mask)
+    return np.unpackbits(m.view(np.uint8), axis=1).sum(axis=1, dtype=np.int64)
+
+
+def _bucket_masks(bucket: np.ndarray, codes: np.ndarray, d: int) -> np.ndarray:
+    """(n, words) bitmask of each record's bucket's values."""
+    nb = int(bucket.max()) + 1
+    words = (d + 63) // 64
+    bm = np.zeros((nb, words), dtype=np.uint64)
+    np.bitwise_or.at(bm, (bucket, codes // 64),
+                     np.left_shift(np.uint64(1), (codes % 64).astype(np.uint64)))
+    return bm[bucket]
+
+
+def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[str] = (),
+           identifiers: Sequence[str] = (), drop: Sequence[str] = (), schema=None,
+           clip_l: bool = False, clip_eligible: bool = False, seed=None,
+           research_seed: bool = False, keep_order: bool = False) -> RatingRelease:
+    """Publish a table by Rating (our reading; see the module docstring).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+    attributes : the attributes to protect (sensitive QIDs)
+    l : int or {attribute: int}
+        Sensitivity coefficient: every bucket of an attribute holds >= l_j
+        distinct values.
+    other, identifiers, drop : column names (not published by Rating; every
+        column needs a role)
+    schema : anonset.Schema, optional
+        Domains, bins and hierarchies of the attributes (default: inferred,
+        which reveals which values occur).
+    clip_l : bool
+        Use l_j = d_j - 1 where the domain has at most l_j values (paper 000,
+        Sec. VI), as ``anonset.publish(clip_l=True)``.
+    clip_eligible : bool
+        Lower l_j to the largest l for which the attribute is l-eligible where
+        it is not (weaker protection, recorded in ``info['clipped']``);
+        default: refuse such an attribute.
+    seed, research_seed : key material (>= 128 bits unless research_seed)
+    keep_order : bool
+        Publish the IDT in input order (by default a keyed random order).
+
+    Returns
+    -------
+    RatingRelease
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"job": list("abcdabcdab"), "city": list("xyzwxyzwvv")})
+    >>> rel = rating(df, attributes=["job", "city"], l=2, seed=3, research_seed=True)
+    >>> rel.check()["ok"], sorted(len(s) for s in rel.sets("job"))[0] >= 2
+    (True, True)
+    >>> round(rel.crosstab(["job"]).total, 6)
+    10.0
+    """
+    from ...encode import encode
+    from ...schema import Schema
+    if not isinstance(data, pd.DataFrame) or len(data) == 0:
+        raise InputError("is not a non-empty DataFrame", param="data",
+                         expected="a pandas DataFrame with rows")
+    attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+    if not attrs:
+        raise InputError("is empty", param="attributes", expected="at least one column")
+    resolve_roles(data.columns, {"attributes": attrs, "other": list(other),
+                                 "identifiers": list(identifiers), "drop": list(drop)})
+    frame = data.reset_index(drop=True)
+    if schema is None:
+        schema = Schema.infer(frame[attrs], sensitive=attrs)
+    codes = encode(frame, schema, columns=attrs)
+    ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1) for a in attrs}
+    rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    key = rkey.key
+    order = rkey.order(len(frame))
+    info = {"method": "rating", **rkey.metadata(), "clipped": {}}
+    doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
+    for a in attrs:
+        dom = tuple(schema[a].domain)
+        d = len(dom)
+        c = np.asarray(codes[a], dtype=np.int32)
+        want = ls[a]
+        if want >= d and d > 1 and clip_l:
+            want = d - 1
+        best = eligible_l(c, d)
+        if best < want:
+            if not clip_eligible:
+                raise InputError(f"is not {want}-eligible (the largest l it admits is {best})",
+                                 column=a, param="l",
+                                 expected=f"l <= {best}, or {{@clip_eligible=True}} to publish "
+                                          "it with that weaker l (recorded in the metadata)")
+            info["clipped"][a] = {"asked": ls[a], "used": best}
+            want = best
+        ls[a] = want
+        b = diverse_groups(c, d, want, key, f"rating-{a}") if want > 1 else \
+            np.arange(c.size, dtype=np.int64)
+        bid = keyed_ids(key, int(b.max()) + 1, f"rating-bid-{a}")
+        doms[a] = dom
+        buckets[a] = b[order]
+        true[a] = c[order]
+        masks[a] = _bucket_masks(buckets[a], true[a], d)
+        pair = np.unique(b * d + c)
+        at[a] = pd.DataFrame({"BID": bid[pair // d], a: np.asarray(dom, dtype=object)[pair % d]}
+                             ).sort_values(["BID", a], kind="stable").reset_index(drop=True)
+        idt[a] = bid[buckets[a]]
+    info["l"] = dict(ls)
+    return RatingRelease(tuple(attrs), ls, doms, pd.DataFrame(idt), at, info, masks, buckets,
+                         true)

@@ -1,0 +1,62 @@
+"""``anonset reproduce``: the experiments of the five papers, as a benchmark
+suite users can run (issue 17).
+
+:func:`run` runs one paper's whole experiment grid and writes CSV tables, PNG
+figures in the layout of the paper's figures and a results page
+(``README.md``) that puts each figure beside the paper's reported values or
+trends with a verdict (:mod:`anonset.reproduce.page`).  Scales: ``full``
+(the papers' sizes; docs/results/ holds these runs), ``quick`` (minutes on
+two cores) and ``smoke`` (seconds; for tests).  One module per paper:
+:mod:`.p000` ... :mod:`.p004`.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+
+from .page import Page
+from .progress import Progress
+
+__all__ = ["run", "PAPERS", "SCALES"]
+
+PAPERS = ("000", "001", "002", "003", "004")
+SCALES = ("smoke", "quick", "full")
+
+
+def _module(paper: str):
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    return importlib.import_module(f"{__name__}.p{paper}")
+
+
+def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
+        command: str | None = None) -> dict:
+    """Run paper ``paper``'s experiments into ``out`` (default
+    ``./anonset-reproduce-<paper>``).
+
+    Returns ``{"page": path of README.md, "seconds": ..., "counts": {verdict:
+    n}}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> r = run("003", scale="smoke", out=tempfile.mkdtemp(), progress=False)  # doctest: +SKIP
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    mod = _module(paper)
+    out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = command or ("anonset reproduce " + paper
+                      + {"full": "", "quick": " --quick", "smoke": " (smoke)"}[scale])
+    page = Page(paper, mod.TITLE, cmd, scale)
+    prog = Progress(paper, mod.steps(scale), enabled=progress)
+    t0 = time.perf_counter()
+    try:
+        mod.run(out, scale, prog, page)
+    finally:
+        prog.close()
+    secs = time.perf_counter() - t0
+    path = page.write(out, secs)
+    return {"page": path, "seconds": secs, "counts": page.counts()}

@@ -1,0 +1,119 @@
+"""The results page of a reproduction (Markdown): where and how it was made,
+each figure beside the paper's reported values or trends, row by row, with a
+verdict -- ``match``, ``differs`` (with the measured reason) or ``not
+comparable`` (why) -- and the files written."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Page", "Row", "VERDICTS", "machine_line"]
+
+VERDICTS = ("match", "differs", "not comparable")
+
+
+@dataclass
+class Row:
+    """One comparison: what the paper reports, what we measured, the verdict
+    and its reason."""
+    item: str
+    paper: str
+    ours: str
+    verdict: str
+    why: str = ""
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+def machine_line() -> str:
+    """CPU, cores, memory, OS, load, anonset build."""
+    from .._info import build_info
+    info = build_info()
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        mem_s = f"{mem:.0f} GiB RAM, "
+    except (ValueError, OSError, AttributeError):
+        mem_s = ""
+    try:
+        load = f"load average {os.getloadavg()[0]:.2f} at the end"
+    except OSError:
+        load = "load unknown"
+    return (f"{info['processor']}, {os.cpu_count()} logical CPUs, {mem_s}{platform.platform()} "
+            f"({load}); Python {info['python']}, anonset {info['anonset']}, OpenMP "
+            f"{info['openmp']}, {info['threads']} threads")
+
+
+@dataclass
+class Page:
+    """Collects a paper's results page; :meth:`write` renders it."""
+    paper: str
+    title: str
+    command: str
+    scale: str
+    intro: list = field(default_factory=list)
+    sections: list = field(default_factory=list)     # (heading, [lines])
+    rows: list = field(default_factory=list)         # (figure, Row)
+    files: list = field(default_factory=list)
+
+    def text(self, heading: str, *lines: str) -> None:
+        self.sections.append((heading, list(lines)))
+
+    def compare(self, figure: str, item: str, paper: str, ours: str, verdict: str,
+                why: str = "") -> Row:
+        row = Row(item, paper, ours, verdict, why)
+        self.rows.append((figure, row))
+        return row
+
+    def table(self, heading: str, frame, floatfmt: str = ".4g", intro: str = "") -> None:
+        """A DataFrame as a Markdown table section."""
+        lines = [intro, ""] if intro else []
+        cols = list(frame.columns)
+        lines.append("| " + " | ".join(str(c) for c in cols) + " |")
+        lines.append("|" + "---|" * len(cols))
+        for _, r in frame.iterrows():
+            cells = []
+            for c in cols:
+                v = r[c]
+                if isinstance(v, float):
+                    cells.append("-" if v != v else format(v, floatfmt))
+                else:
+                    cells.append(str(v))
+            lines.append("| " + " | ".join(cells) + " |")
+        self.sections.append((heading, lines))
+
+    def counts(self) -> dict:
+        out = {v: 0 for v in VERDICTS}
+        for _, r in self.rows:
+            out[r.verdict] += 1
+        return out
+
+    def render(self, seconds: float) -> str:
+        now = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+        c = self.counts()
+        L = [f"# Paper {self.paper}: {self.title}", "",
+             f"Made by `{self.command}` ({self.scale} run) on {now} in {seconds / 60:.1f} "
+             "minutes.", "", f"Machine: {machine_line()}.", ""]
+        L += self.intro + ([""] if self.intro else [])
+        L += [f"**Summary: {len(self.rows)} comparisons -- {c['match']} match, "
+              f"{c['differs']} differ, {c['not comparable']} not comparable.**", "",
+              "## The paper's results beside ours", "",
+              "| figure | item | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
+        for fig, r in self.rows:
+            cells = [fig, r.item, r.paper, r.ours, f"**{r.verdict}**", r.why]
+            L.append("| " + " | ".join(x.replace("|", "/").replace("\n", " ")
+                                       for x in cells) + " |")
+        for heading, lines in self.sections:
+            L += ["", f"## {heading}", ""] + lines
+        if self.files:
+            L += ["", "## Files", ""] + [f"- `{f}`" for f in sorted(set(self.files))]
+        return "\n".join(L) + "\n"
+
+    def write(self, out: Path, seconds: float) -> Path:
+        path = Path(out) / "README.md"
+        path.write_text(self.render(seconds), encoding="utf-8")
+        return path

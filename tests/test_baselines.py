@@ -1,0 +1,285 @@
+"""The papers' baselines (anonset.partition.baselines): each guarantee as a
+hypothesis property, the kernels against simple oracles, the input and
+output conventions, and the count-query evaluation of paper 004."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from anonset.partition import baselines as B
+from anonset.partition.baselines import _baselines, queries as Q
+from anonset.validate import InputError
+
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def tables(draw, min_rows=6, max_rows=80):
+    """A small table with 1-3 QIDs and an l-eligible sensitive column; l."""
+    n = draw(st.integers(min_rows, max_rows))
+    q = draw(st.integers(1, 3))
+    d_s = draw(st.integers(2, 7))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    cols = {f"q{a}": rng.integers(0, draw(st.integers(1, 6)), n) for a in range(q)}
+    s = rng.integers(0, d_s, n)
+    l_max = B.eligible_l(s.astype(np.int32), d_s)
+    l = draw(st.integers(1, max(1, min(l_max, 5))))
+    cols["s"] = np.array([f"v{v}" for v in s])
+    return pd.DataFrame(cols), [f"q{a}" for a in range(q)], l
+
+
+def _groups_distinct(rel):
+    """Every group's rows hold distinct sensitive values (Anatomy's groups)."""
+    return int(rel.ghist.max()) <= 1
+
+
+# ------------------------------------------------------------- guarantees
+@SETTINGS
+@given(tables())
+def test_anatomy_every_group_l_diverse(t):
+    df, qids, l = t
+    rel = B.anatomy(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True)
+    chk = rel.check()
+    assert chk["ok"], chk["problems"]
+    sizes = rel.ghist.sum(axis=1)
+    assert sizes.min() >= l and sizes.sum() - l * sizes.size < l  # < l rows left over
+    assert _groups_distinct(rel)
+    # QIT: the QIDs of every row, exactly; ST counts sum to the rows
+    assert len(rel.table) == len(df) and rel.st["count"].sum() == len(df)
+    assert sorted(map(tuple, rel.table[qids].to_numpy())) == sorted(map(tuple, df[qids].to_numpy()))
+
+
+@SETTINGS
+@given(tables())
+def test_mondrian_groups_l_diverse_and_strict(t):
+    df, qids, l = t
+    rel = B.mondrian(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True)
+    chk = rel.check()
+    assert chk["ok"], chk["problems"]
+    fl = B.checks.frequency_l(rel.ghist)
+    assert fl.min() >= l
+    # strict multidimensional: the groups' boxes never overlap
+    for g, h in itertools.combinations(range(rel.n_groups), 2):
+        apart = (rel.ghi[g] < rel.glo[h]) | (rel.ghi[h] < rel.glo[g])
+        assert apart.any()
+
+
+@SETTINGS
+@given(tables())
+def test_tp_groups_l_diverse_exact_or_suppressed(t):
+    df, qids, l = t
+    rel = B.tp(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True)
+    chk = rel.check()
+    assert chk["ok"], chk["problems"]
+    for a, c in enumerate(qids):
+        d = len(rel.domains[c])
+        # suppression model: a QID is kept (one value) or '*' (whole domain)
+        kept = rel.glo[:, a] == rel.ghi[:, a]
+        starred = (rel.glo[:, a] == 0) & (rel.ghi[:, a] == d - 1)
+        assert (kept | starred).all()
+    assert rel.info["rows_in_exact_groups"] + (rel.group >= rel.info["exact_groups"]).sum() \
+        == len(df)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(20, 120), st.integers(2, 4), st.integers(2, 4), st.integers(0, 2**32 - 1))
+def test_rating_buckets_l_diverse_and_marginal_exact(n, q, l, seed):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"a{j}": rng.integers(0, 8, n) for j in range(q)})
+    try:
+        rel = B.rating(df, attributes=list(df.columns), l=l, seed=seed, research_seed=True)
+    except InputError as e:                      # not l-eligible: refused, naming l
+        assert e.param == "l"
+        return
+    chk = rel.check()
+    assert chk["ok"], chk["problems"]
+    for a in df.columns:                         # one attribute: the spread is exact
+        truth = np.bincount(df[a].map({v: i for i, v in enumerate(rel.domains[a])}),
+                            minlength=len(rel.domains[a]))
+        np.testing.assert_allclose(rel.crosstab([a]).counts, truth, atol=1e-9)
+    ct = rel.crosstab(list(df.columns[:2]))
+    assert ct.total == pytest.approx(n)
+
+
+# -------------------------------------------------------------- kernels
+def _greedy_group_count(counts, l):
+    """Oracle: Anatomy's loop on the counts alone (ties do not matter)."""
+    c = sorted((x for x in counts if x), reverse=True)
+    groups = 0
+    while len(c) >= l:
+        c = sorted([x - 1 for x in c[:l]] + c[l:], reverse=True)
+        c = [x for x in c if x]
+        groups += 1
+    return groups, sum(c)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=60), st.integers(1, 4),
+       st.integers(1, 3))
+def test_diverse_groups_kernel_matches_oracle(codes, l, nseg):
+    codes = np.array(codes, dtype=np.int32)
+    cuts = np.sort(np.random.default_rng(len(codes)).integers(0, len(codes) + 1, nseg - 1))
+    seg = np.concatenate([[0], cuts, [len(codes)]]).astype(np.int64)
+    group, ng = _baselines.diverse_groups(seg, codes, 6, l)
+    want_groups, want_left = 0, 0
+    for s in range(nseg):
+        g, left = _greedy_group_count(np.bincount(codes[seg[s]:seg[s + 1]], minlength=6), l)
+        want_groups += g
+        want_left += left
+    assert ng == want_groups and int((group < 0).sum()) == want_left
+    for g in range(ng):                           # l distinct values, one segment
+        rows = np.flatnonzero(group == g)
+        assert rows.size == l and np.unique(codes[rows]).size == l
+        assert np.unique(np.searchsorted(seg, rows, side="right")).size == 1
+
+
+def test_kernels_reject_codes_outside_the_domain():
+    with pytest.raises(ValueError):
+        _baselines.diverse_groups(np.array([0, 2], np.int64), np.array([0, 9], np.int32), 3, 2)
+    with pytest.raises(ValueError):
+        _baselines.mondrian(np.arange(4, dtype=np.int64), np.zeros((1, 4), np.int32),
+                            np.array([1], np.int32), np.array([0, 0, 0, 0], np.int32), 1, 2)
+
+
+# ----------------------------------------------------------- conventions
+def _small():
+    return pd.DataFrame({"age": [25, 29, 54, 78, 20, 55, 56, 59] * 3,
+                         "sex": list("MMMMFFFF") * 3,
+                         "disease": ["a", "b", "c", "d", "a", "b", "c", "d"] * 3})
+
+
+@pytest.mark.parametrize("method", [B.anatomy, B.mondrian, B.tp])
+def test_every_column_needs_a_role(method):
+    df = _small().assign(ssn=range(24))
+    with pytest.raises(InputError, match="no role: 'ssn'"):
+        method(df, qids=["age", "sex"], sensitive="disease", l=2, seed=1, research_seed=True)
+    rel = method(df, qids=["age", "sex"], sensitive="disease", l=2, drop=["ssn"], seed=1,
+                 research_seed=True)
+    assert "ssn" not in rel.table.columns
+
+
+@pytest.mark.parametrize("method", [B.anatomy, B.mondrian, B.tp])
+def test_short_seed_needs_research_flag_and_order_is_keyed(method):
+    df = _small()
+    with pytest.raises(InputError, match="128 bits"):
+        method(df, qids=["age", "sex"], sensitive="disease", l=2, seed=1)
+    kw = dict(qids=["age", "sex"], sensitive="disease", l=2, research_seed=True)
+    a, b, c = (method(df, seed=s, **kw).table for s in (1, 1, 2))
+    pd.testing.assert_frame_equal(a, b)            # a pure function of the key
+    assert not a.equals(c)
+    # rows do not come out in input order, unless asked (and then it is recorded)
+    assert not (a["age"].astype(str).to_numpy() == df["age"].astype(str).to_numpy()).all()
+    kept = method(df, seed=1, keep_order=True, **kw)
+    assert kept.info["row_order"] == "input" and kept.info["key"] == "research-seed"
+    col = "age" if method is B.anatomy else "disease"     # a column published exactly
+    assert (kept.table[col].astype(str).to_numpy() == df[col].astype(str).to_numpy()).all()
+
+
+@pytest.mark.parametrize("method", [B.anatomy, B.mondrian, B.tp])
+def test_not_l_eligible_is_refused(method):
+    df = _small().assign(disease=["a"] * 20 + ["b"] * 4)
+    with pytest.raises(InputError) as e:
+        method(df, qids=["age"], sensitive="disease", l=2, drop=["sex"], seed=1,
+               research_seed=True)
+    assert e.value.param == "l" and e.value.column == "disease"
+
+
+def test_rating_refuses_or_clips_non_eligible_attribute():
+    df = pd.DataFrame({"sex": ["m"] * 30 + ["f"] * 10, "job": list("abcd") * 10})
+    with pytest.raises(InputError) as e:
+        B.rating(df, attributes=["sex", "job"], l=2, seed=1, research_seed=True)
+    assert e.value.column == "sex"
+    rel = B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
+                   research_seed=True)
+    assert rel.info["clipped"] == {"sex": {"asked": 2, "used": 1}} and rel.check()["ok"]
+
+
+def test_anatomy_with_classes_is_l_e_diverse():
+    rng = np.random.default_rng(3)
+    vals = [f"v{i}" for i in range(8)]
+    df = pd.DataFrame({"age": rng.integers(0, 5, 200), "s": rng.choice(vals, 200)})
+    classes = {v: int(v[1]) // 2 for v in vals}           # 4 classes of 2 values
+    rel = B.anatomy(df, qids=["age"], sensitive="s", l=3, classes=classes, seed=2,
+                    research_seed=True)
+    cls = np.array([classes[v] for v in rel.domains["s"]])
+    for g in range(rel.n_groups):
+        present = np.flatnonzero(rel.ghist[g])
+        assert np.unique(cls[present]).size == present.size >= 3
+
+
+# -------------------------------------------------------------- queries
+def test_predicate_size_is_eq_12():
+    assert Q.predicate_size(80, 3, 0.07) == int(np.ceil(80 * 0.07 ** 0.25))
+    assert Q.predicate_size(2, 1, 0.01) == 1 and Q.predicate_size(5, 1, 1.0) == 5
+
+
+@SETTINGS
+@given(tables(min_rows=10), st.integers(0, 1000))
+def test_query_answers(t, seed):
+    df, qids, _ = t
+    queries_ = None
+    rel1 = B.anatomy(df, qids=qids, sensitive="s", l=1, seed=1, research_seed=True)
+    dom = [len(rel1.domains[c]) for c in qids]
+    d_s = len(rel1.domains["s"])
+    queries_ = Q.random_queries(dom, d_s, 1, 0.3, 20, seed=seed)
+    X, N = Q.answer_true(rel1.qcodes, rel1.scodes, queries_)
+    # brute force
+    for qu, x, n in zip(queries_, X, N):
+        ok = np.ones(len(df), bool)
+        for a, m in zip(qu.attrs, qu.members):
+            ok &= m[rel1.qcodes[a]]
+        assert n == ok.sum()
+        assert x.tolist() == [(ok & (rel1.scodes == v)).sum() for v in np.flatnonzero(qu.s_members)]
+    # l = 1: Anatomy groups are single rows, estimates are exact
+    for est, x in zip(Q.answer_partition(rel1, queries_), X):
+        np.testing.assert_allclose(est, x)
+    # a generalization answers with the uniform assumption: whole-domain
+    # predicates give the exact per-value counts
+    relm = B.mondrian(df, qids=qids, sensitive="s", l=1, seed=1, research_seed=True)
+    full = [Q.CountQuery(qu.attrs, tuple(np.ones_like(m) for m in qu.members), qu.s_members)
+            for qu in queries_]
+    for est, x in zip(Q.answer_partition(relm, full), Q.answer_true(relm.qcodes, relm.scodes,
+                                                                     full)[0]):
+        np.testing.assert_allclose(est, x)
+    assert Q.query_mse(X, X, N) == 0.0 and Q.query_mse(X, X, N, reading="count") == 0.0
+    shifted = [x + 1 for x in X]
+    ok = N > 0
+    want = np.mean([1 / n ** 2 for n in N[ok]])
+    assert Q.query_mse(X, shifted, N) == pytest.approx(want)
+    assert Q.query_mse(X, shifted, N, reading="count") == pytest.approx(
+        np.mean([(x.size / n) ** 2 for x, n in zip(X, N) if n > 0]))
+
+
+def test_answer_sets_recovers_counts_at_l1():
+    import anonset
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"s": rng.integers(0, 6, 500)})
+    qc = rng.integers(0, 4, (1, 500)).astype(np.int32)
+    pub = anonset.publish(df, anonset.Diversity(1), seed=3, research_seed=True, sensitive=["s"],
+                          allow_clear=["s"], keep_order=True)
+    queries_ = Q.random_queries([4], 6, 1, 0.5, 10, seed=1)
+    sc = np.asarray(df["s"], dtype=np.int32)
+    X, N = Q.answer_true(qc, sc, queries_)
+    for est, x in zip(Q.answer_sets(pub, "s", qc, queries_), X):
+        np.testing.assert_allclose(est, x, atol=1e-6)
+
+
+def test_count_query_mse_grows_with_l_on_a_stand_in():
+    """On a small OCC-3 stand-in every baseline's query error grows with l
+    (larger groups: more mixing, wider boxes)."""
+    from anonset.datasets import ipums_standin as I
+    df = I.occ(3, n_rows=20_000, seed=1)
+    qs = Q.random_queries([80, 2, 6], 50, 2, 0.1, 200, ordered=[True, False, False], seed=3)
+    errs = {}
+    for method in (B.anatomy, B.mondrian, B.tp):
+        for l in (2, 10):
+            rel = method(df, qids=list(I.QIDS[:3]), sensitive="Occupation", l=l, seed=2,
+                         research_seed=True, domains=I.domains(df.columns))
+            X, N = Q.answer_true(rel.qcodes, rel.scodes, qs)
+            errs[method.__name__, l] = Q.query_mse(X, Q.answer_partition(rel, qs), N)
+    for m in ("anatomy", "mondrian", "tp"):
+        assert 0 < errs[m, 2] < errs[m, 10], errs

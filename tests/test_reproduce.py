@@ -1,0 +1,63 @@
+"""``anonset reproduce``: every paper's grid runs end to end at the smoke
+scale and writes its tables, figures and a results page whose rows carry a
+verdict; the CLI and the progress display."""
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from anonset.cli import main
+from anonset.reproduce import PAPERS, run
+from anonset.reproduce.page import VERDICTS, Page
+from anonset.reproduce.progress import Progress
+
+
+def test_page_rejects_unknown_verdicts_and_counts_rows(tmp_path):
+    page = Page("999", "t", "cmd", "smoke")
+    page.compare("Fig. 1", "x", "a", "b", "match")
+    page.compare("Fig. 2", "y", "a", "b", "not comparable", "why")
+    with pytest.raises(ValueError):
+        page.compare("Fig. 3", "z", "a", "b", "maybe")
+    assert page.counts() == {"match": 1, "differs": 0, "not comparable": 1}
+    text = page.write(tmp_path, 1.0).read_text()
+    assert "2 comparisons -- 1 match, 0 differ, 1 not comparable" in text
+    assert "Machine:" in text and "| Fig. 2 | y | a | b | **not comparable** | why |" in text
+
+
+def test_progress_plain_line(capsys):
+    import sys
+    p = Progress("004", 2, stream=sys.stderr)
+    p._bar = None                                  # the plain display, tqdm or not
+    p.step("Fig. 1")
+    p.close()
+    assert "reproduce 004: 1/2 Fig. 1" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_paper_runs_at_smoke_scale(paper, tmp_path):
+    res = run(paper, scale="smoke", out=tmp_path, progress=False)
+    text = res["page"].read_text()
+    assert sum(res["counts"].values()) >= 5
+    assert all(v in VERDICTS for v in res["counts"])
+    assert list(tmp_path.glob("*.png")) and list(tmp_path.glob("*.csv"))
+    assert "## The paper's results beside ours" in text
+
+
+def test_reproduce_cli_smoke_004(tmp_path, monkeypatch, capsys):
+    """The subcommand, on paper 004 shrunk to a few hundred rows."""
+    from anonset.reproduce import p004
+    tiny = dict(p004.SCALES["smoke"], rows=800, queries=5, adult_rows=800,
+                adult_sets=(8,), adult_ls=(2,))
+    monkeypatch.setitem(p004.SCALES, "quick", tiny)
+    rc = main(["reproduce", "004", "--quick", "--no-progress", "--out", str(tmp_path)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "README.md" in out and "match" in out
+    page = (tmp_path / "README.md").read_text()
+    assert "anonset reproduce 004 --quick" in page and "stand-in" in page
+    for f in ("grid.csv", "adult.csv", "fig1_mse_vs_q.png", "fig5_relationship_gender.png"):
+        assert (tmp_path / f).exists()
+
+
+def test_reproduce_cli_rejects_unknown_paper(capsys):
+    assert main(["reproduce", "005"]) == 2
