@@ -61,8 +61,11 @@ def block_ranks(plan: Plan, row0: int, n: int):
 
 
 def order_of(ranks: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Positions sorted by (rank, row)."""
-    rows = np.arange(len(ranks)) if rows is None else rows
+    """Positions sorted by (rank, row); ``rows`` None: rows in position order
+    (then an O(n) radix sort)."""
+    if rows is None:
+        from ..randomized import _kernels
+        return _kernels.rank_order(ranks)
     return np.lexsort((rows, ranks))
 
 

@@ -192,15 +192,17 @@ def row_ranks(key: bytes, row0: int, n: int, *, rng: str = "chacha20") -> np.nda
     from ..randomized import _kernels
     if n <= 0:
         return np.zeros(0, dtype=np.uint64)
-    blocks = _kernels.fill(derive_key(key, "row-order"), int(row0), 0, 0, int(n), check_rng(rng))
-    return np.ascontiguousarray(blocks.reshape(n, 16)[:, :2]).view(np.uint64).ravel()
+    # the first 8 bytes (little-endian) of the block at counter row0 + i; one
+    # thread: a share of a block's cost that OpenMP's start-up would exceed
+    return _kernels.rank_words(derive_key(key, "row-order"), int(row0), 0, 0, int(n),
+                               check_rng(rng), n_threads=1)
 
 
 def shuffled_order(key: bytes, n: int, *, rng: str = "chacha20") -> np.ndarray:
     """A keyed uniformly random permutation of ``range(n)``: position i of the
     output holds input row ``order[i]``."""
-    ranks = row_ranks(key, 0, n, rng=rng)
-    return np.lexsort((np.arange(n), ranks)).astype(np.int64)
+    from ..randomized import _kernels
+    return _kernels.rank_order(row_ranks(key, 0, n, rng=rng))
 
 
 def _fnv1a64(ids) -> np.ndarray:

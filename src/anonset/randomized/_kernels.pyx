@@ -34,6 +34,12 @@ cdef extern from "rng.h":
                            uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads,
                            int level) nogil
 
+cdef extern from "order.h":
+    void anonset_rank_words(const anonset_key *k, uint64_t counter0, uint32_t stream,
+                            uint32_t sub, int64_t n, uint64_t *out, int n_threads,
+                            int level) nogil
+    int anonset_rank_order(const uint64_t *keys, int64_t n, int64_t *perm) nogil
+
 cdef extern from "sample.h":
     int ANONSET_MAX_DOMAIN
     int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
@@ -184,6 +190,35 @@ def fill(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t nb
     with nogil:
         anonset_fill_simd(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads,
                           level)
+    return out
+
+
+def rank_words(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t n,
+               str rng="chacha20", int n_threads=0):
+    """The first 64 bits of each of n consecutive blocks (row ranks):
+    ``fill(...).reshape(n, 16)[:, :2]`` read as little-endian uint64."""
+    cdef anonset_key k
+    _make_key(&k, key, rng)
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    cdef cnp.ndarray out = np.empty(n, dtype=np.uint64)
+    cdef int level = anonset_simd_level()
+    with nogil:
+        anonset_rank_words(&k, counter0, stream, sub, n, <uint64_t *>out.data, n_threads, level)
+    return out
+
+
+def rank_order(ranks):
+    """Positions sorting uint64 keys ascending, ties in position order
+    (``np.argsort(ranks, kind='stable')``, by an O(n) radix sort)."""
+    cdef cnp.ndarray r = np.ascontiguousarray(ranks, dtype=np.uint64)
+    cdef int64_t n = r.shape[0]
+    cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
+    cdef int st
+    with nogil:
+        st = anonset_rank_order(<const uint64_t *>r.data, n, <int64_t *>out.data)
+    if st != ANONSET_OK:
+        raise MemoryError("rank_order: out of memory")
     return out
 
 
