@@ -43,8 +43,9 @@ def register(sub) -> None:
     p.add_argument("--pairs", metavar="A:B,C:D",
                    help="attribute pairs whose cross-tabulation is shown (default: a few)")
     p.add_argument("--methods", metavar="M,M", default=None,
-                   help="reconstruction methods to compare on the pairs (default em,exact_em; "
-                        "semantic tables: em,linear); marginals use the first")
+                   help="reconstruction methods to compare on the pairs (default em,exact_em, "
+                        "em only for a release read in chunks; semantic tables: em,linear); "
+                        "marginals use the first")
     p.add_argument("--no-attack", dest="attack", action="store_false",
                    help="leave out the attack simulation")
     p.add_argument("--known", type=A.nonneg_int, default=1, metavar="N",

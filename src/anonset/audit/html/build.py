@@ -64,29 +64,44 @@ def _original_frame(original, fmt):
     return read_typed(path, file_format(path, fmt, param="original_format"))
 
 
-def _command(published, original, opts, output) -> str:
-    """The command line that makes this report again (options that differ
-    from the defaults only)."""
-    def name(x, what):
-        return shlex.quote(str(x)) if isinstance(x, (str, Path)) else f"<{what}>"
-    parts = ["anonset report", name(published, "published")]
-    if original is not None:
-        parts += ["--original", name(original, "original")]
+def _name(x, what: str) -> str:
+    return shlex.quote(str(x)) if isinstance(x, (str, Path)) else f"<{what}>"
+
+
+def _options(opts: dict, keys) -> list:
+    """Command-line options of ``keys`` whose value is not the default."""
+    table = {"known": ("--known", 1), "n_targets": ("--targets", 10_000),
+             "seed": ("--seed", None), "top": ("--top", 15),
+             "chunk_given": ("--chunk-rows", None)}
+    out = []
+    for key in keys:
+        flag, default = table[key]
+        if opts[key] != default:
+            out += [flag, str(opts[key])]
+    return out
+
+
+def _commands(rel, published, original, opts, output) -> list:
+    """The command lines that make this report, and the same audit, again
+    (options that differ from the defaults only)."""
+    orig = ["--original", _name(original, "original")] if original is not None else []
+    parts = ["anonset report", _name(published, "published")] + orig
     pairs = opts["pairs"]
     if pairs:
         parts += ["--pairs", pairs if isinstance(pairs, str) else
                   ",".join(":".join(p) for p in pairs)]
     if opts["methods"]:
         parts += ["--methods", ",".join(opts["methods"])]
-    for key, flag, default in (("known", "--known", 1), ("n_targets", "--targets", 10_000),
-                               ("seed", "--seed", None), ("top", "--top", 15),
-                               ("chunk_given", "--chunk-rows", None)):
-        if opts[key] != default:
-            parts += [flag, str(opts[key])]
+    parts += _options(opts, ("known", "n_targets", "seed", "top", "chunk_given"))
     if not opts["attack"]:
         parts.append("--no-attack")
-    parts += ["-o", name(output or "report.html", "output")]
-    return " ".join(parts)
+    cmds = [" ".join(parts + ["-o", _name(output or "report.html", "output")])]
+    if rel.randomized and rel.path is not None:
+        audit = ["anonset audit", _name(rel.path, "published")] + orig
+        if opts["attack"]:
+            audit += ["--attack"] + _options(opts, ("known", "n_targets"))
+        cmds.append(" ".join(audit + _options(opts, ("seed", "chunk_given"))))
+    return cmds
 
 
 def _versions() -> dict:
@@ -107,10 +122,11 @@ def _set_sections(rel, original, opts, steps, figs) -> tuple:
     n_sens = sum(not rel.header.params[n].exact for n in rel.header.names)
     if isinstance(known, int) and not isinstance(known, bool):
         known = min(known, max(n_sens - 1, 0))     # one sensitive attribute: nothing known
+        opts["known"] = known                       # (and so the commands to reproduce say)
     common = dict(attack=opts["attack"] and n_sens > 0, known=known,
                   n_targets=opts["n_targets"], seed=opts["seed"])
     if rel.streamed:
-        steps.stage("auditing", None)
+        steps.stage("auditing", rel.n_rows)        # a second pass, where needed, goes beyond
         rep = audit_file(rel.path, original, chunk_rows=opts["chunk_rows"], format=rel.fmt,
                          original_format=opts["original_format"], progress=steps, **common)
     else:
@@ -118,7 +134,7 @@ def _set_sections(rel, original, opts, steps, figs) -> tuple:
         rep = audit(rel.table, original, **common)
     util = set_utility(rel, original, pairs, chunk_rows=opts["chunk_rows"],
                        methods=opts["methods"], steps=steps)
-    steps.stage("drawing", None)
+    steps.stage("drawing (figures)", None)
     sections = [("glance", "The release at a glance",
                  glance(rel, _versions()["anonset"], R.parameters(rel, rep.epsilon))),
                 ("verdict", "Privacy verdict", verdict(rep)),
@@ -127,20 +143,14 @@ def _set_sections(rel, original, opts, steps, figs) -> tuple:
                 ("ldp", "Local differential privacy", R.ldp(rep)),
                 ("utility", "Utility: what the analyst will see",
                  R.utility(rel, util, figs, opts["top"]))]
-    audit_cmd = None
-    if rel.path is not None:
-        audit_cmd = "anonset audit " + shlex.quote(str(rel.path)) + (
-            f" --original {shlex.quote(str(opts['original_name']))}"
-            if isinstance(opts["original_name"], (str, Path)) else "") + \
-            (" --attack" if opts["attack"] else "")
-    return sections, rep, audit_cmd
+    return sections, rep
 
 
 def _partition_sections(rel, original, opts, steps, figs) -> tuple:
     from ..partition import audit_partition
     steps.stage("auditing", None)
     pa = audit_partition(rel, original)
-    steps.stage("drawing", None)
+    steps.stage("drawing (figures)", None)
     note = ("Checked from the published table alone." if original is None else
             "Checked from the published table and the original data.")
     sections = [("glance", "The release at a glance",
@@ -150,7 +160,7 @@ def _partition_sections(rel, original, opts, steps, figs) -> tuple:
                 ("attack", "Attack simulation", P.attack(pa, figs, rel.kind)),
                 ("sizes", "Classes, groups and buckets", P.sizes(pa, figs)),
                 ("utility", "Utility: information loss", P.utility(pa))]
-    return sections, pa.report, None
+    return sections, pa.report
 
 
 def report(published, output=None, *, original=None, pairs=None, attack: bool = True,
@@ -177,8 +187,9 @@ def report(published, output=None, *, original=None, pairs=None, attack: bool = 
         The attack simulation (:func:`anonset.audit`); ``seed`` seeds the
         audit's samples, never the release.
     methods : sequence of str, optional
-        Reconstruction methods to compare (default 'em', 'exact_em'; for
-        semantic tables paper 001's 'em' and 'linear').
+        Reconstruction methods compared on the pairs (default 'em' and
+        'exact_em', 'em' only for a release read in chunks; for semantic
+        tables paper 001's 'em' and 'linear'); marginals use the first.
     chunk_rows : int, optional
         Read a set table in chunks of this many rows (bounded memory); 0:
         whole in memory.  Default: chunks above 2,000,000 rows.
@@ -224,15 +235,14 @@ def report(published, output=None, *, original=None, pairs=None, attack: bool = 
     opts = {"pairs": pairs, "attack": bool(attack), "known": known, "n_targets": n_targets,
             "seed": seed, "methods": methods, "top": top,
             "chunk_rows": chunk_rows or DEFAULT_CHUNK_ROWS, "chunk_given": chunk_rows,
-            "original_format": original_format,
-            "original_name": original}
+            "original_format": original_format}
     orig = original if rel.streamed else _original_frame(original, original_format)
-    figs = Figures()
+    figs = Figures(steps)
     build = _set_sections if rel.randomized else _partition_sections
-    sections, rep, audit_cmd = build(rel, orig, opts, steps, figs)
-    cmds = [command or _command(published, original, opts, output)]
-    if audit_cmd:
-        cmds.append(audit_cmd)
+    sections, rep = build(rel, orig, opts, steps, figs)
+    cmds = _commands(rel, published, original, opts, output)
+    if command:
+        cmds[0] = command
     sections.append(("reproduce", "Reproduce and sign off", reproduce(cmds, _versions())))
     html = document(f"anonset release report: {rel.name}",
                     f"{rel.n_rows:,} rows; paper {rel.paper}: {rel.what}; verdict {rep.verdict}",

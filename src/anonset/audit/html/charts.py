@@ -146,7 +146,8 @@ def heatmaps(fid: str, attributes: tuple, rows, cols, estimate: np.ndarray, meth
     tips: dict = {}
     with style(fid):
         nr, nc = len(rlab), len(clab)
-        fig = new_figure(min(10.4, 1.4 + (0.9 + 0.24 * nc) * len(mats)), 1.9 + 0.24 * nr)
+        fig = new_figure(min(10.4, 1.4 + (0.9 + 0.24 * nc) * len(mats)),
+                         max(3.0, 1.9 + 0.24 * nr))
         axes = fig.subplots(1, len(mats), squeeze=False, sharey=True)[0]
         counts = [M for n, M in mats if not n.endswith("- true")]
         vmax = max(float(M.max()) for M in counts) or 1.0
@@ -173,7 +174,7 @@ def heatmaps(fid: str, attributes: tuple, rows, cols, estimate: np.ndarray, meth
                     if gid:
                         tick.set_gid(gid)
         n_counts = len(counts)
-        for im, axs, what in ((shown[0], axes[:n_counts], "records (square-root scale)"),
+        for im, axs, what in ((shown[0], axes[:n_counts], "records (\u221a scale)"),
                               (shown[-1], axes[n_counts:], "error (records)")):
             if len(axs):
                 cb = fig.colorbar(im, ax=list(axs), shrink=0.9, aspect=25, pad=0.02)

@@ -66,8 +66,7 @@ def attack(pa, figs, kind: str) -> str:
             f"largest share plus t / the smallest distance for t-closeness).</p>")
     rows = [{"attribute": r.attribute, "success": r.success, "prior": r.prior,
              "bound": r.bound} for r in A.itertuples()]
-    svg = charts.attack_chart(figs.fid(), rows, title=f"Knowing the {unit}: share of records "
-                              "whose value is guessed right")
+    svg = charts.attack_chart(figs.fid(), rows, title=f"Adversary who knows the {unit}")
     trs, attrs = [], []
     for r in A.itertuples():
         trs.append([r.attribute, num(r.cells), f"{r.success:.1%}", f"{r.worst:.1%}",

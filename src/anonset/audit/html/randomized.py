@@ -62,8 +62,7 @@ def attack(report, figs) -> str:
                  "confidence in its guesses, an estimate.</p>")
     rows = [{"attribute": r.attribute, "success": r.success, "prior": r.prior_only,
              "bound": r.model_bound} for r in S.itertuples()]
-    svg = charts.attack_chart(figs.fid(), rows, title="Attack simulation: share of victims "
-                              "whose value the adversary guesses right")
+    svg = charts.attack_chart(figs.fid(), rows, title="Bayesian adversary, per attribute")
     trs, attrs = [], []
     for r in S.itertuples():
         trs.append([r.attribute, num(r.victims), f"{r.success:.1%}", f"{r.prior_only:.1%}",

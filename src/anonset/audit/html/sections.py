@@ -19,13 +19,17 @@ SEVERITY = {"fail": 0, "risk": 1, "unverified": 2, "warn": 3, "pass": 4, "info":
 
 
 class Figures:
-    """Numbers the figures of one page (unique ids for their SVG)."""
+    """Numbers the figures of one page (unique ids for their SVG), and
+    counts them as progress."""
 
-    def __init__(self):
+    def __init__(self, steps=None):
         self.n = 0
+        self.steps = steps
 
     def fid(self) -> str:
         self.n += 1
+        if self.steps is not None:
+            self.steps(1)
         return f"fig{self.n}"
 
 

@@ -188,16 +188,25 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
     from ...metrics import compare
     header = release.header
     sa = release.semantic_attribute
+    notes = []
     if sa is not None:
         methods = tuple(methods or SEMANTIC_METHODS)
         marg, marg_methods = [(sa,)], methods
     else:
+        if not methods and release.streamed:
+            methods = METHODS[:1]
+            notes.append("read in chunks: the pairs are reconstructed with em only (exact_em "
+                         "costs a pass over every distinct set tuple per iteration; ask for "
+                         "it with the methods option)")
         methods = tuple(methods or METHODS)
         marg, marg_methods = [(a,) for a in marginal_attributes(header)], methods[:1]
     jobs = {tuple(p): methods for p in pairs}
     for s in marg:
         jobs.setdefault(s, marg_methods)
-    notes = []
+    whole = [a for a in _randomized(header) if header.params[a].eta >= header.params[a].d]
+    if whole and sa is None:
+        notes.append(f"{', '.join(whole)}: every set is the whole domain, so the sets carry no "
+                     "information and any reconstruction is a uniform spread")
     if len(_randomized(header)) > MAX_MARGINALS:
         notes.append(f"marginals of the first {MAX_MARGINALS} randomized attributes are drawn")
     if steps is not None:
