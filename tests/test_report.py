@@ -366,6 +366,9 @@ def test_cli_report(cases, tmp_path, capsys):
     rc = main(["report", str(path), "-o", str(tmp_path / "x.html"), "--pairs", "zip:nope"])
     err = capsys.readouterr().err
     assert rc == 2 and "--pairs" in err and "'nope'" in err
+    rc = main(["report", str(path), "-o", str(tmp_path / "x.html"), "--methods", "em,nope"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--methods" in err and "'nope'" in err
     assert not (tmp_path / "x.html").exists()
 
 

@@ -77,7 +77,7 @@ def main() -> None:
                               pairs="age:occupation,education:marital-status", seed=1)
         print(f"adult-{name}: {page.verdict}, {len(page.html.encode()) / 1024:,.0f} KiB")
         for suffix, keep in SECTIONS.items():
-            part = work / f"adult-{name}{suffix}.html"
+            part = work / f"adult-{name}{suffix}-shot.html"
             part.write_text(only(page.html, keep), encoding="utf-8")
             shoot(part, HERE / f"adult-{name}{suffix}.png", 2400)
     print(f"pages in {work}")

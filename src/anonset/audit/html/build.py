@@ -115,7 +115,8 @@ def _versions() -> dict:
 def _set_sections(rel, original, opts, steps, figs) -> tuple:
     from ..file import audit_file
     from ..report import audit
-    from .utility import default_pairs, parse_pairs, set_utility
+    from .utility import check_methods, default_pairs, parse_pairs, set_utility
+    opts["methods"] = check_methods(opts["methods"], rel.semantic_attribute is not None)
     pairs = parse_pairs(opts["pairs"], rel.header, rel.semantic_attribute) \
         if opts["pairs"] is not None else default_pairs(rel.header, rel.semantic_attribute)
     known = opts["known"]

@@ -18,8 +18,9 @@ import numpy as np
 
 from ...validate import InputError
 
-__all__ = ["Tab", "Utility", "default_pairs", "parse_pairs", "marginal_attributes",
-           "set_utility", "true_crosstabs_file", "METHODS", "SEMANTIC_METHODS"]
+__all__ = ["Tab", "Utility", "default_pairs", "parse_pairs", "check_methods",
+           "marginal_attributes", "set_utility", "true_crosstabs_file", "METHODS",
+           "SEMANTIC_METHODS"]
 
 #: Reconstruction methods compared for set tables (paper 000 Sec. V-D).
 METHODS = ("em", "exact_em")
@@ -99,6 +100,24 @@ def parse_pairs(pairs, header, semantic: str | None = None) -> list:
                                       "sensitive value)")
         out.append(p)
     return out
+
+
+def check_methods(methods, semantic: bool):
+    """The methods asked for, checked before any work: reconstruction
+    methods of paper 000, or paper 001's estimators for a semantic table."""
+    if methods is None:
+        return None
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    from ...randomized.reconstruct import METHODS as ALL
+    allowed = ("em", "linear", "existing", "simple") if semantic else ALL
+    for m in methods:
+        if m not in allowed:
+            raise InputError(f"got {m!r}", param="methods",
+                             expected=f"one of {', '.join(allowed)}")
+    if not methods:
+        raise InputError("names no method", param="methods", expected="at least one")
+    return tuple(methods)
 
 
 # --------------------------------------------------------------- true counts
