@@ -280,6 +280,7 @@ def check_partition(kind, dom: Dom, cases) -> None:
 def check_page(kind, html: str, cases) -> None:
     dom = Dom(html)
     assert dom.one(data_anonset_report="1")["data-kind"] == kind
+    assert dom.one(id="confidential")        # made with the original: it says so
     if kind in ("lgb", "msa"):
         check_partition(kind, dom, cases)
     else:
@@ -327,6 +328,7 @@ def test_report_flags_a_violation(cases, tmp_path):
     page = report(bad)
     assert page.verdict == "FAILED"
     dom = Dom(page.html)
+    assert not dom.find(id="confidential")   # only what the release shows
     fails = {(a["data-check"], a["data-status"]) for a in rows_with(dom, "data-check")}
     assert ("classes_k", "fail") in fails and ("classes_t", "fail") in fails
 

@@ -22,6 +22,12 @@ from .sections import Figures, checks, glance, reproduce, verdict
 __all__ = ["report", "Page"]
 
 
+#: Shown on a page made with the original data.
+CONFIDENTIAL = ("Confidential: this page holds statistics of the original data (true counts, "
+                "some of them small). Keep it as secret as the data itself; a report made "
+                "without the original shows only what the release shows.")
+
+
 @dataclass
 class Page:
     """What :func:`report` made: the page and its headline facts."""
@@ -247,7 +253,8 @@ def report(published, output=None, *, original=None, pairs=None, attack: bool = 
     sections.append(("reproduce", "Reproduce and sign off", reproduce(cmds, _versions())))
     html = document(f"anonset release report: {rel.name}",
                     f"{rel.n_rows:,} rows; paper {rel.paper}: {rel.what}; verdict {rep.verdict}",
-                    sections, attrs={"data-anonset-report": "1", "data-kind": rel.kind})
+                    sections, attrs={"data-anonset-report": "1", "data-kind": rel.kind},
+                    notice=None if original is None else CONFIDENTIAL)
     if output is not None:
         from ...io.atomic import atomic_path
         with atomic_path(Path(output), protect=protect) as tmp:

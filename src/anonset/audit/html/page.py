@@ -60,6 +60,8 @@ pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;border:1px solid var(--line
 white-space:pre-wrap;word-break:break-all}
 .muted{color:var(--muted)} .note{font-size:.92rem;color:var(--muted)}
 .signoff td{height:2.2rem;min-width:14rem}
+.notice{border-left:6px solid var(--bad);background:var(--badbg);padding:.5rem .8rem;
+margin-top:1rem}
 @media print{nav.toc,summary{display:none} details{display:block}
 header.top{background:none;color:#000} h2{break-after:avoid} figure{break-inside:avoid}}
 """
@@ -179,8 +181,10 @@ def section(sid: str, title: str, body: str) -> str:
            f'<h2 id="s-{esc(sid)}-h">{esc(title)}</h2>{body}</section>'
 
 
-def document(title: str, subtitle: str, sections: list, attrs: dict | None = None) -> str:
-    """The whole page: ``sections`` are (id, title, body html)."""
+def document(title: str, subtitle: str, sections: list, attrs: dict | None = None,
+             notice: str | None = None) -> str:
+    """The whole page: ``sections`` are (id, title, body html); ``notice``
+    a line shown above everything (how confidential the page is)."""
     toc = "".join(f'<a href="#s-{esc(s)}">{esc(t)}</a>' for s, t, _ in sections)
     body = "".join(section(*s) for s in sections)
     return ("<!DOCTYPE html>\n"
@@ -191,4 +195,6 @@ def document(title: str, subtitle: str, sections: list, attrs: dict | None = Non
             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
             f'<header class="top"><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>'
             f'<nav class="toc" aria-label="sections">{toc}</nav>'
-            f"<main>{body}</main></body></html>\n")
+            + (f'<main><p class="notice" id="confidential">{esc(notice)}</p>' if notice
+               else "<main>")
+            + f"{body}</main></body></html>\n")
