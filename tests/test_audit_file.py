@@ -91,7 +91,7 @@ def test_file_audit_finds_tampering_and_measures_classes_when_unproven(tmp_path)
     df = _data(300)
     table = _publish(df, anonset.Diversity(3))
     path = tmp_path / "bad.parquet"
-    table.to_parquet(path)
+    table.to_parquet(path, sets="lists")
     t = pq.read_table(path)
     cells = t.column("b").to_pylist()
     cells[7] = cells[7][1:]                            # a shrunk set: the proof fails

@@ -535,11 +535,25 @@ def test_file_case(case: FileCase, tmp_path, capsys, monkeypatch):
 
 
 # ================================================== published-file cases
-def _published(tmp: Path, fmt: str) -> Path:
+def _published(tmp: Path, fmt: str, sets: str = "lists") -> Path:
     p = tmp / f"pub.{fmt}"
     pub = anonset.publish(frame(), anonset.Diversity(2), seed=SEED, **ROLES_API)
-    pub.to_parquet(p) if fmt == "parquet" else pub.to_csv(p)
+    pub.to_parquet(p, sets=sets) if fmt == "parquet" else pub.to_csv(p)
     return p
+
+
+def _edit_masks(fn):
+    """Change the bitmasks of a mask-encoded Parquet file's job column."""
+    def edit(p: Path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        anonset.read_parquet(p).to_parquet(p, sets="masks")
+        t = pq.read_table(p)
+        m = t.column("job").to_numpy().copy()
+        fn(m)
+        i = t.column_names.index("job")
+        pq.write_table(t.set_column(i, "job", pa.array(m, type=t.schema.field("job").type)), p)
+    return edit
 
 
 def _edit_meta(fn):
@@ -643,6 +657,12 @@ PUBLISHED_CASES = [
     ("parquet-truncated", "parquet", lambda p: p.write_bytes(p.read_bytes()[:300]),
      ("pub.parquet", "not a readable Parquet file")),
     ("plain-parquet", "parquet", lambda p: frame().to_parquet(p), ("no anonset metadata",)),
+    ("mask-bit-outside-domain", "parquet", _edit_masks(lambda m: m.__setitem__(6, m[6] | 128)),
+     ("column 'job' holds a set with a value outside its domain",)),
+    ("mask-one-bit-short", "parquet", _edit_masks(lambda m: m.__setitem__(9, m[9] & (m[9] - 1))),
+     ("column 'job' holds a set of 1 values", "eta = 2")),
+    ("mask-empty", "parquet", _edit_masks(lambda m: m.__setitem__(0, 0)),
+     ("column 'job' holds an empty set",)),
 ]
 
 

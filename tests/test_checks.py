@@ -1,4 +1,11 @@
-"""Partition checkers against pycanon on generalized Adult, and pycanon's bugs."""
+"""Partition checkers against pycanon on generalized Adult, and pycanon's bugs.
+
+pycanon is a comparison peer (the ``bench`` extra: it pins exact numpy and
+pandas versions); the tests that call it skip by name without it, and our
+side of every pycanon bug is tested on its own.
+"""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,15 +16,22 @@ from anonset.checks import (check_partition, distinct_l_diversity, entropy_l_div
 from anonset.emd import Ground, emd
 from anonset.hierarchy import Hierarchy
 
-an = pytest.importorskip("pycanon.anonymity")
-HDIR = "src/anonset/datasets/data/adult/hierarchies/"
+import anonset.datasets
+
+HDIR = Path(anonset.datasets.__file__).parent / "data" / "adult" / "hierarchies"
+
+
+@pytest.fixture(scope="module")
+def an():
+    return pytest.importorskip("pycanon.anonymity",
+                               reason="pycanon is a comparison peer: pip install '.[bench]'")
 
 
 @pytest.fixture(scope="module")
 def adult():
     """Adult with age in 5-year bins: QI (age, sex, marital-status), 184 classes."""
-    df = pd.read_csv("src/anonset/datasets/data/adult/adult.csv.gz")
-    ha = Hierarchy.from_csv(HDIR + "age.csv")
+    df = anonset.datasets.load_adult(complete=False)
+    ha = Hierarchy.from_csv(HDIR / "age.csv")
     ia = {v: i for i, v in enumerate(ha.leaves)}
     g = pd.DataFrame({"age": ha.generalize([ia[str(a)] for a in df.age], 1),
                       "sex": df.sex, "marital": df["marital-status"],
@@ -29,7 +43,7 @@ def adult():
 QI = ["age", "sex", "marital"]
 
 
-def test_k_and_distinct_l_agree_with_pycanon(adult):
+def test_k_and_distinct_l_agree_with_pycanon(adult, an):
     r = check_partition(adult, QI, ["occupation", "salary"], ground=None)
     assert r.k == an.k_anonymity(adult, QI)
     assert r.l_distinct == an.l_diversity(adult, QI, ["occupation", "salary"])
@@ -37,7 +51,7 @@ def test_k_and_distinct_l_agree_with_pycanon(adult):
     assert distinct_l_diversity(adult, QI, "occupation") == an.l_diversity(adult, QI, ["occupation"])
 
 
-def test_t_equal_and_ordered_agree_with_pycanon(adult):
+def test_t_equal_and_ordered_agree_with_pycanon(adult, an):
     # pycanon: string columns -> equal distance, numeric -> ordered over the
     # distinct values present; both are our defaults with an inferred domain
     for s, g in (("occupation", "equal"), ("education-num", "ordered")):
@@ -47,13 +61,13 @@ def test_t_equal_and_ordered_agree_with_pycanon(adult):
     assert abs(both - an.t_closeness(adult, QI, ["occupation", "education-num"])) < 1e-12
 
 
-def test_entropy_l_agrees_with_pycanon_up_to_its_int_cast(adult):
+def test_entropy_l_agrees_with_pycanon_up_to_its_int_cast(adult, an):
     ours = entropy_l_diversity(adult, QI, "occupation")
     assert int(ours) == an.entropy_l_diversity(adult, QI, ["occupation"])
 
 
 def test_hierarchical_t_per_class_report(adult):
-    h = Hierarchy.from_csv(HDIR + "occupation.csv")
+    h = Hierarchy.from_csv(HDIR / "occupation.csv")
     sub = adult[adult.occupation != "?"].reset_index(drop=True)
     r = check_partition(sub, QI, "occupation", ground="hierarchical",
                         hierarchies={"occupation": h})
@@ -76,30 +90,43 @@ def test_recursive_cl_counts_sorted_descending():
     """
     df = pd.DataFrame({"q": ["x"] * 10, "s": list("aaaaaabbcd")})
     assert recursive_cl_diversity(df, ["q"], "s", l=2) == 1.5
-    c_pycanon, l_pycanon = an.recursive_c_l_diversity(df, ["q"], ["s"])
-    assert l_pycanon == 4 and c_pycanon == 1          # pycanon's value, with l = distinct l
     assert recursive_cl_diversity(df, ["q"], "s", l=4) == 6.0   # ours at l = 4: 6 / 1
 
 
-def test_non_range_index_gives_pycanon_wrong_t():
-    """pycanon maps groupby *labels* through .iloc (positions).
+def test_pycanon_sorts_counts_ascending(an):
+    df = pd.DataFrame({"q": ["x"] * 10, "s": list("aaaaaabbcd")})
+    c_pycanon, l_pycanon = an.recursive_c_l_diversity(df, ["q"], ["s"])
+    assert l_pycanon == 4 and c_pycanon == 1          # pycanon's value, with l = distinct l
 
-    Rows (x, a), (y, b), (y, b) with index [2, 0, 1]: class x = {a} against the
-    whole (1/3, 2/3) has EMD 2/3, so t = 2/3.  pycanon reads label 2 as position
-    2, i.e. row (y, b), and reports 1/3.
-    """
-    df = pd.DataFrame({"q": ["x", "y", "y"], "s": ["a", "b", "b"]}, index=[2, 0, 1])
-    assert abs(t_closeness(df, ["q"], "s", "equal") - 2 / 3) < 1e-15
+
+NON_RANGE = pd.DataFrame({"q": ["x", "y", "y"], "s": ["a", "b", "b"]}, index=[2, 0, 1])
+
+
+def test_non_range_index_t():
+    """Rows (x, a), (y, b), (y, b) with index [2, 0, 1]: class x = {a} against
+    the whole (1/3, 2/3) has EMD 2/3, so t = 2/3 whatever the index."""
+    assert abs(t_closeness(NON_RANGE, ["q"], "s", "equal") - 2 / 3) < 1e-15
+
+
+def test_non_range_index_gives_pycanon_wrong_t(an):
+    """pycanon maps groupby *labels* through .iloc (positions): it reads label
+    2 as position 2, i.e. row (y, b), and reports 1/3."""
+    df = NON_RANGE
     assert abs(an.t_closeness(df, ["q"], ["s"]) - 1 / 3) < 1e-15       # pycanon: wrong
     assert abs(an.t_closeness(df.reset_index(drop=True), ["q"], ["s"]) - 2 / 3) < 1e-15
 
 
+MISSING_QI = pd.DataFrame({"q": ["x", "x", None], "s": ["a", "b", "a"]})
+
+
 def test_missing_qi_rows_kept_as_own_class():
-    """pycanon's groupby drops rows with a missing QI (pandas dropna=True)."""
-    df = pd.DataFrame({"q": ["x", "x", None], "s": ["a", "b", "a"]})
-    r = check_partition(df, ["q"], "s", ground="equal")
+    r = check_partition(MISSING_QI, ["q"], "s", ground="equal")
     assert r.k == 1                                      # the NaN row is a class of 1
-    assert an.k_anonymity(df, ["q"]) == 2                # pycanon silently ignores it
+
+
+def test_pycanon_drops_missing_qi_rows(an):
+    """pycanon's groupby drops rows with a missing QI (pandas dropna=True)."""
+    assert an.k_anonymity(MISSING_QI, ["q"]) == 2        # pycanon silently ignores it
 
 
 def test_errors():

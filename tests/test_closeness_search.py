@@ -4,6 +4,8 @@ from math import comb
 
 import numpy as np
 import pytest
+
+import anonset.datasets
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from anonset.closeness_search import (
@@ -131,7 +133,7 @@ def test_eta_equals_d_and_zero_frequencies():
 @pytest.mark.slow
 def test_adult_attributes_finish():
     import pandas as pd
-    df = pd.read_csv("src/anonset/datasets/data/adult/adult.csv.gz")
+    df = anonset.datasets.load_adult(complete=False)
     for col in ("age", "native-country"):
         A = df[col].value_counts().sort_index().to_numpy()
         d = A.size
@@ -186,7 +188,7 @@ def test_refined_bound_is_much_tighter_on_adult_education():
     """Adult education-num, ordered, t = 0.2, eta = 1: exact p* = 0.754; the
     coarse bound of the first version gave 0.075, the refined one >= 0.6."""
     import pandas as pd
-    df = pd.read_csv("src/anonset/datasets/data/adult/adult.csv.gz")
+    df = anonset.datasets.load_adult(complete=False)
     A = df["education-num"].value_counts().sort_index().to_numpy()
     p_exact, ex = max_admissible_p(A, 1, 0.2, "ordered", method="enumerate")
     p_bound, _ = max_admissible_p(A, 1, 0.2, "ordered", method="bound")

@@ -1,12 +1,17 @@
-"""EMD: agreement with an exact transportation solve (POT), kernels, validation."""
+"""EMD: agreement with an exact transportation solve (an LP; POT where the
+``bench`` extra is installed), kernels, validation."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-ot = pytest.importorskip("ot")
-
+import anonset.datasets
+from exact_transport import emd2
 from anonset.emd import Ground, emd, emd_batch, emd_reference, _emd_batch_numpy
 from anonset.hierarchy import Hierarchy
+
+COUNTRY = Path(anonset.datasets.__file__).parent / "data" / "adult" / "hierarchies" / "native-country.csv"
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -57,7 +62,7 @@ def case(draw):
 @given(case())
 def test_emd_equals_exact_transport(c):
     g, p, q = c
-    exact = ot.emd2(p, q, g.matrix())
+    exact = emd2(p, q, g.matrix())
     assert abs(emd(p, q, g) - exact) < 1e-12
     assert abs(emd_reference(p, q, g) - exact) < 1e-12
 
@@ -82,15 +87,23 @@ def test_formulas_known_answers():
     assert emd([1], [3], "ordered") == 0.0
 
 
-def test_native_country_tree_matches_pot():
-    h = Hierarchy.from_csv("src/anonset/datasets/data/adult/hierarchies/native-country.csv")
-    g = Ground.tree(h)
+def _country_pairs():
+    g = Ground.tree(Hierarchy.from_csv(COUNTRY))
     rng = np.random.default_rng(0)
-    M = g.matrix()
     for _ in range(20):
         p, q = rng.random(g.d), rng.random(g.d)
-        p, q = p / p.sum(), q / q.sum()
-        assert abs(emd(p, q, g) - ot.emd2(p, q, M)) < 1e-12
+        yield g, p / p.sum(), q / q.sum()
+
+
+def test_native_country_tree_matches_exact_transport():
+    for g, p, q in _country_pairs():
+        assert abs(emd(p, q, g) - emd2(p, q, g.matrix())) < 1e-12
+
+
+def test_native_country_tree_matches_pot():
+    ot = pytest.importorskip("ot", reason="POT is a comparison peer: pip install '.[bench]'")
+    for g, p, q in _country_pairs():
+        assert abs(emd(p, q, g) - ot.emd2(p, q, g.matrix())) < 1e-12
 
 
 def test_counts_int64_census_scale():
@@ -170,7 +183,7 @@ def test_from_spec_kinds():
 def test_single_pair_fast_path_matches_batch_and_reference():
     """emd()'s one-pass C path: arrays, lists, counts, views and string specs."""
     rng = np.random.default_rng(5)
-    h = Hierarchy.from_csv("src/anonset/datasets/data/adult/hierarchies/native-country.csv")
+    h = Hierarchy.from_csv(COUNTRY)
     g = Ground.tree(h)
     P = rng.integers(0, 20, (50, g.d))
     P[:, 0] += 1

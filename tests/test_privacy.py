@@ -4,7 +4,8 @@ Small tables are published, expanded to the non-aggregated form (the
 Cartesian product of each record's sets, Table III(b)), and every equivalence
 class for S_j is checked.  For closeness, every possible published set of
 every attribute is enumerated and its Bayes-inferred distribution (eq. 12) is
-compared with the whole table's distribution by an exact transport solve.
+compared with the whole table's distribution by an exact transport solve
+(an LP, tests/exact_transport.py).
 The same tables go through the checkers of :mod:`anonset.audit`, which must
 agree with these brute-force checks.
 """
@@ -19,8 +20,7 @@ from hypothesis import given, settings, strategies as st
 import anonset
 from anonset.audit import check_anonymity, check_closeness, check_diversity
 from anonset.randomized.params import kappa
-
-ot = pytest.importorskip("ot")
+from exact_transport import emd2
 
 
 def _expand(pub):
@@ -122,7 +122,7 @@ def _check_closeness(pub, df, t_of, ground_of):
             B = _bayes_posterior(A, list(Z), par.p, par.eta)
             if B is None:       # a set that cannot be published (probability 0)
                 continue
-            worst = max(worst, ot.emd2(A, B, M))
+            worst = max(worst, emd2(A, B, M))
         assert worst <= t_of(name) + 1e-9, (name, par, worst)           # Theorem 4
         rep = check_closeness(pub, df, ground={name: ground_of(name)}).report
         r = rep.set_index("attribute").loc[name] if name in set(rep["attribute"]) else None

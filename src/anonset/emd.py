@@ -38,9 +38,14 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+from ._typing import GroundSpec, Weights
+
+if TYPE_CHECKING:
+    from .hierarchy import Hierarchy
 
 try:
     from anonset import _emd as _EXT
@@ -99,7 +104,8 @@ class Ground:
 
     __slots__ = ("d", "kind", "parent", "weight", "_values", "_hierarchy")
 
-    def __init__(self, d, kind, parent, weight, values=None, hierarchy=None):
+    def __init__(self, d: int, kind: str, parent: np.ndarray, weight: np.ndarray,
+                 values: np.ndarray | None = None, hierarchy: Hierarchy | None = None) -> None:
         self.d = int(d)
         self.kind = kind
         self.parent = np.ascontiguousarray(parent, dtype=np.int64)
@@ -162,7 +168,7 @@ class Ground:
         return cls(d, "values", parent, weight, values=x)
 
     @classmethod
-    def tree(cls, hierarchy) -> "Ground":
+    def tree(cls, hierarchy: Hierarchy) -> "Ground":
         """Hierarchical distance: LCA level / tree height (paper 003 Sec. 2.1).
 
         ``hierarchy`` is an :class:`anonset.hierarchy.Hierarchy` (balanced); its
@@ -196,7 +202,8 @@ class Ground:
         return cls(d, "hierarchical", parent, weight, hierarchy=hierarchy)
 
     @classmethod
-    def from_spec(cls, spec, d: int | None = None, hierarchy=None) -> "Ground":
+    def from_spec(cls, spec: GroundSpec, d: int | None = None,
+                  hierarchy: Hierarchy | None = None) -> "Ground":
         """Build a ground distance from a short specification.
 
         Parameters
@@ -344,7 +351,7 @@ def _tree_emd_rows(P: np.ndarray, q: np.ndarray, g: Ground) -> np.ndarray:
     return out
 
 
-def emd(p, q, ground="equal") -> float:
+def emd(p: Weights, q: Weights, ground: GroundSpec = "equal") -> float:
     """Earth mover's distance between two distributions over the same domain.
 
     Parameters
@@ -395,7 +402,8 @@ def emd(p, q, ground="equal") -> float:
     return float(_batch_impl(pp[None, :], qq, g, 1, normalized=True)[0])
 
 
-def emd_batch(P, q, ground="equal", n_threads: int | None = None) -> np.ndarray:
+def emd_batch(P: np.ndarray | Sequence[Weights], q: Weights, ground: GroundSpec = "equal",
+              n_threads: int | None = None) -> np.ndarray:
     """EMD of every row of ``P`` against one reference distribution ``q``.
 
     Parameters

@@ -13,7 +13,7 @@ import pandas as pd
 from .schema import Attribute, Schema
 from .validate import InputError
 
-__all__ = ["encode", "encode_column", "decode_column"]
+__all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
 
 def _numeric(dtype) -> bool:
@@ -82,7 +82,16 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
                              column=name, expected="one value type: convert the column")
     present = values[~isna] if isna.any() else values
     codes = np.full(len(values), -1, dtype=np.int32)
-    if _numeric(values.dtype):
+    lut = _integer_lut(dom, token, values.dtype)
+    if lut is not None:
+        # integers over a small range: one table lookup per value (10x faster
+        # than hashing; the streamed path encodes every value twice)
+        lo, table = lut
+        x = present.to_numpy(dtype=np.int64)
+        inside = (x >= lo) & (x < lo + len(table))
+        idx = np.full(len(x), -1, dtype=np.int32)
+        idx[inside] = table[x[inside] - lo]
+    elif _numeric(values.dtype):
         # numbers against the numeric part of the domain, vectorized
         pos = np.array([i for i, v in enumerate(dom) if v != token], dtype=np.int32)
         num = pd.Index(np.array([v for v in dom if v != token], dtype=np.float64))
@@ -104,6 +113,43 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
                          f"({len(dom):,} values)", column=name,
                          expected="values of the declared domain")
     return codes
+
+
+def domain_codes(values, domain) -> np.ndarray:
+    """Position (int32) of each value in ``domain``; -1 for a value not in it.
+
+    A hash lookup like ``pd.Categorical(values, categories=domain).codes``,
+    which pandas 3 deprecates for values outside the categories.
+
+    Examples
+    --------
+    >>> domain_codes(["b", "z", "a"], ["a", "b"]).tolist()
+    [1, -1, 0]
+    """
+    index = pd.CategoricalDtype(list(domain)).categories
+    return np.asarray(index.get_indexer(values), dtype=np.int32)
+
+
+#: Largest value range of an integer domain encoded by a lookup table.
+_LUT_RANGE = 1 << 20
+
+
+def _integer_lut(dom, token, dtype):
+    """(lowest value, table value - lowest -> code) for an integer column over
+    an integer domain spanning a small range, else None."""
+    if not pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return None
+    ints = [(i, v) for i, v in enumerate(dom) if v != token]
+    if not ints or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in ints):
+        return None
+    lo = min(v for _, v in ints)
+    hi = max(v for _, v in ints)
+    if hi - lo >= _LUT_RANGE:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.int32)
+    for i, v in ints:
+        table[v - lo] = i
+    return lo, table
 
 
 def encode(data, schema: Schema, *, missing: str = "error", columns=None, row0: int = 0) -> dict:

@@ -20,6 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ._typing import PathLike
+
 __all__ = ["Hierarchy"]
 
 
@@ -119,7 +121,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ I/O
     @classmethod
-    def from_csv(cls, path_or_text, *, delimiter: str = ";") -> "Hierarchy":
+    def from_csv(cls, path_or_text: PathLike, *, delimiter: str = ";") -> "Hierarchy":
         """Read an ARX-format hierarchy: one line per leaf, ``leaf;...;root``.
 
         ``path_or_text`` is a file path, or the CSV text itself when it contains

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from ._typing import TableLike
 from .hierarchy import Hierarchy
 
 __all__ = ["Attribute", "Schema", "ROLES", "KINDS"]
@@ -239,7 +239,7 @@ class Schema:
         """Position of an attribute in the schema: keys its random stream."""
         return self.names.index(name)
 
-    def replace(self, name: str, **changes) -> "Schema":
+    def replace(self, name: str, **changes: Any) -> "Schema":
         return Schema(tuple(replace(a, **changes) if a.name == name else a for a in self.attributes))
 
     def to_dict(self) -> dict:
@@ -251,7 +251,9 @@ class Schema:
 
     # -------------------------------------------------------------- infer
     @classmethod
-    def infer(cls, data, *, sensitive=(), exact=(), identifiers=(), other=(), drop=(),
+    def infer(cls, data: TableLike, *, sensitive: Iterable[str] = (), exact: Iterable[str] = (),
+              identifiers: Iterable[str] = (), other: Iterable[str] = (),
+              drop: Iterable[str] = (),
               bins: Mapping[str, Sequence[float]] | None = None,
               domains: Mapping[str, Sequence] | None = None,
               ordinal: Iterable[str] | Mapping[str, Sequence] = (),

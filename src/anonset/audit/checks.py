@@ -37,10 +37,12 @@ from typing import Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .._typing import PerAttribute, Seed, TableLike, Weights
 from ..emd import emd_batch
 from ..randomized.closeness_search import u_of_p, worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
+from ..schema import Schema
 from ..validate import InputError, check_int
 from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, membership,
                       sample_keys, sampled_counts)
@@ -113,8 +115,9 @@ def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) ->
 
 
 # ------------------------------------------------------------ diversity
-def check_diversity(table: SetTable, l=None, measure: str = "frequency", *,
-                    method: str = "auto", n_classes: int = 200, seed=None,
+def check_diversity(table: SetTable, l: int | Mapping[str, int] | None = None,
+                    measure: str = "frequency", *,
+                    method: str = "auto", n_classes: int = 200, seed: Seed = None,
                     max_rows: int = EXPAND_LIMIT) -> CheckResult:
     """Check frequency or entropy (l_1..l_q)-diversity (paper 000 Def. 11-14).
 
@@ -208,8 +211,9 @@ def diversity_result(table, sizes: dict, exact, l=None, measure: str = "frequenc
     return CheckResult(rep, bool(rep["ok"].all()) if len(rep) else True)
 
 
-def check_anonymity(table: SetTable, k=None, *, method: str = "auto", n_classes: int = 200,
-                    seed=None, max_rows: int = EXPAND_LIMIT) -> CheckResult:
+def check_anonymity(table: SetTable, k: int | Mapping[str, int] | None = None, *,
+                    method: str = "auto", n_classes: int = 200,
+                    seed: Seed = None, max_rows: int = EXPAND_LIMIT) -> CheckResult:
     """Check (k_1..k_q)-anonymity (paper 000 Def. 17-18): every equivalence
     class for S_j has at least k_j rows in the non-aggregated table.
 
@@ -338,8 +342,10 @@ def codes_of(original, table, schema=None, missing: str = "error") -> dict:
     return codes
 
 
-def check_closeness(table: SetTable, original=None, A=None, t=None, *, ground=None,
-                    schema=None) -> CheckResult:
+def check_closeness(table: SetTable, original: TableLike | None = None,
+                    A: Mapping[str, Weights] | None = None, t: PerAttribute | None = None, *,
+                    ground: str | Mapping[str, str] | None = None,
+                    schema: Schema | None = None) -> CheckResult:
     """Check (t_1..t_q)-closeness (paper 000 Def. 15-16) of a published table.
 
     For each attribute with a finite t_j, the worst EMD(A_j, B_j) over every

@@ -35,12 +35,17 @@ def secrets_in(obj, path: str = "") -> list:
     []
     >>> secrets_in({"info": {"key": "ab" * 32}})
     ['info.key']
+    >>> secrets_in({"info": {"missing": {"policy": "category", "token": "?"}}})
+    []
     """
     found = []
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             p = f"{path}.{k}" if path else str(k)
-            mode = p == "info.key" and v in KEY_MODES
+            # documented fields whose names look secret: the key mode and the
+            # missing-value token (a short printable value, never a key)
+            mode = (p == "info.key" and v in KEY_MODES) or \
+                (p == "info.missing.token" and isinstance(v, str) and len(v) < 32)
             if path not in _NAME_KEYED and not mode and _SECRET_NAMES.search(str(k)) \
                     and not isinstance(v, (bool, type(None))):
                 found.append(p)

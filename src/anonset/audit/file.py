@@ -16,9 +16,12 @@ distinct-sample budget, never by the file.
 """
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike, Seed, TableLike
 from ..io.stream import DEFAULT_CHUNK_ROWS, iter_masks, read_metadata
 from ..io.tables import file_format, iter_blocks
 from ..randomized.params import AttributeParams
@@ -195,11 +198,15 @@ def _unproven(header, sizes, want_div, want_an) -> bool:
     return False
 
 
-def audit_file(path, original=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, format=None,
-               original_format=None, attack: bool = False, known=1, n_targets: int = 10_000,
+def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
+               chunk_rows: int = DEFAULT_CHUNK_ROWS, format: str | None = None,
+               original_format: str | None = None, attack: bool = False,
+               known: int | Sequence[str] = 1, n_targets: int = 10_000,
                prior: str = "marginal", n_classes: int = 200, z_max: float = 4.0,
-               closeness_margin: float = 0.01, seed=None, missing=None, aligned=None,
-               budget: int | None = DEFAULT_BUDGET, progress=None) -> _report.AuditReport:
+               closeness_margin: float = 0.01, seed: Seed = None, missing: str | None = None,
+               aligned: bool | None = None,
+               budget: int | None = DEFAULT_BUDGET,
+               progress: Callable[[int], None] | None = None) -> _report.AuditReport:
     """Audit a published Parquet or CSV file chunk by chunk, in bounded memory.
 
     The same checks and risks as :func:`anonset.audit.audit` (see there and

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike, Seed, TableLike
 from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
+from ..schema import Schema
 from ..validate import InputError, check_int
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
@@ -176,7 +179,7 @@ class AuditReport:
     def __str__(self):
         return self.to_text()
 
-    def plot(self, path=None, ax=None):
+    def plot(self, path: PathLike | None = None, ax: Any = None) -> Any:
         """The attack's confidence plot (see :meth:`AttackResult.plot`)."""
         if self.attack is None:
             raise InputError("no attack simulation in this report",
@@ -418,10 +421,11 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ audit
-def audit(table: SetTable, original=None, *, schema=None, attack: bool = False, known=1,
+def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema | None = None,
+          attack: bool = False, known: int | Sequence[str] = 1,
           n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
-          z_max: float = 4.0, closeness_margin: float = 0.01, seed=None, missing=None,
-          aligned=None) -> AuditReport:
+          z_max: float = 4.0, closeness_margin: float = 0.01, seed: Seed = None,
+          missing: str | None = None, aligned: bool | None = None) -> AuditReport:
     """Audit a published table: does it conform to its declared privacy
     model, and which risks does it carry?
 

@@ -70,6 +70,10 @@ def register(sub) -> None:
                    help="output format (default: from OUT's extension)")
     g.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
+    g.add_argument("--sets", choices=("masks", "lists"), default="masks",
+                   help="how a Parquet output stores the sets: masks (default: the narrowest "
+                        "integer bitmask, small and fast) or lists of values (what other "
+                        "Parquet readers show as values)")
     g.add_argument("--chunk-rows", type=A.positive_int, default=None, metavar="N",
                    help="rows per block (memory is bounded by it; the output does not depend "
                         "on it); see docs/scaling.md")
@@ -196,11 +200,13 @@ def run(args) -> int:
     rows = n_rows_hint(src, in_fmt)
     long_work = (rows or src.stat().st_size // 50) >= LONG_ROWS
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
-    with Progress(None, f"anonymize {src.name}", progress_enabled(
+    with Progress(rows, f"anonymize {src.name}: reading", progress_enabled(
             args.progress, long_work, getattr(args, "quiet", False))) as prog:
         res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
-                           out_format=out_fmt, protect=protect, progress=prog, **options)
-    _summary(res, model, out, out_fmt)
+                           out_format=out_fmt, protect=protect, progress=prog, sets=args.sets,
+                           **options)
+    if not getattr(args, "quiet", False):
+        _summary(res, model, out, out_fmt)
     return A.EXIT_OK
 
 

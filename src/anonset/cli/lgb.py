@@ -23,7 +23,7 @@ from .args import EXIT_OK, kv as _kv, names as _names, number as _number, positi
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
-__all__ = ["register", "cmd_lgb"]
+__all__ = ["register"]
 
 #: lgb()'s parameters and their flags (for error messages).
 FLAGS = {"qi": "--qi", "semi_sensitive": "--semi-sensitive", "sensitive": "--sensitive",

@@ -28,7 +28,7 @@ from .args import EXIT_OK, kv as _kv, names as _names, positive_int as _k
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
-__all__ = ["register", "cmd_msa_anonymize"]
+__all__ = ["register"]
 
 #: anonymize_msa()'s parameters and their flags (for error messages).
 FLAGS = {"quasi_identifiers": "--qi", "sensitive": "--sa", "numeric": "--numeric",

@@ -44,8 +44,9 @@ class Progress:
     def stage(self, desc: str, total=None) -> None:
         """Start a new stage on the same line (e.g. the second pass)."""
         if self.bar is not None:
+            prefix = self.bar.desc.split(":")[0]
             self.bar.reset(total=total)
-            self.bar.set_description(desc)
+            self.bar.set_description(f"{prefix}: {desc}" if ":" not in desc else desc)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -77,14 +77,13 @@ def run(args) -> int:
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
     long_work = header.n_rows * len(attributes) >= LONG_ROWS
     t0 = time.perf_counter()
-    with Progress(3 if args.original else 2, "reconstruct",
-                  progress_enabled(args.progress, long_work, getattr(args, "quiet", False)),
-                  unit="steps") as prog:
+    with Progress(header.n_rows, f"reconstruct {src.name}: counting",
+                  progress_enabled(args.progress, long_work, getattr(args, "quiet", False))) \
+            as prog:
         est = reconstruct_file(src, attributes, args.method, chunk_rows=chunk,
                                max_iter=args.max_iter, tol=args.tol, n_threads=args.threads,
-                               seed=A.seed_arg(args.seed), format=fmt)
+                               seed=A.seed_arg(args.seed), format=fmt, progress=prog)
         elapsed = time.perf_counter() - t0
-        prog()
         if out is not None:
             with atomic_path(out, protect=inputs) as tmp:
                 frame = est.to_frame()
@@ -92,12 +91,11 @@ def run(args) -> int:
                     frame.to_parquet(tmp, index=False)
                 else:
                     frame.to_csv(tmp, index=False)
-        prog()
         truth = None
         if args.original:
+            prog.stage(f"reconstruct: true counts of {Path(args.original).name}", header.n_rows)
             truth = true_crosstab_file(args.original, header.schema, attributes,
-                                       chunk_rows=chunk)
-            prog()
+                                       chunk_rows=chunk, progress=prog)
     dims = " x ".join(str(len(d)) for d in est.domains)
     print(f"reconstructed {' x '.join(attributes)} ({dims} cells) from {header.n_rows:,} records "
           f"with {args.method} in {elapsed:.2f} s")

@@ -124,16 +124,17 @@ class DaskSetTable:
         for part in self.ordered().to_delayed():
             yield self._table(part.compute(**compute))
 
-    def to_parquet(self, path, *, protect=(), **compute) -> None:
+    def to_parquet(self, path, *, protect=(), sets: str = "masks", **compute) -> None:
         """One Parquet file, as :meth:`SetTable.to_parquet` writes it; atomic."""
-        self._write(path, "parquet", protect, compute)
+        self._write(path, "parquet", protect, compute, sets)
 
     def to_csv(self, path, *, protect=(), **compute) -> None:
         """CSV with ``{a|b|c}`` cells and ``.anonset.json``, as one atomic unit."""
         self._write(path, "csv", protect, compute)
 
-    def _write(self, path, fmt, protect, compute):
-        with open_sink(path, fmt, self.schema, self.metadata(), protect=protect) as sink:
+    def _write(self, path, fmt, protect, compute, sets="masks"):
+        with open_sink(path, fmt, self.schema, self.metadata(), protect=protect,
+                       sets=sets) as sink:
             for t in self.iter_tables(**compute):
                 if t.n_rows:
                     sink.write(t)

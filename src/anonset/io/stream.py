@@ -103,7 +103,7 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
 def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, in_format: str | None = None,
                  out_format: str | None = None, protect=(), progress=None,
-                 **options) -> StreamResult:
+                 sets: str = "masks", **options) -> StreamResult:
     """Publish a CSV or Parquet file block by block (paper 000, Sec. V-B).
 
     For a given key (``seed``) the published sets, their order, the
@@ -121,8 +121,12 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         Rows per block (memory is proportional to it).
     in_format, out_format : {'csv', 'parquet'}, optional
         Default: from the file names.
+    sets : {'masks', 'lists'}
+        How a Parquet output stores the sets (:meth:`SetTable.to_parquet`).
     progress : callable, optional
-        Called with the number of rows of each block read (both passes).
+        Called with the number of rows of each block read (both passes); if it
+        has a ``stage(name, total)`` method, that is called when the second
+        pass (publishing ``total`` rows) begins.
     **options
         The keyword arguments of :func:`anonset.publish` (roles, domains,
         seed, keep_order, allow_clear, ...).
@@ -156,13 +160,16 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)
+    if progress is not None and hasattr(progress, "stage"):
+        progress.stage("publishing", plan.n_rows)
     meta = metadata(plan.schema, plan.params, plan.model, plan.n_rows, plan.info)
     read_cols = [a.name for a in plan.source if a.role not in ("drop",)]
     if plan.record_id is None:
         read_cols = [c for c in read_cols if plan.source[c].role != "identifier"]
     blocks = iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=read_cols)
     chunks = 0
-    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect]) as sink:
+    with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect],
+                   sets=sets) as sink:
         if plan.shuffled:
             with temp_dir(out_path) as tmp:
                 for table in _shuffled(plan, blocks, chunk_rows, tmp, progress):
@@ -184,21 +191,73 @@ def _bucket_of(ranks: np.ndarray, n_buckets: int) -> np.ndarray:
     return (((ranks >> np.uint64(32)) * np.uint64(n_buckets)) >> np.uint64(32)).astype(np.int64)
 
 
-def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
-    """Published blocks in keyed-rank order, through rank buckets on disk."""
+def _block_arrow(table, order, ranks, rows):
+    """A published block as an Arrow table in the given row order: each
+    attribute's mask words, the pass-through columns, the rank and the row."""
     import pyarrow as pa
-    from ..randomized.settable import SetTable
+    from ..randomized.settable import mask_columns
+    cols, names = [], []
+    for a in table.schema:
+        if a.name in table.params:
+            m = np.asarray(table.mask(a.name))[order]
+            for k, c in enumerate(mask_columns(a)):
+                cols.append(pa.array(np.ascontiguousarray(m[:, k])))
+                names.append(c)
+        elif a.name in table.other.columns:
+            cols.append(pa.array(table.other[a.name].iloc[order], from_pandas=True))
+            names.append(a.name)
+    cols += [pa.array(ranks[order]), pa.array(rows[order])]
+    names += ["__rank__", "__row__"]
+    return pa.Table.from_arrays(cols, names=names)
+
+
+def _arrow_block(t, plan):
+    """Inverse of :func:`_block_arrow`, sorted by (rank, row)."""
+    from ..randomized.settable import SetTable, mask_columns
+    # rows are in input order within the bucket: a stable sort by rank is (rank, row)
+    order = np.argsort(t.column("__rank__").to_numpy(), kind="stable")
+    masks = {}
+    for a in plan.schema.published:
+        words = [t.column(c).to_numpy() for c in mask_columns(a)]
+        masks[a.name] = np.ascontiguousarray(np.stack(words, axis=1)[order])
+    other = [a.name for a in plan.schema if a.role == "other"]
+    frame = t.select(other).to_pandas().iloc[order].reset_index(drop=True) if other else None
+    return SetTable(plan.schema, masks, plan.params, plan.model, frame, plan.info)
+
+
+def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
+    """Published blocks in keyed-rank order, through rank buckets on disk:
+    each block is grouped by bucket (a stable radix sort of bucket numbers)
+    and written as zero-copy slices; each bucket is then read and sorted by
+    (rank, row)."""
+    import pyarrow as pa
     n_buckets = max(1, math.ceil(plan.n_rows / chunk_rows))
+    if n_buckets == 1:                     # the whole table fits one block: sort in memory
+        for row0, block in blocks:
+            table = engine.publish_block(plan, block, row0)
+            if progress is not None:
+                progress(len(block))
+            yield table.take(engine.order_of(engine.block_ranks(plan, row0, table.n_rows)))
+        return
     writers: dict = {}
     try:
         for row0, block in blocks:
             table = engine.publish_block(plan, block, row0)
-            frame = table.to_mask_frame()
-            frame["__rank__"] = engine.block_ranks(plan, row0, len(frame))
-            frame["__row__"] = np.arange(row0, row0 + len(frame), dtype=np.int64)
-            bucket = _bucket_of(frame["__rank__"].to_numpy(), n_buckets)
-            for b in np.unique(bucket):
-                part = pa.Table.from_pandas(frame[bucket == b], preserve_index=False)
+            ranks = engine.block_ranks(plan, row0, table.n_rows)
+            rows = np.arange(row0, row0 + table.n_rows, dtype=np.int64)
+            # group by bucket with a stable radix sort of small ints (O(n)); rows stay
+            # in input order inside each bucket, so the final sort by rank alone,
+            # stable, is the (rank, row) order
+            bucket = _bucket_of(ranks, n_buckets)
+            small = bucket.astype(np.int16 if n_buckets < (1 << 15) else np.int32)
+            order = np.argsort(small, kind="stable")
+            arrow = _block_arrow(table, order, ranks, rows)
+            bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+            for b in range(n_buckets):
+                lo, hi = int(bounds[b]), int(bounds[b + 1])
+                if hi == lo:
+                    continue
+                part = arrow.slice(lo, hi - lo)
                 if b not in writers:
                     writers[b] = pa.ipc.new_file(str(tmp / f"{b}.arrow"), part.schema)
                 writers[b].write_table(part)
@@ -209,18 +268,17 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
             w.close()
     for b in sorted(writers):
         with pa.memory_map(str(tmp / f"{b}.arrow")) as src:
-            frame = pa.ipc.open_file(src).read_all().to_pandas()
-        order = engine.order_of(frame["__rank__"].to_numpy(), frame["__row__"].to_numpy())
-        frame = frame.iloc[order]
+            t = pa.ipc.open_file(src).read_all()
+        yield _arrow_block(t, plan)
+        del t
         (tmp / f"{b}.arrow").unlink()
-        yield SetTable.from_mask_frame(frame, plan.schema, plan.params, plan.model, plan.info)
 
 
 # ================================================================ reconstruct
 def reconstruct_file(path, attributes, method: str = "em", *,
                      chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 2000,
                      tol: float = 1e-6, n_threads: int | None = None, seed=None,
-                     format: str | None = None) -> CrossTab:
+                     format: str | None = None, progress=None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
     Reads only the chosen attributes' columns and checks every set; the
@@ -253,6 +311,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
         for _, masks in iter_masks(path, rplan.attributes, chunk_rows=chunk_rows, fmt=fmt,
                                    meta=meta):
             counts.add(masks)
+            if progress is not None:
+                progress(len(masks[0]))
     try:
         return rplan.estimate(counts)
     except InputError as e:
@@ -260,7 +320,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
 
 
 def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_CHUNK_ROWS,
-                       format: str | None = None) -> CrossTab:
+                       format: str | None = None, progress=None) -> CrossTab:
     """The true counts of an original file over published attributes (for
     evaluating a reconstruction), block by block, with the published
     schema's domains and the engine's typing of CSV text."""
@@ -284,5 +344,7 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
                 col = engine.cast_text(col, a, a.name, path)
             codes.append(encode_column(col, a, row0=row0))
         counts += np.bincount(np.ravel_multi_index(codes, dims), minlength=counts.size)
+        if progress is not None:
+            progress(len(block))
     return CrossTab(tuple(attributes), tuple(a.domain for a in attrs),
                     counts.reshape(dims).astype(np.float64), "true")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._typing import Names, TableLike
 from ..encode import encode
 from ..schema import Schema
 from ..io.tables import as_frame as _as_frame
@@ -68,7 +69,8 @@ class CrossTab:
                 f"total={self.total:.6g}, method={self.method!r})")
 
 
-def true_crosstab(data, schema: Schema, attributes, *, missing: str = "error") -> CrossTab:
+def true_crosstab(data: TableLike, schema: Schema, attributes: Names, *,
+                  missing: str = "error") -> CrossTab:
     """The true counts x_m of the original data (for evaluation)."""
     frame = _as_frame(data)
     attributes = list(attributes)

@@ -17,10 +17,11 @@ import math
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._typing import Model
 from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
 from ..schema import Attribute
 
@@ -209,7 +210,8 @@ def ground_object(name: str, attr: Attribute):
     return Ground.equal(attr.d)
 
 
-def optimize(model, attributes, codes: Mapping[str, np.ndarray] | None = None, *,
+def optimize(model: Model, attributes: Sequence[Attribute],
+             codes: Mapping[str, np.ndarray] | None = None, *,
              clip_l: bool = False) -> dict:
     """(p_j, eta_j) for every published attribute.
 

@@ -13,6 +13,7 @@ one block.  The streamed (:mod:`anonset.stream`) and Dask
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from ..io.keys import check_rng
 from ..io.tables import as_frame
 from ..validate import InputError, check_threads as _threads
 from .settable import SetTable
+from .params import AttributeParams
+from .._typing import Model, PathLike, Seed, TableLike
+from ..hierarchy import Hierarchy
+from ..schema import Schema
 
 __all__ = ["publish", "sample_sets", "check_params"]
 
@@ -128,11 +133,17 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     return out
 
 
-def publish(data, model, schema=None, *, sensitive=(), exact=(), identifiers=(), other=(),
-            drop=(), bins=None, domains=None, ordinal=(), hierarchies=None,
-            seed=None, research_seed: bool = False, key_file=None, record_id: str | None = None,
-            allow_clear=(), keep_order: bool = False, missing: str = "error",
-            missing_token: str = "?", clip_l: bool = False, params=None,
+def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
+            sensitive: Iterable[str] = (), exact: Iterable[str] = (),
+            identifiers: Iterable[str] = (), other: Iterable[str] = (), drop: Iterable[str] = (),
+            bins: Mapping[str, Sequence[float]] | None = None,
+            domains: Mapping[str, Sequence[Any]] | None = None,
+            ordinal: Iterable[str] | Mapping[str, Sequence[Any]] = (),
+            hierarchies: Mapping[str, Hierarchy | PathLike] | None = None,
+            seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
+            record_id: str | None = None, allow_clear: Iterable[str] = (),
+            keep_order: bool = False, missing: str = "error", missing_token: str = "?",
+            clip_l: bool = False, params: Mapping[str, AttributeParams] | None = None,
             rng: str = "chacha20", n_threads: int | None = None) -> SetTable:
     """Publish a table under a privacy model of paper 000.
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _kernels
 from ..validate import check_threads as _threads
+from .._typing import Names, Seed
 from .crosstab import CrossTab
 from .settable import SetTable
 
@@ -37,10 +38,10 @@ __all__ = ["reconstruct", "count_w", "METHODS"]
 METHODS = ("em", "exact_em", "value_adding", "random")
 
 
-from ..validate import MAX_CELLS, check_attributes as _check_attrs, check_cells as _dims  # noqa: E402
+from ..validate import check_attributes as _check_attrs, check_cells as _dims  # noqa: E402
 
 
-def count_w(table: SetTable, attributes, *, n_threads=None) -> np.ndarray:
+def count_w(table: SetTable, attributes: Names, *, n_threads: int | None = None) -> np.ndarray:
     """w_m of eq. 17: how many records' product sets contain each cell."""
     attributes = _check_attrs(table, attributes)
     dims = _dims(table, attributes)
@@ -56,8 +57,8 @@ def transition_factors(table: SetTable, attributes):
     return a, b
 
 
-def reconstruct(table: SetTable, attributes, method: str = "em", *, max_iter: int = 2000,
-                tol: float = 1e-6, n_threads: int | None = None, seed=None,
+def reconstruct(table: SetTable, attributes: Names, method: str = "em", *, max_iter: int = 2000,
+                tol: float = 1e-6, n_threads: int | None = None, seed: Seed = None,
                 w: np.ndarray | None = None) -> CrossTab:
     """Estimate the counts x_m over the chosen attributes.
 

@@ -12,15 +12,16 @@ list order, CSV order) reveals which member was the true value.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
 from ..io import published as _published
-from ..io.published import CSV_META_SUFFIX, FORMAT_VERSION, META_KEY, metadata as _metadata
+from ..io.published import FORMAT_VERSION, metadata as _metadata
 from .params import AttributeParams
+from .._typing import PathLike
 from ..schema import Schema
 
 __all__ = ["SetTable", "read_parquet", "read_csv", "FORMAT_VERSION", "masks_from_codes",
@@ -121,7 +122,7 @@ class SetTable:
     def __len__(self):
         return self.n_rows
 
-    def take(self, rows) -> "SetTable":
+    def take(self, rows: Sequence[int] | np.ndarray) -> "SetTable":
         """The rows at the given positions, in that order."""
         rows = np.asarray(rows, dtype=np.int64)
         other = self.other.iloc[rows].reset_index(drop=True) if len(self.other.columns) else \
@@ -201,12 +202,13 @@ class SetTable:
                 for k, c in enumerate(mask_columns(a)):
                     cols[c] = np.ascontiguousarray(m[:, k])
             elif a.name in self.other.columns:
-                cols[a.name] = self.other[a.name].to_numpy()
+                cols[a.name] = self.other[a.name].array      # keeps its dtype (pandas 3: str)
         return pd.DataFrame(cols, index=range(self.n_rows))
 
     @classmethod
-    def from_mask_frame(cls, frame: pd.DataFrame, schema: Schema, params, model=None,
-                        info=None) -> "SetTable":
+    def from_mask_frame(cls, frame: pd.DataFrame, schema: Schema,
+                        params: Mapping[str, AttributeParams], model: Mapping | None = None,
+                        info: Mapping | None = None) -> "SetTable":
         """Inverse of :meth:`to_mask_frame`."""
         frame = frame.reset_index(drop=True)
         masks = {a.name: np.ascontiguousarray(np.stack(
@@ -217,28 +219,31 @@ class SetTable:
                    pd.DataFrame(index=range(len(frame))), info)
 
     # ------------------------------------------------------------- files
-    def to_parquet(self, path, *, protect=()) -> None:
-        """Write Parquet: list columns for sets, the metadata in the file's
-        metadata.  Written atomically; ``protect`` names input files never to
-        overwrite."""
+    def to_parquet(self, path: PathLike, *, protect: Iterable[PathLike] = (),
+                   sets: str = "masks") -> None:
+        """Write Parquet, the metadata in the file's metadata.  ``sets``:
+        'masks' (default) stores each set as its bitmask in the narrowest
+        unsigned integer, 'lists' as a list of its values (what other Parquet
+        readers show as values).  Written atomically; ``protect`` names input
+        files never to overwrite."""
         from ..io.published import write_settable
-        write_settable(self, path, "parquet", protect=protect)
+        write_settable(self, path, "parquet", protect=protect, sets=sets)
 
-    def to_csv(self, path, *, protect=()) -> None:
+    def to_csv(self, path: PathLike, *, protect: Iterable[PathLike] = ()) -> None:
         """Write CSV with ``{a|b|c}`` cells (the papers' aggregated expression)
         and the metadata in ``<path>.anonset.json``, as one atomic unit."""
         from ..io.published import write_settable
         write_settable(self, path, "csv", protect=protect)
 
 
-def read_parquet(path) -> SetTable:
+def read_parquet(path: PathLike) -> SetTable:
     """Read a SetTable written by :meth:`SetTable.to_parquet` (checked: see
     :mod:`anonset.io.published`)."""
     from ..io.published import read_settable
     return read_settable(path, "parquet")
 
 
-def read_csv(path) -> SetTable:
+def read_csv(path: PathLike) -> SetTable:
     """Read a SetTable written by :meth:`SetTable.to_csv` (needs the
     ``.anonset.json`` file beside it; checked)."""
     from ..io.published import read_settable

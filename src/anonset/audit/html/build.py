@@ -9,9 +9,11 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
+from ..._typing import PathLike, TableLike
 from ...validate import InputError, check_int
 from . import partition as P
 from . import randomized as R
@@ -170,9 +172,14 @@ def _partition_sections(rel, original, opts, steps, figs) -> tuple:
     return sections, pa.report
 
 
-def report(published, output=None, *, original=None, pairs=None, attack: bool = True,
-           known=1, n_targets: int = 10_000, methods=None, chunk_rows: int | None = None,
-           top: int = 15, seed=None, format=None, original_format=None, progress=None,
+def report(published: PathLike | Any, output: PathLike | None = None, *,
+           original: PathLike | TableLike | None = None,
+           pairs: str | Sequence[tuple[str, str]] | None = None, attack: bool = True,
+           known: int | Sequence[str] = 1, n_targets: int = 10_000,
+           methods: str | Sequence[str] | None = None, chunk_rows: int | None = None,
+           top: int = 15, seed: int | None = None, format: str | None = None,
+           original_format: str | None = None,
+           progress: Callable[[int], None] | None = None,
            command: str | None = None) -> Page:
     """The release report: one self-contained HTML page for signing off a
     release (no script, no font, nothing loaded from anywhere).

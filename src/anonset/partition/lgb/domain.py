@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...encode import domain_codes
 from ...hierarchy import Hierarchy
 
 
@@ -147,8 +148,7 @@ def encode_column(col: pd.Series, dom: Domain) -> np.ndarray:
         x = col.to_numpy()
         codes = np.searchsorted(np.asarray(dom.values), x)
         return codes.astype(np.int32)
-    cat = pd.Categorical(col.astype(str), categories=[str(v) for v in dom.values])
-    codes = np.asarray(cat.codes, dtype=np.int32)
+    codes = domain_codes(col.astype(str), [str(v) for v in dom.values])
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])
         raise ValueError(f"column {dom.name!r}: value {col.iloc[i]!r} at row {i} is not a leaf "

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...emd import Ground
+from ...encode import domain_codes
 from ...hierarchy import Hierarchy
 
 
@@ -89,8 +90,7 @@ def is_numeric(col: pd.Series) -> bool:
 def leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray:
     vals = col.astype(str).to_numpy() if not pd.api.types.is_string_dtype(col.dtype) \
         else col.to_numpy().astype(str)
-    cat = pd.Categorical(vals, categories=list(h.leaves))
-    codes = np.asarray(cat.codes, dtype=np.int64)
+    codes = domain_codes(vals, h.leaves).astype(np.int64)
     if (codes < 0).any():
         bad = pd.unique(vals[codes < 0])[:5]
         raise ValueError(f"{what} {name!r}: value(s) {list(bad)!r} are not leaves of its hierarchy")

@@ -1,0 +1,84 @@
+"""Apply a plan to a block of rows: the published block in input order, a
+pure function of (plan, block, global first row), and each row's keyed rank
+for the output order."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..encode import encode_column
+from ..io.keys import record_counters, record_hashes, row_ranks
+from ..schema import Attribute, Schema
+from .plan import Plan, finish_domain
+from .request import Options, attribute_of, draft
+from .stats import Stats, cast_text
+
+__all__ = ["typed_block", "publish_block", "block_ranks", "order_of", "infer_schema"]
+
+
+# ================================================================== apply
+def typed_block(plan: Plan, block: pd.DataFrame) -> pd.DataFrame:
+    """The block's published columns typed as the plan says (CSV text)."""
+    block = block.reset_index(drop=True)
+    if not plan.text:
+        return block
+    out = block.copy()
+    for a in plan.source.published:
+        out[a.name] = cast_text(block[a.name], a, a.name)
+    return out
+
+
+def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
+    """Publish global rows ``row0 .. row0 + len(block) - 1`` in input order:
+    the rows :func:`anonset.publish` gives for the whole table under the same
+    plan.  Pure: the same (plan, block, row0) always gives the same output."""
+    from ..randomized.publish import sample_sets
+    from ..randomized.settable import SetTable
+    block = typed_block(plan, block)
+    published = plan.source.published
+    if len(block) == 0:
+        masks = {a.name: np.zeros((0, (a.d + 63) // 64), dtype=np.uint64) for a in published}
+    else:
+        codes = {a.name: encode_column(block[a.name], a, row0=row0) for a in published}
+        ids = {a.name: plan.source.stream_id(a.name) for a in published}
+        counters = None
+        if plan.record_id is not None:
+            h = record_hashes(block[plan.record_id].to_numpy(dtype=object))
+            counters = {n: record_counters(h, c) for n, c in codes.items()}
+        masks = sample_sets(codes, plan.params, ids, plan.key, rng=plan.rng, row0=row0,
+                            n_threads=plan.n_threads, counters=counters)
+    other = [a.name for a in plan.schema if a.role == "other"]
+    return SetTable(plan.schema, masks, plan.params, plan.model,
+                    block[other] if other else None, plan.info)
+
+
+def block_ranks(plan: Plan, row0: int, n: int):
+    """Keyed ranks of global rows ``row0 .. row0 + n - 1`` (None: input order).
+    The published order is by (rank, row)."""
+    if plan.order_key is None:
+        return None
+    return row_ranks(plan.order_key, row0, n)
+
+
+def order_of(ranks: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Positions sorted by (rank, row)."""
+    rows = np.arange(len(ranks)) if rows is None else rows
+    return np.lexsort((rows, ranks))
+
+
+def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
+    """The schema the engine builds for a whole in-memory table (every input
+    column, with its role), without publishing."""
+    d = draft(options, list(frame.columns), dict(frame.dtypes))
+    st = Stats(d, validate=False).add(frame, 0)      # a schema only: values are checked later
+    attrs = []
+    for c in d.columns:
+        cd = d.drafts[c]
+        if not cd.published:
+            attrs.append(Attribute(c, role=cd.role))
+        elif c in st.seen:
+            dom, _ = finish_domain(cd, st.seen[c], st.na[c], d)
+            attrs.append(attribute_of(cd, tuple(dom), inferred=True))
+        else:
+            attrs.append(attribute_of(cd, cd.domain))
+    return Schema(tuple(attrs))

@@ -1,0 +1,180 @@
+"""The plan of a publication, built once from the draft and the statistics
+(:func:`make_plan`): the schema, the parameters (p_j, eta_j) optimized or
+checked, the clear-publication check, the key and the row order, and the
+metadata that says how the release was made."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .. import validate as V
+from .._version import __version__
+from ..io.keys import MIN_SEED_BYTES, derive_key, key_mode, make_key, seed_bits
+from ..models import Closeness, DiversityCloseness
+from ..schema import Attribute, Schema
+from ..validate import InputError
+from .request import ColumnDraft, Draft, attribute_of
+from .stats import Stats, text_type
+
+__all__ = ["Plan", "make_plan", "finish_domain"]
+
+
+# =================================================================== plan
+@dataclass
+class Plan:
+    """Everything :func:`publish_block` needs; built once by :func:`make_plan`.
+
+    ``key`` and ``order_key`` are secrets: a plan is never written anywhere
+    (it travels to Dask workers inside the task graph, see docs/scaling.md).
+    """
+
+    source: Schema                 # every input column, with its role
+    schema: Schema                 # what is published: no identifier, no dropped column
+    params: dict
+    model: dict
+    n_rows: int
+    key: bytes
+    order_key: bytes | None        # None: input order kept (keep_order=True)
+    rng: str
+    n_threads: int | None
+    text: bool
+    record_id: str | None
+    info: dict
+
+    @property
+    def shuffled(self) -> bool:
+        return self.order_key is not None
+
+
+def make_plan(d: Draft, stats: Stats) -> Plan:
+    """The schema, parameters, key and order of a publication."""
+    from ..randomized.params import optimize
+    from ..randomized.publish import check_params
+    opts = d.options
+    if stats.n == 0:
+        raise InputError("is empty (no rows)", param="data", file=d.file,
+                         expected="at least one row to publish")
+    attrs, counts = [], dict(stats.counts)
+    for c in d.columns:
+        cd = d.drafts[c]
+        if not cd.published:
+            attrs.append(Attribute(c, role=cd.role))
+            continue
+        if c in stats.seen:
+            dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d)
+            attr = attribute_of(cd, tuple(dom), inferred=True)
+            if c in d.need_counts:
+                counts[c] = cnt
+        else:
+            attr = attribute_of(cd, cd.domain)
+        V.check_domain_size(attr, file=d.file)
+        attrs.append(attr)
+    source = Schema(tuple(attrs))
+    published = source.published
+    for a in published:
+        if a.role == "sensitive" and isinstance(opts.model, (Closeness, DiversityCloseness)):
+            V.check_closeness_size(a, file=d.file)
+    if opts.record_id is not None:
+        ids = np.concatenate(stats.ids) if stats.ids else np.zeros(0, np.uint64)
+        if len(np.unique(ids)) != len(ids):
+            raise InputError("holds a repeated value", param="record_id", column=opts.record_id,
+                             file=d.file, expected="one stable, distinct id per record")
+    codes_like = _CodesFromCounts(counts)
+    if opts.params is None:
+        params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
+    else:
+        params = check_params(opts.params, opts.model, published, codes_like,
+                              clip_l=opts.clip_l)
+    clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
+                          file=d.file)
+    seed, research = opts.key_material()
+    key = make_key(seed, research_seed=research)
+    persistent = opts.record_id is not None
+    if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
+        raise InputError("needs a key of at least 128 bits", param="record_id",
+                         expected="{@key_file} holding a long-lived secret")
+    # the output order: keyed by the publication's key, so a seed reproduces
+    # it; in persistent mode the key outlives one release, and ordering two
+    # releases alike would link their rows: each release gets a fresh order
+    order_key = None if opts.keep_order else (
+        make_key() if persistent else derive_key(key, "row-order"))
+    keep = Schema(tuple(a for a in source if a.role not in ("identifier", "drop")))
+    info = {
+        "rng": opts.rng,
+        "seeded": seed is not None,
+        "key": key_mode(seed, research, persistent),
+        "row_order": "input" if opts.keep_order else "shuffled",
+        "clear": clear,
+        "roles": {a.name: a.role for a in source},
+        "missing": {"policy": opts.missing, "token": opts.missing_token}
+                   if opts.missing == "category" else {"policy": "error"},
+        "anonset": __version__,
+    }
+    return Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
+                opts.n_threads, d.text, opts.record_id, info)
+
+
+
+def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft):
+    """An inferred domain (and value counts) from the values seen."""
+    name = cd.name
+    if d.text:
+        kind = text_type(seen)
+        typed: dict = {}
+        for v, k in seen.items():
+            tv = int(v) if kind == "int" else float(v) if kind == "float" else v
+            typed[tv] = typed.get(tv, 0) + k
+        seen = typed
+    if not seen and not na:
+        raise InputError("has no values to infer a domain from", column=name, file=d.file,
+                         expected="a declared domain, or at least one value")
+    if na and cd.missing is None:
+        raise InputError(f"has {na:,} missing value(s)", column=name, file=d.file,
+                         expected="no missing values, or {@missing='category'} to publish them "
+                                  "as a value of their own")
+    types = {type(v) for v in seen}
+    if len(types) > 1 and not types <= {int, float}:
+        raise InputError(f"mixes value types {sorted(t.__name__ for t in types)}", column=name,
+                         file=d.file, expected="one value type: convert it or declare its domain")
+    if na and cd.missing in seen:
+        raise InputError(f"has {na:,} missing value(s) and also the real value {cd.missing!r} "
+                         f"{seen[cd.missing]:,} time(s)", column=name, file=d.file,
+                         expected="a missing-value token that is not a real value: "
+                                  "{@missing_token=...}")
+    if cd.kind == "ordinal" and str in types:
+        raise InputError("is ordinal, but its order would come from sorting its text values "
+                         "alphabetically (e.g. 'High School' before 'Less Than High School')",
+                         column=name, file=d.file,
+                         expected="the order declared: {@ordinal={column: [values in order]}}, "
+                                  "a domain, bins, or an ordered pandas Categorical")
+    dom = sorted(seen)
+    if na and cd.missing not in dom:
+        dom.append(cd.missing)
+    index = {v: i for i, v in enumerate(dom)}
+    cnt = np.zeros(len(dom), dtype=np.int64)
+    for v, k in seen.items():
+        cnt[index[v]] += k
+    if na:
+        cnt[index[cd.missing]] += na
+    return dom, cnt
+
+
+
+class _CodesFromCounts(Mapping):
+    """What optimize()/check_params() read of a column is its bincount
+    (A_j): codes with given per-value counts, made one attribute at a time."""
+
+    def __init__(self, counts):
+        self._counts = counts
+
+    def __getitem__(self, name):
+        c = self._counts[name]
+        return np.repeat(np.arange(len(c), dtype=np.int32), c)
+
+    def __iter__(self):
+        return iter(self._counts)
+
+    def __len__(self):
+        return len(self._counts)

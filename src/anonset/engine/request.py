@@ -1,0 +1,278 @@
+"""The request of a publication and its draft: the options a caller gives
+(:class:`Options`, validated in one place), checked against a table's column
+names and types before any row is read (:func:`draft`): every column has a
+role the user chose, options name real columns, the model names only
+sensitive columns, nested values are not published."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .. import validate as V
+from ..hierarchy import Hierarchy
+from ..io.keys import check_rng, read_key_file
+from ..models import Closeness, DiversityCloseness
+from ..schema import Attribute, Schema
+from ..validate import InputError
+
+__all__ = ["Options", "ColumnDraft", "Draft", "draft", "attribute_of", "scalar", "ROLE_OF_PARAM"]
+
+ROLE_OF_PARAM = {"sensitive": "sensitive", "exact": "exact", "identifiers": "identifier",
+                 "other": "other", "drop": "drop"}
+
+
+# ================================================================ options
+@dataclass(frozen=True)
+class Options:
+    """Everything a caller can ask of a publication, before any data is seen.
+
+    The fields are the keyword arguments of :func:`anonset.publish`; see
+    its docstring.  :meth:`check` validates them (one place for every path).
+    """
+
+    model: Any
+    schema: Schema | None = None
+    sensitive: tuple = ()
+    exact: tuple = ()
+    identifiers: tuple = ()
+    other: tuple = ()
+    drop: tuple = ()
+    bins: Mapping = field(default_factory=dict)
+    domains: Mapping = field(default_factory=dict)
+    ordinal: Any = ()
+    hierarchies: Mapping = field(default_factory=dict)
+    missing: str = "error"
+    missing_token: str = "?"
+    clip_l: bool = False
+    params: Mapping | None = None
+    allow_clear: tuple = ()
+    keep_order: bool = False
+    record_id: str | None = None
+    seed: Any = None
+    research_seed: bool = False
+    key_file: Any = None
+    rng: str = "chacha20"
+    n_threads: int | None = None
+
+    def check(self) -> "Options":
+        """Validated copy (names as tuples, flags as bools)."""
+        V.check_model(self.model)
+        if self.schema is not None and not isinstance(self.schema, Schema):
+            raise InputError(f"got a {type(self.schema).__name__}", param="schema",
+                             expected="an anonset.Schema or None")
+        roles = {p: V.check_names(getattr(self, p), p) for p in ROLE_OF_PARAM}
+        if self.schema is not None and any(roles.values()):
+            named = sorted(p for p, v in roles.items() if v)
+            raise InputError(f"a schema was given together with {named}", param="schema",
+                             expected="either a schema or role arguments, not both")
+        for p in ("bins", "domains", "hierarchies"):
+            v = getattr(self, p)
+            if not isinstance(v, Mapping):
+                raise InputError(f"got a {type(v).__name__}", param=p,
+                                 expected="a mapping {column: ...}")
+        ordinal = self.ordinal if isinstance(self.ordinal, Mapping) else \
+            {c: None for c in V.check_names(self.ordinal, "ordinal")}
+        V.check_choice(self.missing, "missing", ("error", "category"))
+        if not isinstance(self.missing_token, str) or not self.missing_token:
+            raise InputError(f"got {self.missing_token!r}", param="missing_token",
+                             expected="a non-empty string")
+        check_rng(self.rng)
+        V.check_threads(self.n_threads)
+        if self.record_id is not None:
+            if not isinstance(self.record_id, str) or not self.record_id:
+                raise InputError(f"got {self.record_id!r}", param="record_id",
+                                 expected="the name of a stable identifier column")
+            if self.seed is None and self.key_file is None:
+                raise InputError("needs a persistent key", param="record_id",
+                                 expected="{@key_file} (or a seed of >= 128 bits) that stays the "
+                                          "same for every release")
+        if self.seed is not None and self.key_file is not None:
+            raise InputError("was given together with a seed", param="key_file",
+                             expected="either a key file or a seed")
+        return replace(self, ordinal=ordinal,
+                       clip_l=V.check_bool(self.clip_l, "clip_l"),
+                       keep_order=V.check_bool(self.keep_order, "keep_order"),
+                       research_seed=V.check_bool(self.research_seed, "research_seed"),
+                       allow_clear=V.check_names(self.allow_clear, "allow_clear"), **roles)
+
+    def key_material(self):
+        """(seed or key-file bytes, research) as make_key takes them."""
+        if self.key_file is not None:
+            return read_key_file(self.key_file), False
+        return self.seed, self.research_seed
+
+
+# ================================================================== draft
+@dataclass
+class ColumnDraft:
+    """One column as the caller described it (its domain may be unknown yet)."""
+
+    name: str
+    role: str
+    domain: tuple | None = None
+    bins: tuple | None = None
+    hierarchy: Hierarchy | None = None
+    kind: str = "nominal"
+    categorical: bool = False        # the domain is the pandas Categorical's categories
+    missing: str | None = None
+
+    @property
+    def published(self) -> bool:
+        return self.role in ("sensitive", "exact")
+
+
+@dataclass
+class Draft:
+    """The request checked against the table's columns (no rows read yet)."""
+
+    options: Options
+    columns: list
+    drafts: dict                   # name -> ColumnDraft, every input column
+    text: bool                     # blocks arrive as text (CSV) and are typed by the plan
+    file: Any = None
+
+    @property
+    def published(self) -> list:
+        return [c for c in self.drafts.values() if c.published]
+
+    @property
+    def need_domain(self) -> list:
+        return [c.name for c in self.published if c.domain is None and c.bins is None]
+
+    @property
+    def need_counts(self) -> list:
+        if isinstance(self.options.model, (Closeness, DiversityCloseness)):
+            return [c.name for c in self.published if c.role == "sensitive"]
+        return []
+
+    @property
+    def stats_columns(self) -> list:
+        """Columns the first pass reads: every published column (each value is
+        checked against its domain before anything is published, so a lazy
+        Dask graph and a file refuse bad values as early as memory does) and
+        the persistent-mode record id."""
+        need = {c.name for c in self.published}
+        if self.options.record_id:
+            need.add(self.options.record_id)
+        return [c for c in self.columns if c in need]
+
+
+def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: bool = False,
+          file=None) -> Draft:
+    """Check the request against a table's columns (and their types, when
+    known: pandas dtypes or Arrow types)."""
+    opts = options.check()
+    cols = V.check_columns(columns, file=file)
+    dtypes = dict(dtypes or {})
+    if opts.schema is not None:
+        missing = [a.name for a in opts.schema if a.name not in cols]
+        if missing:
+            raise InputError(f"names columns that are not in the data: {missing}", param="schema",
+                             file=file, expected=f"columns of the data: {cols}")
+        V.resolve_roles(cols, {"schema": [a.name for a in opts.schema]}, file=file)
+        token = opts.missing_token if opts.missing == "category" else None
+        drafts = {a.name: ColumnDraft(a.name, a.role, a.domain, a.bins, a.hierarchy, a.kind,
+                                      missing=a.missing or (token if a.published else None))
+                  for a in opts.schema}
+        drafts = {c: drafts[c] for c in cols}
+    else:
+        named = {p: list(getattr(opts, p)) for p in ROLE_OF_PARAM}
+        roles = V.resolve_roles(cols, named, file=file)
+        for p in ("bins", "domains", "hierarchies", "ordinal"):
+            for c in getattr(opts, p):
+                if c not in cols:
+                    raise InputError(f"names {c!r}, which is not a column of the data", param=p,
+                                     file=file, expected=f"one of {cols}")
+                if ROLE_OF_PARAM[roles[c]] not in ("sensitive", "exact"):
+                    raise InputError(f"names {c!r}, which is not published (its role is "
+                                     f"{ROLE_OF_PARAM[roles[c]]})", param=p, file=file,
+                                     expected="a sensitive or exact column")
+        for c in opts.bins:
+            if c in opts.domains:
+                raise InputError("has both bins and a declared domain", column=c, file=file,
+                                 expected="either {@bins} or {@domains}")
+        drafts = {}
+        for c in cols:
+            role = ROLE_OF_PARAM[roles[c]]
+            cd = ColumnDraft(c, role)
+            if cd.published:
+                declare(cd, opts, dtypes.get(c))
+            drafts[c] = cd
+    if opts.record_id is not None:
+        rid = drafts.get(opts.record_id)
+        if rid is None or rid.role != "identifier":
+            raise InputError("must name an identifier column (never published)",
+                             param="record_id", column=opts.record_id, file=file,
+                             expected="a column also named in {@identifiers}")
+    for c in drafts.values():
+        if c.published:
+            V.check_publishable_type(c.name, dtypes.get(c.name), file=file)
+    published = [c for c in drafts.values() if c.published]
+    if not published:
+        raise InputError("no column is sensitive or exact", param="sensitive", file=file,
+                         expected="at least one column to publish")
+    if not any(c.role == "sensitive" for c in published):
+        raise InputError("no column is sensitive (every published column is exact)",
+                         param="sensitive", file=file, expected="at least one sensitive column")
+    V.check_model_columns(opts.model, [c.name for c in published if c.role == "sensitive"],
+                          [c.name for c in published])
+    for n in opts.allow_clear:
+        if n not in drafts or drafts[n].role != "sensitive":
+            raise InputError(f"names {n!r}, which is not a sensitive column", param="allow_clear",
+                             file=file, expected="sensitive columns")
+    return Draft(opts, cols, drafts, text, file)
+
+
+def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
+    """A published column's declared domain, bins, hierarchy, kind."""
+    c = cd.name
+    h = opts.hierarchies.get(c)
+    if h is not None and not isinstance(h, Hierarchy):
+        h = Hierarchy.from_csv(h)
+    cd.hierarchy = h
+    if opts.missing == "category":
+        cd.missing = opts.missing_token
+    if c in opts.ordinal:
+        cd.kind = "ordinal"
+    if c in opts.bins:
+        cd.bins = tuple(opts.bins[c])
+        cd.kind = "ordinal"
+        return
+    dom = opts.domains.get(c)
+    if dom is None and opts.ordinal.get(c) is not None:
+        dom = opts.ordinal[c]
+    if dom is None and isinstance(dtype, pd.CategoricalDtype):
+        # a pandas Categorical declares its domain (and order, when ordered)
+        dom = [scalar(v) for v in dtype.categories]
+        cd.categorical = True
+        if dtype.ordered:
+            cd.kind = "ordinal"
+    if dom is None and h is not None:
+        leaves = list(h.leaves)
+        if dtype is not None and pd.api.types.is_integer_dtype(dtype):
+            try:
+                leaves = [int(v) for v in leaves]
+            except ValueError:
+                raise InputError("is integer but its hierarchy has non-integer leaves",
+                                 column=c, expected="integer leaves") from None
+        dom = leaves
+    if dom is not None:
+        cd.domain = tuple(scalar(v) for v in dom)
+
+
+def scalar(v):
+    """A plain Python scalar for a domain value (NumPy scalars -> int/float/str)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+
+def attribute_of(cd: ColumnDraft, domain, inferred: bool = False) -> Attribute:
+    try:
+        return Attribute(cd.name, role=cd.role, domain=domain if cd.bins is None else None,
+                         kind=cd.kind, bins=cd.bins, hierarchy=cd.hierarchy,
+                         inferred=inferred, missing=cd.missing)
+    except ValueError as e:
+        raise InputError(str(e).split(": ", 1)[-1], column=cd.name) from None

@@ -1,0 +1,150 @@
+"""The first pass: what the whole table determines, gathered block by block
+into statistics that merge (:class:`Stats`), and the typing of CSV text (a
+column's type decided over the whole file, :func:`cast_text`)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .. import validate as V
+from ..encode import encode_column
+from ..io.keys import record_hashes
+from ..schema import Attribute
+from ..validate import InputError
+from .request import Draft, attribute_of, scalar
+
+__all__ = ["Stats", "cast_text", "missing_text", "text_type", "INT_TEXT"]
+
+INT_TEXT = re.compile(r"^[+-]?\d+$")
+
+
+# ================================================================== stats
+class Stats:
+    """What one pass over the rows learns; mergeable across blocks.
+
+    * ``n``: rows;
+    * ``seen[c]``: value -> count of every column whose domain is inferred
+      (text values for CSV, typed values otherwise), ``na[c]`` its missing
+      cells;
+    * ``counts[c]``: value counts (codes of the declared domain) of every
+      other column whose distribution closeness needs; every other value of a
+      declared domain is checked (encoded) and dropped;
+    * ``ids``: the hashes of the persistent-mode record ids (uniqueness).
+    """
+
+    def __init__(self, d: Draft, *, validate: bool = True):
+        self.draft = d
+        self.n = 0
+        self.seen = {c: {} for c in d.need_domain}
+        self.na = {c: 0 for c in d.need_domain}
+        self.counts: dict = {}
+        self.ids: list = []
+        self._declared = {}
+        for cd in d.published:
+            if cd.name not in self.seen and (validate or cd.name in d.need_counts):
+                attr = attribute_of(cd, cd.domain)
+                self._declared[cd.name] = attr
+                if cd.name in d.need_counts:
+                    self.counts[cd.name] = np.zeros(attr.d, dtype=np.int64)
+
+    def add(self, block: pd.DataFrame, row0: int | None = None) -> "Stats":
+        row0 = self.n if row0 is None else row0
+        d = self.draft
+        for c in self.seen:
+            col = block[c]
+            if d.text:
+                vals = col.to_numpy(dtype=object)
+                miss = missing_text(vals)
+                self.na[c] += int(miss.sum())
+                col = pd.Series(vals[~miss], dtype=object)
+            else:
+                self.na[c] += int(col.isna().sum())
+            vc = col.value_counts(dropna=True, sort=False)
+            acc = self.seen[c]
+            for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
+                v = scalar(v)
+                acc[v] = acc.get(v, 0) + k
+            if len(acc) > V.MAX_DOMAIN:
+                raise V.domain_too_large(c, len(acc), file=d.file, more=True)
+        for c, attr in self._declared.items():
+            col = block[c].reset_index(drop=True)
+            if d.text:
+                col = cast_text(col, attr, c, d.file)
+            codes = encode_column(col, attr, row0=row0)
+            if c in self.counts:
+                self.counts[c] += np.bincount(codes, minlength=attr.d)
+        rid = d.options.record_id
+        if rid is not None:
+            self.ids.append(record_hashes(block[rid].to_numpy(dtype=object)))
+        self.n += len(block)
+        return self
+
+    def merge(self, other: "Stats") -> "Stats":
+        self.n += other.n
+        for c, acc in self.seen.items():
+            for v, k in other.seen[c].items():
+                acc[v] = acc.get(v, 0) + k
+            self.na[c] += other.na[c]
+        for c in self.counts:
+            self.counts[c] += other.counts[c]
+        self.ids.extend(other.ids)
+        return self
+
+
+def missing_text(vals: np.ndarray) -> np.ndarray:
+    from ..io.tables import NA_MARKERS
+    return np.fromiter((v is None or v in NA_MARKERS for v in vals), dtype=bool,
+                       count=len(vals))
+
+
+def text_type(values) -> str:
+    """'int', 'float' or 'str': the narrowest type every text value has."""
+    vals = [v for v in values]
+    if vals and all(INT_TEXT.match(v) for v in vals):
+        return "int"
+    try:
+        for v in vals:
+            float(v)
+    except ValueError:
+        return "str"
+    return "float" if vals else "str"
+
+
+def domain_type(domain) -> str:
+    vals = [v for v in domain]
+    if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        return "int"
+    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return "float"
+    return "str"
+
+
+def cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Series:
+    """A text column typed like its attribute's domain; missing markers -> NA."""
+    vals = col.to_numpy(dtype=object)
+    miss = missing_text(vals)
+    kind = "float" if attr.bins is not None else domain_type(
+        [v for v in attr.domain if v != attr.missing])
+    if kind == "str":
+        out = vals.copy()
+        out[miss] = None
+        return pd.Series(out, dtype=object)
+    num = np.full(len(vals), np.nan)
+    good = ~miss
+    try:
+        num[good] = np.array(vals[good], dtype=np.float64)
+    except ValueError:
+        bad = next(v for v in vals[good] if not is_number(v))
+        raise InputError(f"holds the text {bad!r}, but its domain is numeric", column=name,
+                         file=file, expected="numbers") from None
+    return pd.Series(num)
+
+
+def is_number(v) -> bool:
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
