@@ -11,7 +11,8 @@ The public API, re-exported here:
 * analyse:  :func:`reconstruct` -> :class:`CrossTab`; :func:`true_crosstab`;
             :mod:`anonset.metrics`
 * audit:    :func:`audit`, :func:`audit_file` -> :class:`AuditReport`; :func:`check_diversity`,
-            :func:`check_anonymity`, :func:`check_closeness`
+            :func:`check_anonymity`, :func:`check_closeness`; :func:`report` (one
+            HTML page to sign off a release)
 * EMD:      :func:`emd`, :func:`emd_batch`, :class:`Ground`
 * papers 001-003: the modules :mod:`anonset.semantic` ((l,d)-semantic
             diversity), :mod:`anonset.lgb` (local generalization and
@@ -49,6 +50,7 @@ from .datasets import synthetic
 from ._info import show_versions
 from .audit import (AuditReport, audit, audit_file, check_anonymity, check_closeness,
                     check_diversity)
+from .audit.html import report
 
 # The public short names are import paths too (``from anonset.lgb import verify``).
 for _name, _module in {"closeness_search": closeness_search, "semantic": semantic,
@@ -65,5 +67,5 @@ __all__ = [
     "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic", "stream", "dask",
     "Ground", "emd", "emd_batch", "show_versions",
     "audit", "audit_file", "AuditReport", "check_diversity", "check_anonymity",
-    "check_closeness",
+    "check_closeness", "report",
 ]

@@ -69,6 +69,12 @@ def audit(pub: SetTable, df: pd.DataFrame, out: Path) -> None:
     r = anonset.check_closeness(pub, df, t={"age": 0.3}, ground="ordered")
     r = anonset.check_closeness(pub, A={"age": np.array([3.0, 1.0])}, t=0.2,
                                 ground={"age": "equal"}, schema=pub.schema)
+    page = anonset.report(pub, out / "report.html", original=df, pairs="age:job",
+                          methods=["em"], seed=1)
+    page = anonset.report(out / "pub.parquet", original=out / "in.csv",
+                          pairs=[("age", "job")], chunk_rows=10_000, progress=print)
+    assert_type(page.verdict, str)
+    assert_type(page.html, str)
 
 
 def distances(h: Hierarchy, path: Path) -> None:

@@ -16,7 +16,7 @@ distinct-sample budget, never by the file.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -129,7 +129,8 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
         yield encode(chunk, header.schema, columns=names, missing=opts.missing), chunk
 
 
-def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt) -> int:
+def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
+              progress=None) -> int:
     """Published sets (with the original lined up where aligned), then the
     rest of the original and the published pass-through columns."""
     names = header.names
@@ -147,6 +148,8 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt)
             truth = part[0] if len(part[1]) == k else None
         stats.add_sets(row0, dict(zip(names, masks)), truth, opts.semantic)
         chunks += 1
+        if progress is not None:
+            progress(k)
     for part in (lined.rest() if lined is not None else orig or ()):
         stats.add_original(*part)
     cols = list(opts.passthrough)
@@ -157,7 +160,7 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt)
 
 
 def _pass_two(path, fmt, header, stats, picks, class_rows, record_rows, seed, chunk_rows,
-              truth: bool) -> tuple:
+              truth: bool, progress=None) -> tuple:
     """Exact counts of sampled classes (keys drawn as the in-memory audit
     draws them) and of the classes keyed by sampled records' true values,
     added up over the chunks."""
@@ -176,6 +179,8 @@ def _pass_two(path, fmt, header, stats, picks, class_rows, record_rows, seed, ch
     for _, masks in iter_masks(path, names, chunk_rows=chunk_rows, fmt=fmt, meta=header.meta):
         for acc, c in zip(totals, class_counts([bits(m, d) for m, d in zip(masks, dims)], keys)):
             acc += c
+        if progress is not None:
+            progress(masks[0].shape[0] if masks else 0)
     k = class_rows.size
     exact = sampled_counts(names, [t[:k] for t in totals])
     classes = None if rkeys is None else record_class_stats(
@@ -200,7 +205,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
                prior: str = "marginal", n_classes: int = 200, z_max: float = 4.0,
                closeness_margin: float = 0.01, seed: Seed = None, missing: str | None = None,
                aligned: bool | None = None,
-               budget: int | None = DEFAULT_BUDGET) -> _report.AuditReport:
+               budget: int | None = DEFAULT_BUDGET,
+               progress: Callable[[int], None] | None = None) -> _report.AuditReport:
     """Audit a published Parquet or CSV file chunk by chunk, in bounded memory.
 
     The same checks and risks as :func:`anonset.audit.audit` (see there and
@@ -222,6 +228,9 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
         keeps (distinct sampling beyond it; None: exact).
     format, original_format : {'csv', 'parquet'}, optional
         Default: from the file names.
+    progress : callable, optional
+        Called with the number of published rows of each chunk read (in
+        both passes).
     Other parameters as :func:`anonset.audit.audit`.
 
     Returns
@@ -262,7 +271,7 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     stats = AuditStats(header, picks=picks, passthrough=opts.passthrough,
                        pairs=opts.pairs(header, ocols), budget=budget)
     chunks = _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows,
-                       original_format)
+                       original_format, progress)
     rows = _report.Rows()
     _report.model_sections(header, stats, rows, opts)
     want_div, want_an = _report.wants_classes(header)
@@ -271,7 +280,7 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     truth = original is not None and opts.aligned
     if (want_div or want_an) and _unproven(header, sizes, want_div, want_an):
         exact, classes = _pass_two(path, fmt, header, stats, picks, class_rows, record_rows,
-                                   seed, chunk_rows, truth)
+                                   seed, chunk_rows, truth, progress)
     div = diversity_result(header, sizes, exact, None, header.model.get("measure", "frequency")) \
         if want_div else None
     an = anonymity_result(header, sizes, exact) if want_an else None

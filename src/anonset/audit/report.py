@@ -348,6 +348,17 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
                      f"p + (1-p) eta/d = {pi:.4f} (z = {z:+.2f}"
                      f"{'' if st == 'pass' else f', |z| > {opts.z_max:g}'})")
             continue
+        if opts.semantic is not None and name == opts.semantic[0]:
+            # paper 001's dummies are not uniform (eq. 19 does not hold), but the
+            # true value is always in its set: no value can be in fewer sets than
+            # records that hold it
+            short = int(np.sum(stats.w[name] < stats.A[name]))
+            rows.add("inclusion", name, "fail" if short else "pass", short, 0,
+                     f"{name}: {short} value(s) are in fewer sets than records that hold them"
+                     if short else f"{name}: every value is in at least as many sets as "
+                     "records hold it (Definition 1 puts the true value in its set; rows "
+                     "shuffled, so checked per value)")
+            continue
         # sets holding v: A_v rows include it w.p. pi, the others w.p. rho (eq. 19)
         A, w, rho = stats.A[name].astype(float), stats.w[name].astype(float), par.other_inclusion
         mean = A * pi + (n - A) * rho

@@ -38,7 +38,7 @@ __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_USAGE", "EXIT_INTERRUPTED", 
 #: Subcommand modules, each with ``register(subparsers)``, in help order.
 SUBCOMMANDS = ("anonset.cli.demo", "anonset.cli.anonymize", "anonset.cli.reconstruct",
                "anonset.cli.audit", "anonset.cli.semantic", "anonset.cli.lgb",
-               "anonset.cli.msa", "anonset.cli.info")
+               "anonset.cli.msa", "anonset.cli.report", "anonset.cli.info")
 #: Further modules that add subcommands (kept for registration by name).
 PLUGIN_MODULES: tuple = ("anonset.cli.reproduce",)
 

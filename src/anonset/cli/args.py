@@ -43,7 +43,7 @@ FLAGS = {
     "tol": "--tol", "original": "--original", "data": "the input", "schema": "--config",
     "config": "--config", "d": "--d", "qids": "--qids", "algorithm": "--algorithm",
     "estimator": "--estimator", "plot": "--plot", "n_targets": "--targets",
-    "known": "--known", "sets": "--sets",
+    "known": "--known", "sets": "--sets", "published": "PUBLISHED",
 }
 
 

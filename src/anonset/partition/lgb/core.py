@@ -83,7 +83,8 @@ class LGBResult:
     def write(self, path, *, format: str | None = None, protect=()) -> list:
         """Write the table to ``path`` and the bucket tables beside it as
         ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>``; each
-        file atomically, Parquet files with the release's metadata.  Returns
+        file atomically, Parquet files with the release's metadata (and its
+        C_DM and NCP under ``utility``).  Returns
         the paths written."""
         path = Path(path)
         fmt = format or format_of(path)
@@ -97,7 +98,8 @@ class LGBResult:
         for a in self.idt:
             jobs.append((path.with_name(f"{stem}.{a}.idt{ext}"), self.idt[a]))
             jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
-        return write_tables(jobs, format=fmt, metadata=self.metadata, protect=protect)
+        meta = {**self.metadata, "utility": {"C_DM": c_dm(self), "NCP": ncp(self)}}
+        return write_tables(jobs, format=fmt, metadata=meta, protect=protect)
 
 
 def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
@@ -247,7 +249,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     table, idt, sat = _publish(ids, gid, attrs, attr_roles, domains, qi_mask, glo, ghi, bid,
                                shown, suppressed, codes, columns, frame)
     meta = {"paper": "002", "model": {"k": k, "l": lmap, "closeness": closeness,
-                                      "method": method},
+                                      "method": method, "attributes": attr_roles,
+                                      "grounds": grounds},
             **key.metadata(),
             "ids": f"column {id_column!r}" if id_column is not None else
             ("input row numbers" if keep_order else "random"),

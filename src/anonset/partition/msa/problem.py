@@ -418,12 +418,24 @@ class MSAProblem:
                         lo[by_label], hi[by_label], int(merges), n_ec,
                         [len(g) for g in groups], order=order,
                         metadata={"paper": "003", "model": {"k": int(k), "t": float(t),
-                                                            "algorithm": algorithm},
+                                                            "algorithm": algorithm,
+                                                            **self.model_columns()},
                                   **key.metadata(), **self.column_roles()})
         times.update(partition=t1 - t0, generate=t2 - t1, ensure=t3 - t2,
                      total=t3 - t0)
         res.timings = times
         return res
+
+    def model_columns(self) -> dict:
+        """What a reader of the release needs to re-check Def. 4 from the
+        published table alone (``anonset report``): the QI and SA columns,
+        each SA's ground kind and, for a hierarchical ground, its hierarchy
+        (ARX text; a public generalization tree, no record's value)."""
+        return {"quasi_identifiers": list(self.quasi_identifiers),
+                "sensitive": list(self.sensitive),
+                "ground": {s.name: s.ground.kind for s in self.sas},
+                "hierarchies": {s.name: s.hierarchy.to_csv() for s in self.sas
+                                if s.ground.kind == "hierarchical"}}
 
     def column_roles(self) -> dict:
         """The columns a release passes through, and those it never publishes."""

@@ -109,11 +109,12 @@ class MSAResult:
 
     def write(self, path, *, format: str | None = None, protect=()) -> Path:
         """Write the published table atomically: Parquet (with the release's
-        metadata) for ``.parquet``/``.pq``, CSV (``.csv``, ``.csv.gz``, ...)
+        metadata and its information loss IL_T) for ``.parquet``/``.pq``, CSV (``.csv``, ``.csv.gz``, ...)
         otherwise.  ``protect`` names files never overwritten."""
         from ..output import write_tables
+        meta = {**self.metadata, "utility": {"il": self.information_loss()}}
         return write_tables([(path, self.generalized())], format=format,
-                            metadata=self.metadata, protect=protect)[0]
+                            metadata=meta, protect=protect)[0]
 
 
 def _fmt(v) -> str:

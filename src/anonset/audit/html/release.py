@@ -1,0 +1,139 @@
+"""What the report is about: a release read from a file or given as an
+object, and its kind told from its metadata -- randomized sets of papers 000
+and 004 (``anonset anonymize``), (l, d)-semantic sets of paper 001
+(``anonset semantic-anonymize``), local generalization and bucketization of
+paper 002 (``anonset lgb``) or t-closeness for several sensitive attributes
+of paper 003 (``anonset msa-anonymize``).
+
+A set table larger than ``AUTO_CHUNK_ABOVE`` rows (or any, with
+``chunk_rows``) is left on disk and read chunk by chunk by the audit and the
+reconstruction; a smaller one is read whole (every set checked on reading).
+A partition release is read whole (its publishers work in memory) and must
+be Parquet: a partition CSV carries no metadata, so nothing would say which
+column is which.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ...validate import InputError
+
+__all__ = ["Release", "open_release", "AUTO_CHUNK_ABOVE", "KINDS"]
+
+#: Above this many rows a published set table is read chunk by chunk.
+AUTO_CHUNK_ABOVE = 2_000_000
+#: kind -> (paper, what the subcommand is)
+KINDS = {"sets": ("000", "random sets (anonset anonymize)"),
+         "sets-qid": ("004", "random sets with exact QIDs (anonset anonymize --exact)"),
+         "semantic": ("001", "(l, d)-semantic diversity (anonset semantic-anonymize)"),
+         "lgb": ("002", "local generalization and bucketization (anonset lgb)"),
+         "msa": ("003", "t-closeness for several sensitive attributes (anonset msa-anonymize)")}
+
+
+@dataclass
+class Release:
+    """A release to report on.
+
+    ``header`` (set tables) has schema, params, model, info, n_rows and
+    names; ``table`` is the SetTable when in memory; ``frame`` the published
+    partition table; ``meta`` the metadata as stored.
+    """
+
+    kind: str
+    name: str
+    n_rows: int
+    meta: dict
+    path: Path | None = None
+    fmt: str | None = None
+    header: object = None
+    table: object = None
+    frame: pd.DataFrame | None = None
+    streamed: bool = False
+
+    @property
+    def paper(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def what(self) -> str:
+        return KINDS[self.kind][1]
+
+    @property
+    def randomized(self) -> bool:
+        return self.kind in ("sets", "sets-qid", "semantic")
+
+    @property
+    def semantic_attribute(self):
+        """The sensitive attribute of a semantic table, else None."""
+        if self.kind != "semantic":
+            return None
+        return self.header.model.get("sensitive")
+
+    @property
+    def missing(self) -> str:
+        m = (self.header.info or {}).get("missing") if self.header is not None else None
+        return (m.get("policy", "error") if isinstance(m, dict) else m) or "error"
+
+
+def _set_kind(header) -> str:
+    if (header.model or {}).get("name") == "semantic":
+        return "semantic"
+    if any(header.params[n].exact for n in header.names):
+        return "sets-qid"
+    return "sets"
+
+
+def _from_object(obj) -> Release | None:
+    from ...partition.lgb.core import LGBResult
+    from ...partition.msa.result import MSAResult
+    from ...randomized.settable import SetTable
+    if isinstance(obj, SetTable):
+        return Release(_set_kind(obj), "table in memory", obj.n_rows, obj.metadata(),
+                       header=obj, table=obj)
+    if isinstance(obj, LGBResult):
+        from ...partition.lgb.metrics import c_dm, ncp
+        meta = {**obj.metadata, "utility": {"C_DM": c_dm(obj), "NCP": ncp(obj)}}
+        return Release("lgb", "LGB release in memory", obj.n, meta, frame=obj.table)
+    if isinstance(obj, MSAResult):
+        meta = {**obj.metadata, "utility": {"il": obj.information_loss()}}
+        frame = obj.generalized()
+        return Release("msa", "MSA release in memory", len(frame), meta, frame=frame)
+    return None
+
+
+def open_release(published, *, chunk_rows=None, format=None) -> Release:
+    """The release in ``published``: a path (.parquet, or .csv with its
+    .anonset.json), a SetTable, or an LGB / MSA result object."""
+    rel = _from_object(published)
+    if rel is not None:
+        return rel
+    from ...io.published import check_metadata, read_metadata, read_settable
+    from ...io.tables import check_input_file, file_format
+    from ...partition.output import read_metadata as partition_metadata
+    path = check_input_file(published, param="published")
+    fmt = file_format(path, format, param="format")
+    if fmt == "parquet":
+        meta = partition_metadata(path)
+        kind = {"002": "lgb", "003": "msa"}.get(str(meta.get("paper")))
+        if kind is not None:
+            frame = pd.read_parquet(path)
+            return Release(kind, path.name, len(frame), meta, path, fmt, frame=frame)
+    elif not Path(str(path) + ".anonset.json").is_file():
+        raise InputError("has no .anonset.json beside it", file=path,
+                         expected="a published set table (.parquet, or .csv with its "
+                                  ".anonset.json), or a partition release (lgb, "
+                                  "msa-anonymize) written as .parquet: its CSV carries no "
+                                  "metadata")
+    meta = read_metadata(path, fmt)
+    header = check_metadata(meta, path)
+    kind = _set_kind(header)
+    streamed = kind != "semantic" and (chunk_rows > 0 if chunk_rows is not None
+                                       else header.n_rows > AUTO_CHUNK_ABOVE)
+    if streamed:
+        return Release(kind, path.name, header.n_rows, meta, path, fmt, header=header,
+                       streamed=True)
+    table = read_settable(path, fmt)
+    return Release(kind, path.name, table.n_rows, meta, path, fmt, header=table, table=table)

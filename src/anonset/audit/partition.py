@@ -1,0 +1,327 @@
+"""The audit of a partition release from what was published (papers 002
+and 003): the checks a reader of the file can make, in the row format of
+:class:`~anonset.audit.AuditReport`, so that a partition release gets the
+same verdict words as a randomized one.
+
+* paper 003 (``msa-anonymize``): every equivalence class ``ec`` has at least
+  k rows; each sensitive attribute's distribution in every class is within t
+  of the table's under its ground distance (Def. 4, recomputed by
+  :func:`anonset.checks.check_partition` with the ground and, for a
+  hierarchical ground, the hierarchy the metadata records);
+* paper 002 (``lgb``): every local group ``GID`` has at least k rows
+  (Corollary 3); every bucket of an l-diversity attribute holds at least l
+  values, each once; every bucket of a t-closeness attribute is within t of
+  the bucketized values (and, with the original data, of the whole column;
+  an ordered ground needs the original's domain, so without it the figure is
+  an estimate over the values shown);
+* both: the key mode, the row order, the record IDs, columns published
+  unchanged, identifiers that should not be there, and no key material in
+  the metadata;
+* the class adversary: who knows which class (bucket) a victim is in and
+  guesses its most frequent value is right on ``success`` of the records,
+  against what the model promises (1/l, or max A + t/delta as in
+  :func:`anonset.audit.attack.model_bound`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from ..emd import Ground, emd_batch
+from ..hierarchy import Hierarchy
+from ..partition.checks import check_partition
+from .attack import model_bound
+from .declared import secrets_in
+from .report import AuditReport, Rows
+from .risks import key_risks, order_risks
+
+__all__ = ["PartitionAudit", "audit_partition"]
+
+_TOL = 1e-9
+
+
+@dataclass
+class PartitionAudit:
+    """Outcome of :func:`audit_partition`.
+
+    Attributes
+    ----------
+    report : AuditReport
+        The checks and the verdict.
+    sizes : dict
+        ``{'groups' | 'classes' | 'buckets of A': (array of sizes, the
+        smallest size the model requires or None)}``.
+    attack : DataFrame
+        Per attribute: attribute, cells, success, worst (largest share of
+        one value in a class), prior, bound, where.
+    utility : dict
+        Information loss: recomputed and recorded figures.
+    attributes : DataFrame
+        Per published attribute: role, model parameter, cells.
+    """
+
+    report: AuditReport
+    sizes: dict
+    attack: pd.DataFrame
+    utility: dict = field(default_factory=dict)
+    attributes: pd.DataFrame | None = None
+
+
+# -------------------------------------------------------------- shared
+def _scanned(meta: dict) -> dict:
+    """The metadata as :func:`~anonset.audit.declared.secrets_in` reads it:
+    the key mode where set tables keep it (``info.key``), and mappings keyed
+    by column name (the model's l, t, grounds, roles) as their values only,
+    so that a column called 'seed' is not taken for key material."""
+    m = {k: v for k, v in meta.items() if k != "key"}
+    m["info"] = {"key": meta.get("key")}
+    m["model"] = {k: list(v.values()) if isinstance(v, dict) else v
+                  for k, v in (meta.get("model") or {}).items()}
+    return m
+
+
+def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
+    leaks = secrets_in(_scanned(meta))
+    rows.add("metadata", "-", "fail" if leaks else "pass", leaks or None, "no key or seed",
+             f"metadata: possible key material at {leaks}" if leaks else
+             "metadata: no generator key or seed stored")
+    order = {"random": "shuffled"}.get(meta.get("row_order"), meta.get("row_order"))
+    info = {"key": meta.get("key"), "row_order": order}
+    key_risks(info, rows.add)
+    order_risks(info, rows.add)
+    ids = meta.get("ids")
+    if ids == "input row numbers":
+        rows.add("record_ids", "-", "risk", ids, "random",
+                 "record IDs: input row numbers; a file sorted by an attribute gives it away")
+    elif isinstance(ids, str) and ids.startswith("column"):
+        rows.add("record_ids", "-", "warn", ids, "random",
+                 f"record IDs: {ids} published verbatim; it must be a pseudonym")
+    elif ids == "random":
+        rows.add("record_ids", "-", "pass", ids, "random", "record IDs: drawn at random")
+    shown = [c for c in meta.get("identifiers") or () if c in frame.columns]
+    for c in shown:
+        rows.add("roles", c, "risk", "published", "not published",
+                 f"{c}: declared an identifier but published")
+    other = list(meta.get("pass_through") or ())
+    if other:
+        rows.add("roles", "-", "info", ", ".join(other), None,
+                 f"published unchanged (pass-through): {', '.join(other)}")
+
+
+def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:
+    """The class adversary on one attribute from its (classes, values) counts."""
+    tot = C.sum(axis=1)
+    keep = tot > 0
+    C, tot = C[keep], tot[keep]
+    A = C.sum(axis=0)
+    n = float(A.sum())
+    return {"attribute": attribute, "cells": int(n),
+            "success": float(C.max(axis=1).sum() / n) if n else math.nan,
+            "worst": float((C.max(axis=1) / tot).max()) if n else math.nan,
+            "prior": float(A.max() / n) if n else math.nan,
+            "bound": bound[0], "where": bound[1]}
+
+
+def _attack_row(rows: Rows, r: dict) -> None:
+    b = r["bound"]
+    if math.isnan(b):
+        rows.add("attack", r["attribute"], "info", round(r["success"], 4), None,
+                 f"{r['attribute']}: knowing the class, the most frequent value is right for "
+                 f"{r['success']:.1%} of the records (no bound declared)")
+        return
+    ok = r["worst"] <= b + _TOL
+    rows.add("attack", r["attribute"], "pass" if ok else "risk", round(r["worst"], 4),
+             round(b, 4),
+             f"{r['attribute']}: knowing the class, the most frequent value is right for "
+             f"{r['success']:.1%} of the records (prior alone {r['prior']:.1%}); in the worst "
+             f"class {r['worst']:.1%} {'<=' if ok else '>'} the model's bound {b:.1%} "
+             f"({r['where']})")
+
+
+def _counts(classes: np.ndarray, values: pd.Series, domain=None) -> tuple:
+    """(classes x values counts, domain) of one attribute."""
+    if domain is None:
+        domain = np.unique(values.to_numpy())
+    codes = pd.Categorical(values, categories=domain).codes.astype(np.int64)
+    _, cls = np.unique(classes, return_inverse=True)
+    cls = np.asarray(cls).ravel()
+    C = np.zeros((int(cls.max()) + 1 if cls.size else 0, len(domain)), dtype=np.int64)
+    ok = codes >= 0
+    np.add.at(C, (cls[ok], codes[ok]), 1)
+    return C, list(domain)
+
+
+# ---------------------------------------------------------------- MSA
+def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
+    model = meta.get("model") or {}
+    k, t = int(model.get("k", 1)), float(model.get("t", math.inf))
+    classes = frame["ec"].to_numpy()
+    sizes = np.unique(classes, return_counts=True)[1]
+    rows.add("classes_k", "-", "pass" if sizes.min() >= k else "fail", int(sizes.min()), k,
+             f"smallest of {sizes.size:,} classes has {int(sizes.min())} rows "
+             f"{'>=' if sizes.min() >= k else '<'} k = {k}")
+    sens = list(model.get("sensitive") or ())
+    if not sens:
+        rows.add("classes_t", "-", "unverified", None, t,
+                 "the metadata does not name the sensitive attributes (written by an older "
+                 "anonset): t-closeness not checked")
+    grounds = model.get("ground") or {}
+    hier = {s: Hierarchy.from_csv(txt) for s, txt in (model.get("hierarchies") or {}).items()}
+    attack, attrs = [], []
+    for s in sens:
+        g = grounds.get(s, "equal")
+        if g not in ("equal", "ordered", "hierarchical") or (g == "hierarchical"
+                                                            and s not in hier):
+            rows.add("classes_t", s, "unverified", None, t,
+                     f"{s}: ground {g!r} is not recorded in a form that can be rebuilt")
+            continue
+        rep = check_partition(frame, ["ec"], s, ground={s: g}, hierarchies=hier)
+        worst = rep.t_per_attribute[s]
+        ok = worst <= t + _TOL
+        rows.add("classes_t", s, "pass" if ok else "fail", worst, t,
+                 f"{s}: largest EMD of a class from the table ({g} ground) {worst:.4g} "
+                 f"{'<=' if ok else '>'} t = {t:g}")
+        rows.add("l_distinct", s, "info", rep.l_distinct, None,
+                 f"{s}: every class holds at least {rep.l_distinct} distinct values "
+                 f"(entropy l = {rep.l_entropy:.3g})")
+        dom = hier[s].leaves if g == "hierarchical" else None
+        values = frame[s].astype(str) if dom is not None else frame[s]
+        C, domain = _counts(classes, values, dom)
+        ground = Ground.tree(hier[s]) if dom is not None else Ground.from_spec(g, len(domain))
+        A = C.sum(axis=0) / max(C.sum(), 1)
+        attack.append(_adversary(s, C, model_bound(SimpleNamespace(l=None, k=None, t=t),
+                                                   A, ground)))
+        attrs.append({"attribute": s, "role": "sensitive_clear", "parameter": f"t = {t:g}",
+                      "ground": g, "cells": len(frame)})
+    for q in model.get("quasi_identifiers") or ():
+        attrs.insert(0, {"attribute": q, "role": "quasi_identifier", "parameter": f"k = {k}",
+                         "ground": "", "cells": len(frame)})
+    il = (meta.get("utility") or {}).get("il")
+    utility = {"information loss IL_T (eq. 1, recorded at publishing)": il,
+               "classes": int(sizes.size), "mean class size": float(sizes.mean())}
+    return {"classes": (sizes, k)}, attack, utility, attrs
+
+
+# ---------------------------------------------------------------- LGB
+def _lgb_domain(a, vals, g, original) -> tuple:
+    """(domain, ground, exact) of a t-closeness attribute: the original
+    column's values where given, else the values the buckets show (exact for
+    the equal ground only: the ordered one depends on the whole domain)."""
+    if original is not None:
+        dom = [str(v) for v in np.unique(original[a].to_numpy())]
+    else:
+        dom = sorted(pd.unique(vals), key=_numeric_key)
+    return dom, Ground.from_spec(g, max(len(dom), 1)), g == "equal" or original is not None
+
+
+def _bucket_closeness(a, vals, bid, t, g, original, rows: Rows) -> tuple:
+    """A t-bucket against the bucketized values (and the whole column);
+    returns (counts, ground) for the adversary."""
+    dom, ground, exact = _lgb_domain(a, vals, g, original)
+    C, _ = _counts(bid, vals, dom)
+    refs = [("the bucketized values", C.sum(axis=0))]
+    if original is not None:
+        whole = pd.Categorical(original[a].astype(str), categories=dom).codes
+        refs.append(("the whole column", np.bincount(whole[whole >= 0], minlength=len(dom))))
+    for what, ref in refs:
+        worst = float(emd_batch(C.astype(np.float64), ref.astype(np.float64), ground).max()) \
+            if len(dom) > 1 else 0.0
+        ok = worst <= t + _TOL
+        st = ("pass" if ok else "fail") if exact else ("pass" if ok else "unverified")
+        note = "" if exact else (" (estimated over the values the buckets show: the ordered "
+                                 "ground needs the column's domain, give the original data)")
+        rows.add("bucket_closeness", a, st, worst, t,
+                 f"{a}: largest EMD of a bucket from {what} ({g} ground) {worst:.4g} "
+                 f"{'<=' if ok else '>'} t = {t:g}{note}")
+    return C, ground
+
+
+def _numeric_key(v):
+    try:
+        return (0, float(v), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(v))
+
+
+def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
+    model = meta.get("model") or {}
+    k = int(model.get("k", 1))
+    lmap, tmap = model.get("l") or {}, model.get("closeness") or {}
+    grounds = model.get("grounds") or {}
+    roles = model.get("attributes") or {c[:-4]: "bucketized" for c in frame.columns
+                                        if c.endswith("_bid")}
+    gsizes = frame["GID"].value_counts().to_numpy()
+    rows.add("groups", "-", "pass" if gsizes.min() >= k else "fail", int(gsizes.min()), k,
+             f"smallest of {gsizes.size:,} local groups has {int(gsizes.min())} rows "
+             f"{'>=' if gsizes.min() >= k else '<'} k = {k}")
+    sizes = {"groups": (gsizes, k)}
+    attack, attrs = [], []
+    for a, role in roles.items():
+        col = f"{a}_bid"
+        inb = frame[col].notna().to_numpy() if col in frame.columns else np.zeros(len(frame), bool)
+        attrs.append({"attribute": a, "role": "sensitive_bucketized" if role == "sensitive"
+                      else role,
+                      "parameter": (f"t = {tmap[a]:g}" if a in tmap else
+                                    f"l = {lmap[a]}" if a in lmap else f"k = {k}"),
+                      "ground": grounds.get(a, ""), "cells": int(inb.sum())})
+        if not inb.any():
+            continue
+        vals = frame.loc[inb, a].astype(str).reset_index(drop=True)
+        bid = frame.loc[inb, col].to_numpy(dtype=np.int64)
+        bsizes = np.unique(bid, return_counts=True)[1]
+        if a in tmap:
+            t, g = float(tmap[a]), grounds.get(a, "equal")
+            C, ground = _bucket_closeness(a, vals, bid, t, g, original, rows)
+            A = C.sum(axis=0) / max(C.sum(), 1)
+            bound = model_bound(SimpleNamespace(l=None, k=None, t=t), A, ground)
+            sizes[f"buckets of {a}"] = (bsizes, None)
+        else:
+            C, _ = _counts(bid, vals)
+            la = int(lmap.get(a, 1))
+            distinct = (C > 0).sum(axis=1)
+            twice = int((C > 1).sum())
+            ok = distinct.min() >= la and twice == 0
+            rows.add("buckets", a, "pass" if ok else "fail", int(distinct.min()), la,
+                     f"{a}: smallest of {bsizes.size:,} buckets holds {int(distinct.min())} "
+                     f"distinct values {'>=' if distinct.min() >= la else '<'} l = {la}"
+                     + (f"; {twice} value(s) occur twice in a bucket" if twice else ""))
+            bound = (1.0 / la, f"1/l = 1/{la}")
+            sizes[f"buckets of {a}"] = (bsizes, la)
+        attack.append(_adversary(a, C, bound))
+    rec = meta.get("utility") or {}
+    cdm = int((gsizes.astype(np.int64) ** 2).sum())
+    if "C_DM" in rec and int(rec["C_DM"]) != cdm:
+        rows.add("utility", "-", "warn", int(rec["C_DM"]), cdm,
+                 f"the recorded C_DM {rec['C_DM']} differs from the published groups' {cdm}")
+    utility = {"discernibility C_DM (sum of squared group sizes)": cdm,
+               "NCP (Sec. 3.2.2, recorded at publishing)": rec.get("NCP"),
+               "groups": int(gsizes.size), "mean group size": float(gsizes.mean())}
+    return sizes, attack, utility, attrs
+
+
+def audit_partition(release, original=None) -> PartitionAudit:
+    """Audit a partition release (``release.kind`` 'lgb' or 'msa',
+    ``release.frame`` the published table, ``release.meta`` its metadata).
+
+    ``original`` (a DataFrame of the original rows, optional) adds the row
+    count and, for LGB t-closeness, the exact check against the whole
+    column.
+    """
+    meta, frame = release.meta, release.frame
+    rows = Rows()
+    if original is not None:
+        same = len(original) == len(frame)
+        rows.add("rows", "-", "pass" if same else "fail", len(original), len(frame),
+                 f"original has {len(original):,} rows, the release {len(frame):,}")
+    run = _audit_msa if release.kind == "msa" else _audit_lgb
+    sizes, attack, utility, attrs = run(meta, frame, original, rows)
+    for r in attack:
+        _attack_row(rows, r)
+    _release_risks(meta, frame, rows)
+    report = AuditReport(rows.frame(), with_data=original is not None,
+                         facts={"rows": len(frame), "how": "in memory"})
+    return PartitionAudit(report, sizes, pd.DataFrame(attack), utility, pd.DataFrame(attrs))
