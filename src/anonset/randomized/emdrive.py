@@ -24,20 +24,22 @@ EM updates, and step_max shrinks.  The fixed points are EM's.
 
 Threads: on a machine where another process is busy, a second thread can
 make a barrier-heavy EM many times slower (it waits for a thread that has
-lost its core).  ``ThreadChoice`` times the calls made with one thread and
-with n threads and keeps the faster (by the least of each count's last three
-timings), probing the other again after 8, 16, 32, then every 64 calls; the
-estimate does not depend on the thread count, so the choice changes only the
-time.
+lost its core).  ``ThreadChoice`` tries n threads only while n cores are
+free (Linux: /proc/stat's count of runnable threads), times the calls made
+with one thread and with n threads and keeps the faster (by the median of
+each count's last three timings), probing the other again after 8, 16, 32,
+then every 64 calls; the estimate does not depend on the thread count, so
+the choice changes only the time.
 """
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
 
-__all__ = ["TOL_LL", "MAX_ITER", "ThreadChoice", "run_plain", "run_squarem"]
+__all__ = ["TOL_LL", "MAX_ITER", "ThreadChoice", "free_cores", "run_plain", "run_squarem"]
 
 #: Default tolerance of the stopping rule, per method: gain of the
 #: log-likelihood per EM update and per counted cell (paper EM) or record
@@ -53,37 +55,83 @@ TOL_LL = {"em": 1e-14, "exact_em": 1e-10}
 MAX_ITER = 20_000
 
 
-class ThreadChoice:
-    """One thread or n for repeated kernel calls, whichever runs faster."""
+def free_cores(proc_stat: str = "/proc/stat") -> int | None:
+    """Cores of this process's CPU set that no other runnable thread holds
+    now (Linux: ``procs_running`` of /proc/stat, which counts this thread);
+    None where the system does not say."""
+    try:
+        with open(proc_stat, "rb") as f:
+            for line in f:
+                if line.startswith(b"procs_running"):
+                    running = int(line.split()[1])
+                    break
+            else:
+                return None
+        cores = len(os.sched_getaffinity(0))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return max(1, cores - max(running - 1, 0))
 
-    def __init__(self, n_threads: int, parallel: bool):
+
+class ThreadChoice:
+    """One thread or n for repeated kernel calls, whichever runs faster.
+
+    n threads are tried only while the machine has n cores free
+    (:func:`free_cores`): on a busy machine one call of a barrier-heavy
+    kernel with more threads than free cores can cost a scheduler time slice
+    (milliseconds) per barrier, so even the probes would be too dear."""
+
+    def __init__(self, n_threads: int, parallel: bool, free=free_cores):
         self.n = n_threads if parallel and n_threads != 1 else 1
         self.recent = {1: [], self.n: []}     # the last few timings of each count
         self.best = 1
         self.calls = 0
         self.next_probe = 1                   # probe the other count at this call
         self.gap = 8
+        self._free = free
+
+    def _room(self) -> bool:
+        """Whether n threads would find n free cores now."""
+        f = self._free()
+        return f is None or f >= self.n
 
     def threads(self) -> int:
         if self.n == 1:
             return 1
         if self.calls < 4:                    # the first calls alternate
-            return 1 if self.calls % 2 == 0 else self.n
+            if self.calls % 2 == 0:
+                return 1
+            if not self._room():              # busy: no n-thread timing yet
+                self.calls += 1
+                return 1
+            return self.n
         if self.calls >= self.next_probe:
+            if self.best == 1 and not self._room():
+                # busy: skip this probe, try again after the next gap
+                self.next_probe = self.calls + self.gap
+                self.gap = min(2 * self.gap, 64)
+                return 1
             return self.n if self.best == 1 else 1
+        if self.best != 1 and self.calls % 8 == 0 and not self._room():
+            # the machine became busy: one thread until a probe says otherwise
+            self.best = 1
+            self.recent[self.n].clear()
         return self.best
 
     def record(self, nt: int, seconds: float, work: int = 1) -> None:
         if self.n == 1:
             return
-        # the least of the last three timings of each count: one call slowed
-        # by the machine's other load does not decide
+        # the median of the last three timings of each count: one call slowed
+        # (or, with n threads on a busy machine, one lucky call sped up) by
+        # the machine's other load does not decide.  The least timing would
+        # favour the count whose timings vary most, which on a busy machine
+        # is the slower n.
         r = self.recent[nt]
         r.append(seconds / max(work, 1))
         del r[:-3]
         self.calls += 1
         if self.calls >= 2 and all(self.recent.values()):
-            self.best = min(self.recent, key=lambda k: min(self.recent[k]))
+            self.best = min(self.recent, key=lambda k: (_median(self.recent[k]), k))
             if self.calls > self.next_probe:
                 self.next_probe = self.calls + self.gap
                 self.gap = min(2 * self.gap, 64)
@@ -91,6 +139,12 @@ class ThreadChoice:
     @property
     def used(self) -> int:
         return self.best
+
+
+def _median(v):
+    v = sorted(v)
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else 0.5 * (v[h - 1] + v[h])
 
 
 def _timed(step, x, choice, ll=True):
