@@ -293,59 +293,48 @@ def speed(out: Path):
     return tab
 
 
-def plot_grid(tab, out, prefix="", ks=KS, title="Adult", variants=VARIANTS):
+def _panels(tab, ks, metric, panels, path, suptitle, width):
+    """One row of panels (label, rows of ``tab``), metric against l, one line
+    per k."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.6), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, (label, sub) in zip(axes, panels):
+        for k in ks:
+            s = sub[sub.k == k]
+            ax.plot(s.l, s[metric], marker="o", label=f"k={k}")
+        ax.set_title(label)
+        ax.set_xlabel("l")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(metric)
+    axes[0].legend()
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_grid(tab, out, prefix="", ks=KS, title="Adult", variants=VARIANTS):
     for metric, fig_no in (("C_DM", 5), ("NCP", 6), ("query_error_mean", 7),
                            ("query_error_median", 7), ("query_error_hard_mean", 7),
                            ("query_error_hard_median", 7), ("query_error_shown_mean", 7),
                            ("query_error_shown_hard_mean", 7)):
-        fig, axes = plt.subplots(1, len(variants), figsize=(14, 3.6), sharey=True,
-                                 squeeze=False)
-        axes = axes[0]
-        for ax, (label, _, _) in zip(axes, variants):
-            sub = tab[tab.method == label]
-            for k in ks:
-                s = sub[sub.k == k]
-                ax.plot(s.l, s[metric], marker="o", label=f"k={k}")
-            ax.set_title(f"LGB_{label.upper()}")
-            ax.set_xlabel("l")
-            ax.grid(alpha=0.3)
-        axes[0].set_ylabel(metric)
-        axes[0].legend()
-        fig.suptitle(f"Fig. {fig_no} on {title}: {metric}")
-        fig.tight_layout()
-        fig.savefig(out / f"{prefix}fig{fig_no}_{metric}.png", dpi=100)
-        plt.close(fig)
+        panels = [(f"LGB_{label.upper()}", tab[tab.method == label]) for label, _, _ in variants]
+        _panels(tab, ks, metric, panels, out / f"{prefix}fig{fig_no}_{metric}.png",
+                f"Fig. {fig_no} on {title}: {metric}", 14)
 
 
 def plot_density(tab, out, prefix="", ks=KS, title="Adult", densities=(0.1, 0.2, 0.3, 0.4)):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     names = {"query_error_mean": "fig8_density.png",
              "query_error_hard_mean": "fig8_density_hard.png",
              "query_error_shown_mean": "fig8_density_shown.png",
              "query_error_shown_hard_mean": "fig8_density_shown_hard.png"}
     for metric, name in names.items():
-        fig, axes = plt.subplots(1, len(densities), figsize=(15, 3.6), sharey=True,
-                                 squeeze=False)
-        axes = axes[0]
-        for ax, dens in zip(axes, densities):
-            sub = tab[tab.density == dens]
-            for k in ks:
-                s = sub[sub.k == k]
-                ax.plot(s.l, s[metric], marker="o", label=f"k={k}")
-            ax.set_title(f"density {int(dens * 100)}%")
-            ax.set_xlabel("l")
-            ax.grid(alpha=0.3)
-        axes[0].set_ylabel(metric)
-        axes[0].legend()
-        fig.suptitle(f"Fig. 8 on {title}: LGB_MDP {metric} by density of sensitive values")
-        fig.tight_layout()
-        fig.savefig(out / f"{prefix}{name}", dpi=100)
-        plt.close(fig)
+        panels = [(f"density {int(dens * 100)}%", tab[tab.density == dens]) for dens in densities]
+        _panels(tab, ks, metric, panels, out / f"{prefix}{name}",
+                f"Fig. 8 on {title}: LGB_MDP {metric} by density of sensitive values", 15)
 
 
 def steps(scale: str) -> int:
