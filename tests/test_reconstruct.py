@@ -341,6 +341,13 @@ def test_em_report_loglik_and_simd_paths():
     # the log the kernel uses
     for v in (1e-300, 1e-5, 0.7, 1.0, 1.5, 2.0, 3.7e4, 1e300):
         assert _kernels.em_log(v) == pytest.approx(math.log(v), rel=3e-16, abs=1e-300)
+    # either side of sqrt(2), where the mantissa is halved
+    for v in (math.sqrt(2), np.nextafter(math.sqrt(2), 0), np.nextafter(math.sqrt(2), 2)):
+        assert _kernels.em_log(v) == pytest.approx(math.log(v), rel=3e-16)
+    # below the smallest normal (zero, -0, subnormals, negatives): that value's log
+    tiny = np.finfo(np.float64).tiny
+    for v in (0.0, -0.0, 5e-324, tiny / 2, -1.0):
+        assert _kernels.em_log(v) == _kernels.em_log(tiny)
 
 
 def test_em_log_likelihood_rule_stops_at_the_gain():

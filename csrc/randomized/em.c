@@ -56,21 +56,26 @@ enum { POST_NONE = 0, POST_RATIO = 1, POST_UPDATE = 2 };
  * instruction (2^52 + k, minus 2^52).  Relative error about 1e-16 (checked
  * against libm in tests).  v below the smallest normal double is taken as
  * that value. */
-static inline double em_log(double v) {
-    const double tiny = 2.2250738585072014e-308;
-    v = v < tiny ? tiny : v;
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    const uint64_t kb = (bits >> 52) | 0x4330000000000000ull;      /* 2^52 + k */
-    double k;
-    memcpy(&k, &kb, sizeof k);
-    double e = k - 4503599627370496.0 - 1023.0;
-    const uint64_t mb = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
-    double m;
-    memcpy(&m, &mb, sizeof m);
-    const double big = m > 1.4142135623730951 ? 1.0 : 0.0;
-    m = m * (1.0 - 0.5 * big);
-    e += big;
+static inline double em_log_bits(uint64_t vbits) {
+    /* integer operations on the bits only (no int-to-float conversion, no
+     * branch), and the bits read as integers by the caller's loop: GCC then
+     * vectorizes loops of it with AVX2 (not when it reinterprets a double
+     * itself) */
+    union { double d; uint64_t u; } kb, mb;
+    /* v below the smallest normal 2^-1022 (-0 and negatives too: their bits
+     * are negative as int64) is taken as that value: a max of int64s */
+    /* (written as a max of one variable: GCC 12 does not if-convert the same
+     * select written as one expression) */
+    int64_t sb = (int64_t)vbits;
+    const int64_t tiny = 0x0010000000000000ll;
+    sb = sb < tiny ? tiny : sb;
+    const uint64_t bits = (uint64_t)sb;
+    const uint64_t frac = bits & 0x000FFFFFFFFFFFFFull;
+    const uint64_t big = frac > 0x6A09E667F3BCDull;           /* m > sqrt(2) */
+    kb.u = ((bits >> 52) + big) | 0x4330000000000000ull;       /* 2^52 + k */
+    const double e = kb.d - 4503599627370496.0 - 1023.0;
+    mb.u = frac | ((0x3FFull - big) << 52);                    /* m, or m / 2 */
+    const double m = mb.d;
     const double s = (m - 1.0) / (m + 1.0), z = s * s;
     double p = 1.0 / 23.0;
     p = p * z + 1.0 / 21.0;
@@ -86,6 +91,12 @@ static inline double em_log(double v) {
     p = p * z + 1.0;
     /* ln 2 = LN2_HI + LN2_LO, LN2_HI with trailing zero bits: e LN2_HI is exact */
     return e * 6.93147180369123816490e-01 + (e * 1.90821492927058770002e-10 + 2.0 * s * p);
+}
+
+static inline double em_log(double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return em_log_bits(bits);
 }
 
 double anonset_em_log(double v) { return em_log(v); }
@@ -139,7 +150,10 @@ static inline void post_ratio(const double *restrict wk, const double *restrict 
      * smallest normal y (see em_log).  The terms first (a loop the compiler
      * vectorizes, len <= QBLOCK), then the lane sums. */
     double lg[QBLOCK];
-    for (int64_t t = 0; t < len; t++) lg[t] = wk[t] > 0.0 ? wk[t] * em_log(val[t]) : 0.0;
+    /* w log y for every t, without a branch (so the loop vectorizes): where
+     * w = 0 the product is 0 * (a finite log) = -0 or 0, which adds nothing */
+    const uint64_t *vbits = (const uint64_t *)val;    /* built with -fno-strict-aliasing */
+    for (int64_t t = 0; t < len; t++) lg[t] = wk[t] * em_log_bits(vbits[t]);
     int64_t t = 0;
     for (; t + LANES <= len; t += LANES)
         for (int e = 0; e < LANES; e++) {

@@ -141,6 +141,11 @@ class ThreadChoice:
         return self.best
 
 
+def _sqnorm(a: np.ndarray) -> float:
+    a = a.ravel()
+    return float(np.einsum("i,i->", a, a))
+
+
 def _median(v):
     v = sorted(v)
     h = len(v) // 2
@@ -195,7 +200,10 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
         x2, ll1 = _timed(step, x1, choice)
         r = x1 - x
         v = x2 - x1 - r
-        sr, sv = float(r.ravel() @ r.ravel()), float(v.ravel() @ v.ravel())
+        # squared norms by NumPy's own loops, not BLAS: a threaded BLAS dot
+        # costs milliseconds on a busy machine (its threads wait for cores)
+        # and its sum depends on its thread count
+        sr, sv = _sqnorm(r), _sqnorm(v)
         cycle = 1                                     # EM updates in this cycle
         if sv <= 0.0 or not math.isfinite(sv):
             # F(x1) - x1 = F(x) - x: the EM map is a translation here, or x is
