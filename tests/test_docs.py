@@ -8,6 +8,7 @@ required.  Lines that install or benchmark (pip, pytest, bench/, cibuildwheel)
 are not commands of the package and are skipped by name."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -31,7 +32,15 @@ def blocks(page: Path):
         if lang not in ("python", "bash", "sh", "console"):
             continue
         reason = re.search(r"<!--\s*not run:\s*(.+?)\s*-->", m.group("before"))
-        yield lang, m.group("body"), reason.group(1) if reason else None
+        needs = re.search(r"<!--\s*needs:\s*(.+?)\s*-->", m.group("before"))
+        if reason is None and needs is not None:
+            # optional packages (not in the test extra: .ci/run installs them
+            # in its wheel environment, where these blocks then run)
+            missing = [n.strip() for n in needs.group(1).split(",")
+                       if importlib.util.find_spec(n.strip()) is None]
+            if missing:
+                reason = f"needs {', '.join(missing)}"
+        yield lang, m.group("body"), reason.group(1) if hasattr(reason, "group") else reason
 
 
 def _commands(body: str, lang: str):
