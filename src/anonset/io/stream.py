@@ -169,20 +169,64 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     blocks = iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=read_cols)
     chunks = 0
     with open_sink(out_path, fout, plan.schema, meta, protect=[in_path, *protect],
-                   sets=sets) as sink:
+                   sets=sets) as sink, _WriteBehind(sink) as writer:
         if plan.shuffled:
             with temp_dir(out_path) as tmp:
                 for table in _shuffled(plan, blocks, chunk_rows, tmp, progress):
-                    sink.write(table)
+                    writer.write(table)
                     chunks += 1
         else:
             for row0, block in blocks:
-                sink.write(engine.publish_block(plan, block, row0))
+                writer.write(engine.publish_block(plan, block, row0))
                 chunks += 1
                 if progress is not None:
                     progress(len(block))
     return StreamResult(out_path, plan.schema, plan.params, plan.model, plan.n_rows, chunks,
                         passes, plan.info, plan.source)
+
+
+class _WriteBehind:
+    """Writes the published blocks to the sink on one other thread, so that
+    encoding and writing block i overlaps publishing block i + 1 (Arrow and
+    the compressors release the GIL).  At most ``depth`` blocks wait; blocks
+    are written in order; an error on either side stops both and is raised
+    here.  Used as a context manager: leaving it waits for the last block."""
+
+    _DONE = object()
+
+    def __init__(self, sink, depth: int = 2):
+        import queue
+        import threading
+        self.sink, self.error = sink, None
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.thread = threading.Thread(target=self._run, name="anonset-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            table = self.queue.get()
+            if table is self._DONE:
+                return
+            if self.error is None:
+                try:
+                    self.sink.write(table)
+                except BaseException as e:          # raised on the caller's thread
+                    self.error = e
+
+    def write(self, table) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(table)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.queue.put(self._DONE)
+        self.thread.join()
+        if exc_type is None and self.error is not None:
+            raise self.error
+        return False
 
 
 def _bucket_of(ranks: np.ndarray, n_buckets: int) -> np.ndarray:
@@ -215,7 +259,9 @@ def _arrow_block(t, plan):
     """Inverse of :func:`_block_arrow`, sorted by (rank, row)."""
     from ..randomized.settable import SetTable, mask_columns
     # rows are in input order within the bucket: a stable sort by rank is (rank, row)
-    order = np.argsort(t.column("__rank__").to_numpy(), kind="stable")
+    # (the radix argsort of the keyed row order: O(n), where np.argsort's
+    # stable sort of 64-bit keys is a merge sort)
+    order = engine.order_of(t.column("__rank__").to_numpy())
     masks = {}
     for a in plan.schema.published:
         words = [t.column(c).to_numpy() for c in mask_columns(a)]
