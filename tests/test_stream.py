@@ -274,3 +274,42 @@ def test_cli_chunk_rows_gives_the_same_output(files, tmp_path, suffix, capsys):
     assert cli.main(["anonymize", str(csv_in), "-o", str(b), "--chunk-rows", "0", *base]) == 2
     assert cli.main(["reconstruct", str(tmp_path / "nope.parquet"), "--attributes", "job",
                      "--chunk-rows", "5"]) == 2
+
+
+def test_write_behind_keeps_order_and_raises_the_sinks_error():
+    """The writer thread writes blocks in order; an error of the sink is
+    raised on the caller's thread (at the next write or on leaving); a stop
+    on the caller's side drops the blocks still waiting."""
+    from anonset.io.stream import _WriteBehind
+
+    class Sink:
+        def __init__(self, fail_at=None):
+            self.got, self.fail_at = [], fail_at
+
+        def write(self, t):
+            if t == self.fail_at:
+                raise OSError("disk full")
+            self.got.append(t)
+
+    sink = Sink()
+    with _WriteBehind(sink) as w:
+        for i in range(50):
+            w.write(i)
+    assert sink.got == list(range(50))
+    sink = Sink(fail_at=3)
+    with pytest.raises(OSError, match="disk full"):
+        with _WriteBehind(sink) as w:
+            for i in range(50):
+                w.write(i)
+    assert sink.got == [0, 1, 2]
+    import threading
+    gate, sink = threading.Event(), Sink()
+    real = sink.write
+    sink.write = lambda t: (gate.wait(5), real(t))
+    with pytest.raises(KeyboardInterrupt):
+        with _WriteBehind(sink, depth=2) as w:
+            for i in range(3):
+                w.write(i)            # 0 is being written (held), 1 and 2 wait
+            threading.Timer(0.2, gate.set).start()
+            raise KeyboardInterrupt
+    assert sink.got == [0]            # the write in progress ends; 1 and 2 are dropped

@@ -197,7 +197,7 @@ class _WriteBehind:
     def __init__(self, sink, depth: int = 2):
         import queue
         import threading
-        self.sink, self.error = sink, None
+        self.sink, self.error, self.cancel = sink, None, False
         self.queue: queue.Queue = queue.Queue(maxsize=depth)
         self.thread = threading.Thread(target=self._run, name="anonset-writer", daemon=True)
         self.thread.start()
@@ -207,7 +207,7 @@ class _WriteBehind:
             table = self.queue.get()
             if table is self._DONE:
                 return
-            if self.error is None:
+            if self.error is None and not self.cancel:
                 try:
                     self.sink.write(table)
                 except BaseException as e:          # raised on the caller's thread
@@ -222,6 +222,11 @@ class _WriteBehind:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            # stopped (an error, a signal): the waiting blocks are dropped and
+            # only the write in progress is waited for, before the sink and
+            # its temporary files are removed
+            self.cancel = True
         self.queue.put(self._DONE)
         self.thread.join()
         if exc_type is None and self.error is not None:
