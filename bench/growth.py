@@ -13,6 +13,9 @@ Operations and their data:
                   l = 3, d = 2, Algorithm 1).
 * ``lgb``         paper 002 (anonset.lgb, MDP) on Adult rows drawn with
                   replacement, bench_papers.py's configuration.
+* ``msa_scan``    the same with Pseudocode 1's nearest searches by scanning
+                  the cluster (the reference; the algorithm before the k-d
+                  tree; not in the default --ops).
 * ``msa``         paper 003 (anonymize_msa, Algorithm 2 = 'pca', k = 10,
                   t = 0.3) on a table whose QIs are two near-continuous
                   integers (distinct QI tuples grow with n, about 0.9 n) and a
@@ -51,8 +54,9 @@ N_ATTRS = 10
 FULL = {"publish": [370_370, 1_111_111, 3_333_333, 10_000_000],
         "reconstruct": [370_370, 1_111_111, 3_333_333, 10_000_000],
         "semantic": [370_370, 1_111_111, 3_333_333, 10_000_000],
-        "lgb": [12_345, 37_037, 111_111, 333_333],
-        "msa": [37_037, 111_111, 333_333, 1_000_000]}
+        "lgb": [123_457, 370_370, 1_111_111, 3_333_333],
+        "msa": [370_370, 1_111_111, 3_333_333, 10_000_000],
+        "msa_scan": [37_037, 111_111, 333_333, 1_000_000]}
 QUICK = {op: [1_000, 3_000, 9_000, 27_000] for op in FULL}
 
 
@@ -123,13 +127,20 @@ def msa_table(n, seed=3):
                          "s2": rng.choice(list("uvwxyz"), n)})
 
 
-def run_msa(n, algorithm="pca", k=10, t=0.3):
+def run_msa(n, algorithm="pca", k=10, t=0.3, reference_scan=False):
     from anonset.checks import check_partition
-    from anonset.msa import anonymize_msa
+    from anonset.msa import MSAProblem, anonymize_msa
     df = msa_table(n)
-    t0 = time.perf_counter()
-    res = anonymize_msa(df, ["x", "y", "c"], ["s1", "s2"], k, t, algorithm=algorithm, seed=KEY)
-    dt = time.perf_counter() - t0
+    generate = MSAProblem.generate
+    if reference_scan:      # Pseudocode 1's nearest searches by scanning (before the k-d tree)
+        MSAProblem.generate = lambda self, *a, **kw: generate(self, *a, reference_scan=True, **kw)
+    try:
+        t0 = time.perf_counter()
+        res = anonymize_msa(df, ["x", "y", "c"], ["s1", "s2"], k, t, algorithm=algorithm,
+                            seed=KEY)
+        dt = time.perf_counter() - t0
+    finally:
+        MSAProblem.generate = generate
     assert res.k_achieved >= k and res.t_achieved <= t
     if n <= 200_000:                      # the independent checker (pandas; slow beyond)
         g = res.generalized()
@@ -139,8 +150,13 @@ def run_msa(n, algorithm="pca", k=10, t=0.3):
     return dt, res
 
 
+def run_msa_scan(n):
+    return run_msa(n, reference_scan=True)
+
+
 OPS = {"publish": run_publish, "reconstruct": run_reconstruct, "semantic": run_semantic,
-       "lgb": run_lgb, "msa": run_msa}
+       "lgb": run_lgb, "msa": run_msa, "msa_scan": run_msa_scan}
+DEFAULT_OPS = "publish,reconstruct,semantic,lgb,msa"
 
 
 # ---------------------------------------------------------------- fitting and output
@@ -169,18 +185,21 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores; {platform.platform()}; Python {platform.python_version()}"
 
 
-def markdown(rows, *, command, load0, load1, note="") -> str:
-    out = ["# Growth exponents (issue 16, target 7)", "",
-           f"Written by `bench/growth.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+def markdown(rows, *, command, load0, load1, note="", title=True) -> str:
+    out = (["# Growth exponents (issue 16, target 7)", ""] if title else ["", "## Another run", ""])
+    out += [f"Written by `bench/growth.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
            "", f"- Machine: {machine()}", f"- Load before: `{load0}`",
            f"- Load after: `{load1}`", f"- Command: `{command}`", "",
            "Exponent: least-squares slope of log(time) on log(rows) over the four sizes "
            "(1.0 = linear; n log n over a x27 range reads about 1.1; 2.0 = quadratic).", "",
            "| operation | rows | seconds | exponent |", "|---|---|---|---|"]
-    for op, ns, ts in rows:
+    for op, ns, ts, why in rows:
         e = slope(ns, ts) if len(ns) >= 2 else float("nan")
         out.append(f"| {op} | {' / '.join(f'{n:,}' for n in ns)} | "
                    f"{' / '.join(f'{t:.3g}' for t in ts)} | **{e:.2f}** |")
+    for op, ns, ts, why in rows:
+        if why:
+            out.append(f"\n{op}: {why}.")
     if note:
         out += ["", note]
     return "\n".join(out) + "\n"
@@ -197,28 +216,40 @@ def parse_sizes(specs):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
-    ap.add_argument("--ops", default=",".join(OPS), help="comma-separated operations")
+    ap.add_argument("--ops", default=DEFAULT_OPS,
+                    help=f"comma-separated, of {', '.join(OPS)} (default: {DEFAULT_OPS})")
+    ap.add_argument("--limit", type=float, default=300.0,
+                    help="skip a size whose predicted time exceeds this many seconds")
     ap.add_argument("--sizes", nargs="*", help="op=n1,n2,... overrides")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
                                                    "RESULTS_growth.md"))
     ap.add_argument("--note", default="", help="a paragraph appended to the page")
+    ap.add_argument("--append", action="store_true",
+                    help="add this run's table to --out instead of replacing it")
     a = ap.parse_args(argv)
     sizes = {**(QUICK if a.quick else FULL), **parse_sizes(a.sizes)}
     load0 = uptime()
     rows = []
     for op in a.ops.split(","):
-        ns, ts = [], []
+        ns, ts, why = [], [], ""
         for n in sizes[op]:
+            if ts:
+                e = slope(ns, ts) if len(ts) >= 2 else 2.0
+                guess = ts[-1] * (n / ns[-1]) ** max(e, 1.0)
+                if guess > a.limit:
+                    why = f"{n:,} rows skipped: predicted {guess:.0f} s > --limit {a.limit:.0f} s"
+                    print(why, flush=True)
+                    break
             dt, _ = OPS[op](n)
             ns.append(n)
             ts.append(dt)
             print(f"{op:12s} n={n:>11,} {dt:9.3f} s", flush=True)
-        rows.append((op, ns, ts))
+        rows.append((op, ns, ts, why))
         print(f"{op:12s} exponent {slope(ns, ts):.2f}", flush=True)
     text = markdown(rows, command="python " + " ".join(["bench/growth.py"] + sys.argv[1:]),
-                    load0=load0, load1=uptime(), note=a.note)
+                    load0=load0, load1=uptime(), note=a.note, title=not a.append)
     if a.out != "-":
-        with open(a.out, "w") as f:
+        with open(a.out, "a" if a.append else "w") as f:
             f.write(text)
     print(text)
     return rows

@@ -71,8 +71,7 @@ static int64_t pool_nearest(const pool_t *P, int32_t c, const qispec *s,
                             const int32_t *xu, const int32_t *xr)
 {
     if (P->index) {
-        const int64_t en = anonset_msa_index_nearest(P->index, s, xu, P->etid, P->ecnt,
-                                                     P->epos, c, xr);
+        const int64_t en = anonset_msa_index_nearest(P->index, s, P->epos, c, xr);
         return en < 0 ? -1 : P->mem[P->ebeg[en] + P->ecnt[en] - 1];
     }
     const int64_t b = P->cbeg[c], e = P->cbeg[c] + P->cne[c];

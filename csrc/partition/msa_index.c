@@ -125,8 +125,11 @@ int anonset_msa_index_build(anonset_msa_index *X, const anonset_msa_qi *qi, cons
     X->blo = malloc((size_t)cap * nq * sizeof(int32_t));
     X->bhi = malloc((size_t)cap * nq * sizeof(int32_t));
     X->root = malloc((size_t)n_clusters * sizeof(int64_t));
+    X->code = malloc((size_t)(n_ent > 0 ? n_ent : 1) * nq * sizeof(int32_t));
+    X->gone = calloc((size_t)(n_ent > 0 ? n_ent : 1), 1);
+    X->slot = malloc((size_t)(n_ent > 0 ? n_ent : 1) * sizeof(int64_t));
     if (!X->perm || !X->leaf_of || !X->nb || !X->ne || !X->left || !X->right || !X->parent
-        || !X->alive || !X->blo || !X->bhi || !X->root) {
+        || !X->alive || !X->blo || !X->bhi || !X->root || !X->code || !X->gone || !X->slot) {
         anonset_msa_index_free(X);
         return ANONSET_ERR_NOMEM;
     }
@@ -135,6 +138,13 @@ int anonset_msa_index_build(anonset_msa_index *X, const anonset_msa_qi *qi, cons
     for (int32_t c = 0; c < n_clusters; ++c)
         X->root[c] = cne[c] > 0 ? build_node(X, qi, xu, etid, cbeg[c], cbeg[c] + cne[c], -1)
                                 : -1;
+    /* the tuples in leaf order: a leaf's scan reads consecutive memory */
+    X->n_qi = qi->n_qi;
+    for (int64_t q = 0; q < n_ent; ++q) {
+        X->slot[X->perm[q]] = q;
+        for (int32_t j = 0; j < qi->n_qi; ++j)
+            X->code[q * qi->n_qi + j] = xu[etid[X->perm[q]] * qi->n_qi + j];
+    }
     return ANONSET_OK;
 }
 
@@ -161,7 +171,6 @@ static inline double node_bound(const anonset_msa_index *X, const anonset_msa_qi
 }
 
 int64_t anonset_msa_index_nearest(const anonset_msa_index *X, const anonset_msa_qi *qi,
-                                  const int32_t *xu, const int64_t *etid, const int64_t *ecnt,
                                   const int64_t *epos, int32_t c, const int32_t *xr)
 {
     const int32_t nq = qi->n_qi;
@@ -181,14 +190,13 @@ int64_t anonset_msa_index_nearest(const anonset_msa_index *X, const anonset_msa_
             continue;
         if (X->left[id] < 0) {
             for (int64_t q = X->nb[id]; q < X->ne[id]; ++q) {
-                const int64_t e = X->perm[q];
-                if (ecnt[e] == 0)
+                if (X->gone[q])
                     continue;
-                const double dd = anonset_msa_qi_sqd(qi, xr, xu + etid[e] * nq);
-                if (dd < bd || (dd == bd && epos[e] < bpos)) {
+                const double dd = anonset_msa_qi_sqd(qi, xr, X->code + q * nq);
+                if (dd < bd || (dd == bd && epos[X->perm[q]] < bpos)) {
                     bd = dd;
-                    bpos = epos[e];
-                    best = e;
+                    best = X->perm[q];
+                    bpos = epos[best];
                 }
             }
             continue;
@@ -212,6 +220,7 @@ int64_t anonset_msa_index_nearest(const anonset_msa_index *X, const anonset_msa_
 
 void anonset_msa_index_remove(anonset_msa_index *X, int64_t e)
 {
+    X->gone[X->slot[e]] = 1;
     for (int64_t id = X->leaf_of[e]; id >= 0; id = X->parent[id])
         X->alive[id] -= 1;
 }
@@ -229,5 +238,8 @@ void anonset_msa_index_free(anonset_msa_index *X)
     free(X->blo);
     free(X->bhi);
     free(X->root);
+    free(X->code);
+    free(X->gone);
+    free(X->slot);
     memset(X, 0, sizeof *X);
 }

@@ -42,7 +42,11 @@ static inline double anonset_msa_qi_sqd(const anonset_msa_qi *s, const int32_t *
 
 typedef struct {
     int64_t n_nodes;
+    int32_t n_qi;
     int64_t *perm;          /* entries, each node's contiguous in [nb, ne) */
+    int32_t *code;          /* perm order x n_qi: the entries' tuples (scanned in order) */
+    char *gone;             /* perm order: the entry has no alive record */
+    int64_t *slot;          /* entry: its position in perm */
     int64_t *nb, *ne;       /* node: range of perm */
     int64_t *left, *right;  /* node: children (-1: a leaf) */
     int64_t *parent;        /* node: parent (-1: a root) */
@@ -59,10 +63,9 @@ int anonset_msa_index_build(anonset_msa_index *X, const anonset_msa_qi *qi, cons
                             int64_t n_ent, const int64_t *etid, int32_t n_clusters,
                             const int64_t *cbeg, const int64_t *cne);
 
-/* The alive entry (ecnt[e] > 0) of cluster c nearest to the tuple xr: least
+/* The alive entry (not removed) of cluster c nearest to the tuple xr: least
  * (distance, epos[e]); -1 when the cluster has none. */
 int64_t anonset_msa_index_nearest(const anonset_msa_index *X, const anonset_msa_qi *qi,
-                                  const int32_t *xu, const int64_t *etid, const int64_t *ecnt,
                                   const int64_t *epos, int32_t c, const int32_t *xr);
 
 /* Entry e has no alive record left. */
