@@ -141,6 +141,8 @@ def run_msa(n, algorithm="pca", k=10, t=0.3, reference_scan=False):
         dt = time.perf_counter() - t0
     finally:
         MSAProblem.generate = generate
+    print(f"  msa steps (s): {', '.join(f'{k} {v:.2f}' for k, v in res.timings.items())}; "
+          f"classes {res.n_initial_classes:,}, merges {res.n_merges:,}", flush=True)
     assert res.k_achieved >= k and res.t_achieved <= t
     if n <= 200_000:                      # the independent checker (pandas; slow beyond)
         g = res.generalized()
