@@ -24,7 +24,7 @@ Operations and their data:
 
 Run::
 
-    PYTHONPATH=src nice -n 10 python bench/growth.py            # full (tens of minutes)
+    PYTHONPATH=src nice -n 10 python bench/growth.py            # full (about 12 minutes)
     PYTHONPATH=src python bench/growth.py --quick               # seconds, tiny sizes
     PYTHONPATH=src python bench/growth.py --ops msa --sizes msa=10000,30000
 
@@ -220,7 +220,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
     ap.add_argument("--ops", default=DEFAULT_OPS,
                     help=f"comma-separated, of {', '.join(OPS)} (default: {DEFAULT_OPS})")
-    ap.add_argument("--limit", type=float, default=300.0,
+    ap.add_argument("--limit", type=float, default=400.0,
                     help="skip a size whose predicted time exceeds this many seconds")
     ap.add_argument("--sizes", nargs="*", help="op=n1,n2,... overrides")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
