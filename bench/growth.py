@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -48,6 +47,7 @@ import pandas as pd
 
 import anonset
 from anonset.models import Diversity
+from anonset.reproduce.page import machine_line
 
 KEY = "0123456789abcdef0123456789abcdef"
 N_ATTRS = 10
@@ -175,22 +175,10 @@ def uptime() -> str:
         return "?"
 
 
-def machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores; {platform.platform()}; Python {platform.python_version()}"
-
-
 def markdown(rows, *, command, load0, load1, note="", title=True) -> str:
     out = (["# Growth exponents (issue 16, target 7)", ""] if title else ["", "## Another run", ""])
     out += [f"Written by `bench/growth.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-           "", f"- Machine: {machine()}", f"- Load before: `{load0}`",
+           "", f"- Machine: {machine_line()}", f"- Load before: `{load0}`",
            f"- Load after: `{load1}`", f"- Command: `{command}`", "",
            "Exponent: least-squares slope of log(time) on log(rows) over the four sizes "
            "(1.0 = linear; n log n over a x27 range reads about 1.1; 2.0 = quadratic).", "",
