@@ -48,6 +48,21 @@ def test_tree_gives_the_scans_classes(n, k, spread, alg, qi_kind, seed):
     np.testing.assert_array_equal(tree[0], scan[0])
 
 
+@pytest.mark.parametrize("spread, qi_kind", [(30, "mixed"), (10 ** 6, "mixed"),
+                                             (10 ** 6, "numeric"), (5, "categorical")])
+def test_deep_trees_give_the_scans_classes(spread, qi_kind):
+    # 6,000 rows: trees several levels deep, many ties at spread 30 and 5
+    df, qi = _table(6000, spread, 11, qi_kind)
+    hier = {"job": H_JOB, **({"city": H_CITY} if "city" in qi else {})}
+    p = MSAProblem(df, qi, ["job", "edu"], hierarchies=hier)
+    for alg in ("pca", "microagg"):
+        groups, mode, _ = p.clusters(alg, 4, 0.3, seed=5)
+        tree = p.generate(groups, mode, seed=6)
+        scan = p.generate(groups, mode, seed=6, reference_scan=True)
+        assert tree[1] == scan[1]
+        np.testing.assert_array_equal(tree[0], scan[0])
+
+
 def test_tree_without_lca_table_still_exact():
     # without the LCA table the hierarchical QIs do not prune: same classes
     df, qi = _table(400, 50, 7, "mixed")
