@@ -390,7 +390,8 @@ def write(path, T, res, meta, n):
     add("")
     add("Rerun: `PYTHONPATH=src /work/venv/bin/python bench/compare_perf.py`.  Older reports: "
         "[RESULTS_round1.md](RESULTS_round1.md) (round one: compare.py), [RESULTS_core.md](RESULTS_core.md), "
-        "[RESULTS_emd.md](RESULTS_emd.md).")
+        "[RESULTS_emd.md](RESULTS_emd.md).  Growth exponents of publish, reconstruct, semantic, "
+        "lgb and msa: [RESULTS_growth.md](RESULTS_growth.md) (bench/growth.py).")
     path.write_text("\n".join(L) + "\n")
 
 

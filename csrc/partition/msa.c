@@ -1,5 +1,6 @@
 /* Kernels of paper 003; see msa.h for the contract. */
 #include "msa.h"
+#include "msa_index.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,20 +10,7 @@
 typedef anonset_msa_qi qispec;
 typedef anonset_msa_sa saspec;
 
-/* Squared QI distance of eq. 2 between two code rows. */
-static inline double qi_sqd(const qispec *s, const int32_t *a, const int32_t *b)
-{
-    double acc = 0.0;
-    for (int32_t j = 0; j < s->n_qi; ++j) {
-        if (s->kind[j] == 0) {
-            const double df = (double)(a[j] - b[j]) * s->scale[j];
-            acc += df * df;
-        } else {
-            acc += s->tab[s->tab_off[j] + (int64_t)a[j] * s->dom[j] + b[j]];
-        }
-    }
-    return acc;
-}
+#define qi_sqd anonset_msa_qi_sqd
 
 /* (d, id) lexicographic "better" for minimum / maximum searches. */
 static inline int lex_greater(double d, int64_t i, double bd, int64_t bi)
@@ -49,6 +37,7 @@ typedef struct {
     int64_t *cbeg;      /* cluster: first slot in ealive */
     int64_t *cne;       /* cluster: alive entries */
     int64_t *csz;       /* cluster: alive records */
+    anonset_msa_index *index;  /* k-d trees of the clusters (NULL: scan) */
 } pool_t;
 
 static void pool_remove(pool_t *P, int32_t c, int64_t y)
@@ -69,14 +58,22 @@ static void pool_remove(pool_t *P, int32_t c, int64_t y)
         P->epos[last] = idx;
         P->epos[e] = -1;
         P->cne[c] -= 1;
+        if (P->index)
+            anonset_msa_index_remove(P->index, e);
     }
 }
 
 /* An alive record of cluster c whose tuple is nearest to tuple row xr (the
- * first nearest entry in scan order; an exact duplicate ends the scan). */
+ * first nearest entry in scan order, i.e. the least (distance, position in
+ * ealive)): from the k-d tree, or by the reference scan (an exact duplicate
+ * ends it). */
 static int64_t pool_nearest(const pool_t *P, int32_t c, const qispec *s,
                             const int32_t *xu, const int32_t *xr)
 {
+    if (P->index) {
+        const int64_t en = anonset_msa_index_nearest(P->index, s, P->epos, c, xr);
+        return en < 0 ? -1 : P->mem[P->ebeg[en] + P->ecnt[en] - 1];
+    }
     const int64_t b = P->cbeg[c], e = P->cbeg[c] + P->cne[c];
     const int32_t nq = s->n_qi;
     double bd = DBL_MAX;
@@ -116,7 +113,9 @@ int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_cluster
     int status = ANONSET_OK;
     const int nt = anonset_threads(n_threads);
     pool_t P;
+    anonset_msa_index tree;
     memset(&P, 0, sizeof P);
+    memset(&tree, 0, sizeof tree);
     int32_t *cl_of = NULL;
     int64_t *pick = NULL, *seeds = NULL, *gcnt = NULL, *galive = NULL, *gpos = NULL;
     int64_t *cnt = NULL, *num1 = NULL, *num2 = NULL, *cnt_off = NULL;
@@ -181,6 +180,13 @@ int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_cluster
             cl_of[y] = c;
         }
         P.cne[c] = n_ent - P.cbeg[c];
+    }
+    if (!cl->reference_scan) {
+        status = anonset_msa_index_build(&tree, &spec, xu, n_ent, P.etid, n_clusters, P.cbeg,
+                                         P.cne);
+        if (status != ANONSET_OK)
+            goto done;
+        P.index = &tree;
     }
 
     if (seed_mode == ANONSET_MSA_SEED_FARTHEST) {
@@ -412,6 +418,7 @@ int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_cluster
     *n_ec_out = n_ec;
 
 done:
+    anonset_msa_index_free(&tree);
     free(P.mem);
     free(P.rpos);
     free(P.rent);

@@ -73,13 +73,16 @@ typedef struct {
  * the records members[cl_start[c] .. cl_start[c+1]), records with the same
  * tuple contiguous (the last of them is taken first).  seed_order: for
  * ANONSET_MSA_SEED_ORDER, the records of the smallest cluster (the first
- * smallest) in the order they become seeds. */
+ * smallest) in the order they become seeds.  Nearest searches use a k-d tree
+ * per cluster (msa_index.h), with the scan's exact answer. */
 typedef struct {
     int32_t n_clusters;
     const int64_t *cl_start, *members;
     int32_t seed_mode;
     const int64_t *seed_order;
     int64_t n_seed_order;
+    int32_t reference_scan;    /* 1: nearest searches by a scan of the cluster, O(n) each
+                                * (the reference the k-d tree is tested against) */
 } anonset_msa_clusters;
 
 /* Pseudocode 1.  xu: n_tuples x n_qi codes (row-major) of the distinct QI

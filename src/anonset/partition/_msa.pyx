@@ -36,6 +36,7 @@ cdef extern from "msa.h":
         int32_t seed_mode
         const int64_t *seed_order
         int64_t n_seed_order
+        int32_t reference_scan
     int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_clusters *cl,
                                  int64_t n, const int32_t *xu, int64_t n_tuples,
                                  const int64_t *tid, int n_threads, int64_t *ec_out,
@@ -91,8 +92,12 @@ def generate_ecs(const int32_t[:, ::1] xu, const int64_t[::1] tid, const int32_t
                  const double[::1] scale,
                  const int32_t[::1] dom, const int64_t[::1] tab_off, const double[::1] tab,
                  const int64_t[::1] cl_start, const int64_t[::1] members, int seed_mode,
-                 const int64_t[::1] seed_order, int n_threads):
-    """Class id per record (Pseudocode 1) and the number of classes."""
+                 const int64_t[::1] seed_order, int n_threads, const int32_t[::1] lca=None,
+                 bint reference_scan=False):
+    """Class id per record (Pseudocode 1) and the number of classes.  ``lca``:
+    the table QIs' LCA nodes (the k-d tree prunes on them; optional);
+    ``reference_scan``: nearest searches by scanning the cluster (the
+    reference the k-d tree is tested against; same result, O(n) each)."""
     cdef int64_t n = tid.shape[0], n_ec = 0, n_tuples = xu.shape[0]
     cdef int status
     cdef anonset_msa_clusters cl
@@ -101,12 +106,15 @@ def generate_ecs(const int32_t[:, ::1] xu, const int64_t[::1] tid, const int32_t
         raise ValueError("generate_ecs: need at least one record and one cluster")
     if xu.shape[1] != kind.shape[0]:
         raise ValueError("generate_ecs: per-QI arrays must have one entry per QI")
-    cdef anonset_msa_qi qi = qi_spec("generate_ecs", kind, scale, dom, tab_off, tab, None)
+    if lca is not None and lca.shape[0] != tab.shape[0]:
+        raise ValueError("generate_ecs: lca must have one entry per table entry")
+    cdef anonset_msa_qi qi = qi_spec("generate_ecs", kind, scale, dom, tab_off, tab, lca)
     cl.cl_start = &cl_start[0]
     cl.members = &members[0]
     cl.seed_mode = seed_mode
     cl.seed_order = &seed_order[0] if seed_order.shape[0] > 0 else NULL
     cl.n_seed_order = seed_order.shape[0]
+    cl.reference_scan = 1 if reference_scan else 0
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] o = out
     cdef const int32_t *xp = &xu[0, 0] if qi.n_qi > 0 else NULL

@@ -309,8 +309,11 @@ class MSAProblem:
                 keys.append(s.codes)
         return np.lexsort(keys)
 
-    def generate(self, groups, seed_mode: int, *, seed=None) -> tuple:
-        """GenerateEquivalenceClasses (Pseudocode 1): class id per record."""
+    def generate(self, groups, seed_mode: int, *, seed=None,
+                 reference_scan: bool = False) -> tuple:
+        """GenerateEquivalenceClasses (Pseudocode 1): class id per record.
+        Nearest searches use a k-d tree per cluster; ``reference_scan`` scans
+        the cluster instead (same classes, O(n) per search; for tests)."""
         from .. import _msa
         rng = np.random.default_rng(seed)
         # random order within a tuple, equal tuples contiguous within a group
@@ -327,7 +330,8 @@ class MSAProblem:
         members = np.ascontiguousarray(np.concatenate(groups), dtype=np.int64)
         return _msa.generate_ecs(self._xu, self._tid, self._kind, self._scale, self._dom,
                                  self._tab_off, self._tab, cl_start, members, int(seed_mode),
-                                 seed_order, self.n_threads)
+                                 seed_order, self.n_threads, self._lca,
+                                 bool(reference_scan))
 
     def class_state(self, classes: np.ndarray, n_classes: int):
         """SA counts and QI centroids (lo, hi) of every class."""
