@@ -247,7 +247,9 @@ def write(path, T, res, meta, n):
     add("# Benchmarks: performance, second round (issue 16)")
     add("")
     add(f"Written by `bench/compare_perf.py{meta['flags']}` on {meta['date']} "
-        f"({meta['minutes']:.1f} minutes); all figures from this one run.")
+        f"({meta['minutes']:.1f} minutes); all figures from this one run.  Every target of "
+        "issue 16 with its status and where it is measured: \"Targets at a glance\" at the "
+        "end of this page.")
     add("")
     add(f"- Machine: {bi['processor']}, {bi['cpu_count']} cores, {meta['mem_gib']:.0f} GiB; "
         f"{bi['platform']}; SIMD level {_kernels.simd_level()}")
@@ -392,7 +394,17 @@ def write(path, T, res, meta, n):
         "[RESULTS_round1.md](RESULTS_round1.md) (round one: compare.py), [RESULTS_core.md](RESULTS_core.md), "
         "[RESULTS_emd.md](RESULTS_emd.md).  Growth exponents of publish, reconstruct, semantic, "
         "lgb and msa: [RESULTS_growth.md](RESULTS_growth.md) (bench/growth.py).")
-    path.write_text("\n".join(L) + "\n")
+    # sections written by hand or by other scripts below KEEP survive a rerun
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        if KEEP in old:
+            kept = old[old.index(KEEP):]
+    path.write_text("\n".join(L) + "\n" + ("\n" + kept if kept else ""))
+
+
+#: The marker after which bench/RESULTS.md holds sections this script keeps.
+KEEP = "<!-- kept by compare_perf.py: the sections below are not written by it -->"
 
 
 class PerfTimer(Timer):
