@@ -15,6 +15,9 @@ the QIDs exact), Sec. 6: Figs. 1-5, against TP, Anatomy and Mondrian.
   that gives the paper's magnitudes; ``mse_count``: the whole count's
   fraction); defaults l = 10, q = 3, s = 0.07, 1,000 queries per setting
   (Sec. 6.3).
+* Evaluation: a workload is answered from per-QID-point tables
+  (:mod:`anonset.partition.baselines.cells`) where points are fewer than
+  rows (the stand-ins), else query by query (Adult); the same answers.
 """
 from __future__ import annotations
 
