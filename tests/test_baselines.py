@@ -283,3 +283,36 @@ def test_count_query_mse_grows_with_l_on_a_stand_in():
             errs[method.__name__, l] = Q.query_mse(X, Q.answer_partition(rel, qs), N)
     for m in ("anatomy", "mondrian", "tp"):
         assert 0 < errs[m, 2] < errs[m, 10], errs
+
+
+@SETTINGS
+@given(tables(min_rows=20, max_rows=120), st.integers(1, 3), st.integers(0, 1000))
+def test_point_cell_answers_equal_the_per_query_answers(t, l_try, seed):
+    """The workload path (per-point tables, anonset.partition.baselines.cells)
+    gives the per-query functions' answers: true counts, cell sizes and the
+    Proposal's w exactly, the partitions' estimates up to summation order."""
+    import anonset
+    from anonset.partition.baselines import cells as C
+    df, qids, l = t
+    l = min(l, l_try)
+    rels = [m(df, qids=qids, sensitive="s", l=l, seed=5, research_seed=True)
+            for m in (B.anatomy, B.mondrian, B.tp)]
+    qc, sc = rels[0].qcodes, rels[0].scodes
+    dom = [len(rels[0].domains[c]) for c in qids]
+    d_s = len(rels[0].domains["s"])
+    qs = Q.random_queries(dom, d_s, min(2, len(qids)), 0.3, 15, seed=seed)
+    cells = C.PointCells(qc)
+    assert cells.sizes.sum() == len(df) and cells.n_points == len(np.unique(qc.T, axis=0))
+    X, N = Q.answer_true(qc, sc, qs)
+    Xc, Nc = C.true_sums(cells, sc, d_s, qs)
+    assert np.array_equal(N, Nc) and all(np.array_equal(a, b) for a, b in zip(X, Xc))
+    for rel in rels:
+        for a, b in zip(Q.answer_partition(rel, qs), C.partition_sums(rel, cells, qs)):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    pub = anonset.publish(df[["s"]], anonset.Diversity(min(2, d_s)), seed=3,
+                          research_seed=True, sensitive=["s"], keep_order=True,
+                          domains={"s": rels[0].domains["s"]})
+    sa = Q.SetAnswers(pub, "s")
+    W = C.set_w(sa.members, sa.d, cells, qs)
+    for qu, w in zip(qs, W):
+        assert np.array_equal(w, sa.w(Q.match_rows(qc, qu)))

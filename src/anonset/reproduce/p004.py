@@ -15,6 +15,9 @@ the QIDs exact), Sec. 6: Figs. 1-5, against TP, Anatomy and Mondrian.
   that gives the paper's magnitudes; ``mse_count``: the whole count's
   fraction); defaults l = 10, q = 3, s = 0.07, 1,000 queries per setting
   (Sec. 6.3).
+* Evaluation: a workload is answered from per-QID-point tables
+  (:mod:`anonset.partition.baselines.cells`) where points are fewer than
+  rows (the stand-ins), else query by query (Adult); the same answers.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import pandas as pd
 from ..datasets import ipums_standin as IPUMS
 from ..datasets import load_adult
 from ..partition import baselines as B
+from ..partition.baselines import cells as C
 from ..partition.baselines import queries as Q
 from . import figures as F
 
@@ -44,7 +48,7 @@ SCALES = {
     "smoke": dict(rows=4_000, queries=25, ds=(3,), adult_rows=4_000, adult_ls=(2, 5),
                   adult_sets=(2, 8, 10)),
     # quick leaves out Adult(3): fnlwgt's 26,742 values make each query's EM
-    # about 0.3 s (the full run has it)
+    # about 30 ms (the full run has it)
     "quick": dict(rows=60_000, queries=200, ds=(3, 5, 7), adult_rows=None,
                   adult_ls=(2, 6, 10), adult_sets=(1, 2) + tuple(range(4, 16))),
     "full": dict(rows=IPUMS.IPUMS_ROWS, queries=1000, ds=(3, 5, 7), adult_rows=None,
@@ -82,6 +86,13 @@ class Dataset:
     @property
     def d_s(self):
         return len(self.domains[self.sensitive])
+
+    @property
+    def cells(self) -> C.PointCells:
+        """The rows grouped by QID point (made once, for every workload)."""
+        if getattr(self, "_cells", None) is None:
+            self._cells = C.PointCells(self.qcodes)
+        return self._cells
 
 
 def ipums(kind: str, d: int, rows: int) -> Dataset:
@@ -138,24 +149,42 @@ class Release:
             return self.obj.answer(qu, rows)
         return Q.answer_partition(self.obj, [qu], rows=[rows])[0]
 
+    def answers(self, queries, cells: C.PointCells, N: np.ndarray) -> list:
+        """:meth:`answer` for a whole workload at once (``N``: cell sizes)."""
+        if self.method == "Proposal":
+            W = C.set_w(self.obj.members, self.obj.d, cells, queries)
+            return [self.obj.answer_w(qu, w, n) for qu, w, n in zip(queries, W, N)]
+        return C.partition_sums(self.obj, cells, queries)
+
+
+def workload_answers(ds: Dataset, releases: list, qs: list) -> tuple:
+    """(X, N, {method: estimates}) of one workload, from the per-point tables
+    when they fit (:func:`anonset.partition.baselines.cells.dense_ok`), else
+    query by query: the same answers either way."""
+    ok = [r for r in releases if r.ok]
+    groups = max([r.obj.n_groups for r in ok if r.method != "Proposal"], default=0)
+    if C.dense_ok(ds.cells.n_points, ds.scodes.size, ds.d_s, groups):
+        X, N = C.true_sums(ds.cells, ds.scodes, ds.d_s, qs)
+        return X, N, {r.method: r.answers(qs, ds.cells, N) for r in ok}
+    X, N = [], np.zeros(len(qs))
+    est = {r.method: [] for r in ok}
+    for i, qu in enumerate(qs):
+        rows = Q.match_rows(ds.qcodes, qu)
+        N[i] = rows.size
+        X.append(np.bincount(ds.scodes[rows], minlength=ds.d_s)[qu.s_members].astype(float))
+        for r in ok:
+            est[r.method].append(r.answer(qu, rows))
+    return X, N, est
+
 
 def evaluate(ds: Dataset, releases: list, q: int, s: float, n_queries: int, seed: int) -> dict:
     """MSE (eq. 11, both readings) of each release over one random workload:
     {method: (value reading, count reading)}."""
     qs = Q.random_queries(ds.dom, ds.d_s, q, s, n_queries, ordered=ds.ordered,
                           ordered_s=ds.ordered_s, seed=seed)
-    X, N = [], np.zeros(len(qs))
-    est = {r.method: [] for r in releases if r.ok}
-    est[REFERENCE] = []
+    X, N, est = workload_answers(ds, releases, qs)
     share = np.bincount(ds.scodes, minlength=ds.d_s) / ds.scodes.size
-    for i, qu in enumerate(qs):
-        rows = Q.match_rows(ds.qcodes, qu)
-        N[i] = rows.size
-        X.append(np.bincount(ds.scodes[rows], minlength=ds.d_s)[qu.s_members].astype(float))
-        est[REFERENCE].append(rows.size * share[qu.s_members])
-        for r in releases:
-            if r.ok:
-                est[r.method].append(r.answer(qu, rows))
+    est[REFERENCE] = [n * share[qu.s_members] for n, qu in zip(N, qs)]
     return {m: (Q.query_mse(X, e, N), Q.query_mse(X, e, N, reading="count"))
             for m, e in est.items()}
 

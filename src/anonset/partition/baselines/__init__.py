@@ -11,7 +11,8 @@ output order, ``seed`` is key material) and their guarantees checkable:
 * :func:`rating` -- Liu, Luo & Huang 2011 (paper 000's Rating), per-attribute
   buckets published as sets;
 * :mod:`.queries` -- paper 004's count queries of selectivity s and their
-  MSE (eq. 11-12).
+  MSE (eq. 11-12); :mod:`.cells` answers a whole workload of them from
+  per-QID-point tables.
 
 The partition methods return a :class:`PartitionRelease`; ``check()``
 recomputes the guarantee from what is published.  The compiled kernels are in

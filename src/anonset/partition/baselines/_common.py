@@ -14,6 +14,7 @@ ids tell anything about the input order.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -172,8 +173,9 @@ class PartitionRelease:
     def n_groups(self) -> int:
         return int(self.glo.shape[0])
 
-    @property
+    @functools.cached_property
     def group_sizes(self) -> np.ndarray:
+        """Rows of each group (computed once: a release is not changed)."""
         return np.bincount(self.group, minlength=self.n_groups)
 
     def hits(self, s_members: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["CountQuery", "predicate_size", "random_queries", "match_rows", "answer_true",
-           "answer_partition", "answer_sets", "SetAnswers", "query_mse"]
+           "answer_partition", "box_weights", "answer_sets", "SetAnswers", "query_mse"]
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,10 @@ def answer_true(qcodes: np.ndarray, scodes: np.ndarray, queries, rows=None) -> t
 
 
 def _per_value(rel, qu, weight_of_group) -> np.ndarray:
-    """sum over the rows with S in b_S of their group's weight, by value."""
-    vals = np.flatnonzero(qu.s_members)
-    rows = np.flatnonzero(qu.s_members[rel.scodes])
-    pos = np.searchsorted(vals, rel.scodes[rows])
-    return np.bincount(pos, weights=weight_of_group[rel.group[rows]], minlength=vals.size)
+    """sum over the rows with S in b_S of their group's weight, by value
+    (each value's rows are summed in row order)."""
+    return np.bincount(rel.scodes, weights=weight_of_group[rel.group],
+                       minlength=qu.s_members.size)[qu.s_members]
 
 
 def answer_partition(rel, queries, rows=None) -> list:
@@ -127,13 +126,20 @@ def answer_partition(rel, queries, rows=None) -> list:
             in_cell = np.bincount(rel.group[r], minlength=gsize.size)
             weight = np.divide(in_cell, gsize, out=np.zeros_like(gsize), where=gsize > 0)
         else:
-            weight = np.ones(gsize.size)           # share of each group's box in the query
-            for a, m in zip(qu.attrs, qu.members):
-                cum = np.concatenate([[0], np.cumsum(m)])
-                lo, hi = rel.glo[:, a], rel.ghi[:, a]
-                weight *= (cum[hi + 1] - cum[lo]) / (hi - lo + 1)
+            weight = box_weights(rel, qu)
         out.append(_per_value(rel, qu, weight))
     return out
+
+
+def box_weights(rel, qu: CountQuery) -> np.ndarray:
+    """Share of each group's box (a generalization's published QID ranges)
+    inside the query's QID predicate: Xiao & Tao's uniform assumption."""
+    weight = np.ones(rel.n_groups)
+    for a, m in zip(qu.attrs, qu.members):
+        cum = np.concatenate([[0], np.cumsum(m)])
+        lo, hi = rel.glo[:, a], rel.ghi[:, a]
+        weight *= (cum[hi + 1] - cum[lo]) / (hi - lo + 1)
+    return weight
 
 
 class SetAnswers:
@@ -154,10 +160,14 @@ class SetAnswers:
         return np.bincount(self.members[rows].ravel(), minlength=self.d)
 
     def answer(self, qu: CountQuery, rows: np.ndarray) -> np.ndarray:
+        return self.answer_w(qu, self.w(rows), rows.size)
+
+    def answer_w(self, qu: CountQuery, w: np.ndarray, n_rows: int) -> np.ndarray:
+        """The answer from the cell's counts ``w`` and its size."""
         from ...randomized.reconstruct import reconstruct
-        if rows.size == 0:
+        if n_rows == 0:
             return np.zeros(int(qu.s_members.sum()))
-        est = reconstruct(self.table, [self.sensitive], "em", w=self.w(rows)).counts
+        est = reconstruct(self.table, [self.sensitive], "em", w=w).counts
         return est[qu.s_members]
 
 
