@@ -21,7 +21,7 @@ if ! command -v "$PY" >/dev/null; then echo "sanitize: $PY not found" >&2; exit 
 
 TESTS=${ANONSET_SANITIZE_TESTS:-"tests/test_rng.py tests/test_sample.py tests/test_emd.py
  tests/test_settable.py tests/test_reconstruct.py tests/test_fuzz.py tests/test_concurrency.py
- tests/test_bad_input.py"}
+ tests/test_bad_input.py tests/test_order.py tests/test_msa_index.py tests/test_baselines.py"}
 # deselected under the sanitizers: subprocess SIGINT timing, 10^6-draw statistics,
 # the 200-seed bias study (minutes under ASan)
 SKIP=${ANONSET_SANITIZE_SKIP:-"sigint or chi_square or bias_over or slow"}
