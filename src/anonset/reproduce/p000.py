@@ -19,8 +19,8 @@ EM, ValueAdding (eq. 18), Rating (diversity only, as in the paper;
 where its operations per iteration times its iteration cap exceed a budget
 (NaN in the CSV).
 
-Fig. 7's gap (the paper: "almost perfectly"; ours: L1/N 0.16-0.30) is
-measured in :mod:`.p000_gap`.
+Fig. 7's gap (the paper: "almost perfectly"; ours: L1/N about 0.2, the
+range over publications on the results page) is measured in :mod:`.p000_gap`.
 """
 from __future__ import annotations
 
