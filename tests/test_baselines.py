@@ -105,6 +105,31 @@ def test_rating_buckets_l_diverse_and_marginal_exact(n, q, l, seed):
     assert ct.total == pytest.approx(n)
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 90), st.integers(0, 2**32 - 1))
+def test_rating_attribute_table_and_masks_match_oracle(n, d, seed):
+    """The one-sort AT and masks against the plain reading: distinct (BID,
+    value) rows sorted by pandas, each BID's mask the OR of its values' bits
+    (domains over 64 values included, in an order that is not sorted)."""
+    from anonset.partition.baselines.rating import _release_pairs
+    rng = np.random.default_rng(seed)
+    dom = tuple(f"v{k:03d}" for k in rng.permutation(d))
+    c = rng.integers(0, d, n)
+    b = rng.integers(0, max(1, n // 3), n)
+    b = np.unique(b, return_inverse=True)[1].astype(np.int64)    # buckets 0..nb-1
+    nb = int(b.max()) + 1
+    bid = rng.permutation(nb).astype(np.int64)
+    at, bm = _release_pairs(b, c, bid, dom, "x")
+    pair = np.unique(b * d + c)
+    want = pd.DataFrame({"BID": bid[pair // d], "x": np.asarray(dom, dtype=object)[pair % d]}
+                        ).sort_values(["BID", "x"], kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(at, want)
+    oracle = np.zeros((nb, (d + 63) // 64), dtype=np.uint64)
+    for bi, ci in zip(bid[b], c):
+        oracle[bi, ci // 64] |= np.uint64(1) << np.uint64(ci % 64)
+    np.testing.assert_array_equal(bm, oracle)
+
+
 # -------------------------------------------------------------- kernels
 def _greedy_group_count(counts, l):
     """Oracle: Anatomy's loop on the counts alone (ties do not matter)."""

@@ -135,14 +135,32 @@ def _popcount_rows(mask: np.ndarray) -> np.ndarray:
     return np.unpackbits(m.view(np.uint8), axis=1).sum(axis=1, dtype=np.int64)
 
 
-def _bucket_masks(bucket: np.ndarray, codes: np.ndarray, d: int) -> np.ndarray:
-    """(n, words) bitmask of each record's bucket's values."""
-    nb = int(bucket.max()) + 1
+def _release_pairs(b: np.ndarray, c: np.ndarray, bid: np.ndarray, dom: tuple, name: str):
+    """The AT of one attribute and the bitmask of each BID's values.
+
+    The AT has one row per distinct (bucket, value) pair: ``BID`` then the
+    value, sorted by BID and then by value (the values' own order, as
+    ``DataFrame.sort_values`` sorts them).  One sort of ``BID * d + rank``
+    gives both the AT's order and each bucket's run of values.  Returns
+    (AT, (buckets, words) uint64 masks indexed by BID).
+    """
+    d = len(dom)
+    values = np.asarray(dom, dtype=object)
+    rank = pd.Categorical(values, ordered=True).codes.astype(np.int64)   # sort rank of a code
+    code_of = np.empty(d, dtype=np.int64)
+    code_of[rank] = np.arange(d)
+    key = bid[b] * d + rank[c]
+    key.sort()
+    key = key[np.r_[True, key[1:] != key[:-1]]]                          # distinct pairs
+    pb, pc = key // d, code_of[key % d]
+    starts = np.flatnonzero(np.r_[True, pb[1:] != pb[:-1]])             # each BID's run
     words = (d + 63) // 64
-    bm = np.zeros((nb, words), dtype=np.uint64)
-    np.bitwise_or.at(bm, (bucket, codes // 64),
-                     np.left_shift(np.uint64(1), (codes % 64).astype(np.uint64)))
-    return bm[bucket]
+    bm = np.zeros((len(bid), words), dtype=np.uint64)
+    bit = np.left_shift(np.uint64(1), (pc % 64).astype(np.uint64))
+    for w in range(words):
+        vals = np.where(pc // 64 == w, bit, np.uint64(0))
+        bm[pb[starts], w] = np.bitwise_or.reduceat(vals, starts)
+    return pd.DataFrame({"BID": pb, name: values[pc]}), bm
 
 
 def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[str] = (),
@@ -198,7 +216,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         raise InputError("is empty", param="attributes", expected="at least one column")
     resolve_roles(data.columns, {"attributes": attrs, "other": list(other),
                                  "identifiers": list(identifiers), "drop": list(drop)})
-    frame = data.reset_index(drop=True)
+    # only read below: a copy of a large frame costs more than the release
+    frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
     if schema is None:
         schema = Schema.infer(frame[attrs], sensitive=attrs)
     codes = encode(frame, schema, columns=attrs)
@@ -231,11 +250,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         doms[a] = dom
         buckets[a] = b[order]
         true[a] = c[order]
-        masks[a] = _bucket_masks(buckets[a], true[a], d)
-        pair = np.unique(b * d + c)
-        at[a] = pd.DataFrame({"BID": bid[pair // d], a: np.asarray(dom, dtype=object)[pair % d]}
-                             ).sort_values(["BID", a], kind="stable").reset_index(drop=True)
         idt[a] = bid[buckets[a]]
+        at[a], by_bid = _release_pairs(b, c, bid, dom, a)
+        masks[a] = by_bid[idt[a]]
     info["l"] = dict(ls)
     return RatingRelease(tuple(attrs), ls, doms, pd.DataFrame(idt), at, info, masks, buckets,
                          true)
