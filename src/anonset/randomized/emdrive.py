@@ -17,7 +17,8 @@ reported as not converged.
 SQUAREM (Varadhan & Roland 2008, scheme S3 with the step-length control of
 their R package): from x0, x1 = F(x0), x2 = F(x1), r = x1 - x0,
 v = x2 - x1 - r, alpha = max(1, min(step_max, |r| / |v|)),
-x' = x0 + 2 alpha r + alpha^2 v clipped at 0, then one stabilizing update
+x' = x0 + 2 alpha r + alpha^2 v (a cell it takes to <= 0 keeps its EM value
+x2: an EM update never revives a zero cell), then one stabilizing update
 x_new = F(x').  Safeguard: x_new is kept only if L(x_new) >= L(x1) (so the
 accepted iterates never lower L); otherwise the cycle ends at x2, two plain
 EM updates, and step_max shrinks.  The fixed points are EM's.
@@ -214,7 +215,13 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
         else:
             alpha = min(step_max, max(1.0, math.sqrt(sr / sv)))
             xp = x + 2.0 * alpha * r + alpha * alpha * v
-            np.maximum(xp, 0.0, out=xp)
+            # a cell the extrapolation takes to zero or below keeps its EM
+            # value x2: EM's updates are multiplicative, so a cell set to 0
+            # stays 0 for ever, and clipping at 0 made false fixed points
+            # (an exact EM "converged" at L1/N 0.45 where its maximum is 0.02)
+            low = xp <= 0.0
+            if low.any():
+                xp[low] = x2[low]
             xn, _ = _timed(step, xp, choice, False)   # the stabilizing update
             xn1, lln = _timed(step, xn, choice)       # L(x_new), and the next x1
             cycle += 2
