@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from census_parquet import make_census_parquet  # bench/ is on sys.path when run as a script
+
 HERE = Path(__file__).resolve().parent
 SEED = "report-scale-bench"
 
@@ -48,22 +50,6 @@ def schema(n_attrs):
     d = census_domain_sizes(n_attrs)
     return anonset.Schema(tuple(anonset.Attribute(f"a{j:02d}", domain=tuple(range(dj)))
                                 for j, dj in enumerate(d)))
-
-
-def make_input(path: Path, rows: int, n_attrs: int, chunk: int = 1_000_000) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from anonset.synthetic import census_like_codes
-    writer, done = None, 0
-    while done < rows:
-        n = min(chunk, rows - done)
-        codes, _ = census_like_codes(n, n_attrs, seed=done)
-        t = pa.table({k: pa.array(v) for k, v in codes.items()})
-        if writer is None:
-            writer = pq.ParquetWriter(path, t.schema)
-        writer.write_table(t)
-        done += n
-    writer.close()
 
 
 def child(args) -> dict:
@@ -121,7 +107,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
     if not inp.exists():
-        make_input(inp, args.rows, args.attrs)
+        make_census_parquet(inp, args.rows, args.attrs)
     t_make = time.perf_counter() - t0
     res = {"rows": args.rows, "attrs": args.attrs, "chunk_rows": args.chunk_rows,
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",

@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from census_parquet import make_census_parquet  # bench/ is on sys.path when run as a script
+
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
@@ -72,23 +74,6 @@ def schema():
     d = census_domain_sizes(N_ATTRS)
     return anonset.Schema(tuple(anonset.Attribute(f"a{j:02d}", domain=tuple(range(dj)))
                                 for j, dj in enumerate(d)))
-
-
-def make_input(path: Path, rows: int, chunk: int = 1_000_000) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from anonset.synthetic import census_like_codes
-    writer = None
-    done = 0
-    while done < rows:
-        n = min(chunk, rows - done)
-        codes, _ = census_like_codes(n, N_ATTRS, seed=done)
-        t = pa.table({k: pa.array(v) for k, v in codes.items()})
-        if writer is None:
-            writer = pq.ParquetWriter(path, t.schema)
-        writer.write_table(t)
-        done += n
-    writer.close()
 
 
 # ------------------------------------------------------------------ children
@@ -254,9 +239,9 @@ def main(argv=None):
         tmp = Path(tmp)
         big, small = tmp / "big.parquet", tmp / "small.parquet"
         print(f"writing {args.rows:,} rows", file=sys.stderr, flush=True)
-        make_input(big, args.rows)
+        make_census_parquet(big, args.rows, N_ATTRS)
         small_rows = min(args.in_memory_rows, args.rows)
-        make_input(small, small_rows)
+        make_census_parquet(small, small_rows, N_ATTRS)
         res = {"rows": args.rows, "chunk_rows": chunk, "machine": machine(),
                "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                "load": os.getloadavg()[0], "version": anonset.__version__,
