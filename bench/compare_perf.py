@@ -173,7 +173,9 @@ def bench_exact(T, log, res, subsets):
     schema = anonset.datasets.adult_schema(df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pub = anonset.publish(df, anonset.Diversity(10), schema, seed=1010, clip_l=True)
+        # clip_l takes the two-valued sex and salary-class to l = 1: named
+        pub = anonset.publish(df, anonset.Diversity(10), schema, seed=1010, clip_l=True,
+                              allow_clear=["sex", "salary-class"], research_seed=True)
     rng = np.random.default_rng(2024)
     attrs = list(anonset.datasets.ADULT_QIDS)
     rows = []

@@ -10,6 +10,9 @@
 #if defined(_MSC_VER) && !defined(__clang__) && !defined(restrict)
 #define restrict __restrict
 #endif
+#if defined(_MSC_VER)
+#include <stdlib.h>             /* _byteswap_uint64 */
+#endif
 
 #ifndef ANONSET_HAVE_OPENMP
 #define ANONSET_HAVE_OPENMP 0
@@ -53,6 +56,22 @@ static inline int anonset_ctz64(uint64_t x) {
     int c = 0;
     while (!(x & 1u)) { x >>= 1; c++; }
     return c;
+#endif
+}
+
+/* A word's value in the order of its bytes in memory (memcmp's order): the
+ * word itself on a big-endian machine, byte-swapped on a little-endian one. */
+static inline uint64_t anonset_byte_order64(uint64_t x) {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return x;
+#elif defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(x);
+#elif defined(_MSC_VER)
+    return _byteswap_uint64(x);
+#else
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++) { r = (r << 8) | (x & 0xFFu); x >>= 8; }
+    return r;
 #endif
 }
 

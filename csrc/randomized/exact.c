@@ -1,6 +1,7 @@
 /* The exact-likelihood EM's E-step (see exact.h): by subset expansion
  * (anonset_exact_estep) and by prefix-trie contraction (anonset_exact_trie). */
 #include "exact.h"
+#include "fastlog.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,6 +128,7 @@ typedef struct {
     const int *words;
     const double *u, *weight;
     const int64_t *R;           /* R[t] = prod_{j > t} d_j */
+    int simd;                   /* ANONSET_SIMD_* for the leaves' terms */
 } trie_ctx;
 
 /* Per-thread scratch: for each depth t, the children's tensors C[t] and
@@ -142,6 +144,23 @@ static int same_set(const trie_ctx *c, int t, int64_t i, int64_t j) {
     for (int x = 0; x < wt; x++)
         if (m[i * wt + x] != m[j * wt + x]) return 0;
     return 1;
+}
+
+/* The end of the run of tuples in [i, hi) whose set t equals tuple i's (the
+ * run is contiguous: the tuples are sorted): galloping, then bisection, so a
+ * node's groups cost O(log) comparisons each rather than one per tuple. */
+static int64_t group_end(const trie_ctx *c, int t, int64_t i, int64_t hi) {
+    int64_t step = 1, in = i;           /* same_set(i, in) holds */
+    while (in + step < hi && same_set(c, t, i, in + step)) {
+        in += step;
+        step *= 2;
+    }
+    int64_t out = in + step < hi ? in + step : hi;   /* out == hi or differs */
+    while (out - in > 1) {
+        const int64_t mid = in + (out - in) / 2;
+        if (same_set(c, t, i, mid)) in = mid; else out = mid;
+    }
+    return out;
 }
 
 /* child = u_t S + (1 - u_t) sum_{alpha in S_t(i)} T[alpha, :] */
@@ -160,6 +179,98 @@ static void child_of(const trie_ctx *c, int t, int64_t i, const double *T, const
     for (int64_t r = 0; r < R; r++) child[r] = ut * S[r] + vt * child[r];
 }
 
+/* Whether set i of depth t is below set j in the tuples' byte order (the
+ * order _unique_rows sorts by): the first differing byte decides. */
+static inline int set_below(const trie_ctx *c, int t, int64_t i, int64_t j) {
+    const int wt = c->words[t];
+    const uint64_t *a = c->masks[t] + i * wt, *b = c->masks[t] + j * wt;
+    if (wt == 1) return anonset_byte_order64(a[0]) < anonset_byte_order64(b[0]);
+    return memcmp(a, b, (size_t)wt * sizeof(uint64_t)) < 0;
+}
+
+/* The leaves' log-likelihood terms w log Z and adjoints w / Z; Z = 0 is
+ * impossible under pi and carries no mass (its weight is taken as 0).
+ * Selects, no branch: the loop vectorizes where 64-bit integer compares are
+ * vector instructions (the AVX2 version; its products and sums are rounded as
+ * the portable one's, no fused multiply-add, so both give the same bits). */
+static inline void leaf_terms_body(const double *restrict Z, const double *restrict wb,
+                                   double *restrict lg, double *restrict adj, int n) {
+    /* the selects on the bits (built with -fno-strict-aliasing): GCC does
+     * not if-convert a select on a double compare, which may trap */
+    const uint64_t *zb = (const uint64_t *)Z, *wbits = (const uint64_t *)wb;
+    for (int k = 0; k < n; k++) {
+        const int64_t zi = (int64_t)zb[k];
+        /* Z > 0 and not NaN: 0 < bits <= the bits of +inf */
+        const uint64_t keep = (uint64_t)0 - (uint64_t)((zi > 0) & (zi <= 0x7FF0000000000000ll));
+        union { uint64_t u; double d; } w, zd;
+        w.u = wbits[k] & keep;                                  /* w, or 0 */
+        zd.u = (zb[k] & keep) | (0x3FF0000000000000ull & ~keep);  /* Z, or 1 */
+        lg[k] = w.d * anonset_log_bits(zb[k]);
+        adj[k] = w.d / zd.d;
+    }
+}
+
+static void leaf_terms(const double *restrict Z, const double *restrict wb,
+                       double *restrict lg, double *restrict adj, int n) {
+    leaf_terms_body(Z, wb, lg, adj, n);
+}
+
+#if ANONSET_X86_DISPATCH
+__attribute__((target("avx2")))
+static void leaf_terms_avx2(const double *restrict Z, const double *restrict wb,
+                            double *restrict lg, double *restrict adj, int n) {
+    leaf_terms_body(Z, wb, lg, adj, n);
+}
+#endif
+
+#define LEAF_BLOCK 256
+
+/* The last depth (t = q - 1, one cell per child): tuples [lo, hi) below a
+ * node whose tensor T has d_t cells.  The same arithmetic as trie_node's loop
+ * in the same order, in blocks: the children's values Z first, then their
+ * log terms and adjoints (loops that vectorize: the log is fastlog.h's), then
+ * the sums and the scatter of the adjoints into Gt.  Returns nonzero if the
+ * sets are not strictly increasing (unsorted or a repeated tuple). */
+static int trie_leaves(const trie_ctx *c, int t, const double *T, const double *S,
+                       int64_t lo, int64_t hi, double *Gt, double *H, double *ll) {
+    const double ut = c->u[t], vt = 1.0 - c->u[t], uS = ut * S[0];
+    const int wt = c->words[t];
+    const uint64_t *masks = c->masks[t];
+    const double *weight = c->weight;
+    double Z[LEAF_BLOCK], lg[LEAF_BLOCK], adj[LEAF_BLOCK];
+    double l = *ll, h = H[0];
+    for (int64_t i0 = lo; i0 < hi; i0 += LEAF_BLOCK) {
+        const int n = (int)(hi - i0 < LEAF_BLOCK ? hi - i0 : LEAF_BLOCK);
+        for (int k = 0; k < n; k++) {
+            const uint64_t *m = masks + (i0 + k) * wt;
+            double z = 0.0;
+            for (int x = 0; x < wt; x++)
+                for (uint64_t bits = m[x]; bits; bits &= bits - 1)
+                    z += T[x * 64 + anonset_ctz64(bits)];
+            Z[k] = uS + vt * z;
+        }
+#if ANONSET_X86_DISPATCH
+        if (c->simd >= ANONSET_SIMD_AVX2) leaf_terms_avx2(Z, weight + i0, lg, adj, n);
+        else
+#endif
+            leaf_terms(Z, weight + i0, lg, adj, n);
+        for (int k = 0; k < n; k++) {
+            const int64_t i = i0 + k;
+            if (i + 1 < hi && !set_below(c, t, i, i + 1)) return 1;
+            l += lg[k];
+            h += adj[k];
+            const double va = vt * adj[k];
+            const uint64_t *m = masks + i * wt;
+            for (int x = 0; x < wt; x++)
+                for (uint64_t bits = m[x]; bits; bits &= bits - 1)
+                    Gt[x * 64 + anonset_ctz64(bits)] += va;
+        }
+    }
+    *ll = l;
+    H[0] = h;
+    return 0;
+}
+
 /* Tuples [lo, hi) below a node at depth t (they share the sets of attributes
  * 0..t-1), whose tensor T has d_t x R[t] cells: adds the node's adjoint into
  * Gt (d_t x R[t]) and the log-likelihood terms into *ll.  At the root the
@@ -168,23 +279,14 @@ static void child_of(const trie_ctx *c, int t, int64_t i, const double *T, const
 static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T,
                      const double *S, int64_t lo, int64_t hi, double *Gt, double *H,
                      double *ll) {
+    if (t == c->q - 1) return trie_leaves(c, t, T, S, lo, hi, Gt, H, ll);
     const int64_t R = c->R[t], dt = c->dims[t];
     const double vt = 1.0 - c->u[t];
     double *child = sc->C[t], *adj = sc->A[t];
     for (int64_t i = lo; i < hi;) {
-        int64_t g = i + 1;
-        while (g < hi && same_set(c, t, i, g)) g++;
+        const int64_t g = group_end(c, t, i, hi);
         child_of(c, t, i, T, S, child);
-        if (t == c->q - 1) {
-            if (g != i + 1) return 1;               /* a repeated tuple */
-            const double Z = child[0];
-            if (Z > 0.0) {
-                *ll += c->weight[i] * log(Z);
-                adj[0] = c->weight[i] / Z;
-            } else {
-                adj[0] = 0.0;                       /* impossible under pi: no mass */
-            }
-        } else {
+        {
             /* the child is a node at depth t + 1: its axis sum, then recurse */
             const int64_t R1 = c->R[t + 1], d1 = c->dims[t + 1];
             double *S1 = sc->S[t + 1], *H1 = sc->H[t + 1];
@@ -228,7 +330,10 @@ int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *co
     for (int t = q - 2; t >= 0; t--) R[t] = R[t + 1] * dims[t + 1];
     for (int t = 0; t < q; t++) words[t] = (dims[t] + 63) >> 6;
     const int64_t ncells = R[0] * dims[0];
-    trie_ctx c = {q, dims, masks, words, u, weight, R};
+    trie_ctx c = {q, dims, masks, words, u, weight, R, ANONSET_SIMD_GENERIC};
+#if ANONSET_X86_DISPATCH
+    if (anonset_cpu_avx2()) c.simd = ANONSET_SIMD_AVX2;
+#endif
     /* chunk boundaries at top-level groups: chunk k starts at the first group
      * starting at or after U k / nchunk */
     int64_t *cb = (int64_t *)malloc((size_t)(nchunk + 1) * sizeof(int64_t));
@@ -237,12 +342,25 @@ int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *co
     double *llp = (double *)calloc((size_t)nchunk, sizeof(double));
     double *S0 = (double *)calloc((size_t)R[0], sizeof(double));
     int status = cb && part && hpart && llp && S0 ? ANONSET_OK : ANONSET_ERR_NOMEM;
+    /* no bit at or above d_t: bit positions become cell offsets */
+    for (int t = 0; t < q && status == ANONSET_OK; t++) {
+        if (!(dims[t] & 63)) continue;
+        const uint64_t outside = ~(((uint64_t)1 << (dims[t] & 63)) - 1);
+        const uint64_t *m = masks[t] + (words[t] - 1);
+        uint64_t any = 0;
+        for (int64_t i = 0; i < U; i++) any |= m[i * words[t]];
+        if (any & outside) status = ANONSET_ERR_VALUE;
+    }
     if (status == ANONSET_OK) {
         /* one pass over the top-level group starts */
         int k = 0;
         cb[k++] = 0;
+        int64_t next = U / nchunk;      /* U k / nchunk */
         for (int64_t s = 1; s < U && k < nchunk; s++)
-            if (s >= U * k / nchunk && !same_set(&c, 0, s - 1, s)) cb[k++] = s;
+            if (s >= next && !same_set(&c, 0, s - 1, s)) {
+                cb[k++] = s;
+                next = U * k / nchunk;
+            }
         while (k <= nchunk) cb[k++] = U;
         for (int64_t a = 0; a < dims[0]; a++)
             for (int64_t r = 0; r < R[0]; r++) S0[r] += pi[a * R[0] + r];

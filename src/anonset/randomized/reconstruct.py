@@ -279,7 +279,12 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
             cols.append(np.ascontiguousarray(srt[:, c0:c0 + width]))
             c0 += width
         ds, us = [dims[j] for j in order], [u[j] for j in order]
-        nchunk = int(max(1, min(64, len(srt) // 1024, (256 << 20) // (8 * max(ncells, 1)))))
+        # chunks (fixed for any thread count: the sums' order) each cost a
+        # tensor of ncells to clear and add: about as many as keep that under
+        # an eighth of the leaves' work (U tuples x eta), at most 64
+        eta_leaf = params[order[-1]].eta
+        nchunk = int(max(1, min(64, len(srt) // 1024, (256 << 20) // (8 * max(ncells, 1)),
+                                len(srt) * eta_leaf // (8 * max(ncells, 1)))))
 
         def step(x, nt_, ll=True):
             pi = x / N
