@@ -88,9 +88,12 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         # than hashing; the streamed path encodes every value twice)
         lo, table = lut
         x = present.to_numpy(dtype=np.int64)
-        inside = (x >= lo) & (x < lo + len(table))
-        idx = np.full(len(x), -1, dtype=np.int32)
-        idx[inside] = table[x[inside] - lo]
+        if len(x) and lo <= int(x.min()) and int(x.max()) < lo + len(table):
+            idx = table[x - lo] if lo else table[x]       # every value in the range
+        else:
+            inside = (x >= lo) & (x < lo + len(table))
+            idx = np.full(len(x), -1, dtype=np.int32)
+            idx[inside] = table[x[inside] - lo]
     elif _numeric(values.dtype):
         # numbers against the numeric part of the domain, vectorized
         pos = np.array([i for i, v in enumerate(dom) if v != token], dtype=np.int32)

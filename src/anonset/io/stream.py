@@ -240,23 +240,38 @@ def _bucket_of(ranks: np.ndarray, n_buckets: int) -> np.ndarray:
     return (((ranks >> np.uint64(32)) * np.uint64(n_buckets)) >> np.uint64(32)).astype(np.int64)
 
 
-def _block_arrow(table, order, ranks, rows):
+def _spill_type(attr):
+    """NumPy type of an attribute's mask words in the rank buckets: the
+    narrowest that holds d bits (a set over d <= 8 values spills one byte, not
+    eight)."""
+    for bits, t in ((8, np.uint8), (16, np.uint16), (32, np.uint32)):
+        if attr.d <= bits:
+            return t
+    return np.uint64
+
+
+def _block_arrow(table, order, ranks):
     """A published block as an Arrow table in the given row order: each
-    attribute's mask words, the pass-through columns, the rank and the row."""
+    attribute's mask words (narrowed, :func:`_spill_type`), the pass-through
+    columns and the rank.  No row number: the blocks arrive in row order and
+    a bucket keeps its rows in that order, so a stable sort by rank is the
+    (rank, row) order."""
     import pyarrow as pa
     from ..randomized.settable import mask_columns
     cols, names = [], []
     for a in table.schema:
         if a.name in table.params:
-            m = np.asarray(table.mask(a.name))[order]
+            m = np.asarray(table.mask(a.name))
+            t = _spill_type(a)
             for k, c in enumerate(mask_columns(a)):
-                cols.append(pa.array(np.ascontiguousarray(m[:, k])))
+                w = m[:, k] if t is np.uint64 else m[:, k].astype(t)
+                cols.append(pa.array(w[order]))
                 names.append(c)
         elif a.name in table.other.columns:
             cols.append(pa.array(table.other[a.name].iloc[order], from_pandas=True))
             names.append(a.name)
-    cols += [pa.array(ranks[order]), pa.array(rows[order])]
-    names += ["__rank__", "__row__"]
+    cols.append(pa.array(ranks[order]))
+    names.append("__rank__")
     return pa.Table.from_arrays(cols, names=names)
 
 
@@ -269,8 +284,11 @@ def _arrow_block(t, plan):
     order = engine.order_of(t.column("__rank__").to_numpy())
     masks = {}
     for a in plan.schema.published:
-        words = [t.column(c).to_numpy() for c in mask_columns(a)]
-        masks[a.name] = np.ascontiguousarray(np.stack(words, axis=1)[order])
+        names = mask_columns(a)
+        m = np.empty((len(order), len(names)), dtype=np.uint64)
+        for k, c in enumerate(names):
+            m[:, k] = t.column(c).to_numpy()[order]       # gathered, then widened
+        masks[a.name] = m
     other = [a.name for a in plan.schema if a.role == "other"]
     frame = t.select(other).to_pandas().iloc[order].reset_index(drop=True) if other else None
     return SetTable(plan.schema, masks, plan.params, plan.model, frame, plan.info)
@@ -295,14 +313,13 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
         for row0, block in blocks:
             table = engine.publish_block(plan, block, row0)
             ranks = engine.block_ranks(plan, row0, table.n_rows)
-            rows = np.arange(row0, row0 + table.n_rows, dtype=np.int64)
             # group by bucket with a stable radix sort of small ints (O(n)); rows stay
             # in input order inside each bucket, so the final sort by rank alone,
             # stable, is the (rank, row) order
             bucket = _bucket_of(ranks, n_buckets)
             small = bucket.astype(np.int16 if n_buckets < (1 << 15) else np.int32)
             order = np.argsort(small, kind="stable")
-            arrow = _block_arrow(table, order, ranks, rows)
+            arrow = _block_arrow(table, order, ranks)
             bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
             for b in range(n_buckets):
                 lo, hi = int(bounds[b]), int(bounds[b + 1])
