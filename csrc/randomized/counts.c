@@ -628,12 +628,11 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
         for (int G = 0; G < q; G++) {
             if (d[G] > 16 || mean[G] <= 0.0) continue;
             memset(seen, 0, (size_t)65536);
+            /* stores only (a load of the flag would wait on the previous
+             * row's store to it), then one count */
+            for (int64_t i = 0; i < n; i++) seen[masks[G][i] & 0xFFFFu] = 1;
             int64_t patterns = 0;
-            for (int64_t i = 0; i < n; i++) {
-                const uint16_t key = (uint16_t)(masks[G][i] & 0xFFFFu);
-                patterns += !seen[key];
-                seen[key] = 1;
-            }
+            for (int k = 0; k < 65536; k++) patterns += seen[k];
             const double R = (double)(ncells / d[G]);
             for (int L = 0; L < q; L++) {
                 if (L == G) continue;
