@@ -592,3 +592,23 @@ def test_exact_trie_matches_brute_force(dims, u):
         bad[-1][0, -1] |= np.uint64(1) << np.uint64(dims[-1] % 64)
         with pytest.raises(ValueError, match="outside the domain"):
             _kernels.exact_trie(bad, list(dims), list(u), wt, pi)
+
+
+def test_count_w_unsorted_factorized_many_rows_and_threads():
+    """q' = 4 with a grouping attribute of few patterns: the factorized count
+    runs without its sort (every pattern's counters in cache) and splits the
+    rows among threads; each V is multiplied out after 8,192 rows.  The same
+    w as the direct count for any thread count, and a set larger than max_set
+    is still refused."""
+    rng = np.random.default_rng(7)
+    dims, n = [14, 15, 16, 5], 150_000
+    masks = [_random_sets(rng, n, d, [min(s, d) for s in (3, 5)]) for d in dims]
+    max_set = math.prod(min(5, d) for d in dims)
+    ref = _kernels.count_w(masks, dims, max_set, 1, method="direct")
+    for nt in (1, 2, 3):
+        got = _kernels.count_w(masks, dims, max_set, nt, method="factorized")
+        np.testing.assert_array_equal(got, ref, err_msg=f"{nt} threads")
+    assert int(ref.sum()) == int(np.prod([np.unpackbits(m.view(np.uint8), axis=1).sum(axis=1)
+                                          for m in masks], axis=0).sum())
+    with pytest.raises(ValueError, match="unexpected number"):
+        _kernels.count_w(masks, dims, max_set - 1, 2, method="factorized")

@@ -154,6 +154,8 @@ static int count_w_direct(int64_t n, int q, const uint64_t *const *masks, const 
 #define FACT_CHUNK (1 << 22)  /* rows sorted at a time (bounds the scratch) */
 #define FACT_MAXL 32        /* largest d_L added as a vector */
 #define FACT_VL 16          /* int16 lanes of one vector add */
+#define FACT_SORT_ADDS 10.0 /* the counting sort's cost per row, in vector adds (measured) */
+#define FACT_UNSORTED_BYTES (256 * 1024)   /* every pattern's V together, at most */
 #if defined(__GNUC__)
 /* 16 counters: one AVX2 instruction, or two SSE2 ones */
 typedef int16_t fact_vec __attribute__((vector_size(32)));
@@ -514,9 +516,134 @@ static int fact_count_chunk(const fact_plan *fp, const int64_t *start, const uns
     return st;
 }
 
+#if defined(__GNUC__)
+/* Factorized counting without the sort, where every pattern's V fits the
+ * cache together (q' = 4, the other domains <= 32 values, d_L <= 16): rows
+ * [lo, hi) in input order, each added into the V of its G pattern (slot[]);
+ * a V is multiplied out into W' when it has counted FACT_UNIT rows, and at
+ * the end.  The same integer sums as the sorted path. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int fact_unsorted_body(const fact_plan *fp, const uint64_t *const *masks,
+                                     int64_t lo, int64_t hi, const int16_t *slot,
+                                     const uint32_t *pat, int npat, int16_t *Vall,
+                                     int32_t *cnt, int32_t *Wp, int64_t max_set) {
+    const int64_t R = fp->R, VR = fp->R + FACT_MAXL;
+    const int G = fp->G, j0 = fp->rest[0], j1 = fp->rest[1], j2 = fp->rest[2];
+    const int64_t s0 = fp->rstride[0], s1 = fp->rstride[1];
+    int status = ANONSET_OK;
+    for (int64_t t = 0; t < (int64_t)npat * VR; t++) Vall[t] = 0;
+    for (int g = 0; g < npat; g++) cnt[g] = 0;
+    for (int64_t i = lo; i <= hi; i++) {
+        int g = -1;
+        if (i < hi) {
+            g = slot[masks[G][i] & 0xFFFFu];
+            const uint64_t m0 = masks[j0][i], m1 = masks[j1][i], m2 = masks[j2][i];
+            const int64_t c0 = anonset_popcount64(m0), c1 = anonset_popcount64(m1);
+            if (c0 * c1 * anonset_popcount64(m2) * anonset_popcount64(pat[g]) > max_set) {
+                status = ANONSET_ERR_SETSIZE;
+                continue;
+            }
+            int16_t *V = Vall + (int64_t)g * VR;
+            fact_vec iv;
+            memcpy(&iv, fp->lut[m2 & 255u], 16);
+            memcpy((unsigned char *)&iv + 16, fp->lut[(m2 >> 8) & 255u], 16);
+            int64_t o1[32];
+            int n1 = 0;
+            for (uint64_t b = m1; b; b &= b - 1) o1[n1++] = anonset_ctz64(b) * s1;
+            for (uint64_t a = m0; a; a &= a - 1) {
+                unsigned char *base = (unsigned char *)(V + anonset_ctz64(a) * s0);
+                for (int y = 0; y < n1; y++) {
+                    unsigned char *row = base + o1[y] * (int64_t)sizeof(int16_t);
+                    fact_vec x;
+                    memcpy(&x, row, sizeof x);
+                    x += iv;
+                    memcpy(row, &x, sizeof x);
+                }
+            }
+            if (++cnt[g] < FACT_UNIT) continue;
+        }
+        /* multiply out: one full V, or (after the last row) every V */
+        for (int h = g >= 0 ? g : 0; h < (g >= 0 ? g + 1 : npat); h++) {
+            if (!cnt[h]) continue;
+            int16_t *V = Vall + (int64_t)h * VR;
+            for (uint64_t bits = pat[h]; bits; bits &= bits - 1) {
+                int32_t *dst = Wp + (int64_t)anonset_ctz64(bits) * R;
+                for (int64_t t = 0; t < R; t++) dst[t] += V[t];
+            }
+            for (int64_t t = 0; t < R; t++) V[t] = 0;
+            cnt[h] = 0;
+        }
+    }
+    return status;
+}
+
+static int fact_unsorted(const fact_plan *fp, const uint64_t *const *masks, int64_t lo,
+                         int64_t hi, const int16_t *slot, const uint32_t *pat, int npat,
+                         int16_t *Vall, int32_t *cnt, int32_t *Wp, int64_t max_set) {
+    return fact_unsorted_body(fp, masks, lo, hi, slot, pat, npat, Vall, cnt, Wp, max_set);
+}
+
+#if ANONSET_X86_DISPATCH
+ANONSET_TARGET_AVX2
+static int fact_unsorted_avx2(const fact_plan *fp, const uint64_t *const *masks, int64_t lo,
+                              int64_t hi, const int16_t *slot, const uint32_t *pat, int npat,
+                              int16_t *Vall, int32_t *cnt, int32_t *Wp, int64_t max_set) {
+    return fact_unsorted_body(fp, masks, lo, hi, slot, pat, npat, Vall, cnt, Wp, max_set);
+}
+#endif
+
+/* The unsorted pass over rows [c0, c0 + m), split among the threads. */
+static int fact_unsorted_chunk(const fact_plan *fp, const uint64_t *const *masks, int64_t c0,
+                               int64_t m, const int16_t *slot, const uint32_t *pat, int npat,
+                               int32_t **Wps, int64_t max_set, int nt) {
+    int st = ANONSET_OK;
+#if ANONSET_X86_DISPATCH
+    const int avx2 = anonset_cpu_avx2();
+#else
+    const int avx2 = 0;
+#endif
+    (void)avx2;
+#if ANONSET_HAVE_OPENMP
+    #pragma omp parallel num_threads(nt) default(none) \
+        shared(fp, masks, c0, m, slot, pat, npat, Wps, max_set, st, avx2, nt) if (m >= 65536)
+#endif
+    {
+        int tid = 0, nth = 1;
+#if ANONSET_HAVE_OPENMP
+        tid = omp_get_thread_num();
+        nth = omp_get_num_threads();
+#endif
+        int16_t *Vall = (int16_t *)malloc((size_t)npat * (size_t)(fp->R + FACT_MAXL) * sizeof(int16_t));
+        int32_t *cnt = (int32_t *)malloc((size_t)npat * sizeof(int32_t));
+        int r = Vall && cnt ? ANONSET_OK : ANONSET_ERR_NOMEM;
+        if (r == ANONSET_OK) {
+            const int64_t lo = c0 + m * tid / nth, hi = c0 + m * (tid + 1) / nth;
+#if ANONSET_X86_DISPATCH
+            if (avx2)
+                r = fact_unsorted_avx2(fp, masks, lo, hi, slot, pat, npat, Vall, cnt, Wps[tid], max_set);
+            else
+#endif
+                r = fact_unsorted(fp, masks, lo, hi, slot, pat, npat, Vall, cnt, Wps[tid], max_set);
+        }
+        if (r != ANONSET_OK) {
+#if ANONSET_HAVE_OPENMP
+            #pragma omp atomic write
+#endif
+            st = r;
+        }
+        free(Vall);
+        free(cnt);
+    }
+    return st;
+}
+#endif
+
 static int count_w_factorized(int64_t n, int q, const uint64_t *const *masks, const int32_t *d,
                               int64_t max_set, int64_t ncells, int64_t *w, int n_threads,
-                              int G, int L) {
+                              int G, int L, const int16_t *slot, const uint32_t *pat,
+                              int npat) {
     const int nt = anonset_threads(n_threads);
     const int64_t chunk = n < FACT_CHUNK ? n : FACT_CHUNK;
     fact_plan *fp = (fact_plan *)malloc(sizeof(fact_plan));
@@ -526,8 +653,8 @@ static int count_w_factorized(int64_t n, int q, const uint64_t *const *masks, co
     int status = fp && start && Wps ? ANONSET_OK : ANONSET_ERR_NOMEM;
     if (status == ANONSET_OK) {
         fact_plan_init(fp, q, d, ncells, G, L);
-        recs = (unsigned char *)malloc((size_t)chunk * (size_t)fp->rec);
-        if (!recs) status = ANONSET_ERR_NOMEM;
+        recs = slot ? NULL : (unsigned char *)malloc((size_t)chunk * (size_t)fp->rec);
+        if (!slot && !recs) status = ANONSET_ERR_NOMEM;
     }
     /* per-thread W' in 32 bits: a chunk has at most 2^22 rows */
     const int64_t dG = d[G], R = status == ANONSET_OK ? fp->R : 0;
@@ -560,9 +687,16 @@ static int count_w_factorized(int64_t n, int q, const uint64_t *const *masks, co
     }
     for (int64_t c0 = 0; c0 < n && status == ANONSET_OK; c0 += chunk) {
         const int64_t m = n - c0 < chunk ? n - c0 : chunk;
-        status = fact_sort(fp, masks, c0, m, start, recs);
-        if (status == ANONSET_OK)
-            status = fact_count_chunk(fp, start, recs, Wps, max_set, d, nt);
+#if defined(__GNUC__)
+        if (slot)
+            status = fact_unsorted_chunk(fp, masks, c0, m, slot, pat, npat, Wps, max_set, nt);
+        else
+#endif
+        {
+            status = fact_sort(fp, masks, c0, m, start, recs);
+            if (status == ANONSET_OK)
+                status = fact_count_chunk(fp, start, recs, Wps, max_set, d, nt);
+        }
         if (status != ANONSET_OK) break;
         /* w += sum over threads of W', in thread order (integer sums) */
 #if ANONSET_HAVE_OPENMP
@@ -623,8 +757,8 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
         }
         uint8_t *seen = (uint8_t *)malloc((size_t)65536);
         if (!seen) return ANONSET_ERR_NOMEM;
-        int bestG = -1, bestL = -1;
-        double bestc = 0.0;
+        int bestG = -1, bestL = -1, bestU = 0;
+        double bestc = 0.0, bestr = 0.0;
         for (int G = 0; G < q; G++) {
             if (d[G] > 16 || mean[G] <= 0.0) continue;
             memset(seen, 0, (size_t)65536);
@@ -634,18 +768,53 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
             int64_t patterns = 0;
             for (int k = 0; k < 65536; k++) patterns += seen[k];
             const double R = (double)(ncells / d[G]);
+            int narrow = 1;                 /* the others' sets in one word of <= 32 bits */
+            for (int j = 0; j < q; j++) narrow &= j == G || d[j] <= 32;
             for (int L = 0; L < q; L++) {
                 if (L == G) continue;
                 const double lanes = d[L] <= 16 ? 1.0 : (d[L] <= 32 ? 2.0 : mean[L]);
                 const double rest = mean[L] > 0.0 ? prod / (mean[G] * mean[L]) : 0.0;
                 const double c = (double)n * rest * lanes + (double)patterns * mean[G] * R / 16.0;
-                if (bestG < 0 || c < bestc) { bestc = c; bestG = G; bestL = L; }
+                /* the counting sort costs about FACT_SORT_ADDS vector adds a
+                 * row; it is skipped where every pattern's V (16-bit
+                 * counters) fits FACT_UNSORTED_BYTES together */
+                int unsorted = 0;
+#if defined(__GNUC__)
+                unsorted = q == 4 && narrow && d[L] <= 16 && patterns <= 32767 &&
+                           (double)patterns * (R / d[L] * 16.0 + FACT_MAXL) * 2.0 <=
+                               (double)FACT_UNSORTED_BYTES;
+#endif
+                const double r = c + (unsorted ? 0.0 : FACT_SORT_ADDS * (double)n);
+                if (bestG < 0 || r < bestr) {
+                    bestr = r; bestc = c; bestG = G; bestL = L; bestU = unsorted;
+                }
             }
         }
+        int status = ANONSET_ERR_NOMEM;
+        if (bestG >= 0 && (method == 2 || bestc < 0.25 * (double)n * prod)) {
+            int16_t *slot = NULL;
+            uint32_t *pat = NULL;
+            int npat = 0;
+            if (bestU) {
+                /* the patterns of G and their slots */
+                slot = (int16_t *)malloc((size_t)65536 * sizeof(int16_t));
+                pat = (uint32_t *)malloc((size_t)32768 * sizeof(uint32_t));
+                if (!slot || !pat) { free(slot); free(pat); free(seen); return ANONSET_ERR_NOMEM; }
+                memset(seen, 0, (size_t)65536);
+                for (int64_t i = 0; i < n; i++) seen[masks[bestG][i] & 0xFFFFu] = 1;
+                for (int k = 0; k < 65536; k++) {
+                    slot[k] = seen[k] ? (int16_t)npat : (int16_t)-1;
+                    if (seen[k]) pat[npat++] = (uint32_t)k;
+                }
+            }
+            free(seen);
+            status = count_w_factorized(n, q, masks, d, max_set, ncells, w, n_threads, bestG,
+                                        bestL, slot, pat, npat);
+            free(slot);
+            free(pat);
+            return status;
+        }
         free(seen);
-        if (bestG >= 0 && (method == 2 || bestc < 0.25 * (double)n * prod))
-            return count_w_factorized(n, q, masks, d, max_set, ncells, w, n_threads, bestG,
-                                      bestL);
     }
     return count_w_direct(n, q, masks, d, max_set, ncells, w, n_threads);
 }
