@@ -182,6 +182,41 @@ static inline uint64_t rec_word(const unsigned char *p, int bw, int x) {
     return v;
 }
 
+#if defined(__GNUC__)
+/* One record of the q' = 4 fast path into V: for every cell of the two
+ * prefix sets (m0, m1: offsets s0, s1 per value), L's set m2 (d_L <= 16)
+ * added as a 0/1 vector of 16 counters. */
+__attribute__((always_inline))
+static inline void fact_add_row(const fact_plan *fp, int16_t *V, uint64_t m0, uint64_t m1,
+                                uint64_t m2, int64_t s0, int64_t s1) {
+    fact_vec iv;
+    memcpy(&iv, fp->lut[m2 & 255u], 16);
+    memcpy((unsigned char *)&iv + 16, fp->lut[(m2 >> 8) & 255u], 16);
+    int64_t o1[32];
+    int n1 = 0;
+    for (uint64_t b = m1; b; b &= b - 1) o1[n1++] = anonset_ctz64(b) * s1;
+    for (uint64_t a = m0; a; a &= a - 1) {
+        unsigned char *base = (unsigned char *)(V + anonset_ctz64(a) * s0);
+        for (int y = 0; y < n1; y++) {
+            unsigned char *row = base + o1[y] * (int64_t)sizeof(int16_t);
+            fact_vec x;
+            memcpy(&x, row, sizeof x);
+            x += iv;
+            memcpy(row, &x, sizeof x);
+        }
+    }
+}
+#endif
+
+/* W'[c] += V for c in the group's set (its pattern): the multiply-out. */
+static inline void fact_multiply_out(uint64_t pattern, const int16_t *V, int32_t *Wp,
+                                     int64_t R) {
+    for (uint64_t bits = pattern; bits; bits &= bits - 1) {
+        int32_t *dst = Wp + (int64_t)anonset_ctz64(bits) * R;
+        for (int64_t t = 0; t < R; t++) dst[t] += V[t];
+    }
+}
+
 /* Rows [r0, r1) counted into the thread's W' (dG x R, G-major). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -212,22 +247,7 @@ static inline int fact_units_body(const fact_plan *fp, const unsigned char *recs
                 status = ANONSET_ERR_SETSIZE;
                 continue;
             }
-            fact_vec iv;
-            memcpy(&iv, fp->lut[m2 & 255u], 16);
-            memcpy((unsigned char *)&iv + 16, fp->lut[(m2 >> 8) & 255u], 16);
-            int64_t o1[32];
-            int n1 = 0;
-            for (uint64_t b = m1; b; b &= b - 1) o1[n1++] = anonset_ctz64(b) * s1;
-            for (uint64_t a = m0; a; a &= a - 1) {
-                unsigned char *base = (unsigned char *)(V + anonset_ctz64(a) * s0);
-                for (int y = 0; y < n1; y++) {
-                    unsigned char *row = base + o1[y] * (int64_t)sizeof(int16_t);
-                    fact_vec x;
-                    memcpy(&x, row, sizeof x);
-                    x += iv;
-                    memcpy(row, &x, sizeof x);
-                }
-            }
+            fact_add_row(fp, V, m0, m1, m2, s0, s1);
         }
         goto multiply_out;
     }
@@ -352,14 +372,7 @@ static inline int fact_units_body(const fact_plan *fp, const unsigned char *recs
 #if defined(__GNUC__)
 multiply_out:
 #endif
-    /* multiply out: W'[c] += V for c in the group's set */
-    uint64_t bits = pattern;
-    while (bits) {
-        const int c = anonset_ctz64(bits);
-        bits &= bits - 1;
-        int32_t *dst = Wp + (int64_t)c * R;
-        for (int64_t t = 0; t < R; t++) dst[t] += V[t];
-    }
+    fact_multiply_out(pattern, V, Wp, R);
     return status;
 }
 
@@ -546,32 +559,14 @@ static inline int fact_unsorted_body(const fact_plan *fp, const uint64_t *const 
                 continue;
             }
             int16_t *V = Vall + (int64_t)g * VR;
-            fact_vec iv;
-            memcpy(&iv, fp->lut[m2 & 255u], 16);
-            memcpy((unsigned char *)&iv + 16, fp->lut[(m2 >> 8) & 255u], 16);
-            int64_t o1[32];
-            int n1 = 0;
-            for (uint64_t b = m1; b; b &= b - 1) o1[n1++] = anonset_ctz64(b) * s1;
-            for (uint64_t a = m0; a; a &= a - 1) {
-                unsigned char *base = (unsigned char *)(V + anonset_ctz64(a) * s0);
-                for (int y = 0; y < n1; y++) {
-                    unsigned char *row = base + o1[y] * (int64_t)sizeof(int16_t);
-                    fact_vec x;
-                    memcpy(&x, row, sizeof x);
-                    x += iv;
-                    memcpy(row, &x, sizeof x);
-                }
-            }
+            fact_add_row(fp, V, m0, m1, m2, s0, s1);
             if (++cnt[g] < FACT_UNIT) continue;
         }
         /* multiply out: one full V, or (after the last row) every V */
         for (int h = g >= 0 ? g : 0; h < (g >= 0 ? g + 1 : npat); h++) {
             if (!cnt[h]) continue;
             int16_t *V = Vall + (int64_t)h * VR;
-            for (uint64_t bits = pat[h]; bits; bits &= bits - 1) {
-                int32_t *dst = Wp + (int64_t)anonset_ctz64(bits) * R;
-                for (int64_t t = 0; t < R; t++) dst[t] += V[t];
-            }
+            fact_multiply_out(pat[h], V, Wp, R);
             for (int64_t t = 0; t < R; t++) V[t] = 0;
             cnt[h] = 0;
         }
@@ -755,8 +750,10 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
             mean[j] = (double)tot / (double)cnt;
             prod *= mean[j];
         }
-        uint8_t *seen = (uint8_t *)malloc((size_t)65536);
+        /* seen: the patterns of the G at hand; best_seen: of the best G so far */
+        uint8_t *seen = (uint8_t *)malloc((size_t)2 * 65536);
         if (!seen) return ANONSET_ERR_NOMEM;
+        uint8_t *best_seen = seen + 65536;
         int bestG = -1, bestL = -1, bestU = 0;
         double bestc = 0.0, bestr = 0.0;
         for (int G = 0; G < q; G++) {
@@ -789,8 +786,8 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
                     bestr = r; bestc = c; bestG = G; bestL = L; bestU = unsorted;
                 }
             }
+            if (bestG == G) memcpy(best_seen, seen, (size_t)65536);
         }
-        int status = ANONSET_ERR_NOMEM;
         if (bestG >= 0 && (method == 2 || bestc < 0.25 * (double)n * prod)) {
             int16_t *slot = NULL;
             uint32_t *pat = NULL;
@@ -800,15 +797,13 @@ int anonset_count_w_method(int64_t n, int q, const uint64_t *const *masks, const
                 slot = (int16_t *)malloc((size_t)65536 * sizeof(int16_t));
                 pat = (uint32_t *)malloc((size_t)32768 * sizeof(uint32_t));
                 if (!slot || !pat) { free(slot); free(pat); free(seen); return ANONSET_ERR_NOMEM; }
-                memset(seen, 0, (size_t)65536);
-                for (int64_t i = 0; i < n; i++) seen[masks[bestG][i] & 0xFFFFu] = 1;
                 for (int k = 0; k < 65536; k++) {
-                    slot[k] = seen[k] ? (int16_t)npat : (int16_t)-1;
-                    if (seen[k]) pat[npat++] = (uint32_t)k;
+                    slot[k] = best_seen[k] ? (int16_t)npat : (int16_t)-1;
+                    if (best_seen[k]) pat[npat++] = (uint32_t)k;
                 }
             }
             free(seen);
-            status = count_w_factorized(n, q, masks, d, max_set, ncells, w, n_threads, bestG,
+            const int status = count_w_factorized(n, q, masks, d, max_set, ncells, w, n_threads, bestG,
                                         bestL, slot, pat, npat);
             free(slot);
             free(pat);

@@ -226,8 +226,8 @@ static void leaf_terms_avx2(const double *restrict Z, const double *restrict wb,
 #define LEAF_BLOCK 256
 
 /* The last depth (t = q - 1, one cell per child): tuples [lo, hi) below a
- * node whose tensor T has d_t cells.  The same arithmetic as trie_node's loop
- * in the same order, in blocks: the children's values Z first, then their
+ * node whose tensor T has d_t cells.  child_of and its adjoint with one cell
+ * per child, in blocks: the children's values Z first, then their
  * log terms and adjoints (loops that vectorize: the log is fastlog.h's), then
  * the sums and the scatter of the adjoints into Gt.  Returns nonzero if the
  * sets are not strictly increasing (unsorted or a repeated tuple). */
@@ -280,7 +280,7 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
                      const double *S, int64_t lo, int64_t hi, double *Gt, double *H,
                      double *ll) {
     if (t == c->q - 1) return trie_leaves(c, t, T, S, lo, hi, Gt, H, ll);
-    const int64_t R = c->R[t], dt = c->dims[t];
+    const int64_t R = c->R[t];
     const double vt = 1.0 - c->u[t];
     double *child = sc->C[t], *adj = sc->A[t];
     for (int64_t i = lo; i < hi;) {
@@ -308,13 +308,8 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
                 double *row = Gt + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
                 for (int64_t r = 0; r < R; r++) row[r] += vt * adj[r];
             }
-        if (g < hi) {           /* sorted by their bytes: the next set compares larger */
-            const int wt2 = c->words[t];
-            if (memcmp(c->masks[t] + i * wt2, c->masks[t] + g * wt2,
-                       (size_t)wt2 * sizeof(uint64_t)) >= 0)
-                return 1;
-        }
-        (void)dt;
+        /* sorted by their bytes: the next set compares larger */
+        if (g < hi && !set_below(c, t, i, g)) return 1;
         i = g;
     }
     return 0;
@@ -342,15 +337,6 @@ int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *co
     double *llp = (double *)calloc((size_t)nchunk, sizeof(double));
     double *S0 = (double *)calloc((size_t)R[0], sizeof(double));
     int status = cb && part && hpart && llp && S0 ? ANONSET_OK : ANONSET_ERR_NOMEM;
-    /* no bit at or above d_t: bit positions become cell offsets */
-    for (int t = 0; t < q && status == ANONSET_OK; t++) {
-        if (!(dims[t] & 63)) continue;
-        const uint64_t outside = ~(((uint64_t)1 << (dims[t] & 63)) - 1);
-        const uint64_t *m = masks[t] + (words[t] - 1);
-        uint64_t any = 0;
-        for (int64_t i = 0; i < U; i++) any |= m[i * words[t]];
-        if (any & outside) status = ANONSET_ERR_VALUE;
-    }
     if (status == ANONSET_OK) {
         /* one pass over the top-level group starts */
         int k = 0;

@@ -89,7 +89,7 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         lo, table = lut
         x = present.to_numpy(dtype=np.int64)
         if len(x) and lo <= int(x.min()) and int(x.max()) < lo + len(table):
-            idx = table[x - lo] if lo else table[x]       # every value in the range
+            idx = table[x - lo]                 # every value in the range
         else:
             inside = (x >= lo) & (x < lo + len(table))
             idx = np.full(len(x), -1, dtype=np.int32)

@@ -240,32 +240,25 @@ def _bucket_of(ranks: np.ndarray, n_buckets: int) -> np.ndarray:
     return (((ranks >> np.uint64(32)) * np.uint64(n_buckets)) >> np.uint64(32)).astype(np.int64)
 
 
-def _spill_type(attr):
-    """NumPy type of an attribute's mask words in the rank buckets: the
-    narrowest that holds d bits (a set over d <= 8 values spills one byte, not
-    eight)."""
-    for bits, t in ((8, np.uint8), (16, np.uint16), (32, np.uint32)):
-        if attr.d <= bits:
-            return t
-    return np.uint64
-
-
 def _block_arrow(table, order, ranks):
     """A published block as an Arrow table in the given row order: each
-    attribute's mask words (narrowed, :func:`_spill_type`), the pass-through
+    attribute's mask words (narrowed), the pass-through
     columns and the rank.  No row number: the blocks arrive in row order and
     a bucket keeps its rows in that order, so a stable sort by rank is the
     (rank, row) order."""
     import pyarrow as pa
     from ..randomized.settable import mask_columns
+    from .published import mask_type
     cols, names = [], []
     for a in table.schema:
         if a.name in table.params:
             m = np.asarray(table.mask(a.name))
-            t = _spill_type(a)
+            # the narrowest word that holds d bits, as in a Parquet file (one
+            # byte for d <= 8); uint64 words beyond 64 values
+            t = mask_type(a.d)
+            t = t.to_pandas_dtype() if pa.types.is_integer(t) else np.uint64
             for k, c in enumerate(mask_columns(a)):
-                w = m[:, k] if t is np.uint64 else m[:, k].astype(t)
-                cols.append(pa.array(w[order]))
+                cols.append(pa.array(m[:, k].astype(t, copy=False)[order]))
                 names.append(c)
         elif a.name in table.other.columns:
             cols.append(pa.array(table.other[a.name].iloc[order], from_pandas=True))

@@ -619,7 +619,7 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
             cols[j] = cols[j].reshape(-1, 1)
         if cols[j].shape != (U, (d_a[j] + 63) // 64):
             raise ValueError(f"exact_trie: masks[{j}] must be ({U}, {(d_a[j] + 63) // 64})")
-    # (bits outside the domain are refused by the kernel, in one pass)
+        _check_mask_bits(cols[j], d_a[j], f"exact_trie: masks[{j}]")
     cdef cnp.ndarray G = np.empty(ncells, dtype=np.float64)
     cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
     cdef cnp.ndarray tmp
@@ -635,8 +635,6 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
                                         <double *>wt.data, <double *>p_a.data,
                                         <double *>G.data, &ll, nchunk, n_threads)
         if status == ANONSET_ERR_VALUE:
-            for j in range(q):
-                _check_mask_bits(cols[j], d_a[j], f"exact_trie: masks[{j}]")
             raise ValueError("exact_trie: the tuples must be sorted (attribute 0 first) "
                              "and distinct")
         _check(status, "exact_trie")
