@@ -320,11 +320,13 @@ class _Oracle:
 @pytest.mark.parametrize("d,eta,p", [(18, 5, 1.0), (13, 4, 0.6), (9, 2, 0.3), (2, 1, 0.5),
                                      (30, 15, 1.0), (64, 32, 0.5), (64, 5, 0.0), (40, 20, 0.7),
                                      (17, 8, 1.0), (100, 10, 0.5), (70, 60, 1.0), (200, 3, 0.2),
-                                     (64, 31, 0.0)])
+                                     (64, 31, 0.0), (33, 16, 0.5), (20, 6, 0.5), (48, 3, 0.5),
+                                     (65, 1, 1.0), (150, 1, 1.0)])
 @pytest.mark.parametrize("rng", ["chacha20", "philox"])
 def test_sets_equal_the_documented_stream(d, eta, p, rng):
     key = make_key(f"oracle-{d}-{eta}", research_seed=True)
-    s, row0, n = 37, 1000 - 7, 60 if (d, eta) != (64, 31) else 400
+    # 400 rows: several batches of the composition path, and rejected draws
+    s, row0, n = 37, 1000 - 7, 400 if (d, eta) in ((64, 31), (33, 16)) else 60
     codes = (np.arange(n) * 5 + 3) % d
     got = _run(codes, d, eta, p, key=key, attr_id=s, row0=row0, rng=rng)
     o = _Oracle(key, rng, s, d, eta, int(quantize_p(p) * 2**32))
@@ -332,6 +334,15 @@ def test_sets_equal_the_documented_stream(d, eta, p, rng):
         want = o.cell(row0 + i, int(v))
         have = sum(int(x) << (64 * w) for w, x in enumerate(got[i]))
         assert have == want, (i, bin(have), bin(want))
+
+
+def test_no_draws_beyond_64_values():
+    """d > 64 with eta = 1 and p = 1 draws nothing (the true value alone, as
+    allow_clear publishes it): it once divided by its zero words per cell."""
+    codes = np.arange(300) % 100
+    mask = _run(codes, 100, 1, 1.0)
+    np.testing.assert_array_equal(popcount(mask), 1)
+    assert _members(mask, 100)[np.arange(300), codes].all()
 
 
 def test_oracle_reaches_rejected_draws():

@@ -95,46 +95,25 @@ static void parts16_build(parts16 *p) {
         for (int k = 0; k <= 16; k++) p->binom[m][k] = (uint32_t)binom64(m, k);
 }
 
-/* Division by an invariant S (1 <= S < 2^48) of numerators R < 2^55 by a
- * multiplication (Granlund & Montgomery 1994, Thm. 4.2): with l = ceil(log2 S),
- * B = max(55, 64 - l) numerator bits and s = B + l >= 64,
- * m = ceil(2^s / S) < 2^64 gives floor(R / S) = floor(R m / 2^s).  S = 1 is
- * stored as m = 0 and handled by a select. */
-typedef struct {
-    uint64_t m;
-    uint32_t sh;        /* s - 64 */
-} divisor;
-
-static divisor divisor_make(uint64_t S) {
-    divisor v = {0, 0};
-    if (S < 2) return v;
-    const int l = anonset_msb64(S - 1) + 1;
-    const int B = 64 - l > 55 ? 64 - l : 55;
-    const int sh = B + l - 64;
-    /* m = floor((2^s - 1) / S) + 1; 2^s - 1 = hi 2^64 + lo with hi < S, so the
-     * quotient fits in 64 bits */
-#if defined(__SIZEOF_INT128__)
-    const unsigned __int128 num = ((unsigned __int128)1 << (64 + sh)) - 1u;
-    const uint64_t q = (uint64_t)(num / S);
-#else
-    uint64_t rem = 0, q = 0;     /* bitwise long division, portable */
-    for (int bit = 64 + sh - 1; bit >= 0; bit--) {
+/* Division by an invariant S (1 <= S < 2^48) of numerators R < 2^55 by one
+ * multiplication (Granlund & Montgomery 1994, Thm. 4.2 with N = 55 bits):
+ * with l = ceil(log2 S) and m = ceil(2^(55 + l) / S) <= 2^56,
+ * floor(R / S) = floor(R m / 2^(55 + l)) = mulhi(R 2^9, m) >> l.  S = 1 is
+ * m = 2^55, l = 0: no special case (R 2^9 < 2^64). */
+#define QDIV_PRE 9
+static void qdiv_make(uint64_t S, uint64_t *m, uint8_t *l) {
+    const int ll = S > 1 ? anonset_msb64(S - 1) + 1 : 0;
+    /* m = floor((2^(55 + l) - 1) / S) + 1, by long division (portable) */
+    uint64_t rem = 0, q = 0;
+    for (int bit = 55 + ll; bit >= 0; bit--) {
         const uint64_t top = rem >> 63;
-        rem = (rem << 1) | 1u;
+        rem = (rem << 1) | (bit < 55 + ll ? 1u : 0u);
         const int take = top || rem >= S;
         if (take) rem -= S;
         if (bit < 64) q |= (uint64_t)take << bit;
     }
-#endif
-    v.m = q + 1u;       /* < 2^64: see above */
-    v.sh = (uint32_t)sh;
-    return v;
-}
-
-static inline uint64_t div_fast(uint64_t R, const divisor *v) {
-    uint64_t lo;
-    const uint64_t q = anonset_mul128(R, v->m, &lo) >> v->sh;
-    return v->m ? q : R;
+    *m = q + 1u;
+    *l = (uint8_t)ll;
 }
 
 /* Unranking of k-subsets of [0, n), 16 < n <= 64, through their
@@ -143,16 +122,20 @@ static inline uint64_t div_fast(uint64_t R, const divisor *v) {
  * listed in lexicographic order of the compositions with cumulative counts
  * cum; within a composition, index R is read in mixed radix (part 0 most
  * significant) and each digit indexes that part's colex list.  The digits
- * come from independent divisions, R div S_p with S_p = prod_{i > p} N_i
- * (digit_p = Q_p - N_p Q_{p-1}), so they do not wait on each other.  A guide
- * table over index buckets of 2^sh finds the composition: two branch-free
- * steps, then (rarely) a loop.  One record (64 bytes) per composition. */
+ * come from independent divisions, Q_p = R div S_p with S_p = prod_{i > p} N_i
+ * (digit_p = Q_p - N_p Q_{p-1}), so they do not wait on each other.  Records
+ * always have four parts: parts P .. 3 are empty (k = 0, N = 1, whose colex
+ * list is the empty mask), which leaves the order and the digits unchanged.
+ * A guide table over index buckets of 2^sh finds the composition: two
+ * branch-free steps, then (rarely) a loop.  One record (64 bytes) per
+ * composition. */
 typedef struct {
     uint64_t cum;           /* index of the composition's first subset */
-    uint64_t m[3];          /* divisors S_0, S_1, S_2 (m = 0: S = 1) */
+    uint64_t m[3];          /* divisors S_0, S_1, S_2 (qdiv_make) */
     uint32_t base[4];       /* t16 offset of part p's list: off16[k_p] */
     uint16_t N[4];          /* C(n_p, k_p) */
-    uint8_t sh[4];
+    uint8_t l[4];           /* shifts of the divisors */
+    uint32_t pad;
 } quart_comp;
 
 typedef struct {
@@ -171,7 +154,7 @@ static int quart_build(quart_plan *q, const parts16 *p16, int32_t n, int32_t k, 
     memset(q, 0, sizeof *q);
     q->n = n; q->k = k;
     q->parts = (n + 15) / 16;
-    int32_t size[4];
+    int32_t size[4] = {0, 0, 0, 0};
     for (int p = 0; p < q->parts; p++) size[p] = p == q->parts - 1 ? n - 16 * p : 16;
     /* compositions in lexicographic order (an odometer over k_0 .. k_{P-2};
      * the last part takes the rest): count, then fill */
@@ -187,14 +170,10 @@ static int quart_build(quart_plan *q, const parts16 *p16, int32_t n, int32_t k, 
                 if (pass == 1) {
                     quart_comp *r = &q->comp[c];
                     uint64_t S = 1;
-                    for (int p = q->parts - 1; p >= 0; p--) {
+                    for (int p = 3; p >= 0; p--) {     /* parts >= P: k = 0 */
                         r->N[p] = (uint16_t)p16->binom[size[p]][kk[p]];
                         r->base[p] = p16->off16[kk[p]];
-                        if (p < q->parts - 1) {
-                            const divisor v = divisor_make(S);
-                            r->m[p] = v.m;
-                            r->sh[p] = (uint8_t)v.sh;
-                        }
+                        if (p < 3) qdiv_make(S, &r->m[p], &r->l[p]);
                         S *= r->N[p];
                     }
                     r->cum = acc;
@@ -235,36 +214,36 @@ static int quart_build(quart_plan *q, const parts16 *p16, int32_t n, int32_t k, 
 #define ALWAYS_INLINE static __forceinline
 #endif
 
-/* The I-th k-subset (I < C(n, k)) in the order above; P parts, a constant
- * in each instantiation (so Q stays in registers). */
-ALWAYS_INLINE uint64_t quart_subset_p(const quart_plan *q, const parts16 *p16, uint64_t I,
-                                      const int P) {
-    const quart_comp *cp = q->comp;
+/* The composition of index I: from the guide, two branch-free steps, then
+ * (rarely) a loop. */
+ALWAYS_INLINE int64_t quart_guess(const quart_plan *q, uint64_t I) {
     int64_t c = q->guide[I >> q->sh];
-    c += cp[c + 1].cum <= I;
-    c += cp[c + 1].cum <= I;
+    c += q->comp[c + 1].cum <= I;
+    c += q->comp[c + 1].cum <= I;
+    return c;
+}
+
+/* The subset of index I, given a guess c <= its composition. */
+ALWAYS_INLINE uint64_t quart_finish(const quart_plan *q, const uint16_t *t16, uint64_t I,
+                                    int64_t c) {
+    const quart_comp *cp = q->comp;
     while (cp[c + 1].cum <= I) c++;
     const quart_comp *r = &cp[c];
     const uint64_t R = I - r->cum;            /* < C(16, 8)^4 < 2^55 */
-    uint64_t Q[4], m;
-    for (int p = 0; p < P - 1; p++) {
-        uint64_t lo;
-        const uint64_t qq = anonset_mul128(R, r->m[p], &lo) >> r->sh[p];
-        Q[p] = r->m[p] ? qq : R;
-    }
-    Q[P - 1] = R;
-    m = p16->t16[r->base[0] + Q[0]];
-    for (int p = 1; p < P; p++)
-        m |= (uint64_t)p16->t16[r->base[p] + (Q[p] - Q[p - 1] * r->N[p])] << (16 * p);
-    return m;
+    const uint64_t R9 = R << QDIV_PRE;
+    uint64_t lo;
+    const uint64_t Q0 = anonset_mul128(R9, r->m[0], &lo) >> r->l[0];
+    const uint64_t Q1 = anonset_mul128(R9, r->m[1], &lo) >> r->l[1];
+    const uint64_t Q2 = anonset_mul128(R9, r->m[2], &lo) >> r->l[2];
+    return (uint64_t)t16[r->base[0] + Q0] |
+           (uint64_t)t16[r->base[1] + (Q1 - Q0 * r->N[1])] << 16 |
+           (uint64_t)t16[r->base[2] + (Q2 - Q1 * r->N[2])] << 32 |
+           (uint64_t)t16[r->base[3] + (R - Q2 * r->N[3])] << 48;
 }
 
+/* The I-th k-subset (I < C(n, k)) in the order above. */
 static inline uint64_t quart_subset(const quart_plan *q, const parts16 *p16, uint64_t I) {
-    switch (q->parts) {
-    case 2: return quart_subset_p(q, p16, I, 2);
-    case 3: return quart_subset_p(q, p16, I, 3);
-    default: return quart_subset_p(q, p16, I, 4);
-    }
+    return quart_finish(q, p16->t16, I, quart_guess(q, I));
 }
 
 /* Floyd's algorithm for d > 64: kd = min(k, n - k) draws, t_m uniform in
@@ -363,6 +342,7 @@ typedef struct {
     int coin_draw;              /* 0 < coin < 2^32 */
     branch br[2];
     int g;                      /* > 0: g indices per word; 0: wpc words per cell */
+    int quart_only;             /* every used branch is BR_QUART (then g = 1) */
     int32_t wpc;
 } attr_plan;
 
@@ -459,6 +439,9 @@ static int attr_plan_build(attr_plan *a, plan_cache *c, int32_t d, int32_t eta, 
         if (a->br[h].count > cmax) cmax = a->br[h].count;
         if (a->br[h].nw > a->wpc) a->wpc = a->br[h].nw;
     }
+    a->quart_only = 1;
+    for (int h = 0; h < 2; h++)
+        if (a->use[h] && a->br[h].kind != BR_QUART) a->quart_only = 0;
     if (packable) {
         a->g = 1;
         if (single) {
@@ -625,6 +608,53 @@ ALWAYS_INLINE int packed_groups(const anonset_key *key, uint32_t s, const attr_p
     return (int)bad;
 }
 
+/* Cells of rows [ga, gb) of an attribute whose used branches all unrank
+ * through compositions (BR_QUART, one index per draw word): the same sets as
+ * packed_groups with G = 1, computed a batch at a time in two passes (index
+ * and the composition's guess, then the subset), so that the loads of
+ * different cells overlap.  Writes out[r - ga]; returns nonzero on a code
+ * outside [0, d). */
+#define QBATCH 64
+static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
+                      const parts16 *p16, int32_t d, uint64_t coin, const uint32_t *coins,
+                      uint64_t c0, int64_t ga, int64_t gb, const uint64_t *w,
+                      const int32_t *codes, uint64_t *out) {
+    const quart_plan *qp[2] = {a->br[0].qp, a->br[1].qp};
+    const uint64_t cnt[2] = {a->br[0].count, a->br[1].count};
+    const uint64_t thr[2] = {(0 - cnt[0]) % (cnt[0] ? cnt[0] : 1),
+                             (0 - cnt[1]) % (cnt[1] ? cnt[1] : 1)};
+    const int coin_draw = a->coin_draw, fixed_head = a->use[1];
+    const uint16_t *t16 = p16->t16;
+    unsigned bad = 0;
+    for (int64_t b0 = ga; b0 < gb; b0 += QBATCH) {
+        const int64_t nb = gb - b0 < QBATCH ? gb - b0 : QBATCH;
+        uint64_t I[QBATCH];
+        int64_t c[QBATCH];
+        uint8_t hd[QBATCH];
+        for (int64_t i = 0; i < nb; i++) {
+            const uint64_t r = (uint64_t)(b0 + i);
+            const int h = coin_draw ? coins[r - 16 * c0] < coin : fixed_head;
+            uint64_t x, idx = anonset_mul128(w[r - (uint64_t)ga], cnt[h], &x);
+            if (x < thr[h])         /* rejected (probability thr / 2^64): the slow path */
+                draw_digits(key, s, r, w[r - (uint64_t)ga], &cnt[h], 1, cnt[h], &idx);
+            hd[i] = (uint8_t)h;
+            I[i] = idx;
+            c[i] = quart_guess(qp[h], idx);
+        }
+        for (int64_t i = 0; i < nb; i++) {
+            const int h = hd[i];
+            const uint64_t sub = quart_finish(qp[h], t16, I[i], c[i]);
+            const int32_t v = codes[b0 - ga + i];
+            const unsigned ok = (uint32_t)v < (uint32_t)d;
+            const int32_t vv = ok ? v : 0;
+            const uint64_t res = sub ^ ((gap64(sub, vv) ^ sub) & ((uint64_t)0 - (uint64_t)h));
+            out[b0 - ga + i] = res & ((uint64_t)0 - (uint64_t)ok);
+            bad |= !ok;
+        }
+    }
+    return (int)bad;
+}
+
 static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
                        const parts16 *p16, int32_t d, uint64_t coin, int64_t ga, int64_t gb,
                        const int32_t *codes, uint64_t *out, thread_bufs *b) {
@@ -641,6 +671,8 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
         const uint64_t m0 = (uint64_t)ga / g, m1 = (uint64_t)(gb - 1) / g;
         const int draws = a->br[0].count > 1 || a->br[1].count > 1;
         if (draws) fill_words(key, s, m0, m1 - m0 + 1, b);
+        if (a->g == 1 && a->quart_only)
+            return quart_rows(key, s, a, p16, d, coin, b->coins, c0, ga, gb, b->w64, codes, out);
         /* groups wholly inside [ga, gb): the fast loop */
         const uint64_t mf = ((uint64_t)ga + g - 1) / g, ml = (uint64_t)gb / g;
         if (draws && mf < ml) {
@@ -673,11 +705,12 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
         }
         return bad;
     }
-    const int64_t wpc = a->wpc;
-    const int64_t per = b->cap / wpc > 0 ? b->cap / wpc : 1;
+    const int64_t wpc = a->wpc;     /* 0: no draws (d > 64, eta = 1, p = 1) */
+    const int64_t per = wpc == 0 ? gb - ga : (b->cap / wpc > 0 ? b->cap / wpc : 1);
     for (int64_t ra = ga; ra < gb; ra += per) {
         const int64_t rb = ra + per < gb ? ra + per : gb;
-        fill_words(key, s, (uint64_t)ra * (uint64_t)wpc, (uint64_t)((rb - ra) * wpc), b);
+        if (wpc > 0)
+            fill_words(key, s, (uint64_t)ra * (uint64_t)wpc, (uint64_t)((rb - ra) * wpc), b);
         for (int64_t r = ra; r < rb; r++) {
             const int64_t i = r - ga;
             const int32_t v = codes[i];
