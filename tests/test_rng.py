@@ -68,6 +68,23 @@ def test_every_simd_level_gives_the_same_blocks():
         _kernels.fill(key, 0, 0, 0, 1, simd="sse9")
 
 
+def test_blocks_at_arbitrary_counters_equal_single_blocks():
+    # the retries of rejected draws: lanes at unrelated counters (repeats,
+    # the 2^32 carry, partial groups of lanes), at every SIMD level
+    key = make_key(11, research_seed=True)
+    levels = _kernels.SIMD_LEVELS[:_kernels.SIMD_LEVELS.index(_kernels.simd_level()) + 1]
+    rs = np.random.default_rng(3)
+    for n in (0, 1, 5, 8, 9, 16, 17, 40):
+        ctr = rs.integers(0, 2**63, n, dtype=np.uint64)
+        ctr[:n // 3] = 2**32 - 1
+        for rng in ("chacha20", "philox"):
+            ref = np.concatenate([_kernels.block(key, int(c), 7, 2, rng=rng) for c in ctr]
+                                 or [np.empty(0, np.uint32)])
+            for level in levels:
+                got = _kernels.blocks_at(key, ctr, 7, 2, rng=rng, simd=level)
+                np.testing.assert_array_equal(got, ref, err_msg=f"{rng} {level} {n}")
+
+
 def test_blocks_differ_by_stream_and_sub():
     key = make_key(0, research_seed=True)
     blocks = {tuple(_kernels.block(key, 1, s, t)) for s in range(4) for t in range(4)}

@@ -54,13 +54,14 @@ static void chacha20_block(const uint32_t key[8], uint64_t counter, uint32_t str
     a += b; d ^= a; d = VROTL(d, 8);             \
     c += d; b ^= c; b = VROTL(b, 7);
 
-/* The body of an L-lane block function on vector type T. */
-#define CHACHA_LANES(T, L)                                                                  \
+/* The body of an L-lane block function on vector type T; lane l has the
+ * counter CTR (an expression in l). */
+#define CHACHA_LANES_AT(T, L, CTR)                                                          \
     T in[16];                                                                               \
     for (int i = 0; i < 4; i++) in[i] = (T){0} + CHACHA_CONST[i];                           \
     for (int i = 0; i < 8; i++) in[4 + i] = (T){0} + key[i];                                \
     for (int l = 0; l < (L); l++) {                                                         \
-        uint64_t c = counter0 + (uint64_t)l;                                                \
+        uint64_t c = (CTR);                                                                 \
         in[12][l] = (uint32_t)c;                                                            \
         in[13][l] = (uint32_t)(c >> 32);                                                    \
     }                                                                                       \
@@ -84,6 +85,9 @@ static void chacha20_block(const uint32_t key[8], uint64_t counter, uint32_t str
     for (int l = 0; l < (L); l++)                                                           \
         for (int i = 0; i < 16; i++) out[16 * l + i] = x[i][l];
 
+/* Consecutive counters counter0, counter0 + 1, ... */
+#define CHACHA_LANES(T, L) CHACHA_LANES_AT(T, L, counter0 + (uint64_t)l)
+
 typedef uint32_t anonset_v8u __attribute__((vector_size(32)));
 
 static void chacha20_block8(const uint32_t key[8], uint64_t counter0, uint32_t stream,
@@ -91,8 +95,26 @@ static void chacha20_block8(const uint32_t key[8], uint64_t counter0, uint32_t s
     CHACHA_LANES(anonset_v8u, 8)
 }
 
+/* Lanes at arbitrary counters ctr[0..L) (the retries of rejected draws). */
+static void chacha20_at8(const uint32_t key[8], const uint64_t *ctr, uint32_t stream,
+                         uint32_t sub, uint32_t out[128]) {
+    CHACHA_LANES_AT(anonset_v8u, 8, ctr[l])
+}
+
 #if ANONSET_X86_DISPATCH
 typedef uint32_t anonset_v16u __attribute__((vector_size(64)));
+
+ANONSET_TARGET_AVX2
+static void chacha20_at8_avx2(const uint32_t key[8], const uint64_t *ctr, uint32_t stream,
+                              uint32_t sub, uint32_t out[128]) {
+    CHACHA_LANES_AT(anonset_v8u, 8, ctr[l])
+}
+
+ANONSET_TARGET_AVX512
+static void chacha20_at16_avx512(const uint32_t key[8], const uint64_t *ctr, uint32_t stream,
+                                 uint32_t sub, uint32_t out[256]) {
+    CHACHA_LANES_AT(anonset_v16u, 16, ctr[l])
+}
 
 ANONSET_TARGET_AVX2
 static void chacha20_block8_avx2(const uint32_t key[8], uint64_t counter0, uint32_t stream,
@@ -141,6 +163,11 @@ static void chacha20_block8(const uint32_t key[8], uint64_t counter0, uint32_t s
     }
     for (int l = 0; l < 8; l++)
         for (int i = 0; i < 16; i++) out[16 * l + i] = x[i][l] + in[i][l];
+}
+
+static void chacha20_at8(const uint32_t key[8], const uint64_t *ctr, uint32_t stream,
+                         uint32_t sub, uint32_t out[128]) {
+    for (int l = 0; l < 8; l++) chacha20_block(key, ctr[l], stream, sub, out + 16 * l);
 }
 #endif
 
@@ -256,6 +283,37 @@ void anonset_blocks_simd(const anonset_key *k, uint64_t counter0, uint32_t strea
 void anonset_blocks(const anonset_key *k, uint64_t counter0, uint32_t stream,
                     uint32_t sub, int64_t nblocks, uint32_t *out) {
     anonset_blocks_simd(k, counter0, stream, sub, nblocks, out, anonset_simd_level());
+}
+
+void anonset_blocks_at_simd(const anonset_key *k, const uint64_t *counters, uint32_t stream,
+                            uint32_t sub, int64_t nblocks, uint32_t *out, int level) {
+    if (k->kind == ANONSET_RNG_PHILOX) {
+        for (int64_t b = 0; b < nblocks; b++)
+            philox_block(k->key, counters[b], stream, sub, out + 16 * b);
+        return;
+    }
+    const int lanes = level >= ANONSET_SIMD_AVX512 ? 16 : 8;
+    for (int64_t b = 0; b < nblocks; b += lanes) {
+        uint64_t ctr[16];
+        uint32_t tmp[256];
+        const int64_t len = nblocks - b < lanes ? nblocks - b : lanes;
+        for (int l = 0; l < lanes; l++) ctr[l] = counters[b + (l < len ? l : len - 1)];
+        uint32_t *dst = len == lanes ? out + 16 * b : tmp;
+#if ANONSET_X86_DISPATCH
+        if (level >= ANONSET_SIMD_AVX512)
+            chacha20_at16_avx512(k->key, ctr, stream, sub, dst);
+        else if (level >= ANONSET_SIMD_AVX2)
+            chacha20_at8_avx2(k->key, ctr, stream, sub, dst);
+        else
+#endif
+            chacha20_at8(k->key, ctr, stream, sub, dst);
+        if (dst == tmp) memcpy(out + 16 * b, tmp, (size_t)len * 16 * sizeof(uint32_t));
+    }
+}
+
+void anonset_blocks_at(const anonset_key *k, const uint64_t *counters, uint32_t stream,
+                       uint32_t sub, int64_t nblocks, uint32_t *out) {
+    anonset_blocks_at_simd(k, counters, stream, sub, nblocks, out, anonset_simd_level());
 }
 
 void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,

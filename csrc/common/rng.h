@@ -39,12 +39,20 @@ void anonset_block8(const anonset_key *k, uint64_t counter0, uint32_t stream,
 void anonset_blocks(const anonset_key *k, uint64_t counter0, uint32_t stream,
                     uint32_t sub, int64_t nblocks, uint32_t *out);
 
+/* nblocks blocks at the counters counters[0 .. nblocks) (same stream and
+ * sub), written to out[0 .. 16 nblocks); equal to nblocks calls of
+ * anonset_block, computed 16 or 8 side by side. */
+void anonset_blocks_at(const anonset_key *k, const uint64_t *counters, uint32_t stream,
+                       uint32_t sub, int64_t nblocks, uint32_t *out);
+
 /* The SIMD level this CPU supports (ANONSET_SIMD_*), and anonset_blocks /
  * anonset_fill at a given level (at most the supported one): every level
  * gives the same bytes (tested). */
 int anonset_simd_level(void);
 void anonset_blocks_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
                          uint32_t sub, int64_t nblocks, uint32_t *out, int level);
+void anonset_blocks_at_simd(const anonset_key *k, const uint64_t *counters, uint32_t stream,
+                            uint32_t sub, int64_t nblocks, uint32_t *out, int level);
 void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
                        uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads, int level);
 

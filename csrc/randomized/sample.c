@@ -103,15 +103,18 @@ static void parts16_build(parts16 *p) {
 #define QDIV_PRE 9
 static void qdiv_make(uint64_t S, uint64_t *m, uint8_t *l) {
     const int ll = S > 1 ? anonset_msb64(S - 1) + 1 : 0;
-    /* m = floor((2^(55 + l) - 1) / S) + 1, by long division (portable) */
-    uint64_t rem = 0, q = 0;
-    for (int bit = 55 + ll; bit >= 0; bit--) {
-        const uint64_t top = rem >> 63;
-        rem = (rem << 1) | (bit < 55 + ll ? 1u : 0u);
-        const int take = top || rem >= S;
+    /* m = floor((2^(55 + l) - 1) / S) + 1 < 2^56 + 1 */
+#if defined(__SIZEOF_INT128__)
+    const uint64_t q = (uint64_t)((((unsigned __int128)1 << (55 + ll)) - 1u) / S);
+#else
+    uint64_t rem = 0, q = 0;     /* long division, portable (rem < 2 S < 2^49) */
+    for (int bit = 55 + ll - 1; bit >= 0; bit--) {
+        rem = (rem << 1) | 1u;
+        const int take = rem >= S;
         if (take) rem -= S;
         if (bit < 64) q |= (uint64_t)take << bit;
     }
+#endif
     *m = q + 1u;
     *l = (uint8_t)ll;
 }
@@ -223,27 +226,30 @@ ALWAYS_INLINE int64_t quart_guess(const quart_plan *q, uint64_t I) {
     return c;
 }
 
-/* The subset of index I, given a guess c <= its composition. */
-ALWAYS_INLINE uint64_t quart_finish(const quart_plan *q, const uint16_t *t16, uint64_t I,
-                                    int64_t c) {
+/* The t16 positions of the four parts' lists for index I, given a guess
+ * c <= its composition. */
+ALWAYS_INLINE void quart_digits(const quart_plan *q, uint64_t I, int64_t c, uint32_t *pos) {
     const quart_comp *cp = q->comp;
     while (cp[c + 1].cum <= I) c++;
     const quart_comp *r = &cp[c];
-    const uint64_t R = I - r->cum;            /* < C(16, 8)^4 < 2^55 */
+    const uint64_t R = I - r->cum;
     const uint64_t R9 = R << QDIV_PRE;
     uint64_t lo;
     const uint64_t Q0 = anonset_mul128(R9, r->m[0], &lo) >> r->l[0];
     const uint64_t Q1 = anonset_mul128(R9, r->m[1], &lo) >> r->l[1];
     const uint64_t Q2 = anonset_mul128(R9, r->m[2], &lo) >> r->l[2];
-    return (uint64_t)t16[r->base[0] + Q0] |
-           (uint64_t)t16[r->base[1] + (Q1 - Q0 * r->N[1])] << 16 |
-           (uint64_t)t16[r->base[2] + (Q2 - Q1 * r->N[2])] << 32 |
-           (uint64_t)t16[r->base[3] + (R - Q2 * r->N[3])] << 48;
+    pos[0] = r->base[0] + (uint32_t)Q0;
+    pos[1] = r->base[1] + (uint32_t)(Q1 - Q0 * r->N[1]);
+    pos[2] = r->base[2] + (uint32_t)(Q2 - Q1 * r->N[2]);
+    pos[3] = r->base[3] + (uint32_t)(R - Q2 * r->N[3]);
 }
 
 /* The I-th k-subset (I < C(n, k)) in the order above. */
 static inline uint64_t quart_subset(const quart_plan *q, const parts16 *p16, uint64_t I) {
-    return quart_finish(q, p16->t16, I, quart_guess(q, I));
+    uint32_t pos[4];
+    quart_digits(q, I, quart_guess(q, I), pos);
+    return (uint64_t)p16->t16[pos[0]] | (uint64_t)p16->t16[pos[1]] << 16 |
+           (uint64_t)p16->t16[pos[2]] << 32 | (uint64_t)p16->t16[pos[3]] << 48;
 }
 
 /* Floyd's algorithm for d > 64: kd = min(k, n - k) draws, t_m uniform in
@@ -608,12 +614,26 @@ ALWAYS_INLINE int packed_groups(const anonset_key *key, uint32_t s, const attr_p
     return (int)bad;
 }
 
-/* Cells of rows [ga, gb) of an attribute whose used branches all unrank
- * through compositions (BR_QUART, one index per draw word): the same sets as
- * packed_groups with G = 1, computed a batch at a time in two passes (index
- * and the composition's guess, then the subset), so that the loads of
- * different cells overlap.  Writes out[r - ga]; returns nonzero on a code
- * outside [0, d). */
+/* One published cell of the composition path: the subset (head: with the
+ * gap opened at the true value v); 0 and *bad set for a code outside [0, d). */
+ALWAYS_INLINE uint64_t quart_cell(uint64_t sub, uint64_t h, int32_t v, int32_t d, unsigned *bad) {
+    const unsigned ok = (uint32_t)v < (uint32_t)d;
+    const int32_t vv = ok ? v : 0;
+    /* branch-free selects: with coins, head or tail is unpredictable */
+    const uint64_t res = sub ^ ((gap64(sub, vv) ^ sub) & ((uint64_t)0 - h));
+    *bad |= !ok;
+    return res & ((uint64_t)0 - (uint64_t)ok);
+}
+
+/* Cells of rows [ga, gb) (at most CHUNK) of an attribute whose used branches
+ * all unrank through compositions (BR_QUART, one index per draw word
+ * w[r - ga]): the same sets as packed_groups with G = 1, computed 64 cells at
+ * a time in three passes so that the work of different cells overlaps (the
+ * indices and the compositions' guesses; the parts' positions in t16; the
+ * subsets).  A rejected draw (up to 1 in 8 words where C(n, k) is close to
+ * 2^61) is set aside, and the retries of all of them are computed at the end,
+ * 16 blocks side by side instead of one scalar block each.  Writes
+ * out[r - ga]; returns nonzero on a code outside [0, d). */
 #define QBATCH 64
 static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
                       const parts16 *p16, int32_t d, uint64_t coin, const uint32_t *coins,
@@ -626,31 +646,58 @@ static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
     const int coin_draw = a->coin_draw, fixed_head = a->use[1];
     const uint16_t *t16 = p16->t16;
     unsigned bad = 0;
-    for (int64_t b0 = ga; b0 < gb; b0 += QBATCH) {
-        const int64_t nb = gb - b0 < QBATCH ? gb - b0 : QBATCH;
+    int32_t pend[CHUNK];
+    int np = 0;
+    for (int64_t b0 = 0; b0 < gb - ga; b0 += QBATCH) {
+        const int64_t nb = gb - ga - b0 < QBATCH ? gb - ga - b0 : QBATCH;
         uint64_t I[QBATCH];
         int64_t c[QBATCH];
         uint8_t hd[QBATCH];
+        uint32_t pos[QBATCH][4];
         for (int64_t i = 0; i < nb; i++) {
-            const uint64_t r = (uint64_t)(b0 + i);
-            const int h = coin_draw ? coins[r - 16 * c0] < coin : fixed_head;
-            uint64_t x, idx = anonset_mul128(w[r - (uint64_t)ga], cnt[h], &x);
-            if (x < thr[h])         /* rejected (probability thr / 2^64): the slow path */
-                draw_digits(key, s, r, w[r - (uint64_t)ga], &cnt[h], 1, cnt[h], &idx);
+            const int64_t k = b0 + i;
+            const int h = coin_draw ? coins[(uint64_t)(ga + k) - 16 * c0] < coin : fixed_head;
+            uint64_t x;
+            const uint64_t idx = anonset_mul128(w[k], cnt[h], &x);
+            pend[np] = (int32_t)k;
+            np += x < thr[h];               /* rejected: retried below */
             hd[i] = (uint8_t)h;
             I[i] = idx;
             c[i] = quart_guess(qp[h], idx);
         }
+        for (int64_t i = 0; i < nb; i++) quart_digits(qp[hd[i]], I[i], c[i], pos[i]);
         for (int64_t i = 0; i < nb; i++) {
-            const int h = hd[i];
-            const uint64_t sub = quart_finish(qp[h], t16, I[i], c[i]);
-            const int32_t v = codes[b0 - ga + i];
-            const unsigned ok = (uint32_t)v < (uint32_t)d;
-            const int32_t vv = ok ? v : 0;
-            const uint64_t res = sub ^ ((gap64(sub, vv) ^ sub) & ((uint64_t)0 - (uint64_t)h));
-            out[b0 - ga + i] = res & ((uint64_t)0 - (uint64_t)ok);
-            bad |= !ok;
+            const uint64_t sub = (uint64_t)t16[pos[i][0]] | (uint64_t)t16[pos[i][1]] << 16 |
+                                 (uint64_t)t16[pos[i][2]] << 32 | (uint64_t)t16[pos[i][3]] << 48;
+            out[b0 + i] = quart_cell(sub, hd[i], codes[b0 + i], d, &bad);
         }
+    }
+    /* retry j of the draw word of row r: word r mod 8 of block (r div 8, s,
+     * sub 2 + j), as draw_digits reads it */
+    for (uint32_t j = 0; np > 0; j++) {
+        int keep = 0;
+        for (int p0 = 0; p0 < np; p0 += 16) {
+            const int len = np - p0 < 16 ? np - p0 : 16;
+            uint64_t ctr[16];
+            uint32_t blk[256];
+            for (int e = 0; e < len; e++) ctr[e] = (uint64_t)(ga + pend[p0 + e]) >> 3;
+            anonset_blocks_at(key, ctr, s, SUB_RETRY + j, len, blk);
+            for (int e = 0; e < len; e++) {
+                const int32_t k = pend[p0 + e];
+                const uint64_t r = (uint64_t)(ga + k);
+                const int h = coin_draw ? coins[r - 16 * c0] < coin : fixed_head;
+                uint64_t x;
+                const uint64_t idx = anonset_mul128(word64(blk + 16 * e, (int64_t)(r & 7u)),
+                                                    cnt[h], &x);
+                if (x < thr[h]) {
+                    pend[keep++] = k;
+                } else {
+                    out[k] = quart_cell(quart_subset(qp[h], p16, idx), (uint64_t)h, codes[k], d,
+                                        &bad);
+                }
+            }
+        }
+        np = keep;
     }
     return (int)bad;
 }

@@ -33,6 +33,8 @@ cdef extern from "rng.h":
     void anonset_fill_simd(const anonset_key *k, uint64_t counter0, uint32_t stream,
                            uint32_t sub, int64_t nblocks, uint32_t *out, int n_threads,
                            int level) nogil
+    void anonset_blocks_at_simd(const anonset_key *k, const uint64_t *counters, uint32_t stream,
+                                uint32_t sub, int64_t nblocks, uint32_t *out, int level) nogil
 
 cdef extern from "order.h":
     void anonset_rank_words(const anonset_key *k, uint64_t counter0, uint32_t stream,
@@ -199,6 +201,26 @@ def fill(bytes key, uint64_t counter0, uint32_t stream, uint32_t sub, int64_t nb
     with nogil:
         anonset_fill_simd(&k, counter0, stream, sub, nblocks, <uint32_t *>out.data, n_threads,
                           level)
+    return out
+
+
+def blocks_at(bytes key, counters, uint32_t stream, uint32_t sub, str rng="chacha20",
+              str simd="auto"):
+    """One block per counter of counters (any order, repeats allowed), as
+    the sampler's retries of rejected draws compute them; simd as in fill."""
+    cdef anonset_key k
+    _make_key(&k, key, rng)
+    cdef int level = anonset_simd_level()
+    if simd != "auto":
+        if simd not in SIMD_LEVELS or SIMD_LEVELS.index(simd) > level:
+            raise ValueError(f"simd must be 'auto' or one of {SIMD_LEVELS[:level + 1]}, got {simd!r}")
+        level = SIMD_LEVELS.index(simd)
+    cdef cnp.ndarray c = np.ascontiguousarray(counters, dtype=np.uint64)
+    cdef int64_t n = c.shape[0]
+    cdef cnp.ndarray out = np.empty(16 * n, dtype=np.uint32)
+    with nogil:
+        anonset_blocks_at_simd(&k, <const uint64_t *>c.data, stream, sub, n,
+                               <uint32_t *>out.data, level)
     return out
 
 
