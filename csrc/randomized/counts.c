@@ -610,7 +610,11 @@ static int fact_unsorted_chunk(const fact_plan *fp, const uint64_t *const *masks
         tid = omp_get_thread_num();
         nth = omp_get_num_threads();
 #endif
-        int16_t *Vall = (int16_t *)malloc((size_t)npat * (size_t)(fp->R + FACT_MAXL) * sizeof(int16_t));
+        /* 64-byte aligned: a 32-byte row of V never straddles two cache
+         * lines (a 16-byte-aligned V measured 10-20 % slower) */
+        unsigned char *Vraw = (unsigned char *)malloc((size_t)npat * (size_t)(fp->R + FACT_MAXL) *
+                                                      sizeof(int16_t) + 64);
+        int16_t *Vall = Vraw ? (int16_t *)(Vraw + (64 - ((uintptr_t)Vraw & 63u))) : NULL;
         int32_t *cnt = (int32_t *)malloc((size_t)npat * sizeof(int32_t));
         int r = Vall && cnt ? ANONSET_OK : ANONSET_ERR_NOMEM;
         if (r == ANONSET_OK) {
@@ -628,7 +632,7 @@ static int fact_unsorted_chunk(const fact_plan *fp, const uint64_t *const *masks
 #endif
             st = r;
         }
-        free(Vall);
+        free(Vraw);
         free(cnt);
     }
     return st;
