@@ -171,3 +171,25 @@ def test_missing_values_end_to_end_text_numeric_and_binned(tmp_path):
                           bins={"age": [0, 30, 50, 120]}, missing="category",
                           missing_token="<missing>")
     assert pub.schema["job"].domain[-1] == "<missing>" and "?" in pub.schema["job"].domain
+
+
+def test_auto_ground_never_places_the_missing_token_in_an_order():
+    # an ordinal column with a missing token: 'auto' must not invent a place
+    # for "missing" beside the largest value; it takes the strictest ground
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"inc": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0, np.nan], 3000,
+                                         p=[.05, .1, .2, .3, .3, .05])})
+    kw = dict(sensitive=["inc"], ordinal=["inc"], seed="k", research_seed=True)
+    auto = anonset.publish(df, anonset.Closeness(0.1), missing="category", **kw)
+    assert auto.schema["inc"].domain[-1] == "?"
+    assert auto.params["inc"].ground == "equal"
+    named = anonset.publish(df, anonset.Closeness(0.1, ground="ordered"), missing="category",
+                            **kw)
+    assert named.params["inc"].ground == "ordered"
+    # equal distances are the largest: the published p never exceeds the
+    # ordered one, and the audit checks t under the published ground
+    assert auto.params["inc"].p <= named.params["inc"].p
+    assert anonset.audit(auto, df).conforms
+    # without missing values the order is kept
+    full = anonset.publish(df.fillna(5.0), anonset.Closeness(0.1), **kw)
+    assert full.params["inc"].ground == "ordered"

@@ -120,7 +120,10 @@ class Closeness:
 
     ground : 'auto' | 'equal' | 'ordered' | 'hierarchical' | {attribute: ...}
         Ground distance of the EMD.  'auto' uses the attribute's hierarchy if it
-        has one, 'ordered' for ordinal attributes, else 'equal'.
+        has one, 'ordered' for ordinal attributes without a missing token,
+        else 'equal' (the strictest: every pair of values at distance 1).
+        'ordered' named for an attribute with a missing token puts the token
+        last, one step above the largest value.
     """
 
     t: Value

@@ -48,7 +48,9 @@ def register(sub) -> None:
     g.add_argument("--t", metavar="T|COL=T,...",
                    help="t-closeness; with --l: diversity and closeness at once")
     g.add_argument("--ground", metavar="NAME|COL=NAME,...",
-                   help=f"EMD ground distance for --t: {', '.join(A.GROUNDS)} (default auto)")
+                   help=f"EMD ground distance for --t: {', '.join(A.GROUNDS)} (default auto: "
+                        "hierarchical with --hierarchy, ordered for --ordinal columns "
+                        "without a missing token, else equal)")
     g.add_argument("--clip-l", action="store_true", default=None,
                    help="where l >= d, use l = d - 1 (weaker; the paper's experiments do this)")
     g.add_argument("--allow-clear", action="append", metavar="A,B",

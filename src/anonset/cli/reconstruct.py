@@ -32,7 +32,8 @@ def register(sub) -> None:
                    help="EM iterations at most, a safety cap (default 20000; the EM stops "
                         "when the log-likelihood no longer gains: docs/algorithms.md)")
     p.add_argument("--tol", type=A.nonneg_float, default=1e-6, metavar="X",
-                   help="EM stops when no cell changes by more than X records (default 1e-6)")
+                   help="EM also stops when no cell changes by more than X records in an "
+                        "update (default 1e-6; 0: only the log-likelihood rule)")
     p.add_argument("--seed", default=None, metavar="N", help="seed of the random baseline")
     p.add_argument("--original", metavar="ORIG", help="the original table: print the error "
                    "of the estimate against its true counts")
@@ -127,6 +128,14 @@ def em_summary(ct) -> str:
     info = ct.info
     if "iterations" not in info:
         return ""
-    state = "converged" if info.get("converged") else "stopped at max_iter"
-    return (f"{info['iterations']} iterations, final change {A.fmt(float(info['change']))} "
-            f"records ({state}; tol {info['tol']:g})")
+    stopped = info.get("stopped")
+    change = f"last update moved a cell by at most {A.fmt(float(info['change']))} records"
+    if stopped == "tol_ll":
+        unit = "record" if "patterns" in info else "counted cell"
+        why = (f"converged: the log-likelihood gained {float(info['gain']):.3g} per update "
+               f"and {unit} (rule {float(info['tol_ll']):g})")
+    elif stopped == "tol":
+        why = f"converged: no cell moved by more than {float(info['tol']):g} records"
+    else:
+        why = f"NOT converged: stopped at --max-iter {info.get('max_iter')}"
+    return f"{info['iterations']} EM updates ({why}; {change})"

@@ -161,8 +161,9 @@ def _timed(step, x, choice, ll=True):
     return out
 
 
-def _info(evals, x, prev, ll, gain, tol, tol_ll, max_iter, reason, accelerated, choice):
-    change = float(np.abs(x - prev).max()) if prev is not None else math.inf
+def _info(evals, change, ll, gain, tol, tol_ll, max_iter, reason, accelerated, choice):
+    """``change``: the largest cell change of the last EM update, the figure
+    the ``tol`` rule tests."""
     return {"iterations": evals, "change": change, "loglik": ll, "gain": gain,
             "converged": reason in ("tol_ll", "tol"), "stopped": reason,
             "max_iter": max_iter, "tol": tol, "tol_ll": tol_ll,
@@ -172,21 +173,22 @@ def _info(evals, x, prev, ll, gain, tol, tol_ll, max_iter, reason, accelerated, 
 def run_plain(step, x0, *, scale, tol, tol_ll, max_iter, choice):
     """Plain EM updates until the stopping rule holds."""
     x, ll_prev, ll, gain = np.asarray(x0, dtype=np.float64), None, math.nan, math.inf
-    prev, evals, reason = None, 0, "max_iter"
+    evals, reason, change = 0, "max_iter", math.inf
     while evals < max_iter:
         nx, ll = _timed(step, x, choice)
         evals += 1
+        change = float(np.abs(nx - x).max())          # this update's largest move
         if ll_prev is not None:
             gain = (ll - ll_prev) / scale
             if tol_ll > 0 and gain <= tol_ll:
                 # converged at x (whose L is ll): x is the result
                 reason = "tol_ll"
                 break
-        ll_prev, prev, x = ll, x, nx
-        if tol > 0 and float(np.abs(x - prev).max()) <= tol:
+        ll_prev, x = ll, nx
+        if tol > 0 and change <= tol:
             reason = "tol"
             break
-    return x, _info(evals, x, prev, ll, gain, tol, tol_ll, max_iter, reason, False, choice)
+    return x, _info(evals, change, ll, gain, tol, tol_ll, max_iter, reason, False, choice)
 
 
 def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0, mstep=4.0):
@@ -196,7 +198,7 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
     x = np.asarray(x0, dtype=np.float64)
     x1, ll0 = _timed(step, x, choice)
     evals, step_max = 1, step_max0
-    gain, reason, prev = math.inf, "max_iter", None
+    gain, reason = math.inf, "max_iter"
     while evals + 3 <= max_iter:
         x2, ll1 = _timed(step, x1, choice)
         r = x1 - x
@@ -234,11 +236,14 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
                 step_max *= mstep
         evals += cycle
         gain = (lln - ll0) / (scale * cycle)
-        prev, x, x1, ll0 = x, xn, xn1, lln
+        x, x1, ll0 = xn, xn1, lln
         if tol_ll > 0 and gain <= tol_ll:
             reason = "tol_ll"
             break
         if tol > 0 and float(np.abs(x1 - x).max()) <= tol:
             reason = "tol"
             break
-    return x, _info(evals, x, prev, ll0, gain, tol, tol_ll, max_iter, reason, True, choice)
+    # the last EM update from x is x1 (computed with L(x)): its change is
+    # what the tol rule tests, and what is reported
+    change = float(np.abs(x1 - x).max())
+    return x, _info(evals, change, ll0, gain, tol, tol_ll, max_iter, reason, True, choice)

@@ -194,7 +194,13 @@ def resolve_ground(model, attr: Attribute) -> str:
     if g == "auto":
         if attr.hierarchy is not None:
             return "hierarchical"
-        return "ordered" if attr.kind == "ordinal" else "equal"
+        # A missing token has no place in an order: 'ordered' would put it
+        # beside the largest value (one step away), a choice nobody made.
+        # 'equal' puts every pair of values at distance 1, the largest any
+        # ground distance gives, so t under it implies t under any order.
+        if attr.kind == "ordinal" and attr.missing is None:
+            return "ordered"
+        return "equal"
     if g == "hierarchical" and attr.hierarchy is None:
         raise ValueError(f"attribute {attr.name!r}: ground 'hierarchical' needs a hierarchy")
     return g
