@@ -17,6 +17,8 @@ expected; nothing is left on disk; the input is never touched.
 """
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import os
 import signal
@@ -240,6 +242,26 @@ TABLE_CASES = [
               df=lambda: pd.DataFrame({"id": [1, 2, 3], "tags": [[1], [2, 3], []],
                                        "job": list("abc")}),
               paths=("parquet", "cli")),
+    TableCase("datetime-column", dict(M, identifiers=["id"], sensitive=["when", "job"]),
+              ["--identifier", "id", "--sensitive", "when,job", "--l", "2"],
+              ("column 'when'", "holds dates or times", "ISO text"),
+              df=lambda: pd.DataFrame({"id": [1, 2, 3, 4], "job": list("abca"),
+                                       "when": pd.to_datetime(["2020-01-02", "2021-03-04",
+                                                               "2020-01-02", "2022-05-06"])}),
+              paths=("memory", "parquet", "dask", "cli")),
+    TableCase("date-objects", dict(M, identifiers=["id"], exact=["when"], sensitive=["job"]),
+              ["--identifier", "id", "--exact", "when", "--sensitive", "job", "--l", "2"],
+              ("column 'when'", "holds dates or times"),
+              df=lambda: pd.DataFrame({"id": [1, 2, 3, 4], "job": list("abca"),
+                                       "when": [datetime.date(2020, 1, 2)] * 4}),
+              # (Dask turns an object column into text: its frame holds '2020-01-02')
+              paths=("memory", "parquet", "cli")),
+    TableCase("decimal-objects", dict(M, identifiers=["id"], sensitive=["amount", "job"]),
+              ["--identifier", "id", "--sensitive", "amount,job", "--l", "2"],
+              ("column 'amount'", "values of another type (Decimal"),
+              df=lambda: pd.DataFrame({"id": [1, 2, 3, 4], "job": list("abca"),
+                                       "amount": [decimal.Decimal("1.5")] * 4}),
+              paths=("memory", "parquet")),
     TableCase("missing-token-collides", _api(missing="category"),
               [*ROLES_CLI, "--missing", "category", "--l", "2"],
               ("column 'job'", "also the real value '?'"), ("missing_token=",),
@@ -389,7 +411,8 @@ def test_table_case(case: TableCase, tmp_path, capsys, monkeypatch):
         assert len(sig) == 1, sig
     if "cli" in case.paths:
         inp = "in.parquet" if case.id in ("nested-list-column", "domain-too-large-for-closeness",
-                                           "domain-beyond-the-sampler") else "in.csv"
+                                           "domain-beyond-the-sampler", "datetime-column",
+                                           "date-objects") else "in.csv"
         if not (tmp_path / inp).exists():
             df = case.df()
             df.to_parquet(tmp_path / "in.parquet", index=False)

@@ -13,6 +13,7 @@ rewriting messages.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Callable
 
@@ -279,22 +280,56 @@ def check_closeness_size(attr, *, file=None) -> None:
                                   "it with {@bins} or a {@hierarchies} level")
 
 
+_TEMPORAL_EXPECTED = ("text, numbers or booleans to publish as sensitive or exact: convert it "
+                      "(e.g. to ISO text 'YYYY-MM-DD', which keeps the order, or to a year or "
+                      "month number to bin), or pass it through ({@other}) or drop it ({@drop})")
+
+
 def check_publishable_type(column, dtype, *, file=None) -> None:
-    """Nested values (lists, structs, maps) cannot be sensitive or exact."""
+    """Nested values (lists, structs, maps) and dates and times cannot be
+    sensitive or exact (a published domain holds text, numbers and booleans,
+    which the metadata restores exactly)."""
     if dtype is None:
         return
+    import pandas as pd
     try:
         import pyarrow as pa
         if isinstance(dtype, pa.DataType):
             nested = pa.types.is_nested(dtype)
+            temporal = pa.types.is_temporal(dtype)
         else:
             nested = "list" in str(dtype) or "struct" in str(dtype) or "map<" in str(dtype)
+            temporal = (pd.api.types.is_datetime64_any_dtype(dtype)
+                        or pd.api.types.is_timedelta64_dtype(dtype)
+                        or isinstance(dtype, pd.PeriodDtype))
     except ImportError:  # pragma: no cover
-        nested = False
+        nested = temporal = False
     if nested:
         raise InputError(f"holds nested values ({dtype})", column=column, file=file,
                          expected="plain values to publish as sensitive or exact; pass nested "
                                   "columns through ({@other}) or drop them ({@drop})")
+    if temporal:
+        # the same words whichever reader typed it (datetime64[ns], timestamp[us], ...)
+        raise InputError("holds dates or times", column=column, file=file,
+                         expected=_TEMPORAL_EXPECTED)
+
+
+def check_domain_values(attr, *, file=None) -> None:
+    """Every value of a published domain is text, a number or a boolean (an
+    object column can hold anything: dates, decimals, tuples)."""
+    if attr.domain is None:
+        return
+    for v in attr.domain:
+        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)):
+            # the words of check_publishable_type: a Parquet reader types it
+            raise InputError("holds dates or times", column=attr.name, file=file,
+                             expected=_TEMPORAL_EXPECTED)
+        if not isinstance(v, (str, bool, int, float)):
+            raise InputError(f"holds values of another type ({type(v).__name__}, e.g. {v!r})",
+                             column=attr.name, file=file,
+                             expected="text, numbers or booleans to publish as sensitive or "
+                                      "exact: convert it, or pass it through ({@other}) or "
+                                      "drop it ({@drop})")
 
 
 def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> list:

@@ -70,6 +70,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         else:
             attr = attribute_of(cd, cd.domain)
         V.check_domain_size(attr, file=d.file)
+        V.check_domain_values(attr, file=d.file)
         attrs.append(attr)
     source = Schema(tuple(attrs))
     published = source.published

@@ -609,6 +609,8 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
                 text = csv_unescape(text)
             col = pd.Series(text, dtype=object)
             out[c] = col.where(col != "", None) if dt == "object" else col.astype(dt)
+        elif dt in ("bool", "boolean", "category") or dt.startswith(("datetime64", "timedelta64")):
+            out[c] = _parse_other(text, dt, c, path, bool(meta.get("csv_escape")))
         else:
             try:
                 # Python's float()/int() parse: exact round trips of what pandas wrote
@@ -621,3 +623,34 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
                 raise InputError(f"column {c!r} holds text where its metadata says {dt}",
                                  file=path, expected="the file as anonset wrote it") from None
     return pd.DataFrame(out)[names]
+
+
+def _parse_other(text: np.ndarray, dt: str, name: str, path, escaped: bool) -> pd.Series:
+    """A pass-through column of booleans, categories, dates or durations from
+    the text pandas wrote for it ('True', '2020-01-31 00:00:00+01:00',
+    '1 days 02:00:00'; an empty cell is missing)."""
+    missing = text == ""
+    try:
+        if dt in ("bool", "boolean"):
+            words = {"True": True, "False": False}
+            if any(t not in words for t in text[~missing]):
+                raise ValueError
+            vals = pd.Series([None if m else words[t] for t, m in zip(text, missing)],
+                             dtype=object)
+            return vals.astype("boolean" if missing.any() or dt == "boolean" else "bool")
+        if dt == "category":
+            # the categories are those that occur, as text
+            vals = csv_unescape(text) if escaped else text
+            return pd.Series(vals, dtype=object).where(~missing, None).astype("category")
+        target = pd.api.types.pandas_dtype(dt)
+        vals = pd.Series(np.where(missing, None, text), dtype=object)
+        if dt.startswith("timedelta64"):
+            return pd.to_timedelta(vals).astype(target)
+        if isinstance(target, pd.DatetimeTZDtype):
+            # offsets can differ row to row (summer time): parse in UTC
+            return pd.to_datetime(vals, utc=True, format="ISO8601").dt.tz_convert(
+                target.tz).astype(target)
+        return pd.to_datetime(vals, format="ISO8601").astype(target)
+    except (TypeError, ValueError):
+        raise InputError(f"column {name!r} holds text where its metadata says {dt}",
+                         file=path, expected="the file as anonset wrote it") from None
