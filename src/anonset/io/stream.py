@@ -225,8 +225,17 @@ class _WriteBehind:
         if exc_type is not None:
             # stopped (an error, a signal): the waiting blocks are dropped and
             # only the write in progress is waited for, before the sink and
-            # its temporary files are removed
+            # its temporary files are removed.  Dropped here, without waiting
+            # for the writer to make room: a signal may have interrupted the
+            # caller inside queue.put, and nothing of the queue's wake-ups is
+            # relied on after that
+            import queue
             self.cancel = True
+            while True:
+                try:
+                    self.queue.get_nowait()
+                except queue.Empty:
+                    break
         self.queue.put(self._DONE)
         self.thread.join()
         if exc_type is None and self.error is not None:
