@@ -491,3 +491,38 @@ def test_reconstruct_names_the_rule_that_stopped_the_em(tmp_path, capsys):
         moved = float(re.search(r"at most ([0-9.e+-]+) records", cap.out).group(1))
         if extra and extra[0] == "--tol":
             assert moved <= 0.5
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeypatch):
+    # lgb and msa-anonymize read key material as anonymize does: --seed,
+    # --seed-env (off the command line) or --key-file, one of them
+    rng = np.random.default_rng(2)
+    n = 60
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
+                       "job": rng.choice(list("abcdef"), n), "edu": rng.choice(list("uvwxy"), n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    args = (["--k", "3", "--l", "2", "--qi", "age,sex", "--sensitive", "job", "--drop", "edu"]
+            if cmd == "lgb" else
+            ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"])
+
+    def publish(name, *key):
+        rc, cap = run([cmd, src, "-o", tmp_path / name, *args, *key, "-q"], capsys)
+        assert rc == 0, cap.err
+        return (tmp_path / name).read_bytes()
+
+    secret = "0123456789abcdef0123456789abcdef"
+    monkeypatch.setenv("ANONSET_TEST_SEED", secret)
+    assert publish("a.csv", "--seed", secret) == publish("b.csv", "--seed-env",
+                                                           "ANONSET_TEST_SEED")
+    assert run(["keygen", tmp_path / "k.key"], capsys)[0] == 0
+    assert publish("c.csv", "--key-file", tmp_path / "k.key") == \
+        publish("d.csv", "--key-file", tmp_path / "k.key")
+    rc, cap = run([cmd, src, "-o", tmp_path / "e.csv", *args, "--seed", secret,
+                   "--key-file", tmp_path / "k.key"], capsys)
+    assert rc == 2 and "give one source of key material" in cap.err
+    rc, cap = run([cmd, src, "-o", tmp_path / "e.csv", *args, "--seed-env",
+                   "ANONSET_TEST_NO_SUCH_VAR"], capsys)
+    assert rc == 2 and "--seed-env" in cap.err and "is not set" in cap.err
+    assert not (tmp_path / "e.csv").exists()

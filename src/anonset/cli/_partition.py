@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .args import check_not_input, format_of, read_table, seed_arg, names as _names
+from .args import UsageError, check_not_input, format_of, read_table, seed_arg, names as _names
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
            "key_kwargs", "read_input", "check_outputs", "risk_note"]
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
-                "seed": "--seed", "research_seed": "--research-seed",
+                "seed": "--seed", "seed_env": "--seed-env", "key_file": "--key-file",
+                "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
                 "data": "IN"}
 
@@ -43,11 +44,16 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
 
 
 def add_key_arguments(group) -> None:
-    """--seed, --research-seed and --keep-order."""
+    """--seed, --seed-env, --key-file, --research-seed and --keep-order."""
     group.add_argument("--seed", metavar="S",
                        help="key material of at least 128 bits (e.g. 32 hex digits): the "
                             "release is then reproducible; keep it as secret as the data "
                             "(default: a fresh key from the OS)")
+    group.add_argument("--seed-env", metavar="VAR",
+                       help="read the seed from environment variable VAR (not on the command "
+                            "line, where other users of the machine can see it)")
+    group.add_argument("--key-file", metavar="FILE",
+                       help="read the key material from FILE (see `anonset keygen`)")
     group.add_argument("--research-seed", action="store_true",
                        help="accept a seed shorter than 128 bits, for research on data that "
                             "is not secret (the summary says so)")
@@ -63,7 +69,20 @@ def role_kwargs(args) -> dict:
 
 
 def key_kwargs(args) -> dict:
-    return {"seed": seed_arg(args.seed), "research_seed": bool(args.research_seed),
+    """seed (from --seed, --seed-env or --key-file: one of them), research_seed
+    and keep_order."""
+    from ..io.keys import read_key_file, seed_from_env
+    given = [f for f, v in (("--seed", args.seed), ("--seed-env", args.seed_env),
+                            ("--key-file", args.key_file)) if v is not None]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)}: give one source of key material")
+    if args.key_file is not None:
+        seed = read_key_file(args.key_file, param="key_file")
+    elif args.seed_env is not None:
+        seed = seed_arg(seed_from_env(args.seed_env))
+    else:
+        seed = seed_arg(args.seed)
+    return {"seed": seed, "research_seed": bool(args.research_seed),
             "keep_order": bool(args.keep_order)}
 
 

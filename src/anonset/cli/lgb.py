@@ -3,7 +3,8 @@
     anonset lgb IN -o OUT --k 5 --l 5 --qi A,B --semi-sensitive C,D \\
         --sensitive E (--flags C=C_flag ... | --density 0.2) \\
         [--identifier X] [--other Y] [--drop Z] [--t C=0.2] [--method mdp|ncp] \\
-        [--hierarchy COL=PATH.csv] [--id COL] [--seed S [--research-seed]] [--keep-order]
+        [--hierarchy COL=PATH.csv] [--id COL] [--keep-order]
+        [--seed S | --seed-env VAR | --key-file F] [--research-seed]
 
 Every input column needs a role: an attribute, a flag column (``--flags``),
 ``--id``, ``--identifier``, ``--other`` (passed through) or ``--drop``.  OUT

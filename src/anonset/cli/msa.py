@@ -4,7 +4,8 @@ sensitive attributes (paper 003).
     anonset msa-anonymize IN -o OUT --k 5 --t 0.2 --qi A,B,C --sa S1,S2 \\
         [--identifier X] [--other Y] [--drop Z] \\
         [--algorithm pca|cluster|microagg] [--hierarchy COL=PATH.csv ...] \\
-        [--numeric COL,...] [--ground S1=ordered ...] [--seed S [--research-seed]] \\
+        [--numeric COL,...] [--ground S1=ordered ...] \\
+        [--seed S | --seed-env VAR | --key-file F] [--research-seed] \\
         [--keep-order] [--threads N] [--format csv|parquet] [--report PATH.json]
 
 Every input column needs a role: ``--qi``, ``--sa``, ``--identifier``,
