@@ -474,3 +474,19 @@ def test_cli_roundtrip_and_errors(tmp_path, capsys):
     assert _run(["semantic-anonymize", str(src), "-o", str(bad), "--sensitive", "nope",
                  "--l", "2", "--d", "1"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_domains_read_off_the_data_are_marked_and_audited():
+    # a semantic release whose domains came from the data passed the audit's
+    # domain check silently (the anonymize path warns): they are now marked
+    import anonset
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"sex": rng.choice(["f", "m"], 200), "level": rng.integers(1, 6, 200)})
+    inferred = S.semantic_publish(df, "level", 2, 2, qids=["sex"], seed=3, research_seed=True)
+    assert inferred.schema["level"].inferred and inferred.schema["sex"].inferred
+    declared = S.semantic_publish(df, "level", 2, 2, qids=["sex"], domain=[1, 2, 3, 4, 5],
+                                  seed=3, research_seed=True)
+    assert not declared.schema["level"].inferred
+    for table, names in ((inferred, {"sex", "level"}), (declared, {"sex"})):
+        c = anonset.audit(table).checks
+        assert set(c[(c.check == "domain") & (c.status == "warn")].attribute) == names

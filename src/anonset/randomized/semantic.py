@@ -352,12 +352,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
         domain = hierarchy.leaves
+    inferred = domain is None            # read off the data: it reveals which values occur
     if domain is None:
         domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
     if hierarchy is not None:
         hierarchy = hierarchy.reorder(list(domain))
     sattr = Attribute(sensitive, "sensitive", tuple(domain),
-                      "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy)
+                      "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy,
+                      inferred=inferred)
     if distance is None:
         if hierarchy is not None:
             distance = SemanticDistance.tree(hierarchy)
@@ -374,7 +376,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     attrs, masks, params = [], {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
-        a = Attribute(q, "exact", dom, "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal")
+        a = Attribute(q, "exact", dom,
+                      "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal",
+                      inferred=True)
         c = encode_column(frame[q], a)
         attrs.append(a)
         masks[q] = _pack_codes(c, a.d)
