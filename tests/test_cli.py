@@ -526,3 +526,30 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
                    "ANONSET_TEST_NO_SUCH_VAR"], capsys)
     assert rc == 2 and "--seed-env" in cap.err and "is not set" in cap.err
     assert not (tmp_path / "e.csv").exists()
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
+    # `anonset audit` refused an lgb / msa-anonymize Parquet release ("not a
+    # published anonset table") although `anonset report` audits it
+    rng = np.random.default_rng(3)
+    n = 90
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
+                       "job": rng.choice(list("abcdef"), n), "edu": rng.choice(list("uvwxy"), n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    args = (["--k", "3", "--l", "2", "--qi", "age,sex", "--sensitive", "job", "--drop", "edu"]
+            if cmd == "lgb" else
+            ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"])
+    out = tmp_path / "rel.parquet"
+    rc, cap = run([cmd, src, "-o", out, *args, "-q"], capsys)
+    assert rc == 0, cap.err
+    rc, cap = run(["audit", out, "--original", src, "-o", tmp_path / "audit.csv"], capsys)
+    assert rc == 0, cap.err + cap.out
+    checks = pd.read_csv(tmp_path / "audit.csv")
+    assert {"groups" if cmd == "lgb" else "classes_k", "rows"} <= set(checks["check"])
+    assert (checks["status"] != "fail").all()
+    # as CSV the release has no metadata: the message says what to do
+    rc, cap = run([cmd, src, "-o", tmp_path / "rel.csv", *args, "-q"], capsys)
+    rc, cap = run(["audit", tmp_path / "rel.csv"], capsys)
+    assert rc == 2 and "write it as .parquet to audit it" in cap.err
