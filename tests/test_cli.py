@@ -408,6 +408,8 @@ def test_progress(data, tmp_path, capsys):
 def test_info_and_version(capsys):
     rc, cap = run(["info"], capsys)
     assert rc == 0 and "openmp" in cap.out and anonset.__version__ in cap.out
+    from anonset.randomized import _kernels
+    assert f"simd: {_kernels.simd_level()}" in cap.out       # what a bug report needs
     rc, cap = run(["--version"], capsys)
     assert rc == 0 and "openmp" in cap.out
     rc, cap = run([], capsys)

@@ -18,6 +18,7 @@ def build_info() -> dict:
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "openmp": _kernels.openmp_enabled(),
+        "simd": _kernels.simd_level(),             # chosen at run time, per CPU
         "threads": _kernels.effective_threads(0),
         "numpy": numpy.__version__,
     }
