@@ -83,3 +83,38 @@ def test_notebook_display_of_a_release_a_crosstab_and_an_audit():
     # text is escaped: a value that looks like markup stays text
     odd = df.assign(job=np.resize(["<b>x</b>", "y&z"], len(df)))
     assert "<b>x</b>" not in anonset.publish(odd, anonset.Diversity(2), **ROLES)._repr_html_()
+
+
+def test_csv_written_by_a_spreadsheet_with_a_byte_order_mark(tmp_path):
+    # "CSV UTF-8" from a spreadsheet starts with U+FEFF: it named the first
+    # column '\ufeffage', so --sensitive age was "not a column of the data"
+    from anonset import cli
+    from anonset.io.stream import publish_file
+    src = tmp_path / "in.csv"
+    src.write_bytes("\ufeffage,job\n23,nurse\n45,clerk\n33,chef\n".encode("utf-8"))
+    pub = publish_file(src, tmp_path / "o.parquet", anonset.Diversity(2), sensitive=["age", "job"],
+                       seed="s" * 32)
+    assert [a.name for a in pub.schema] == ["age", "job"]
+    assert cli.main(["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--sensitive",
+                     "age,job", "--l", "2", "-q"]) == 0
+    assert (tmp_path / "o.csv").read_text().startswith("age,job\n")
+
+
+def test_side_files_with_a_byte_order_mark(tmp_path):
+    # domain lists, hierarchies and configs saved by editors that write a BOM
+    from anonset import cli
+    bom = "\ufeff"
+    src = tmp_path / "in.csv"
+    src.write_text("job,city\nnurse,Oslo\nclerk,Rome\nchef,Oslo\n", encoding="utf-8")
+    (tmp_path / "jobs.txt").write_text(bom + "chef\nclerk\nnurse\n", encoding="utf-8")
+    (tmp_path / "city.csv").write_text(bom + "Oslo;Europe;*\nRome;Europe;*\nLima;America;*\n",
+                                       encoding="utf-8")
+    (tmp_path / "c.json").write_text(bom + '{"sensitive": ["job", "city"], "l": 2}',
+                                     encoding="utf-8")
+    out = tmp_path / "o.parquet"
+    assert cli.main(["anonymize", str(src), "-o", str(out), "--config", str(tmp_path / "c.json"),
+                     "--domain", f"job={tmp_path / 'jobs.txt'}",
+                     "--hierarchy", f"city={tmp_path / 'city.csv'}", "-q"]) == 0
+    pub = anonset.read_parquet(out)
+    assert pub.schema["job"].domain == ("chef", "clerk", "nurse")
+    assert pub.schema["city"].domain[0] == "Oslo"

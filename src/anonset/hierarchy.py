@@ -128,7 +128,7 @@ class Hierarchy:
         a newline.
         """
         if isinstance(path_or_text, (str, Path)) and "\n" not in str(path_or_text):
-            text = Path(path_or_text).read_text(encoding="utf-8")
+            text = Path(path_or_text).read_text(encoding="utf-8-sig")  # no BOM in a value
         else:
             text = str(path_or_text)
         rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r and any(r)]

@@ -72,7 +72,7 @@ def load_config(path) -> dict:
     where = str(path)
     if not path.is_file():
         raise ConfigError(f"config file {where!r} does not exist")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
@@ -227,7 +227,7 @@ def read_domain_file(path) -> list:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"domain file {str(p)!r} does not exist")
-    vals = [ln.strip() for ln in p.read_text(encoding="utf-8").splitlines()]
+    vals = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]
     vals = [v for v in vals if v and not v.startswith("#")]
     if not vals:
         raise ValueError(f"domain file {str(p)!r} lists no values")

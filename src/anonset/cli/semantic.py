@@ -54,7 +54,7 @@ def cmd_anonymize(args) -> int:
     domain = _domain_values(frame, args.sensitive, _split(args.domain))
     distance = hierarchy = None
     if args.hierarchy:
-        hierarchy = Hierarchy.from_csv(Path(args.hierarchy).read_text())
+        hierarchy = Hierarchy.from_csv(Path(args.hierarchy).read_text(encoding="utf-8-sig"))
     elif args.matrix:
         m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
         distance = S.SemanticDistance.from_matrix(m)

@@ -120,7 +120,9 @@ def _csv_header(path) -> list:
     every name non-empty and given once."""
     try:
         with _csv_stream(path) as f:
-            text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+            # utf-8-sig: the byte-order mark that spreadsheets write ("CSV UTF-8")
+            # is not part of the first column's name
+            text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
             row = next(csv.reader(text), None)
     except UnicodeDecodeError:
         raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
@@ -129,6 +131,12 @@ def _csv_header(path) -> list:
     if not row:
         raise InputError("is empty (no header line)", file=path,
                          expected="a header line naming every column")
+    if len(row) == 1:
+        sep = next((c for c in (";", "\t", "|") if c in row[0]), None)
+        if sep is not None:
+            raise InputError(f"has one column, whose name holds {sep!r}: {row[0][:60]!r}",
+                             file=path, expected="comma-separated values (convert the file, "
+                             f"e.g. pandas.read_csv(path, sep={sep!r}).to_csv(out, index=False))")
     return check_columns(row, file=path)
 
 
