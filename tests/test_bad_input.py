@@ -256,6 +256,11 @@ TABLE_CASES = [
                                        "when": [datetime.date(2020, 1, 2)] * 4}),
               # (Dask turns an object column into text: its frame holds '2020-01-02')
               paths=("memory", "parquet", "cli")),
+    TableCase("ordered-ground-on-sorted-text",
+              _api(model=anonset.Closeness(0.3, ground={"job": "ordered"})),
+              [*ROLES_CLI, "--t", "0.3", "--ground", "job=ordered"],
+              ("column 'job'", "ground 'ordered'", "sorting its text values alphabetically"),
+              cli_needles=("--ground",)),
     TableCase("decimal-objects", dict(M, identifiers=["id"], sensitive=["amount", "job"]),
               ["--identifier", "id", "--sensitive", "amount,job", "--l", "2"],
               ("column 'amount'", "values of another type (Decimal"),

@@ -285,6 +285,20 @@ _TEMPORAL_EXPECTED = ("text, numbers or booleans to publish as sensitive or exac
                       "month number to bin), or pass it through ({@other}) or drop it ({@drop})")
 
 
+def check_ordered_ground(attr, ground: str, *, file=None) -> None:
+    """'ordered' named for a text attribute whose order would come from
+    sorting its values alphabetically: refused, as for an ordinal column (t
+    under a made-up order does not mean what the user reads)."""
+    if ground != "ordered" or not attr.inferred or attr.domain is None:
+        return
+    if any(isinstance(v, str) for v in attr.domain if v != attr.missing):
+        raise InputError("has ground 'ordered', but its order would come from sorting its text "
+                         "values alphabetically (e.g. 'High School' before 'Less Than High "
+                         "School')", param="ground", column=attr.name, file=file,
+                         expected="the order declared: {@ordinal={column: [values in order]}} "
+                                  "or a domain in order, or another ground")
+
+
 def check_publishable_type(column, dtype, *, file=None) -> None:
     """Nested values (lists, structs, maps) and dates and times cannot be
     sensitive or exact (a published domain holds text, numbers and booleans,

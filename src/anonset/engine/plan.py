@@ -77,6 +77,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     for a in published:
         if a.role == "sensitive" and isinstance(opts.model, (Closeness, DiversityCloseness)):
             V.check_closeness_size(a, file=d.file)
+            V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file)
     if opts.record_id is not None:
         ids = np.concatenate(stats.ids) if stats.ids else np.zeros(0, np.uint64)
         if len(np.unique(ids)) != len(ids):
