@@ -581,3 +581,15 @@ def test_cli_refuses_unnamed_columns(tmp_path, capsys):
     assert rep["pass_through"] == ["edu"]
     out = capsys.readouterr().out
     assert "input order" in out and "research seed" in out
+
+
+def test_ordered_ground_needs_an_order():
+    # 'ordered' on text values ordered them alphabetically: refused by name
+    from anonset.validate import InputError
+    df = _small(40, 2)
+    with pytest.raises(InputError, match=r"column 'job'.*ground 'ordered'.*alphabetical"):
+        MSAProblem(df, ["age"], ["job", "edu"], drop=["city", "sex"],
+                   ground={"job": "ordered"})
+    # numbers keep their order
+    p = MSAProblem(df, ["age"], ["job", "edu"], drop=["city", "sex"], ground={"edu": "ordered"})
+    assert p.n == 40

@@ -142,6 +142,13 @@ class MSAProblem:
         if gspec is None:
             gspec = "ordered" if numeric else "equal"
         g = Ground.from_spec(gspec, d)
+        if not numeric and g.kind in ("ordered", "values"):
+            # text values have no order of their own: np.unique sorts them
+            # alphabetically, and t under that order would mean nothing
+            raise InputError(f"has ground {g.kind!r}, but its text values have no order (it "
+                             "would be alphabetical)", param="ground", column=name,
+                             expected="'equal', a hierarchy, or the column treated as numeric "
+                                      "({@numeric}) when its values are numbers")
         if g.kind == "hierarchical":
             h = g._hierarchy
         elif numeric or g.kind in ("ordered", "values"):
