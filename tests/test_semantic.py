@@ -490,3 +490,19 @@ def test_domains_read_off_the_data_are_marked_and_audited():
     for table, names in ((inferred, {"sex", "level"}), (declared, {"sex"})):
         c = anonset.audit(table).checks
         assert set(c[(c.check == "domain") & (c.status == "warn")].attribute) == names
+
+
+def test_text_without_an_order_is_refused():
+    # the default semantic distance is ordered; over text read off the data
+    # that order was the alphabetical one ('Graduate' beside 'High School')
+    from anonset.validate import InputError
+    df = pd.DataFrame({"edu": ["High School", "Bachelor", "Graduate", "Less Than High School"]
+                       * 10})
+    with pytest.raises(InputError, match=r"column 'edu'.*alphabetically"):
+        S.semantic_publish(df, "edu", 2, 1, seed=3, research_seed=True)
+    order = ["Less Than High School", "High School", "Bachelor", "Graduate"]
+    t = S.semantic_publish(df, "edu", 2, 2, domain=order, seed=3, research_seed=True)
+    assert t.schema["edu"].domain == tuple(order)
+    for s in t.sets("edu"):                    # d = 2 in the declared order
+        i, j = sorted(order.index(v) for v in s)
+        assert j - i >= 2

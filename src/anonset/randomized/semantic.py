@@ -355,6 +355,15 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     inferred = domain is None            # read off the data: it reveals which values occur
     if domain is None:
         domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
+        if hierarchy is None and distance is None and any(isinstance(v, str) for v in domain):
+            # the default distance is ordered: over text read off the data
+            # that is the alphabetical order, a semantics nobody chose
+            raise InputError("holds text values with no declared order or hierarchy: the "
+                             "default (ordered) semantic distance would order them "
+                             "alphabetically", column=sensitive,
+                             expected="a declared domain in order (domain=[...], --domain), a "
+                                      "hierarchy (hierarchy=..., --hierarchy), or a distance "
+                                      "matrix over a declared domain")
     if hierarchy is not None:
         hierarchy = hierarchy.reorder(list(domain))
     sattr = Attribute(sensitive, "sensitive", tuple(domain),
