@@ -193,3 +193,37 @@ def test_auto_ground_never_places_the_missing_token_in_an_order():
     # without missing values the order is kept
     full = anonset.publish(df.fillna(5.0), anonset.Closeness(0.1), **kw)
     assert full.params["inc"].ground == "ordered"
+
+
+def test_audit_warns_when_exact_qids_link_releases(tmp_path):
+    # exact QIDs that single out rows let anyone who knows them find a
+    # person's row in every release: with fresh keys the sets intersect.
+    # The audit says so (in memory and chunk by chunk), and not with a
+    # persistent key.
+    rng = np.random.default_rng(8)
+    n = 600
+    df = pd.DataFrame({"rid": np.arange(n), "zip": rng.integers(0, 300, n),
+                       "sex": rng.choice(["f", "m"], n), "job": rng.choice(list("abcdef"), n)})
+    kw = dict(exact=["zip", "sex"], sensitive=["job"])
+    pub = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], **kw)
+    pairs = df.groupby(["zip", "sex"]).size()
+    share = pairs[pairs == 1].sum() / n                     # rows with a unique (zip, sex)
+    assert share > 0.2
+    row = pub_row = anonset.audit(pub).checks.query("check == 'repeat'").iloc[0]
+    assert row.status == "warn" and row.attribute == "zip, sex"
+    assert row.value == pytest.approx(share, abs=1e-4)
+    assert "intersect to the true values" in row.message
+    pub.to_parquet(tmp_path / "p.parquet")
+    chunked = anonset.audit_file(tmp_path / "p.parquet", chunk_rows=97).checks
+    row = chunked.query("check == 'repeat'").iloc[0]
+    assert row.status == "warn" and row.value == pub_row.value
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kept = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], key_file=key,
+                           record_id="rid", **kw)
+    row = anonset.audit(kept).checks.query("check == 'repeat'").iloc[0]
+    assert row.status == "pass" and "persistent" in row.message
+    # without exact QIDs there is nothing to link by: no row
+    alone = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], drop=["zip", "sex"],
+                            sensitive=["job"])
+    assert "repeat" not in set(anonset.audit(alone).checks["check"])

@@ -187,8 +187,8 @@ class AuditReport:
         return self.attack.plot(path=path, ax=ax)
 
 
-_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "attack",
-                "epsilon")
+_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "repeat",
+                "attack", "epsilon")
 
 
 class Rows(list):
@@ -409,6 +409,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     _risks.clear_risks(table, rows.add)
     _risks.role_risks(table, rows.add)
     _risks.passthrough_risks(stats, rows.add)
+    _risks.exact_qid_risks(stats, table.info, rows.add)
     if att is not None:
         _risks.attack_risks(att, rows.add)
     eps = epsilon_table(table)

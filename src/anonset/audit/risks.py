@@ -21,6 +21,11 @@ asks the audit to say.
   ``DETERMINES`` = 0.9 (the column removes 90 % of the errors of guessing the
   most common value; a one-to-one recode scores 1, an unrelated column 0, a
   column with a new value per row 0);
+* exact QIDs (paper 004: published as they are): where their combination
+  singles out rows, whoever knows a person's QIDs finds that person's row in
+  every release, so releases drawn with different keys intersect to the true
+  values (docs/security.md, "repeated releases"); a warning unless the key is
+  persistent (the same sets in every release);
 * the attack: a success rate above the model's bound and above the prior
   alone (:mod:`anonset.audit.attack`).
 
@@ -32,7 +37,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
-           "role_risks", "passthrough_risks", "attack_risks"]
+           "role_risks", "passthrough_risks", "exact_qid_risks", "attack_risks"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -142,6 +147,28 @@ def passthrough_risks(stats, add) -> None:
             f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
             f"{lam:.3f}{_sampled(s)}" +
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
+
+
+def exact_qid_risks(stats, info, add) -> None:
+    """Exact QIDs whose combination singles out rows: linkable across
+    releases, so fresh keys per release let the sets be intersected."""
+    s = getattr(stats, "qid_tuples", None)
+    if s is None:
+        return
+    share = s.singleton_share()
+    if math.isnan(share):
+        return
+    cols = ", ".join(stats.exact)
+    persistent = info.get("key") == "persistent"
+    st = "pass" if share == 0 or persistent else "warn"
+    msg = f"{cols}: {share:.1%} of the rows hold a combination no other row has{_sampled(s)}"
+    if st == "warn":
+        msg += ("; whoever knows a person's values finds their row in every release, so "
+                "releases drawn with different keys intersect to the true values (keep one "
+                "key file and name a record id for every release: docs/security.md)")
+    elif share > 0:
+        msg += "; the key is persistent, so every release gives these rows the same sets"
+    add("repeat", cols, st, round(share, 4), "persistent key" if share else None, msg)
 
 
 def attack_risks(att, add) -> None:

@@ -184,6 +184,9 @@ class AuditStats:
         self.ids = {c: ValueSample(budget) for c in passthrough}
         self.pairs = {pair: ValueSample(budget) for pair in pairs}
         self.semantic_bad = 0
+        #: the exact QIDs (published as they are) and their combinations
+        self.exact = [n for n in self.names if header.params[n].exact]
+        self.qid_tuples = ValueSample(budget) if self.exact else None
 
     # ------------------------------------------------------------- adding
     def add_sets(self, row0: int, masks: dict, truth: dict | None = None, semantic=None) -> None:
@@ -213,6 +216,12 @@ class AuditStats:
                 self.picked_truth[name].append(c[local])
         if truth is not None:
             self.aligned_rows += n
+        if self.qid_tuples is not None and n:
+            # one hash per row of its exact QIDs' words: equal tuples, equal hashes
+            words = {f"{name}#{k}": np.asarray(masks[name])[:, k].view(np.int64)
+                     for name in self.exact for k in range(np.asarray(masks[name]).shape[1])}
+            self.qid_tuples.add(pd.util.hash_pandas_object(pd.DataFrame(words), index=False)
+                                .to_numpy(dtype=np.uint64))
         if semantic is not None:
             from ..randomized.semantic import is_diverse
             name, dist, l, dd = semantic
@@ -251,6 +260,8 @@ class AuditStats:
         for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
             for k, s in theirs.items():
                 mine[k].merge(s)
+        if self.qid_tuples is not None and other.qid_tuples is not None:
+            self.qid_tuples.merge(other.qid_tuples)
         self.n += other.n
         self.aligned_rows += other.aligned_rows
         self.original_rows += other.original_rows
