@@ -219,3 +219,31 @@ def test_cli_audit_of_a_csv_release(tmp_path, capsys):
     rc, out, _ = _cli(capsys, tmp_path / "pub.csv", "--chunk-rows", 40)
     # 'id' is a pass-through column with a value per row: a likely identifier
     assert rc == 1 and "id: 100.0% of the rows hold a value no other row has" in out
+
+
+def test_the_wrong_original_is_named_alike_on_every_path(tmp_path, capsys):
+    # an original without the published columns: the API, the chunked audit
+    # and the command line say the same thing (the in-memory audit said
+    # "column 'x': is in the schema but not in the data")
+    import pandas as pd
+    import anonset
+    from anonset import cli
+    from anonset.validate import InputError
+    df = pd.DataFrame({"a": list("xyzxyzxy") * 5, "b": list("pqpqrrpq") * 5})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
+    other = pd.DataFrame({"a": list("xy") * 20, "c": 1})
+    pub.to_parquet(tmp_path / "p.parquet")
+    msgs = []
+    for run in (lambda: anonset.audit(pub, other),
+                lambda: anonset.audit_file(tmp_path / "p.parquet", other, chunk_rows=7)):
+        with pytest.raises(InputError) as e:
+            run()
+        assert e.value.param == "original"
+        msgs.append(e.value.what)
+    assert msgs[0] == msgs[1] == "lacks the column 'b' of the publication"
+    other.to_csv(tmp_path / "other.csv", index=False)
+    for extra in ([], ["--chunk-rows", "7"]):
+        assert cli.main(["audit", str(tmp_path / "p.parquet"), "--original",
+                         str(tmp_path / "other.csv"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "other.csv': --original: lacks the column 'b' of the publication" in err

@@ -329,7 +329,14 @@ def codes_of(original, table, schema=None, missing: str = "error") -> dict:
     encoded with the published domains and the publication's missing-value
     policy; the row count must match the published table's."""
     from ..encode import encode
+    from ..io.tables import as_frame
     schema = schema if schema is not None else table.schema
+    have = set(as_frame(original).columns)
+    lacking = [n for n in table.names if n not in have]
+    if lacking:
+        # the words of the file path (anonset.io.stream): the wrong table was given
+        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
+                         expected="the original table of this publication")
     codes = encode(original, schema, columns=table.names, missing=missing)
     for n, c in codes.items():
         if len(c) != table.n_rows:

@@ -109,7 +109,9 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
     names = header.names
     absent = [n for n in names if n not in cols]
     if absent:
-        raise InputError(f"has no column {absent[0]!r} of the publication", param="original")
+        raise InputError(f"lacks the column {absent[0]!r} of the publication", param="original",
+                         file=None if isinstance(original, pd.DataFrame) else original,
+                         expected="the original table of this publication")
     from ..engine import cast_text
     csv = False
     if isinstance(original, pd.DataFrame):
