@@ -821,13 +821,6 @@ def test_stale_temporaries_of_a_killed_run_are_removed(tmp_path, capsys):
     assert "left by an interrupted run" in cap.err
 
 
-def _default_sigint():
-    """In the child: SIGINT as a terminal delivers it.  A test run started in
-    the background by a shell without job control inherits SIGINT ignored
-    (POSIX), and Python then installs no KeyboardInterrupt handler."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
 def test_signals_leave_no_temporaries(tmp_path, sig):
     """SIGTERM, SIGHUP and SIGINT while a large file is written: exit 130 (or a
@@ -837,7 +830,11 @@ def test_signals_leave_no_temporaries(tmp_path, sig):
     out = tmp_path / "out.csv"
     ready = tmp_path / "ready"
     script = textwrap.dedent(f"""
-        import sys
+        import signal, sys
+        # SIGINT as a terminal delivers it: a test run started in the
+        # background by a shell without job control inherits SIGINT ignored
+        # (POSIX), and Python then installs no KeyboardInterrupt handler
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import anonset.io.published as P
         real = P.CsvSink.write
         def slow(self, table):
@@ -851,8 +848,7 @@ def test_signals_leave_no_temporaries(tmp_path, sig):
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-c", script, "anonymize", str(src), "-o", str(out),
                              *ROLES_CLI, "--l", "2", "--chunk-rows", "50000"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         t0 = time.monotonic()
         while not ready.exists():

@@ -321,19 +321,15 @@ def test_interrupt_leaves_nothing_half_written(data, tmp_path, capsys, monkeypat
     assert files(tmp_path) == {"in.csv"}
 
 
-def _default_sigint():
-    """In the child: SIGINT as a terminal delivers it.  A test run started in
-    the background by a shell without job control inherits SIGINT ignored
-    (POSIX), and Python then installs no KeyboardInterrupt handler."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_sigint_in_a_real_process(data, tmp_path):
     """A real SIGINT while the output is being written: exit 130, no file."""
     _, src = data
     ready = tmp_path / "ready"
     script = textwrap.dedent(f"""
-        import sys, time, pandas as pd
+        import signal, sys, time, pandas as pd
+        # SIGINT as a terminal delivers it (a background test run inherits it
+        # ignored, and Python then installs no KeyboardInterrupt handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         real = pd.DataFrame.to_csv
         def slow(self, path=None, *a, **k):
             real(self.head(3), path, *a, **k)
@@ -346,8 +342,7 @@ def test_sigint_in_a_real_process(data, tmp_path):
     out = tmp_path / "out.csv"
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-c", script, "anonymize", str(src), "-o", str(out),
-                             "--l", "3", *BASE], env=env, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+                             "--l", "3", *BASE], env=env, stderr=subprocess.PIPE, text=True)
     try:
         t0 = time.monotonic()
         while not ready.exists():
