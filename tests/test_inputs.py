@@ -118,3 +118,29 @@ def test_side_files_with_a_byte_order_mark(tmp_path):
     pub = anonset.read_parquet(out)
     assert pub.schema["job"].domain == ("chef", "clerk", "nurse")
     assert pub.schema["city"].domain[0] == "Oslo"
+
+
+def test_lgb_and_msa_take_the_inputs_publish_takes():
+    # lgb refused a Polars frame ("got a DataFrame; expected a pandas
+    # DataFrame"), msa everything but pandas and pyarrow
+    import pyarrow as pa
+    from anonset import lgb as L
+    from anonset.partition.msa import MSAProblem
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"age": rng.integers(20, 70, 120), "sex": rng.choice(["f", "m"], 120),
+                       "job": rng.choice(list("abcdef"), 120)})
+    inputs = [pa.table(df)]
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    inputs.append(pl.from_pandas(df))
+    ref_l = L.lgb(df, qi=["age", "sex"], sensitive=["job"], k=3, l=2, seed=SEED).table
+    ref_m = MSAProblem(df, ["age", "sex"], ["job"]).run("pca", 3, 0.5, seed=SEED).generalized()
+    for data in inputs:
+        assert L.lgb(data, qi=["age", "sex"], sensitive=["job"], k=3, l=2,
+                     seed=SEED).table.equals(ref_l)
+        assert MSAProblem(data, ["age", "sex"], ["job"]).run(
+            "pca", 3, 0.5, seed=SEED).generalized().equals(ref_m)
+    for bad in (lambda: L.lgb([1, 2], qi=["age"], k=2),
+                lambda: MSAProblem([1, 2], ["age"], ["job"])):
+        with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame, "
+                                             "a pyarrow Table"):
+            bad()

@@ -265,9 +265,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
 
 
 def _check_frame(data) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"got a {type(data).__name__}", param="data",
-                         expected="a pandas DataFrame")
+    from ...io.tables import as_frame        # pandas, Arrow, Polars, DuckDB, ... as publish
+    data = as_frame(data)
     if len(data) == 0:
         raise InputError("the table is empty", param="data", expected="at least one row")
     return data.reset_index(drop=True)

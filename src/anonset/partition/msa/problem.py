@@ -456,16 +456,8 @@ class MSAProblem:
 
 
 def _as_frame(data) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        try:
-            import pyarrow as pa
-            if isinstance(data, pa.Table):
-                data = data.to_pandas()
-        except ImportError:  # pragma: no cover
-            pass
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"got a {type(data).__name__}", param="data",
-                         expected="a pandas DataFrame or a pyarrow Table")
+    from ...io.tables import as_frame        # pandas, Arrow, Polars, DuckDB, ... as publish
+    data = as_frame(data)
     if len(data) == 0:
         raise InputError("the table is empty", param="data", expected="at least one record")
     return data
