@@ -490,12 +490,9 @@ def test_reconstruct_names_the_rule_that_stopped_the_em(tmp_path, capsys):
             assert moved <= 0.5
 
 
-@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
-def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeypatch):
-    # lgb and msa-anonymize read key material as anonymize does: --seed,
-    # --seed-env (off the command line) or --key-file, one of them
-    rng = np.random.default_rng(2)
-    n = 60
+def _partition_input(cmd, tmp_path, *, seed, n):
+    """A small CSV input and the flags that publish it with ``cmd``."""
+    rng = np.random.default_rng(seed)
     df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
                        "job": rng.choice(list("abcdef"), n), "edu": rng.choice(list("uvwxy"), n)})
     src = tmp_path / "in.csv"
@@ -503,6 +500,14 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
     args = (["--k", "3", "--l", "2", "--qi", "age,sex", "--sensitive", "job", "--drop", "edu"]
             if cmd == "lgb" else
             ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"])
+    return src, args
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeypatch):
+    # lgb and msa-anonymize read key material as anonymize does: --seed,
+    # --seed-env (off the command line) or --key-file, one of them
+    src, args = _partition_input(cmd, tmp_path, seed=2, n=60)
 
     def publish(name, *key):
         rc, cap = run([cmd, src, "-o", tmp_path / name, *args, *key, "-q"], capsys)
@@ -529,15 +534,7 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
 def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     # `anonset audit` refused an lgb / msa-anonymize Parquet release ("not a
     # published anonset table") although `anonset report` audits it
-    rng = np.random.default_rng(3)
-    n = 90
-    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
-                       "job": rng.choice(list("abcdef"), n), "edu": rng.choice(list("uvwxy"), n)})
-    src = tmp_path / "in.csv"
-    df.to_csv(src, index=False)
-    args = (["--k", "3", "--l", "2", "--qi", "age,sex", "--sensitive", "job", "--drop", "edu"]
-            if cmd == "lgb" else
-            ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"])
+    src, args = _partition_input(cmd, tmp_path, seed=3, n=90)
     out = tmp_path / "rel.parquet"
     rc, cap = run([cmd, src, "-o", out, *args, "-q"], capsys)
     assert rc == 0, cap.err
