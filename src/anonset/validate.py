@@ -285,6 +285,16 @@ _TEMPORAL_EXPECTED = ("text, numbers or booleans to publish as sensitive or exac
                       "month number to bin), or pass it through ({@other}) or drop it ({@drop})")
 
 
+def check_original_columns(names, have, *, file=None) -> None:
+    """The original given for a publication holds each published column
+    (else the wrong table was given); the same words on every path."""
+    have = set(have)
+    lacking = [n for n in names if n not in have]
+    if lacking:
+        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
+                         file=file, expected="the original table of this publication")
+
+
 def check_ordered_ground(attr, ground: str, *, file=None) -> None:
     """'ordered' named for a text attribute whose order would come from
     sorting its values alphabetically: refused, as for an ordinal column (t

@@ -43,7 +43,7 @@ from ..randomized.closeness_search import u_of_p, worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
-from ..validate import InputError, check_int
+from ..validate import InputError, check_int, check_original_columns
 from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, membership,
                       sample_keys, sampled_counts)
 from .masks import row_sizes
@@ -331,12 +331,7 @@ def codes_of(original, table, schema=None, missing: str = "error") -> dict:
     from ..encode import encode
     from ..io.tables import as_frame
     schema = schema if schema is not None else table.schema
-    have = set(as_frame(original).columns)
-    lacking = [n for n in table.names if n not in have]
-    if lacking:
-        # the words of the file path (anonset.io.stream): the wrong table was given
-        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
-                         expected="the original table of this publication")
+    check_original_columns(table.names, as_frame(original).columns)
     codes = encode(original, schema, columns=table.names, missing=missing)
     for n, c in codes.items():
         if len(c) != table.n_rows:

@@ -26,7 +26,7 @@ from ..io.stream import DEFAULT_CHUNK_ROWS, iter_masks, read_metadata
 from ..io.tables import file_format, iter_blocks
 from ..randomized.params import AttributeParams
 from ..schema import Schema
-from ..validate import InputError, check_int
+from ..validate import InputError, check_int, check_original_columns
 from . import report as _report
 from .attack import attack_rows, check_attack_args, choose_victims, reconstructed_marginal
 from .checks import anonymity_result, declared_target, diversity_result
@@ -107,11 +107,8 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
     DataFrame cut into chunks."""
     from ..encode import encode
     names = header.names
-    absent = [n for n in names if n not in cols]
-    if absent:
-        raise InputError(f"lacks the column {absent[0]!r} of the publication", param="original",
-                         file=None if isinstance(original, pd.DataFrame) else original,
-                         expected="the original table of this publication")
+    check_original_columns(names, cols,
+                           file=None if isinstance(original, pd.DataFrame) else original)
     from ..engine import cast_text
     csv = False
     if isinstance(original, pd.DataFrame):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .args import UsageError, check_not_input, format_of, read_table, seed_arg, names as _names
+from .args import check_not_input, format_of, key_options, read_table, names as _names
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
            "key_kwargs", "read_input", "check_outputs", "risk_note"]
@@ -71,18 +71,11 @@ def role_kwargs(args) -> dict:
 def key_kwargs(args) -> dict:
     """seed (from --seed, --seed-env or --key-file: one of them), research_seed
     and keep_order."""
-    from ..io.keys import read_key_file, seed_from_env
-    given = [f for f, v in (("--seed", args.seed), ("--seed-env", args.seed_env),
-                            ("--key-file", args.key_file)) if v is not None]
-    if len(given) > 1:
-        raise UsageError(f"{' and '.join(given)}: give one source of key material")
-    if args.key_file is not None:
-        seed = read_key_file(args.key_file, param="key_file")
-    elif args.seed_env is not None:
-        seed = seed_arg(seed_from_env(args.seed_env))
-    else:
-        seed = seed_arg(args.seed)
-    return {"seed": seed, "research_seed": bool(args.research_seed),
+    from ..io.keys import read_key_file
+    key = key_options(args)
+    seed = key["seed"] if key["key_file"] is None else \
+        read_key_file(key["key_file"], param="key_file")
+    return {"seed": seed, "research_seed": key["research_seed"],
             "keep_order": bool(args.keep_order)}
 
 

@@ -114,12 +114,8 @@ def _run(args, fmt):
     original = None
     if args.original:
         original = A.read_table(args.original, A.format_of(args.original, None, "--original"))
-        lacking = [n for n in table.names if n not in original.columns]
-        if lacking:     # as the chunked path says it, with the file named
-            from ..validate import InputError
-            raise InputError(f"lacks the column {lacking[0]!r} of the publication",
-                             param="original", file=args.original,
-                             expected="the original table of this publication")
+        from ..validate import check_original_columns
+        check_original_columns(table.names, original.columns, file=args.original)  # file named
     return audit(table, original, **common)
 
 

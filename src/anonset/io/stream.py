@@ -32,7 +32,7 @@ import numpy as np
 from .. import engine
 from ..randomized.crosstab import CrossTab
 from ..schema import Schema
-from ..validate import InputError, check_int
+from ..validate import InputError, check_int, check_original_columns
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
@@ -399,10 +399,7 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     fmt = file_format(path, format, param="original")
     attrs = [schema[a] for a in attributes]
     have = file_columns(path, fmt)
-    lacking = [a.name for a in attrs if a.name not in have]
-    if lacking:
-        raise InputError(f"lacks the column {lacking[0]!r} of the publication", param="original",
-                         file=path, expected="the original table of this publication")
+    check_original_columns([a.name for a in attrs], have, file=path)
     dims = tuple(a.d for a in attrs)
     counts = np.zeros(math.prod(dims), dtype=np.int64)
     for row0, block in iter_blocks(path, fmt, chunk_rows=chunk_rows,
