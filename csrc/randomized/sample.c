@@ -627,23 +627,26 @@ ALWAYS_INLINE uint64_t quart_cell(uint64_t sub, uint64_t h, int32_t v, int32_t d
 
 /* Cells of rows [ga, gb) (at most CHUNK) of an attribute whose used branches
  * all unrank through compositions (BR_QUART, one index per draw word
- * w[r - ga]): the same sets as packed_groups with G = 1, computed 64 cells at
+ * w[r - ga]): the same sets as packed_groups with G = 1, computed 32 cells at
  * a time in three passes so that the work of different cells overlaps (the
  * indices and the compositions' guesses; the parts' positions in t16; the
  * subsets).  A rejected draw (up to 1 in 8 words where C(n, k) is close to
  * 2^61) is set aside, and the retries of all of them are computed at the end,
  * 16 blocks side by side instead of one scalar block each.  Writes
- * out[r - ga]; returns nonzero on a code outside [0, d). */
-#define QBATCH 64
-static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
-                      const parts16 *p16, int32_t d, uint64_t coin, const uint32_t *coins,
-                      uint64_t c0, int64_t ga, int64_t gb, const uint64_t *w,
-                      const int32_t *codes, uint64_t *out) {
+ * out[r - ga]; returns nonzero on a code outside [0, d).  HEAD is a constant
+ * in each instantiation: 0 or 1 (every cell tail, or every cell head: p = 0
+ * or p = 1, where the per-cell selects compile away) or 2 (a coin per cell). */
+#define QBATCH 32
+ALWAYS_INLINE int quart_rows_as(const anonset_key *key, uint32_t s, const attr_plan *a,
+                                const parts16 *p16, int32_t d, uint64_t coin,
+                                const uint32_t *coins, uint64_t c0, int64_t ga, int64_t gb,
+                                const uint64_t *w, const int32_t *codes, uint64_t *out,
+                                const int HEAD) {
     const quart_plan *qp[2] = {a->br[0].qp, a->br[1].qp};
     const uint64_t cnt[2] = {a->br[0].count, a->br[1].count};
     const uint64_t thr[2] = {(0 - cnt[0]) % (cnt[0] ? cnt[0] : 1),
                              (0 - cnt[1]) % (cnt[1] ? cnt[1] : 1)};
-    const int coin_draw = a->coin_draw, fixed_head = a->use[1];
+    const int coin_draw = HEAD == 2, fixed_head = HEAD == 1;
     const uint16_t *t16 = p16->t16;
     unsigned bad = 0;
     int32_t pend[CHUNK];
@@ -665,12 +668,14 @@ static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
             I[i] = idx;
             c[i] = quart_guess(qp[h], idx);
         }
-        for (int64_t i = 0; i < nb; i++) quart_digits(qp[hd[i]], I[i], c[i], pos[i]);
+#define HD(i) (coin_draw ? hd[i] : fixed_head)     /* a constant unless coins */
+        for (int64_t i = 0; i < nb; i++) quart_digits(qp[HD(i)], I[i], c[i], pos[i]);
         for (int64_t i = 0; i < nb; i++) {
             const uint64_t sub = (uint64_t)t16[pos[i][0]] | (uint64_t)t16[pos[i][1]] << 16 |
                                  (uint64_t)t16[pos[i][2]] << 32 | (uint64_t)t16[pos[i][3]] << 48;
-            out[b0 + i] = quart_cell(sub, hd[i], codes[b0 + i], d, &bad);
+            out[b0 + i] = quart_cell(sub, (uint64_t)HD(i), codes[b0 + i], d, &bad);
         }
+#undef HD
     }
     /* retry j of the draw word of row r: word r mod 8 of block (r div 8, s,
      * sub 2 + j), as draw_digits reads it */
@@ -700,6 +705,18 @@ static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
         np = keep;
     }
     return (int)bad;
+}
+
+/* The instantiations of quart_rows_as. */
+static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
+                      const parts16 *p16, int32_t d, uint64_t coin, const uint32_t *coins,
+                      uint64_t c0, int64_t ga, int64_t gb, const uint64_t *w,
+                      const int32_t *codes, uint64_t *out) {
+    if (a->coin_draw)
+        return quart_rows_as(key, s, a, p16, d, coin, coins, c0, ga, gb, w, codes, out, 2);
+    if (a->use[1])
+        return quart_rows_as(key, s, a, p16, d, coin, coins, c0, ga, gb, w, codes, out, 1);
+    return quart_rows_as(key, s, a, p16, d, coin, coins, c0, ga, gb, w, codes, out, 0);
 }
 
 static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
