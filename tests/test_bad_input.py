@@ -125,6 +125,11 @@ M = dict(model=D2)
 STD = dict(M, **ROLES_API)
 
 
+DECLARED = {"job": list("abcdef"), "city": list("wxyz")}
+DECLARED_CLI = ["--domain", "job=jobs.txt", "--domain", "city=cities.txt"]
+DECLARED_FILES = {"jobs.txt": "a\nb\nc\nd\ne\nf\n", "cities.txt": "w\nx\ny\nz\n"}
+
+
 def _api(**kw):
     return {**STD, **kw}
 
@@ -172,10 +177,17 @@ TABLE_CASES = [
               ("--record-id:",)),
     TableCase("record-id-without-key", _api(record_id="id"), [*ROLES_CLI, "--record-id", "id", "--l", "2"],
               ("needs a persistent key",), ("key_file",), ("--key-file",)),
-    TableCase("record-id-repeated", _api(record_id="id", seed=SEED),
-              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, "--l", "2"],
+    TableCase("record-id-repeated", _api(record_id="id", seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "holds a repeated value"),
-              df=_with_col("id", lambda n: np.arange(n) // 2)),
+              df=_with_col("id", lambda n: np.arange(n) // 2), side=DECLARED_FILES),
+    # a persistent key with a domain read off each release's data: a value
+    # that appears or disappears would redraw every set of the column
+    TableCase("record-id-inferred-domain", _api(record_id="id", seed=SEED,
+                                                domains={"job": list("abcdef")}),
+              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, "--domain", "job=jobs.txt",
+               "--l", "2"], ("needs a declared domain for every sensitive column", "['city']"),
+              ("record_id:",), ("--record-id:", "--domain"), side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
     # --- the privacy model against the columns
     TableCase("l-mapping-misses-a-column", dict(STD, model=anonset.Diversity({"age": 2, "job": 3})),
               [*ROLES_CLI, "--l", "age=2,job=3"], ("gives no value for the sensitive column 'city'",)),

@@ -119,6 +119,106 @@ def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
     assert np.array_equal(a[1:], b[1:]) and not np.array_equal(a[0], b[0])
 
 
+def _in_input_order(pub, name):
+    m = np.empty_like(pub.mask(name))
+    m[pub.source_rows] = pub.mask(name)
+    return m
+
+
+def test_a_persistent_key_survives_changes_between_releases(tmp_path):
+    """Every release under a persistent key gives a record the same sets,
+    whatever else changed: a column added, dropped or moved, a value that
+    appears in the data for the first time, another set of records; with
+    t-closeness the first release's parameters pin (p, eta)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    df = pd.DataFrame({"rid": [f"p{i}" for i in range(n)],
+                       "job": rng.choice(list("abcde"), n),
+                       "town": rng.choice(list("wxyz"), n, p=[0.4, 0.3, 0.2, 0.1]),
+                       "sex": rng.choice(["f", "m"], n)})
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    domains = {"job": list("abcdef"), "town": list("wxyz")}     # 'f': nobody, yet
+    kw = dict(identifiers=["rid"], exact=["sex"], key_file=key, record_id="rid",
+              domains=domains)
+    model = anonset.Diversity(3)
+    first = anonset.publish(df, model, sensitive=["job", "town"], **kw)
+    assert first.info["streams"] == "name"
+    # a new column in front, the columns in another order, one column less
+    wider = df.assign(wave=2)[["wave", "town", "rid", "sex", "job"]]
+    second = anonset.publish(wider, model, sensitive=["job", "town"], drop=["wave"], **kw)
+    only_job = anonset.publish(df, model, sensitive=["job"], drop=["town"],
+                               **dict(kw, domains={"job": domains["job"]}))
+    # a value nobody had before, held by one new record
+    grown = pd.concat([df, pd.DataFrame({"rid": ["new"], "job": ["f"], "town": ["w"],
+                                         "sex": ["f"]})], ignore_index=True)
+    third = anonset.publish(grown, model, sensitive=["job", "town"], **kw)
+    for name in ("job", "town"):
+        a = _in_input_order(first, name)
+        assert np.array_equal(a, _in_input_order(second, name)), name
+        assert np.array_equal(a, _in_input_order(third, name)[:n]), name
+    assert np.array_equal(_in_input_order(first, "job"), _in_input_order(only_job, "job"))
+    # position-keyed streams (a fresh key each time) are not affected by this
+    assert anonset.publish(df, model, sensitive=["job", "town"], identifiers=["rid"],
+                           exact=["sex"]).info["streams"] == "position"
+    # t-closeness: Algorithm 1's (p, eta) depend on each release's data ...
+    closeness = anonset.Closeness(0.15)
+    with pytest.warns(UserWarning, match="params=this.params"):
+        c1 = anonset.publish(df, closeness, sensitive=["job", "town"], **kw)
+    shifted = df.copy()
+    shifted.loc[: n // 3, "town"] = "z"
+    free = anonset.publish(shifted, closeness, sensitive=["job", "town"], seed=SEED,
+                           identifiers=["rid"], exact=["sex"], domains=domains)
+    assert (free.params["town"].p, free.params["town"].eta) != \
+        (c1.params["town"].p, c1.params["town"].eta)
+    # ... so a later release takes the first one's, checked on its own data
+    c2 = anonset.publish(shifted.iloc[n // 3 + 1:], closeness, sensitive=["job", "town"],
+                         params=c1.params, **kw)
+    assert c2.info["params"] == "given"
+    for name in ("job", "town"):
+        assert np.array_equal(_in_input_order(c1, name)[n // 3 + 1:], _in_input_order(c2, name))
+    # parameters that would break t on the new data are refused, not used
+    with pytest.raises(ValueError, match="exceeds the largest p admissible"):
+        anonset.publish(shifted, anonset.Closeness(0.01), sensitive=["job", "town"],
+                        params=c1.params, **kw)
+
+
+def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
+    from anonset.cli import main
+    rng = np.random.default_rng(4)
+    n = 2000
+    df = pd.DataFrame({"rid": np.arange(n), "job": rng.choice(list("abcd"), n),
+                       "town": rng.choice(list("xyz"), n, p=[0.6, 0.3, 0.1])})
+    df.to_csv(tmp_path / "w1.csv", index=False)
+    df.iloc[::-1].assign(wave=2).to_csv(tmp_path / "w2.csv", index=False)
+    (tmp_path / "jobs.txt").write_text("a\nb\nc\nd\n")
+    (tmp_path / "towns.txt").write_text("x\ny\nz\n")
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    common = ["--identifier", "rid", "--sensitive", "job,town", "--t", "0.2",
+              "--key-file", str(key), "--record-id", "rid", "--keep-order",
+              "--domain", f"job={tmp_path / 'jobs.txt'}", "--domain", f"town={tmp_path / 'towns.txt'}"]
+    assert main(["anonymize", str(tmp_path / "w1.csv"), "-o", str(tmp_path / "p1.parquet"),
+                 *common]) == 0
+    assert "--params-from" in capsys.readouterr().err
+    assert main(["anonymize", str(tmp_path / "w2.csv"), "-o", str(tmp_path / "p2.parquet"),
+                 "--drop", "wave", "--params-from", str(tmp_path / "p1.parquet"), *common]) == 0
+    p1 = anonset.read_parquet(tmp_path / "p1.parquet")
+    p2 = anonset.read_parquet(tmp_path / "p2.parquet")
+    assert p2.info["params"] == "given"
+    for name in ("job", "town"):
+        assert (p1.params[name].p, p1.params[name].eta) == (p2.params[name].p, p2.params[name].eta)
+        assert np.array_equal(p1.mask(name), p2.mask(name)[::-1])
+    # a release without a column's parameters: exit 2, one line, no output
+    df.assign(extra=df.job).to_csv(tmp_path / "w3.csv", index=False)
+    assert main(["anonymize", str(tmp_path / "w3.csv"), "-o", str(tmp_path / "p3.parquet"),
+                 "--sensitive", "extra", "--domain", f"extra={tmp_path / 'jobs.txt'}",
+                 "--params-from", str(tmp_path / "p1.parquet"), *common]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "p1.parquet" in err and "['extra']" in err, err
+    assert not (tmp_path / "p3.parquet").exists()
+
+
 # ------------------------------------------------------------- CSV cells
 FORMULAS = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "'quoted", "\tTAB", "plain", "=HYPERLINK(x)"]
 
@@ -220,7 +320,7 @@ def test_audit_warns_when_exact_qids_link_releases(tmp_path):
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kept = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], key_file=key,
-                           record_id="rid", **kw)
+                           record_id="rid", domains={"job": list("abcdef")}, **kw)
     row = anonset.audit(kept).checks.query("check == 'repeat'").iloc[0]
     assert row.status == "pass" and "persistent" in row.message
     # without exact QIDs there is nothing to link by: no row

@@ -62,6 +62,11 @@ def register(sub) -> None:
                    help="persistent-key mode: with --key-file and this identifier column, a "
                         "record gets the same sets in every release (intersecting releases "
                         "then reveals nothing more than one)")
+    g.add_argument("--params-from", default=None, metavar="RELEASE",
+                   help="take (p, eta) of every sensitive column from an earlier release "
+                        "(.parquet, or .csv with its .anonset.json) instead of optimizing "
+                        "them; they are checked against this input (needed with --record-id "
+                        "and --t: a different (p, eta) redraws every set)")
     g.add_argument("--keep-order", action="store_true", default=None,
                    help="keep the input row order (a file sorted by a sensitive value reveals "
                         "it: see docs/security.md)")
@@ -199,6 +204,9 @@ def run(args) -> int:
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
+    if args.params_from is not None:
+        options["params"] = _params_from(args.params_from, options["sensitive"])
+        protect.append(Path(args.params_from))
     rows = n_rows_hint(src, in_fmt)
     long_work = (rows or src.stat().st_size // 50) >= LONG_ROWS
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
@@ -210,6 +218,21 @@ def run(args) -> int:
     if not getattr(args, "quiet", False):
         _summary(res, model, out, out_fmt)
     return A.EXIT_OK
+
+
+def _params_from(release, sensitive) -> dict:
+    """(p, eta) of the sensitive columns, from an earlier release's metadata."""
+    from ..io.published import read_metadata
+    from ..randomized.params import AttributeParams
+    from ..validate import InputError
+    meta = read_metadata(release)
+    have = meta.get("params") or {}
+    lack = [c for c in sensitive if c not in have or have[c].get("exact")]
+    if lack:
+        raise InputError(f"has no parameters for the sensitive column(s) {lack}",
+                         param="params", file=release,
+                         expected="an earlier release of the same sensitive columns")
+    return {c: AttributeParams.from_dict(have[c]) for c in sensitive}
 
 
 def _model_text(model) -> str:

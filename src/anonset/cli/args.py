@@ -33,7 +33,7 @@ FLAGS = {
     "other": "--other", "drop": "--drop", "bins": "--bins", "domains": "--domain",
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
-    "keep_order": "--keep-order", "record_id": "--record-id", "seed": "--seed",
+    "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from", "seed": "--seed",
     "research_seed": "--research-seed", "key_file": "--key-file", "seed_env": "--seed-env",
     "rng": "--rng", "n_threads": "--threads", "chunk_rows": "--chunk-rows",
     "l": "--l", "k": "--k", "t": "--t", "ground": "--ground", "entropy": "--entropy",

@@ -40,7 +40,7 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
         masks = {a.name: np.zeros((0, (a.d + 63) // 64), dtype=np.uint64) for a in published}
     else:
         codes = {a.name: encode_column(block[a.name], a, row0=row0) for a in published}
-        ids = {a.name: plan.source.stream_id(a.name) for a in published}
+        ids = plan.stream_ids()
         counters = None
         if plan.record_id is not None:
             h = record_hashes(block[plan.record_id].to_numpy(dtype=object))

@@ -4,6 +4,7 @@ checked, the clear-publication check, the key and the row order, and the
 metadata that says how the release was made."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -11,7 +12,8 @@ import numpy as np
 
 from .. import validate as V
 from .._version import __version__
-from ..io.keys import MIN_SEED_BYTES, derive_key, key_mode, make_key, seed_bits
+from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stream_ids,
+                       seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema
 from ..validate import InputError
@@ -46,6 +48,16 @@ class Plan:
     @property
     def shuffled(self) -> bool:
         return self.order_key is not None
+
+    def stream_ids(self) -> dict:
+        """The generator stream of each published attribute: its position in
+        the table, or, with a persistent key, its name (a release whose
+        columns differ from the last one's must still give every record the
+        same sets)."""
+        published = self.source.published
+        if self.record_id is not None:
+            return name_stream_ids([a.name for a in published])
+        return {a.name: self.source.stream_id(a.name) for a in published}
 
 
 def make_plan(d: Draft, stats: Stats) -> Plan:
@@ -89,6 +101,15 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     else:
         params = check_params(opts.params, opts.model, published, codes_like,
                               clip_l=opts.clip_l)
+    if opts.record_id is not None and opts.params is None and \
+            isinstance(opts.model, (Closeness, DiversityCloseness)):
+        # Algorithm 1 chooses (p, eta) from this release's distribution; a
+        # later release that chose differently would redraw every set
+        warnings.warn("persistent key with t-closeness: publish every later release with the "
+                      "parameters of this one (params=this.params; --params-from THIS_RELEASE), "
+                      "or Algorithm 1 may choose another (p, eta) for its data and redraw every "
+                      "set, so that the two releases intersect to the true values",
+                      stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           file=d.file)
     seed, research = opts.key_material()
@@ -108,14 +129,18 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "seeded": seed is not None,
         "key": key_mode(seed, research, persistent),
         "row_order": "input" if opts.keep_order else "shuffled",
+        "streams": "name" if persistent else "position",
+        "params": "optimized" if opts.params is None else "given",
         "clear": clear,
         "roles": {a.name: a.role for a in source},
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},
         "anonset": __version__,
     }
-    return Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
+    plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
+    plan.stream_ids()                  # persistent mode: two names on one stream are refused
+    return plan
 
 
 

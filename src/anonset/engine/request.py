@@ -207,6 +207,21 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
             raise InputError("must name an identifier column (never published)",
                              param="record_id", column=opts.record_id, file=file,
                              expected="a column also named in {@identifiers}")
+        # every release under a persistent key must give a record the same
+        # sets: a domain read off each release's data changes whenever a
+        # value appears or disappears, and then every set of the column is
+        # drawn anew, so that two releases intersect to the true values
+        read_off = {a.name for a in opts.schema if a.inferred} if opts.schema is not None else set()
+        inferred = [c.name for c in drafts.values() if c.role == "sensitive"
+                    and (c.name in read_off or (c.domain is None and c.bins is None))]
+        if inferred:
+            raise InputError(f"needs a declared domain for every sensitive column; "
+                             f"{inferred} would be read off this release's data, and a value "
+                             f"that appears or disappears between releases redraws every set "
+                             f"of the column (releases then intersect to the true values)",
+                             param="record_id", file=file,
+                             expected="{@domains}, {@bins}, {@hierarchies} or a pandas "
+                                      "Categorical for each")
     for c in drafts.values():
         if c.published:
             V.check_publishable_type(c.name, dtypes.get(c.name), file=file)

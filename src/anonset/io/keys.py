@@ -34,7 +34,7 @@ from ..validate import InputError
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
            "read_key_file", "seed_from_env", "derive_key", "row_ranks", "shuffled_order",
-           "record_hashes", "record_counters", "new_key_file", "seed_bits"]
+           "record_hashes", "record_counters", "name_stream_ids", "new_key_file", "seed_bits"]
 
 RNGS = ("chacha20", "philox")
 #: Key modes recorded in published metadata (``info['key']``).
@@ -183,6 +183,26 @@ def derive_key(key: bytes, purpose: str) -> bytes:
     if len(key) != 32:
         raise ValueError("key must be 32 bytes")
     return hashlib.sha256(_DERIVE + purpose.encode("ascii") + b"\x00" + key).digest()
+
+
+def name_stream_ids(names) -> dict:
+    """Persistent-key mode: each attribute's generator stream keyed by its
+    name (31 bits of SHA-256), not by its position in the table, so that a
+    column added, dropped or moved between releases leaves every other
+    column's sets as they were.  Two names that share a stream are refused
+    (about one pair in 2^31)."""
+    from ..validate import InputError
+    ids: dict = {}
+    for n in names:
+        h = hashlib.sha256(_DERIVE + b"stream\x00" + str(n).encode("utf-8")).digest()
+        ids[n] = int.from_bytes(h[:4], "little") & 0x7FFFFFFF
+    by_id: dict = {}
+    for n, s in ids.items():
+        if s in by_id:
+            raise InputError(f"columns {by_id[s]!r} and {n!r} share a generator stream",
+                             param="record_id", expected="one of them renamed")
+        by_id[s] = n
+    return ids
 
 
 def row_ranks(key: bytes, row0: int, n: int, *, rng: str = "chacha20") -> np.ndarray:

@@ -80,10 +80,14 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                          quantize_p)
 
     names = [a.name for a in published]
-    missing_ = [n for n in names if n not in params]
+    # an exact QID's parameters are fixed (p = 1, eta = 1): they may be left
+    # out, and given ones are not held to this table's d (the parameters of
+    # an earlier release, params=first.params, fit a later one)
+    missing_ = [a.name for a in published if a.name not in params and a.role != "exact"]
     extra = [n for n in params if n not in names]
     if missing_ or extra:
-        raise ValueError(f"params must give exactly the published attributes {names}; "
+        raise ValueError(f"params must give the published sensitive attributes "
+                         f"{[a.name for a in published if a.role != 'exact']}; "
                          f"missing {missing_}, unexpected {extra}")
     def needed_eta(a) -> int:
         """The smallest eta the model allows (l_j or k_j, clipped as optimize does)."""
@@ -97,19 +101,22 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
 
     out = {}
     for a in published:
-        par = params[a.name]
+        par = params.get(a.name)
+        if par is None and a.role == "exact":
+            out[a.name] = AttributeParams(a.name, 1.0, 1, a.d, exact=True)
+            continue
         if not isinstance(par, AttributeParams):
             raise ValueError(f"params[{a.name!r}] must be an AttributeParams, got {type(par).__name__}")
-        if par.d != a.d:
-            raise ValueError(f"params[{a.name!r}]: d = {par.d} but the domain has {a.d} values")
-        if not (1 <= par.eta <= a.d) or not (0.0 <= par.p <= 1.0):
-            raise ValueError(f"params[{a.name!r}]: need 1 <= eta <= d and 0 <= p <= 1, got "
-                             f"eta = {par.eta}, p = {par.p}")
         if a.role == "exact":
             if not (par.exact and par.eta == 1):
                 raise ValueError(f"params[{a.name!r}]: {a.name!r} is an exact QID: eta = 1, exact")
             out[a.name] = AttributeParams(a.name, 1.0, 1, a.d, exact=True)
             continue
+        if par.d != a.d:
+            raise ValueError(f"params[{a.name!r}]: d = {par.d} but the domain has {a.d} values")
+        if not (1 <= par.eta <= a.d) or not (0.0 <= par.p <= 1.0):
+            raise ValueError(f"params[{a.name!r}]: need 1 <= eta <= d and 0 <= p <= 1, got "
+                             f"eta = {par.eta}, p = {par.p}")
         if par.exact:
             raise ValueError(f"params[{a.name!r}]: a sensitive attribute cannot be published exactly")
         need = needed_eta(a)
@@ -187,6 +194,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         record id, attribute, true value), so publishing the same records
         again gives the same sets and intersecting releases reveals nothing
         more than one release.  The column itself is never published.
+        Sensitive columns need declared domains (a domain read off each
+        release would change, and with it every set), each attribute's
+        stream is keyed by its name (columns may be added, dropped or moved
+        between releases), and t-closeness needs ``params`` pinned.
     allow_clear : column names
         Sensitive columns you accept to publish in the clear (a model that
         gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
@@ -200,7 +211,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Where l_j (k_j) >= d_j, use d_j - 1 (weaker than asked, with a warning).
     params : {name: AttributeParams}, optional
         Use these parameters instead of optimizing them; they are checked
-        against the model.
+        against the model on this table's data (a weaker model is refused).
+        Exact QIDs may be left out.  With a persistent key and t-closeness
+        they are required: pass the first release's (``params=first.params``)
+        so that every release draws the same sets.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
