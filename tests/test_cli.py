@@ -258,10 +258,18 @@ def test_missing_values(tmp_path, capsys):
     rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", *roles, "--l", "2"], capsys)
     assert rc == 2 and "'job'" in cap.err and "--missing category" in cap.err
     assert files(tmp_path) == {"m.csv"}
+    # age has no missing cell: a '?' in its domain would be a decoy nobody
+    # holds, and with two bins every set {bin, '?'} would give the bin away
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", *roles, "--l", "3", "--clip-l",
+                   "--missing", "category"], capsys)
+    assert rc == 2 and "would publish age (l = 1, after clip_l) in the clear" in cap.err
+    roles[-1] = "age=0:30:60:100"
     rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", *roles, "--l", "3", "--clip-l",
                    "--missing", "category"], capsys)
     assert rc == 0, cap.err
-    assert "?" in anonset.read_csv(tmp_path / "o.csv").schema["job"].domain
+    schema = anonset.read_csv(tmp_path / "o.csv").schema
+    assert "?" in schema["job"].domain and schema["job"].missing == "?"
+    assert "?" not in schema["age"].domain and schema["age"].missing is None
     assert "clip_l" in cap.err                            # the weakened l is reported
     # a real '?' and missing cells in one column would be merged: refused
     src.write_text("id,age,job\n1,20,a\n2,30,\n3,40,?\n4,50,a\n")

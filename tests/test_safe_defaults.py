@@ -219,6 +219,45 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     assert not (tmp_path / "p3.parquet").exists()
 
 
+def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
+    """missing='category' adds its token to the domain of a column with
+    missing cells, not to complete ones (a value nobody holds is a decoy an
+    adversary strikes from the sets), on every path alike; a domain that
+    lists the token keeps it, and a persistent key keeps it everywhere."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame({"id": np.arange(n), "age": rng.integers(18, 90, n),
+                       "job": rng.choice(list("abcd"), n).astype(object),
+                       "city": rng.choice(list("xyz"), n), "grade": rng.choice(list("pq"), n),
+                       "sex": rng.choice(list("fm"), n)})
+    df.loc[[3, 50], "job"] = None
+    kw = dict(identifiers=["id"], sensitive=["age", "job", "city", "grade"], exact=["sex"],
+              bins={"age": [0, 40, 65, 120]}, domains={"grade": ["p", "q", "r", "?"]},
+              missing="category", seed=SEED)
+    model = anonset.Diversity(2)
+    mem = anonset.publish(df, model, **kw)
+    want = {"age": ("[0, 40)", "[40, 65)", "[65, 120)"), "job": ("a", "b", "c", "d", "?"),
+            "city": ("x", "y", "z"), "grade": ("p", "q", "r", "?"), "sex": ("f", "m")}
+    assert {a.name: tuple(a.domain) for a in mem.schema.published} == want
+    assert mem.schema["job"].missing == "?" and mem.schema["city"].missing is None
+    df.to_csv(tmp_path / "in.csv", index=False)
+    df.to_parquet(tmp_path / "in.parquet")
+    for src in ("in.csv", "in.parquet"):
+        res = publish_file(tmp_path / src, tmp_path / f"out-{src}.parquet", model, chunk_rows=97,
+                           **kw)
+        assert {a.name: tuple(a.domain) for a in res.schema.published} == want, src
+    lazy = adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync", **kw)
+    assert lazy.to_settable(scheduler="sync").equals(mem)
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kept = anonset.publish(df, model, **dict(kw, seed=None, key_file=key, record_id="id",
+                                             domains={"grade": ["p", "q", "r"], "job": list("abcd"),
+                                                      "city": list("xyz")}))
+    assert all(a.domain[-1] == "?" for a in kept.schema.published if a.name != "sex")
+
+
 # ------------------------------------------------------------- CSV cells
 FORMULAS = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "'quoted", "\tTAB", "plain", "=HYPERLINK(x)"]
 

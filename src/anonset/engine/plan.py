@@ -5,7 +5,7 @@ metadata that says how the release was made."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -69,11 +69,13 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         raise InputError("is empty (no rows)", param="data", file=d.file,
                          expected="at least one row to publish")
     attrs, counts = [], dict(stats.counts)
+    persistent = opts.record_id is not None
     for c in d.columns:
         cd = d.drafts[c]
         if not cd.published:
             attrs.append(Attribute(c, role=cd.role))
             continue
+        cd = _token_where_missing(cd, stats.na.get(c), persistent)
         if c in stats.seen:
             dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d)
             attr = attribute_of(cd, tuple(dom), inferred=True)
@@ -90,7 +92,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         if a.role == "sensitive" and isinstance(opts.model, (Closeness, DiversityCloseness)):
             V.check_closeness_size(a, file=d.file)
             V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file)
-    if opts.record_id is not None:
+    if persistent:
         ids = np.concatenate(stats.ids) if stats.ids else np.zeros(0, np.uint64)
         if len(np.unique(ids)) != len(ids):
             raise InputError("holds a repeated value", param="record_id", column=opts.record_id,
@@ -114,7 +116,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                           file=d.file)
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
-    persistent = opts.record_id is not None
     if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
         raise InputError("needs a key of at least 128 bits", param="record_id",
                          expected="{@key_file} holding a long-lived secret")
@@ -142,6 +143,21 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
 
+
+
+def _token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
+    """With missing='category', the token joins the domain of a column that
+    has missing cells only: in a column without any it would be a value
+    nobody holds, a decoy that an adversary who knows the column is complete
+    strikes from every set holding it (at l = 3 over 6 values, a third of
+    the sets would be 2-diverse).  Kept where the caller's domain lists it,
+    where the cells were not counted, and under a persistent key (the
+    domain must not depend on each release's data)."""
+    if cd.missing is None or na is None or na > 0 or persistent:
+        return cd
+    if cd.domain is not None and cd.missing in cd.domain:
+        return cd
+    return replace(cd, missing=None)
 
 
 def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft):

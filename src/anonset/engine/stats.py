@@ -26,8 +26,9 @@ class Stats:
 
     * ``n``: rows;
     * ``seen[c]``: value -> count of every column whose domain is inferred
-      (text values for CSV, typed values otherwise), ``na[c]`` its missing
-      cells;
+      (text values for CSV, typed values otherwise);
+    * ``na[c]``: the missing cells of every column read (inferred, and
+      declared ones when validating);
     * ``counts[c]``: value counts (codes of the declared domain) of every
       other column whose distribution closeness needs; every other value of a
       declared domain is checked (encoded) and dropped;
@@ -46,6 +47,7 @@ class Stats:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
                 attr = attribute_of(cd, cd.domain)
                 self._declared[cd.name] = attr
+                self.na[cd.name] = 0
                 if cd.name in d.need_counts:
                     self.counts[cd.name] = np.zeros(attr.d, dtype=np.int64)
 
@@ -70,6 +72,8 @@ class Stats:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
+            self.na[c] += int(missing_text(col.to_numpy(dtype=object)).sum()) if d.text \
+                else int(col.isna().sum())
             if d.text:
                 col = cast_text(col, attr, c, d.file)
             codes = encode_column(col, attr, row0=row0)
@@ -86,6 +90,7 @@ class Stats:
         for c, acc in self.seen.items():
             for v, k in other.seen[c].items():
                 acc[v] = acc.get(v, 0) + k
+        for c in self.na:
             self.na[c] += other.na[c]
         for c in self.counts:
             self.counts[c] += other.counts[c]
