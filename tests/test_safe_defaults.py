@@ -366,3 +366,24 @@ def test_audit_warns_when_exact_qids_link_releases(tmp_path):
     alone = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], drop=["zip", "sex"],
                             sensitive=["job"])
     assert "repeat" not in set(anonset.audit(alone).checks["check"])
+    # pass-through columns link rows as well as exact QIDs do: a pass-through
+    # 'zip' alone, and with the exact 'sex', counted alike in memory and
+    # chunk by chunk, whatever the file stores
+    kinds = {"zip": (dict(other=["zip"], drop=["sex"]), "zip", df.groupby("zip").size()),
+             "zip+sex": (dict(other=["zip"], exact=["sex"]), "sex, zip", pairs)}
+    for label, (roles, cols, groups) in kinds.items():
+        pub = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], sensitive=["job"],
+                              **roles)
+        share = groups[groups == 1].sum() / n
+        assert share > 0.01, label
+        row = anonset.audit(pub).checks.query("check == 'repeat'").iloc[0]
+        assert row.status == "warn" and row.attribute == cols, label
+        assert row.value == pytest.approx(share, abs=1e-4), label
+        for name, kw in (("m.parquet", {}), ("l.parquet", {"sets": "lists"}), ("c.csv", None)):
+            if kw is None:
+                pub.to_csv(tmp_path / name)
+            else:
+                pub.to_parquet(tmp_path / name, **kw)
+            got = anonset.audit_file(tmp_path / name, chunk_rows=113).checks \
+                .query("check == 'repeat'").iloc[0]
+            assert (got.attribute, got.value) == (cols, row.value), (label, name)

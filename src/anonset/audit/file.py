@@ -32,7 +32,7 @@ from .attack import attack_rows, check_attack_args, choose_victims, reconstructe
 from .checks import anonymity_result, declared_target, diversity_result
 from .classes import class_counts, record_class_stats, sample_keys, sampled_counts
 from .masks import bits
-from .stats import DEFAULT_BUDGET, AuditStats
+from .stats import DEFAULT_BUDGET, AuditStats, hash_cells
 
 __all__ = ["audit_file", "FileHeader"]
 
@@ -153,8 +153,11 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
         stats.add_original(*part)
     cols = list(opts.passthrough)
     if cols:
-        for _, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows, columns=cols):
-            stats.add_passthrough(frame)
+        # the exact QIDs as stored, beside the pass-through columns of the
+        # same rows: their combinations link rows across releases
+        for _, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows,
+                                    columns=cols + stats.exact):
+            stats.add_passthrough(frame, {n: hash_cells(frame[n]) for n in stats.exact})
     return chunks
 
 

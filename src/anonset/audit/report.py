@@ -41,7 +41,7 @@ from .checks import (CheckResult, check_anonymity, check_diversity, closeness_re
 from .classes import class_counts, membership, record_class_stats
 from .declared import metadata_checks, param_checks
 from .ldp import epsilon_table
-from .stats import AuditStats
+from .stats import AuditStats, mask_hashes
 
 __all__ = ["AuditReport", "audit", "Options"]
 
@@ -490,7 +490,7 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
                        budget=None)
     stats.add_sets(0, {n: table.mask(n) for n in table.names},
                    codes if codes is not None and opts.aligned else None, opts.semantic)
-    stats.add_passthrough(table.other)
+    stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
     if codes is not None:
         stats.add_original(codes, frame)
     rows = Rows()

@@ -150,15 +150,16 @@ def passthrough_risks(stats, add) -> None:
 
 
 def exact_qid_risks(stats, info, add) -> None:
-    """Exact QIDs whose combination singles out rows: linkable across
-    releases, so fresh keys per release let the sets be intersected."""
+    """Exact QIDs and pass-through columns whose combination singles out
+    rows: linkable across releases, so fresh keys per release let the sets
+    be intersected."""
     s = getattr(stats, "qid_tuples", None)
     if s is None:
         return
     share = s.singleton_share()
     if math.isnan(share):
         return
-    cols = ", ".join(stats.exact)
+    cols = ", ".join(getattr(stats, "linking", stats.exact))
     persistent = info.get("key") == "persistent"
     st = "pass" if share == 0 or persistent else "warn"
     msg = f"{cols}: {share:.1%} of the rows hold a combination no other row has{_sampled(s)}"

@@ -38,6 +38,30 @@ def hash_values(col: pd.Series) -> np.ndarray:
         .to_numpy(dtype=np.uint64)
 
 
+def hash_cells(col: pd.Series) -> np.ndarray:
+    """:func:`hash_values`, also for cells that hold arrays or lists (a set
+    column stored as lists): equal cells, equal hashes, within one file."""
+    try:
+        return hash_values(col)
+    except TypeError:
+        return hash_values(col.map(lambda v: repr(v.tolist() if hasattr(v, "tolist") else v)))
+
+
+def mask_hashes(masks) -> np.ndarray:
+    """A 64-bit hash of every row of a (rows, words) mask array."""
+    m = np.asarray(masks)
+    return pd.util.hash_pandas_object(
+        pd.DataFrame({k: m[:, k].view(np.int64) for k in range(m.shape[1])}), index=False) \
+        .to_numpy(dtype=np.uint64)
+
+
+def row_hash(parts: dict) -> np.ndarray:
+    """One hash per row of several per-row hashes: equal tuples, equal hashes."""
+    return pd.util.hash_pandas_object(
+        pd.DataFrame({k: np.asarray(v, dtype=np.uint64).view(np.int64)
+                      for k, v in parts.items()}), index=False).to_numpy(dtype=np.uint64)
+
+
 class ValueSample:
     """Counts of (value, sub-value) pairs over the values of a column whose
     48-bit hash lies below ``2**48 / 2**level``; ``level`` rises whenever
@@ -184,9 +208,12 @@ class AuditStats:
         self.ids = {c: ValueSample(budget) for c in passthrough}
         self.pairs = {pair: ValueSample(budget) for pair in pairs}
         self.semantic_bad = 0
-        #: the exact QIDs (published as they are) and their combinations
+        #: the columns published as they are (exact QIDs, then pass-through
+        #: columns) and their combinations, which link a row across releases
         self.exact = [n for n in self.names if header.params[n].exact]
-        self.qid_tuples = ValueSample(budget) if self.exact else None
+        self.passthrough = list(passthrough)
+        self.linking = self.exact + self.passthrough
+        self.qid_tuples = ValueSample(budget) if self.linking else None
 
     # ------------------------------------------------------------- adding
     def add_sets(self, row0: int, masks: dict, truth: dict | None = None, semantic=None) -> None:
@@ -216,22 +243,27 @@ class AuditStats:
                 self.picked_truth[name].append(c[local])
         if truth is not None:
             self.aligned_rows += n
-        if self.qid_tuples is not None and n:
-            # one hash per row of its exact QIDs' words: equal tuples, equal hashes
-            words = {f"{name}#{k}": np.asarray(masks[name])[:, k].view(np.int64)
-                     for name in self.exact for k in range(np.asarray(masks[name]).shape[1])}
-            self.qid_tuples.add(pd.util.hash_pandas_object(pd.DataFrame(words), index=False)
-                                .to_numpy(dtype=np.uint64))
+        if self.qid_tuples is not None and n and not self.passthrough:
+            # (with pass-through columns the tuples are counted in
+            # add_passthrough, which sees both)
+            self.qid_tuples.add(row_hash({n: mask_hashes(masks[n]) for n in self.exact}))
         if semantic is not None:
             from ..randomized.semantic import is_diverse
             name, dist, l, dd = semantic
             self.semantic_bad += int((~is_diverse(masks[name], dist, l, dd)).sum())
         self.n += n
 
-    def add_passthrough(self, frame: pd.DataFrame) -> None:
-        """One chunk of the published pass-through columns."""
+    def add_passthrough(self, frame: pd.DataFrame, exact: dict | None = None) -> None:
+        """One chunk of the published pass-through columns, with ``exact``:
+        a hash per row of each exact QID (:func:`mask_hashes`, or
+        :func:`hash_cells` of its stored column) for the same rows."""
+        if not self.passthrough or frame is None:
+            return
+        cells = {c: hash_cells(frame[c]) for c in self.passthrough}
         for c, s in self.ids.items():
-            s.add(hash_values(frame[c]))
+            s.add(cells[c])
+        if self.qid_tuples is not None and len(frame):
+            self.qid_tuples.add(row_hash({**(exact or {}), **cells}))
 
     def add_original(self, codes: dict, other: pd.DataFrame | None = None) -> None:
         """One chunk of the original (codes of the published attributes and
