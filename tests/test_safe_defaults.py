@@ -158,6 +158,22 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
         assert np.array_equal(a, _in_input_order(second, name)), name
         assert np.array_equal(a, _in_input_order(third, name)[:n]), name
     assert np.array_equal(_in_input_order(first, "job"), _in_input_order(only_job, "job"))
+    # the streamed and Dask paths draw the same name-keyed sets
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    ordered = dict(kw, keep_order=True)
+    mem = anonset.publish(wider, model, sensitive=["job", "town"], drop=["wave"], **ordered)
+    wider.to_parquet(tmp_path / "w.parquet")
+    streamed = publish_file(tmp_path / "w.parquet", tmp_path / "p.parquet", model, chunk_rows=701,
+                            sensitive=["job", "town"], drop=["wave"], **ordered)
+    assert streamed.info["streams"] == "name"
+    lazy = adask.publish(dd.from_pandas(wider, npartitions=3), model, scheduler="sync",
+                         sensitive=["job", "town"], drop=["wave"], **ordered)
+    back = anonset.read_parquet(tmp_path / "p.parquet")
+    for name in ("job", "town"):
+        assert np.array_equal(mem.mask(name), _in_input_order(first, name))
+        assert np.array_equal(back.mask(name), mem.mask(name))
+    assert lazy.to_settable(scheduler="sync").equals(mem)
     # position-keyed streams (a fresh key each time) are not affected by this
     assert anonset.publish(df, model, sensitive=["job", "town"], identifiers=["rid"],
                            exact=["sex"]).info["streams"] == "position"
