@@ -93,7 +93,7 @@ def test_csv_written_by_a_spreadsheet_with_a_byte_order_mark(tmp_path):
     src = tmp_path / "in.csv"
     src.write_bytes("\ufeffage,job\n23,nurse\n45,clerk\n33,chef\n".encode("utf-8"))
     pub = publish_file(src, tmp_path / "o.parquet", anonset.Diversity(2), sensitive=["age", "job"],
-                       seed="s" * 32)
+                       seed="0123456789abcdef0123456789abcdef")
     assert [a.name for a in pub.schema] == ["age", "job"]
     assert cli.main(["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--sensitive",
                      "age,job", "--l", "2", "-q"]) == 0

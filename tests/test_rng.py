@@ -107,8 +107,14 @@ def test_make_key():
     for short in ("", b"", 0, 1, 2 ** 100, "a" * 31, b"x" * 15):
         with pytest.raises(ValueError, match=r"^seed: .*expected at least 128 bits"):
             make_key(short)
-    for long in ("a" * 32, b"x" * 16, 2 ** 127, np.int64(5) * 0 + 2 ** 62):
+    for long in ("0123456789abcdef" * 2, bytes(range(16)), 2 ** 127 + 0x123456789ABCDEF,
+                 np.int64(5) * 0 + 2 ** 62):
         if isinstance(long, np.integer):
             assert len(make_key(long, research_seed=True)) == 32      # NumPy ints are ints
         else:
             assert len(make_key(long)) == 32
+    # ... and random-looking: a long seed of one or two repeated symbols is refused
+    for dull in ("a" * 32, b"x" * 16, bytes(16), 2 ** 127, "ab" * 40, "abcde" * 8):
+        with pytest.raises(ValueError, match=r"^seed: .*distinct symbol"):
+            make_key(dull)
+        assert len(make_key(dull, research_seed=True)) == 32

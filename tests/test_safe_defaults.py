@@ -125,6 +125,22 @@ def _in_input_order(pub, name):
     return m
 
 
+@pytest.mark.skipif(__import__("os").name != "posix", reason="POSIX file modes")
+def test_a_key_file_others_can_read_is_named(tmp_path):
+    import os
+    import warnings
+    from anonset.io.keys import read_key_file
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        secret = read_key_file(key)                     # 600, as keygen writes it: silent
+    os.chmod(key, 0o644)
+    with pytest.warns(UserWarning, match=r"k.key' can be read or written by other users "
+                                         r"\(mode 644\).*chmod 600"):
+        assert read_key_file(key) == secret             # read all the same
+
+
 def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     """Every release under a persistent key gives a record the same sets,
     whatever else changed: a column added, dropped or moved, a value that

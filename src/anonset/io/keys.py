@@ -26,6 +26,7 @@ import hashlib
 import numbers
 import os
 import secrets
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,22 @@ def seed_bits(seed) -> int:
     return 0
 
 
+#: A seed written with fewer distinct symbols (characters, bytes, or hex
+#: digits of an int) is refused: 32 random hex digits show fewer than 6
+#: with probability below 1e-12, 'aaaa...' and 2**127 show one or two.
+MIN_SEED_SYMBOLS = 6
+
+
+def _symbols(seed) -> set:
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return set(format(abs(int(seed)), "x"))
+    if isinstance(seed, str):
+        return set(seed)
+    if isinstance(seed, (bytes, bytearray, memoryview)):
+        return set(bytes(seed))
+    return set()
+
+
 def make_key(seed=None, *, research_seed: bool = False) -> bytes:
     """A 32-byte generator key: fresh from the OS when ``seed`` is None.
 
@@ -115,6 +132,16 @@ def make_key(seed=None, *, research_seed: bool = False) -> bytes:
                                       "guessed and then reveals every true value.  For a "
                                       "research run on data that is not secret, pass "
                                       "{@research_seed=True}")
+        variety = len(_symbols(seed))
+        if variety < MIN_SEED_SYMBOLS:
+            # its length says nothing then: 'aaaa...' or 2**127 is guessed at once
+            raise InputError(f"got a seed of {bits} bits written with {variety} distinct "
+                             f"symbol(s)", param="seed",
+                             expected="random key material (anonset keygen FILE; "
+                                      "python -c 'import secrets; print(secrets.token_hex(16))'),"
+                                      " which shows many symbols; a repetitive seed is guessed "
+                                      "and then reveals every true value.  For a research run "
+                                      "on data that is not secret, pass {@research_seed=True}")
     return hashlib.sha256(_DOMAIN + raw).digest()
 
 
@@ -148,11 +175,25 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
                          expected="a file holding at least 16 secret bytes") from None
     except OSError as e:
         raise InputError(f"cannot be read ({e.strerror})", param=param, file=p) from None
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        mode = 0
+    if os.name == "posix" and mode & 0o077:
+        warnings.warn(f"key file {str(p)!r} can be read or written by other users (mode "
+                      f"{oct(mode & 0o777)[2:]}): whoever reads it can recover every true value "
+                      f"of every release made with it; restrict it (chmod 600)", stacklevel=2)
     data = data.rstrip(b"\r\n")
     if len(data) < MIN_SEED_BYTES:
         raise InputError(f"holds {len(data)} bytes", param=param, file=p,
                          expected=f"at least {MIN_SEED_BYTES} secret bytes (anonset keygen "
                                   "FILE writes 32)")
+    if len(_symbols(data)) < MIN_SEED_SYMBOLS:
+        raise InputError(f"holds {len(data)} bytes written with {len(_symbols(data))} distinct "
+                         f"symbol(s)", param=param, file=p,
+                         expected="random key material (anonset keygen FILE writes 32 random "
+                                  "bytes); a repetitive key is guessed and then reveals every "
+                                  "true value")
     return data
 
 
