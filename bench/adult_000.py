@@ -51,7 +51,8 @@ def main(argv=None):
     for l in (2, 5, 10):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")        # clip_l warnings: l_j = d_j - 1 by design here
-            pub = anonset.publish(df, anonset.Diversity(l), schema, seed=1000 + l, clip_l=True)
+            pub = anonset.publish(df, anonset.Diversity(l), schema, seed=1000 + l,
+                                  research_seed=True, clip_l=True)
         for q in (1, 2, 4):
             for s in range(args.subsets):
                 S = list(rng.choice(attrs, size=q, replace=False))
