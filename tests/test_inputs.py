@@ -56,6 +56,25 @@ def test_categorical_categories_are_the_declared_domain():
     assert pub.schema["job"].kind == "nominal"
 
 
+def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
+    """A Polars Categorical's categories are the values it met (nothing the
+    user declared): its domain is inferred, and flagged as such, where an
+    Enum's categories (with their order) are declared."""
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    df = pl.DataFrame({"id": list(range(8)), "job": ["a", "b", "c", "a", "b", None, "a", "b"],
+                       "grade": ["low", "mid", "high", "low", "mid", "high", "mid", "low"]})
+    df = df.with_columns(pl.col("job").cast(pl.Categorical),
+                         pl.col("grade").cast(pl.Enum(["low", "mid", "high", "top"])))
+    for data in (df, df.to_arrow()):
+        pub = anonset.publish(data, anonset.Diversity(2), seed=SEED, identifiers=["id"],
+                              sensitive=["job", "grade"], missing="category")
+        job, grade = pub.schema["job"], pub.schema["grade"]
+        assert job.inferred and job.domain == ("a", "b", "c", "?") and job.kind == "nominal"
+        assert not grade.inferred and grade.domain == ("low", "mid", "high", "top")
+        flagged = anonset.audit(pub).checks.query("check == 'domain' and status == 'warn'")
+        assert list(flagged.attribute) == ["job"]
+
+
 def test_text_order_is_refused_for_ordinal_columns():
     df = frame().assign(edu=np.resize(["High School", "Less Than High School", "College"], 60))
     with pytest.raises(ValueError, match=r"column 'edu': is ordinal, but its order would come "

@@ -81,6 +81,21 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
 
 
 def _arrow_to_pandas(table) -> pd.DataFrame:
+    # A Polars Categorical's categories are the values it has met (its
+    # Enum's are declared): as text, its domain counts as inferred (the
+    # summary, metadata and audit then say that it reveals which values
+    # occur), where a pandas Categorical would have called it declared
+    import pyarrow as pa
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    for i, f in enumerate(table.schema):
+        meta = f.metadata or {}
+        if pa.types.is_dictionary(f.type) and any(k.startswith(b"_PL_CATEGORICAL") for k in meta):
+            text = pa.large_string()
+            col = pa.chunked_array(
+                [pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(text))
+                 .dictionary_decode() for c in table.column(i).chunks], type=text)
+            table = table.set_column(i, pa.field(f.name, text), col)
     return table.to_pandas()
 
 
