@@ -181,6 +181,16 @@ TABLE_CASES = [
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "holds a repeated value"),
               df=_with_col("id", lambda n: np.arange(n) // 2), side=DECLARED_FILES),
+    # a record id must name one record in every release, whatever the path
+    TableCase("record-id-missing", _api(record_id="id", seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              ("column 'id'", "has 1 missing value(s)", "one stable, distinct id per record"),
+              df=_with_col("id", lambda n: np.where(np.arange(n) == 9, np.nan, np.arange(n))),
+              side=DECLARED_FILES),
+    TableCase("record-id-fractional", _api(record_id="id", seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              ("column 'id'", "holds the fractional number", "whole numbers or text"),
+              df=_with_col("id", lambda n: np.arange(n) + 0.5), side=DECLARED_FILES),
     # a persistent key with a domain read off each release's data: a value
     # that appears or disappears would redraw every set of the column
     TableCase("record-id-inferred-domain", _api(record_id="id", seed=SEED,

@@ -125,6 +125,32 @@ def _in_input_order(pub, name):
     return m
 
 
+def test_a_record_id_means_one_record_however_it_is_typed(tmp_path):
+    """The same ids as ints, as floats (a column with a gap turns float in
+    pandas and Parquet), as zero-padded text read from a CSV: one record
+    each, so a persistent key draws the same sets in every form and path."""
+    rng = np.random.default_rng(6)
+    n = 500
+    df = pd.DataFrame({"rid": np.arange(1, n + 1), "job": rng.choice(list("abcd"), n)})
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(identifiers=["rid"], sensitive=["job"], key_file=key, record_id="rid",
+              domains={"job": list("abcd")}, keep_order=True)
+    model = anonset.Diversity(2)
+    want = anonset.publish(df, model, **kw).mask("job")
+    as_float = anonset.publish(df.assign(rid=df.rid.astype(float)), model, **kw).mask("job")
+    padded = df.assign(rid=df.rid.map(lambda i: f"{i:06d}"))
+    as_text = anonset.publish(padded, model, **kw).mask("job")
+    padded.to_csv(tmp_path / "p.csv", index=False)
+    publish_file(tmp_path / "p.csv", tmp_path / "p.parquet", model, chunk_rows=77, **kw)
+    streamed = anonset.read_parquet(tmp_path / "p.parquet").mask("job")
+    for got in (as_float, as_text, streamed):
+        assert np.array_equal(got, want)
+    # '7' and '007' are one id then: refused as repeated, not two records
+    with pytest.raises(anonset.validate.InputError, match="repeated value"):
+        anonset.publish(padded.assign(rid=["7", "007"] + list(padded.rid[2:])), model, **kw)
+
+
 @pytest.mark.skipif(__import__("os").name != "posix", reason="POSIX file modes")
 def test_a_key_file_others_can_read_is_named(tmp_path):
     import os

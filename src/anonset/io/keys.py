@@ -25,11 +25,13 @@ from __future__ import annotations
 import hashlib
 import numbers
 import os
+import re
 import secrets
 import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..validate import InputError
 
@@ -266,10 +268,62 @@ def shuffled_order(key: bytes, n: int, *, rng: str = "chacha20") -> np.ndarray:
     return _kernels.rank_order(row_ranks(key, 0, n, rng=rng))
 
 
+_INT_TEXT = re.compile(r"^[+-]?\d+$")
+_NUM_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _as_number(v):
+    """The number a record id stands for (an int, or a float that is not
+    whole), or None for text that is no number."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return int(f) if f.is_integer() else f
+    if isinstance(v, str):
+        if _INT_TEXT.match(v):
+            return int(v)
+        if _NUM_TEXT.match(v):
+            f = float(v)
+            return int(f) if f.is_integer() else f
+    return None
+
+
+def record_id_text(v) -> str:
+    """The text of a record id that every release and every path must agree
+    on: a whole number is written in decimal whether it arrives as an int, a
+    float (1.0: a column turns float when it has a gap) or text ('0001',
+    '1.0' or '1e3' in a CSV read as text, where pandas reads a number);
+    other values as they are.  Ids that differ only so ('7' and '007') are
+    one id, and a table holding both is refused as repeating it."""
+    x = _as_number(v)
+    return str(x) if isinstance(x, int) else str(v)
+
+
+def check_record_ids(values, *, text: bool, column: str, file=None) -> None:
+    """Record ids must be present and, when numbers, whole: a missing id
+    would give unrelated records one id, and a fractional one has no text
+    that every release and path agrees on (2.5 in memory, '2.5' in a CSV)."""
+    from ..engine.stats import missing_text
+    vals = np.asarray(values, dtype=object)
+    miss = missing_text(vals) if text else pd.isna(vals)
+    if miss.any():
+        raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
+                         column=column, file=file, expected="one stable, distinct id per record")
+    for v in vals:
+        if isinstance(_as_number(v), float):
+            raise InputError(f"holds the fractional number {v!r}", param="record_id",
+                             column=column, file=file,
+                             expected="whole numbers or text as record ids")
+
+
 def _fnv1a64(ids) -> np.ndarray:
-    """64-bit FNV-1a of each id's UTF-8 text, vectorized over rows (a fixed
-    function: persistent releases made years apart must agree)."""
-    text = np.array([str(v).encode("utf-8") for v in ids], dtype=object)
+    """64-bit FNV-1a of each id's UTF-8 text (:func:`record_id_text`),
+    vectorized over rows (a fixed function: persistent releases made years
+    apart must agree)."""
+    text = np.array([record_id_text(v).encode("utf-8") for v in ids], dtype=object)
     width = max((len(b) for b in text), default=0)
     raw = np.array(text.tolist(), dtype=f"S{max(width, 1)}").view(np.uint8).reshape(len(text), -1)
     lengths = np.fromiter((len(b) for b in text), dtype=np.int64, count=len(text))
