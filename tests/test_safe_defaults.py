@@ -267,6 +267,13 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     for name in ("job", "town"):
         assert (p1.params[name].p, p1.params[name].eta) == (p2.params[name].p, p2.params[name].eta)
         assert np.array_equal(p1.mask(name), p2.mask(name)[::-1])
+    # the same from a config file (its paths relative to the file)
+    import json
+    (tmp_path / "c.json").write_text(json.dumps({"params_from": "p1.parquet"}))
+    assert main(["anonymize", str(tmp_path / "w2.csv"), "-o", str(tmp_path / "p4.parquet"),
+                 "--drop", "wave", "--config", str(tmp_path / "c.json"), *common]) == 0
+    p4 = anonset.read_parquet(tmp_path / "p4.parquet")
+    assert p4.info["params"] == "given" and np.array_equal(p4.mask("job"), p2.mask("job"))
     # a release without a column's parameters: exit 2, one line, no output
     df.assign(extra=df.job).to_csv(tmp_path / "w3.csv", index=False)
     assert main(["anonymize", str(tmp_path / "w3.csv"), "-o", str(tmp_path / "p3.parquet"),

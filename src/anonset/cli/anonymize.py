@@ -108,7 +108,8 @@ def _options(args) -> dict:
         "ground": A.ground_value(args.ground),
         "bins": bins, "hierarchies": A.kv(args.hierarchy, "--hierarchy"),
         "domains": A.kv(args.domain, "--domain"),
-        "key_file": args.key_file, "research_seed": True if args.research_seed else None,
+        "key_file": args.key_file, "params_from": args.params_from,
+        "research_seed": True if args.research_seed else None,
         "record_id": args.record_id, "keep_order": True if args.keep_order else None,
         "rng": args.rng, "threads": args.threads, "clip_l": True if args.clip_l else None,
         "missing": args.missing, "missing_token": args.missing_token,
@@ -204,9 +205,9 @@ def run(args) -> int:
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
-    if args.params_from is not None:
-        options["params"] = _params_from(args.params_from, options["sensitive"])
-        protect.append(Path(args.params_from))
+    if opts.get("params_from") is not None:
+        options["params"] = _params_from(opts["params_from"], options["sensitive"])
+        protect.append(Path(opts["params_from"]))
     rows = n_rows_hint(src, in_fmt)
     long_work = (rows or src.stat().st_size // 50) >= LONG_ROWS
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
