@@ -555,3 +555,27 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     rc, cap = run([cmd, src, "-o", tmp_path / "rel.csv", *args, "-q"], capsys)
     rc, cap = run(["audit", tmp_path / "rel.csv"], capsys)
     assert rc == 2 and "write it as .parquet to audit it" in cap.err
+
+
+def test_quiet_prints_nothing_but_errors(data, tmp_path, capsys):
+    # -q: "print only errors"; every command that writes a file says nothing
+    _, src = data
+    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
+    (tmp_path / "p").mkdir()
+    part, part_args = _partition_input("lgb", tmp_path / "p", seed=3, n=60)
+    msa_src, msa_args = part, ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"]
+    commands = [
+        ["anonymize", src, "-o", tmp_path / "a.parquet", *BASE, "--l", "2", *seed],
+        ["reconstruct", tmp_path / "a.parquet", "--attributes", "age,job", "-o", tmp_path / "r.csv"],
+        ["semantic-anonymize", src, "-o", tmp_path / "s.parquet", "--sensitive", "job", "--qids",
+         "city", "--identifier", "id", "--drop", "age,note", "--l", "2", "--d", "1",
+         "--domain", "a,b,c,d,e,f", *seed],
+        ["semantic-analyze", tmp_path / "s.parquet", "--qids", "city", "-o", tmp_path / "e.csv"],
+        ["lgb", part, "-o", tmp_path / "l.csv", *part_args, *seed],
+        ["msa-anonymize", msa_src, "-o", tmp_path / "m.csv", *msa_args, *seed],
+        ["keygen", tmp_path / "q.key"],
+    ]
+    for argv in commands:
+        rc, cap = run([*argv, "-q"], capsys)
+        assert rc == 0, (argv[0], cap.err)
+        assert cap.out == "" and cap.err == "", (argv[0], cap.out, cap.err)

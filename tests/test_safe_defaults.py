@@ -431,6 +431,11 @@ def test_audit_warns_when_exact_qids_link_releases(tmp_path):
     alone = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], drop=["zip", "sex"],
                             sensitive=["job"])
     assert "repeat" not in set(anonset.audit(alone).checks["check"])
+    # a semantic release has no persistent key: the advice says so
+    sem = anonset.semantic.semantic_publish(df.drop(columns="rid"), "job", 2, 1, qids=["zip", "sex"],
+                                            domain=list("abcdef"), seed=SEED)
+    row = anonset.audit(sem).checks.query("check == 'repeat'").iloc[0]
+    assert row.status == "warn" and "semantic-anonymize has no persistent key" in row.message
     # pass-through columns link rows as well as exact QIDs do: a pass-through
     # 'zip' alone, and with the exact 'sex', counted alike in memory and
     # chunk by chunk, whatever the file stores

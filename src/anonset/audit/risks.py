@@ -149,7 +149,7 @@ def passthrough_risks(stats, add) -> None:
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
 
 
-def exact_qid_risks(stats, info, add) -> None:
+def exact_qid_risks(stats, info, add, model=None) -> None:
     """Exact QIDs and pass-through columns whose combination singles out
     rows: linkable across releases, so fresh keys per release let the sets
     be intersected."""
@@ -165,8 +165,13 @@ def exact_qid_risks(stats, info, add) -> None:
     msg = f"{cols}: {share:.1%} of the rows hold a combination no other row has{_sampled(s)}"
     if st == "warn":
         msg += ("; whoever knows a person's values finds their row in every release, so "
-                "releases drawn with different keys intersect to the true values (keep one "
-                "key file and name a record id for every release: docs/security.md)")
+                "releases drawn with different keys intersect to the true values")
+        if (model or {}).get("name") == "semantic":
+            msg += (" (semantic-anonymize has no persistent key: publish these records once, "
+                    "or coarsen or drop the columns that single them out)")
+        else:
+            msg += (" (keep one key file and name a record id for every release: "
+                    "docs/security.md)")
     elif share > 0:
         msg += "; the key is persistent, so every release gives these rows the same sets"
     add("repeat", cols, st, round(share, 4), "persistent key" if share else None, msg)

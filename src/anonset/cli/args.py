@@ -243,6 +243,12 @@ def add_run_options(p) -> None:
 
 
 # ================================================================= output
+def note(args, text: str) -> None:
+    """A summary line on stdout, left out under -q (which prints errors only)."""
+    if not getattr(args, "quiet", False):
+        print(text)
+
+
 def fmt(v, digits=4) -> str:
     if isinstance(v, float):
         if math.isinf(v):

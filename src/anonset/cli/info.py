@@ -34,8 +34,8 @@ def cmd_keygen(args) -> int:
     except FileExistsError:
         raise A.UsageError(f"{args.path!r}: the file exists; a key file is never overwritten") \
             from None
-    print(f"wrote a new key to {args.path} (readable by its owner only); keep it as secret as "
-          "the data")
+    A.note(args, f"wrote a new key to {args.path} (readable by its owner only); keep it as "
+                 "secret as the data")
     return A.EXIT_OK
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .args import EXIT_OK, kv as _kv, names as _names, number as _number, positive_int as _positive_int
+from .args import EXIT_OK, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
@@ -125,7 +125,7 @@ def _run(args) -> int:
                 suppress=args.suppress, balance=args.balance, **roles, **key)
     written = res.write(args.output, format=out_fmt, protect=(args.input,))
     s = res.summary()
-    print(f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
-          f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
-          f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}")
+    note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
+               f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
+               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}")
     return EXIT_OK

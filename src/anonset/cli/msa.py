@@ -25,7 +25,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .args import EXIT_OK, kv as _kv, names as _names, positive_int as _k
+from .args import EXIT_OK, note, kv as _kv, names as _names, positive_int as _k
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
@@ -117,8 +117,8 @@ def _run(args) -> int:
     if args.report:
         with atomic_path(Path(args.report), protect=(inp, out)) as tmp:
             tmp.write_text(json.dumps(s, indent=2) + "\n")
-    print(f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
-          f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
-          f"k={s['k_achieved']}, t={s['t_achieved']:.4f}, IL={s['il']:.4f}; wrote {out}"
-          f"{risk_note(s)}")
+    note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
+               f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
+               f"k={s['k_achieved']}, t={s['t_achieved']:.4f}, IL={s['il']:.4f}; wrote {out}"
+               f"{risk_note(s)}")
     return EXIT_OK

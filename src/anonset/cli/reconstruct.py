@@ -99,13 +99,13 @@ def run(args) -> int:
             truth = true_crosstab_file(args.original, header.schema, attributes,
                                        chunk_rows=chunk, progress=prog)
     dims = " x ".join(str(len(d)) for d in est.domains)
-    print(f"reconstructed {' x '.join(attributes)} ({dims} cells) from {header.n_rows:,} records "
-          f"with {args.method} in {elapsed:.2f} s")
+    A.note(args, f"reconstructed {' x '.join(attributes)} ({dims} cells) from "
+                 f"{header.n_rows:,} records with {args.method} in {elapsed:.2f} s")
     summary = em_summary(est)
     if summary:
-        print(f"{args.method}: {summary}")
+        A.note(args, f"{args.method}: {summary}")
     if out is not None:
-        print(f"wrote {out}")
+        A.note(args, f"wrote {out}")
     else:
         print(est.to_frame().to_string(index=False))
     if truth is not None:
@@ -120,7 +120,7 @@ def run(args) -> int:
         if args.plot:
             from ..audit.plot import bar_chart
             bar_chart(truth, est, args.plot, protect=inputs + ([out] if out else []))
-            print(f"wrote {args.plot}")
+            A.note(args, f"wrote {args.plot}")
     return A.EXIT_OK
 
 

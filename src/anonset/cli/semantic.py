@@ -83,8 +83,8 @@ def cmd_anonymize(args) -> int:
         from ..io.atomic import atomic_path
         with atomic_path(args.rows, protect=(src, out)) as tmp:
             rows.to_csv(tmp, index=False)
-    print(f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
-          f"diversity ({args.algorithm}) -> {out}")
+    A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
+                 f"diversity ({args.algorithm}) -> {out}")
     inferred = [a.name for a in table.schema.published if a.inferred]
     if inferred:
         import logging
@@ -107,8 +107,8 @@ def cmd_analyze(args) -> int:
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
     with atomic_path(args.output, protect=(src,)) as tmp:
         frame.to_csv(tmp, index=False)
-    print(f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
-          f"({args.estimator}) -> {args.output}")
+    A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
+                 f"({args.estimator}) -> {args.output}")
     return A.EXIT_OK
 
 
