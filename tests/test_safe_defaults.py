@@ -235,6 +235,14 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     assert c2.info["params"] == "given"
     for name in ("job", "town"):
         assert np.array_equal(_in_input_order(c1, name)[n // 3 + 1:], _in_input_order(c2, name))
+    # the audit names what the first release needs of later ones
+    def key_row(pub):
+        return anonset.audit(pub).checks.query("check == 'key'").iloc[0]
+    assert key_row(c1).status == "warn" and "--params-from" in key_row(c1).message
+    assert key_row(c2).status == "pass" and key_row(first).status == "pass"
+    older = anonset.publish(df, model, sensitive=["job", "town"], **kw)
+    del older.info["streams"]                   # as versions before name-keyed streams wrote
+    assert key_row(older).status == "warn" and "keyed by its position" in key_row(older).message
     # parameters that would break t on the new data are refused, not used
     with pytest.raises(ValueError, match="exceeds the largest p admissible"):
         anonset.publish(shifted, anonset.Closeness(0.01), sensitive=["job", "town"],

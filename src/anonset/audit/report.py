@@ -404,7 +404,7 @@ def attack_closeness_section(att, rows: Rows) -> None:
 
 def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     """Every risk of :mod:`anonset.audit.risks`, and the epsilon table."""
-    _risks.key_risks(table.info, rows.add)
+    _risks.key_risks(table.info, rows.add, model=table.model)
     _risks.order_risks(table.info, rows.add)
     _risks.clear_risks(table, rows.add)
     _risks.role_risks(table, rows.add)

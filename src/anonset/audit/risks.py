@@ -45,7 +45,7 @@ IDENTIFIER_SHARE = 0.5
 DETERMINES = 0.9
 
 
-def key_risks(info, add) -> None:
+def key_risks(info, add, model=None) -> None:
     """The key mode recorded in ``info['key']`` (older files: ``seeded``)."""
     mode = info.get("key")
     if mode == "research-seed":
@@ -56,6 +56,17 @@ def key_risks(info, add) -> None:
         add("key", "-", "warn", mode, "os",
             "key: a user seed of at least 128 bits; it determines every set, so keep it as "
             "secret as the data")
+    elif mode == "persistent" and info.get("streams") != "name":
+        add("key", "-", "warn", mode, "os",
+            "key: a persistent key, with each attribute's stream keyed by its position (written "
+            "by an anonset version before name-keyed streams): a release whose columns differ "
+            "draws other sets for the same records")
+    elif mode == "persistent" and info.get("params") == "optimized" and \
+            "t" in (model or {}):
+        add("key", "-", "warn", mode, "os",
+            "key: a persistent key with t-closeness parameters chosen for this release's data; "
+            "later releases keep the same sets only with these parameters (params=this.params; "
+            "--params-from THIS_RELEASE)")
     elif mode in ("os", "persistent"):
         add("key", "-", "pass", mode, "os",
             "key: a fresh key from the operating system, never stored" if mode == "os" else
