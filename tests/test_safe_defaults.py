@@ -315,6 +315,8 @@ def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
             "city": ("x", "y", "z"), "grade": ("p", "q", "r", "?"), "sex": ("f", "m")}
     assert {a.name: tuple(a.domain) for a in mem.schema.published} == want
     assert mem.schema["job"].missing == "?" and mem.schema["city"].missing is None
+    roles = {k: v for k, v in kw.items() if k != "seed"}
+    assert {a.name: tuple(a.domain) for a in anonset.Schema.infer(df, **roles).published} == want
     df.to_csv(tmp_path / "in.csv", index=False)
     df.to_parquet(tmp_path / "in.parquet")
     for src in ("in.csv", "in.parquet"):

@@ -9,7 +9,7 @@ import pandas as pd
 from ..encode import encode_column
 from ..io.keys import record_counters, record_hashes, row_ranks
 from ..schema import Attribute, Schema
-from .plan import Plan, finish_domain
+from .plan import Plan, finish_domain, token_where_missing
 from .request import Options, attribute_of, draft
 from .stats import Stats, cast_text
 
@@ -79,7 +79,10 @@ def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
         cd = d.drafts[c]
         if not cd.published:
             attrs.append(Attribute(c, role=cd.role))
-        elif c in st.seen:
+            continue
+        na = st.na[c] if c in st.na else int(frame[c].isna().sum())
+        cd = token_where_missing(cd, na, d.options.record_id is not None)
+        if c in st.seen:
             dom, _ = finish_domain(cd, st.seen[c], st.na[c], d)
             attrs.append(attribute_of(cd, tuple(dom), inferred=True))
         else:

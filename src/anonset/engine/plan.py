@@ -20,7 +20,7 @@ from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, text_type
 
-__all__ = ["Plan", "make_plan", "finish_domain"]
+__all__ = ["Plan", "make_plan", "finish_domain", "token_where_missing"]
 
 
 # =================================================================== plan
@@ -75,7 +75,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         if not cd.published:
             attrs.append(Attribute(c, role=cd.role))
             continue
-        cd = _token_where_missing(cd, stats.na.get(c), persistent)
+        cd = token_where_missing(cd, stats.na.get(c), persistent)
         if c in stats.seen:
             dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d)
             attr = attribute_of(cd, tuple(dom), inferred=True)
@@ -145,7 +145,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
 
 
 
-def _token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
+def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
     """With missing='category', the token joins the domain of a column that
     has missing cells only: in a column without any it would be a value
     nobody holds, a decoy that an adversary who knows the column is complete
