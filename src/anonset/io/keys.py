@@ -268,8 +268,8 @@ def shuffled_order(key: bytes, n: int, *, rng: str = "chacha20") -> np.ndarray:
     return _kernels.rank_order(row_ranks(key, 0, n, rng=rng))
 
 
-_INT_TEXT = re.compile(r"^[+-]?\d+$")
-_NUM_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
+_NUM_TEXT = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 
 
 def _as_number(v):
@@ -302,6 +302,49 @@ def record_id_text(v) -> str:
     return str(x) if isinstance(x, int) else str(v)
 
 
+def record_id_texts(values) -> tuple:
+    """(texts, fractional): :func:`record_id_text` of every id, vectorized
+    for the common columns (ints, floats, text of digits), and a mask of the
+    ids that are fractional numbers."""
+    vals = np.asarray(values, dtype=object)
+    n = len(vals)
+    kind = pd.api.types.infer_dtype(vals, skipna=False) if n else "empty"
+    if kind == "integer":
+        try:
+            return np.asarray(vals, dtype=np.int64).astype(str).astype(object), np.zeros(n, bool)
+        except OverflowError:
+            pass
+    elif kind in ("floating", "mixed-integer-float"):
+        x = np.asarray(vals, dtype=np.float64)
+        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2.0 ** 63)
+        out = vals.astype(str).astype(object)
+        out[whole] = x[whole].astype(np.int64).astype(str)
+        return out, ~whole & ~np.isnan(x)
+    elif kind == "string":
+        t = pd.Series(vals, dtype=object)
+        digits = t.str.fullmatch(r"[0-9]+", na=False).to_numpy(dtype=bool)
+        out = vals.copy()
+        if digits.any():
+            stripped = t[digits].str.lstrip("0")
+            out[digits] = stripped.where(stripped != "", "0").to_numpy(dtype=object)
+        numlike = t.str.fullmatch(_NUM_TEXT.pattern[1:-1], na=False).to_numpy(dtype=bool)
+        rest = np.flatnonzero(numlike & ~digits)
+        frac = np.zeros(n, bool)
+        for k in rest:              # signs, decimals, exponents
+            x = _as_number(vals[k])
+            frac[k] = isinstance(x, float)
+            if isinstance(x, int):
+                out[k] = str(x)
+        return out, frac
+    out = np.empty(n, dtype=object)
+    frac = np.zeros(n, bool)
+    for k, v in enumerate(vals):
+        x = _as_number(v)
+        frac[k] = isinstance(x, float)
+        out[k] = str(x) if isinstance(x, int) else str(v)
+    return out, frac
+
+
 def check_record_ids(values, *, text: bool, column: str, file=None) -> None:
     """Record ids must be present and, when numbers, whole: a missing id
     would give unrelated records one id, and a fractional one has no text
@@ -312,18 +355,18 @@ def check_record_ids(values, *, text: bool, column: str, file=None) -> None:
     if miss.any():
         raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
                          column=column, file=file, expected="one stable, distinct id per record")
-    for v in vals:
-        if isinstance(_as_number(v), float):
-            raise InputError(f"holds the fractional number {v!r}", param="record_id",
-                             column=column, file=file,
-                             expected="whole numbers or text as record ids")
+    frac = record_id_texts(vals)[1]
+    if frac.any():
+        raise InputError(f"holds the fractional number {vals[np.argmax(frac)]!r}",
+                         param="record_id", column=column, file=file,
+                         expected="whole numbers or text as record ids")
 
 
 def _fnv1a64(ids) -> np.ndarray:
     """64-bit FNV-1a of each id's UTF-8 text (:func:`record_id_text`),
     vectorized over rows (a fixed function: persistent releases made years
     apart must agree)."""
-    text = np.array([record_id_text(v).encode("utf-8") for v in ids], dtype=object)
+    text = np.array([t.encode("utf-8") for t in record_id_texts(ids)[0]], dtype=object)
     width = max((len(b) for b in text), default=0)
     raw = np.array(text.tolist(), dtype=f"S{max(width, 1)}").view(np.uint8).reshape(len(text), -1)
     lengths = np.fromiter((len(b) for b in text), dtype=np.int64, count=len(text))
