@@ -551,6 +551,19 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     checks = pd.read_csv(tmp_path / "audit.csv")
     assert {"groups" if cmd == "lgb" else "classes_k", "rows"} <= set(checks["check"])
     assert (checks["status"] != "fail").all()
+    # a pass-through column that singles rows out is named, as in a set table's audit
+    df = pd.read_csv(src)
+    df.insert(0, "serial", np.arange(len(df)) * 7 + 3)
+    df.insert(1, "batch", np.arange(len(df)) % 3)
+    df.to_csv(tmp_path / "ids.csv", index=False)
+    rc, cap = run([cmd, tmp_path / "ids.csv", "-o", tmp_path / "ids.parquet", *args,
+                   "--other", "serial,batch", "-q"], capsys)
+    assert rc == 0, cap.err
+    rc, cap = run(["audit", tmp_path / "ids.parquet", "-o", tmp_path / "ids-audit.csv"], capsys)
+    ident = pd.read_csv(tmp_path / "ids-audit.csv").query("check == 'identifier'") \
+        .set_index("attribute")
+    assert ident.loc["serial", "status"] == "risk" and float(ident.loc["serial", "value"]) == 1.0
+    assert ident.loc["batch", "status"] == "pass"
     # as CSV the release has no metadata: the message says what to do
     rc, cap = run([cmd, src, "-o", tmp_path / "rel.csv", *args, "-q"], capsys)
     rc, cap = run(["audit", tmp_path / "rel.csv"], capsys)

@@ -37,7 +37,8 @@ from ..partition.checks import check_partition
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import key_risks, order_risks
+from .risks import key_risks, order_risks, passthrough_risks
+from .stats import ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
 
@@ -110,6 +111,14 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
     if other:
         rows.add("roles", "-", "info", ", ".join(other), None,
                  f"published unchanged (pass-through): {', '.join(other)}")
+        # a pass-through column whose values single rows out is a likely
+        # identifier, as in a set table's audit
+        ids = {}
+        for c in other:
+            if c in frame.columns:
+                ids[c] = ValueSample(None)
+                ids[c].add(hash_cells(frame[c]))
+        passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add)
 
 
 def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:
