@@ -233,6 +233,12 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     c2 = anonset.publish(shifted.iloc[n // 3 + 1:], closeness, sensitive=["job", "town"],
                          params=c1.params, **kw)
     assert c2.info["params"] == "given"
+    # an exact QID's parameters are fixed: one that met a new value (another
+    # d) takes the earlier release's parameters all the same
+    third_sex = shifted.iloc[n // 3 + 1:].copy()
+    third_sex.iloc[0, third_sex.columns.get_loc("sex")] = "x"
+    c3 = anonset.publish(third_sex, closeness, sensitive=["job", "town"], params=c1.params, **kw)
+    assert c3.params["sex"].d == 3 and c3.params["sex"].exact
     for name in ("job", "town"):
         assert np.array_equal(_in_input_order(c1, name)[n // 3 + 1:], _in_input_order(c2, name))
     # the audit names what the first release needs of later ones
