@@ -220,8 +220,8 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
                              f"that appears or disappears between releases redraws every set "
                              f"of the column (releases then intersect to the true values)",
                              param="record_id", file=file,
-                             expected="{@domains}, {@bins}, {@hierarchies} or a pandas "
-                                      "Categorical for each")
+                             expected="{@domains}, {@bins} or {@hierarchies} for each (in "
+                                      "Python also a pandas Categorical or a Polars Enum)")
     for c in drafts.values():
         if c.published:
             V.check_publishable_type(c.name, dtypes.get(c.name), file=file)
