@@ -103,7 +103,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     else:
         params = check_params(opts.params, opts.model, published, codes_like,
                               clip_l=opts.clip_l)
-    if opts.record_id is not None and opts.params is None and \
+    if persistent and opts.params is None and \
             isinstance(opts.model, (Closeness, DiversityCloseness)):
         # Algorithm 1 chooses (p, eta) from this release's distribution; a
         # later release that chose differently would redraw every set
@@ -142,7 +142,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
-
 
 
 def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
