@@ -305,8 +305,9 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
         raise InputError("has ground 'ordered', but its order would come from sorting its text "
                          "values alphabetically (e.g. 'High School' before 'Less Than High "
                          "School')", param="ground", column=attr.name, file=file,
-                         expected="the order declared: {@ordinal={column: [values in order]}} "
-                                  "or a domain in order, or another ground")
+                         expected="the order declared ({@domains} listing its values in order;"
+                                  " in Python also ordinal={column: [values in order]}), or "
+                                  "another ground")
 
 
 def check_publishable_type(column, dtype, *, file=None) -> None:

@@ -189,8 +189,9 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft):
         raise InputError("is ordinal, but its order would come from sorting its text values "
                          "alphabetically (e.g. 'High School' before 'Less Than High School')",
                          column=name, file=d.file,
-                         expected="the order declared: {@ordinal={column: [values in order]}}, "
-                                  "a domain, bins, or an ordered pandas Categorical")
+                         expected="the order declared: {@domains} listing its values in order, "
+                                  "or bins (in Python also ordinal={column: [values in order]} "
+                                  "or an ordered pandas Categorical)")
     dom = sorted(seen)
     if na and cd.missing not in dom:
         dom.append(cd.missing)
