@@ -490,7 +490,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
                        budget=None)
     stats.add_sets(0, {n: table.mask(n) for n in table.names},
                    codes if codes is not None and opts.aligned else None, opts.semantic)
-    stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
+    if stats.passthrough:
+        stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
     if codes is not None:
         stats.add_original(codes, frame)
     rows = Rows()

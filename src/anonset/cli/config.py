@@ -41,7 +41,8 @@ CONFIG_KEYS = {
     "drop": "names", "ordinal": "names", "allow_clear": "names",
     "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
     "bins": "bins", "hierarchies": "paths", "domains": "domains",
-    "key_file": "path", "params_from": "path", "record_id": "str", "research_seed": "bool", "keep_order": "bool",
+    "key_file": "path", "params_from": "path", "record_id": "str", "research_seed": "bool",
+    "keep_order": "bool",
     "rng": "str", "threads": "int", "clip_l": "bool", "missing": "str", "missing_token": "str",
     "format": "str", "input_format": "str",
 }

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import validate as V
 from ..encode import encode_column
-from ..io.keys import check_record_ids, record_hashes
+from ..io.keys import checked_record_hashes
 from ..schema import Attribute
 from ..validate import InputError
 from .request import Draft, attribute_of, scalar
@@ -81,9 +81,8 @@ class Stats:
                 self.counts[c] += np.bincount(codes, minlength=attr.d)
         rid = d.options.record_id
         if rid is not None:
-            ids = block[rid].to_numpy(dtype=object)
-            check_record_ids(ids, text=d.text, column=rid, file=d.file)
-            self.ids.append(record_hashes(ids))
+            self.ids.append(checked_record_hashes(block[rid].to_numpy(dtype=object),
+                                                  text=d.text, column=rid, file=d.file))
         self.n += len(block)
         return self
 

@@ -190,9 +190,10 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
         raise InputError(f"holds {len(data)} bytes", param=param, file=p,
                          expected=f"at least {MIN_SEED_BYTES} secret bytes (anonset keygen "
                                   "FILE writes 32)")
-    if len(_symbols(data)) < MIN_SEED_SYMBOLS:
-        raise InputError(f"holds {len(data)} bytes written with {len(_symbols(data))} distinct "
-                         f"symbol(s)", param=param, file=p,
+    variety = len(_symbols(data))
+    if variety < MIN_SEED_SYMBOLS:
+        raise InputError(f"holds {len(data)} bytes written with {variety} distinct symbol(s)",
+                         param=param, file=p,
                          expected="random key material (anonset keygen FILE writes 32 random "
                                   "bytes); a repetitive key is guessed and then reveals every "
                                   "true value")
@@ -291,6 +292,12 @@ def _as_number(v):
     return None
 
 
+def _id_text(v) -> tuple:
+    """(text, fractional) of one record id (:func:`record_id_text`)."""
+    x = _as_number(v)
+    return (str(x) if isinstance(x, int) else str(v)), isinstance(x, float)
+
+
 def record_id_text(v) -> str:
     """The text of a record id that every release and every path must agree
     on: a whole number is written in decimal whether it arrives as an int, a
@@ -298,8 +305,7 @@ def record_id_text(v) -> str:
     '1.0' or '1e3' in a CSV read as text, where pandas reads a number);
     other values as they are.  Ids that differ only so ('7' and '007') are
     one id, and a table holding both is refused as repeating it."""
-    x = _as_number(v)
-    return str(x) if isinstance(x, int) else str(v)
+    return _id_text(v)[0]
 
 
 def record_id_texts(values) -> tuple:
@@ -331,42 +337,38 @@ def record_id_texts(values) -> tuple:
         rest = np.flatnonzero(numlike & ~digits)
         frac = np.zeros(n, bool)
         for k in rest:              # signs, decimals, exponents
-            x = _as_number(vals[k])
-            frac[k] = isinstance(x, float)
-            if isinstance(x, int):
-                out[k] = str(x)
+            out[k], frac[k] = _id_text(vals[k])
         return out, frac
     out = np.empty(n, dtype=object)
     frac = np.zeros(n, bool)
     for k, v in enumerate(vals):
-        x = _as_number(v)
-        frac[k] = isinstance(x, float)
-        out[k] = str(x) if isinstance(x, int) else str(v)
+        out[k], frac[k] = _id_text(v)
     return out, frac
 
 
-def check_record_ids(values, *, text: bool, column: str, file=None) -> None:
-    """Record ids must be present and, when numbers, whole: a missing id
-    would give unrelated records one id, and a fractional one has no text
-    that every release and path agrees on (2.5 in memory, '2.5' in a CSV)."""
+def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.ndarray:
+    """:func:`record_hashes` of ids that must be present and, when numbers,
+    whole: a missing id would give unrelated records one id, and a
+    fractional one has no text that every release and path agrees on (2.5
+    in memory, '2.5' in a CSV)."""
     from ..engine.stats import missing_text
     vals = np.asarray(values, dtype=object)
     miss = missing_text(vals) if text else pd.isna(vals)
     if miss.any():
         raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
                          column=column, file=file, expected="one stable, distinct id per record")
-    frac = record_id_texts(vals)[1]
+    texts, frac = record_id_texts(vals)
     if frac.any():
         raise InputError(f"holds the fractional number {vals[np.argmax(frac)]!r}",
                          param="record_id", column=column, file=file,
                          expected="whole numbers or text as record ids")
+    return _mix64(_fnv1a64(texts))
 
 
-def _fnv1a64(ids) -> np.ndarray:
-    """64-bit FNV-1a of each id's UTF-8 text (:func:`record_id_text`),
-    vectorized over rows (a fixed function: persistent releases made years
-    apart must agree)."""
-    text = np.array([t.encode("utf-8") for t in record_id_texts(ids)[0]], dtype=object)
+def _fnv1a64(texts) -> np.ndarray:
+    """64-bit FNV-1a of each text's UTF-8 bytes, vectorized over rows (a
+    fixed function: persistent releases made years apart must agree)."""
+    text = np.array([t.encode("utf-8") for t in texts], dtype=object)
     width = max((len(b) for b in text), default=0)
     raw = np.array(text.tolist(), dtype=f"S{max(width, 1)}").view(np.uint8).reshape(len(text), -1)
     lengths = np.fromiter((len(b) for b in text), dtype=np.int64, count=len(text))
@@ -394,8 +396,9 @@ def _mix64(x: np.ndarray) -> np.ndarray:
 
 
 def record_hashes(ids) -> np.ndarray:
-    """A fixed 64-bit hash of each stable record identifier."""
-    return _mix64(_fnv1a64(ids))
+    """A fixed 64-bit hash of each stable record identifier (the text of
+    :func:`record_id_texts`)."""
+    return _mix64(_fnv1a64(record_id_texts(ids)[0]))
 
 
 def record_counters(id_hashes: np.ndarray, codes) -> np.ndarray:
