@@ -5,6 +5,8 @@ Each test fails on anonset 0.1, which kept the input order, had no persistent
 key and wrote cells verbatim."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -338,6 +340,57 @@ def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
                                              domains={"grade": ["p", "q", "r"], "job": list("abcd"),
                                                       "city": list("xyz")}))
     assert all(a.domain[-1] == "?" for a in kept.schema.published if a.name != "sex")
+
+
+# ------------------------------------------------------- inferred domains
+def test_an_inferred_domain_is_named_on_every_path(tmp_path, capsys):
+    """A sensitive column's domain read off the data tells which values
+    occur: every path warns alike (InferredDomainWarning, naming only the
+    sensitive columns: exact ones are published as they are), a declared
+    domain does not warn, and a schema that Schema.infer read off the data
+    stays marked inferred in the release's metadata (it was published as
+    declared, with no warning and a clean audit).  The command line prints
+    the warning once."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.cli import main
+    rng = np.random.default_rng(8)
+    n = 300
+    df = pd.DataFrame({"job": rng.choice(list("abcd"), n), "city": rng.choice(list("xyz"), n),
+                       "sex": rng.choice(list("fm"), n)})
+    kw = dict(sensitive=["job", "city"], exact=["sex"], domains={"city": list("xyz")}, seed=SEED)
+    model = anonset.Diversity(2)
+    df.to_csv(tmp_path / "in.csv", index=False)
+    runs = {"memory": lambda: anonset.publish(df, model, **kw),
+            "stream": lambda: publish_file(tmp_path / "in.csv", tmp_path / "o.parquet", model,
+                                           **kw),
+            "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=2), model,
+                                          scheduler="sync", **kw)}
+    for path, run in runs.items():
+        with pytest.warns(anonset.InferredDomainWarning) as rec:
+            run()
+        msgs = [str(w.message) for w in rec if w.category is anonset.InferredDomainWarning]
+        assert len(msgs) == 1 and "'job'" in msgs[0], (path, msgs)
+        assert "'city'" not in msgs[0] and "'sex'" not in msgs[0], path
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.InferredDomainWarning)
+        declared = anonset.publish(df, model, **dict(kw, domains={"city": list("xyz"),
+                                                                 "job": list("abcde")}))
+    assert not declared.schema["job"].inferred
+    schema = anonset.Schema.infer(df, **{k: v for k, v in kw.items() if k != "seed"})
+    with pytest.warns(anonset.InferredDomainWarning, match="'job'"):
+        pub = anonset.publish(df, model, schema, seed=SEED)
+    meta = {a["name"]: a for a in pub.metadata()["schema"]["attributes"]}
+    assert meta["job"].get("inferred") is True and "inferred" not in meta["city"]
+    assert pub.schema["job"].inferred
+    with pytest.warns(anonset.InferredDomainWarning, match="'x'"):
+        anonset.semantic.semantic_publish(pd.DataFrame({"x": rng.integers(0, 9, n)}), "x", 2,
+                                          1.0, seed=SEED)
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "c.csv"),
+                 "--sensitive", "job,city", "--exact", "sex", "--l", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("read off the data") == 1 and "'job'" in err, err
 
 
 # ------------------------------------------------------------- CSV cells

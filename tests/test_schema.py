@@ -33,9 +33,16 @@ def test_infer_from_arrow():
 
 
 def test_inferred_domain_warning():
-    df = pd.DataFrame({"a": ["x", "y"]})
-    with pytest.warns(UserWarning, match="inferred from the data"):
-        Schema.infer(df, sensitive=["a"], warn_inferred=True)
+    import warnings
+    from anonset import InferredDomainWarning
+    df = pd.DataFrame({"a": ["x", "y"], "b": [1, 2]})
+    with pytest.warns(InferredDomainWarning, match="'a' were read off the data") as rec:
+        Schema.infer(df, sensitive=["a"], exact=["b"], warn_inferred=True)
+    assert "'b'" not in str(rec[0].message)      # exact: published as it is
+    assert rec[0].filename == __file__           # points at the caller, not at anonset
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Schema.infer(df, sensitive=["a"], exact=["b"])      # only when asked
 
 
 def test_every_column_needs_a_role():

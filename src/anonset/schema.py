@@ -31,7 +31,48 @@ import numpy as np
 from ._typing import TableLike
 from .hierarchy import Hierarchy
 
-__all__ = ["Attribute", "Schema", "ROLES", "KINDS"]
+__all__ = ["Attribute", "Schema", "ROLES", "KINDS", "InferredDomainWarning",
+           "warn_inferred_domains"]
+
+
+def _outside_stacklevel() -> int:
+    """The stacklevel, for a warning raised by this frame's caller, of the
+    first frame outside the anonset package."""
+    import sys
+    pkg = str(Path(__file__).resolve().parent)
+    f, level = sys._getframe(1), 1
+    while f is not None and str(Path(f.f_code.co_filename).resolve()).startswith(pkg):
+        f, level = f.f_back, level + 1
+    return level
+
+
+class InferredDomainWarning(UserWarning):
+    """A sensitive column's domain was read off the data.
+
+    Every value of such a domain occurs in the data, so publishing the domain
+    (it is in every set table's metadata) tells which values occur: a value
+    held by one person is itself a disclosure.  Declare the domain
+    (``domains=``, ``bins=``, ``hierarchies=``; ``--domain``, ``--bins``,
+    ``--hierarchy``) to avoid it, or silence the warning where that is
+    acceptable::
+
+        warnings.simplefilter("ignore", anonset.InferredDomainWarning)
+    """
+
+
+def warn_inferred_domains(attributes: Iterable["Attribute"]) -> list[str]:
+    """Warn (:class:`InferredDomainWarning`) naming the sensitive columns
+    among ``attributes`` whose domains were read off the data; exact QIDs
+    are published as they are, so their domains reveal nothing more.  The
+    warning points at the first caller outside anonset.  Returns the names
+    warned about."""
+    names = [a.name for a in attributes if a.inferred and a.role == "sensitive"]
+    if names:
+        warnings.warn(f"the domains of {', '.join(map(repr, names))} were read off the data, "
+                      "which reveals which values occur; declare them where that matters "
+                      "(domains=, bins=, hierarchies=; --domain, --bins, --hierarchy)",
+                      InferredDomainWarning, stacklevel=_outside_stacklevel())
+    return names
 
 ROLES = ("sensitive", "exact", "identifier", "other", "drop")
 KINDS = ("nominal", "ordinal")
@@ -279,7 +320,8 @@ class Schema:
             Generalization trees; without a declared domain the tree's leaves
             are the domain.
         warn_inferred : bool
-            Emit a warning for every domain read off the data.
+            Warn (:class:`InferredDomainWarning`) naming the sensitive
+            columns whose domains were read off the data.
         missing, missing_token : as :func:`anonset.publish`.
 
         Examples
@@ -302,9 +344,5 @@ class Schema:
                        missing_token=missing_token)
         schema = infer_schema(frame, opts)
         if warn_inferred:
-            for a in schema.published:
-                if a.inferred:
-                    warnings.warn(f"domain of {a.name!r} inferred from the data ({a.d} values); "
-                                  "declare it to avoid revealing which values occur",
-                                  stacklevel=2)
+            warn_inferred_domains(schema.published)
         return schema

@@ -278,8 +278,3 @@ def _summary(res, model, out, out_fmt) -> None:
     if whole:
         log.warning("every published set of %s is the whole domain (l = d): these columns "
                     "carry no information", ", ".join(whole))
-    inferred = [a.name for a in res.schema.published if a.inferred]
-    if inferred:
-        log.warning("the domains of %s were read off the data, which reveals which values occur; "
-                 "declare them (--domain, --bins, --hierarchy) where that matters",
-                 ", ".join(inferred))

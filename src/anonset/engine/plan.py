@@ -15,7 +15,7 @@ from .._version import __version__
 from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stream_ids,
                        seed_bits)
 from ..models import Closeness, DiversityCloseness
-from ..schema import Attribute, Schema
+from ..schema import Attribute, Schema, warn_inferred_domains
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, text_type
@@ -81,8 +81,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             attr = attribute_of(cd, tuple(dom), inferred=True)
             if c in d.need_counts:
                 counts[c] = cnt
-        else:
-            attr = attribute_of(cd, cd.domain)
+        else:           # declared, or a schema's domain read off some data
+            attr = attribute_of(cd, cd.domain, inferred=cd.inferred)
         V.check_domain_size(attr, file=d.file)
         V.check_domain_values(attr, file=d.file)
         attrs.append(attr)
@@ -138,6 +138,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                    if opts.missing == "category" else {"policy": "error"},
         "anonset": __version__,
     }
+    # after every refusal; every path (memory, streamed, Dask) warns alike
+    # and the command line prints the warning as its own line
+    warn_inferred_domains(published)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused

@@ -118,6 +118,7 @@ class ColumnDraft:
     kind: str = "nominal"
     categorical: bool = False        # the domain is the pandas Categorical's categories
     missing: str | None = None
+    inferred: bool = False           # a schema's domain that was read off some data
 
     @property
     def published(self) -> bool:
@@ -175,7 +176,8 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         V.resolve_roles(cols, {"schema": [a.name for a in opts.schema]}, file=file)
         token = opts.missing_token if opts.missing == "category" else None
         drafts = {a.name: ColumnDraft(a.name, a.role, a.domain, a.bins, a.hierarchy, a.kind,
-                                      missing=a.missing or (token if a.published else None))
+                                      missing=a.missing or (token if a.published else None),
+                                      inferred=a.inferred)
                   for a in opts.schema}
         drafts = {c: drafts[c] for c in cols}
     else:
@@ -211,9 +213,8 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         # sets: a domain read off each release's data changes whenever a
         # value appears or disappears, and then every set of the column is
         # drawn anew, so that two releases intersect to the true values
-        read_off = {a.name for a in opts.schema if a.inferred} if opts.schema is not None else set()
         inferred = [c.name for c in drafts.values() if c.role == "sensitive"
-                    and (c.name in read_off or (c.domain is None and c.bins is None))]
+                    and (c.inferred or (c.domain is None and c.bins is None))]
         if inferred:
             raise InputError(f"needs a declared domain for every sensitive column; "
                              f"{inferred} would be read off this release's data, and a value "

@@ -47,7 +47,7 @@ from .crosstab import CrossTab
 from ..encode import encode_column
 from ..hierarchy import Hierarchy
 from .params import COIN_ONE, AttributeParams
-from ..schema import Attribute, Schema
+from ..schema import Attribute, Schema, warn_inferred_domains
 from .settable import SetTable, popcount
 
 __all__ = [
@@ -393,6 +393,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         masks[q] = _pack_codes(c, a.d)
         params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
     attrs.append(sattr)
+    warn_inferred_domains([sattr])
     masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, key=key,
                                      rng=rng, n_threads=n_threads,
                                      attr=len(attrs) - 1)
