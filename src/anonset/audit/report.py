@@ -252,6 +252,12 @@ def model_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
         if stats.stray[name]:
             rows.add("domain", name, "fail", stats.stray[name], 0, f"{name}: {stats.stray[name]} "
                      f"set(s) hold values outside the domain of {a.d} values")
+        elif a.inferred and par.exact:
+            # the column's values are published as they are: its domain
+            # shows nothing they do not
+            rows.add("domain", name, "pass", "inferred", "declared, or exact",
+                     f"{name}: the domain was read off the data; the column is published "
+                     "exactly, so the domain shows nothing its values do not")
         elif a.inferred:
             rows.add("domain", name, "warn", "inferred", "declared", f"{name}: the domain was "
                      "inferred from the data, so it reveals which values occur (declare it)")
