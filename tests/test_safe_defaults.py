@@ -122,6 +122,64 @@ def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
     assert np.array_equal(a[1:], b[1:]) and not np.array_equal(a[0], b[0])
 
 
+def test_one_persons_rows_intersect_unless_a_record_id_ties_them(tmp_path, capsys):
+    """Panel data (one person's waves or visits in one table): fresh sets
+    per row intersect toward the person's value wherever the rows can be
+    linked, so publishing warns (SharedIdWarning, on every path), the
+    metadata counts the rows that share an identifier and the audit warns;
+    a key file with the person's id as record id gives the person's rows one
+    set per value, and the intersection reveals nothing more."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.cli import main
+    adult = anonset.datasets.load_adult().head(1500).reset_index(drop=True)
+    visits = np.random.default_rng(3).integers(1, 5, len(adult))   # 1-4 rows a person
+    df = adult.loc[np.repeat(adult.index, visits)].reset_index(names="pid")
+    schema = anonset.datasets.adult_schema(adult, attributes=["occupation", "native-country"])
+    sens = [a.name for a in schema.sensitive]
+    kw = dict(identifiers=["pid"], drop=[c for c in adult.columns if c not in sens],
+              sensitive=sens, domains={a.name: list(a.domain) for a in schema.sensitive})
+    model = anonset.Diversity(5)
+
+    def pinned(pub):
+        """Share of the persons with several rows whose occupation the
+        intersection of their rows' sets pins down."""
+        m = _in_input_order(pub, "occupation")
+        inter = pd.Series(list(m[:, 0])).groupby(df.pid).agg(np.bitwise_and.reduce)
+        several = df.groupby("pid").size() > 1
+        bits = np.unpackbits(inter[several].to_numpy(np.uint64).view(np.uint8))
+        return float((bits.reshape(-1, 64).sum(axis=1) == 1).mean())
+
+    with pytest.warns(anonset.SharedIdWarning, match=r"'pid' \([0-9,]+ rows\)"):
+        fresh = anonset.publish(df, model, seed=SEED, **kw)
+    shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
+    assert fresh.info["shared_ids"] == {"pid": shared}
+    assert pinned(fresh) > 0.2                          # 2-4 rows of l = 5 sets
+    checks = anonset.audit(fresh).checks.set_index("check")
+    assert checks.loc["shared_id", "status"] == "warn" and checks.loc["shared_id", "value"] == shared
+    df.to_csv(tmp_path / "panel.csv", index=False)
+    for run in (lambda: publish_file(tmp_path / "panel.csv", tmp_path / "p.parquet", model,
+                                     chunk_rows=700, seed=SEED, **kw),
+                lambda: adask.publish(dd.from_pandas(df, npartitions=3), model, seed=SEED,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync")):
+        with pytest.warns(anonset.SharedIdWarning):
+            assert run().info["shared_ids"] == {"pid": shared}
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.SharedIdWarning)
+        tied = anonset.publish(df, model, key_file=key, record_id="pid", **kw)
+    assert pinned(tied) == 0.0 and tied.info["shared_ids"] == {"pid": shared}
+    checks = anonset.audit(tied).checks.set_index("check")
+    assert checks.loc["shared_id", "status"] == "pass"
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "panel.csv"), "-o", str(tmp_path / "c.csv"),
+                 "--identifier", "pid", "--sensitive", ",".join(kw["sensitive"]),
+                 "--drop", ",".join(kw["drop"]), "--l", "5"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("rows share values of the identifier 'pid'") == 1, err
+
+
 def _in_input_order(pub, name):
     m = np.empty_like(pub.mask(name))
     m[pub.source_rows] = pub.mask(name)
@@ -149,9 +207,12 @@ def test_a_record_id_means_one_record_however_it_is_typed(tmp_path):
     streamed = anonset.read_parquet(tmp_path / "p.parquet").mask("job")
     for got in (as_float, as_text, streamed):
         assert np.array_equal(got, want)
-    # '7' and '007' are one id then: refused as repeated, not two records
-    with pytest.raises(anonset.validate.InputError, match="repeated value"):
-        anonset.publish(padded.assign(rid=["7", "007"] + list(padded.rid[2:])), model, **kw)
+    # '7' and '007' are one id then: one record's two rows, whose equal
+    # values get one set (counted in the metadata as rows sharing an id)
+    two = anonset.publish(padded.assign(rid=["7", "007"] + list(padded.rid[2:]),
+                                        job=["c", "c"] + list(padded.job[2:])), model, **kw)
+    assert np.array_equal(two.mask("job")[0], two.mask("job")[1])
+    assert two.info["shared_ids"] == {"rid": 3}       # and row 7's own '000007'
 
 
 @pytest.mark.skipif(__import__("os").name != "posix", reason="POSIX file modes")

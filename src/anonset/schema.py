@@ -32,7 +32,7 @@ from ._typing import TableLike
 from .hierarchy import Hierarchy
 
 __all__ = ["Attribute", "Schema", "ROLES", "KINDS", "InferredDomainWarning",
-           "warn_inferred_domains"]
+           "SharedIdWarning", "warn_inferred_domains"]
 
 
 def _outside_stacklevel() -> int:
@@ -57,6 +57,17 @@ class InferredDomainWarning(UserWarning):
     acceptable::
 
         warnings.simplefilter("ignore", anonset.InferredDomainWarning)
+    """
+
+
+class SharedIdWarning(UserWarning):
+    """Rows share an identifier's value and were drawn independently.
+
+    If such rows are one person's (panel waves, hospital visits), each row's
+    random sets were drawn on their own, and an adversary who links the rows
+    (their exact QIDs alike) intersects the sets toward the person's true
+    values.  A key file with the person's id as ``record_id`` gives one
+    person's rows the same set for the same value (docs/security.md).
     """
 
 

@@ -26,6 +26,10 @@ asks the audit to say.
   every release, so releases drawn with different keys intersect to the true
   values (docs/security.md, "repeated releases"); a warning unless the key is
   persistent (the same sets in every release);
+* identifiers whose values several rows share (recorded at publishing,
+  ``info['shared_ids']``): if those rows are one person's (panel waves,
+  visits), fresh sets per row intersect toward the person's true values; a
+  warning unless the key is persistent (one set per record and value);
 * the attack: a success rate above the model's bound and above the prior
   alone (:mod:`anonset.audit.attack`).
 
@@ -37,7 +41,8 @@ from __future__ import annotations
 import math
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
-           "role_risks", "passthrough_risks", "exact_qid_risks", "attack_risks"]
+           "role_risks", "passthrough_risks", "exact_qid_risks", "shared_id_risks",
+           "attack_risks"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -186,6 +191,29 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
     elif share > 0:
         msg += "; the key is persistent, so every release gives these rows the same sets"
     add("repeat", cols, st, round(share, 4), "persistent key" if share else None, msg)
+
+
+def shared_id_risks(info, add) -> None:
+    """Identifier values that several rows share (files from before the
+    count was recorded, and semantic releases, have none to check)."""
+    shared = info.get("shared_ids")
+    if shared is None:
+        return
+    if not shared:
+        add("shared_id", "-", "pass", 0, 0, "identifiers: no value is held by two rows")
+        return
+    persistent = info.get("key") == "persistent"
+    for col, rows in shared.items():
+        msg = f"{col}: {rows:,} rows share a value with another row"
+        if persistent:
+            add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
+                "persistent, so the rows of one record get one set per value")
+        else:
+            add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
+                "one person's (panel waves, visits), their sets were drawn independently and "
+                "intersect toward the person's true values wherever the rows can be linked "
+                "(a key file and the person's id as record id give them one set per value: "
+                "docs/security.md)")
 
 
 def attack_risks(att, add) -> None:

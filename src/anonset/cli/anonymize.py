@@ -61,7 +61,8 @@ def register(sub) -> None:
     g.add_argument("--record-id", default=None, metavar="COL",
                    help="persistent-key mode: with --key-file and this identifier column, a "
                         "record gets the same sets in every release (intersecting releases "
-                        "then reveals nothing more than one)")
+                        "then reveals nothing more than one); rows that share the id are one "
+                        "record's rows (panel waves, visits): the same value, the same set")
     g.add_argument("--params-from", default=None, metavar="RELEASE",
                    help="take (p, eta) of every sensitive column from an earlier release "
                         "(.parquet, or .csv with its .anonset.json) instead of optimizing "

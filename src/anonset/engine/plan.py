@@ -15,7 +15,8 @@ from .._version import __version__
 from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stream_ids,
                        seed_bits)
 from ..models import Closeness, DiversityCloseness
-from ..schema import Attribute, Schema, warn_inferred_domains
+from ..schema import (Attribute, Schema, SharedIdWarning, _outside_stacklevel,
+                      warn_inferred_domains)
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, text_type
@@ -92,11 +93,10 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         if a.role == "sensitive" and isinstance(opts.model, (Closeness, DiversityCloseness)):
             V.check_closeness_size(a, file=d.file)
             V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file)
-    if persistent:
-        ids = np.concatenate(stats.ids) if stats.ids else np.zeros(0, np.uint64)
-        if len(np.unique(ids)) != len(ids):
-            raise InputError("holds a repeated value", param="record_id", column=opts.record_id,
-                             file=d.file, expected="one stable, distinct id per record")
+    # rows that share an identifier's value: one person's rows (waves,
+    # visits) under a persistent key get one set per value; drawn
+    # independently, they intersect toward the person's true values
+    shared = stats.shared_rows()
     codes_like = _CodesFromCounts(counts)
     if opts.params is None:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
@@ -136,15 +136,32 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "roles": {a.name: a.role for a in source},
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},
+        "shared_ids": shared,
         "anonset": __version__,
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
-    # and the command line prints the warning as its own line
+    # and the command line prints the warnings as lines of their own
     warn_inferred_domains(published)
+    if shared and not persistent:
+        warn_shared_ids(shared)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
+
+
+def warn_shared_ids(shared: Mapping[str, int]) -> None:
+    """Identifier values that several rows hold, without a persistent key:
+    if those rows are one person's, each drew its sets independently."""
+    col = next(iter(shared))
+    named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
+    warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
+                  "person's (panel waves, visits), each row's sets were drawn independently, "
+                  "and whoever links them (their exact QIDs alike) intersects the sets toward "
+                  "the person's true values; give one person's rows the same set for the same "
+                  f"value with a key file and the person's id as record id (record_id={col!r}, "
+                  f"key_file=...; --record-id {col} --key-file FILE)",
+                  SharedIdWarning, stacklevel=_outside_stacklevel())
 
 
 def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:

@@ -154,11 +154,15 @@ class Draft:
         """Columns the first pass reads: every published column (each value is
         checked against its domain before anything is published, so a lazy
         Dask graph and a file refuse bad values as early as memory does) and
-        the persistent-mode record id."""
-        need = {c.name for c in self.published}
-        if self.options.record_id:
-            need.add(self.options.record_id)
+        the identifiers (the persistent-mode record id among them), whose
+        values several rows may share."""
+        need = {c.name for c in self.published} | set(self.identifiers)
         return [c for c in self.columns if c in need]
+
+    @property
+    def identifiers(self) -> list:
+        """The identifier columns (never published)."""
+        return [c for c, cd in self.drafts.items() if cd.role == "identifier"]
 
 
 def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: bool = False,

@@ -356,7 +356,7 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.n
     miss = missing_text(vals) if text else pd.isna(vals)
     if miss.any():
         raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
-                         column=column, file=file, expected="one stable, distinct id per record")
+                         column=column, file=file, expected="one stable id per record")
     texts, frac = record_id_texts(vals)
     if frac.any():
         raise InputError(f"holds the fractional number {vals[np.argmax(frac)]!r}",

@@ -197,7 +197,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Sensitive columns need declared domains (a domain read off each
         release would change, and with it every set), each attribute's
         stream is keyed by its name (columns may be added, dropped or moved
-        between releases), and t-closeness needs ``params`` pinned.
+        between releases), and t-closeness needs ``params`` pinned.  Rows
+        that share a record id are one record's rows (panel waves, visits):
+        the same value gets the same set in each of them.  Without it, an
+        identifier that repeats warns (:class:`anonset.SharedIdWarning`).
     allow_clear : column names
         Sensitive columns you accept to publish in the clear (a model that
         gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
