@@ -509,3 +509,26 @@ def test_text_without_an_order_is_refused():
     for s in t.sets("edu"):                    # d = 2 in the declared order
         i, j = sorted(order.index(v) for v in s)
         assert j - i >= 2
+
+
+def test_one_persons_rows_are_named():
+    """semantic-anonymize has no persistent key: rows that share an
+    identifier (one person's waves or visits) warn, are counted in the
+    metadata, and the audit warns with the remedy this method has."""
+    import warnings
+    import anonset
+    rng = np.random.default_rng(9)
+    df = pd.DataFrame({"pid": np.repeat(np.arange(60), 3), "level": rng.integers(1, 6, 180)})
+    with pytest.warns(anonset.SharedIdWarning, match="publish one row per person"):
+        t = S.semantic_publish(df, "level", 2, 1.0, identifiers=["pid"], domain=[1, 2, 3, 4, 5],
+                               seed=3, research_seed=True)
+    assert t.info["shared_ids"] == {"pid": 180}
+    c = anonset.audit(t).checks
+    row = c[c.check == "shared_id"].iloc[0]
+    assert row.status == "warn" and "no persistent key" in row.message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.SharedIdWarning)
+        once = S.semantic_publish(df.drop_duplicates("pid"), "level", 2, 1.0,
+                                  identifiers=["pid"], domain=[1, 2, 3, 4, 5], seed=3,
+                                  research_seed=True)
+    assert once.info["shared_ids"] == {}

@@ -193,9 +193,9 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
     add("repeat", cols, st, round(share, 4), "persistent key" if share else None, msg)
 
 
-def shared_id_risks(info, add) -> None:
+def shared_id_risks(info, add, model=None) -> None:
     """Identifier values that several rows share (files from before the
-    count was recorded, and semantic releases, have none to check)."""
+    count was recorded have none to check)."""
     shared = info.get("shared_ids")
     if shared is None:
         return
@@ -209,11 +209,13 @@ def shared_id_risks(info, add) -> None:
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
         else:
+            remedy = ("semantic-anonymize has no persistent key: publish one row per "
+                      "person" if (model or {}).get("name") == "semantic" else
+                      "a key file and the person's id as record id give them one set per value")
             add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
                 "one person's (panel waves, visits), their sets were drawn independently and "
                 "intersect toward the person's true values wherever the rows can be linked "
-                "(a key file and the person's id as record id give them one set per value: "
-                "docs/security.md)")
+                f"({remedy}: docs/security.md)")
 
 
 def attack_risks(att, add) -> None:

@@ -150,17 +150,20 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     return plan
 
 
-def warn_shared_ids(shared: Mapping[str, int]) -> None:
+def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True) -> None:
     """Identifier values that several rows hold, without a persistent key:
-    if those rows are one person's, each drew its sets independently."""
+    if those rows are one person's, each drew its sets independently.
+    ``persistent_key``: whether the method offers the remedy."""
     col = next(iter(shared))
     named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
+    remedy = ("give one person's rows the same set for the same value with a key file and the "
+              f"person's id as record id (record_id={col!r}, key_file=...; --record-id {col} "
+              "--key-file FILE)" if persistent_key else
+              "this method has no persistent key: publish one row per person")
     warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
                   "person's (panel waves, visits), each row's sets were drawn independently, "
                   "and whoever links them (their exact QIDs alike) intersects the sets toward "
-                  "the person's true values; give one person's rows the same set for the same "
-                  f"value with a key file and the person's id as record id (record_id={col!r}, "
-                  f"key_file=...; --record-id {col} --key-file FILE)",
+                  f"the person's true values; {remedy}",
                   SharedIdWarning, stacklevel=_outside_stacklevel())
 
 

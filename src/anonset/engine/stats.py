@@ -106,19 +106,24 @@ class Stats:
         return self
 
     def shared_rows(self) -> dict:
-        """{identifier: rows whose value at least one other row holds}, for
-        the identifiers (the record id included) where there are any."""
+        """:func:`shared_rows` of the identifiers (the record id included)."""
         cols = dict(self.shared)
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
-        out = {}
-        for c, parts in cols.items():
-            h = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-            _, inv, cnt = np.unique(h, return_inverse=True, return_counts=True)
-            k = int((cnt[inv] > 1).sum())
-            if k:
-                out[c] = k
-        return out
+        return shared_rows(cols)
+
+
+def shared_rows(hashes) -> dict:
+    """{column: rows whose value at least one other row holds}, from each
+    column's value hashes (a list of arrays), for the columns with any."""
+    out = {}
+    for c, parts in hashes.items():
+        h = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+        _, inv, cnt = np.unique(h, return_inverse=True, return_counts=True)
+        k = int((cnt[inv] > 1).sum())
+        if k:
+            out[c] = k
+    return out
 
 
 def value_hashes(col: pd.Series, *, text: bool) -> np.ndarray:
