@@ -564,6 +564,18 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
         .set_index("attribute")
     assert ident.loc["serial", "status"] == "risk" and float(ident.loc["serial", "value"]) == 1.0
     assert ident.loc["batch", "status"] == "pass"
+    # an identifier that repeats (one person's rows?) is named when publishing,
+    # counted in the metadata and warned on by the audit
+    df.insert(0, "person", np.arange(len(df)) // 3)
+    df.to_csv(tmp_path / "panel.csv", index=False)
+    rc, cap = run([cmd, tmp_path / "panel.csv", "-o", tmp_path / "panel.parquet", *args,
+                   "--identifier", "person", "--drop", "serial,batch"], capsys)
+    assert rc == 0, cap.err
+    assert f"rows share values of the identifier 'person' ({len(df):,} rows)" in cap.err
+    assert "no persistent key: publish one row per person" in cap.err
+    rc, cap = run(["audit", tmp_path / "panel.parquet", "-o", tmp_path / "p-audit.csv"], capsys)
+    shared = pd.read_csv(tmp_path / "p-audit.csv").query("check == 'shared_id'").iloc[0]
+    assert shared.status == "warn" and int(shared.value) == len(df)
     # as CSV the release has no metadata: the message says what to do
     rc, cap = run([cmd, src, "-o", tmp_path / "rel.csv", *args, "-q"], capsys)
     rc, cap = run(["audit", tmp_path / "rel.csv"], capsys)

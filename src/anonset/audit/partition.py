@@ -37,7 +37,7 @@ from ..partition.checks import check_partition
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import key_risks, order_risks, passthrough_risks
+from .risks import key_risks, order_risks, passthrough_risks, shared_id_risks
 from .stats import ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
@@ -94,6 +94,8 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
     info = {"key": meta.get("key"), "row_order": order}
     key_risks(info, rows.add)
     order_risks(info, rows.add)
+    shared_id_risks({"shared_ids": meta.get("shared_ids")}, rows.add,
+                    model={"name": "partition"})
     ids = meta.get("ids")
     if ids == "input row numbers":
         rows.add("record_ids", "-", "risk", ids, "random",

@@ -209,8 +209,11 @@ def shared_id_risks(info, add, model=None) -> None:
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
         else:
-            remedy = ("semantic-anonymize has no persistent key: publish one row per "
-                      "person" if (model or {}).get("name") == "semantic" else
+            # a model with a name is not of the random-set family (semantic, a
+            # partition release), which has no persistent key
+            method = (model or {}).get("name")
+            remedy = (f"{method} releases have no persistent key: publish one row per person"
+                      if method else
                       "a key file and the person's id as record id give them one set per value")
             add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
                 "one person's (panel waves, visits), their sets were drawn independently and "

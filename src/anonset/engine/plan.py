@@ -15,8 +15,8 @@ from .._version import __version__
 from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stream_ids,
                        seed_bits)
 from ..models import Closeness, DiversityCloseness
-from ..schema import (Attribute, Schema, SharedIdWarning, _outside_stacklevel,
-                      warn_inferred_domains)
+from ..schema import Attribute, Schema, warn_inferred_domains
+from ..shared_ids import warn_shared_ids
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, text_type
@@ -148,23 +148,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
-
-
-def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True) -> None:
-    """Identifier values that several rows hold, without a persistent key:
-    if those rows are one person's, each drew its sets independently.
-    ``persistent_key``: whether the method offers the remedy."""
-    col = next(iter(shared))
-    named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
-    remedy = ("give one person's rows the same set for the same value with a key file and the "
-              f"person's id as record id (record_id={col!r}, key_file=...; --record-id {col} "
-              "--key-file FILE)" if persistent_key else
-              "this method has no persistent key: publish one row per person")
-    warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
-                  "person's (panel waves, visits), each row's sets were drawn independently, "
-                  "and whoever links them (their exact QIDs alike) intersects the sets toward "
-                  f"the person's true values; {remedy}",
-                  SharedIdWarning, stacklevel=_outside_stacklevel())
 
 
 def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import validate as V
 from ..encode import encode_column
 from ..io.keys import checked_record_hashes
+from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
 from ..validate import InputError
 from .request import Draft, attribute_of, scalar
@@ -111,68 +112,6 @@ class Stats:
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
         return shared_rows(cols)
-
-
-def shared_rows(hashes) -> dict:
-    """{column: rows whose value at least one other row holds}, from each
-    column's value hashes (a list of arrays), for the columns with any."""
-    out = {}
-    for c, parts in hashes.items():
-        h = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-        _, inv, cnt = np.unique(h, return_inverse=True, return_counts=True)
-        k = int((cnt[inv] > 1).sum())
-        if k:
-            out[c] = k
-    return out
-
-
-def value_hashes(col: pd.Series, *, text: bool) -> np.ndarray:
-    """64-bit hashes of an identifier column's present values, only to count
-    the rows that share one (never stored).  A number is one value however
-    a path types it (7, 7.0, and '7' or '007' read as text from a CSV);
-    other text is compared as it is."""
-    s = col.reset_index(drop=True)
-    if text:
-        vals = s.to_numpy(dtype=object)
-        s = pd.Series(vals[~missing_text(vals)], dtype=object)
-    else:
-        s = s.dropna()
-    if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
-        return pd.util.hash_array(s.to_numpy(dtype=np.int64))
-    if pd.api.types.is_float_dtype(s.dtype):
-        x = s.to_numpy(dtype=np.float64)
-        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2.0 ** 63)
-        out = pd.util.hash_array(x.view(np.uint64)) ^ np.uint64(0x5555555555555555)
-        out[whole] = pd.util.hash_array(x[whole].astype(np.int64))
-        return out
-    return _text_hashes(s.to_numpy(dtype=object).astype(str))
-
-
-def _text_hashes(u: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each fixed-width text: of its number where it is
-    1-18 decimal digits (leading zeros do not count), else of its UTF-32
-    code units, eight bytes at a time (multiply and xor-shift, as in
-    splitmix64)."""
-    n, width = len(u), max(u.dtype.itemsize // 4, 1)
-    units = np.zeros((n, width + width % 2), np.uint32)
-    if n and u.dtype.itemsize:
-        units[:, :width] = u.view(np.uint32).reshape(n, width)
-    words = units.view(np.uint64)
-    h = np.full(n, 0x9E3779B97F4A7C15, np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(words.shape[1]):
-            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
-        if width <= 18:            # digits only: Horner's rule over the code units
-            num = np.zeros(n, np.int64)
-            digits = units[:, 0] != 0
-            for j in range(width):
-                c = units[:, j].astype(np.int64)
-                digits &= (c == 0) | ((c >= 48) & (c <= 57))
-                num = np.where(c != 0, num * 10 + (c - 48), num)
-            if digits.any():
-                h[digits] = pd.util.hash_array(num[digits])
-    return h
 
 
 def missing_text(vals: np.ndarray) -> np.ndarray:

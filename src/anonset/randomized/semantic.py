@@ -404,9 +404,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
-    from ..engine.plan import warn_shared_ids
-    from ..engine.stats import shared_rows, value_hashes
-    shared = shared_rows({c: [value_hashes(frame[c], text=False)] for c in identifiers})
+    from ..shared_ids import count_shared, warn_shared_ids
+    shared = count_shared(frame, identifiers)
     if shared:
         warn_shared_ids(shared, persistent_key=False)
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
+from ...shared_ids import count_shared, warn_shared_ids
 from ...validate import InputError, check_int, resolve_roles
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
@@ -40,6 +41,7 @@ class Prepared:
     scodes: np.ndarray            # (n,) int32
     l: int
     key: ReleaseKey = field(repr=False)
+    shared_ids: dict = field(default_factory=dict)   # rows sharing an identifier's value
 
     @property
     def n(self) -> int:
@@ -113,9 +115,12 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
+    shared = count_shared(frame, [c for c in frame.columns if roles[c] == "identifiers"])
+    if shared:
+        warn_shared_ids(shared, persistent_key=False)
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
-                    np.ascontiguousarray(sc), l, key)
+                    np.ascontiguousarray(sc), l, key, shared)
 
 
 def keyed_ids(key: bytes, n: int, purpose: str) -> np.ndarray:

@@ -96,6 +96,7 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     n_groups = int(group.max()) + 1
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
-    info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata()}
+    info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata(),
+            "shared_ids": p.shared_ids}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...hierarchy import Hierarchy
+from ...shared_ids import count_shared, warn_shared_ids
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
@@ -195,6 +196,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    shared = count_shared(frame, [c for c in frame.columns if roles[c] == "identifiers"])
     k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
                                             method, hierarchies)
     n = len(frame)
@@ -256,7 +258,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             ("input row numbers" if keep_order else "random"),
             "pass_through": [c for c in frame.columns if roles[c] == "other"],
             "identifiers": [c for c in frame.columns if roles[c] == "identifiers"],
-            "dropped": [c for c in frame.columns if roles[c] == "drop"]}
+            "dropped": [c for c in frame.columns if roles[c] == "drop"],
+            "shared_ids": shared}
+    if shared:          # after every refusal
+        warn_shared_ids(shared, persistent_key=False)
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
                      domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
+from ...shared_ids import count_shared, warn_shared_ids
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -100,6 +101,11 @@ class MSAProblem:
         #: every input column's role, as the caller named it
         self.roles = roles
         self.other = [c for c in data.columns if roles[c] == "other"]
+        #: rows that share an identifier's value (one person's rows?), counted
+        self.shared_ids = count_shared(data, [c for c in data.columns
+                                             if roles[c] == "identifiers"])
+        if self.shared_ids:
+            warn_shared_ids(self.shared_ids, persistent_key=False)
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
@@ -452,7 +458,8 @@ class MSAProblem:
         """The columns a release passes through, and those it never publishes."""
         return {"pass_through": list(self.other),
                 "identifiers": [c for c, r in self.roles.items() if r == "identifiers"],
-                "dropped": [c for c, r in self.roles.items() if r == "drop"]}
+                "dropped": [c for c, r in self.roles.items() if r == "drop"],
+                "shared_ids": self.shared_ids}
 
 
 def _as_frame(data) -> pd.DataFrame:

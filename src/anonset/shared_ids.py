@@ -1,0 +1,109 @@
+"""Rows that share an identifier's value: one person's several rows (panel
+waves, hospital visits) in one table.  Drawn independently, such rows'
+random sets intersect toward the person's true values wherever an adversary
+links the rows (docs/security.md, section 0), so every publishing path
+counts them (recorded in the metadata as ``shared_ids``) and warns
+(:class:`anonset.SharedIdWarning`); the persistent key (paper 000's sets
+memoized per record, as RAPPOR memoizes) gives one record's rows one set
+per value.  The counts use hashes that are never stored.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .schema import SharedIdWarning, _outside_stacklevel
+
+__all__ = ["value_hashes", "shared_rows", "count_shared", "warn_shared_ids"]
+
+
+def shared_rows(hashes) -> dict:
+    """{column: rows whose value at least one other row holds}, from each
+    column's value hashes (a list of arrays), for the columns with any."""
+    out = {}
+    for c, parts in hashes.items():
+        h = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+        _, inv, cnt = np.unique(h, return_inverse=True, return_counts=True)
+        k = int((cnt[inv] > 1).sum())
+        if k:
+            out[c] = k
+    return out
+
+
+def value_hashes(col: pd.Series, *, text: bool) -> np.ndarray:
+    """64-bit hashes of an identifier column's present values, only to count
+    the rows that share one (never stored).  A number is one value however
+    a path types it (7, 7.0, and '7' or '007' read as text from a CSV);
+    other text is compared as it is."""
+    s = col.reset_index(drop=True)
+    if text:
+        vals = s.to_numpy(dtype=object)
+        s = pd.Series(vals[~_missing_text(vals)], dtype=object)
+    else:
+        s = s.dropna()
+    if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return pd.util.hash_array(s.to_numpy(dtype=np.int64))
+    if pd.api.types.is_float_dtype(s.dtype):
+        x = s.to_numpy(dtype=np.float64)
+        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2.0 ** 63)
+        out = pd.util.hash_array(x.view(np.uint64)) ^ np.uint64(0x5555555555555555)
+        out[whole] = pd.util.hash_array(x[whole].astype(np.int64))
+        return out
+    return _text_hashes(s.to_numpy(dtype=object).astype(str))
+
+
+def _text_hashes(u: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each fixed-width text: of its number where it is
+    1-18 decimal digits (leading zeros do not count), else of its UTF-32
+    code units, eight bytes at a time (multiply and xor-shift, as in
+    splitmix64)."""
+    n, width = len(u), max(u.dtype.itemsize // 4, 1)
+    units = np.zeros((n, width + width % 2), np.uint32)
+    if n and u.dtype.itemsize:
+        units[:, :width] = u.view(np.uint32).reshape(n, width)
+    words = units.view(np.uint64)
+    h = np.full(n, 0x9E3779B97F4A7C15, np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+        if width <= 18:            # digits only: Horner's rule over the code units
+            num = np.zeros(n, np.int64)
+            digits = units[:, 0] != 0
+            for j in range(width):
+                c = units[:, j].astype(np.int64)
+                digits &= (c == 0) | ((c >= 48) & (c <= 57))
+                num = np.where(c != 0, num * 10 + (c - 48), num)
+            if digits.any():
+                h[digits] = pd.util.hash_array(num[digits])
+    return h
+
+
+def count_shared(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
+    """:func:`shared_rows` of the identifier columns of an in-memory table."""
+    return shared_rows({c: [value_hashes(frame[c], text=False)] for c in identifiers})
+
+
+def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True) -> None:
+    """Identifier values that several rows hold, without a persistent key:
+    if those rows are one person's, each drew its sets independently.
+    ``persistent_key``: whether the method offers the remedy."""
+    col = next(iter(shared))
+    named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
+    remedy = ("give one person's rows the same set for the same value with a key file and the "
+              f"person's id as record id (record_id={col!r}, key_file=...; --record-id {col} "
+              "--key-file FILE)" if persistent_key else
+              "this method has no persistent key: publish one row per person")
+    warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
+                  "person's (panel waves, visits), each row's sets were drawn independently, "
+                  "and whoever links them (their exact QIDs alike) intersects the sets toward "
+                  f"the person's true values; {remedy}",
+                  SharedIdWarning, stacklevel=_outside_stacklevel())
+
+
+def _missing_text(vals: np.ndarray) -> np.ndarray:
+    from .engine.stats import missing_text
+    return missing_text(vals)
