@@ -639,3 +639,45 @@ def test_persistent_sets_do_not_change_between_releases(pair):
         same = first[c].to_numpy()[rows] == second[c].to_numpy()
         assert same.sum() >= len(same) - 1
         assert np.array_equal(a.mask(c)[rows][same], b.mask(c)[same]), c
+
+
+@st.composite
+def _panels(draw):
+    """A panel: people with 1-4 rows each, values that mostly stay and
+    sometimes change between a person's rows, rows in any order."""
+    people = draw(st.integers(1, 15))
+    d = draw(st.integers(3, 9))
+    rows = []
+    for pid in range(people):
+        v = draw(st.integers(0, d - 1))
+        for _ in range(draw(st.integers(1, 4))):
+            if draw(st.integers(0, 4)) == 0:                # a value that moved on
+                v = draw(st.integers(0, d - 1))
+            rows.append((pid, v))
+    order = draw(st.permutations(range(len(rows))))
+    df = pd.DataFrame([rows[i] for i in order], columns=["pid", "s"])
+    return df, d, draw(st.integers(2, d))
+
+
+@given(_panels())
+@settings(max_examples=40, deadline=None)
+def test_one_records_rows_share_one_set_per_value(panel):
+    """Under a persistent key, the rows of one record (a record id that
+    repeats) hold one set per value: equal values, equal sets, whatever the
+    rows' order; every set is still a valid one (the true value among eta
+    values)."""
+    import tempfile
+    df, d, l = panel
+    with tempfile.TemporaryDirectory() as tmp:
+        key = f"{tmp}/k.key"
+        anonset.io.keys.new_key_file(key)
+        pub = anonset.publish(df, anonset.Diversity(l), identifiers=["pid"], sensitive=["s"],
+                              domains={"s": list(range(d))}, key_file=key, record_id="pid",
+                              keep_order=True)
+    m = pub.mask("s")[:, 0]
+    bits = (m[:, None] >> np.arange(d, dtype=np.uint64)) & np.uint64(1)
+    assert (bits.sum(axis=1) == l).all() and bits[np.arange(len(df)), df.s].all()
+    for _, rows in df.groupby(["pid", "s"]).groups.items():
+        assert len(set(m[list(rows)].tolist())) == 1
+    shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
+    assert pub.info["shared_ids"] == ({"pid": shared} if shared else {})
