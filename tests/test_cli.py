@@ -604,3 +604,26 @@ def test_quiet_prints_nothing_but_errors(data, tmp_path, capsys):
         rc, cap = run([*argv, "-q"], capsys)
         assert rc == 0, (argv[0], cap.err)
         assert cap.out == "" and cap.err == "", (argv[0], cap.out, cap.err)
+
+
+def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
+    # `--domain job=a,b,...` (as semantic-anonymize's --domain) declares the
+    # same domain, in the same order, as a file with one value per line
+    _, src = data
+    (tmp_path / "jobs.txt").write_text("f\ne\nd\nc\nb\na\ng\n")
+    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
+    outs = []
+    for dom in ("job=" + str(tmp_path / "jobs.txt"), "job=f, e,d,c,b,a,g"):
+        out = tmp_path / f"o{len(outs)}.parquet"
+        rc, cap = run(["anonymize", src, "-o", out, *BASE, "--l", "2", "--domain", dom, *seed],
+                      capsys)
+        assert rc == 0, cap.err
+        outs.append(anonset.read_parquet(out))
+    assert outs[0].schema["job"].domain == tuple("fedcbag") and not outs[0].schema["job"].inferred
+    assert outs[0].equals(outs[1])
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
+                   "--domain", "job=nofile.txt", *seed], capsys)
+    assert rc == 2 and "or the values inline: COL=a,b,c" in cap.err
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
+                   "--domain", "job=a,b,c", *seed], capsys)
+    assert rc == 2 and re.search(r"column 'job': value '[d-f]' at row \d+ is not in the domain", cap.err)

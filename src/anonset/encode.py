@@ -112,7 +112,7 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     if bad.any():
         # the first bad row only: the same message whatever the chunking
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"value {values.iloc[i]!r} at row {row0 + i:,} is not in the domain "
+        raise InputError(f"value {_shown(values.iloc[i])!r} at row {row0 + i:,} is not in the domain "
                          f"({len(dom):,} values)", column=name,
                          expected="values of the declared domain")
     return codes
@@ -177,3 +177,12 @@ def decode_column(codes: np.ndarray, attr: Attribute) -> np.ndarray:
     dom = np.empty(attr.d, dtype=object)
     dom[:] = list(attr.domain)
     return dom[np.asarray(codes)]
+
+
+def _shown(v):
+    """A value as an error message shows it: a plain Python scalar (NumPy 2
+    writes np.float64(4.0)), a whole float as the integer a CSV spelled."""
+    v = v.item() if isinstance(v, np.generic) else v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v

@@ -30,8 +30,9 @@ def register(sub) -> None:
                    help="categorize a numeric column into [E0,E1), [E1,E2), ... (repeatable)")
     g.add_argument("--hierarchy", action="append", metavar="COL=PATH.csv",
                    help="ARX-format generalization hierarchy (repeatable)")
-    g.add_argument("--domain", action="append", metavar="COL=PATH.txt",
-                   help="declared domain, one value per line (repeatable)")
+    g.add_argument("--domain", action="append", metavar="COL=PATH.txt|COL=A,B,...",
+                   help="declared domain: a file with one value per line, or the values "
+                        "inline, comma-separated, in order (repeatable)")
     g.add_argument("--ordinal", action="append", metavar="A,B",
                    help="columns whose domain order is meaningful (numeric, or with a "
                         "declared domain in order)")

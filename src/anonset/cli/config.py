@@ -224,10 +224,18 @@ def parse_bins(edges) -> list:
 
 def read_domain_file(path) -> list:
     """Domain values from a text file: one value per line, blank lines and
-    lines starting with '#' ignored, order kept."""
+    lines starting with '#' ignored, order kept.  A value that names no file
+    and holds a comma lists the values inline (``a,b,c``), as
+    semantic-anonymize's ``--domain`` does."""
     p = Path(path)
+    if not p.is_file() and "," in str(path):
+        vals = [v.strip() for v in str(path).split(",")]
+        if any(not v for v in vals):
+            raise ValueError(f"domain {str(path)!r} has an empty value")
+        return vals
     if not p.is_file():
-        raise ValueError(f"domain file {str(p)!r} does not exist")
+        raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
+                         "line, or the values inline: COL=a,b,c)")
     vals = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]
     vals = [v for v in vals if v and not v.startswith("#")]
     if not vals:
