@@ -112,7 +112,8 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     if bad.any():
         # the first bad row only: the same message whatever the chunking
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"value {_shown(values.iloc[i])!r} at row {row0 + i:,} is not in the domain "
+        shown = _shown(values.iloc[i])
+        raise InputError(f"value {shown!r} at row {row0 + i:,} is not in the domain "
                          f"({len(dom):,} values)", column=name,
                          expected="values of the declared domain")
     return codes

@@ -38,8 +38,9 @@ __all__ = ["Attribute", "Schema", "ROLES", "KINDS", "InferredDomainWarning",
 def _outside_stacklevel() -> int:
     """The stacklevel, for a warning raised by this frame's caller, of the
     first frame outside the anonset package."""
+    import os
     import sys
-    pkg = str(Path(__file__).resolve().parent)
+    pkg = str(Path(__file__).resolve().parent) + os.sep
     f, level = sys._getframe(1), 1
     while f is not None and str(Path(f.f_code.co_filename).resolve()).startswith(pkg):
         f, level = f.f_back, level + 1

@@ -157,7 +157,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     st = pd.DataFrame({"GID": gid[pair // d], sensitive: np.asarray(sdom, dtype=object)[pair % d],
                        "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
-    info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(), "shared_ids": p.shared_ids,
+    info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
+            "shared_ids": p.shared_ids,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)
