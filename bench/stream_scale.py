@@ -50,7 +50,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 N_ATTRS = 10
-SEED = "stream-scale-bench"
+SEED = "stream-scale-bench"          # synthetic data: a research seed (research_seed=True)
 MODEL = ("closeness", 0.3)
 
 
@@ -81,7 +81,7 @@ def child_stream(inp, out, chunk_rows, threads):
     from anonset.stream import publish_file
     t0 = time.perf_counter()
     r = publish_file(inp, out, model(), schema(), chunk_rows=chunk_rows, seed=SEED,
-                     n_threads=threads)
+                     research_seed=True, n_threads=threads)
     t = time.perf_counter() - t0
     return {"seconds": t, "rows": r.n_rows, "chunks": r.chunks, "passes": r.passes,
             "peak_rss": vm("VmHWM")}
@@ -92,7 +92,8 @@ def child_memory(inp, out, threads):
     import anonset
     t0 = time.perf_counter()
     frame = pq.read_table(inp).to_pandas()
-    pub = anonset.publish(frame, model(), schema(), seed=SEED, n_threads=threads)
+    pub = anonset.publish(frame, model(), schema(), seed=SEED, research_seed=True,
+                          n_threads=threads)
     pub.to_parquet(out)
     t = time.perf_counter() - t0
     return {"seconds": t, "rows": pub.n_rows, "peak_rss": vm("VmHWM")}
@@ -105,7 +106,8 @@ def child_identity(inp, out, threads, chunk_rows):
     from anonset.stream import iter_masks, read_metadata, reconstruct_file
     t0 = time.perf_counter()
     frame = pq.read_table(inp).to_pandas()
-    pub = anonset.publish(frame, model(), schema(), seed=SEED, n_threads=threads)
+    pub = anonset.publish(frame, model(), schema(), seed=SEED, research_seed=True,
+                          n_threads=threads)
     del frame
     t_pub = time.perf_counter() - t0
     meta = read_metadata(out)
