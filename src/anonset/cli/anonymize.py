@@ -187,7 +187,10 @@ def run(args) -> int:
             raise A.UsageError(f"--hierarchy for {col!r}: file {p!r} does not exist")
     domains = {}
     for col, v in (opts.get("domains") or {}).items():
-        domains[col] = _domain_values(read_domain_file(v) if isinstance(v, str) else v)
+        try:
+            domains[col] = _domain_values(read_domain_file(v) if isinstance(v, str) else v)
+        except ValueError as e:
+            raise A.UsageError(f"--domain for {col!r}: {e}") from None
     protect = [src] + [Path(p) for p in hier_paths.values()] \
         + [Path(v) for v in (opts.get("domains") or {}).values() if isinstance(v, str)] \
         + ([Path(args.config)] if args.config else []) \
