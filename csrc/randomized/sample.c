@@ -289,20 +289,29 @@ static int floyd_build(floyd_plan *f, int32_t n, int32_t k) {
     return 1;
 }
 
+/* The nf digits of Floyd's draw word wi (value x): t_m uniform in [0, m]
+ * for m = m0 .. m0 + nf - 1. */
+ALWAYS_INLINE void floyd_digits(const anonset_key *key, uint32_t s, const floyd_plan *f,
+                                int32_t wi, int32_t m0, int32_t nf, uint64_t x, uint64_t t0,
+                                uint64_t *dig) {
+    const uint64_t x0 = x;
+    for (int32_t i = 0; i < nf; i++) dig[i] = anonset_mul128(x, (uint64_t)(m0 + i) + 1u, &x);
+    if (x < f->thr[wi]) {                      /* rejected (probability < 2^-12) */
+        uint64_t fac[64];
+        for (int32_t i = 0; i < nf; i++) fac[i] = (uint64_t)(m0 + i) + 1u;
+        draw_digits(key, s, t0 + (uint64_t)wi, x0, fac, nf, f->prod[wi], dig);
+    }
+}
+
 /* A uniform k-subset of [0, n) into mask (words 64-bit words, zeroed here),
  * from the draw words w[0..nw) (word indices t0, t0 + 1, ...). */
 static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f, int32_t n,
                          const uint64_t *w, uint64_t t0, uint64_t *mask, int words) {
-    uint64_t fac[64], dig[64];
+    uint64_t dig[64];
     for (int i = 0; i < words; i++) mask[i] = 0;
     for (int32_t wi = 0; wi < f->nw; wi++) {
         const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
-        uint64_t x = w[wi];
-        for (int32_t i = 0; i < nf; i++) dig[i] = anonset_mul128(x, (uint64_t)(m0 + i) + 1u, &x);
-        if (x < f->thr[wi]) {                  /* rejected (probability < 2^-12) */
-            for (int32_t i = 0; i < nf; i++) fac[i] = (uint64_t)(m0 + i) + 1u;
-            draw_digits(key, s, t0 + (uint64_t)wi, w[wi], fac, nf, f->prod[wi], dig);
-        }
+        floyd_digits(key, s, f, wi, m0, nf, w[wi], t0, dig);
         for (int32_t i = 0; i < nf; i++) {
             /* branch-free: a collision (t already in) is unpredictable */
             const int32_t m = m0 + i, t = (int32_t)dig[i];
@@ -317,6 +326,32 @@ static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f
             mask[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
     }
 }
+
+#if defined(__SIZEOF_INT128__)
+typedef unsigned __int128 anonset_u128;
+
+/* floyd_subset for n <= 128 with the mask in a register pair: the same
+ * subset, without the memory mask's store and reload of each draw (a
+ * read after write the CPU cannot predict; 1.8x at d = 100, eta = 10). */
+static inline anonset_u128 floyd_subset128(const anonset_key *key, uint32_t s,
+                                          const floyd_plan *f, int32_t n, const uint64_t *w,
+                                          uint64_t t0) {
+    uint64_t dig[64];
+    anonset_u128 M = 0;
+    for (int32_t wi = 0; wi < f->nw; wi++) {
+        const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
+        floyd_digits(key, s, f, wi, m0, nf, w[wi], t0, dig);
+        for (int32_t i = 0; i < nf; i++) {
+            const int32_t m = m0 + i, t = (int32_t)dig[i];
+            const int32_t hit = (int32_t)(M >> t) & 1;
+            const int32_t v = t ^ ((t ^ m) & -hit);
+            M |= (anonset_u128)1 << v;
+        }
+    }
+    if (f->comp) M = n >= 128 ? ~M : ~M & (((anonset_u128)1 << n) - 1);
+    return M;
+}
+#endif
 
 /* Open a gap at v in a multiword mask of d - 1 virtual values: bits >= v
  * move up by one and bit v is set. */
@@ -506,6 +541,18 @@ static inline void cell_words(const anonset_key *key, uint32_t s, const attr_pla
         mask[0] = head ? gap64(sub, v) : sub;
         return;
     }
+#if defined(__SIZEOF_INT128__)
+    if (words == 2 && b->kind == BR_FLOYD) {
+        anonset_u128 M = floyd_subset128(key, s, b->fp, b->n, w, t0);
+        if (head) {                /* the gap at v, as open_gap (n = d - 1 < 128) */
+            const anonset_u128 low = M & (((anonset_u128)1 << v) - 1);
+            M = low | ((M ^ low) << 1) | ((anonset_u128)1 << v);
+        }
+        mask[0] = (uint64_t)M;
+        mask[1] = (uint64_t)(M >> 64);
+        return;
+    }
+#endif
     if (b->kind == BR_FLOYD) {
         floyd_subset(key, s, b->fp, b->n, w, t0, mask, words);
     } else {                       /* BR_FIXED: k == 0 (head, eta = 1) */
