@@ -35,17 +35,21 @@ class Stats:
       declared domain is checked (encoded) and dropped;
     * ``ids``: the hashes of the persistent-mode record ids;
     * ``shared[c]``: hashes of the values of every identifier column (other
-      than the record id), to count the rows that share a value.
+      than the record id), to count the rows that share a value; the Dask
+      path counts them on the workers instead (``count_shared=False``, the
+      counts then set as ``shared_counts``).
     """
 
-    def __init__(self, d: Draft, *, validate: bool = True):
+    def __init__(self, d: Draft, *, validate: bool = True, count_shared: bool = True):
         self.draft = d
         self.n = 0
         self.seen = {c: {} for c in d.need_domain}
         self.na = {c: 0 for c in d.need_domain}
         self.counts: dict = {}
         self.ids: list = []
-        self.shared = {c: [] for c in d.identifiers if c != d.options.record_id}
+        self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
+            if count_shared else {}
+        self.shared_counts: dict | None = None
         self._declared = {}
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
@@ -111,7 +115,7 @@ class Stats:
         cols = dict(self.shared)
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
-        return shared_rows(cols)
+        return {**(self.shared_counts or {}), **shared_rows(cols)}
 
 
 def missing_text(vals: np.ndarray) -> np.ndarray:

@@ -48,9 +48,25 @@ def _stats_task(part, d, row0):
     """A partition's statistics, or the error its rows raise (returned, so
     that the client reports the first bad partition's, as memory would)."""
     try:
-        return engine.Stats(d).add(part, row0)
+        return engine.Stats(d, count_shared=False).add(part, row0)
     except (ValueError, TypeError) as e:
         return e
+
+
+def _shared_counts(ddf, cols, compute_kw) -> dict:
+    """Rows that share each identifier's value, counted on the workers (the
+    value counts of the values' hashes, split across partitions), so that
+    the client holds nothing per row."""
+    from ..shared_ids import value_hashes
+    out = {}
+    for c in cols:
+        h = ddf[c].map_partitions(lambda s: pd.Series(value_hashes(s, text=False)),
+                                  meta=(c, np.uint64))
+        vc = h.value_counts(split_out=max(1, ddf.npartitions // 16))
+        k = int(vc[vc > 1].sum().compute(**compute_kw))
+        if k:
+            out[c] = k
+    return out
 
 
 def _publish_task(part, plan, row0):
@@ -206,11 +222,13 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
         offsets.append(offsets[-1] + int(n))
     stats = dask.compute(*[delayed(_stats_task)(p, d, row0) for p, row0 in
                            zip(ddf[d.stats_columns].to_delayed(), offsets[:-1])], **compute_kw)
-    total = engine.Stats(d)
+    total = engine.Stats(d, count_shared=False)
     for s in stats:
         if isinstance(s, Exception):
             raise s
         total.merge(s)
+    total.shared_counts = _shared_counts(ddf, [c for c in d.identifiers
+                                              if c != d.options.record_id], compute_kw)
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,
