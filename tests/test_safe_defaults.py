@@ -681,3 +681,43 @@ def test_one_records_rows_share_one_set_per_value(panel):
         assert len(set(m[list(rows)].tolist())) == 1
     shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
     assert pub.info["shared_ids"] == ({"pid": shared} if shared else {})
+
+
+@st.composite
+def _id_columns(draw):
+    """An identifier column whose values may repeat, typed as a user's file
+    or frame would type it: ints, whole floats (a gap), zero-padded text."""
+    n = draw(st.integers(2, 30))
+    ids = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
+    kind = draw(st.sampled_from(["int", "float", "padded", "text"]))
+    col = {"int": pd.Series(ids, dtype="int64"),
+           "float": pd.Series(ids, dtype="float64"),
+           "padded": pd.Series([f"{i:04d}" for i in ids], dtype=object),
+           "text": pd.Series([f"p{i}" for i in ids], dtype=object)}[kind]
+    return col, ids
+
+
+@given(_id_columns())
+@settings(max_examples=40, deadline=None)
+def test_rows_that_share_an_id_are_counted_alike_on_every_path(case):
+    """The count of rows that share an identifier's value is the same in
+    memory, streamed from CSV (ids read as text) and on Dask, whatever the
+    ids' type: 7, 7.0 and '0007' are one value."""
+    import tempfile
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    col, ids = case
+    want = int(pd.Series(ids).duplicated(keep=False).sum())
+    df = pd.DataFrame({"pid": col, "s": np.arange(len(ids)) % 3})
+    kw = dict(identifiers=["pid"], sensitive=["s"], domains={"s": [0, 1, 2]}, seed=SEED)
+    model = anonset.Diversity(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.SharedIdWarning)
+        got = [anonset.publish(df, model, **kw).info["shared_ids"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            df.to_csv(f"{tmp}/in.csv", index=False)
+            got.append(publish_file(f"{tmp}/in.csv", f"{tmp}/out.parquet", model, chunk_rows=7,
+                                    **kw).info["shared_ids"])
+        got.append(adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync",
+                                 **kw).info["shared_ids"])
+    assert got == [{"pid": want} if want else {}] * 3

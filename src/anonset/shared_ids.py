@@ -56,20 +56,27 @@ def value_hashes(col: pd.Series, *, text: bool) -> np.ndarray:
 
 
 def _text_hashes(u: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each fixed-width text: of its number where it is
-    1-18 decimal digits (leading zeros do not count), else of its UTF-32
-    code units, eight bytes at a time (multiply and xor-shift, as in
-    splitmix64)."""
+    """A 64-bit hash of each text of a fixed-width array: of its number
+    where it is 1-18 decimal digits (leading zeros do not count), else of
+    its own UTF-32 code units, eight bytes at a time, and its length
+    (multiply and xor-shift, as in splitmix64), so that a text hashes alike
+    in any array."""
     n, width = len(u), max(u.dtype.itemsize // 4, 1)
     units = np.zeros((n, width + width % 2), np.uint32)
     if n and u.dtype.itemsize:
         units[:, :width] = u.view(np.uint32).reshape(n, width)
     words = units.view(np.uint64)
+    # only a text's own words are mixed, then its length: the hash must not
+    # depend on the width of the array (the longest text of a chunk)
+    length = np.char.str_len(u).astype(np.uint64)
+    own = (length + np.uint64(1)) // np.uint64(2)
     h = np.full(n, 0x9E3779B97F4A7C15, np.uint64)
     with np.errstate(over="ignore"):
         for j in range(words.shape[1]):
-            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
+            mixed = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
+            h = np.where(np.uint64(j) < own, mixed ^ (mixed >> np.uint64(31)), h)
+        h = (h ^ length) * np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(29)
         if width <= 18:            # digits only: Horner's rule over the code units
             num = np.zeros(n, np.int64)
             digits = units[:, 0] != 0
