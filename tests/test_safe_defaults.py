@@ -689,11 +689,15 @@ def _id_columns(draw):
     or frame would type it: ints, whole floats (a gap), zero-padded text."""
     n = draw(st.integers(2, 30))
     ids = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
-    kind = draw(st.sampled_from(["int", "float", "padded", "text"]))
+    kind = draw(st.sampled_from(["int", "float", "padded", "text", "long"]))
+    if kind == "long":          # one id longer than any number: chunks of other widths
+        ids = ids + [-1]
     col = {"int": pd.Series(ids, dtype="int64"),
            "float": pd.Series(ids, dtype="float64"),
            "padded": pd.Series([f"{i:04d}" for i in ids], dtype=object),
-           "text": pd.Series([f"p{i}" for i in ids], dtype=object)}[kind]
+           "text": pd.Series([f"p{i}" for i in ids], dtype=object),
+           "long": pd.Series([f"{i:04d}" if i >= 0 else "x" * 25 for i in ids],
+                             dtype=object)}[kind]
     return col, ids
 
 

@@ -77,15 +77,16 @@ def _text_hashes(u: np.ndarray) -> np.ndarray:
             h = np.where(np.uint64(j) < own, mixed ^ (mixed >> np.uint64(31)), h)
         h = (h ^ length) * np.uint64(0x94D049BB133111EB)
         h ^= h >> np.uint64(29)
-        if width <= 18:            # digits only: Horner's rule over the code units
-            num = np.zeros(n, np.int64)
-            digits = units[:, 0] != 0
-            for j in range(width):
-                c = units[:, j].astype(np.int64)
-                digits &= (c == 0) | ((c >= 48) & (c <= 57))
-                num = np.where(c != 0, num * 10 + (c - 48), num)
-            if digits.any():
-                h[digits] = pd.util.hash_array(num[digits])
+        # 1-18 digits: Horner's rule over the code units (a row's own; longer
+        # rows elsewhere in the array change nothing)
+        num = np.zeros(n, np.int64)
+        digits = (length >= 1) & (length <= 18)
+        for j in range(min(width, 18)):
+            c = units[:, j].astype(np.int64)
+            digits &= (c == 0) | ((c >= 48) & (c <= 57))
+            num = np.where(c != 0, num * 10 + (c - 48), num)
+        if digits.any():
+            h[digits] = pd.util.hash_array(num[digits])
     return h
 
 
