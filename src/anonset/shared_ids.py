@@ -17,7 +17,8 @@ import pandas as pd
 
 from .schema import SharedIdWarning, _outside_stacklevel
 
-__all__ = ["value_hashes", "shared_rows", "count_shared", "warn_shared_ids"]
+__all__ = ["value_hashes", "shared_rows", "count_shared", "shared_without_key",
+           "warn_shared_ids"]
 
 
 def shared_rows(hashes) -> dict:
@@ -93,6 +94,15 @@ def _text_hashes(u: np.ndarray) -> np.ndarray:
 def count_shared(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
     """:func:`shared_rows` of the identifier columns of an in-memory table."""
     return shared_rows({c: [value_hashes(frame[c], text=False)] for c in identifiers})
+
+
+def shared_without_key(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
+    """:func:`count_shared`, with the warning, for the methods that have no
+    persistent key (semantic sets, the partition methods)."""
+    shared = count_shared(frame, identifiers)
+    if shared:
+        warn_shared_ids(shared, persistent_key=False)
+    return shared
 
 
 def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True) -> None:

@@ -220,15 +220,17 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     offsets = [0]
     for n in lengths:
         offsets.append(offsets[-1] + int(n))
+    # identifiers (but the record id) are counted on the workers below
+    counted = [c for c in d.identifiers if c != d.options.record_id]
+    cols = [c for c in d.stats_columns if c not in counted]
     stats = dask.compute(*[delayed(_stats_task)(p, d, row0) for p, row0 in
-                           zip(ddf[d.stats_columns].to_delayed(), offsets[:-1])], **compute_kw)
+                           zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
     total = engine.Stats(d, count_shared=False)
     for s in stats:
         if isinstance(s, Exception):
             raise s
         total.merge(s)
-    total.shared_counts = _shared_counts(ddf, [c for c in d.identifiers
-                                              if c != d.options.record_id], compute_kw)
+    total.shared_counts = _shared_counts(ddf, counted, compute_kw)
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,

@@ -304,7 +304,7 @@ def record_id_text(v) -> str:
     float (1.0: a column turns float when it has a gap) or text ('0001',
     '1.0' or '1e3' in a CSV read as text, where pandas reads a number);
     other values as they are.  Ids that differ only so ('7' and '007') are
-    one id, and a table holding both is refused as repeating it."""
+    one id: rows holding both are one record's rows."""
     return _id_text(v)[0]
 
 

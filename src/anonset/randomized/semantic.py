@@ -404,10 +404,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
-    from ..shared_ids import count_shared, warn_shared_ids
-    shared = count_shared(frame, identifiers)
-    if shared:
-        warn_shared_ids(shared, persistent_key=False)
+    from ..shared_ids import shared_without_key
+    shared = shared_without_key(frame, identifiers)
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
             "missing": {"policy": "error"}, "shared_ids": shared, "anonset": __version__}

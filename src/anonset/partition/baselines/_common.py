@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
-from ...shared_ids import count_shared, warn_shared_ids
+from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
@@ -115,9 +115,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
-    shared = count_shared(frame, [c for c in frame.columns if roles[c] == "identifiers"])
-    if shared:
-        warn_shared_ids(shared, persistent_key=False)
+    shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared)

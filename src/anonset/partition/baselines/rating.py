@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..keyed import ReleaseKey
-from ...shared_ids import count_shared, warn_shared_ids
+from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
@@ -226,10 +226,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     key = rkey.key
     order = rkey.order(len(frame))
-    shared = count_shared(frame, list(identifiers))
-    if shared:
-        warn_shared_ids(shared, persistent_key=False)
-    info = {"method": "rating", **rkey.metadata(), "clipped": {}, "shared_ids": shared}
+    info = {"method": "rating", **rkey.metadata(), "clipped": {},
+            "shared_ids": shared_without_key(frame, list(identifiers))}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...hierarchy import Hierarchy
-from ...shared_ids import count_shared, warn_shared_ids
+from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
@@ -196,7 +196,6 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
-    shared = count_shared(frame, [c for c in frame.columns if roles[c] == "identifiers"])
     k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
                                             method, hierarchies)
     n = len(frame)
@@ -250,6 +249,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     columns = [c for c in frame.columns if c in attr_roles or roles[c] == "other"]
     table, idt, sat = _publish(ids, gid, attrs, attr_roles, domains, qi_mask, glo, ghi, bid,
                                shown, suppressed, codes, columns, frame)
+    idents = [c for c in frame.columns if roles[c] == "identifiers"]
     meta = {"paper": "002", "model": {"k": k, "l": lmap, "closeness": closeness,
                                       "method": method, "attributes": attr_roles,
                                       "grounds": grounds},
@@ -257,11 +257,9 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "ids": f"column {id_column!r}" if id_column is not None else
             ("input row numbers" if keep_order else "random"),
             "pass_through": [c for c in frame.columns if roles[c] == "other"],
-            "identifiers": [c for c in frame.columns if roles[c] == "identifiers"],
+            "identifiers": idents,
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
-            "shared_ids": shared}
-    if shared:          # after every refusal
-        warn_shared_ids(shared, persistent_key=False)
+            "shared_ids": shared_without_key(frame, idents)}       # after every refusal
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
                      domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
-from ...shared_ids import count_shared, warn_shared_ids
+from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -102,10 +102,8 @@ class MSAProblem:
         self.roles = roles
         self.other = [c for c in data.columns if roles[c] == "other"]
         #: rows that share an identifier's value (one person's rows?), counted
-        self.shared_ids = count_shared(data, [c for c in data.columns
-                                             if roles[c] == "identifiers"])
-        if self.shared_ids:
-            warn_shared_ids(self.shared_ids, persistent_key=False)
+        self.shared_ids = shared_without_key(data, [c for c in data.columns
+                                                    if roles[c] == "identifiers"])
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
