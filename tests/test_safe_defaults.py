@@ -180,6 +180,52 @@ def test_one_persons_rows_intersect_unless_a_record_id_ties_them(tmp_path, capsy
     assert err.count("rows share values of the identifier 'pid'") == 1, err
 
 
+def test_an_identifier_that_is_not_the_record_id_is_named_when_it_repeats(tmp_path):
+    """Under a persistent key, rows that share the record id are one
+    record's; rows that share another identifier were drawn as different
+    records.  Right for a household, wrong for one person's visits tied by a
+    visit number: the metadata names the record id and the audit warns on
+    the other identifier, on every path."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    rng = np.random.default_rng(11)
+    n = 600
+    df = pd.DataFrame({"visit": np.arange(n), "pid": rng.integers(0, 200, n),
+                       "job": rng.choice(list("abcdef"), n)})
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(identifiers=["visit", "pid"], sensitive=["job"], key_file=key,
+              domains={"job": list("abcdef")})
+    model = anonset.Diversity(3)
+    shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
+    df.to_csv(tmp_path / "v.csv", index=False)
+    for rid, status in (("visit", "warn"), ("pid", "pass")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pubs = [anonset.publish(df, model, record_id=rid, **kw)]
+            publish_file(tmp_path / "v.csv", tmp_path / "v.parquet", model, chunk_rows=150,
+                         record_id=rid, **kw)
+            pubs.append(adask.publish(dd.from_pandas(df, npartitions=3), model, record_id=rid,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync"))
+        said = [str(w.message) for w in caught if w.category is anonset.SharedIdWarning]
+        if status == "warn":
+            assert len(said) == 3 and all("the record id is 'visit'" in m for m in said)
+        else:
+            assert said == []
+        pubs.append(anonset.read_parquet(tmp_path / "v.parquet"))
+        for pub in pubs:
+            assert pub.info["record_id"] == rid and pub.info["key"] == "persistent"
+            assert pub.info["shared_ids"] == {"pid": shared}
+            row = anonset.audit(pub).checks.query("check == 'shared_id'").iloc[0]
+            assert (row.attribute, row.status) == ("pid", status), row.message
+            if status == "warn":
+                assert "the record id is visit" in row.message
+                assert "name pid as the record id" in row.message
+    with pytest.warns(anonset.SharedIdWarning, match="as record id"):
+        fresh = anonset.publish(df, model, seed=SEED, **{**kw, "key_file": None})
+    assert fresh.info["record_id"] is None
+
+
 def _in_input_order(pub, name):
     m = np.empty_like(pub.mask(name))
     m[pub.source_rows] = pub.mask(name)

@@ -105,16 +105,25 @@ def shared_without_key(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
     return shared
 
 
-def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True) -> None:
-    """Identifier values that several rows hold, without a persistent key:
-    if those rows are one person's, each drew its sets independently.
-    ``persistent_key``: whether the method offers the remedy."""
+def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True,
+                    record_id: str | None = None) -> None:
+    """Identifier values that several rows hold, without a persistent key
+    or, under one, in another column than the record id: if those rows are
+    one person's, each drew its sets independently.  ``persistent_key``:
+    whether the method offers the remedy; ``record_id``: the record id of a
+    persistent release."""
     col = next(iter(shared))
     named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
-    remedy = ("give one person's rows the same set for the same value with a key file and the "
-              f"person's id as record id (record_id={col!r}, key_file=...; --record-id {col} "
-              "--key-file FILE)" if persistent_key else
-              "this method has no persistent key: publish one row per person")
+    if record_id is not None:
+        remedy = (f"the record id is {record_id!r}, so they were drawn as different records "
+                  "(right for a household); if they are one person's rows, name that column "
+                  f"as the record id (record_id={col!r}; --record-id {col})")
+    elif persistent_key:
+        remedy = ("give one person's rows the same set for the same value with a key file and "
+                  f"the person's id as record id (record_id={col!r}, key_file=...; --record-id "
+                  f"{col} --key-file FILE)")
+    else:
+        remedy = "this method has no persistent key: publish one row per person"
     warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
                   "person's (panel waves, visits), each row's sets were drawn independently, "
                   "and whoever links them (their exact QIDs alike) intersects the sets toward "

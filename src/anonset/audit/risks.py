@@ -203,9 +203,17 @@ def shared_id_risks(info, add, model=None) -> None:
         add("shared_id", "-", "pass", 0, 0, "identifiers: no value is held by two rows")
         return
     persistent = info.get("key") == "persistent"
+    record_id = info.get("record_id")        # named since 2026-11; None before
     for col, rows in shared.items():
         msg = f"{col}: {rows:,} rows share a value with another row"
-        if persistent:
+        if persistent and record_id is not None and col != record_id:
+            # other records by the user's declaration (a household), or one
+            # person's rows tied to the wrong column (a visit number)
+            add("shared_id", col, "warn", rows, f"record id {record_id}", msg + "; the record "
+                f"id is {record_id}, so these rows were drawn as different records: if they "
+                "are one person's (panel waves, visits), their sets intersect toward the "
+                f"person's true values (name {col} as the record id: docs/security.md)")
+        elif persistent:
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
         else:

@@ -272,7 +272,8 @@ def _summary(res, model, out, out_fmt) -> None:
            "seed": "the given seed (keep it as secret as the data)",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
                             "every true value)",
-           "persistent": "the persistent key (same sets for a record in every release)"}
+           "persistent": "the persistent key (same sets for a record in every release; "
+                         f"record id: {res.info.get('record_id')})"}
     print(f"key: {key.get(res.info.get('key'), res.info.get('key'))}; rows: "
           + ("in INPUT ORDER (--keep-order)" if res.info.get("row_order") == "input"
              else "in a random order"))

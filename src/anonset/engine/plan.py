@@ -137,6 +137,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},
         "shared_ids": shared,
+        "record_id": opts.record_id,
         "anonset": __version__,
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
@@ -144,6 +145,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     warn_inferred_domains(published)
     if shared and not persistent:
         warn_shared_ids(shared)
+    elif persistent and any(c != opts.record_id for c in shared):
+        warn_shared_ids({c: k for c, k in shared.items() if c != opts.record_id},
+                        record_id=opts.record_id)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
