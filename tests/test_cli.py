@@ -628,3 +628,53 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
                    "--domain", "job=a,b,c", *seed], capsys)
     assert rc == 2 and re.search(r"column 'job': value '[d-f]' at row \d+ is not in the domain", cap.err)
+
+
+def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
+    """Values and headers a spreadsheet would run as a formula (OWASP: a
+    leading = + - @ tab or CR) reach every CSV file anonset writes --
+    partition releases with their IDT/SAT tables, cross-tabulations, audit
+    reports, semantic rows and estimates -- only behind a leading quote;
+    a cell that starts so must be a plain number."""
+    import csv
+    import re
+    rng = np.random.default_rng(4)
+    n = 240
+    towns = ['=HYPERLINK("http://x","y")', "+1+cmd", "@SUM(1)", "-2+3", "\tTab", "Oslo"]
+    df = pd.DataFrame({"id": np.arange(n), "town": rng.choice(towns, n),
+                       "age": rng.integers(20, 70, n), "=job": rng.choice(list("abcdef"), n),
+                       "edu": rng.choice(["-lo", "=mid", "hi", "+x"], n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
+    t = tmp_path
+    commands = [
+        ["anonymize", src, "-o", t / "a.parquet", "--identifier", "id", "--exact", "town",
+         "--sensitive", "=job,edu", "--drop", "age", "--l", "2", *seed],
+        ["reconstruct", t / "a.parquet", "--attributes", "town,=job", "-o", t / "r.csv"],
+        ["audit", t / "a.parquet", "-o", t / "au.csv"],
+        ["semantic-anonymize", src, "-o", t / "s.parquet", "--sensitive", "edu", "--qids",
+         "town", "--identifier", "id", "--drop", "age,=job", "--l", "2", "--d", "1",
+         "--domain=-lo,=mid,hi,+x", "--rows", t / "rows.csv", *seed],
+        ["semantic-analyze", t / "s.parquet", "--qids", "town", "-o", t / "e.csv"],
+        ["lgb", src, "-o", t / "l.csv", "--k", "3", "--l", "2", "--qi", "town,age",
+         "--sensitive", "=job", "--identifier", "id", "--drop", "edu", *seed],
+        ["msa-anonymize", src, "-o", t / "m.csv", "--k", "4", "--t", "0.7", "--qi", "town,age",
+         "--sa", "=job,edu", "--identifier", "id", *seed],
+    ]
+    for argv in commands:
+        rc, cap = run([*argv, "-q"], capsys)
+        assert rc == 0, (argv[0], cap.err)
+    written = sorted(p for p in t.glob("*.csv") if p.name != "in.csv")
+    assert {p.name for p in written} >= {"r.csv", "au.csv", "rows.csv", "e.csv", "l.csv",
+                                         "m.csv", "l.=job.idt.csv", "l.=job.sat.csv"}
+    number = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-?inf$")
+    seen = 0
+    for p in written:
+        with open(p, newline="") as f:
+            for row in csv.reader(f):
+                for cell in row:
+                    if cell.startswith(("=", "+", "-", "@", "\t", "\r")):
+                        assert number.match(cell), (p.name, cell)
+                    seen += cell.startswith("'")
+    assert seen > 0           # the formula-looking values were there, escaped

@@ -593,3 +593,29 @@ def test_ordered_ground_needs_an_order():
     # numbers keep their order
     p = MSAProblem(df, ["age"], ["job", "edu"], drop=["city", "sex"], ground={"edu": "ordered"})
     assert p.n == 40
+
+
+def test_values_with_spaces_or_semicolons_are_leaves_as_they_are():
+    """Without a hierarchy, a text column's values are the leaves of a flat
+    tree exactly as the data spells them: raw survey files (UCI Adult's
+    ' Private') keep a leading space, and a value may hold ';'.  Such
+    values were stripped into leaves no row held, and msa refused the
+    column; LGB, which keeps its own list of values, publishes them too."""
+    from anonset import lgb as L
+    rng = np.random.default_rng(35)
+    n = 160
+    df = pd.DataFrame({"town": rng.choice([" Oslo", " Bergen", "Tromso ", "a;b", "\tTab"], n),
+                       "age": rng.integers(20, 70, n),
+                       "job": rng.choice([" a", " b", "c ", "d;e", "f"], n),
+                       "edu": rng.choice(["lo", "mid", "hi"], n)})
+    r = anonymize_msa(df, ["town", "age"], ["job", "edu"], 4, 0.6, seed=1, research_seed=True)
+    g = r.generalized()
+    assert set(g.job) == set(df.job)
+    assert set(g.town) - {"*"} <= set(df.town) and len(set(g.town) - {"*"}) > 0
+    rep = check_partition(g, g["ec"].to_numpy(), ["job", "edu"])
+    assert rep.k >= 4 and rep.t <= 0.6
+    res = L.lgb(df, qi=["town", "age"], semi_sensitive=[], sensitive=["job"],
+                drop=["edu"], k=3, l=2, seed=1, research_seed=True)
+    assert set(res.sat["job"].job) == set(df.job)
+    assert L.verify(res)["ok"]
+    assert Hierarchy.from_csv("a ; x ;*\nb;x;*\n").leaves == ("a", "b")   # files: stripped

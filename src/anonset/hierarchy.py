@@ -66,8 +66,10 @@ class Hierarchy:
     parent: np.ndarray = field(init=False, repr=False)
     level: np.ndarray = field(init=False, repr=False)
 
-    def __init__(self, paths: Sequence[Sequence[str]]):
-        paths = tuple(tuple(str(x).strip() for x in p) for p in paths)
+    def __init__(self, paths: Sequence[Sequence[str]], *, strip: bool = True):
+        # labels read from a file are stripped (``a; b`` is leaf 'a' under
+        # 'b'); a flat tree over a column's values keeps them as they are
+        paths = tuple(tuple(str(x).strip() if strip else str(x) for x in p) for p in paths)
         if not paths:
             raise ValueError("hierarchy: no leaves given")
         width = len(paths[0])
@@ -140,8 +142,10 @@ class Hierarchy:
 
     @classmethod
     def flat(cls, leaves: Sequence[str], root: str = "*") -> "Hierarchy":
-        """The one-level tree: every leaf directly under the root."""
-        return cls([[str(v), root] for v in leaves])
+        """The one-level tree: every leaf directly under the root.  Leaves are
+        kept exactly as given (a data value ``' Private'``, with its space,
+        is a leaf of its own)."""
+        return cls([[str(v), root] for v in leaves], strip=False)
 
     # ------------------------------------------------------------ queries
     @property
@@ -162,7 +166,7 @@ class Hierarchy:
         extra = sorted(set(self.leaves) - set(domain))
         if extra:
             raise ValueError(f"hierarchy has leaves that are not in the domain: {extra[:10]!r}")
-        return Hierarchy([self.paths[index[v]] for v in domain])
+        return Hierarchy([self.paths[index[v]] for v in domain], strip=False)
 
     def restrict(self, domain: Sequence[str]) -> "Hierarchy":
         """The subtree spanned by the leaves in ``domain``, in that order."""
@@ -171,7 +175,7 @@ class Hierarchy:
         unknown = [v for v in domain if v not in index]
         if unknown:
             raise ValueError(f"hierarchy has no leaf for domain value(s) {unknown[:10]!r}")
-        return Hierarchy([self.paths[index[v]] for v in domain])
+        return Hierarchy([self.paths[index[v]] for v in domain], strip=False)
 
     def lca_height(self, i: int, j: int) -> int:
         """Level of the lowest common ancestor of leaves ``i`` and ``j``."""

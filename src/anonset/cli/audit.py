@@ -121,6 +121,7 @@ def _run(args, fmt):
 
 def cmd_audit(args) -> int:
     from ..io.atomic import atomic_path
+    from ..io.published import csv_safe_frame
     if args.plot and not args.attack:
         raise A.UsageError("--plot needs --attack")
     if args.known < 0:
@@ -140,7 +141,7 @@ def cmd_audit(args) -> int:
     if args.output:
         A.check_not_input(args.output, protect)
         with atomic_path(args.output, protect=protect) as tmp:
-            report.to_frame().to_csv(tmp, index=False)
+            csv_safe_frame(report.to_frame()).to_csv(tmp, index=False)
     if args.plot:
         A.check_not_input(args.plot, protect)
         with atomic_path(args.plot, protect=protect) as tmp:

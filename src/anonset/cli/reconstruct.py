@@ -53,7 +53,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import anonset
     from ..io.atomic import atomic_path
-    from ..io.published import check_metadata, read_metadata
+    from ..io.published import check_metadata, csv_safe_frame, read_metadata
     from ..io.stream import DEFAULT_CHUNK_ROWS, reconstruct_file, true_crosstab_file
     from ..io.tables import check_input_file, file_format
 
@@ -92,7 +92,7 @@ def run(args) -> int:
                 if out_fmt == "parquet":
                     frame.to_parquet(tmp, index=False)
                 else:
-                    frame.to_csv(tmp, index=False)
+                    csv_safe_frame(frame).to_csv(tmp, index=False)
         truth = None
         if args.original:
             prog.stage(f"reconstruct: true counts of {Path(args.original).name}", header.n_rows)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io.published import csv_safe_frame
 from . import args as A
 
 __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
@@ -82,7 +83,7 @@ def cmd_anonymize(args) -> int:
     if rows is not None:
         from ..io.atomic import atomic_path
         with atomic_path(args.rows, protect=(src, out)) as tmp:
-            rows.to_csv(tmp, index=False)
+            csv_safe_frame(rows).to_csv(tmp, index=False)
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
                  f"diversity ({args.algorithm}) -> {out}")
     return A.EXIT_OK
@@ -99,7 +100,7 @@ def cmd_analyze(args) -> int:
                    n_threads=args.threads)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
     with atomic_path(args.output, protect=(src,)) as tmp:
-        frame.to_csv(tmp, index=False)
+        csv_safe_frame(frame).to_csv(tmp, index=False)
     A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
                  f"({args.estimator}) -> {args.output}")
     return A.EXIT_OK

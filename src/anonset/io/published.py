@@ -37,7 +37,7 @@ from .atomic import atomic_paths
 
 __all__ = ["FORMAT_VERSION", "META_KEY", "CSV_META_SUFFIX", "metadata", "write_settable",
            "ParquetSink", "CsvSink", "open_sink", "read_metadata", "TableHeader", "iter_masks",
-           "read_settable", "csv_escape", "csv_unescape"]
+           "read_settable", "csv_escape", "csv_unescape", "csv_safe_frame"]
 
 #: 2: the ``info`` keys of the safe defaults (key mode, row order, clear
 #: columns, roles, missing values) and escaped CSV text.  Version 1 files
@@ -66,6 +66,30 @@ def csv_unescape(values: np.ndarray) -> np.ndarray:
     for i, v in enumerate(out):
         if isinstance(v, str) and v.startswith("'"):
             out[i] = v[1:]
+    return out
+
+
+def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell and header that a spreadsheet would run
+    neutralised by :func:`csv_escape`: what every CSV file anonset writes
+    besides a set table (partition releases, cross-tabulations, audit
+    reports) goes through this, whatever its columns hold.  Numeric
+    columns are left as they are (a spreadsheet reads ``-5`` as a number).
+
+    Examples
+    --------
+    >>> csv_safe_frame(pd.DataFrame({"=x": ["=1+1", "a"], "n": [-1, 2]})).to_dict("list")
+    {"'=x": ["'=1+1", 'a'], 'n': [-1, 2]}
+    """
+    out = frame.copy(deep=False)
+    for i in range(frame.shape[1]):
+        col = frame.iloc[:, i]
+        if col.dtype == object or isinstance(col.dtype, (pd.StringDtype, pd.CategoricalDtype)):
+            vals = col.astype(object).to_numpy()
+            esc = csv_escape(vals)
+            if any(a is not b for a, b in zip(vals, esc)):
+                out.isetitem(i, pd.Series(esc, index=frame.index, dtype=object))
+    out.columns = [_escape_header(c) if isinstance(c, str) else c for c in frame.columns]
     return out
 
 

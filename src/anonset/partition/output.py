@@ -1,5 +1,6 @@
 """Writing partition releases (papers 002, 003): each table atomically, as
-CSV (optionally compressed) or Parquet, the release's metadata -- key mode,
+CSV (optionally compressed; text cells a spreadsheet would run get a leading
+``'``) or Parquet, the release's metadata -- key mode,
 row order, pass-through columns, the model -- in the Parquet file's schema
 metadata under ``anonset``, and never over an input file.
 """
@@ -41,6 +42,7 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
     'os'
     """
     from ..io.atomic import atomic_path, same_file
+    from ..io.published import csv_safe_frame
     jobs = [(Path(p), f) for p, f in jobs]
     for p, _ in jobs:
         for inp in protect:
@@ -54,7 +56,8 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
             if fmt == "parquet":
                 _to_parquet(frame, tmp, metadata)
             else:
-                frame.to_csv(tmp, index=False, compression=_COMPRESSION.get(p.suffix.lower()))
+                csv_safe_frame(frame).to_csv(tmp, index=False,
+                                             compression=_COMPRESSION.get(p.suffix.lower()))
         written.append(p)
     return written
 

@@ -88,7 +88,7 @@ def contiguous(h: Hierarchy) -> Hierarchy:
             first.setdefault(int(anc[i, lev]), i)
     keys = [tuple(first[int(anc[i, lev])] for lev in range(h.height, -1, -1)) for i in range(h.d)]
     order = sorted(range(h.d), key=lambda i: keys[i])
-    return Hierarchy([h.paths[i] for i in order])
+    return Hierarchy([h.paths[i] for i in order], strip=False)
 
 
 def make_domain(name: str, col: pd.Series, hierarchy: Hierarchy | None) -> Domain:

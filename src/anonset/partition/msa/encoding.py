@@ -93,5 +93,6 @@ def leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray
     codes = domain_codes(vals, h.leaves).astype(np.int64)
     if (codes < 0).any():
         bad = pd.unique(vals[codes < 0])[:5]
-        raise ValueError(f"{what} {name!r}: value(s) {list(bad)!r} are not leaves of its hierarchy")
+        raise ValueError(f"{what} {name!r}: value(s) {[str(b) for b in bad]!r} are not leaves "
+                         "of its hierarchy")
     return codes
