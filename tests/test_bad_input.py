@@ -239,6 +239,13 @@ TABLE_CASES = [
     TableCase("value-outside-declared-domain", _api(domains={"job": list("abc")}),
               [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
               ("column 'job'", "is not in the domain"), side={"jobs.txt": "a\nb\nc\n"}),
+    # raw survey files pad their values (UCI Adult's ' Private'): named so
+    TableCase("value-padded-with-spaces", _api(domains={"job": list("abcdef")}),
+              [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "is not in the domain",
+               "the data has spaces around its values"),
+              df=_with_col("job", lambda n: np.resize([" a", " b", " c"], n)),
+              side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
     TableCase("value-outside-bins", _api(bins={"age": [0, 30, 50]}),
               [*ROLES_CLI[:-1], "age=0:30:50", "--l", "2"], ("column 'age'", "outside the bins")),
     TableCase("bins-on-text", _api(bins={"age": EDGES, "job": [0, 5, 10]}),

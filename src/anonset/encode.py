@@ -113,8 +113,12 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         # the first bad row only: the same message whatever the chunking
         i = int(np.flatnonzero(bad)[0])
         shown = _shown(values.iloc[i])
+        hint = ""
+        if isinstance(shown, str) and shown != shown.strip() and shown.strip() in dom:
+            # raw survey files pad their values ('  Private' in UCI Adult)
+            hint = f"; the domain has {shown.strip()!r}: the data has spaces around its values"
         raise InputError(f"value {shown!r} at row {row0 + i:,} is not in the domain "
-                         f"({len(dom):,} values)", column=name,
+                         f"({len(dom):,} values){hint}", column=name,
                          expected="values of the declared domain")
     return codes
 
