@@ -599,6 +599,7 @@ def test_quiet_prints_nothing_but_errors(data, tmp_path, capsys):
         ["lgb", part, "-o", tmp_path / "l.csv", *part_args, *seed],
         ["msa-anonymize", msa_src, "-o", tmp_path / "m.csv", *msa_args, *seed],
         ["keygen", tmp_path / "q.key"],
+        ["report", tmp_path / "a.parquet", "-o", tmp_path / "a.html", "--methods", "em"],
     ]
     for argv in commands:
         rc, cap = run([*argv, "-q"], capsys)

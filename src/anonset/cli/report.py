@@ -88,8 +88,8 @@ def cmd_report(args) -> int:
                       chunk_rows=args.chunk_rows, top=args.top, seed=args.seed,
                       format=args.input_format, original_format=args.original_format,
                       progress=prog)
-    print(f"anonset report: {page.verdict}; wrote {out} ({len(page.html.encode()) / 1024:,.0f} "
-          "KiB)")
+    A.note(args, f"anonset report: {page.verdict}; wrote {out} "
+                 f"({len(page.html.encode()) / 1024:,.0f} KiB)")
     return A.EXIT_OK
 
 
