@@ -679,3 +679,26 @@ def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
                         assert number.match(cell), (p.name, cell)
                     seen += cell.startswith("'")
     assert seen > 0           # the formula-looking values were there, escaped
+
+
+def test_a_release_read_by_the_wrong_command_is_named(data, tmp_path, capsys):
+    """reconstruct on a partition release, semantic-analyze on a table of
+    random sets: exit 2 and one line naming the file, what it is and which
+    command reads it."""
+    _, src = data
+    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
+    (tmp_path / "p").mkdir()
+    part, args = _partition_input("msa-anonymize", tmp_path / "p", seed=5, n=60)
+    assert run(["msa-anonymize", part, "-o", tmp_path / "m.parquet", *args, *seed, "-q"],
+               capsys)[0] == 0
+    assert run(["anonymize", src, "-o", tmp_path / "a.parquet", *BASE, "--l", "2", *seed, "-q"],
+               capsys)[0] == 0
+    rc, cap = run(["reconstruct", tmp_path / "m.parquet", "--attributes", "job"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1
+    assert "m.parquet': is a partition release (msa-anonymize, paper 003)" in cap.err
+    with pytest.raises(ValueError, match="is a partition release"):
+        anonset.read_parquet(tmp_path / "m.parquet")
+    rc, cap = run(["semantic-analyze", tmp_path / "a.parquet", "-o", tmp_path / "e.csv"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1
+    assert "a.parquet': was not published under (l, d)-semantic diversity" in cap.err
+    assert not (tmp_path / "e.csv").exists()

@@ -96,6 +96,11 @@ def cmd_analyze(args) -> int:
     from ..io.tables import check_input_file
     src = check_input_file(args.input)
     table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
+    if (table.model or {}).get("name") != "semantic":
+        from ..validate import InputError
+        raise InputError("was not published under (l, d)-semantic diversity", file=src,
+                         expected="a table written by anonset semantic-anonymize (`anonset "
+                                  "reconstruct` reads the tables of anonset anonymize)")
     ct = S.analyze(table, _split(args.qids), estimator=args.estimator, method=args.selection,
                    n_threads=args.threads)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()

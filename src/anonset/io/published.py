@@ -132,6 +132,13 @@ def _bad(path, field, what, expected=None):
 def check_metadata(meta, path=None) -> TableHeader:
     """A TableHeader from published metadata, every field checked."""
     from ..randomized.params import AttributeParams
+    if isinstance(meta, dict) and str(meta.get("paper")) in ("002", "003"):
+        what = "lgb" if str(meta.get("paper")) == "002" else "msa-anonymize"
+        raise InputError(f"is a partition release ({what}, paper {meta['paper']}), not a table "
+                         "of published sets", file=path,
+                         expected="a table written by anonset anonymize or semantic-anonymize "
+                                  "(`anonset audit` and `anonset report` read partition "
+                                  "releases)")
     if not isinstance(meta, dict) or meta.get("format") != "anonset.SetTable":
         raise InputError("is not a published anonset table (no anonset metadata)", file=path)
     version = meta.get("version")
