@@ -137,8 +137,21 @@ class Hierarchy:
         return cls(rows)
 
     def to_csv(self, delimiter: str = ";") -> str:
-        """The ARX-format text of this hierarchy."""
-        return "".join(delimiter.join(p) + "\n" for p in self.paths)
+        r"""The ARX-format text of this hierarchy; a label that holds the
+        delimiter, a quote or a line break is quoted (CSV rules), so that
+        :meth:`from_csv` reads the same tree back.
+
+        Examples
+        --------
+        >>> h = Hierarchy([["a;b", "x", "*"], ["c", "x", "*"]])
+        >>> h.to_csv()
+        '"a;b";x;*\nc;x;*\n'
+        >>> Hierarchy.from_csv(h.to_csv()).paths == h.paths
+        True
+        """
+        buf = io.StringIO()
+        csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerows(self.paths)
+        return buf.getvalue()
 
     @classmethod
     def flat(cls, leaves: Sequence[str], root: str = "*") -> "Hierarchy":
