@@ -636,7 +636,7 @@ def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
     leading = + - @ tab or CR) reach every CSV file anonset writes --
     partition releases with their IDT/SAT tables, cross-tabulations, audit
     reports, semantic rows and estimates -- only behind a leading quote;
-    a cell that starts so must be a plain number."""
+    a cell that starts so must be a plain number or a lone sign."""
     import csv
     import re
     rng = np.random.default_rng(4)
@@ -669,7 +669,7 @@ def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
     written = sorted(p for p in t.glob("*.csv") if p.name != "in.csv")
     assert {p.name for p in written} >= {"r.csv", "au.csv", "rows.csv", "e.csv", "l.csv",
                                          "m.csv", "l.=job.idt.csv", "l.=job.sat.csv"}
-    number = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-?inf$")
+    number = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-?inf$|^[+-]$")
     seen = 0
     for p in written:
         with open(p, newline="") as f:

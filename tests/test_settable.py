@@ -192,3 +192,18 @@ def test_csv_pass_through_booleans_categories_dates_and_durations(tmp_path):
         assert back.other[c].equals(pub.other[c]), c
     # the formula-looking category stays escaped on disk
     assert "'=SUM(1)" in (tmp_path / "o.csv").read_text()
+
+
+def test_csv_escape_leaves_numbers_and_lone_signs_and_round_trips():
+    # a number written as text or a lone sign runs nothing in a spreadsheet;
+    # everything else that starts like a formula gets its quote, and
+    # unescaping gives back every value exactly
+    from anonset.io.published import csv_escape, csv_unescape
+    vals = np.array(["-5", "+1.5e3", ".5", "-", "+", "-2+3", "=1", "@x", "+cmd", "\tt", "'q",
+                     "''", "a", "-inf", None, 3], dtype=object)
+    esc = csv_escape(vals)
+    kept = {"-5", "+1.5e3", ".5", "-", "+", "a"}
+    for v, e in zip(vals, esc):
+        if isinstance(v, str):
+            assert (e == v) if v in kept else (e == "'" + v), (v, e)
+    assert list(csv_unescape(esc)) == list(vals)

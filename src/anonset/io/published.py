@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -47,16 +48,20 @@ META_KEY = b"anonset"
 CSV_META_SUFFIX = ".anonset.json"
 _CSV_RESERVED = set("{}|")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r", "'")
+#: text a spreadsheet reads as a number or a lone sign, never as a formula
+_INERT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]")
 
 
 # ================================================================ CSV cells
 def csv_escape(values: np.ndarray) -> np.ndarray:
     """Text cells a spreadsheet would run as a formula, neutralised: a
     leading ``'`` before ``= + - @ \\t \\r`` (and before a leading ``'``, so
-    that :func:`csv_unescape` is exact)."""
+    that :func:`csv_unescape` is exact).  A number written as text (``-5``,
+    ``+1.5e3``) or a lone sign (``-``, the audit's "no attribute") is no
+    formula and is left as it is."""
     out = np.array(values, dtype=object, copy=True)
     for i, v in enumerate(out):
-        if isinstance(v, str) and v.startswith(_FORMULA):
+        if isinstance(v, str) and v.startswith(_FORMULA) and not _INERT.fullmatch(v):
             out[i] = "'" + v
     return out
 
@@ -94,7 +99,7 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _escape_header(name: str) -> str:
-    return "'" + name if name.startswith(_FORMULA) else name
+    return "'" + name if name.startswith(_FORMULA) and not _INERT.fullmatch(name) else name
 
 
 def _unescape_header(name: str) -> str:
