@@ -321,7 +321,11 @@ class _Oracle:
                                      (30, 15, 1.0), (64, 32, 0.5), (64, 5, 0.0), (40, 20, 0.7),
                                      (17, 8, 1.0), (100, 10, 0.5), (70, 60, 1.0), (200, 3, 0.2),
                                      (64, 31, 0.0), (33, 16, 0.5), (20, 6, 0.5), (48, 3, 0.5),
-                                     (65, 1, 1.0), (150, 1, 1.0)])
+                                     (65, 1, 1.0), (150, 1, 1.0),
+                                     # Floyd with membership bytes (d > 128): collisions,
+                                     # the complement, a fourth and a fifth word
+                                     (129, 64, 0.7), (200, 150, 0.5), (256, 128, 1.0),
+                                     (300, 40, 1.0)])
 @pytest.mark.parametrize("rng", ["chacha20", "philox"])
 def test_sets_equal_the_documented_stream(d, eta, p, rng):
     key = make_key(f"oracle-{d}-{eta}", research_seed=True)

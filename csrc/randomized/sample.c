@@ -304,10 +304,19 @@ ALWAYS_INLINE void floyd_digits(const anonset_key *key, uint32_t s, const floyd_
 }
 
 /* A uniform k-subset of [0, n) into mask (words 64-bit words, zeroed here),
- * from the draw words w[0..nw) (word indices t0, t0 + 1, ...). */
+ * from the draw words w[0..nw) (word indices t0, t0 + 1, ...).  Membership
+ * is tested in seen (n bytes, all zero on entry and on return), one byte
+ * per value, and the values drawn are listed in vs (kd entries): testing
+ * the bit mask itself made each draw's load read the 64-bit word that the
+ * previous draw's store, at an address known only late, had just written
+ * (one time in words), and the CPU's guesses about that order cost about
+ * 26 cycles a draw; a byte is written again only when the very same value
+ * is drawn next. */
 static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f, int32_t n,
-                         const uint64_t *w, uint64_t t0, uint64_t *mask, int words) {
+                         const uint64_t *w, uint64_t t0, uint64_t *mask, int words,
+                         uint8_t *seen, int32_t *vs) {
     uint64_t dig[64];
+    int32_t cnt = 0;
     for (int i = 0; i < words; i++) mask[i] = 0;
     for (int32_t wi = 0; wi < f->nw; wi++) {
         const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
@@ -315,10 +324,16 @@ static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f
         for (int32_t i = 0; i < nf; i++) {
             /* branch-free: a collision (t already in) is unpredictable */
             const int32_t m = m0 + i, t = (int32_t)dig[i];
-            const int32_t hit = (int32_t)((mask[t >> 6] >> (t & 63)) & 1u);
+            const int32_t hit = seen[t];
             const int32_t v = t ^ ((t ^ m) & -hit);
-            mask[v >> 6] |= (uint64_t)1 << (v & 63);
+            seen[v] = 1;
+            vs[cnt++] = v;
         }
+    }
+    for (int32_t j = 0; j < cnt; j++) {
+        const int32_t v = vs[j];
+        mask[v >> 6] |= (uint64_t)1 << (v & 63);
+        seen[v] = 0;
     }
     if (f->comp) {
         for (int i = 0; i < words; i++) mask[i] = ~mask[i];
@@ -529,7 +544,8 @@ static inline void group_indices(const anonset_key *key, uint32_t s, const attr_
 /* One cell that owns its words w[0..wpc) (word indices t0, t0 + 1, ...). */
 static inline void cell_words(const anonset_key *key, uint32_t s, const attr_plan *a,
                               const parts16 *p16, int head, int32_t v, const uint64_t *w,
-                              uint64_t t0, uint64_t *mask, int words) {
+                              uint64_t t0, uint64_t *mask, int words, uint8_t *seen,
+                              int32_t *vs) {
     const branch *b = &a->br[head];
     if (words == 1) {
         uint64_t I = 0;
@@ -554,7 +570,7 @@ static inline void cell_words(const anonset_key *key, uint32_t s, const attr_pla
     }
 #endif
     if (b->kind == BR_FLOYD) {
-        floyd_subset(key, s, b->fp, b->n, w, t0, mask, words);
+        floyd_subset(key, s, b->fp, b->n, w, t0, mask, words, seen, vs);
     } else {                       /* BR_FIXED: k == 0 (head, eta = 1) */
         for (int i = 0; i < words; i++) mask[i] = 0;
     }
@@ -566,6 +582,8 @@ typedef struct {
     uint32_t *u32;      /* raw blocks: 2 (cap + 16) words */
     uint64_t *w64;      /* draw words: cap + 16 */
     uint32_t *coins;    /* coin blocks of one chunk */
+    uint8_t *seen;      /* Floyd's membership bytes: one per value, all zero */
+    int32_t *vs;        /* Floyd's values drawn */
     int64_t cap;        /* draw words per fill */
 } thread_bufs;
 
@@ -828,7 +846,7 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
             uint64_t *mask = out + i * words;
             if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
             cell_words(key, s, a, p16, HEAD(r), v, b->w64 + (r - ra) * wpc,
-                       (uint64_t)r * (uint64_t)wpc, mask, words);
+                       (uint64_t)r * (uint64_t)wpc, mask, words, b->seen, b->vs);
         }
     }
 #undef HEAD
@@ -871,7 +889,7 @@ static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *
         const int head = a->coin_draw ? cblk[c & 15u] < coin : a->use[1];
         const uint64_t t0 = c * (uint64_t)a->wpc;
         fill_words(key, s, t0, (uint64_t)a->wpc, b);
-        cell_words(key, s, a, p16, head, v, b->w64, t0, mask, words);
+        cell_words(key, s, a, p16, head, v, b->w64, t0, mask, words, b->seen, b->vs);
     }
     return bad;
 }
@@ -914,9 +932,11 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
     attr_plan *plans = (attr_plan *)calloc((size_t)q, sizeof(attr_plan));
     int nomem = !cache_init(&cache, 2 * q) || !plans;
     int64_t cap = WBUF;
+    int32_t dmax = 1;           /* Floyd's buffers: the largest domain */
     for (int j = 0; j < q && !nomem; j++) {
         if (!attr_plan_build(&plans[j], &cache, d[j], eta[j], coin[j], exact[j])) nomem = 1;
         else if (plans[j].g == 0 && plans[j].wpc > cap) cap = plans[j].wpc;
+        if (d[j] > dmax) dmax = d[j];
     }
     const parts16 *p16 = cache.p16;
     const int64_t cfirst = row0 / CHUNK, nchunks = (row0 + n - 1) / CHUNK - cfirst + 1;
@@ -928,7 +948,7 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel num_threads(nt) default(none) reduction(|:bad) \
         shared(key, n, row0, q, codes, d, coin, exact, attr_id, counters, out, plans, p16, \
-               cap, cfirst, nchunks, nomem) if (!nomem && nchunks > 1)
+               cap, dmax, cfirst, nchunks, nomem) if (!nomem && nchunks > 1)
 #endif
     {
         thread_bufs b;
@@ -937,7 +957,9 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
         b.w64 = nomem ? NULL : (uint64_t *)malloc((size_t)(cap + 16) * sizeof(uint64_t));
         b.coins = nomem ? NULL
                         : (uint32_t *)malloc((size_t)(CHUNK / 16 + 2) * 16 * sizeof(uint32_t));
-        const int ok = b.u32 && b.w64 && b.coins;
+        b.seen = nomem ? NULL : (uint8_t *)calloc((size_t)dmax, 1);
+        b.vs = nomem ? NULL : (int32_t *)malloc((size_t)dmax * sizeof(int32_t));
+        const int ok = b.u32 && b.w64 && b.coins && b.seen && b.vs;
         if (!ok) {
 #if ANONSET_HAVE_OPENMP
             #pragma omp atomic write
@@ -971,6 +993,8 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
         free(b.u32);
         free(b.w64);
         free(b.coins);
+        free(b.seen);
+        free(b.vs);
     }
     cache_free(&cache);
     free(plans);
