@@ -83,7 +83,7 @@ def bench_publish(T, codes, d, n, log, res):
     res["publish"] = {"cells": cells, "out_bytes": out_bytes}
 
 
-CLIFF = [(16, 5), (18, 5), (64, 5), (64, 32), (40, 20), (100, 10)]
+CLIFF = [(16, 5), (18, 5), (64, 5), (64, 32), (40, 20), (100, 10), (200, 20)]
 
 
 def bench_cliff(T, n, log, res):
