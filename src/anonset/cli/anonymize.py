@@ -261,22 +261,7 @@ def _summary(res, model, out, out_fmt) -> None:
                      "-" if p.t is None else A.fmt(p.t), p.ground or "-",
                      "inferred" if a.inferred else "declared"])
     A.print_table(rows, ["column", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
-    roles = res.info.get("roles", {})
-    for role, words in (("other", "passed through unchanged"), ("exact", "published exactly"),
-                        ("identifier", "not published (identifiers)"),
-                        ("drop", "not published (dropped)")):
-        cols = [c for c, r in roles.items() if r == role]
-        if cols:
-            print(f"{words}: {', '.join(cols)}")
-    key = {"os": "a fresh key from the operating system (never stored)",
-           "seed": "the given seed (keep it as secret as the data)",
-           "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
-                            "every true value)",
-           "persistent": "the persistent key (same sets for a record in every release; "
-                         f"record id: {res.info.get('record_id')})"}
-    print(f"key: {key.get(res.info.get('key'), res.info.get('key'))}; rows: "
-          + ("in INPUT ORDER (--keep-order)" if res.info.get("row_order") == "input"
-             else "in a random order"))
+    A.print_roles_and_key(res.info)
     if clear:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
     whole = [a.name for a in res.schema.sensitive

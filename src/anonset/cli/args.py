@@ -244,6 +244,27 @@ def add_run_options(p) -> None:
 
 
 # ================================================================= output
+def print_roles_and_key(info: dict) -> None:
+    """The summary lines every set-table publisher prints from its release's
+    metadata: the columns not drawn as sets, the key and the row order."""
+    roles = info.get("roles", {})
+    for role, words in (("other", "passed through unchanged"), ("exact", "published exactly"),
+                        ("identifier", "not published (identifiers)"),
+                        ("drop", "not published (dropped)")):
+        cols = [c for c, r in roles.items() if r == role]
+        if cols:
+            print(f"{words}: {', '.join(cols)}")
+    key = {"os": "a fresh key from the operating system (never stored)",
+           "seed": "the given seed (keep it as secret as the data)",
+           "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
+                            "every true value)",
+           "persistent": "the persistent key (same sets for a record in every release; "
+                         f"record id: {info.get('record_id')})"}
+    print(f"key: {key.get(info.get('key'), info.get('key'))}; rows: "
+          + ("in INPUT ORDER (--keep-order)" if info.get("row_order") == "input"
+             else "in a random order"))
+
+
 def note(args, text: str) -> None:
     """A summary line on stdout, left out under -q (which prints errors only)."""
     if not getattr(args, "quiet", False):

@@ -84,8 +84,11 @@ def cmd_anonymize(args) -> int:
         from ..io.atomic import atomic_path
         with atomic_path(args.rows, protect=(src, out)) as tmp:
             csv_safe_frame(rows).to_csv(tmp, index=False)
+    extra = f" and {out}.anonset.json" if out.suffix.lower() == ".csv" else ""
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
-                 f"diversity ({args.algorithm}) -> {out}")
+                 f"diversity ({args.algorithm}) -> {out}{extra}")
+    if not getattr(args, "quiet", False):
+        A.print_roles_and_key(table.info)
     return A.EXIT_OK
 
 
