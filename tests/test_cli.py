@@ -702,3 +702,16 @@ def test_a_release_read_by_the_wrong_command_is_named(data, tmp_path, capsys):
     assert rc == 2 and cap.err.count("\n") == 1
     assert "a.parquet': was not published under (l, d)-semantic diversity" in cap.err
     assert not (tmp_path / "e.csv").exists()
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_a_partition_csv_says_it_keeps_no_metadata(cmd, tmp_path, capsys):
+    # its audit needs the .parquet form (the CSV has no metadata beside it)
+    src, args = _partition_input(cmd, tmp_path, seed=7, n=60)
+    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
+    for out, said in (("r.csv", True), ("r.parquet", False)):
+        rc, cap = run([cmd, src, "-o", tmp_path / out, *args, *seed], capsys)
+        assert rc == 0, cap.err
+        assert ("keeps no metadata: write .parquet to audit" in cap.out) == said, cap.out
+    rc, cap = run(["audit", tmp_path / "r.parquet"], capsys)
+    assert rc == 0, cap.err
