@@ -576,10 +576,14 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     rc, cap = run(["audit", tmp_path / "panel.parquet", "-o", tmp_path / "p-audit.csv"], capsys)
     shared = pd.read_csv(tmp_path / "p-audit.csv").query("check == 'shared_id'").iloc[0]
     assert shared.status == "warn" and int(shared.value) == len(df)
-    # as CSV the release has no metadata: the message says what to do
+    # as CSV the release has its metadata beside it; without it, the
+    # message names the file that is missing
     rc, cap = run([cmd, src, "-o", tmp_path / "rel.csv", *args, "-q"], capsys)
+    rc, cap = run(["audit", tmp_path / "rel.csv", "--original", src], capsys)
+    assert rc == 0, cap.err
+    (tmp_path / "rel.csv.anonset.json").unlink()
     rc, cap = run(["audit", tmp_path / "rel.csv"], capsys)
-    assert rc == 2 and "write it as .parquet to audit it" in cap.err
+    assert rc == 2 and "rel.csv.anonset.json': is missing" in cap.err, cap.err
 
 
 def test_quiet_prints_nothing_but_errors(data, tmp_path, capsys):
@@ -705,13 +709,40 @@ def test_a_release_read_by_the_wrong_command_is_named(data, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
-def test_a_partition_csv_says_it_keeps_no_metadata(cmd, tmp_path, capsys):
-    # its audit needs the .parquet form (the CSV has no metadata beside it)
-    src, args = _partition_input(cmd, tmp_path, seed=7, n=60)
-    seed = ["--seed", "0123456789abcdef0123456789abcdef"]
-    for out, said in (("r.csv", True), ("r.parquet", False)):
-        rc, cap = run([cmd, src, "-o", tmp_path / out, *args, *seed], capsys)
+def test_a_partition_csv_is_audited_as_its_parquet(cmd, tmp_path, capsys):
+    """A CSV partition release has its metadata beside it (with each
+    column's type), so the audit and the report read it as they read the
+    Parquet form of the same release: the same checks, statuses and values.
+    Its values and headers hold formula-looking text, escaped on disk."""
+    rng = np.random.default_rng(8)
+    n = 90
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "=m"], n),
+                       "job": rng.choice(["-a", "b", "c", "d", "e", "f"], n),
+                       "edu": rng.choice(list("uvwxy"), n), "note": rng.choice(["x", "@y"], n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    args = (["--k", "3", "--l", "2", "--qi", "age,sex", "--sensitive", "job", "--drop", "edu"]
+            if cmd == "lgb" else
+            ["--k", "3", "--t", "0.6", "--qi", "age,sex", "--sa", "job,edu"])
+    seed = ["--seed", "0123456789abcdef0123456789abcdef", "--other", "note"]
+    reports = {}
+    for out in ("r.csv", "r.parquet"):
+        rc, cap = run([cmd, src, "-o", tmp_path / out, *args, *seed, "-q"], capsys)
         assert rc == 0, cap.err
-        assert ("keeps no metadata: write .parquet to audit" in cap.out) == said, cap.out
-    rc, cap = run(["audit", tmp_path / "r.parquet"], capsys)
-    assert rc == 0, cap.err
+        rc, cap = run(["audit", tmp_path / out, "-o", tmp_path / f"{out}.audit.csv"], capsys)
+        assert rc == 0, cap.err
+        reports[out] = pd.read_csv(tmp_path / f"{out}.audit.csv")
+    assert (tmp_path / "r.csv.anonset.json").is_file()
+    assert "'=m" in (tmp_path / "r.csv").read_text()
+    pd.testing.assert_frame_equal(reports["r.csv"], reports["r.parquet"])
+    assert {"identifier", "shared_id"} <= set(reports["r.csv"]["check"])
+    rc, cap = run(["report", tmp_path / "r.csv", "-o", tmp_path / "r.html", "--no-attack"],
+                  capsys)
+    assert rc == 0 and "wrote" in cap.out, cap.err
+    from anonset.partition.output import read_csv_release
+    meta, frame = read_csv_release(tmp_path / "r.csv")
+    want = pd.read_parquet(tmp_path / "r.parquet")
+    pd.testing.assert_frame_equal(frame, want, check_dtype=False)
+    for c in want.columns:                   # numbers and flags typed as written
+        if pd.api.types.is_numeric_dtype(want[c].dtype):
+            assert str(frame[c].dtype) == str(want[c].dtype), c

@@ -417,7 +417,9 @@ def test_write_parquet_and_csv(tmp_path):
     r = run(df, flags, 4, 2, "ncp")
     for ext in ("parquet", "csv"):
         paths = r.write(tmp_path / f"out.{ext}")
-        assert len(paths) == 1 + 2 * 4
+        # the table, IDT and SAT per bucketized attribute; beside a CSV its metadata
+        assert len(paths) == 1 + 2 * 4 + (ext == "csv")
+        assert (tmp_path / "out.csv.anonset.json").exists() == (ext == "csv")
         back = pd.read_parquet(paths[0]) if ext == "parquet" else pd.read_csv(paths[0])
         assert len(back) == 120 and list(back.columns) == list(r.table.columns)
         assert (tmp_path / f"out.age.idt.{ext}").exists()

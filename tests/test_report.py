@@ -347,11 +347,16 @@ def test_top_k_keeps_totals_and_the_largest():
             assert set(a[:-1]) <= set(v) and a[:-1].min() >= np.sort(v)[::-1][13]
 
 
-def test_partition_csv_refused(cases, tmp_path):
+def test_partition_csv_reads_with_its_metadata_else_refused(cases, tmp_path):
+    # a CSV partition release carries its metadata beside it; one without
+    # (written before 2026-11-27, or the file lost) is refused by name
     _, _, res = cases["msa"]
     p = tmp_path / "msa.csv"
     res.write(p)
-    with pytest.raises(anonset.validate.InputError, match="partition release"):
+    page = report(p, tmp_path / "r.html", attack=False)
+    assert page.verdict and (tmp_path / "r.html").is_file()
+    (tmp_path / "msa.csv.anonset.json").unlink()
+    with pytest.raises(anonset.validate.InputError, match="has no .anonset.json beside it"):
         report(p)
 
 

@@ -91,9 +91,8 @@ def check_outputs(inp, outputs) -> None:
             check_not_input(Path(out), [Path(inp)])
 
 
-def risk_note(summary: dict, fmt: str | None = None) -> str:
-    """The risks a release took by the user's choice, for its summary line;
-    with ``fmt='csv'``, that the release keeps no metadata to audit."""
+def risk_note(summary: dict) -> str:
+    """The risks a release took by the user's choice, for its summary line."""
     notes = []
     if summary.get("row_order") == "input":
         notes.append("rows in input order (--keep-order)")
@@ -101,6 +100,4 @@ def risk_note(summary: dict, fmt: str | None = None) -> str:
         notes.append("research seed (--research-seed): guessable")
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
-    if fmt == "csv":
-        notes.append("a CSV release keeps no metadata: write .parquet to audit or report it")
     return "".join(f"; {n}" for n in notes)

@@ -71,12 +71,13 @@ def register(sub) -> None:
 
 
 def _partition_release(path, fmt):
-    """The lgb / msa-anonymize release in a Parquet file, else None."""
-    if fmt != "parquet":
-        return None
+    """The lgb / msa-anonymize release in a Parquet file (or a CSV with its
+    metadata beside it), else None."""
+    from ..partition.output import csv_metadata
     from ..partition.output import read_metadata as partition_metadata
     try:
-        paper = str(partition_metadata(path).get("paper"))
+        meta = partition_metadata(path) if fmt == "parquet" else csv_metadata(path)
+        paper = str(meta.get("paper"))
     except (ValueError, KeyError, OSError):
         return None
     if paper not in ("002", "003"):

@@ -120,5 +120,5 @@ def _run(args) -> int:
     note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
                f"k={s['k_achieved']}, t={s['t_achieved']:.4f}, IL={s['il']:.4f}; wrote {out}"
-               f"{risk_note(s, fout)}")
+               f"{risk_note(s)}")
     return EXIT_OK

@@ -209,9 +209,7 @@ def read_metadata(path, fmt=None) -> dict:
         mp = Path(str(path) + CSV_META_SUFFIX)
         if not mp.is_file():
             raise InputError("is missing: a published CSV needs its metadata file", file=mp,
-                             expected="the .anonset.json that anonset wrote beside the CSV (an "
-                                      "lgb or msa-anonymize release has none in CSV: write "
-                                      "it as .parquet to audit it)")
+                             expected="the .anonset.json that anonset wrote beside the CSV")
         text, where = mp.read_text(encoding="utf-8", errors="replace"), mp
     try:
         meta = json.loads(text)

@@ -2,16 +2,22 @@
 CSV (optionally compressed; text cells a spreadsheet would run get a leading
 ``'``) or Parquet, the release's metadata -- key mode,
 row order, pass-through columns, the model -- in the Parquet file's schema
-metadata under ``anonset``, and never over an input file.
+metadata under ``anonset``, or for CSV in ``<table>.anonset.json`` beside the
+main table (with each column's type, so that the audit reads the same frame
+back), and never over an input file.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["format_of", "write_tables", "read_metadata"]
+__all__ = ["format_of", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
+
+#: suffix of the metadata file beside a CSV release (as for set tables)
+CSV_META_SUFFIX = ".anonset.json"
 
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 
@@ -41,8 +47,7 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
     >>> read_metadata(p)["key"]
     'os'
     """
-    from ..io.atomic import atomic_path, same_file
-    from ..io.published import csv_safe_frame
+    from ..io.atomic import atomic_path, atomic_paths, same_file
     jobs = [(Path(p), f) for p, f in jobs]
     for p, _ in jobs:
         for inp in protect:
@@ -50,16 +55,99 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
                 raise ValueError(f"output {str(p)!r} is the input file; choose another name "
                                  "(the input is never overwritten)")
     written = []
-    for p, frame in jobs:
+    for i, (p, frame) in enumerate(jobs):
         fmt = format or format_of(p)
-        with atomic_path(p, protect=protect) as tmp:
-            if fmt == "parquet":
+        if fmt == "parquet":
+            with atomic_path(p, protect=protect) as tmp:
                 _to_parquet(frame, tmp, metadata)
-            else:
-                csv_safe_frame(frame).to_csv(tmp, index=False,
-                                             compression=_COMPRESSION.get(p.suffix.lower()))
+        elif i == 0 and metadata:
+            # the main table and its metadata file: one unit
+            side = Path(str(p) + CSV_META_SUFFIX)
+            with atomic_paths(p, side, protect=protect) as (tmp, tside):
+                _to_csv(frame, tmp, p)
+                meta = {**metadata, "csv": {"escape": "owasp-quote",
+                                            "columns": {str(c): _kind(frame[c])
+                                                        for c in frame.columns}}}
+                Path(tside).write_text(json.dumps(meta, default=str, indent=1) + "\n",
+                                       encoding="utf-8")
+            written += [p, side]
+            continue
+        else:
+            with atomic_path(p, protect=protect) as tmp:
+                _to_csv(frame, tmp, p)
         written.append(p)
     return written
+
+
+def _to_csv(frame: pd.DataFrame, tmp, path: Path) -> None:
+    from ..io.published import csv_safe_frame
+    csv_safe_frame(frame).to_csv(tmp, index=False, compression=_COMPRESSION.get(path.suffix.lower()))
+
+
+def _kind(col: pd.Series) -> str:
+    """How a CSV column reads back: 'int', 'Int64' (nullable), 'float',
+    'bool', 'boolean' (nullable) or 'str'."""
+    t = col.dtype
+    if pd.api.types.is_bool_dtype(t):
+        return "boolean" if isinstance(t, pd.BooleanDtype) else "bool"
+    if pd.api.types.is_integer_dtype(t):
+        return "Int64" if isinstance(t, pd.api.extensions.ExtensionDtype) else "int"
+    if pd.api.types.is_float_dtype(t):
+        return "float"
+    if t == object:
+        inferred = pd.api.types.infer_dtype(col, skipna=True)
+        return {"integer": "int", "floating": "float", "mixed-integer-float": "float",
+                "boolean": "bool"}.get(inferred, "str")
+    return "str"
+
+
+def csv_metadata(path) -> dict:
+    """The metadata beside a CSV partition release ({} when it has none, or
+    when the file beside it is not a partition release's)."""
+    side = Path(str(path) + CSV_META_SUFFIX)
+    if not side.is_file():
+        return {}
+    try:
+        meta = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) and "csv" in meta and "paper" in meta else {}
+
+
+def read_csv_release(path) -> tuple:
+    """(metadata, frame) of a CSV partition release written by
+    :func:`write_tables`: every column typed as it was written, text cells
+    and headers unescaped."""
+    from ..io.published import _unescape_header, csv_unescape
+    from ..validate import InputError
+    meta = csv_metadata(path)
+    if not meta:
+        raise InputError("has no partition metadata beside it", file=path,
+                         expected=f"the {CSV_META_SUFFIX} that lgb or msa-anonymize wrote "
+                                  "beside the CSV")
+    kinds = meta["csv"]["columns"]
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    raw.columns = [_unescape_header(c) for c in raw.columns]
+    if list(raw.columns) != list(kinds):
+        raise InputError(f"has columns {list(raw.columns)[:8]}", file=path,
+                         expected=f"the columns its metadata lists {list(kinds)[:8]}")
+    out = {}
+    for c, kind in kinds.items():
+        text = raw[c].to_numpy(dtype=object)
+        if kind == "str":
+            out[c] = pd.Series(csv_unescape(text), dtype=object)
+            continue
+        empty = text == ""
+        if kind in ("bool", "boolean"):
+            vals = pd.array([None if e else v == "True" for v, e in zip(text, empty)],
+                            dtype="boolean")
+            out[c] = vals if kind == "boolean" or empty.any() else vals.astype(bool)
+            continue
+        num = pd.to_numeric(pd.Series(np.where(empty, None, text)), errors="raise")
+        if kind in ("int", "Int64"):
+            num = num.astype("Int64") if kind == "Int64" or empty.any() else num.astype(np.int64)
+        out[c] = num
+    return meta, pd.DataFrame(out)
 
 
 def _to_parquet(frame: pd.DataFrame, path, metadata: dict | None) -> None:

@@ -8,9 +8,9 @@ of paper 003 (``anonset msa-anonymize``).
 A set table larger than ``AUTO_CHUNK_ABOVE`` rows (or any, with
 ``chunk_rows``) is left on disk and read chunk by chunk by the audit and the
 reconstruction; a smaller one is read whole (every set checked on reading).
-A partition release is read whole (its publishers work in memory) and must
-be Parquet: a partition CSV carries no metadata, so nothing would say which
-column is which.
+A partition release is read whole (its publishers work in memory), from
+Parquet or from a CSV with the ``.anonset.json`` written beside it (which
+types its columns; a CSV written before 2026-11-27 has none).
 """
 from __future__ import annotations
 
@@ -123,10 +123,14 @@ def open_release(published, *, chunk_rows=None, format=None) -> Release:
             return Release(kind, path.name, len(frame), meta, path, fmt, frame=frame)
     elif not Path(str(path) + ".anonset.json").is_file():
         raise InputError("has no .anonset.json beside it", file=path,
-                         expected="a published set table (.parquet, or .csv with its "
-                                  ".anonset.json), or a partition release (lgb, "
-                                  "msa-anonymize) written as .parquet: its CSV carries no "
-                                  "metadata")
+                         expected="a release written by anonset (.parquet, or .csv with its "
+                                  ".anonset.json)")
+    else:
+        from ...partition.output import csv_metadata, read_csv_release
+        kind = {"002": "lgb", "003": "msa"}.get(str(csv_metadata(path).get("paper")))
+        if kind is not None:
+            meta, frame = read_csv_release(path)
+            return Release(kind, path.name, len(frame), meta, path, fmt, frame=frame)
     meta = read_metadata(path, fmt)
     header = check_metadata(meta, path)
     kind = _set_kind(header)
