@@ -127,6 +127,5 @@ def _run(args) -> int:
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
-               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files"
-               f"{risk_note(s)}")
+               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}")
     return EXIT_OK

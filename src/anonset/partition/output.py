@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["format_of", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
+from ..io.published import CSV_META_SUFFIX     # the file beside a CSV, as for set tables
 
-#: suffix of the metadata file beside a CSV release (as for set tables)
-CSV_META_SUFFIX = ".anonset.json"
+__all__ = ["format_of", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
 
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 
@@ -81,7 +80,8 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
 
 def _to_csv(frame: pd.DataFrame, tmp, path: Path) -> None:
     from ..io.published import csv_safe_frame
-    csv_safe_frame(frame).to_csv(tmp, index=False, compression=_COMPRESSION.get(path.suffix.lower()))
+    csv_safe_frame(frame).to_csv(tmp, index=False,
+                                 compression=_COMPRESSION.get(path.suffix.lower()))
 
 
 def _kind(col: pd.Series) -> str:
@@ -143,7 +143,12 @@ def read_csv_release(path) -> tuple:
                             dtype="boolean")
             out[c] = vals if kind == "boolean" or empty.any() else vals.astype(bool)
             continue
-        num = pd.to_numeric(pd.Series(np.where(empty, None, text)), errors="raise")
+        try:
+            num = pd.to_numeric(pd.Series(np.where(empty, None, text)), errors="raise")
+        except (ValueError, TypeError):
+            raise InputError(f"column {c!r}: holds text where its metadata says {kind}",
+                             file=path, expected="the CSV as lgb or msa-anonymize wrote it") \
+                from None
         if kind in ("int", "Int64"):
             num = num.astype("Int64") if kind == "Int64" or empty.any() else num.astype(np.int64)
         out[c] = num
