@@ -746,3 +746,21 @@ def test_a_partition_csv_is_audited_as_its_parquet(cmd, tmp_path, capsys):
     for c in want.columns:                   # numbers and flags typed as written
         if pd.api.types.is_numeric_dtype(want[c].dtype):
             assert str(frame[c].dtype) == str(want[c].dtype), c
+
+
+@pytest.mark.parametrize("cmd", ["anonymize", "lgb", "msa-anonymize"])
+def test_a_hierarchy_path_that_is_no_file_is_named_alike(cmd, tmp_path, capsys):
+    # the three commands named a missing hierarchy file three ways, and lgb
+    # took a directory or /dev/null for one
+    src, args = _partition_input("lgb" if cmd == "lgb" else "msa-anonymize", tmp_path,
+                                 seed=9, n=40)
+    if cmd == "anonymize":
+        args = ["--sensitive", "job", "--exact", "sex", "--drop", "age,edu", "--l", "2"]
+    (tmp_path / "adir").mkdir()
+    for path, what in ((tmp_path / "nope.csv", "does not exist"),
+                       (tmp_path / "adir", "is not a regular file")):
+        rc, cap = run([cmd, src, "-o", tmp_path / "o.csv", *args, "--hierarchy", f"job={path}"],
+                      capsys)
+        assert rc == 2 and cap.err.count("\n") == 1, cap.err
+        assert f"--hierarchy for 'job': file '{path}' {what}" in cap.err, cap.err
+    assert not (tmp_path / "o.csv").exists()

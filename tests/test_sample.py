@@ -165,7 +165,8 @@ def test_explicit_counters_equal_row_counters_and_are_per_column():
     # given one: with the rows themselves as counters the sets are unchanged
     rng = np.random.default_rng(5)
     key = make_key()
-    for d, eta, coin in [(10, 3, 1 << 32), (10, 3, 1 << 31), (100, 7, 1 << 30), (70, 5, 0)]:
+    for d, eta, coin in [(10, 3, 1 << 32), (10, 3, 1 << 31), (100, 7, 1 << 30), (70, 5, 0),
+                         (200, 20, 1 << 32), (300, 150, 1 << 31)]:     # Floyd's bytes
         codes = rng.integers(0, d, 777).astype(np.int32)
         args = (key, "chacha20", [codes, codes], [d, d], [eta, eta], [coin, coin], [0, 0], [3, 11])
         plain = _kernels.sample_sets(*args, row0=40)

@@ -183,8 +183,7 @@ def run(args) -> int:
     out_fmt = file_format(out, opts.get("format"), param="format")
     hier_paths = dict(opts.get("hierarchies") or {})
     for col, p in hier_paths.items():
-        if not Path(p).is_file():
-            raise A.UsageError(f"--hierarchy for {col!r}: file {p!r} does not exist")
+        A.hierarchy_file(col, p)
     domains = {}
     for col, v in (opts.get("domains") or {}).items():
         try:

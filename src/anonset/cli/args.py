@@ -13,6 +13,7 @@ import argparse
 import ast
 import math
 import sys
+from pathlib import Path
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
            "flag", "error_line", "names", "kv", "number", "model_value", "ground_value",
@@ -244,6 +245,16 @@ def add_run_options(p) -> None:
 
 
 # ================================================================= output
+def hierarchy_file(col: str, path) -> Path:
+    """The file of ``--hierarchy COL=PATH``: an error names the flag, the
+    column and whether the path is missing or not a regular file."""
+    p = Path(path)
+    if not p.is_file():
+        what = "is not a regular file" if p.exists() else "does not exist"
+        raise UsageError(f"--hierarchy for {col!r}: file {str(path)!r} {what}")
+    return p
+
+
 def print_roles_and_key(info: dict) -> None:
     """The summary lines every set-table publisher prints from its release's
     metadata: the columns not drawn as sets, the key and the row order."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .args import EXIT_OK, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
+from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
@@ -118,8 +118,7 @@ def _run(args) -> int:
         flags = None
     hier = _kv(args.hierarchy, "--hierarchy", commas=True)
     for c, path in hier.items():
-        if not Path(path).exists():
-            raise ValueError(f"--hierarchy: file {path!r} of {c!r} does not exist")
+        hierarchy_file(c, path)
     res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k, l=lval,
                 closeness=tval, method=args.method, hierarchies=hier, id_column=args.id,
                 suppress=args.suppress, balance=args.balance, **roles, **key)

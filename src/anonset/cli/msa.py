@@ -25,7 +25,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .args import EXIT_OK, note, kv as _kv, names as _names, positive_int as _k
+from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, positive_int as _k
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
 
@@ -98,10 +98,7 @@ def _run(args) -> int:
     qi, sa = _names(args.qi), _names(args.sa)
     hier = {}
     for col, path in _kv(args.hierarchy, "--hierarchy", commas=True).items():
-        hp = Path(path)
-        if not hp.is_file():
-            raise ValueError(f"--hierarchy {col}: file {path!r} does not exist")
-        hier[col] = Hierarchy.from_csv(hp)
+        hier[col] = Hierarchy.from_csv(hierarchy_file(col, path))
     ground = _kv(args.ground, "--ground", commas=True)
     for col, g in ground.items():
         if g not in ("ordered", "equal", "hierarchical"):
