@@ -143,11 +143,10 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # after every refusal; every path (memory, streamed, Dask) warns alike
     # and the command line prints the warnings as lines of their own
     warn_inferred_domains(published)
-    if shared and not persistent:
-        warn_shared_ids(shared)
-    elif persistent and any(c != opts.record_id for c in shared):
-        warn_shared_ids({c: k for c, k in shared.items() if c != opts.record_id},
-                        record_id=opts.record_id)
+    # (under a persistent key, the record id's own rows are one record's)
+    others = {c: k for c, k in shared.items() if c != opts.record_id}
+    if others:
+        warn_shared_ids(others, record_id=opts.record_id)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
