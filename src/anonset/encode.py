@@ -62,9 +62,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         bad = ((codes < 0) | (codes >= len(edges) - 1)) & ~isna
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"value {float(x[i])!r} at row {row0 + i:,} is outside the bins",
-                             column=name,
-                             expected=f"values in [{float(edges[0])}, {float(edges[-1])})")
+            raise InputError(f"value {_shown(values.iloc[i])!r} at row {row0 + i:,} is outside "
+                             f"the bins", column=name,
+                             expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])})")
         if isna.any():
             codes[isna] = dom.index(token)
         return codes.astype(np.int32)

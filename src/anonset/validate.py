@@ -84,6 +84,14 @@ class InputError(ValueError):
     def __str__(self):
         return self.args[0] if self.args else self.render(api_name)
 
+    def in_file(self, file) -> "InputError":
+        """This error naming ``file`` too (itself where it names a file, or
+        ``file`` is None)."""
+        if file is None or self.file is not None:
+            return self
+        return InputError(self.what, param=self.param, column=self.column, file=file,
+                          expected=self.expected)
+
     def __reduce__(self):        # picklable across Dask workers
         return (_rebuild, (self.what, self.param, self.column, self.file, self.expected))
 

@@ -83,7 +83,7 @@ def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
         na = st.na[c] if c in st.na else int(frame[c].isna().sum())
         cd = token_where_missing(cd, na, d.options.record_id is not None)
         if c in st.seen:
-            dom, _ = finish_domain(cd, st.seen[c], st.na[c], d)
+            dom, _ = finish_domain(cd, st.seen[c], st.na[c], d, st.first_na.get(c))
             attrs.append(attribute_of(cd, tuple(dom), inferred=True))
         else:
             attrs.append(attribute_of(cd, cd.domain))

@@ -78,7 +78,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             continue
         cd = token_where_missing(cd, stats.na.get(c), persistent)
         if c in stats.seen:
-            dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d)
+            dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d, stats.first_na.get(c))
             attr = attribute_of(cd, tuple(dom), inferred=True)
             if c in d.need_counts:
                 counts[c] = cnt
@@ -168,8 +168,9 @@ def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
     return replace(cd, missing=None)
 
 
-def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft):
-    """An inferred domain (and value counts) from the values seen."""
+def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int | None = None):
+    """An inferred domain (and value counts) from the values seen
+    (``first_na``: the global row of the first missing cell)."""
     name = cd.name
     if d.text:
         kind = text_type(seen)
@@ -182,7 +183,8 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft):
         raise InputError("has no values to infer a domain from", column=name, file=d.file,
                          expected="a declared domain, or at least one value")
     if na and cd.missing is None:
-        raise InputError(f"has {na:,} missing value(s)", column=name, file=d.file,
+        at = "" if first_na is None else f" (first at row {first_na:,})"
+        raise InputError(f"has {na:,} missing value(s){at}", column=name, file=d.file,
                          expected="no missing values, or {@missing='category'} to publish them "
                                   "as a value of their own")
     types = {type(v) for v in seen}

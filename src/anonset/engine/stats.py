@@ -29,7 +29,8 @@ class Stats:
     * ``seen[c]``: value -> count of every column whose domain is inferred
       (text values for CSV, typed values otherwise);
     * ``na[c]``: the missing cells of every column read (inferred, and
-      declared ones when validating);
+      declared ones when validating); ``first_na[c]``: the global row of the
+      first of them (what an error shows, whatever the blocks);
     * ``counts[c]``: value counts (codes of the declared domain) of every
       other column whose distribution closeness needs; every other value of a
       declared domain is checked (encoded) and dropped;
@@ -45,6 +46,7 @@ class Stats:
         self.n = 0
         self.seen = {c: {} for c in d.need_domain}
         self.na = {c: 0 for c in d.need_domain}
+        self.first_na: dict = {}
         self.counts: dict = {}
         self.ids: list = []
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
@@ -67,10 +69,10 @@ class Stats:
             if d.text:
                 vals = col.to_numpy(dtype=object)
                 miss = missing_text(vals)
-                self.na[c] += int(miss.sum())
                 col = pd.Series(vals[~miss], dtype=object)
             else:
-                self.na[c] += int(col.isna().sum())
+                miss = col.isna().to_numpy()
+            self._missing(c, miss, row0)
             vc = col.value_counts(dropna=True, sort=False)
             acc = self.seen[c]
             for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
@@ -80,11 +82,14 @@ class Stats:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
-            self.na[c] += int(missing_text(col.to_numpy(dtype=object)).sum()) if d.text \
-                else int(col.isna().sum())
+            self._missing(c, missing_text(col.to_numpy(dtype=object)) if d.text
+                          else col.isna().to_numpy(), row0)
             if d.text:
                 col = cast_text(col, attr, c, d.file)
-            codes = encode_column(col, attr, row0=row0)
+            try:
+                codes = encode_column(col, attr, row0=row0)
+            except InputError as e:
+                raise e.in_file(d.file) from None
             if c in self.counts:
                 self.counts[c] += np.bincount(codes, minlength=attr.d)
         rid = d.options.record_id
@@ -96,8 +101,17 @@ class Stats:
         self.n += len(block)
         return self
 
+    def _missing(self, c: str, miss: np.ndarray, row0: int) -> None:
+        k = int(miss.sum())
+        if k:
+            self.na[c] += k
+            first = row0 + int(np.argmax(miss))
+            self.first_na[c] = min(first, self.first_na.get(c, first))
+
     def merge(self, other: "Stats") -> "Stats":
         self.n += other.n
+        for c, r in other.first_na.items():
+            self.first_na[c] = min(r, self.first_na.get(c, r))
         for c, acc in self.seen.items():
             for v, k in other.seen[c].items():
                 acc[v] = acc.get(v, 0) + k

@@ -409,7 +409,10 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
             col = block[a.name].reset_index(drop=True)
             if fmt == "csv":
                 col = engine.cast_text(col, a, a.name, path)
-            codes.append(encode_column(col, a, row0=row0))
+            try:
+                codes.append(encode_column(col, a, row0=row0))
+            except InputError as e:
+                raise e.in_file(path) from None
         counts += np.bincount(np.ravel_multi_index(codes, dims), minlength=counts.size)
         if progress is not None:
             progress(len(block))
