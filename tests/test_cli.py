@@ -538,6 +538,33 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
     assert not (tmp_path / "e.csv").exists()
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_lgb_suppress_is_named_in_the_summary_the_warning_and_the_audit(fmt, tmp_path, capsys):
+    # carData's Arrests: colour 75 % White is never 2-eligible; --suppress
+    # publishes the excess Whites as '*', so every '*' says 'White'.  The
+    # summary said only "suppressed=N" and the audit PASSED.
+    rng = np.random.default_rng(4)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(18, 40, n), "sex": rng.choice(["F", "M"], n),
+                       "colour": np.where(rng.random(n) < 0.75, "White", "Black")})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / f"rel.{fmt}"
+    rc, cap = run(["lgb", src, "-o", out, "--qi", "age,sex", "--sensitive", "colour", "--k", "4",
+                   "--l", "2", "--suppress"], capsys)
+    assert rc == 0, cap.err
+    stars = int((pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out))["colour"]
+                .eq("*").sum())
+    assert stars > 0
+    assert f"published as '*' (--suppress), telling that the value is one held too often: " \
+           f"colour {stars:,} cells" in cap.out + cap.err
+    assert "WARNING: cells published as '*'" in cap.err
+    rc, cap = run(["audit", out, "--original", src], capsys)
+    assert rc == 1 and "RISKS FOUND" in cap.out
+    assert f"colour: {stars:,} cells published as '*'" in cap.out
+    assert "100.0% of them hold 'White'" in cap.out
+
+
 @pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
 def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     # `anonset audit` refused an lgb / msa-anonymize Parquet release ("not a

@@ -5,7 +5,8 @@ was published.
 The public API, re-exported here:
 
 * schema:   :class:`Attribute`, :class:`Schema`, :class:`Hierarchy`,
-            :class:`InferredDomainWarning`, :class:`SharedIdWarning`
+            :class:`InferredDomainWarning`, :class:`SharedIdWarning`,
+            :class:`SuppressionWarning`
 * models:   :class:`Diversity`, :func:`EntropyDiversity`, :class:`Anonymity`,
             :class:`Closeness`, :class:`DiversityCloseness`
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
@@ -34,7 +35,8 @@ import sys as _sys
 
 from ._version import __version__
 from .hierarchy import Hierarchy
-from .schema import Attribute, InferredDomainWarning, Schema, SharedIdWarning
+from .schema import (Attribute, InferredDomainWarning, Schema, SharedIdWarning,
+                     SuppressionWarning)
 from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
 from .emd import Ground, emd, emd_batch
 from . import metrics
@@ -63,6 +65,7 @@ del _name, _module
 __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy", "InferredDomainWarning",
     "SharedIdWarning",
+    "SuppressionWarning",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",

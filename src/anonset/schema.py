@@ -32,7 +32,7 @@ from ._typing import TableLike
 from .hierarchy import Hierarchy
 
 __all__ = ["Attribute", "Schema", "ROLES", "KINDS", "InferredDomainWarning",
-           "SharedIdWarning", "warn_inferred_domains"]
+           "SharedIdWarning", "SuppressionWarning", "warn_inferred_domains"]
 
 
 def _outside_stacklevel() -> int:
@@ -69,6 +69,18 @@ class SharedIdWarning(UserWarning):
     (their exact QIDs alike) intersects the sets toward the person's true
     values.  A key file with the person's id as ``record_id`` gives one
     person's rows the same set for the same value (docs/security.md).
+    """
+
+
+class SuppressionWarning(UserWarning):
+    """Sensitive cells were published as ``*`` to make an attribute
+    l-eligible (:func:`anonset.lgb` with ``suppress=True``).
+
+    The cells a cap removes are those of the values held too often, so a
+    ``*`` tells that the person's value is one of them: where a single value
+    dominates the column (a two-valued attribute, a majority group), a ``*``
+    is that value, in the clear.  The release's metadata (``suppressed``)
+    and its audit (check ``suppressed``) name the cells.
     """
 
 

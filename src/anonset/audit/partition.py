@@ -251,6 +251,37 @@ def _bucket_closeness(a, vals, bid, t, g, original, rows: Rows) -> tuple:
     return C, ground
 
 
+def _suppressed_row(a, role, frame, inb, meta, original, rows: Rows) -> None:
+    """The cells of ``a`` published as '*' (lgb's suppress=True): a risk the
+    user accepted, named.  The count is the metadata's; a release without it
+    (written before it was recorded) is counted for an always-sensitive
+    attribute, whose cells are all bucketized but the '*'.  With the original
+    data (an always-sensitive attribute), the share of the '*' cells that
+    hold the most frequent of their values: what a '*' tells."""
+    rec = meta.get("suppressed")
+    if rec is not None:
+        n = int(rec.get(a, 0))
+    elif role == "sensitive":
+        n = int(((frame[a].astype(str) == "*") & ~inb).sum())
+    else:
+        return
+    if n == 0:
+        rows.add("suppressed", a, "pass", 0, 0, f"{a}: no cell published as '*'")
+        return
+    share = ""
+    if original is not None and role == "sensitive" and a in original.columns:
+        orig = original[a].astype(str).value_counts()
+        shown = frame.loc[inb, a].astype(str).value_counts()
+        gone = orig.sub(shown, fill_value=0).clip(lower=0)
+        if gone.sum() > 0:
+            share = (f"; {gone.max() / gone.sum():.1%} of them hold {gone.idxmax()!r}, "
+                     "which a '*' therefore tells")
+    rows.add("suppressed", a, "risk", n, 0,
+             f"{a}: {n:,} cells published as '*' to make the rest l-eligible (the user's "
+             f"suppress option): a '*' tells that the value is one held too often, and "
+             f"where one value dominates the column, that value{share}")
+
+
 def _numeric_key(v):
     try:
         return (0, float(v), "")
@@ -279,6 +310,8 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                       "parameter": (f"t = {tmap[a]:g}" if a in tmap else
                                     f"l = {lmap[a]}" if a in lmap else f"k = {k}"),
                       "ground": grounds.get(a, ""), "cells": int(inb.sum())})
+        if role != "qi":
+            _suppressed_row(a, role, frame, inb, meta, original, rows)
         if not inb.any():
             continue
         vals = frame.loc[inb, a].astype(str).reset_index(drop=True)

@@ -188,7 +188,7 @@ class AuditReport:
 
 
 _RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "repeat",
-                "shared_id", "attack", "epsilon")
+                "shared_id", "attack", "epsilon", "suppressed")
 
 
 class Rows(list):

@@ -98,6 +98,10 @@ def risk_note(summary: dict) -> str:
         notes.append("rows in input order (--keep-order)")
     if summary.get("key") == "research-seed":
         notes.append("research seed (--research-seed): guessable")
+    if summary.get("suppressed"):
+        notes.append("published as '*' (--suppress), telling that the value is one held too "
+                     "often: " + ", ".join(f"{a} {c:,} cells" for a, c in
+                                          summary["suppressed"].items()))
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
     return "".join(f"; {n}" for n in notes)

@@ -66,7 +66,9 @@ def register(sub) -> None:
                         "lower NCP) instead of Alg. 4 as printed")
     g.add_argument("--suppress", action="store_true",
                    help="publish the fewest sensitive values as '*' when an attribute is not "
-                        "l-eligible (default: error)")
+                        "l-eligible (default: error); a '*' tells that the value is one held "
+                        "too often (one dominant value: that value), and the summary and the "
+                        "audit say so")
     add_key_arguments(g)
     p.set_defaults(func=_run, flag_names={**COMMON_FLAGS, **FLAGS})
 

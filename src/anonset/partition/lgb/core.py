@@ -8,6 +8,7 @@ and what the checks and metrics need, and writes it.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...hierarchy import Hierarchy
+from ...schema import SuppressionWarning, _outside_stacklevel
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
@@ -169,7 +171,13 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         value).  The metadata records ``row_order: 'input'``.
     suppress : bool
         When an attribute's sensitive values are not l-eligible, publish the
-        fewest of them as ``*`` instead of raising ValueError.
+        fewest of them as ``*`` instead of raising ValueError.  This is a
+        risk taken by name: the cells removed are those of the values held
+        too often, so a ``*`` tells that the value is one of them (where one
+        value dominates, that value).  It warns
+        (:class:`~anonset.SuppressionWarning`), the metadata counts the
+        cells per attribute (``suppressed``) and the audit reports them as a
+        risk.
     balance : bool
         ``method='ncp'`` only: False (default) runs Alg. 4 exactly as printed
         (a split leaving a side under k rows is abandoned, the node becomes
@@ -259,12 +267,26 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "pass_through": [c for c in frame.columns if roles[c] == "other"],
             "identifiers": idents,
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
-            "shared_ids": shared_without_key(frame, idents)}       # after every refusal
+            "shared_ids": shared_without_key(frame, idents),       # after every refusal
+            "suppressed": _warn_suppressed(attrs, suppressed)}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
                      domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,
                      ghi=ghi, bid=bid, shown=shown, suppressed=suppressed, promoted=total,
                      grounds=grounds, order=order, metadata=meta)
+
+
+def _warn_suppressed(attrs, suppressed: np.ndarray) -> dict:
+    """The cells published as '*' per attribute (suppress=True), with a
+    :class:`~anonset.SuppressionWarning` where there are any."""
+    out = {a: int(suppressed[j].sum()) for j, a in enumerate(attrs) if suppressed[j].any()}
+    if out:
+        cells = ", ".join(f"{a} {c:,}" for a, c in out.items())
+        warnings.warn(f"cells published as '*' to make them l-eligible ({cells}): a '*' tells "
+                      "that the value is one held too often, and where one value dominates "
+                      "the column, that value (accepted by suppress=True; --suppress; the audit names it)",
+                      SuppressionWarning, stacklevel=_outside_stacklevel())
+    return out
 
 
 def _check_frame(data) -> pd.DataFrame:

@@ -119,8 +119,10 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
     set whose generalized values cover t's QI values; the identity guess is
     uniform over them (Lemma 1).  For a sensitive value s of t on attribute
     A, p(t, s) = sum over matching rows r of 1/|M| * |b_r(s)| / |b_r| with b_r
-    r's bucket in A (Lemma 2; a suppressed cell counts as uniform over A's
-    domain).
+    r's bucket in A (Lemma 2).  A suppressed cell (``suppress=True``) counts
+    as the values the cap removed: a '*' tells that the value was one held
+    too often to be l-eligible (where one value dominates, that value), so
+    Lemma 2's 1/l does not hold for it.
 
     The adversary also reads the row order: knowing that the input may have
     been sorted by A, inside every bucket of A it matches the rows, ranked by
@@ -161,9 +163,13 @@ def attack(res: LGBResult, *, chunk: int = 512) -> dict:
         # chunks of whole groups (rows sorted by group) to bound memory
         rb = np.full(res.n, -1, dtype=np.int64)
         rb[inb] = b
-        Bx = np.vstack([B, np.zeros((1, d)), np.full((1, d), 1.0 / d)])
+        # a '*' cell: the values the cap removed (an adversary who knows the
+        # column's distribution, or only that one value dominates it, knows
+        # which they are), not the uniform guess over the domain
+        sup = np.bincount(res.codes[j, res.suppressed[j]], minlength=d).astype(np.float64)
+        Bx = np.vstack([B, np.zeros((1, d)), sup / max(sup.sum(), 1.0)])
         rb[res.qi_mask[:, j]] = Bx.shape[0] - 2          # QI cell: contributes nothing
-        rb[res.suppressed[j]] = Bx.shape[0] - 1          # '*': uniform
+        rb[res.suppressed[j]] = Bx.shape[0] - 1
         rb_sorted = rb[order]
         Dg = np.empty((G, d))
         step = max(1, (1 << 22) // max(d, 1))            # about 32 MiB of rows at a time
