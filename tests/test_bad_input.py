@@ -835,6 +835,31 @@ def test_subcommand_case(cid, argv, needles, tmp_path, capsys, monkeypatch):
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("argv", [
+    ["anonymize", "in.csv", "-o", "o.parquet", "--sensitive", "job", "--l", "2"],
+    ["semantic-anonymize", "in.csv", "-o", "o.parquet", "--sensitive", "job", "--l", "2",
+     "--d", "1"],
+    ["lgb", "in.csv", "-o", "o.csv", "--qi", "age", "--k", "2"],
+    ["msa-anonymize", "in.csv", "-o", "o.csv", "--qi", "age", "--sa", "job", "--k", "2",
+     "--t", "0.5"],
+], ids=lambda a: a[0])
+def test_a_missing_role_suggests_only_flags_the_command_has(argv, tmp_path, capsys,
+                                                            monkeypatch):
+    # semantic-anonymize suggested --other, which it does not have
+    import re
+    monkeypatch.chdir(tmp_path)
+    frame().to_csv("in.csv", index=False)
+    assert cli.main(argv) == 2
+    err = one_line(capsys.readouterr().err, f"anonset {argv[0]}: error: ")
+    assert "have no role" in err
+    flags = re.findall(r"--[a-z][a-z-]*", err.split("; expected ", 1)[1])
+    assert len(flags) >= 3, err
+    assert cli.main([argv[0], "--help"]) == 0
+    usage = capsys.readouterr().out
+    for f in flags:
+        assert re.search(re.escape(f) + r"\b", usage), (f, err)
+
+
 def test_the_matrix_holds_over_a_hundred_cases():
     n = len(TABLE_CASES) + len(MODEL_CASES) + len(FILE_CASES) + len(PUBLISHED_CASES) \
         + len(SUBCOMMAND_CASES)

@@ -55,6 +55,11 @@ def test_every_column_needs_a_role():
         anonset.publish(df, anonset.Diversity(2))
     s = Schema.infer(df, sensitive=["job"], identifiers=["ssn"], drop=["name"])
     assert [a.role for a in s] == ["drop", "identifier", "sensitive"]
+    # a schema takes no role arguments beside it: the columns go in the schema
+    part = Schema.infer(df[["job"]], sensitive=["job"])
+    with pytest.raises(ValueError, match=r"^2 columns have no role: 'name', 'ssn'; expected each "
+                                         r"column in the schema, with its role"):
+        anonset.publish(df, anonset.Diversity(2), part)
 
 
 def test_hierarchy_gives_domain_and_is_reordered():

@@ -151,7 +151,9 @@ def resolve_roles(columns, named, *, file=None) -> dict:
     columns : the table's column names, in order
     named : {param: column names}
         The keyword arguments that give roles (``sensitive``, ``identifiers``,
-        ... or a publisher's own, e.g. ``qi``), each with the columns it names.
+        ... or a publisher's own, e.g. ``qi``), each with the columns it names:
+        a publisher passes every role argument it accepts, even empty ones
+        (the error lists them as the ways to give a role).
 
     A column nobody named is refused, listing every such column and the
     arguments that give a role: no column is ever published, passed through
@@ -182,16 +184,19 @@ def resolve_roles(columns, named, *, file=None) -> dict:
             roles[c] = param
     unnamed = [c for c in cols if c not in roles]
     if unnamed:
-        if set(named) <= set(ROLE_PARAMS.values()):
-            params = list(ROLE_PARAMS.values())
-        else:                              # a publisher's own roles, then the common ones
-            params = list(named) + [p for p in ("identifiers", "other", "drop") if p not in named]
-        listed = ", ".join(f"{{@{p}}}" + (" (passed through unchanged)" if p == "other" else "")
-                           for p in params[:-1]) + f" or {{@{params[-1]}}}"
+        if list(named) == ["schema"]:      # a schema takes no role arguments beside it
+            expected = ("each column in the schema, with its role (an Attribute with role "
+                        "'identifier', 'other' or 'drop' for a column not to publish)")
+        else:
+            # the common roles, or the publisher's own: every role it accepts
+            params = list(ROLE_PARAMS.values()) if set(named) <= set(ROLE_PARAMS.values()) \
+                else list(named)
+            listed = ", ".join(f"{{@{p}}}" + (" (passed through unchanged)" if p == "other"
+                                              else "") for p in params[:-1])
+            expected = f"each named in one of {listed} or {{@{params[-1]}}}"
         raise InputError(f"{len(unnamed)} column{'s' if len(unnamed) > 1 else ''} "
                          f"ha{'ve' if len(unnamed) > 1 else 's'} no role: "
-                         + ", ".join(repr(c) for c in unnamed), file=file,
-                         expected=f"each named in one of {listed}")
+                         + ", ".join(repr(c) for c in unnamed), file=file, expected=expected)
     return {c: roles[c] for c in cols}
 
 
