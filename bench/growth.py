@@ -49,7 +49,7 @@ import anonset
 from anonset.models import Diversity
 from anonset.reproduce.page import machine_line
 
-KEY = "0123456789abcdef0123456789abcdef"
+KEY = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
 N_ATTRS = 10
 FULL = {"publish": [370_370, 1_111_111, 3_333_333, 10_000_000],
         "reconstruct": [370_370, 1_111_111, 3_333_333, 10_000_000],

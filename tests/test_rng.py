@@ -107,8 +107,8 @@ def test_make_key():
     for short in ("", b"", 0, 1, 2 ** 100, "a" * 31, b"x" * 15):
         with pytest.raises(ValueError, match=r"^seed: .*expected at least 128 bits"):
             make_key(short)
-    for long in ("0123456789abcdef" * 2, bytes(range(16)), 2 ** 127 + 0x123456789ABCDEF,
-                 np.int64(5) * 0 + 2 ** 62):
+    for long in ("d1f3a8c04e9b27f65a0c3e81b7d9f246", bytes.fromhex("9c1e7b3f05d2a84e6f1b0c9d3a7e5f28"),
+                 2 ** 127 + 0x9C1E7B3F05D2A84E, np.int64(5) * 0 + 2 ** 62):
         if isinstance(long, np.integer):
             assert len(make_key(long, research_seed=True)) == 32      # NumPy ints are ints
         else:
@@ -118,3 +118,33 @@ def test_make_key():
         with pytest.raises(ValueError, match=r"^seed: .*distinct symbol"):
             make_key(dull)
         assert len(make_key(dull, research_seed=True)) == 32
+    # ... and not a pattern: the example seed documents show (it was in this
+    # project's README), a block written twice, symbols in sequence
+    for pattern, why in (("0123456789abcdef" * 2, "repeats a block of 16 symbols"),
+                         ("fedcba9876543210" * 2, "repeats a block of 16 symbols"),
+                         ("k3Y!" "9qZ@" "m2W#" "p7X$" * 2, "repeats a block of 16 symbols"),
+                         ("abcdefghijklmnopqrstuvwxyz012345", "in sequence"),
+                         (bytes(range(16)), "in sequence"),
+                         (0xF123456789ABCDEF0123456789ABCDEF, "in sequence")):
+        with pytest.raises(ValueError, match=r"^seed: got a seed of \d+ bits that .*" + why):
+            make_key(pattern)
+        assert len(make_key(pattern, research_seed=True)) == 32
+
+
+def test_random_key_material_is_never_taken_for_a_pattern(tmp_path):
+    """The pattern checks refuse what people type, never what a generator
+    draws: 20,000 draws of every kind a user may pass are accepted."""
+    import secrets
+    from anonset.io.keys import read_key_file, seed_pattern
+    for _ in range(20_000):
+        for s in (secrets.token_hex(16), secrets.token_bytes(16), secrets.token_urlsafe(24),
+                  secrets.randbits(128) | 1 << 127, secrets.token_hex(32)):
+            assert seed_pattern(s) is None, s
+    # a key file is checked alike (the README's old example, one line)
+    f = tmp_path / "k.key"
+    f.write_text("0123456789abcdef0123456789abcdef\n")
+    f.chmod(0o600)
+    with pytest.raises(ValueError, match=r"holds 32 bytes and repeats a block of 16 symbols"):
+        read_key_file(f)
+    f.write_text(secrets.token_hex(32) + "\n")
+    assert len(read_key_file(f)) == 64

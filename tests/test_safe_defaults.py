@@ -17,7 +17,7 @@ import anonset
 from anonset.io.keys import derive_key, make_key, shuffled_order
 from anonset.stream import publish_file
 
-SEED = "0123456789abcdef0123456789abcdef"
+SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
 
 
 def sorted_adult(n=6000):

@@ -37,10 +37,10 @@ class ReleaseKey:
 
     Examples
     --------
-    >>> k = ReleaseKey.make("0123456789abcdef0123456789abcdef")
+    >>> k = ReleaseKey.make("d1f3a8c04e9b27f65a0c3e81b7d9f246")
     >>> k.mode, k.row_order
     ('seed', 'random')
-    >>> bool((k.order(5) == ReleaseKey.make("0123456789abcdef0123456789abcdef").order(5)).all())
+    >>> bool((k.order(5) == ReleaseKey.make("d1f3a8c04e9b27f65a0c3e81b7d9f246").order(5)).all())
     True
     >>> ReleaseKey.make(1, research_seed=True, keep_order=True).order(4).tolist()
     [0, 1, 2, 3]
