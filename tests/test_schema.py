@@ -49,7 +49,8 @@ def test_every_column_needs_a_role():
     df = pd.DataFrame({"name": ["a"], "ssn": ["1"], "job": ["x"]})
     with pytest.raises(ValueError, match=r"^2 columns have no role: 'name', 'ssn'; expected each "
                                          r"named in one of identifiers, sensitive, exact, other "
-                                         r"\(passed through unchanged\) or drop$"):
+                                         r"\(passed through unchanged\) or drop \(to leave them "
+                                         r"all out: drop=\['name', 'ssn'\]\)$"):
         Schema.infer(df, sensitive=["job"])
     with pytest.raises(ValueError, match=r"^3 columns have no role"):
         anonset.publish(df, anonset.Diversity(2))

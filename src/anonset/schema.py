@@ -248,7 +248,7 @@ class Schema:
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"age": [23, 41, 67], "job": ["a", "b", "a"]})
-    >>> s = Schema.infer(df, bins={"age": [0, 40, 120]})
+    >>> s = Schema.infer(df, sensitive=["age", "job"], bins={"age": [0, 40, 120]})
     >>> [a.name for a in s.sensitive]
     ['age', 'job']
     >>> s["age"].domain

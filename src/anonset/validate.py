@@ -167,7 +167,7 @@ def resolve_roles(columns, named, *, file=None) -> dict:
     >>> resolve_roles(["id", "age", "ssn"], {"sensitive": ["age"]})
     Traceback (most recent call last):
     ...
-    anonset.validate.InputError: 2 columns have no role: 'id', 'ssn'; expected each named in one of identifiers, sensitive, exact, other (passed through unchanged) or drop
+    anonset.validate.InputError: 2 columns have no role: 'id', 'ssn'; expected each named in one of identifiers, sensitive, exact, other (passed through unchanged) or drop (to leave them all out: drop=['id', 'ssn'])
     """
     cols = check_columns(columns, file=file)
     roles: dict = {}
@@ -194,6 +194,9 @@ def resolve_roles(columns, named, *, file=None) -> dict:
             listed = ", ".join(f"{{@{p}}}" + (" (passed through unchanged)" if p == "other"
                                               else "") for p in params[:-1])
             expected = f"each named in one of {listed} or {{@{params[-1]}}}"
+            if "drop" in params and not any("," in c or "}" in c for c in unnamed):
+                # ready to paste: leaving a column out never publishes it
+                expected += f" (to leave them all out: {{@drop={unnamed!r}}})"
         raise InputError(f"{len(unnamed)} column{'s' if len(unnamed) > 1 else ''} "
                          f"ha{'ve' if len(unnamed) > 1 else 's'} no role: "
                          + ", ".join(repr(c) for c in unnamed), file=file, expected=expected)

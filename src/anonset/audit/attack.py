@@ -336,7 +336,7 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
     --------
     >>> import pandas as pd, anonset
     >>> df = pd.DataFrame({"a": list("xxxxxxxy"), "b": list("uvwuvwuv")})
-    >>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
     >>> r = attack(pub, df, n_targets=None, seed=0)
     >>> r.summary[["attribute", "model_bound"]].values.tolist()
     [['a', 0.5], ['b', 0.5]]

@@ -25,7 +25,7 @@ Examples
 --------
 >>> import pandas as pd, anonset
 >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")}),
-...                       anonset.Diversity(2), seed=3)
+...                       anonset.Diversity(2), sensitive=["a", "b"])
 >>> check_diversity(pub).ok, check_anonymity(pub).ok
 (True, True)
 """
@@ -148,7 +148,7 @@ def check_diversity(table: SetTable, l: int | Mapping[str, int] | None = None,
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")}),
-    ...                       anonset.Diversity({"a": 3, "b": 2}), seed=1)
+    ...                       anonset.Diversity({"a": 3, "b": 2}), sensitive=["a", "b"])
     >>> r = check_diversity(pub)
     >>> r.ok, r.report["bound_l"].tolist()
     (True, [3, 2])
@@ -231,7 +231,8 @@ def check_anonymity(table: SetTable, k: int | Mapping[str, int] | None = None, *
     Examples
     --------
     >>> import pandas as pd, anonset
-    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Anonymity(2), seed=1)
+    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Anonymity(2),
+    ...                       sensitive=["a"])
     >>> check_anonymity(pub).report["bound_k"].tolist()
     [2]
     """

@@ -36,7 +36,8 @@ def membership(table: SetTable, name: str) -> np.ndarray:
     Examples
     --------
     >>> import pandas as pd, anonset
-    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Diversity(2), seed=1)
+    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Diversity(2),
+    ...                       sensitive=["a"])
     >>> membership(pub, "a").sum(axis=1).tolist()
     [2, 2, 2, 2]
     """
@@ -60,7 +61,7 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")}),
-    ...                       anonset.Diversity(2), seed=1)
+    ...                       anonset.Diversity(2), sensitive=["a", "b"])
     >>> len(expand(pub))                  # 4 records x 2 x 2 values
     16
     """

@@ -93,7 +93,8 @@ def epsilon_table(table) -> pd.DataFrame:
     Examples
     --------
     >>> import pandas as pd, anonset
-    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyw")}), anonset.Diversity(2), seed=1)
+    >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyw")}), anonset.Diversity(2),
+    ...                       sensitive=["a"])
     >>> epsilon_table(pub)["epsilon"].tolist()
     [inf, inf]
     """

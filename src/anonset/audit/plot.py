@@ -67,7 +67,7 @@ def bar_chart(true, estimates: Sequence, path, *, title: str | None = None,
     >>> import pandas as pd, anonset, tempfile, os
     >>> from anonset.audit.plot import bar_chart
     >>> df = pd.DataFrame({"a": list("xyzxyzxx"), "b": list("uvuvuvuv")})
-    >>> pub = anonset.publish(df, anonset.Diversity({"a": 2, "b": 1}), seed=3)
+    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], drop=["b"])
     >>> est = anonset.reconstruct(pub, ["a"])
     >>> truth = anonset.true_crosstab(df, pub.schema, ["a"])
     >>> out = os.path.join(tempfile.mkdtemp(), "a.png")

@@ -14,10 +14,14 @@ Examples
 --------
 >>> import pandas as pd, anonset
 >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
->>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+>>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
 >>> rep = audit(pub, df)
 >>> rep.conforms, rep.verdict
-(True, 'RISKS FOUND')
+(True, 'PASSED')
+>>> weak = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], seed=3,
+...                        research_seed=True)
+>>> audit(weak, df).verdict                 # a research seed is guessed at once
+'RISKS FOUND'
 """
 from __future__ import annotations
 
@@ -480,7 +484,7 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     --------
     >>> import pandas as pd, anonset
     >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
-    >>> pub = anonset.publish(df, anonset.Diversity(2), seed=3)
+    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
     >>> rep = audit(pub, df, attack=True, n_targets=None, seed=0)
     >>> rep.conforms, sorted(rep.attack.summary["attribute"])
     (True, ['a', 'b'])

@@ -95,7 +95,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     --------
     >>> import pandas as pd, anonset
     >>> df = pd.DataFrame({"a": list("xyzxyzxx"), "b": list("uvuvuvuv")})
-    >>> pub = anonset.publish(df, anonset.Diversity({"a": 2, "b": 1}), seed=3)
+    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], drop=["b"])
     >>> ct = anonset.reconstruct(pub, ["a"], "em")
     >>> round(ct.total, 6), ct.info["converged"]
     (8.0, True)
