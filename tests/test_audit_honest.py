@@ -94,6 +94,26 @@ def test_a_recode_of_a_sensitive_column_is_a_risk_with_the_original():
     assert recode["jobcode -> job"] == 1.0 and abs(recode["noise -> job"]) < 0.1
 
 
+def test_a_recode_is_found_right_after_publishing_in_memory():
+    """audit(publish(df), df): the original's codes were lined up with the
+    shuffled published rows, its pass-through cells were not, so each code
+    was paired with another row's value and a one-to-one recode scored
+    lambda ~0 (passed)."""
+    import warnings
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"job": rng.choice(DOM, 800)})
+    df["jobcode"] = df["job"].map({v: i * 10 for i, v in enumerate(DOM)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.PassThroughWarning)
+        pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], other=["jobcode"],
+                              domains={"job": DOM})
+    assert pub.info["row_order"] == "shuffled"
+    rep = audit(pub, df)
+    recode = rep.checks[rep.checks["check"] == "recode"].set_index("attribute")
+    assert recode.loc["jobcode -> job", "status"] == "risk"
+    assert recode.loc["jobcode -> job", "value"] == 1.0
+
+
 def test_near_recode_with_a_few_errors_is_still_flagged():
     table, df = release(1000)
     job = df["job"].to_numpy().copy()

@@ -771,3 +771,143 @@ def test_rows_that_share_an_id_are_counted_alike_on_every_path(case):
         got.append(adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync",
                                  **kw).info["shared_ids"])
     assert got == [{"pid": want} if want else {}] * 3
+
+
+def _resume_like(n=600, seed=5):
+    """A field experiment's table (openintro's resume): first names chosen to
+    signal race and gender, a serial per resume, an unrelated flag."""
+    rng = np.random.default_rng(seed)
+    names = {("black", "f"): ["Lakisha", "Tamika", "Ebony"], ("black", "m"): ["Jamal", "Darnell"],
+             ("white", "f"): ["Emily", "Anne", "Jill"], ("white", "m"): ["Greg", "Brad", "Todd"]}
+    race = rng.permutation(np.resize(["black", "white"], n))      # assigned half and half
+    gender = rng.choice(["f", "m"], n, p=[0.75, 0.25])
+    first = [rng.choice(names[(r, g)]) for r, g in zip(race, gender)]
+    return pd.DataFrame({"serial": rng.permutation(n) * 7 + 11, "firstname": first,
+                         "callback": rng.choice([0, 1], n), "city": rng.choice(["B", "C"], n),
+                         "race": race, "gender": gender})
+
+
+def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_path(tmp_path,
+                                                                                   capsys):
+    """`--other firstname` published the resume study's first names, which
+    were chosen to signal race and gender, unchanged beside race and gender
+    as l-diverse sets: the audit with the original data saw it, publishing
+    said nothing.  Every path now measures each pass-through column at
+    publishing (PassThroughWarning, metadata `pass_through_risks`), and an
+    audit of the release alone reports what was recorded."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.cli import main
+    df = _resume_like()
+    kw = dict(sensitive=["race", "gender"], exact=["city"], other=["firstname", "callback",
+                                                                    "serial"])
+    model = anonset.Diversity(2)
+    want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0},
+            {"check": "recode", "column": "firstname", "sensitive": "race", "value": 1.0},
+            {"check": "recode", "column": "firstname", "sensitive": "gender", "value": 1.0}]
+    df.to_csv(tmp_path / "r.csv", index=False)
+    df.to_parquet(tmp_path / "r.parquet", index=False)
+    runs = {
+        "memory": lambda: anonset.publish(df, model, **kw),
+        "csv": lambda: publish_file(tmp_path / "r.csv", tmp_path / "o1.parquet", model,
+                                    chunk_rows=170, **kw),
+        "parquet": lambda: publish_file(tmp_path / "r.parquet", tmp_path / "o2.parquet", model,
+                                        chunk_rows=170, **kw),
+        "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync")}
+    messages = {}
+    for path, run in runs.items():
+        with pytest.warns(anonset.PassThroughWarning) as rec:
+            pub = run()
+        got = [str(w.message) for w in rec if issubclass(w.category, anonset.PassThroughWarning)]
+        assert sorted(pub.info["pass_through_risks"], key=str) == sorted(want, key=str), path
+        messages[path] = sorted(got)
+    assert len({tuple(m) for m in messages.values()}) == 1, messages
+    assert any("'firstname' predicts 'race' for 100.0%" in m and "nearly in the clear" in m
+               for m in messages["memory"])
+    assert any("'serial': 100.0% of the rows hold a value no other row has" in m
+               for m in messages["memory"])
+    # the audit of the release alone names the recorded recodes; with the
+    # original it measures them itself (one row each, not two)
+    pub = anonset.publish(df, model, **kw)
+    alone = anonset.audit(pub).checks
+    recode = alone[alone["check"] == "recode"]
+    assert sorted(recode["attribute"]) == ["firstname -> gender", "firstname -> race"]
+    assert (recode["status"] == "risk").all()
+    both = anonset.audit(pub, df).checks
+    measured = both[both["check"] == "recode"]["attribute"]
+    assert len(measured) == 6 and measured.is_unique          # 3 columns x 2 sensitive
+    assert set(both.query("check == 'recode' and status == 'risk'")["attribute"]) == \
+        {"firstname -> race", "firstname -> gender"}
+    # a column that says nothing of race or gender: no finding
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        quiet = anonset.publish(df, model, sensitive=["race", "gender"], exact=["city"],
+                                other=["callback"], drop=["firstname", "serial"])
+    assert quiet.info["pass_through_risks"] == []
+    # the command line prints each finding once
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "race,gender", "--exact", "city", "--other",
+                 "firstname,callback", "--drop", "serial", "--l", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("WARNING: pass-through column 'firstname' predicts") == 2, err
+
+
+def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path):
+    """Bounded work on a census-sized file: the check reads the first
+    CHECK_ROWS rows (by global row, so every path reads the same) and says so."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    import anonset.passthrough as P
+    monkeypatch.setattr(P, "CHECK_ROWS", 300)
+    kw = dict(sensitive=["race", "gender"], other=["firstname"], drop=["serial", "callback",
+                                                                      "city"])
+    model = anonset.Diversity(2)
+
+    def paths(df):
+        df.to_csv(tmp_path / "r.csv", index=False)
+        return [lambda: anonset.publish(df, model, **kw),
+                lambda: publish_file(tmp_path / "r.csv", tmp_path / "o.parquet", model,
+                                     chunk_rows=170, **kw),
+                lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync")]
+
+    df = _resume_like(600)
+    df.loc[:299, "firstname"] = "same"                 # the recode only after row 300
+    for run in paths(df):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.PassThroughWarning)
+            assert run().info["pass_through_risks"] == []
+    for run in paths(_resume_like(600)):
+        with pytest.warns(anonset.PassThroughWarning, match=r"\(in the first 300 rows\)"):
+            assert len(run().info["pass_through_risks"]) == 2
+
+
+@pytest.mark.parametrize("method", ["lgb", "msa", "anatomy"])
+def test_partition_publishers_name_a_recoding_pass_through_column(method, tmp_path):
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    df = _resume_like()
+    with pytest.warns(anonset.PassThroughWarning, match="'firstname' predicts 'race'"):
+        if method == "lgb":
+            res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race"], other=["firstname"],
+                              drop=["serial", "callback", "gender"], k=4, l=2)
+            meta = res.metadata
+        elif method == "msa":
+            from anonset.msa import anonymize_msa
+            res = anonymize_msa(df, ["city"], ["race"], 4, 0.5, other=["firstname"],
+                                drop=["serial", "callback", "gender"])
+            meta = res.metadata
+        else:
+            from anonset.partition.baselines import anatomy
+            res = anatomy(df, qids=["city"], sensitive="race", l=2, other=["firstname"],
+                          drop=["serial", "callback", "gender"])
+            meta = res.info
+    assert {"check": "recode", "column": "firstname", "sensitive": "race",
+            "value": 1.0} in meta["pass_through_risks"]
+    if method != "anatomy":
+        out = tmp_path / "rel.parquet"
+        res.write(out)
+        rep = audit_partition(open_release(out)).report
+        assert "firstname -> race" in set(rep.checks.query("status == 'risk'")["attribute"])

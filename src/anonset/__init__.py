@@ -6,7 +6,7 @@ The public API, re-exported here:
 
 * schema:   :class:`Attribute`, :class:`Schema`, :class:`Hierarchy`,
             :class:`InferredDomainWarning`, :class:`SharedIdWarning`,
-            :class:`SuppressionWarning`
+            :class:`SuppressionWarning`, :class:`PassThroughWarning`
 * models:   :class:`Diversity`, :func:`EntropyDiversity`, :class:`Anonymity`,
             :class:`Closeness`, :class:`DiversityCloseness`
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
@@ -35,6 +35,7 @@ import sys as _sys
 
 from ._version import __version__
 from .hierarchy import Hierarchy
+from .passthrough import PassThroughWarning
 from .schema import (Attribute, InferredDomainWarning, Schema, SharedIdWarning,
                      SuppressionWarning)
 from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
@@ -66,6 +67,7 @@ __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy", "InferredDomainWarning",
     "SharedIdWarning",
     "SuppressionWarning",
+    "PassThroughWarning",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",

@@ -37,7 +37,8 @@ from ..partition.checks import check_partition
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import key_risks, order_risks, passthrough_risks, shared_id_risks
+from .risks import (key_risks, order_risks, passthrough_risks, recorded_recode_risks,
+                    shared_id_risks)
 from .stats import ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
@@ -121,6 +122,7 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
                 ids[c] = ValueSample(None)
                 ids[c].add(hash_cells(frame[c]))
         passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add)
+    recorded_recode_risks(meta, {}, rows.add)
 
 
 def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:

@@ -420,6 +420,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
     _risks.passthrough_risks(stats, rows.add)
+    _risks.recorded_recode_risks(table.info, stats.pairs, rows.add)
     _risks.exact_qid_risks(stats, table.info, rows.add, model=table.model)
     if att is not None:
         _risks.attack_risks(att, rows.add)
@@ -504,7 +505,12 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     if stats.passthrough:
         stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
     if codes is not None:
-        stats.add_original(codes, frame)
+        # codes_of lines the original up with the published rows where the
+        # shuffle is known; the pass-through cells must follow, or the
+        # recode check pairs each name with another row's race
+        moved = getattr(table, "source_rows", None)
+        stats.add_original(codes, frame.iloc[moved].reset_index(drop=True)
+                           if moved is not None else frame)
     rows = Rows()
     model_sections(table, stats, rows, opts)
     want_div, want_an = wants_classes(table)

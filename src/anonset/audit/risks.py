@@ -40,14 +40,12 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
-           "role_risks", "passthrough_risks", "exact_qid_risks", "shared_id_risks",
-           "attack_risks"]
+from ..passthrough import DETERMINES, IDENTIFIER_SHARE
 
-#: A pass-through column whose values single out at least this share of the rows.
-IDENTIFIER_SHARE = 0.5
-#: A pass-through column that removes at least this share of the guessing errors.
-DETERMINES = 0.9
+__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
+           "role_risks", "passthrough_risks", "recorded_recode_risks", "exact_qid_risks",
+           "shared_id_risks",
+           "attack_risks"]
 
 
 def key_risks(info, add, model=None) -> None:
@@ -163,6 +161,20 @@ def passthrough_risks(stats, add) -> None:
             f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
             f"{lam:.3f}{_sampled(s)}" +
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
+
+
+def recorded_recode_risks(info, measured, add) -> None:
+    """Recodes found at publishing (``info['pass_through_risks']``, on the
+    first rows) that this audit did not measure itself (it measures a recode
+    only with the original data): named, so that an audit of the release
+    alone shows them too."""
+    for f in info.get("pass_through_risks") or ():
+        if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured:
+            continue
+        col, sens, lam = f["column"], f["sensitive"], float(f["value"])
+        add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+            f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
+            f"made (its first 1,000,000 rows at most); it publishes {sens} nearly in the clear")
 
 
 def exact_qid_risks(stats, info, add, model=None) -> None:

@@ -16,6 +16,7 @@ from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stre
                        seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
+from ..passthrough import recorded, warn_findings
 from ..shared_ids import warn_shared_ids
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
@@ -97,6 +98,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # visits) under a persistent key get one set per value; drawn
     # independently, they intersect toward the person's true values
     shared = stats.shared_rows()
+    # pass-through columns that single rows out or recode a sensitive one
+    found = stats.passthrough.findings() if stats.passthrough is not None else []
     codes_like = _CodesFromCounts(counts)
     if opts.params is None:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
@@ -137,6 +140,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},
         "shared_ids": shared,
+        "pass_through_risks": recorded(found),
         "record_id": opts.record_id,
         "anonset": __version__,
     }
@@ -147,6 +151,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     others = {c: k for c, k in shared.items() if c != opts.record_id}
     if others:
         warn_shared_ids(others, record_id=opts.record_id)
+    warn_findings(found)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused

@@ -155,9 +155,31 @@ class Draft:
         checked against its domain before anything is published, so a lazy
         Dask graph and a file refuse bad values as early as memory does) and
         the identifiers (the persistent-mode record id among them), whose
-        values several rows may share."""
+        values several rows may share.  (The pass-through columns are read
+        apart, for their first rows only: :attr:`passthrough_columns`.)"""
         need = {c.name for c in self.published} | set(self.identifiers)
         return [c for c in self.columns if c in need]
+
+    @property
+    def passthrough(self) -> list:
+        """The pass-through columns (published unchanged)."""
+        return [c for c, cd in self.drafts.items() if cd.role == "other"]
+
+    @property
+    def passthrough_columns(self) -> list:
+        """What the pass-through check reads (:mod:`anonset.passthrough`:
+        a pass-through column that singles rows out or recodes a sensitive
+        one), of the first ``CHECK_ROWS`` rows: the pass-through and the
+        sensitive columns, or nothing when either is missing."""
+        if not self.passthrough or not self.sensitive:
+            return []
+        need = set(self.passthrough) | set(self.sensitive)
+        return [c for c in self.columns if c in need]
+
+    @property
+    def sensitive(self) -> list:
+        """The columns published as random sets."""
+        return [c for c, cd in self.drafts.items() if cd.role == "sensitive"]
 
     @property
     def identifiers(self) -> list:

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import validate as V
 from ..encode import encode_column
 from ..io.keys import checked_record_hashes
+from ..passthrough import PassThroughCheck
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
 from ..validate import InputError
@@ -52,6 +53,8 @@ class Stats:
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
             if count_shared else {}
         self.shared_counts: dict | None = None
+        self.passthrough = PassThroughCheck(d.passthrough, d.sensitive) \
+            if d.passthrough and d.sensitive else None
         self._declared = {}
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
@@ -98,6 +101,8 @@ class Stats:
                                                   text=d.text, column=rid, file=d.file))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
+        if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
+            self.passthrough.add(block, row0)    # in memory; files and Dask read them apart
         self.n += len(block)
         return self
 
@@ -122,6 +127,8 @@ class Stats:
         self.ids.extend(other.ids)
         for c, parts in self.shared.items():
             parts.extend(other.shared[c])
+        if self.passthrough is not None:
+            self.passthrough.merge(other.passthrough)
         return self
 
     def shared_rows(self) -> dict:

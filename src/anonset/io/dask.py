@@ -53,6 +53,12 @@ def _stats_task(part, d, row0):
         return e
 
 
+def _passthrough_task(part, d, row0):
+    """A partition's share of the pass-through check (its first rows only)."""
+    from ..passthrough import PassThroughCheck
+    return PassThroughCheck(d.passthrough, d.sensitive).add(part, row0)
+
+
 def _shared_counts(ddf, cols, compute_kw) -> dict:
     """Rows that share each identifier's value, counted on the workers (the
     value counts of the values' hashes, split across partitions), so that
@@ -231,6 +237,15 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
             raise s
         total.merge(s)
     total.shared_counts = _shared_counts(ddf, counted, compute_kw)
+    if d.passthrough_columns:
+        # the pass-through check reads the partitions that hold its first rows
+        from ..passthrough import CHECK_ROWS
+        first = [(p, row0) for p, row0 in zip(ddf[d.passthrough_columns].to_delayed(),
+                                               offsets[:-1]) if row0 < CHECK_ROWS]
+        for c in dask.compute(*[delayed(_passthrough_task)(p, d, row0) for p, row0 in first],
+                              **compute_kw):
+            total.passthrough.merge(c)
+        total.passthrough.seen = total.n
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,

@@ -97,6 +97,15 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
         stats.add(block, row0)
         if progress is not None:
             progress(len(block))
+    if d.passthrough_columns:
+        # the pass-through check reads its columns of the first rows only
+        from ..passthrough import CHECK_ROWS
+        for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows,
+                                       columns=d.passthrough_columns):
+            if row0 >= CHECK_ROWS:
+                break
+            stats.passthrough.add(block, row0)
+        stats.passthrough.seen = stats.n
     return engine.make_plan(d, stats), fin, 2
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
+from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 
@@ -42,6 +43,7 @@ class Prepared:
     l: int
     key: ReleaseKey = field(repr=False)
     shared_ids: dict = field(default_factory=dict)   # rows sharing an identifier's value
+    pass_through_risks: list = field(default_factory=list)   # anonset.passthrough findings
 
     @property
     def n(self) -> int:
@@ -116,9 +118,11 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
+    risks = check_passthrough(frame, [c for c in frame.columns if roles[c] == "other"],
+                              [sensitive])
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
-                    np.ascontiguousarray(sc), l, key, shared)
+                    np.ascontiguousarray(sc), l, key, shared, risks)
 
 
 def keyed_ids(key: bytes, n: int, purpose: str) -> np.ndarray:

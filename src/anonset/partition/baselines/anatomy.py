@@ -158,7 +158,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                        "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
     info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            "shared_ids": p.shared_ids,
+            "shared_ids": p.shared_ids, "pass_through_risks": p.pass_through_risks,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

@@ -97,6 +97,6 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
     info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            "shared_ids": p.shared_ids}
+            "shared_ids": p.shared_ids, "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

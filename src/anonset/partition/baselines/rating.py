@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..keyed import ReleaseKey
+from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ._common import eligible_l, keyed_ids
@@ -227,7 +228,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     key = rkey.key
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},
-            "shared_ids": shared_without_key(frame, list(identifiers))}
+            "shared_ids": shared_without_key(frame, list(identifiers)),
+            "pass_through_risks": check_passthrough(frame, list(other), attrs)}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)

@@ -153,6 +153,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     table, _ = generalized_table(p, group, glo, ghi, "tp")
     info = {"method": "tp", "l": p.l, "groups": int(n_groups), "exact_groups": int(kept.size),
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
-            int(p.n - rest.size), **p.key.metadata(), "shared_ids": p.shared_ids}
+            int(p.n - rest.size), **p.key.metadata(), "shared_ids": p.shared_ids,
+            "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
                             glo, ghi, p.qcodes, p.scodes)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ...hierarchy import Hierarchy
 from ...schema import SuppressionWarning, _outside_stacklevel
+from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
@@ -268,6 +269,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "identifiers": idents,
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
             "shared_ids": shared_without_key(frame, idents),       # after every refusal
+            "pass_through_risks": check_passthrough(
+                frame, [c for c in frame.columns if roles[c] == "other"], semi + sens),
             "suppressed": _warn_suppressed(attrs, suppressed)}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,

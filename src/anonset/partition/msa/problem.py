@@ -17,6 +17,7 @@ import pandas as pd
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
 from ...shared_ids import shared_without_key
+from ...passthrough import check_passthrough
 from ...validate import InputError, check_int, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -104,6 +105,8 @@ class MSAProblem:
         #: rows that share an identifier's value (one person's rows?), counted
         self.shared_ids = shared_without_key(data, [c for c in data.columns
                                                     if roles[c] == "identifiers"])
+        #: pass-through columns that single rows out or recode a sensitive one
+        self.pass_through_risks = check_passthrough(data, self.other, sa)
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
@@ -457,7 +460,8 @@ class MSAProblem:
         return {"pass_through": list(self.other),
                 "identifiers": [c for c, r in self.roles.items() if r == "identifiers"],
                 "dropped": [c for c, r in self.roles.items() if r == "drop"],
-                "shared_ids": self.shared_ids}
+                "shared_ids": self.shared_ids,
+                "pass_through_risks": self.pass_through_risks}
 
 
 def _as_frame(data) -> pd.DataFrame:

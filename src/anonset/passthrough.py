@@ -1,0 +1,312 @@
+"""Pass-through columns: what they publish beside the privacy model.
+
+A pass-through column (role ``other``, ``--other``) is published unchanged,
+so the model protects nothing in it.  Two ways it can still publish what the
+model protects are measured here, the same way by the audit and, as a
+warning, by every publisher at publishing time:
+
+* a **likely identifier**: at least ``IDENTIFIER_SHARE`` of the rows hold a
+  value no other row has (a name, an ID, an exact timestamp), which singles
+  those rows out;
+* a **recode** of a sensitive column: predicting each row's sensitive value
+  from the other rows with the same pass-through value removes at least
+  ``DETERMINES`` of the errors of guessing the most common value (Goodman
+  and Kruskal's lambda; a resume study's first names were chosen to signal
+  race: lambda 1).
+
+Both are counts over distinct values, kept by distinct sampling (Gibbons,
+VLDB 2001) in :class:`ValueSample`: exact counts of the values whose hash
+falls below a threshold that halves whenever more than ``budget`` values are
+held, so memory is bounded and every share is estimated without bias over
+the sampled values.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "DEFAULT_BUDGET", "ValueSample", "hash_values",
+           "hash_cells", "PassThroughWarning", "PassThroughCheck", "check_passthrough"]
+
+#: A pass-through column whose values single out at least this share of the rows.
+IDENTIFIER_SHARE = 0.5
+#: A pass-through column that removes at least this share of the guessing errors.
+DETERMINES = 0.9
+
+#: Distinct (value, sensitive value) pairs a ValueSample holds at most (~40 MB).
+DEFAULT_BUDGET = 1 << 20
+_H = 48                                 # bits of a value's hash kept in a key
+_SUB = np.uint64(64 - _H)               # low bits: the sensitive code (< 65536)
+
+
+def hash_values(col: pd.Series) -> np.ndarray:
+    """A 64-bit hash of every cell (equal cells, equal hashes, in any chunk)."""
+    return pd.util.hash_pandas_object(col.reset_index(drop=True), index=False) \
+        .to_numpy(dtype=np.uint64)
+
+
+def hash_cells(col: pd.Series) -> np.ndarray:
+    """:func:`hash_values`, also for cells that hold arrays or lists (a set
+    column stored as lists): equal cells, equal hashes, within one file."""
+    try:
+        return hash_values(col)
+    except TypeError:
+        return hash_values(col.map(lambda v: repr(v.tolist() if hasattr(v, "tolist") else v)))
+
+
+def row_hash(parts: dict) -> np.ndarray:
+    """One hash per row of several per-row 64-bit words: equal tuples, equal
+    hashes."""
+    return pd.util.hash_pandas_object(
+        pd.DataFrame({k: np.asarray(v, dtype=np.uint64).view(np.int64)
+                      for k, v in parts.items()}), index=False).to_numpy(dtype=np.uint64)
+
+
+def mask_hashes(masks) -> np.ndarray:
+    """A 64-bit hash of every row of a (rows, words) mask array."""
+    m = np.asarray(masks)
+    return row_hash({k: m[:, k] for k in range(m.shape[1])})
+
+
+class ValueSample:
+    """Counts of (value, sub-value) pairs over the values of a column whose
+    48-bit hash lies below ``2**48 / 2**level``; ``level`` rises whenever
+    more than ``budget`` pairs are held (``budget=None``: exact, never).
+
+    Examples
+    --------
+    >>> s = ValueSample()
+    >>> s.add(hash_values(pd.Series(["a", "b", "a", "c"])))
+    >>> s.singleton_share()
+    0.5
+    """
+
+    def __init__(self, budget: int | None = DEFAULT_BUDGET):
+        self.budget = budget
+        self.level = 0
+        self.keys = np.empty(0, dtype=np.uint64)
+        self.counts = np.empty(0, dtype=np.int64)
+        self.rows = 0
+
+    @property
+    def fraction(self) -> float:
+        """Share of the distinct values that are sampled."""
+        return 2.0 ** -self.level
+
+    def _limit(self) -> np.uint64:
+        return np.uint64((1 << _H) >> self.level)
+
+    def add(self, hashes: np.ndarray, sub: np.ndarray | None = None) -> None:
+        h = np.asarray(hashes, dtype=np.uint64) >> _SUB
+        self.rows += h.size
+        keep = h < self._limit()
+        key = h[keep] << _SUB
+        if sub is not None:
+            key |= np.asarray(sub, dtype=np.uint64)[keep]
+        u, c = np.unique(key, return_counts=True)
+        self._absorb(u, c.astype(np.int64))
+
+    def merge(self, other: "ValueSample") -> None:
+        self.rows += other.rows
+        self.level = max(self.level, other.level)
+        self._absorb(other.keys, other.counts)
+
+    def _absorb(self, u, c) -> None:
+        keys = np.concatenate([self.keys, u])
+        counts = np.concatenate([self.counts, c])
+        keys, inv = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inv.ravel(), weights=counts, minlength=keys.size).astype(np.int64)
+        while True:
+            keep = (keys >> _SUB) < self._limit()
+            keys, counts = keys[keep], counts[keep]
+            if self.budget is None or keys.size <= self.budget:
+                break
+            self.level += 1
+        self.keys, self.counts = keys, counts
+
+    def value_totals(self) -> np.ndarray:
+        """Rows of each sampled value (sub-values added up)."""
+        _, inv = np.unique(self.keys >> _SUB, return_inverse=True)
+        return np.bincount(inv.ravel(), weights=self.counts).astype(np.int64) \
+            if self.keys.size else np.empty(0, dtype=np.int64)
+
+    def singleton_share(self) -> float:
+        """Share of the rows whose value no other row has (NaN with no row)."""
+        tot = self.value_totals()
+        return float((tot == 1).sum() / tot.sum()) if tot.sum() else float("nan")
+
+    def determination(self) -> tuple:
+        """(lambda, accuracy, prior accuracy) of predicting the sub-value
+        (a sensitive code) from the value, leave one out.
+
+        A row is predicted by the most common sensitive value among the OTHER
+        rows with its pass-through value (ties count half; a value seen once
+        falls back to the most common sensitive value overall), so a column
+        with a new value per row predicts nothing.  lambda = (accuracy -
+        prior) / (1 - prior) (Goodman and Kruskal's lambda) is the share of
+        the prior's errors the column removes: 1 for a one-to-one recode,
+        about 0 for an unrelated column.
+        """
+        if not self.keys.size:
+            return float("nan"), float("nan"), float("nan")
+        val = self.keys >> _SUB
+        sub = (self.keys & np.uint64((1 << (64 - _H)) - 1)).astype(np.int64)
+        c = self.counts
+        n = c.sum()
+        marg = np.bincount(sub, weights=c)
+        mode = int(np.argmax(marg))
+        prior = float(marg[mode] / n)
+        _, g = np.unique(val, return_inverse=True)       # keys are sorted: groups contiguous
+        g = g.ravel()
+        ng = int(g.max()) + 1
+        size = np.bincount(g, weights=c, minlength=ng)
+        # per group: the count of its leading entry (the first at the top count)
+        # and the largest count among its other entries
+        top = np.zeros(ng, dtype=np.int64)
+        np.maximum.at(top, g, c)
+        at_top = np.flatnonzero(c == top[g])
+        first = np.full(ng, c.size, dtype=np.int64)
+        np.minimum.at(first, g[at_top], at_top)
+        lead = np.arange(c.size) == first[g]
+        second = np.zeros(ng, dtype=np.int64)
+        np.maximum.at(second, g[~lead], c[~lead])
+        lone = size[g] == 1
+        loo = c - 1                                        # the leader's count without the row
+        credit = np.where(lead & (loo > second[g]), 1.0,
+                          np.where(lead & (loo == second[g]) & (loo > 0), 0.5, 0.0))
+        credit = np.where(lone, (sub == mode).astype(float), credit)
+        acc = float((credit * c).sum() / n)
+        lam = 0.0 if prior >= 1.0 else (acc - prior) / (1.0 - prior)
+        return lam, acc, prior
+
+
+
+
+# ------------------------------------------------------------- at publishing
+#: Rows a publishing-time check reads: the table's first ones (the audit with
+#: the original data reads them all).
+CHECK_ROWS = 1_000_000
+#: Distinct values a publishing-time sample holds at most (about 1 MB).
+CHECK_BUDGET = 1 << 16
+
+
+class PassThroughWarning(UserWarning):
+    """A column passed through unchanged publishes what the model protects.
+
+    Either it singles rows out (at least half of them hold a value no other
+    row has: a name, an ID, an exact time), or it predicts a sensitive
+    column (Goodman and Kruskal's lambda >= 0.9 over the other rows with the
+    same value: first names chosen to signal race, a code of the diagnosis).
+    Drop the column, name it an identifier, or publish it as sensitive.  The
+    audit with the original data reports the same as a risk.
+    """
+
+
+class PassThroughCheck:
+    """The two measures of every pass-through column, gathered block by
+    block at publishing time (mergeable, as the engine's statistics are).
+
+    The sensitive values are not encoded yet (their domain may be read off
+    the whole table), so a 16-bit hash of each stands for it: equal values,
+    equal hashes; two values that share a hash (for a column of d values,
+    with probability about d^2 / 2^17) count as one, which can make a column
+    look more predictive than it is.  A warning is a prompt to look: the
+    audit with the original data measures on the codes.  Only the first
+    ``CHECK_ROWS`` rows (by global row index, on every path) are read.
+    """
+
+    def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str], *,
+                 budget: int | None = CHECK_BUDGET, rows: int | None = None):
+        passthrough, sensitive = list(passthrough), list(sensitive)
+        self.ids = {c: ValueSample(budget) for c in passthrough}
+        self.pairs = {(c, s): ValueSample(budget) for c in passthrough for s in sensitive}
+        self.sensitive = sensitive
+        self.rows = CHECK_ROWS if rows is None else rows
+        self.seen = 0            # rows of the table (a bound: the largest row + 1)
+
+    def add(self, block: pd.DataFrame, row0: int) -> "PassThroughCheck":
+        self.seen = max(self.seen, row0 + len(block))
+        take = min(len(block), self.rows - row0)
+        if take <= 0 or not self.ids:
+            return self
+        part = block.iloc[:take]
+        sub = {s: hash_cells(part[s]) & np.uint64(0xFFFF) for s in self.sensitive}
+        for c, vs in self.ids.items():
+            h = hash_cells(part[c])
+            vs.add(h)
+            for s in self.sensitive:
+                self.pairs[(c, s)].add(h, sub[s])
+        return self
+
+    def merge(self, other: "PassThroughCheck") -> "PassThroughCheck":
+        self.seen = max(self.seen, other.seen)
+        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
+            for k, v in theirs.items():
+                mine[k].merge(v)
+        return self
+
+    def findings(self) -> list:
+        """One finding per likely identifier and per recode: ``{'check':
+        'identifier' or 'recode', 'column', 'sensitive' (None for an
+        identifier), 'value' (the share or lambda), 'message'}``."""
+        out = []
+        where = f" (in the first {self.rows:,} rows)" if self.seen > self.rows else ""
+        for c, s in self.ids.items():
+            share = s.singleton_share()
+            if share == share and share >= IDENTIFIER_SHARE:
+                out.append({"check": "identifier", "column": c, "sensitive": None,
+                            "value": round(share, 4), "message":
+                            f"pass-through column {c!r}: {share:.1%} of the rows hold a value no "
+                            f"other row has{where}{_sampled(s)}: published unchanged, it singles "
+                            "those rows out (a likely identifier); name it an identifier or drop "
+                            "it"})
+        for (c, sens), s in self.pairs.items():
+            lam, acc, prior = s.determination()
+            if lam == lam and lam >= DETERMINES:
+                out.append({"check": "recode", "column": c, "sensitive": sens,
+                            "value": round(lam, 4), "message":
+                            f"pass-through column {c!r} predicts {sens!r} for {acc:.1%} of the "
+                            f"rows from the other rows with the same value (the most common value "
+                            f"alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: "
+                            f"published unchanged, it publishes {sens!r} nearly in the clear; "
+                            "drop it, or publish it as sensitive"})
+        return out
+
+    def warn(self) -> list:
+        """Warn (:class:`PassThroughWarning`) once per finding, pointing at
+        the first caller outside anonset; returns the findings as the
+        release's metadata records them (``pass_through_risks``: the
+        findings without their messages)."""
+        return warn_findings(self.findings())
+
+
+def recorded(found: list) -> list:
+    """Findings as the metadata records them (without their messages)."""
+    return [{k: v for k, v in f.items() if k != "message"} for f in found]
+
+
+def warn_findings(found: list) -> list:
+    """Warn (:class:`PassThroughWarning`) once per finding; returns
+    :func:`recorded` of them."""
+    from .schema import _outside_stacklevel
+    for f in found:
+        warnings.warn(f["message"], PassThroughWarning, stacklevel=_outside_stacklevel())
+    return recorded(found)
+
+
+def _sampled(s: ValueSample) -> str:
+    return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
+
+
+def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
+                      sensitive: Iterable[str]) -> list:
+    """The publishing-time check of a table in memory (the partition
+    publishers): warns once per finding and returns them (as
+    :meth:`PassThroughCheck.warn`)."""
+    passthrough, sensitive = list(passthrough), list(sensitive)
+    if not passthrough or not sensitive or len(frame) == 0:
+        return []
+    return PassThroughCheck(passthrough, sensitive).add(frame.reset_index(drop=True), 0).warn()
