@@ -911,3 +911,28 @@ def test_partition_publishers_name_a_recoding_pass_through_column(method, tmp_pa
         res.write(out)
         rep = audit_partition(open_release(out)).report
         assert "firstname -> race" in set(rep.checks.query("status == 'risk'")["attribute"])
+
+
+def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
+    """Paper 004 keeps QIDs exact; one that is a code of the sensitive
+    column (a code beside its label, Adult's education-num beside
+    education) publishes it beside its sets.  Publishing (set tables and
+    semantic diversity) warns and records it; the audit with the original
+    measures exact QIDs as it measures pass-through columns."""
+    rng = np.random.default_rng(4)
+    jobs = list("abcdef")
+    df = pd.DataFrame({"job": rng.choice(jobs, 900), "age": rng.integers(20, 70, 900)})
+    df["jobcode"] = df["job"].map({v: 100 + i for i, v in enumerate(jobs)})
+    with pytest.warns(anonset.PassThroughWarning,
+                      match=r"exact column 'jobcode' predicts 'job'.*published exactly"):
+        pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"],
+                              exact=["jobcode", "age"], domains={"job": jobs})
+    assert pub.info["pass_through_risks"] == [
+        {"check": "recode", "column": "jobcode", "sensitive": "job", "value": 1.0}]
+    checks = anonset.audit(pub, df).checks.set_index(["check", "attribute"])
+    assert checks.loc[("recode", "jobcode -> job"), "status"] == "risk"
+    assert checks.loc[("recode", "age -> job"), "status"] == "pass"
+    with pytest.warns(anonset.PassThroughWarning, match="exact column 'jobcode'"):
+        sem = anonset.semantic.semantic_publish(df, "job", 2, 1, qids=["jobcode", "age"],
+                                                domain=jobs)
+    assert sem.info["pass_through_risks"][0]["column"] == "jobcode"

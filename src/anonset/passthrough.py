@@ -218,11 +218,16 @@ class PassThroughCheck:
     ``CHECK_ROWS`` rows (by global row index, on every path) are read.
     """
 
-    def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str], *,
-                 budget: int | None = CHECK_BUDGET, rows: int | None = None):
-        passthrough, sensitive = list(passthrough), list(sensitive)
+    def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str],
+                 exact: Iterable[str] = (), *, budget: int | None = CHECK_BUDGET,
+                 rows: int | None = None):
+        passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
         self.ids = {c: ValueSample(budget) for c in passthrough}
-        self.pairs = {(c, s): ValueSample(budget) for c in passthrough for s in sensitive}
+        # an exact QID (paper 004) is published as it is too: it may recode a
+        # sensitive column (a code beside its label); singling rows out is
+        # what a QID does, so it has no identifier check
+        self.exact = exact
+        self.pairs = {(c, s): ValueSample(budget) for c in passthrough + exact for s in sensitive}
         self.sensitive = sensitive
         self.rows = CHECK_ROWS if rows is None else rows
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
@@ -230,13 +235,14 @@ class PassThroughCheck:
     def add(self, block: pd.DataFrame, row0: int) -> "PassThroughCheck":
         self.seen = max(self.seen, row0 + len(block))
         take = min(len(block), self.rows - row0)
-        if take <= 0 or not self.ids:
+        if take <= 0 or not self.pairs:
             return self
         part = block.iloc[:take]
         sub = {s: hash_cells(part[s]) & np.uint64(0xFFFF) for s in self.sensitive}
-        for c, vs in self.ids.items():
+        for c in list(self.ids) + self.exact:
             h = hash_cells(part[c])
-            vs.add(h)
+            if c in self.ids:
+                self.ids[c].add(h)
             for s in self.sensitive:
                 self.pairs[(c, s)].add(h, sub[s])
         return self
@@ -266,13 +272,16 @@ class PassThroughCheck:
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
             if lam == lam and lam >= DETERMINES:
+                exact = c in self.exact
                 out.append({"check": "recode", "column": c, "sensitive": sens,
                             "value": round(lam, 4), "message":
-                            f"pass-through column {c!r} predicts {sens!r} for {acc:.1%} of the "
-                            f"rows from the other rows with the same value (the most common value "
-                            f"alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: "
-                            f"published unchanged, it publishes {sens!r} nearly in the clear; "
-                            "drop it, or publish it as sensitive"})
+                            f"{'exact' if exact else 'pass-through'} column {c!r} predicts "
+                            f"{sens!r} for {acc:.1%} of the rows from the other rows with the same "
+                            f"value (the most common value alone: {prior:.1%}; lambda "
+                            f"{lam:.2f}){where}{_sampled(s)}: published "
+                            f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
+                            "in the clear; " + ("publish it as sensitive too, or drop it" if exact
+                                                else "drop it, or publish it as sensitive")})
         return out
 
     def warn(self) -> list:
@@ -302,11 +311,12 @@ def _sampled(s: ValueSample) -> str:
 
 
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
-                      sensitive: Iterable[str]) -> list:
+                      sensitive: Iterable[str], exact: Iterable[str] = ()) -> list:
     """The publishing-time check of a table in memory (the partition
-    publishers): warns once per finding and returns them (as
-    :meth:`PassThroughCheck.warn`)."""
-    passthrough, sensitive = list(passthrough), list(sensitive)
-    if not passthrough or not sensitive or len(frame) == 0:
+    publishers, semantic diversity's exact QIDs): warns once per finding and
+    returns them (as :meth:`PassThroughCheck.warn`)."""
+    passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
+    if not (passthrough or exact) or not sensitive or len(frame) == 0:
         return []
-    return PassThroughCheck(passthrough, sensitive).add(frame.reset_index(drop=True), 0).warn()
+    return PassThroughCheck(passthrough, sensitive, exact).add(frame.reset_index(drop=True),
+                                                               0).warn()

@@ -242,9 +242,12 @@ class Options:
         return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin)
 
     def pairs(self, table, columns) -> list:
-        """(pass-through column, sensitive attribute) pairs the original allows."""
+        """(column published as it is, sensitive attribute) pairs the
+        original allows: pass-through columns and exact QIDs (paper 004),
+        either of which may recode a sensitive column."""
         sens = [n for n in table.names if not table.params[n].exact]
-        return [(c, s) for c in self.passthrough if c in set(columns) for s in sens]
+        exact = [n for n in table.names if table.params[n].exact]
+        return [(c, s) for c in [*self.passthrough, *exact] if c in set(columns) for s in sens]
 
 
 # ------------------------------------------------------------- sections

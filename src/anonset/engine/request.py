@@ -168,13 +168,20 @@ class Draft:
     @property
     def passthrough_columns(self) -> list:
         """What the pass-through check reads (:mod:`anonset.passthrough`:
-        a pass-through column that singles rows out or recodes a sensitive
-        one), of the first ``CHECK_ROWS`` rows: the pass-through and the
-        sensitive columns, or nothing when either is missing."""
-        if not self.passthrough or not self.sensitive:
+        a pass-through column that singles rows out, a pass-through column
+        or exact QID that recodes a sensitive one), of the first
+        ``CHECK_ROWS`` rows: the pass-through, exact and sensitive columns,
+        or nothing without a sensitive column or a column published as it
+        is."""
+        if not (self.passthrough or self.exact) or not self.sensitive:
             return []
-        need = set(self.passthrough) | set(self.sensitive)
+        need = set(self.passthrough) | set(self.exact) | set(self.sensitive)
         return [c for c in self.columns if c in need]
+
+    @property
+    def exact(self) -> list:
+        """The exact QIDs (paper 004: published as they are)."""
+        return [c for c, cd in self.drafts.items() if cd.role == "exact"]
 
     @property
     def sensitive(self) -> list:

@@ -53,8 +53,8 @@ class Stats:
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
             if count_shared else {}
         self.shared_counts: dict | None = None
-        self.passthrough = PassThroughCheck(d.passthrough, d.sensitive) \
-            if d.passthrough and d.sensitive else None
+        self.passthrough = PassThroughCheck(d.passthrough, d.sensitive, d.exact) \
+            if d.passthrough_columns else None
         self._declared = {}
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):

@@ -404,11 +404,15 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
+    from ..passthrough import check_passthrough
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers)
+    # an exact QID that recodes the sensitive column publishes it
+    recodes = check_passthrough(frame, [], [sensitive], list(qids))
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
-            "missing": {"policy": "error"}, "shared_ids": shared, "anonset": __version__}
+            "missing": {"policy": "error"}, "shared_ids": shared,
+            "pass_through_risks": recodes, "anonset": __version__}
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
     if keep_order:
         return table
