@@ -836,7 +836,7 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_pa
     assert (recode["status"] == "risk").all()
     both = anonset.audit(pub, df).checks
     measured = both[both["check"] == "recode"]["attribute"]
-    assert len(measured) == 6 and measured.is_unique          # 3 columns x 2 sensitive
+    assert len(measured) == 8 and measured.is_unique      # (3 pass-through + 1 exact) x 2
     assert set(both.query("check == 'recode' and status == 'risk'")["attribute"]) == \
         {"firstname -> race", "firstname -> gender"}
     # a column that says nothing of race or gender: no finding
