@@ -936,3 +936,12 @@ def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
         sem = anonset.semantic.semantic_publish(df, "job", 2, 1, qids=["jobcode", "age"],
                                                 domain=jobs)
     assert sem.info["pass_through_risks"][0]["column"] == "jobcode"
+    # Anatomy publishes its QIDs as they are too (Mondrian and TP generalize)
+    from anonset.partition.baselines import anatomy, mondrian
+    with pytest.warns(anonset.PassThroughWarning, match="exact column 'jobcode'"):
+        rel = anatomy(df, qids=["jobcode", "age"], sensitive="job", l=2)
+    assert rel.info["pass_through_risks"][0]["column"] == "jobcode"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        assert mondrian(df, qids=["jobcode", "age"], sensitive="job", l=2) \
+            .info["pass_through_risks"] == []

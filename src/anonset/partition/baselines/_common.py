@@ -80,8 +80,11 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             identifiers: Sequence[str] = (), drop: Sequence[str] = (),
             domains: Mapping[str, Sequence] | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
-            need_eligible: bool = True) -> Prepared:
-    """Check roles, encode, check l-eligibility, make the key."""
+            need_eligible: bool = True, exact_qids: bool = False) -> Prepared:
+    """Check roles, encode, check l-eligibility, make the key.
+    ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
+    they are checked for recodes of the sensitive column as pass-through
+    columns are (:mod:`anonset.passthrough`)."""
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"got a {type(data).__name__}", param="data",
                          expected="a pandas DataFrame")
@@ -119,7 +122,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
     risks = check_passthrough(frame, [c for c in frame.columns if roles[c] == "other"],
-                              [sensitive])
+                              [sensitive], list(qids) if exact_qids else [])
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared, risks)

@@ -127,7 +127,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                need_eligible=classes is None)
+                need_eligible=classes is None, exact_qids=True)
     sdom = p.domains[sensitive]
     d = len(sdom)
     if classes is None:
