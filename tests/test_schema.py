@@ -36,7 +36,8 @@ def test_inferred_domain_warning():
     import warnings
     from anonset import InferredDomainWarning
     df = pd.DataFrame({"a": ["x", "y"], "b": [1, 2]})
-    with pytest.warns(InferredDomainWarning, match="'a' were read off the data") as rec:
+    with pytest.warns(InferredDomainWarning, match="the domain of 'a' was read off the data") \
+            as rec:
         Schema.infer(df, sensitive=["a"], exact=["b"], warn_inferred=True)
     assert "'b'" not in str(rec[0].message)      # exact: published as it is
     assert rec[0].filename == __file__           # points at the caller, not at anonset

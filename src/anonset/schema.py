@@ -92,8 +92,10 @@ def warn_inferred_domains(attributes: Iterable["Attribute"]) -> list[str]:
     warned about."""
     names = [a.name for a in attributes if a.inferred and a.role == "sensitive"]
     if names:
-        warnings.warn(f"the domains of {', '.join(map(repr, names))} were read off the data, "
-                      "which reveals which values occur; declare them where that matters "
+        which = (f"the domain of {names[0]!r} was" if len(names) == 1 else
+                 f"the domains of {', '.join(map(repr, names))} were")
+        warnings.warn(f"{which} read off the data, which reveals which values occur; declare "
+                      f"{'it' if len(names) == 1 else 'them'} where that matters "
                       "(domains=, bins=, hierarchies=; --domain, --bins, --hierarchy)",
                       InferredDomainWarning, stacklevel=_outside_stacklevel())
     return names
