@@ -84,18 +84,25 @@ class SuppressionWarning(UserWarning):
     """
 
 
-def warn_inferred_domains(attributes: Iterable["Attribute"]) -> list[str]:
+def warn_inferred_domains(attributes: Iterable["Attribute"],
+                          lone: Mapping[str, int] | None = None) -> list[str]:
     """Warn (:class:`InferredDomainWarning`) naming the sensitive columns
     among ``attributes`` whose domains were read off the data; exact QIDs
-    are published as they are, so their domains reveal nothing more.  The
+    are published as they are, so their domains reveal nothing more.
+    ``lone``: per column, how many of its values one row alone holds (each
+    a person's value that the domain publishes; named in the warning).  The
     warning points at the first caller outside anonset.  Returns the names
     warned about."""
-    names = [a.name for a in attributes if a.inferred and a.role == "sensitive"]
+    attrs = [a for a in attributes if a.inferred and a.role == "sensitive"]
+    names = [a.name for a in attrs]
     if names:
         which = (f"the domain of {names[0]!r} was" if len(names) == 1 else
                  f"the domains of {', '.join(map(repr, names))} were")
-        warnings.warn(f"{which} read off the data, which reveals which values occur; declare "
-                      f"{'it' if len(names) == 1 else 'them'} where that matters "
+        held = [f"{lone[a.name]:,} of the {a.d:,} of {a.name!r}" for a in attrs
+                if (lone or {}).get(a.name)]
+        once = f" (it lists values that one row alone holds: {', '.join(held)})" if held else ""
+        warnings.warn(f"{which} read off the data, which reveals which values occur{once}; "
+                      f"declare {'it' if len(names) == 1 else 'them'} where that matters "
                       "(domains=, bins=, hierarchies=; --domain, --bins, --hierarchy)",
                       InferredDomainWarning, stacklevel=_outside_stacklevel())
     return names

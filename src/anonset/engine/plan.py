@@ -146,7 +146,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
     # and the command line prints the warnings as lines of their own
-    warn_inferred_domains(published)
+    warn_inferred_domains(published, {c: sum(1 for k in seen.values() if k == 1)
+                                      for c, seen in stats.seen.items()})
     # (under a persistent key, the record id's own rows are one record's)
     others = {c: k for c, k in shared.items() if c != opts.record_id}
     if others:
