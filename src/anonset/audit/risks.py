@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 
-from ..passthrough import DETERMINES, IDENTIFIER_SHARE
+from ..passthrough import CHECK_ROWS, DETERMINES, IDENTIFIER_SHARE
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "recorded_recode_risks", "exact_qid_risks",
@@ -174,7 +174,8 @@ def recorded_recode_risks(info, measured, add) -> None:
         col, sens, lam = f["column"], f["sensitive"], float(f["value"])
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
-            f"made (its first 1,000,000 rows at most); it publishes {sens} nearly in the clear")
+            f"made (its first {CHECK_ROWS:,} rows at most); it publishes {sens} nearly in the "
+            "clear")
 
 
 def exact_qid_risks(stats, info, add, model=None) -> None:
