@@ -183,8 +183,6 @@ class ValueSample:
         return lam, acc, prior
 
 
-
-
 # ------------------------------------------------------------- at publishing
 #: Rows a publishing-time check reads: the table's first ones (the audit with
 #: the original data reads them all).  Enough to measure a lambda or a share
@@ -197,14 +195,15 @@ CHECK_BUDGET = 1 << 16
 
 
 class PassThroughWarning(UserWarning):
-    """A column passed through unchanged publishes what the model protects.
+    """A column published as it is publishes what the model protects.
 
-    Either it singles rows out (at least half of them hold a value no other
-    row has: a name, an ID, an exact time), or it predicts a sensitive
-    column (Goodman and Kruskal's lambda >= 0.9 over the other rows with the
-    same value: first names chosen to signal race, a code of the diagnosis).
-    Drop the column, name it an identifier, or publish it as sensitive.  The
-    audit with the original data reports the same as a risk.
+    A pass-through column either singles rows out (at least half of them
+    hold a value no other row has: a name, an ID, an exact time), or it
+    predicts a sensitive column (Goodman and Kruskal's lambda >= 0.9 over
+    the other rows with the same value: first names chosen to signal race,
+    a code of the diagnosis); an exact QID may predict one too.  Drop the
+    column, name it an identifier, or publish it as sensitive.  The audit
+    with the original data reports the same as a risk.
     """
 
 

@@ -287,7 +287,8 @@ def _warn_suppressed(attrs, suppressed: np.ndarray) -> dict:
         cells = ", ".join(f"{a} {c:,}" for a, c in out.items())
         warnings.warn(f"cells published as '*' to make them l-eligible ({cells}): a '*' tells "
                       "that the value is one held too often, and where one value dominates "
-                      "the column, that value (accepted by suppress=True; --suppress; the audit names it)",
+                      "the column, that value (accepted by suppress=True; --suppress; the audit "
+                      "names it)",
                       SuppressionWarning, stacklevel=_outside_stacklevel())
     return out
 
