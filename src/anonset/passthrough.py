@@ -57,20 +57,6 @@ def hash_cells(col: pd.Series) -> np.ndarray:
         return hash_values(col.map(lambda v: repr(v.tolist() if hasattr(v, "tolist") else v)))
 
 
-def row_hash(parts: dict) -> np.ndarray:
-    """One hash per row of several per-row 64-bit words: equal tuples, equal
-    hashes."""
-    return pd.util.hash_pandas_object(
-        pd.DataFrame({k: np.asarray(v, dtype=np.uint64).view(np.int64)
-                      for k, v in parts.items()}), index=False).to_numpy(dtype=np.uint64)
-
-
-def mask_hashes(masks) -> np.ndarray:
-    """A 64-bit hash of every row of a (rows, words) mask array."""
-    m = np.asarray(masks)
-    return row_hash({k: m[:, k] for k in range(m.shape[1])})
-
-
 class ValueSample:
     """Counts of (value, sub-value) pairs over the values of a column whose
     48-bit hash lies below ``2**48 / 2**level``; ``level`` rises whenever

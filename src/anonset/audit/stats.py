@@ -22,11 +22,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..passthrough import (DEFAULT_BUDGET, ValueSample, hash_cells, hash_values,  # noqa: F401
-                           mask_hashes, row_hash)
+from ..passthrough import DEFAULT_BUDGET, ValueSample, hash_cells, hash_values  # noqa: F401
 from .masks import row_sizes, stray_rows, value_counts
 
 __all__ = ["ValueSample", "AuditStats", "hash_values", "DEFAULT_BUDGET"]
+
+
+def row_hash(parts: dict) -> np.ndarray:
+    """One hash per row of several per-row 64-bit words: equal tuples, equal
+    hashes."""
+    return pd.util.hash_pandas_object(
+        pd.DataFrame({k: np.asarray(v, dtype=np.uint64).view(np.int64)
+                      for k, v in parts.items()}), index=False).to_numpy(dtype=np.uint64)
+
+
+def mask_hashes(masks) -> np.ndarray:
+    """A 64-bit hash of every row of a (rows, words) mask array."""
+    m = np.asarray(masks)
+    return row_hash({k: m[:, k] for k in range(m.shape[1])})
 
 
 class AuditStats:

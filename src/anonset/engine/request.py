@@ -157,13 +157,19 @@ class Draft:
         the identifiers (the persistent-mode record id among them), whose
         values several rows may share.  (The pass-through columns are read
         apart, for their first rows only: :attr:`passthrough_columns`.)"""
-        need = {c.name for c in self.published} | set(self.identifiers)
-        return [c for c in self.columns if c in need]
+        return self._in_order({c.name for c in self.published} | set(self.identifiers))
+
+    def _in_order(self, names: set) -> list:
+        """``names`` in the table's column order."""
+        return [c for c in self.columns if c in names]
+
+    def _with_role(self, role: str) -> list:
+        return [c for c, cd in self.drafts.items() if cd.role == role]
 
     @property
     def passthrough(self) -> list:
         """The pass-through columns (published unchanged)."""
-        return [c for c, cd in self.drafts.items() if cd.role == "other"]
+        return self._with_role("other")
 
     @property
     def passthrough_columns(self) -> list:
@@ -175,23 +181,22 @@ class Draft:
         is."""
         if not (self.passthrough or self.exact) or not self.sensitive:
             return []
-        need = set(self.passthrough) | set(self.exact) | set(self.sensitive)
-        return [c for c in self.columns if c in need]
+        return self._in_order({*self.passthrough, *self.exact, *self.sensitive})
 
     @property
     def exact(self) -> list:
         """The exact QIDs (paper 004: published as they are)."""
-        return [c for c, cd in self.drafts.items() if cd.role == "exact"]
+        return self._with_role("exact")
 
     @property
     def sensitive(self) -> list:
         """The columns published as random sets."""
-        return [c for c, cd in self.drafts.items() if cd.role == "sensitive"]
+        return self._with_role("sensitive")
 
     @property
     def identifiers(self) -> list:
         """The identifier columns (never published)."""
-        return [c for c, cd in self.drafts.items() if cd.role == "identifier"]
+        return self._with_role("identifier")
 
 
 def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: bool = False,
