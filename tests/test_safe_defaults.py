@@ -16,6 +16,7 @@ from scipy import stats
 import anonset
 from anonset.io.keys import derive_key, make_key, shuffled_order
 from anonset.stream import publish_file
+from anonset.validate import InputError
 
 SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
 
@@ -331,7 +332,8 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
                            exact=["sex"]).info["streams"] == "position"
     # t-closeness: Algorithm 1's (p, eta) depend on each release's data ...
     closeness = anonset.Closeness(0.15)
-    with pytest.warns(UserWarning, match="params=this.params"):
+    with pytest.warns(UserWarning, match=r"params=this; .* keeps the \(p, eta\) that "
+                                         r"Algorithm 1 chose here for t-closeness"):
         c1 = anonset.publish(df, closeness, sensitive=["job", "town"], **kw)
     shifted = df.copy()
     shifted.loc[: n // 3, "town"] = "z"
@@ -406,6 +408,101 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "p1.parquet" in err and "['extra']" in err, err
     assert not (tmp_path / "p3.parquet").exists()
+
+
+def _series(n=1500, seed=5):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"rid": np.arange(n), "job": rng.choice(list("abcd"), n),
+                         "town": rng.choice(list("xyz"), n, p=[0.6, 0.3, 0.1])})
+
+
+def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys):
+    """Under a persistent key a record's set is a function of the column's
+    domain (its values and their order give the codes) and the generator as
+    well: a later release with a value added to a declared domain, one taken
+    out, or the same values reordered, redraws every set of the column, and
+    the two releases intersect toward the true values.  Given the first
+    release (``params=first``; ``--params-from``), such a release is refused
+    with the same words on every path, and nothing is written; the first
+    release warns that later ones need it."""
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    from anonset.cli import main
+    df = _series()
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    jobs = list("abcde")
+    kw = dict(identifiers=["rid"], key_file=key, record_id="rid", sensitive=["job", "town"])
+    model = anonset.Diversity(3)
+    with pytest.warns(UserWarning, match=r"params=this; --params-from THIS_RELEASE\), which "
+                                         r"refuses a changed domain; otherwise"):
+        first = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")}, **kw)
+    first.to_parquet(tmp_path / "first.parquet")
+    on_disk = anonset.read_parquet(tmp_path / "first.parquet")
+    # the same domain: accepted silently, the same sets; a column left out is fine
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        again = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
+                                params=first, **kw)
+        only_job = anonset.publish(df, model, domains={"job": jobs}, params=on_disk,
+                                   **dict(kw, sensitive=["job"], drop=["town"]))
+    assert again.info["params"] == "given"
+    for name in ("job", "town"):
+        assert np.array_equal(_in_input_order(first, name), _in_input_order(again, name))
+    assert np.array_equal(_in_input_order(first, "job"), _in_input_order(only_job, "job"))
+    # the parameters alone cannot tell: publishing with them warns as the first did
+    with pytest.warns(UserWarning, match="params=this"):
+        anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
+                        params=first.params, **kw)
+    cases = {
+        "grown": (jobs + ["f"], "1 new value ('f')"),
+        "shrunk": (jobs[:4], "1 value gone ('e')"),
+        "reordered": (jobs[::-1], "the same values in another order (position 0: 'a' before, "
+                                  "'e' now)"),
+    }
+    df.to_parquet(tmp_path / "w.parquet")
+    df.to_csv(tmp_path / "w.csv", index=False)
+    (tmp_path / "towns.txt").write_text("x\ny\nz\n")
+    for label, (dom, words) in cases.items():
+        doms = {"job": dom, "town": list("xyz")}
+        errors = []
+        for prior in (first, on_disk):
+            with pytest.raises(InputError) as e:
+                anonset.publish(df, model, domains=doms, params=prior, **kw)
+            errors.append(str(e.value))
+        for src in ("w.parquet", "w.csv"):
+            with pytest.raises(InputError) as e:
+                publish_file(tmp_path / src, tmp_path / "out.parquet", model, domains=doms,
+                             params=first, **kw)
+            errors.append(str(e.value).replace(f"{str(tmp_path / src)!r}: ", ""))
+        with pytest.raises(InputError) as e:
+            adask.publish(dd.from_pandas(df, npartitions=3), model, domains=doms, params=first,
+                          scheduler="sync", **kw)
+        errors.append(str(e.value))
+        assert len(set(errors)) == 1, errors
+        assert errors[0].startswith("column 'job': has another domain than in the earlier "
+                                    f"release: {words}; under a persistent key every set"), errors
+        (tmp_path / "jobs.txt").write_text("\n".join(dom) + "\n")
+        capsys.readouterr()
+        assert main(["anonymize", str(tmp_path / "w.csv"), "-o", str(tmp_path / "out.csv"),
+                     "--identifier", "rid", "--sensitive", "job,town", "--l", "3",
+                     "--key-file", str(key), "--record-id", "rid",
+                     "--domain", f"job={tmp_path / 'jobs.txt'}",
+                     "--domain", f"town={tmp_path / 'towns.txt'}",
+                     "--params-from", str(tmp_path / "first.parquet")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"'{tmp_path / 'first.parquet'}'" in err, err
+        assert words in err and "declared with --domain" in err, err
+        assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out.parquet").exists()
+    # another generator redraws every set too
+    with pytest.raises(InputError, match=r"^rng: is 'philox' but the earlier release "
+                                                 r"was drawn with 'chacha20'"):
+        anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")}, params=first,
+                        rng="philox", **kw)
+    # without a persistent key every release draws afresh: nothing to keep
+    fresh = anonset.publish(df, model, identifiers=["rid"], sensitive=["job", "town"],
+                            domains={"job": jobs[::-1], "town": list("xyz")}, params=first)
+    assert fresh.info["key"] == "os"
 
 
 def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):

@@ -68,7 +68,7 @@ def key_risks(info, add, model=None) -> None:
             "t" in (model or {}):
         add("key", "-", "warn", mode, "os",
             "key: a persistent key with t-closeness parameters chosen for this release's data; "
-            "later releases keep the same sets only with these parameters (params=this.params; "
+            "later releases keep the same sets only with these parameters (params=this; "
             "--params-from THIS_RELEASE)")
     elif mode in ("os", "persistent"):
         add("key", "-", "pass", mode, "os",

@@ -225,19 +225,19 @@ def run(args) -> int:
     return A.EXIT_OK
 
 
-def _params_from(release, sensitive) -> dict:
-    """(p, eta) of the sensitive columns, from an earlier release's metadata."""
+def _params_from(release, sensitive):
+    """An earlier release (its parameters, sensitive domains and generator),
+    from its metadata."""
     from ..io.published import read_metadata
-    from ..randomized.params import AttributeParams
+    from ..randomized.prior import PriorRelease
     from ..validate import InputError
-    meta = read_metadata(release)
-    have = meta.get("params") or {}
-    lack = [c for c in sensitive if c not in have or have[c].get("exact")]
+    prior = PriorRelease.of_metadata(read_metadata(release), release)
+    lack = [c for c in sensitive if c not in prior.params]
     if lack:
         raise InputError(f"has no parameters for the sensitive column(s) {lack}",
                          param="params", file=release,
                          expected="an earlier release of the same sensitive columns")
-    return {c: AttributeParams.from_dict(have[c]) for c in sensitive}
+    return prior
 
 
 def _model_text(model) -> str:

@@ -66,6 +66,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     """The schema, parameters, key and order of a publication."""
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
+    from ..randomized.prior import check_prior
     opts = d.options
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
@@ -101,20 +102,29 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # pass-through columns that single rows out or recode a sensitive one
     found = stats.passthrough.findings() if stats.passthrough is not None else []
     codes_like = _CodesFromCounts(counts)
-    if opts.params is None:
+    given = opts.params
+    if opts.prior is not None:
+        # an earlier release: its columns that this one leaves out do not matter
+        # (streams are keyed by name), a changed domain or generator does
+        if persistent:
+            check_prior(opts.prior, published, opts.rng, file=d.file)
+        names = {a.name for a in published}
+        given = {n: p for n, p in given.items() if n in names}
+    if given is None:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
     else:
-        params = check_params(opts.params, opts.model, published, codes_like,
-                              clip_l=opts.clip_l)
-    if persistent and opts.params is None and \
-            isinstance(opts.model, (Closeness, DiversityCloseness)):
-        # Algorithm 1 chooses (p, eta) from this release's distribution; a
-        # later release that chose differently would redraw every set
-        warnings.warn("persistent key with t-closeness: publish every later release with the "
-                      "parameters of this one (params=this.params; --params-from THIS_RELEASE), "
-                      "or Algorithm 1 may choose another (p, eta) for its data and redraw every "
-                      "set, so that the two releases intersect to the true values",
-                      stacklevel=2)
+        params = check_params(given, opts.model, published, codes_like, clip_l=opts.clip_l)
+    if persistent and opts.prior is None and any(a.role == "sensitive" for a in published):
+        # every set is a function of its column's domain and (p, eta) too; only
+        # a later release that is given this one can check that they stay
+        closeness = opts.params is None and isinstance(opts.model, (Closeness, DiversityCloseness))
+        warnings.warn("persistent key: publish every later release with this one as its "
+                      "parameters (params=this; --params-from THIS_RELEASE), which refuses a "
+                      "changed domain" + (
+                          " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness"
+                          if closeness else "") +
+                      "; otherwise a later release may redraw every set, and the two releases "
+                      "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           file=d.file)
     seed, research = opts.key_material()

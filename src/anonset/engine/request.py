@@ -56,6 +56,9 @@ class Options:
     key_file: Any = None
     rng: str = "chacha20"
     n_threads: int | None = None
+    #: set by :meth:`check` when ``params`` is an earlier release (a SetTable
+    #: or a PriorRelease): what a persistent-key release must keep of it
+    prior: Any = None
 
     def check(self) -> "Options":
         """Validated copy (names as tuples, flags as bools)."""
@@ -92,7 +95,13 @@ class Options:
         if self.seed is not None and self.key_file is not None:
             raise InputError("was given together with a seed", param="key_file",
                              expected="either a key file or a seed")
-        return replace(self, ordinal=ordinal,
+        from ..randomized.prior import prior_of
+        params, prior = prior_of(self.params)
+        prior = prior if prior is not None else self.prior
+        if params is not None and not isinstance(params, Mapping):
+            raise InputError(f"got a {type(params).__name__}", param="params",
+                             expected="an earlier release (a SetTable), or its .params")
+        return replace(self, ordinal=ordinal, params=params, prior=prior,
                        clip_l=V.check_bool(self.clip_l, "clip_l"),
                        keep_order=V.check_bool(self.keep_order, "keep_order"),
                        research_seed=V.check_bool(self.research_seed, "research_seed"),

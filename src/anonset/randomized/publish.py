@@ -150,7 +150,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
             record_id: str | None = None, allow_clear: Iterable[str] = (),
             keep_order: bool = False, missing: str = "error", missing_token: str = "?",
-            clip_l: bool = False, params: Mapping[str, AttributeParams] | None = None,
+            clip_l: bool = False,
+            params: Mapping[str, AttributeParams] | SetTable | None = None,
             rng: str = "chacha20", n_threads: int | None = None) -> SetTable:
     """Publish a table under a privacy model of paper 000.
 
@@ -212,12 +213,16 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Missing cells: an error, or published as the value ``missing_token``.
     clip_l : bool
         Where l_j (k_j) >= d_j, use d_j - 1 (weaker than asked, with a warning).
-    params : {name: AttributeParams}, optional
+    params : SetTable or {name: AttributeParams}, optional
         Use these parameters instead of optimizing them; they are checked
         against the model on this table's data (a weaker model is refused).
-        Exact QIDs may be left out.  With a persistent key and t-closeness
-        they are required: pass the first release's (``params=first.params``)
-        so that every release draws the same sets.
+        Exact QIDs may be left out.  With a persistent key, pass the first
+        release itself (``params=first``; on the command line
+        ``--params-from FIRST``): every later release then takes its (p, eta)
+        (which t-closeness's Algorithm 1 would otherwise choose anew from
+        each release's data) and is refused where a sensitive column's
+        domain or the generator changed, either of which would redraw every
+        set.  ``first.params`` gives the parameters alone.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.

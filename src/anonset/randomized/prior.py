@@ -1,0 +1,111 @@
+"""An earlier release that a later one under the same persistent key must
+match (``params=first``; ``--params-from FIRST``).
+
+Under a persistent key each record's set is a function of (key, record id,
+attribute, true value) *and* of the attribute's domain (its values and
+their order give the codes), (p, eta) and the generator.  A later release
+that changes any of these redraws every set of the column, and the two
+releases intersect toward the true values; the parameters alone (what
+``first.params`` carries) do not show a domain that grew, shrank or was
+reordered.  :class:`PriorRelease` keeps what must stay the same, and
+:func:`check_prior` compares a new release's plan with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..validate import InputError
+from .params import AttributeParams
+
+__all__ = ["PriorRelease", "prior_of", "check_prior"]
+
+
+@dataclass(frozen=True)
+class PriorRelease:
+    """An earlier release's parameters, sensitive domains and generator.
+
+    ``where`` names it in messages (its file, or 'the earlier release').
+    """
+
+    params: Mapping[str, AttributeParams]
+    domains: Mapping[str, tuple] = field(default_factory=dict)
+    rng: str | None = None
+    where: str = "the earlier release"
+
+    @classmethod
+    def of_settable(cls, pub) -> "PriorRelease":
+        """From a :class:`~anonset.SetTable` in memory or read from a file."""
+        sens = [a for a in pub.schema.sensitive]
+        return cls(params={a.name: pub.params[a.name] for a in sens},
+                   domains={a.name: _plain(a.domain) for a in sens},
+                   rng=pub.info.get("rng"))
+
+    @classmethod
+    def of_metadata(cls, meta: Mapping, where) -> "PriorRelease":
+        """From a published file's metadata (``read_metadata``)."""
+        from ..schema import Schema
+        schema = Schema.from_dict(meta["schema"])
+        have = meta.get("params") or {}
+        sens = [a for a in schema.sensitive if a.name in have and not have[a.name].get("exact")]
+        return cls(params={a.name: AttributeParams.from_dict(have[a.name]) for a in sens},
+                   domains={a.name: _plain(a.domain) for a in sens},
+                   rng=(meta.get("info") or {}).get("rng"), where=repr(str(where)))
+
+
+def _plain(domain) -> tuple:
+    """Domain values as plain Python scalars (1 and 1.0 compare equal)."""
+    return tuple(v.item() if hasattr(v, "item") else v for v in domain)
+
+
+def prior_of(params: Any):
+    """(parameters mapping or None, PriorRelease or None) of ``params=``."""
+    from .settable import SetTable
+    if isinstance(params, SetTable):
+        params = PriorRelease.of_settable(params)
+    if isinstance(params, PriorRelease):
+        return dict(params.params), params
+    return params, None
+
+
+def _difference(was: tuple, now: tuple) -> str:
+    """The first way the two domains differ, in words."""
+    gone = [v for v in was if v not in set(now)]
+    new = [v for v in now if v not in set(was)]
+    if new or gone:
+        parts = []
+        if new:
+            parts.append(f"{len(new)} new value{'s' if len(new) > 1 else ''} "
+                         f"({', '.join(map(repr, new[:3]))}{', ...' if len(new) > 3 else ''})")
+        if gone:
+            parts.append(f"{len(gone)} value{'s' if len(gone) > 1 else ''} gone "
+                         f"({', '.join(map(repr, gone[:3]))}{', ...' if len(gone) > 3 else ''})")
+        return " and ".join(parts)
+    i = next(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
+    return f"the same values in another order (position {i}: {was[i]!r} before, {now[i]!r} now)"
+
+
+def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
+    """Refuse a persistent-key release that would redraw an earlier one's sets.
+
+    ``published`` are this release's attributes; each sensitive one that the
+    earlier release also published must keep its domain (values and order),
+    and the generator must be the same.
+    """
+    if prior.rng is not None and prior.rng != rng:
+        raise InputError(f"is {rng!r} but {prior.where} was drawn with {prior.rng!r}: under a "
+                         "persistent key every set would be redrawn, and the two releases "
+                         "intersect toward the true values", param="rng", file=file,
+                         expected="{@rng=%s}, as in %s" % (prior.rng, prior.where))
+    for a in published:
+        if a.role != "sensitive" or a.name not in prior.domains:
+            continue
+        was, now = prior.domains[a.name], _plain(a.domain)
+        if was == now:
+            continue
+        raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}; "
+                         "under a persistent key every set of the column would be redrawn, and "
+                         "the two releases intersect toward the true values", column=a.name,
+                         file=file,
+                         expected=f"the domain of {prior.where} ({len(was)} values, in its "
+                                  "order), declared with {@domains}")
