@@ -326,6 +326,19 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
                                   "another ground")
 
 
+def check_no_missing(frame, columns, *, file=None) -> None:
+    """Refuse missing cells in the publishers that have no missing-value
+    policy (semantic diversity, LGB, msa): the count and the first row."""
+    import numpy as np
+    for c in columns:
+        na = frame[c].isna().to_numpy()
+        if na.any():
+            first = int(np.flatnonzero(na)[0])
+            raise InputError(f"has {int(na.sum()):,} missing value(s) (first at row {first:,})",
+                             column=c, file=file,
+                             expected="no missing values: drop or impute them first")
+
+
 def check_publishable_type(column, dtype, *, file=None) -> None:
     """Nested values (lists, structs, maps) and dates and times cannot be
     sensitive or exact (a published domain holds text, numbers and booleans,

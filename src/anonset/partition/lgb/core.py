@@ -20,7 +20,7 @@ from ...hierarchy import Hierarchy
 from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, resolve_roles
+from ...validate import InputError, check_int, check_no_missing, resolve_roles
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
@@ -336,10 +336,7 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
             raise InputError("is not a QI, semi-sensitive or sensitive column",
                              param="hierarchies", column=a)
         hier[a] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
-    for a in attrs:
-        if frame[a].isna().any():
-            raise InputError("has missing values", column=a,
-                             expected="no missing values: drop or impute them first")
+    check_no_missing(frame, attrs)
     return k, lmap, closeness, hier
 
 

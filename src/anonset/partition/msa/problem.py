@@ -18,7 +18,7 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy
 from ...shared_ids import shared_without_key
 from ...passthrough import check_passthrough
-from ...validate import InputError, check_int, resolve_roles
+from ...validate import InputError, check_int, check_no_missing, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
@@ -95,10 +95,7 @@ class MSAProblem:
         for c in ground:
             if c not in sa:
                 raise InputError("is not a sensitive attribute", param="ground", column=c)
-        for c in qi + sa:
-            if data[c].isna().any():
-                raise InputError("has missing values", column=c,
-                                 expected="no missing values: drop or impute them first")
+        check_no_missing(data, qi + sa)
         #: every input column's role, as the caller named it
         self.roles = roles
         self.other = [c for c in data.columns if roles[c] == "other"]
