@@ -820,6 +820,16 @@ SUBCOMMAND_CASES = [
      ("'seed'", "key file")),
     ("config-unknown-key", ["anonymize", "{in}", "-o", "o.csv", "--config", "{cfg2}"],
      ("unknown key 'idenifiers'",)),
+    # an unknown flag is named by the subcommand it was given to (it said
+    # "anonset: error: ... (see anonset --help)"), with the flag meant
+    ("lgb-unknown-flag", ["lgb", "{in}", "-o", "o.csv", "--qids", "age", "--k", "2"],
+     ("unrecognized arguments: --qids age (--qids: did you mean --qi?)",
+      "(see anonset lgb --help)")),
+    ("anonymize-misspelt-flag", ["anonymize", "{in}", "-o", "o.csv", "--sensitve", "job",
+                                 "--l", "2"],
+     ("did you mean --sensitive?",)),
+    ("anonymize-stray-word", ["anonymize", "{in}", "-o", "o.csv", "--l", "2", "extra"],
+     ("unrecognized arguments: extra (see anonset anonymize --help)",)),
 ]
 
 

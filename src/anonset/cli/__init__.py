@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import logging
@@ -51,6 +52,28 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        # an argument no parser knows reaches the top parser; name the
+        # subcommand that was meant, and the flag the user probably meant
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = self._subcommand(getattr(ns, "command", None)) or self
+            flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+            near = []
+            for x in extras:
+                if x.startswith("--"):
+                    m = difflib.get_close_matches(x.split("=", 1)[0], flags, n=1, cutoff=0.75)
+                    near += [f"{x.split('=', 1)[0]}: did you mean {m[0]}?"] if m else []
+            sub.error(f"unrecognized arguments: {' '.join(extras)}" +
+                      (f" ({'; '.join(near)})" if near else ""))
+        return ns
+
+    def _subcommand(self, name):
+        for a in self._actions:
+            if isinstance(a, argparse._SubParsersAction) and name in a.choices:
+                return a.choices[name]
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
