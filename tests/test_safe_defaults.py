@@ -1010,6 +1010,66 @@ def test_partition_publishers_name_a_recoding_pass_through_column(method, tmp_pa
         assert "firstname -> race" in set(rep.checks.query("status == 'risk'")["attribute"])
 
 
+@pytest.mark.parametrize("method", ["lgb", "msa", "mondrian", "tp", "anatomy"])
+def test_a_pass_through_column_that_recodes_a_generalized_qi_is_named(method, tmp_path):
+    """The partition publishers generalize their QIs into groups of k (or
+    l-diverse groups); a pass-through birth year beside an age published as
+    a range gives the age at its exact values, and whoever knows a person's
+    age finds their row inside its group (and, in msa's and Mondrian's
+    tables, the row's sensitive values).  Publishing warns and records it,
+    and the audit of the release alone names it; Anatomy publishes its QIs
+    exactly, so there is nothing to undo."""
+    import warnings as w
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    from anonset.partition import baselines as B
+    rng = np.random.default_rng(11)
+    n = 800
+    age = rng.integers(20, 70, n)
+    df = pd.DataFrame({"age": age, "born": 2026 - age, "town": rng.choice(list("xyz"), n),
+                       "job": rng.permutation(np.resize(list("abcd"), n)),
+                       "note": rng.choice(["p", "q"], n)})
+    common = dict(other=["born", "note"])
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        if method == "lgb":
+            res = anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2, **common)
+            meta = res.metadata
+        elif method == "msa":
+            from anonset.msa import anonymize_msa
+            res = anonymize_msa(df, ["age", "town"], ["job"], 4, 0.5, **common)
+            meta = res.metadata
+        else:
+            res = getattr(B, method)(df, qids=["age", "town"], sensitive="job", l=2, **common)
+            meta = res.info
+    found = [x for x in caught if issubclass(x.category, anonset.PassThroughWarning)]
+    risks = meta["pass_through_risks"]
+    if method == "anatomy":
+        assert not found and not [r for r in risks if r["check"] == "qi_recode"]
+        return
+    assert len(found) == 1, [str(x.message) for x in caught]
+    assert "pass-through column 'born' predicts the QI 'age'" in str(found[0].message)
+    assert "whoever knows a person's 'age' finds their row" in str(found[0].message)
+    assert risks == [{"check": "qi_recode", "column": "born", "qi": "age", "value": 1.0}]
+    if method in ("lgb", "msa"):
+        out = tmp_path / "rel.parquet"
+        res.write(out)
+        rep = audit_partition(open_release(out)).report
+        assert set(rep.checks.query("status == 'risk'")["attribute"]) == {"born -> age"}
+    # the note (unrelated) and a QI that is published as it is raise nothing
+    with w.catch_warnings():
+        w.simplefilter("error", anonset.PassThroughWarning)
+        if method == "lgb":
+            anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2, other=["note"],
+                            drop=["born"])
+        elif method == "msa":
+            from anonset.msa import anonymize_msa
+            anonymize_msa(df, ["age", "town"], ["job"], 4, 0.5, other=["note"], drop=["born"])
+        else:
+            getattr(B, method)(df, qids=["age", "town"], sensitive="job", l=2, other=["note"],
+                               drop=["born"])
+
+
 def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
     """Paper 004 keeps QIDs exact; one that is a code of the sensitive
     column (a code beside its label, Adult's education-num beside

@@ -12,7 +12,12 @@ warning, by every publisher at publishing time:
   from the other rows with the same pass-through value removes at least
   ``DETERMINES`` of the errors of guessing the most common value (Goodman
   and Kruskal's lambda; a resume study's first names were chosen to signal
-  race: lambda 1).
+  race: lambda 1);
+* a **recode of a generalized QI** (the partition publishers: LGB, msa,
+  Mondrian, TP): the same lambda, predicting a QI's exact value; published
+  beside the QI's range (a birth year beside an age published as [30-39]),
+  it undoes the generalization, and whoever knows a person's QIs finds their
+  row inside its group.
 
 Both are counts over distinct values, kept by distinct sampling (Gibbons,
 VLDB 2001) in :class:`ValueSample`: exact counts of the values whose hash
@@ -187,7 +192,9 @@ class PassThroughWarning(UserWarning):
     hold a value no other row has: a name, an ID, an exact time), or it
     predicts a sensitive column (Goodman and Kruskal's lambda >= 0.9 over
     the other rows with the same value: first names chosen to signal race,
-    a code of the diagnosis); an exact QID may predict one too.  Drop the
+    a code of the diagnosis), or, beside a QI that the release generalizes,
+    it predicts that QI's exact values (a birth year beside an age range);
+    an exact QID may predict a sensitive column too.  Drop the
     column, name it an identifier, or publish it as sensitive.  The audit
     with the original data reports the same as a risk.
     """
@@ -207,8 +214,8 @@ class PassThroughCheck:
     """
 
     def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str],
-                 exact: Iterable[str] = (), *, budget: int | None = CHECK_BUDGET,
-                 rows: int | None = None):
+                 exact: Iterable[str] = (), *, generalized: Iterable[str] = (),
+                 budget: int | None = CHECK_BUDGET, rows: int | None = None):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
         self.ids = {c: ValueSample(budget) for c in passthrough}
         # an exact QID (paper 004) is published as it is too: it may recode a
@@ -216,6 +223,13 @@ class PassThroughCheck:
         # what a QID does, so it has no identifier check
         self.exact = exact
         self.pairs = {(c, s): ValueSample(budget) for c in passthrough + exact for s in sensitive}
+        # a QI that the release generalizes (LGB, msa, Mondrian, TP): a
+        # pass-through column that recodes it (a birth year beside an age
+        # published as [30-39]) publishes it at its exact values, and whoever
+        # knows a person's QIs finds their row inside its group
+        self.generalized = [q for q in generalized if q not in sensitive]
+        self.pairs.update({(c, q): ValueSample(budget) for c in passthrough
+                           for q in self.generalized})
         self.sensitive = sensitive
         self.rows = CHECK_ROWS if rows is None else rows
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
@@ -226,12 +240,13 @@ class PassThroughCheck:
         if take <= 0 or not self.pairs:
             return self
         part = block.iloc[:take]
-        sub = {s: hash_cells(part[s]) & np.uint64(0xFFFF) for s in self.sensitive}
+        sub = {s: hash_cells(part[s]) & np.uint64(0xFFFF)
+               for s in self.sensitive + self.generalized}
         for c in list(self.ids) + self.exact:
             h = hash_cells(part[c])
             if c in self.ids:
                 self.ids[c].add(h)
-            for s in self.sensitive:
+            for s in self.sensitive + (self.generalized if c in self.ids else []):
                 self.pairs[(c, s)].add(h, sub[s])
         return self
 
@@ -259,7 +274,16 @@ class PassThroughCheck:
                             "it"})
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
-            if lam == lam and lam >= DETERMINES:
+            if lam == lam and lam >= DETERMINES and sens in self.generalized:
+                out.append({"check": "qi_recode", "column": c, "qi": sens,
+                            "value": round(lam, 4), "message":
+                            f"pass-through column {c!r} predicts the QI {sens!r} for {acc:.1%} of "
+                            f"the rows from the other rows with the same value (the most common "
+                            f"value alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: "
+                            f"published unchanged beside {sens!r} generalized, it publishes "
+                            f"{sens!r} at its exact values, and whoever knows a person's {sens!r} "
+                            "finds their row inside its group; drop it, or make it a QI too"})
+            elif lam == lam and lam >= DETERMINES:
                 exact = c in self.exact
                 out.append({"check": "recode", "column": c, "sensitive": sens,
                             "value": round(lam, 4), "message":
@@ -299,12 +323,16 @@ def _sampled(s: ValueSample) -> str:
 
 
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
-                      sensitive: Iterable[str], exact: Iterable[str] = ()) -> list:
+                      sensitive: Iterable[str], exact: Iterable[str] = (), *,
+                      generalized: Iterable[str] = ()) -> list:
     """The publishing-time check of a table in memory (the partition
     publishers, semantic diversity's exact QIDs): warns once per finding and
-    returns them (as :meth:`PassThroughCheck.warn`)."""
+    returns them (as :meth:`PassThroughCheck.warn`).  ``generalized``: QIs
+    the release generalizes, which a pass-through column must not recode."""
     passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
-    if not (passthrough or exact) or not sensitive or len(frame) == 0:
+    generalized = list(generalized)
+    if not (passthrough or exact) or not (sensitive or (passthrough and generalized)) \
+            or len(frame) == 0:
         return []
-    return PassThroughCheck(passthrough, sensitive, exact).add(frame.reset_index(drop=True),
-                                                               0).warn()
+    return PassThroughCheck(passthrough, sensitive, exact, generalized=generalized).add(
+        frame.reset_index(drop=True), 0).warn()

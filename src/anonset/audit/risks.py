@@ -169,6 +169,14 @@ def recorded_recode_risks(info, measured, add) -> None:
     only with the original data): named, so that an audit of the release
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
+        if f.get("check") == "qi_recode":
+            col, qi, lam = f["column"], f["qi"], float(f["value"])
+            add("qi_recode", f"{col} -> {qi}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+                f"{col} -> {qi}: lambda {lam:.3f}, measured on the original when the release "
+                f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
+                f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
+                "person's QIs finds their row inside its group")
+            continue
         if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured:
             continue
         col, sens, lam = f["column"], f["sensitive"], float(f["value"])

@@ -122,7 +122,8 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
     risks = check_passthrough(frame, [c for c in frame.columns if roles[c] == "other"],
-                              [sensitive], list(qids) if exact_qids else [])
+                              [sensitive], list(qids) if exact_qids else [],
+                              generalized=[] if exact_qids else list(qids))
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared, risks)

@@ -270,7 +270,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
             "shared_ids": shared_without_key(frame, idents),       # after every refusal
             "pass_through_risks": check_passthrough(
-                frame, [c for c in frame.columns if roles[c] == "other"], semi + sens),
+                frame, [c for c in frame.columns if roles[c] == "other"], semi + sens,
+                generalized=qi),
             "suppressed": _warn_suppressed(attrs, suppressed)}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,

@@ -103,7 +103,7 @@ class MSAProblem:
         self.shared_ids = shared_without_key(data, [c for c in data.columns
                                                     if roles[c] == "identifiers"])
         #: pass-through columns that single rows out or recode a sensitive one
-        self.pass_through_risks = check_passthrough(data, self.other, sa)
+        self.pass_through_risks = check_passthrough(data, self.other, sa, generalized=qi)
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
