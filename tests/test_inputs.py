@@ -163,3 +163,83 @@ def test_lgb_and_msa_take_the_inputs_publish_takes():
         with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame, "
                                              "a pyarrow Table"):
             bad()
+
+
+def _dictionary_files(tmp_path):
+    """A pandas Categorical (ordered, one category unused, five row groups)
+    and a column whose row groups carry different dictionaries."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(8)
+    n = 900
+    df = pd.DataFrame({"id": np.arange(n), "job": rng.choice(list("abcd"), n),
+                       "bmi": pd.Categorical(rng.choice(["normal", "over", "obese"], n),
+                                             categories=["under", "normal", "over", "obese"],
+                                             ordered=True)})
+    df.to_parquet(tmp_path / "cat.parquet", row_group_size=200)
+    first = pa.DictionaryArray.from_arrays(pa.array(np.resize([0, 1], 300), pa.int8()),
+                                           pa.array(["z", "m"]))
+    second = pa.DictionaryArray.from_arrays(pa.array(np.resize([0, 1, 2], 240), pa.int8()),
+                                            pa.array(["b", "z", "a"]))
+    batches = [pa.record_batch([pa.array(np.arange(a, a + len(v))), v,
+                                pa.array(rng.choice(list("xy"), len(v)))],
+                               names=["id", "bmi", "job"])
+               for a, v in ((0, first), (300, second))]
+    pq.write_table(pa.Table.from_batches(batches), tmp_path / "dict.parquet",
+                   row_group_size=300)
+    return {"cat.parquet": ("under", "normal", "over", "obese"),
+            "dict.parquet": ("z", "m", "b", "a")}
+
+
+def test_a_parquet_categorical_is_the_same_declared_domain_on_every_path(tmp_path, capsys):
+    """A pandas Categorical written to Parquet is declared in memory
+    (pd.read_parquet gives it back); read block by block, the file's
+    dictionary column was a domain read off the data, sorted a-z (another
+    domain, other sets, and an inferred-domain warning), and Dask's
+    read_parquet gave it unknown (or no) categories, refused as values
+    outside a one-value domain.  Now every path reads the categories as
+    pandas does: each row group's dictionary, new values appended."""
+    import warnings
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    from anonset.cli import main
+    from anonset.stream import publish_file
+    model = anonset.Diversity(2)
+    kw = dict(identifiers=["id"], sensitive=["job", "bmi"], seed=SEED)
+    for name, levels in _dictionary_files(tmp_path).items():
+        src = tmp_path / name
+        ref = anonset.publish(pd.read_parquet(src), model, **kw)
+        assert ref.schema["bmi"].domain == levels and not ref.schema["bmi"].inferred
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = publish_file(src, tmp_path / "out.parquet", model, chunk_rows=170, **kw)
+        assert res.schema["bmi"].domain == levels and not res.schema["bmi"].inferred
+        assert not any("'bmi'" in str(w.message) for w in caught), [str(w.message) for w in caught]
+        assert anonset.read_parquet(tmp_path / "out.parquet").equals(ref)
+        lazy = adask.publish(dd.read_parquet(src), model, scheduler="sync", **kw)
+        assert lazy.to_settable(scheduler="sync").equals(ref)
+        assert main(["anonymize", str(src), "-o", str(tmp_path / "cli.parquet"), "--l", "2",
+                     "--identifier", "id", "--sensitive", "job,bmi",
+                     "--seed", SEED]) == 0
+        assert anonset.read_parquet(tmp_path / "cli.parquet").equals(ref)
+        assert "bmi" not in capsys.readouterr().err.split("read off the data")[0][-60:]
+    assert ref.schema["bmi"].kind == "nominal"
+    cat = anonset.read_parquet(tmp_path / "out.parquet")
+    assert cat.schema["bmi"].kind == "nominal"       # dict.parquet: not ordered
+
+
+def test_a_polars_categorical_in_a_parquet_file_is_read_off_the_data(tmp_path):
+    """Polars writes its Categorical (the values it met) as a dictionary
+    column: streamed, as in memory from Polars, its domain counts as read
+    off the data."""
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    from anonset.stream import publish_file
+    df = pl.DataFrame({"id": list(range(40)), "job": list("abcab" * 8)}) \
+        .with_columns(pl.col("job").cast(pl.Categorical))
+    df.write_parquet(tmp_path / "pl.parquet")
+    kw = dict(identifiers=["id"], sensitive=["job"], seed=SEED)
+    ref = anonset.publish(df, anonset.Diversity(2), **kw)
+    res = publish_file(tmp_path / "pl.parquet", tmp_path / "out.parquet", anonset.Diversity(2),
+                       **kw)
+    assert ref.schema["job"].inferred and res.schema["job"].inferred
+    assert anonset.read_parquet(tmp_path / "out.parquet").equals(ref)

@@ -326,6 +326,28 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
         cd.domain = tuple(scalar(v) for v in dom)
 
 
+#: The categories of a categorical column whose categories are not known
+#: before its data is read: a Dask categorical read from Parquet (Dask's own
+#: sentinel), or a dictionary-typed Parquet column read block by block.
+UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+
+
+def unknown_categoricals(d: "Draft") -> list:
+    """Published columns whose domain is a categorical's categories that are
+    not known yet: the path must read them (as pandas would read the whole
+    column) and draft again with :func:`with_categories`."""
+    return [c for c, cd in d.drafts.items()
+            if cd.categorical and cd.domain == (UNKNOWN_CATEGORIES,)]
+
+
+def with_categories(dtypes: Mapping, categories: Mapping) -> dict:
+    """``dtypes`` with the categories found for some categorical columns."""
+    out = dict(dtypes)
+    for c, cats in categories.items():
+        out[c] = pd.CategoricalDtype(list(cats), ordered=bool(getattr(out[c], "ordered", False)))
+    return out
+
+
 def scalar(v):
     """A plain Python scalar for a domain value (NumPy scalars -> int/float/str)."""
     return v.item() if isinstance(v, np.generic) else v

@@ -172,6 +172,13 @@ def _sort_part(part: pd.DataFrame) -> pd.DataFrame:
     return part.iloc[order].reset_index(drop=True)
 
 
+def _categories_task(frame, columns) -> dict:
+    """The categories of a partition's categorical columns, in their order
+    (what pandas reads as the whole column's: each part's, new ones appended)."""
+    return {c: list(frame[c].cat.categories) if isinstance(frame[c].dtype, pd.CategoricalDtype)
+            else list(pd.unique(frame[c].dropna())) for c in columns}
+
+
 def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None = 1,
             scheduler=None, **options) -> DaskSetTable:
     """Publish a Dask DataFrame partition by partition (paper 000, Sec. V-B).
@@ -217,7 +224,24 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
                          expected="a dask DataFrame")
     compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     opts = engine.Options(model, schema, n_threads=n_threads, **options)
-    d = engine.draft(opts, list(ddf.columns), dict(ddf._meta.dtypes))
+    # a categorical read from Parquet comes with Dask's sentinel for unknown
+    # categories, or (dictionary columns with several dictionaries) with none
+    dtypes = {c: pd.CategoricalDtype([engine.UNKNOWN_CATEGORIES], ordered=t.ordered)
+              if isinstance(t, pd.CategoricalDtype) and
+              (len(t.categories) == 0 or engine.UNKNOWN_CATEGORIES in list(t.categories))
+              else t for c, t in ddf._meta.dtypes.items()}
+    d = engine.draft(opts, list(ddf.columns), dtypes)
+    unknown = engine.unknown_categoricals(d)
+    if unknown:
+        # categoricals read from Parquet: Dask knows their categories only
+        # once it has read them (in-memory pandas reads them with the data)
+        known = {c: {} for c in unknown}
+        for cats in dask.compute(*[delayed(_categories_task)(p, unknown)
+                                   for p in ddf[unknown].to_delayed()], **compute_kw):
+            for c in unknown:
+                for v in cats[c]:
+                    known[c].setdefault(v, None)
+        d = engine.draft(opts, list(ddf.columns), engine.with_categories(dtypes, known))
     # partition lengths first: each partition's first global row, so that an
     # error names the row the in-memory path names
     lengths = dask.compute(*[delayed(len)(p) for p in ddf[d.stats_columns[:1] or

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .. import engine
 from ..randomized.crosstab import CrossTab
@@ -36,7 +37,8 @@ from ..validate import InputError, check_int, check_original_columns
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
-from .tables import check_input_file, file_columns, file_format, iter_blocks, parquet_types
+from .tables import (check_input_file, file_columns, file_format, iter_blocks,
+                     parquet_categoricals, parquet_types)
 
 __all__ = ["publish_file", "reconstruct_file", "read_metadata", "iter_masks", "StreamResult",
            "TableHeader", "DEFAULT_CHUNK_ROWS"]
@@ -83,7 +85,26 @@ def _check_chunk_rows(chunk_rows) -> int:
 
 
 def _types(path, fmt):
-    return parquet_types(path) if fmt == "parquet" else None
+    """Column types known before reading: a Parquet file's Arrow types, with
+    a dictionary column (a pandas Categorical written to Parquet) as a
+    categorical whose categories are read later (:func:`_dictionaries`)."""
+    if fmt != "parquet":
+        return None
+    out = parquet_types(path)
+    for c, ordered in parquet_categoricals(path).items():
+        out[c] = pd.CategoricalDtype([engine.UNKNOWN_CATEGORIES], ordered=ordered)
+    return out
+
+
+def _dictionaries(path, columns, chunk_rows) -> dict:
+    """The categories of dictionary columns, as pandas reads the whole file:
+    each block's dictionary in file order, new values appended."""
+    seen = {c: {} for c in columns}
+    for _, block in iter_blocks(path, "parquet", chunk_rows=chunk_rows, columns=columns):
+        for c in columns:
+            for v in block[c].cat.categories:
+                seen[c].setdefault(v, None)
+    return {c: list(v) for c, v in seen.items()}
 
 
 def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, progress=None):
@@ -91,7 +112,12 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
     in_path = check_input_file(in_path)
     fin = file_format(in_path, in_format, param="input_format")
     cols = file_columns(in_path, fin)
-    d = engine.draft(options, cols, _types(in_path, fin), text=fin == "csv", file=in_path)
+    types = _types(in_path, fin)
+    d = engine.draft(options, cols, types, text=fin == "csv", file=in_path)
+    unknown = engine.unknown_categoricals(d)
+    if unknown:
+        types = engine.with_categories(types, _dictionaries(in_path, unknown, chunk_rows))
+        d = engine.draft(options, cols, types, text=fin == "csv", file=in_path)
     stats = engine.Stats(d)
     for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=d.stats_columns):
         stats.add(block, row0)
@@ -305,6 +331,16 @@ def _arrow_block(t, plan):
     return SetTable(plan.schema, masks, plan.params, plan.model, frame, plan.info)
 
 
+def _concat(tables):
+    """Published blocks, in order, as one table."""
+    from ..randomized.settable import SetTable
+    first = tables[0]
+    masks = {n: np.concatenate([t.mask(n) for t in tables]) for n in first.names}
+    other = pd.concat([t.other for t in tables], ignore_index=True) \
+        if len(first.other.columns) else None
+    return SetTable(first.schema, masks, first.params, first.model, other, first.info)
+
+
 def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
     """Published blocks in keyed-rank order, through rank buckets on disk:
     each block is grouped by bucket (a stable radix sort of bucket numbers)
@@ -313,11 +349,18 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
     import pyarrow as pa
     n_buckets = max(1, math.ceil(plan.n_rows / chunk_rows))
     if n_buckets == 1:                     # the whole table fits one block: sort in memory
+        # a file may still come in several blocks (a Parquet file's row groups
+        # with dictionary columns are read one by one): shuffled block by
+        # block, the output's position would tell each row's block, and a file
+        # sorted by a sensitive value would publish it through the order
+        tables = []
         for row0, block in blocks:
-            table = engine.publish_block(plan, block, row0)
+            tables.append(engine.publish_block(plan, block, row0))
             if progress is not None:
                 progress(len(block))
-            yield table.take(engine.order_of(engine.block_ranks(plan, row0, table.n_rows)))
+        if tables:
+            table = tables[0] if len(tables) == 1 else _concat(tables)
+            yield table.take(engine.order_of(engine.block_ranks(plan, 0, table.n_rows)))
         return
     writers: dict = {}
     try:

@@ -177,6 +177,16 @@ def parquet_types(path) -> dict:
     return {f.name: f.type for f in sch}
 
 
+def parquet_categoricals(path) -> dict:
+    """{column: ordered} of a Parquet file's dictionary columns that read as
+    a pandas Categorical (a declared domain), as :func:`as_frame` reads them:
+    a Polars Categorical's (the values it met) reads as text."""
+    import pyarrow as pa
+    return {f.name: bool(f.type.ordered) for f in _parquet_file(path).schema_arrow
+            if pa.types.is_dictionary(f.type) and
+            not any(k.startswith(b"_PL_CATEGORICAL") for k in (f.metadata or {}))}
+
+
 def n_rows_hint(path, fmt):
     """The row count when the file states it (Parquet), else None."""
     if fmt == "parquet":
