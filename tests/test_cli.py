@@ -108,6 +108,13 @@ def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, cap
     rc, cap = run(["reconstruct", out, "--attributes", "job", "--method", "value_adding"], capsys)
     assert rc == 0, cap.err
     assert "job" in cap.out and "count" in cap.out            # printed without -o
+    # printed to two decimals: a cell near 0 beside large ones put the whole
+    # column in scientific notation
+    rc, cap = run(["reconstruct", out, "--attributes", "job,city"], capsys)
+    assert rc == 0, cap.err
+    import re
+    counts = [line.split()[-1] for line in cap.out.splitlines()[1:] if line.strip()]
+    assert counts and all(re.fullmatch(r"[0-9,]+\.[0-9]{2}", c) for c in counts), cap.out
 
 
 def test_anonymize_roles_k_entropy_exact(data, tmp_path, capsys):

@@ -107,7 +107,11 @@ def run(args) -> int:
     if out is not None:
         A.note(args, f"wrote {out}")
     else:
-        print(est.to_frame().to_string(index=False))
+        # counts to two decimals on a terminal (a column that holds 3e-13
+        # beside 447 was printed all in scientific notation); the file keeps
+        # every digit
+        print(est.to_frame().to_string(index=False,
+                                       formatters={"count": lambda v: f"{v:,.2f}"}))
     if truth is not None:
         if round(truth.total) != header.n_rows:
             import logging
