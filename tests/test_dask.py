@@ -25,6 +25,7 @@ SRC = str(Path(anonset.__file__).resolve().parent.parent)
 INFER = dict(identifiers=["id"], other=["note"], sensitive=["age", "job", "city"],
              bins={"age": [0, 30, 50, 70, 120]})
 BIG = dict(INFER, sensitive=["age", "job", "city", "big"])
+SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
 
 
 def table(n=400, seed=0):
@@ -68,7 +69,7 @@ def test_any_partitioning_equals_in_memory(model, nparts):
     # the single-machine table is ddf.compute() (Dask may turn text into Arrow strings)
     ref = anonset.publish(ddf.compute(scheduler="sync"), model, seed=42, research_seed=True, **INFER)
     pub = adask.publish(ddf, model, seed=42, research_seed=True, scheduler="sync", **INFER)
-    assert pub.n_rows == len(ref) and len(pub.offsets) == pub.frame.npartitions + 1
+    assert pub.n_rows == len(ref) and len(pub.offsets) == pub._blocks.npartitions + 1
     got = pub.to_settable(scheduler="sync")
     assert got.equals(ref)
     assert got.metadata() == ref.metadata() == pub.metadata()
@@ -149,7 +150,7 @@ def test_worker_killed_mid_way(client):
     ref = anonset.publish(whole, model, seed=3, research_seed=True, **INFER)
 
     pids = client.run(os.getpid)
-    fut = client.compute(pub.frame)
+    fut = client.compute(pub._blocks)
     deadline = time.time() + 30
     while time.time() < deadline:                         # wait until work is under way
         done = sum(1 for ts in client.processing().values() for _ in ts)
@@ -170,3 +171,26 @@ def test_worker_killed_mid_way(client):
     assert pids[victim] not in new_pids.values()
     a = adask.reconstruct(pub, ["age", "city"], "em")
     assert np.array_equal(a.counts, anonset.reconstruct(ref, ["age", "city"], "em").counts)
+
+
+def test_the_lazy_frame_is_in_published_order_without_the_input_row(tmp_path):
+    """``pub.frame`` held each row's input row and keyed rank, in input
+    partition order: written with Dask's own ``to_parquet``, as a Dask user
+    would, it published the link back to the input (and the input order,
+    often sorted by a sensitive value).  It is now the published table in
+    published order, as ``to_settable`` gathers it."""
+    import dask.dataframe as dd
+    n = 2400
+    df = pd.DataFrame({"id": np.arange(n), "job": np.sort(np.resize(list("abcdef"), n)),
+                       "note": np.arange(n) % 7})
+    kw = dict(identifiers=["id"], sensitive=["job"], other=["note"], seed=SEED)
+    pub = adask.publish(dd.from_pandas(df, npartitions=4), anonset.Diversity(2),
+                        scheduler="sync", **kw)
+    ref = anonset.publish(df, anonset.Diversity(2), **kw)
+    assert list(pub.frame.columns) == ["job", "note"]
+    pub.frame.to_parquet(tmp_path / "dask-written", write_index=False)
+    back = pd.read_parquet(tmp_path / "dask-written")
+    assert list(back.columns) == ["job", "note"]
+    assert np.array_equal(back["job"].to_numpy(), ref.mask("job").ravel())
+    assert np.array_equal(back["note"].to_numpy(), ref.other["note"].to_numpy())
+    assert not hasattr(pub, "ordered")

@@ -9,9 +9,10 @@ function of (key, global row, attribute) and every task a pure function of
 its inputs, so the output equals :func:`anonset.publish` on the concatenated
 table for the same key, whatever the partitioning, the number of workers, or
 which tasks were re-run after a worker died.  The output order is the keyed
-shuffle of the engine: :attr:`DaskSetTable.frame` carries each row's rank,
-and everything that gathers or writes the table (:meth:`DaskSetTable.ordered`,
-``to_settable``, ``to_parquet``, ``to_csv``) goes by rank.
+shuffle of the engine: the partitions' blocks carry each row's rank (and
+input row), and everything that gathers or writes the table
+(:attr:`DaskSetTable.frame`, ``to_settable``, ``to_parquet``, ``to_csv``)
+goes by rank, without either.
 
 :func:`reconstruct` sums per-partition counts (w of eq. 17, or distinct set
 tuples for 'exact_em') and estimates on the client.
@@ -97,19 +98,32 @@ class DaskSetTable:
     Attributes
     ----------
     frame : dask.dataframe.DataFrame
-        One uint64 column per published attribute (``name#k`` for the k-th
-        word where d > 64), the pass-through columns, and each row's keyed
-        rank and global input row; partition i holds input rows
-        ``offsets[i] .. offsets[i + 1] - 1``.
+        The published table, lazy and in published order: one uint64 column
+        per published attribute (``name#k`` for the k-th word where d > 64)
+        and the pass-through columns, as :meth:`SetTable.to_mask_frame`
+        gives them; safe to compute or write with Dask's own writers.
     schema, params, model, info, n_rows
         As :class:`anonset.SetTable`.
     offsets : list of int
+        Partition i of the input held its rows ``offsets[i] .. offsets[i + 1] - 1``.
     """
 
-    def __init__(self, frame, schema, params, model, info, offsets):
-        self.frame, self.schema, self.params = frame, schema, dict(params)
+    def __init__(self, blocks, schema, params, model, info, offsets):
+        # the published blocks in input partition order, each row with its
+        # keyed rank and its input row: never handed out (the row is the
+        # link to the input, and the partition order is the input's order)
+        self._blocks = blocks
+        self.schema, self.params = schema, dict(params)
         self.model, self.info, self.offsets = dict(model), dict(info), list(offsets)
         self.n_rows = self.offsets[-1]
+
+    @property
+    def frame(self):
+        """The published table, lazy, in published order, without the
+        rank and input row that the blocks carry (written as it is with
+        ``frame.to_parquet``, it would otherwise publish each row's input
+        position)."""
+        return self._ordered().drop(columns=[_RANK, _ROW])
 
     @property
     def names(self) -> list:
@@ -121,29 +135,29 @@ class DaskSetTable:
     def metadata(self) -> dict:
         return metadata(self.schema, self.params, self.model, self.n_rows, self.info)
 
-    def ordered(self):
+    def _ordered(self):
         """The frame in published order: a keyed shuffle by rank, with
         divisions known in advance (ranks are uniform over 64 bits), each
         partition sorted by (rank, row)."""
-        n = max(1, self.frame.npartitions)
+        n = max(1, self._blocks.npartitions)
         if self.info.get("row_order") == "input":
-            return self.frame
+            return self._blocks
         divisions = [int(x) for x in np.linspace(0, 2 ** 64 - 1, n + 1, dtype=np.float64)]
         divisions = sorted(set(min(max(x, 0), 2 ** 64 - 1) for x in divisions))
         divisions[0], divisions[-1] = 0, 2 ** 64 - 1
-        shuffled = self.frame.set_index(_RANK, divisions=divisions, sorted=False, drop=False)
-        return shuffled.map_partitions(_sort_part, meta=self.frame._meta)
+        shuffled = self._blocks.set_index(_RANK, divisions=divisions, sorted=False, drop=False)
+        return shuffled.map_partitions(_sort_part, meta=self._blocks._meta)
 
     def _table(self, frame: pd.DataFrame) -> SetTable:
         return SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)
 
     def to_settable(self, **compute) -> SetTable:
         """Compute and gather the whole table on the client, in published order."""
-        return self._table(self.ordered().compute(**compute))
+        return self._table(self._ordered().compute(**compute))
 
     def iter_tables(self, **compute):
         """Partition by partition in published order, one in memory at a time."""
-        for part in self.ordered().to_delayed():
+        for part in self._ordered().to_delayed():
             yield self._table(part.compute(**compute))
 
     def to_parquet(self, path, *, protect=(), sets: str = "masks", **compute) -> None:
@@ -185,7 +199,8 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
 
     Equals ``anonset.publish(ddf.compute(), model, schema, ...)`` for the same
     seed, whatever the partitioning.  The first pass (statistics and row
-    offsets) is computed now; the publishing itself is lazy (``.frame``).
+    offsets) is computed now; the publishing itself is lazy (``.frame``, in
+    published order).
 
     Parameters
     ----------
@@ -306,7 +321,7 @@ def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: 
     attrs = [pub.schema[a] for a in rplan.attributes]
     cols = [c for a in attrs for c in mask_columns(a)]
     parts = dask.compute(*[delayed(_counts_task)(p, rplan, attrs)
-                           for p in pub.frame[cols].to_delayed()], **compute)
+                           for p in pub._blocks[cols].to_delayed()], **compute)
     for c in parts:
         counts.merge(c)
     return rplan.estimate(counts)
