@@ -816,6 +816,8 @@ SUBCOMMAND_CASES = [
     ("reconstruct-original-mismatch", ["reconstruct", "{pub}", "--attributes", "job",
                                        "--original", "{adult}"], ("'job'",)),
     ("keygen-exists", ["keygen", "{in}"], ("exists", "never overwritten")),
+    ("keygen-no-directory", ["keygen", "no-such-dir/k.key"],
+     ("'no-such-dir/k.key': cannot be written (No such file or directory); expected a new file",)),
     ("config-with-seed", ["anonymize", "{in}", "-o", "o.csv", "--config", "{cfg}"],
      ("'seed'", "key file")),
     ("config-unknown-key", ["anonymize", "{in}", "-o", "o.csv", "--config", "{cfg2}"],

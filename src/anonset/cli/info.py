@@ -34,6 +34,9 @@ def cmd_keygen(args) -> int:
     except FileExistsError:
         raise A.UsageError(f"{args.path!r}: the file exists; a key file is never overwritten") \
             from None
+    except OSError as e:            # no such directory, no permission, ...
+        raise A.UsageError(f"{args.path!r}: cannot be written ({e.strerror}); expected a new "
+                           "file in a directory you can write") from None
     A.note(args, f"wrote a new key to {args.path} (readable by its owner only); keep it as "
                  "secret as the data")
     return A.EXIT_OK
