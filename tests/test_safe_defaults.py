@@ -528,6 +528,12 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
     fresh = anonset.publish(df, model, identifiers=["rid"], sensitive=["job", "town"],
                             domains={"job": jobs[::-1], "town": list("xyz")}, params=first)
     assert fresh.info["key"] == "os"
+    # ... and a persistent series may start from a fresh-key release's parameters
+    # (the first of its series: it warns as a first release does)
+    with pytest.warns(UserWarning, match="params=this"):
+        started = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
+                                  params=fresh, **kw)
+    assert started.info["key"] == "persistent" and started.info["params"] == "given"
 
 
 def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):

@@ -114,7 +114,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
     else:
         params = check_params(given, opts.model, published, codes_like, clip_l=opts.clip_l)
-    if persistent and opts.prior is None and any(a.role == "sensitive" for a in published):
+    first = opts.prior is None or not opts.prior.persistent     # the first of a series
+    if persistent and first and any(a.role == "sensitive" for a in published):
         # every set is a function of its column's domain and (p, eta) too; only
         # a later release that is given this one can check that they stay
         closeness = opts.params is None and isinstance(opts.model, (Closeness, DiversityCloseness))

@@ -32,6 +32,8 @@ class PriorRelease:
     domains: Mapping[str, tuple] = field(default_factory=dict)
     rng: str | None = None
     where: str = "the earlier release"
+    #: made under a persistent key (its sets are the ones to keep)
+    persistent: bool = True
 
     @classmethod
     def of_settable(cls, pub) -> "PriorRelease":
@@ -39,7 +41,7 @@ class PriorRelease:
         sens = [a for a in pub.schema.sensitive]
         return cls(params={a.name: pub.params[a.name] for a in sens},
                    domains={a.name: _plain(a.domain) for a in sens},
-                   rng=pub.info.get("rng"))
+                   rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent")
 
     @classmethod
     def of_metadata(cls, meta: Mapping, where) -> "PriorRelease":
@@ -50,7 +52,8 @@ class PriorRelease:
         sens = [a for a in schema.sensitive if a.name in have and not have[a.name].get("exact")]
         return cls(params={a.name: AttributeParams.from_dict(have[a.name]) for a in sens},
                    domains={a.name: _plain(a.domain) for a in sens},
-                   rng=(meta.get("info") or {}).get("rng"), where=repr(str(where)))
+                   rng=(meta.get("info") or {}).get("rng"), where=repr(str(where)),
+                   persistent=(meta.get("info") or {}).get("key") == "persistent")
 
 
 def _plain(domain) -> tuple:
@@ -90,8 +93,11 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
 
     ``published`` are this release's attributes; each sensitive one that the
     earlier release also published must keep its domain (values and order),
-    and the generator must be the same.
+    and the generator must be the same.  An earlier release made with a
+    fresh key drew sets that no later key reproduces: nothing to keep.
     """
+    if not prior.persistent:
+        return
     if prior.rng is not None and prior.rng != rng:
         raise InputError(f"is {rng!r} but {prior.where} was drawn with {prior.rng!r}: under a "
                          "persistent key every set would be redrawn, and the two releases "
