@@ -113,7 +113,9 @@ def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, cap
     rc, cap = run(["reconstruct", out, "--attributes", "job,city"], capsys)
     assert rc == 0, cap.err
     import re
-    counts = [line.split()[-1] for line in cap.out.splitlines()[1:] if line.strip()]
+    lines = cap.out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[-1:] == ["count"])
+    counts = [line.split()[-1] for line in lines[head + 1:] if line.strip()]
     assert counts and all(re.fullmatch(r"[0-9,]+\.[0-9]{2}", c) for c in counts), cap.out
 
 
