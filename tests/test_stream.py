@@ -17,6 +17,8 @@ import anonset
 from anonset import stream
 from anonset.stream import publish_file, reconstruct_file
 
+SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -318,3 +320,38 @@ def test_write_behind_keeps_order_and_raises_the_sinks_error():
             threading.Timer(0.2, gate.set).start()
             raise KeyboardInterrupt
     assert sink.got == [0]            # the write in progress ends; 1 and 2 are dropped
+
+
+def test_codes_with_a_leading_zero_are_published_as_the_file_spells_them(tmp_path, capsys):
+    """A CSV column of ZIP codes was typed as whole numbers, so '02134' was
+    published as 2134 (an exact QID, and every value of a sensitive set).
+    A column where some value has a leading zero holds codes: it stays text
+    on every path that reads CSV (publishing, the audit's original, the
+    partition publishers), and the audit with the original agrees."""
+    from anonset.cli import main
+    from anonset.io.tables import text_type, type_text_column
+    src = tmp_path / "zips.csv"
+    zips, areas = ["02134", "10001", "00501"], ["617", "212", "631", "718"]
+    rows = ["id,zip,area,job"] + [f"{i},{zips[i % 3]},{areas[i % 4]},{'ab'[i // 3 % 2]}"
+                                  for i in range(48)]
+    src.write_text("\n".join(rows) + "\n")
+    res = publish_file(src, tmp_path / "out.csv", anonset.Diversity(2), identifiers=["id"],
+                       exact=["zip"], sensitive=["area", "job"], seed=SEED)
+    assert res.schema["zip"].domain == ("00501", "02134", "10001")
+    assert res.schema["area"].domain == (212, 617, 631, 718)     # no leading zero: numbers
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert set(out["zip"]) == {"00501", "02134", "10001"}
+    back = anonset.read_csv(tmp_path / "out.csv")
+    assert set(back.sets("zip")) == {("00501",), ("02134",), ("10001",)}
+    for audit_in in ("out.csv",):
+        assert main(["audit", str(tmp_path / audit_in), "--original", str(src)]) == 0, \
+            capsys.readouterr()
+    capsys.readouterr()
+    assert main(["lgb", str(src), "-o", str(tmp_path / "l.csv"), "--qi", "zip",
+                 "--sensitive", "job", "--drop", "area", "--identifier", "id", "--k", "2",
+                 "--l", "2"]) == 0
+    assert set(pd.read_csv(tmp_path / "l.csv", dtype=str)["zip"]) <= \
+        {"00501", "02134", "10001", "[00501-02134]", "[00501-10001]", "[02134-10001]", "*"}
+    assert text_type(["0", "10", "-3"]) == "int" and text_type(["0.5", "-0.25"]) == "float"
+    assert text_type(["007", "12"]) == "str" and text_type(["00.5"]) == "str"
+    assert type_text_column(np.array(["02134", "NA"], dtype=object)).tolist() == ["02134", None]

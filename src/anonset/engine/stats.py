@@ -3,14 +3,13 @@ into statistics that merge (:class:`Stats`), and the typing of CSV text (a
 column's type decided over the whole file, :func:`cast_text`)."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from .. import validate as V
 from ..encode import encode_column
 from ..io.keys import checked_record_hashes
+from ..io.tables import INT_TEXT, text_type
 from ..passthrough import PassThroughCheck
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
@@ -18,9 +17,6 @@ from ..validate import InputError
 from .request import Draft, attribute_of, scalar
 
 __all__ = ["Stats", "cast_text", "missing_text", "text_type", "INT_TEXT"]
-
-INT_TEXT = re.compile(r"^[+-]?\d+$")
-
 
 # ================================================================== stats
 class Stats:
@@ -143,19 +139,6 @@ def missing_text(vals: np.ndarray) -> np.ndarray:
     from ..io.tables import NA_MARKERS
     return np.fromiter((v is None or v in NA_MARKERS for v in vals), dtype=bool,
                        count=len(vals))
-
-
-def text_type(values) -> str:
-    """'int', 'float' or 'str': the narrowest type every text value has."""
-    vals = [v for v in values]
-    if vals and all(INT_TEXT.match(v) for v in vals):
-        return "int"
-    try:
-        for v in vals:
-            float(v)
-    except ValueError:
-        return "str"
-    return "float" if vals else "str"
 
 
 def domain_type(domain) -> str:

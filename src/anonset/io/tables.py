@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..validate import InputError, check_columns
 
 __all__ = ["as_frame", "file_format", "check_input_file", "file_columns", "iter_blocks",
            "read_table", "read_typed", "type_text_column", "n_rows_hint", "PARQUET_SUFFIXES", "CSV_SUFFIXES", "NA_MARKERS",
-           "is_missing_text"]
+           "is_missing_text", "text_type", "INT_TEXT", "CODE_TEXT"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
@@ -274,25 +275,48 @@ def read_table(path, fmt, *, columns=None) -> pd.DataFrame:
     return blocks[0] if len(blocks) == 1 else pd.concat(blocks, ignore_index=True)
 
 
+INT_TEXT = re.compile(r"^[+-]?\d+$")
+#: A number written with a leading zero: a code (a ZIP or area code, an ICD
+#: chapter '03'), whose zero would be lost as a number.
+CODE_TEXT = re.compile(r"^[+-]?0\d")
+
+
+def text_type(values) -> str:
+    """'int', 'float' or 'str': the type of a CSV column's text values (one
+    rule for every path: the engine's first pass, the audit's original, the
+    partition publishers).  Integers where every value spells one, numbers
+    where every one is a number, else text; a column where some value has a
+    leading zero ('02134') holds codes, and stays text so that what is
+    published is what the file holds."""
+    vals = list(values)
+    if any(CODE_TEXT.match(v) for v in vals):
+        return "str"
+    if vals and all(INT_TEXT.match(v) for v in vals):
+        return "int"
+    try:
+        for v in vals:
+            float(v)
+    except ValueError:
+        return "str"
+    return "float" if vals else "str"
+
+
 def type_text_column(values: np.ndarray) -> pd.Series:
-    """A text column typed by the rule the engine uses for inferred domains:
-    integers where every present value spells one, numbers where every one
-    is a number, else text; missing markers become missing values."""
-    import re
+    """A text column typed by :func:`text_type`; missing markers become
+    missing values."""
     miss = is_missing_text(values)
     present = values[~miss]
-    if len(present) and all(re.match(r"^[+-]?\d+$", v) for v in present):
+    kind = text_type(present)
+    if kind == "int" and len(present):
         if miss.any():
             return pd.Series(pd.array([None if m else int(v) for v, m in zip(values, miss)],
                                       dtype="Int64"))
         return pd.Series(present.astype(np.int64))
-    try:
-        num = np.where(miss, "nan", values).astype(np.float64)
-        return pd.Series(num)
-    except ValueError:
-        out = values.copy()
-        out[miss] = None
-        return pd.Series(out, dtype=object)
+    if kind != "str" and len(present):
+        return pd.Series(np.where(miss, "nan", values).astype(np.float64))
+    out = values.copy()
+    out[miss] = None
+    return pd.Series(out, dtype=object)
 
 
 def read_typed(path, fmt, *, text_columns=(), columns=None) -> pd.DataFrame:
