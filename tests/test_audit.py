@@ -449,6 +449,34 @@ def test_attack_options(adult_l5):
         attack(pub, prior="conditional")
 
 
+def test_the_attack_on_one_sensitive_attribute_runs_by_default(tmp_path, capsys):
+    """`anonset audit --attack` on a release with one sensitive attribute
+    (semantic diversity, or one sensitive column) failed: the default
+    --known 1 asked the adversary to know the only attribute it attacks.
+    The default is one known attribute, none where there is only one; an
+    explicit number that cannot hold is still refused."""
+    from anonset.cli import main
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"id": np.arange(300), "job": rng.choice(list("abcde"), 300),
+                       "sex": rng.choice(["f", "m"], 300)})
+    pub = anonset.publish(df, anonset.Diversity(2), identifiers=["id"], sensitive=["job"],
+                          exact=["sex"])
+    a = attack(pub, df, n_targets=200, seed=1)
+    assert a.settings["known"] == 0 and list(a.summary["attribute"]) == ["job"]
+    with pytest.raises(ValueError, match=r"known: got 1; expected .* an int in \[0, 0\]"):
+        attack(pub, df, known=1)
+    pub.to_parquet(tmp_path / "p.parquet")
+    df.to_csv(tmp_path / "o.csv", index=False)
+    for extra in ([], ["--chunk-rows", "100"]):
+        rc = main(["audit", str(tmp_path / "p.parquet"), "--original", str(tmp_path / "o.csv"),
+                   "--attack", "--targets", "200", *extra])
+        out = capsys.readouterr()
+        assert rc in (0, 1), out.err
+        assert "knows 0 of its attributes" in out.out, out.out
+    assert main(["audit", str(tmp_path / "p.parquet"), "--attack", "--known", "1"]) == 2
+    assert "--known: got 1" in capsys.readouterr().err
+
+
 def test_attack_plot(adult_l5, tmp_path):
     pytest.importorskip("matplotlib")
     import matplotlib

@@ -255,7 +255,9 @@ def _conditional_priors(codes, K: tuple, j: str, d: int, victims: np.ndarray,
 
 
 def check_attack_args(table, original, known, n_targets, prior, prior_source, aligned) -> tuple:
-    """Validated (sensitive attributes, prior_source)."""
+    """Validated (sensitive attributes, prior_source, known).  ``known=None``
+    is the default: one attribute known, none where the table has only one
+    sensitive attribute."""
     if prior not in ("marginal", "conditional"):
         raise InputError(f"got {prior!r}", param="prior", expected="'marginal' or 'conditional'")
     if prior_source not in ("auto", "true", "reconstructed"):
@@ -272,6 +274,8 @@ def check_attack_args(table, original, known, n_targets, prior, prior_source, al
     sens = [n for n in table.names if not table.params[n].exact]
     if not sens:
         raise ValueError("the table has no sensitive attribute to attack")
+    if known is None:
+        known = min(1, len(sens) - 1)
     if isinstance(known, (list, tuple)):
         bad = [k for k in known if k not in sens]
         if bad:
@@ -285,7 +289,7 @@ def check_attack_args(table, original, known, n_targets, prior, prior_source, al
             n_targets, (int, np.integer)) or n_targets < 1):
         raise InputError(f"got {n_targets!r}", param="n_targets",
                          expected="a positive integer")
-    return sens, prior_source
+    return sens, prior_source, known
 
 
 def reconstructed_marginal(header, j: str, w) -> np.ndarray:
@@ -296,7 +300,7 @@ def reconstructed_marginal(header, j: str, w) -> np.ndarray:
     return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)
 
 
-def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 10_000,
+def attack(table: SetTable, original=None, *, known=None, n_targets: int | None = 10_000,
            prior: str = "marginal", prior_source: str = "auto", seed=None,
            schema=None, missing: str = "error", aligned: bool = True) -> AttackResult:
     """Simulate a Bayesian adversary against a published table.
@@ -313,9 +317,10 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
     original : DataFrame, optional
         Needed for the success rate (the truth) and for the 'true' or
         'conditional' prior.
-    known : int or list of str
+    known : int or list of str, optional
         How many sensitive attributes the adversary knows (drawn at random per
-        victim), or which ones.
+        victim), or which ones; default 1, or 0 where the table has one
+        sensitive attribute.
     n_targets : int or None
         Number of victims (random rows); None for every row.
     prior : {'marginal', 'conditional'}
@@ -341,7 +346,7 @@ def attack(table: SetTable, original=None, *, known=1, n_targets: int | None = 1
     >>> r.summary[["attribute", "model_bound"]].values.tolist()
     [['a', 0.5], ['b', 0.5]]
     """
-    sens, prior_source = check_attack_args(table, original, known, n_targets, prior,
+    sens, prior_source, known = check_attack_args(table, original, known, n_targets, prior,
                                            prior_source, aligned)
     rng = np.random.default_rng(seed)
     victims, K = choose_victims(rng, table.n_rows, n_targets, sens, known)

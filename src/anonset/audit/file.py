@@ -203,7 +203,7 @@ def _unproven(header, sizes, want_div, want_an) -> bool:
 def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
                chunk_rows: int = DEFAULT_CHUNK_ROWS, format: str | None = None,
                original_format: str | None = None, attack: bool = False,
-               known: int | Sequence[str] = 1, n_targets: int = 10_000,
+               known: int | Sequence[str] | None = None, n_targets: int = 10_000,
                prior: str = "marginal", n_classes: int = 200, z_max: float = 4.0,
                closeness_margin: float = 0.01, seed: Seed = None, missing: str | None = None,
                aligned: bool | None = None,
@@ -264,8 +264,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
         if prior != "marginal":
             raise InputError(f"got {prior!r}; the conditional prior needs the table in memory",
                              param="prior", expected="'marginal' in a chunked audit")
-        sens, source = check_attack_args(header, original, known, n_targets, prior, "auto",
-                                         opts.aligned)
+        sens, source, known = check_attack_args(header, original, known, n_targets, prior,
+                                                "auto", opts.aligned)
         victims, K = choose_victims(np.random.default_rng(seed), n, n_targets, sens, known)
     class_rows = np.random.default_rng(seed).integers(0, max(n, 1), size=n_classes)
     record_rows = np.random.default_rng(seed).choice(n, size=min(n_classes, n), replace=False)

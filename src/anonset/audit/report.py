@@ -438,7 +438,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ audit
 def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema | None = None,
-          attack: bool = False, known: int | Sequence[str] = 1,
+          attack: bool = False, known: int | Sequence[str] | None = None,
           n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
           z_max: float = 4.0, closeness_margin: float = 0.01, seed: Seed = None,
           missing: str | None = None, aligned: bool | None = None) -> AuditReport:

@@ -50,8 +50,9 @@ def register(sub) -> None:
                    help="the rows of --original are in the published order (default: yes "
                    "unless the published rows were shuffled)")
     p.add_argument("--attack", action="store_true", help="run the attack simulation")
-    p.add_argument("--known", type=int, default=1, metavar="N",
-                   help="attributes the adversary knows exactly (default 1)")
+    p.add_argument("--known", type=int, default=None, metavar="N",
+                   help="attributes the adversary knows exactly (default 1, or 0 where the "
+                        "release has one sensitive attribute)")
     p.add_argument("--targets", type=int, default=10_000, metavar="N",
                    help="victims in the attack simulation (default 10000)")
     p.add_argument("--prior", choices=("marginal", "conditional"), default="marginal",
@@ -125,7 +126,7 @@ def cmd_audit(args) -> int:
     from ..io.published import csv_safe_frame
     if args.plot and not args.attack:
         raise A.UsageError("--plot needs --attack")
-    if args.known < 0:
+    if args.known is not None and args.known < 0:
         raise A.UsageError(f"--known must be >= 0, got {args.known}")
     if args.chunk_rows is not None and args.chunk_rows < 0:
         raise A.UsageError(f"--chunk-rows must be >= 0, got {args.chunk_rows}")
