@@ -577,6 +577,51 @@ def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
     assert all(a.domain[-1] == "?" for a in kept.schema.published if a.name != "sex")
 
 
+def test_a_hierarchy_without_the_missing_token_takes_it_only_with_missing_cells(tmp_path):
+    """missing='category' beside a hierarchy without a '?' leaf (Adult's
+    education hierarchy, a column without missing cells) was refused for
+    every column: "hierarchy has no leaf for domain value(s) ['?']".  The
+    token joins a hierarchy's column only when it has missing cells, as it
+    does elsewhere; when it has, the refusal counts them and names the
+    first row, on every path alike."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.datasets import adult_hierarchy
+    df = anonset.datasets.load_adult().iloc[:3000].reset_index(drop=True)
+    df = df[["education", "marital-status", "sex"]].astype(object)
+    df.insert(0, "id", np.arange(len(df)))
+    df.loc[[7, 40], "marital-status"] = None
+    kw = dict(identifiers=["id"], sensitive=["education"], exact=["sex"], drop=["marital-status"],
+              hierarchies={"education": adult_hierarchy("education")}, missing="category",
+              seed=SEED)
+    model = anonset.Closeness(0.3)
+    mem = anonset.publish(df, model, **kw)
+    assert "?" not in mem.schema["education"].domain and mem.params["education"].ground == \
+        "hierarchical"
+    df.to_csv(tmp_path / "in.csv", index=False)
+    for src in ("in.csv",):
+        res = publish_file(tmp_path / src, tmp_path / "out.parquet", model, **kw)
+        assert res.schema["education"].domain == mem.schema["education"].domain
+    lazy = adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync", **kw)
+    assert lazy.to_settable(scheduler="sync").equals(mem)
+    # education with missing cells: refused alike, with the count and first row
+    holed = df.copy()
+    holed.loc[[11, 900], "education"] = None
+    holed.to_csv(tmp_path / "holed.csv", index=False)
+    errors = []
+    for run in (lambda: anonset.publish(holed, model, **kw),
+                lambda: publish_file(tmp_path / "holed.csv", tmp_path / "o.parquet", model, **kw),
+                lambda: adask.publish(dd.from_pandas(holed, npartitions=3), model,
+                                      scheduler="sync", **kw)):
+        with pytest.raises(InputError) as e:
+            run()
+        errors.append(str(e.value).replace(f"{str(tmp_path / 'holed.csv')!r}: ", ""))
+    assert len(set(errors)) == 1, errors
+    assert errors[0].startswith("column 'education': has 2 missing value(s) (first at row 11), "
+                                "published as '?', but its hierarchy has no leaf '?'"), errors
+    assert not (tmp_path / "o.parquet").exists()
+
+
 # ------------------------------------------------------- inferred domains
 def test_an_inferred_domain_is_named_on_every_path(tmp_path, capsys):
     """A sensitive column's domain read off the data tells which values

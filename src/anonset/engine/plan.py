@@ -20,7 +20,7 @@ from ..passthrough import recorded, warn_findings
 from ..shared_ids import warn_shared_ids
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
-from .stats import Stats, text_type
+from .stats import Stats, lacks_token_leaf, text_type
 
 __all__ = ["Plan", "make_plan", "finish_domain", "token_where_missing"]
 
@@ -85,6 +85,17 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             if c in d.need_counts:
                 counts[c] = cnt
         else:           # declared, or a schema's domain read off some data
+            if lacks_token_leaf(cd):
+                na = stats.na.get(c, 0)
+                at = "" if stats.first_na.get(c) is None else \
+                    f" (first at row {stats.first_na[c]:,})"
+                why = (f"has {na:,} missing value(s){at}, published as {cd.missing!r}" if na else
+                       f"takes the missing-value token {cd.missing!r} into its domain (a "
+                       "persistent key keeps it in every release)")
+                raise InputError(f"{why}, but its hierarchy has no leaf {cd.missing!r}",
+                                 column=c, file=d.file,
+                                 expected=f"a leaf {cd.missing!r} in the hierarchy (under its "
+                                          "root, say), or no missing values")
             attr = attribute_of(cd, cd.domain, inferred=cd.inferred)
         V.check_domain_size(attr, file=d.file)
         V.check_domain_values(attr, file=d.file)

@@ -3,6 +3,8 @@ into statistics that merge (:class:`Stats`), and the typing of CSV text (a
 column's type decided over the whole file, :func:`cast_text`)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -52,8 +54,14 @@ class Stats:
         self.passthrough = PassThroughCheck(d.passthrough, d.sensitive, d.exact) \
             if d.passthrough_columns else None
         self._declared = {}
+        self._tokenless = set()
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
+                if lacks_token_leaf(cd):
+                    # the missing token joins only a column with missing cells
+                    # (make_plan): checked without it, its missing cells counted
+                    cd = replace(cd, missing=None)
+                    self._tokenless.add(cd.name)
                 attr = attribute_of(cd, cd.domain)
                 self._declared[cd.name] = attr
                 self.na[cd.name] = 0
@@ -83,6 +91,9 @@ class Stats:
             col = block[c].reset_index(drop=True)
             self._missing(c, missing_text(col.to_numpy(dtype=object)) if d.text
                           else col.isna().to_numpy(), row0)
+            if c in self._tokenless:
+                col = col[~(missing_text(col.to_numpy(dtype=object)) if d.text
+                            else col.isna().to_numpy())].reset_index(drop=True)
             if d.text:
                 col = cast_text(col, attr, c, d.file)
             try:
@@ -133,6 +144,15 @@ class Stats:
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
         return {**(self.shared_counts or {}), **shared_rows(cols)}
+
+
+def lacks_token_leaf(cd) -> bool:
+    """A column whose hierarchy has no leaf for its missing-value token (one
+    the caller did not list in its domain): the token can join it only if it
+    has missing cells, and then the hierarchy must have that leaf."""
+    return (cd.missing is not None and cd.hierarchy is not None
+            and cd.missing not in set(cd.hierarchy.leaves)
+            and (cd.domain is None or cd.missing not in cd.domain))
 
 
 def missing_text(vals: np.ndarray) -> np.ndarray:
