@@ -519,6 +519,12 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
         assert len(err.splitlines()) == 1 and f"'{tmp_path / 'first.parquet'}'" in err, err
         assert words in err and "declared with --domain" in err, err
         assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out.parquet").exists()
+    # a Dask release is an earlier release too
+    lazy_first = adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync",
+                               domains={"job": jobs, "town": list("xyz")}, **kw)
+    with pytest.raises(InputError, match="1 new value"):
+        anonset.publish(df, model, domains={"job": jobs + ["f"], "town": list("xyz")},
+                        params=lazy_first, **kw)
     # another generator redraws every set too
     with pytest.raises(InputError, match=r"^rng: is 'philox' but the earlier release "
                                                  r"was drawn with 'chacha20'"):

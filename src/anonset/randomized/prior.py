@@ -37,7 +37,8 @@ class PriorRelease:
 
     @classmethod
     def of_settable(cls, pub) -> "PriorRelease":
-        """From a :class:`~anonset.SetTable` in memory or read from a file."""
+        """From a :class:`~anonset.SetTable` (in memory or read from a file)
+        or a Dask release."""
         sens = [a for a in pub.schema.sensitive]
         return cls(params={a.name: pub.params[a.name] for a in sens},
                    domains={a.name: _plain(a.domain) for a in sens},
@@ -62,9 +63,9 @@ def _plain(domain) -> tuple:
 
 
 def prior_of(params: Any):
-    """(parameters mapping or None, PriorRelease or None) of ``params=``."""
-    from .settable import SetTable
-    if isinstance(params, SetTable):
+    """(parameters mapping or None, PriorRelease or None) of ``params=``: a
+    release (a SetTable, or a Dask release), a PriorRelease, or a mapping."""
+    if all(hasattr(params, a) for a in ("schema", "params", "info")):
         params = PriorRelease.of_settable(params)
     if isinstance(params, PriorRelease):
         return dict(params.params), params
