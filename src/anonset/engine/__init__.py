@@ -33,11 +33,12 @@ from .apply import block_ranks, infer_schema, order_of, publish_block, typed_blo
 from .counts import Counts, ReconstructionPlan
 from .plan import Plan, finish_domain, make_plan
 from .request import (ROLE_OF_PARAM, UNKNOWN_CATEGORIES, ColumnDraft, Draft, Options, attribute_of,
-                      draft, scalar, unknown_categoricals, with_categories)
+                      draft, scalar, union_categories, unknown_categoricals,
+                      with_categories)
 from .stats import Stats, cast_text
 
 __all__ = ["Options", "Draft", "ColumnDraft", "Stats", "Plan", "draft", "make_plan",
            "publish_block", "block_ranks", "order_of", "typed_block", "infer_schema",
            "cast_text", "finish_domain", "attribute_of", "scalar", "ReconstructionPlan",
-           "Counts", "ROLE_OF_PARAM", "UNKNOWN_CATEGORIES", "unknown_categoricals",
-           "with_categories"]
+           "Counts", "ROLE_OF_PARAM", "UNKNOWN_CATEGORIES", "union_categories",
+           "unknown_categoricals", "with_categories"]

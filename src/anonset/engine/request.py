@@ -340,6 +340,16 @@ def unknown_categoricals(d: "Draft") -> list:
             if cd.categorical and cd.domain == (UNKNOWN_CATEGORIES,)]
 
 
+def union_categories(parts) -> list:
+    """The categories of a column read in parts, as pandas reads the whole
+    column: the first part's, then each new one in order of appearance."""
+    seen: dict = {}
+    for cats in parts:
+        for v in cats:
+            seen.setdefault(v, None)
+    return list(seen)
+
+
 def with_categories(dtypes: Mapping, categories: Mapping) -> dict:
     """``dtypes`` with the categories found for some categorical columns."""
     out = dict(dtypes)
@@ -351,7 +361,6 @@ def with_categories(dtypes: Mapping, categories: Mapping) -> dict:
 def scalar(v):
     """A plain Python scalar for a domain value (NumPy scalars -> int/float/str)."""
     return v.item() if isinstance(v, np.generic) else v
-
 
 
 def attribute_of(cd: ColumnDraft, domain, inferred: bool = False) -> Attribute:

@@ -89,11 +89,10 @@ class Stats:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
-            self._missing(c, missing_text(col.to_numpy(dtype=object)) if d.text
-                          else col.isna().to_numpy(), row0)
+            miss = missing_text(col.to_numpy(dtype=object)) if d.text else col.isna().to_numpy()
+            self._missing(c, miss, row0)
             if c in self._tokenless:
-                col = col[~(missing_text(col.to_numpy(dtype=object)) if d.text
-                            else col.isna().to_numpy())].reset_index(drop=True)
+                col = col[~miss].reset_index(drop=True)
             if d.text:
                 col = cast_text(col, attr, c, d.file)
             try:

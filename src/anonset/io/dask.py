@@ -250,12 +250,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     if unknown:
         # categoricals read from Parquet: Dask knows their categories only
         # once it has read them (in-memory pandas reads them with the data)
-        known = {c: {} for c in unknown}
-        for cats in dask.compute(*[delayed(_categories_task)(p, unknown)
-                                   for p in ddf[unknown].to_delayed()], **compute_kw):
-            for c in unknown:
-                for v in cats[c]:
-                    known[c].setdefault(v, None)
+        parts = dask.compute(*[delayed(_categories_task)(p, unknown)
+                               for p in ddf[unknown].to_delayed()], **compute_kw)
+        known = {c: engine.union_categories(p[c] for p in parts) for c in unknown}
         d = engine.draft(opts, list(ddf.columns), engine.with_categories(dtypes, known))
     # partition lengths first: each partition's first global row, so that an
     # error names the row the in-memory path names

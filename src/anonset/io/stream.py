@@ -99,12 +99,11 @@ def _types(path, fmt):
 def _dictionaries(path, columns, chunk_rows) -> dict:
     """The categories of dictionary columns, as pandas reads the whole file:
     each block's dictionary in file order, new values appended."""
-    seen = {c: {} for c in columns}
+    parts: dict = {c: [] for c in columns}
     for _, block in iter_blocks(path, "parquet", chunk_rows=chunk_rows, columns=columns):
         for c in columns:
-            for v in block[c].cat.categories:
-                seen[c].setdefault(v, None)
-    return {c: list(v) for c, v in seen.items()}
+            parts[c].append(block[c].cat.categories)
+    return {c: engine.union_categories(p) for c, p in parts.items()}
 
 
 def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, progress=None):
