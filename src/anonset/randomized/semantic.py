@@ -354,6 +354,12 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
         domain = hierarchy.leaves
+    dtype = frame[sensitive].dtype
+    if domain is None and distance is None and isinstance(dtype, pd.CategoricalDtype) \
+            and dtype.ordered:
+        # an ordered pandas Categorical declares its domain and its order, as
+        # it does for anonset.publish
+        domain = [v.item() if hasattr(v, "item") else v for v in dtype.categories]
     inferred = domain is None            # read off the data: it reveals which values occur
     if domain is None:
         domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
