@@ -274,23 +274,23 @@ class PassThroughCheck:
                             "it"})
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
-            if lam == lam and lam >= DETERMINES and sens in self.generalized:
+            if not (lam == lam and lam >= DETERMINES):
+                continue
+            exact = c in self.exact
+            qi = sens in self.generalized
+            predicts = (f"{'exact' if exact else 'pass-through'} column {c!r} predicts "
+                        f"{'the QI ' if qi else ''}{sens!r} for {acc:.1%} of the rows from the "
+                        f"other rows with the same value (the most common value alone: "
+                        f"{prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: published ")
+            if qi:
                 out.append({"check": "qi_recode", "column": c, "qi": sens,
-                            "value": round(lam, 4), "message":
-                            f"pass-through column {c!r} predicts the QI {sens!r} for {acc:.1%} of "
-                            f"the rows from the other rows with the same value (the most common "
-                            f"value alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: "
-                            f"published unchanged beside {sens!r} generalized, it publishes "
-                            f"{sens!r} at its exact values, and whoever knows a person's {sens!r} "
-                            "finds their row inside its group; drop it, or make it a QI too"})
-            elif lam == lam and lam >= DETERMINES:
-                exact = c in self.exact
+                            "value": round(lam, 4), "message": predicts +
+                            f"unchanged beside {sens!r} generalized, it publishes {sens!r} at its "
+                            f"exact values, and whoever knows a person's {sens!r} finds their row "
+                            "inside its group; drop it, or make it a QI too"})
+            else:
                 out.append({"check": "recode", "column": c, "sensitive": sens,
-                            "value": round(lam, 4), "message":
-                            f"{'exact' if exact else 'pass-through'} column {c!r} predicts "
-                            f"{sens!r} for {acc:.1%} of the rows from the other rows with the same "
-                            f"value (the most common value alone: {prior:.1%}; lambda "
-                            f"{lam:.2f}){where}{_sampled(s)}: published "
+                            "value": round(lam, 4), "message": predicts +
                             f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
                             "in the clear; " + ("publish it as sensitive too, or drop it" if exact
                                                 else "drop it, or publish it as sensitive")})
