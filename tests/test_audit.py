@@ -475,6 +475,11 @@ def test_the_attack_on_one_sensitive_attribute_runs_by_default(tmp_path, capsys)
         assert "knows 0 of its attributes" in out.out, out.out
     assert main(["audit", str(tmp_path / "p.parquet"), "--attack", "--known", "1"]) == 2
     assert "--known: got 1" in capsys.readouterr().err
+    # without --attack the verdict says that the attack was not run (the
+    # report, which runs it, could say RISKS FOUND of a release audit PASSED)
+    main(["audit", str(tmp_path / "p.parquet"), "--original", str(tmp_path / "o.csv")])
+    head = capsys.readouterr().out.split("\n\n")[0]
+    assert "not run: the attack simulation (attack=True; --attack)" in head, head
 
 
 def test_attack_plot(adult_l5, tmp_path):

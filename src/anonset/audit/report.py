@@ -151,6 +151,12 @@ class AuditReport:
             for m in self._where(st):
                 lines.append(f"  {st.upper():10s} {m}")
         lines.append("  all rows: " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()))
+        if self.attack is None and self.with_data:
+            # the verdict covers the model and the risks checked; a Bayesian
+            # adversary's prior can beat 1/l where a value is common
+            lines.append("  not run: the attack simulation (attack=True; --attack), which "
+                         "measures how often an adversary with a prior guesses a value; "
+                         "`anonset report` runs it")
         return lines
 
     def to_text(self) -> str:
