@@ -332,6 +332,71 @@ def test_leave_one_out_determination_matches_oracle(pairs):
     assert lam == pytest.approx(0.0 if ref_prior == 1 else (ref_acc - ref_prior) / (1 - ref_prior))
 
 
+def _given_away_oracle(x, s, alpha=1e-6):
+    """Share of the rows whose value gives their sub-value away, value by
+    value: the value's most common sub-value (the smallest at a tie) beats
+    its overall share by lambda >= 0.9, and Chernoff's bound on the chance of
+    that much agreement is below alpha."""
+    df = pd.DataFrame({"x": x, "s": s})
+    pi = df["s"].value_counts() / len(df)
+    held, tails = 0, []
+    for _, grp in df.groupby("x"):
+        c = grp["s"].value_counts()
+        top = int(c.max())
+        sv = min(k for k in c.index if c[k] == top)
+        conf, p, n = top / len(grp), float(pi[sv]), len(grp)
+        lam = 0.0 if p == 1 else (conf - p) / (1 - p)
+        kl = conf * math.log(conf / p) + ((1 - conf) * math.log((1 - conf) / (1 - p))
+                                          if conf < 1 else 0.0)
+        if lam >= 0.9 and n * kl >= -math.log(alpha):
+            held += n
+            tails.append((top, n, p))
+    return held / len(df), tails
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), min_size=1, max_size=120),
+       st.tuples(st.integers(0, 8), st.integers(0, 3)), st.integers(0, 60))
+@settings(max_examples=150, deadline=None)
+def test_given_away_matches_oracle(pairs, block, reps):
+    """A value whose rows all share a sensitive value (a block of repeated
+    pairs) beside random rows: the sampled measure equals the value-by-value
+    oracle, and every value it counts is one whose agreement has an exact
+    binomial tail below 1e-6 under the overall distribution."""
+    from scipy import stats as sst
+    pairs = pairs + [block] * reps
+    x = pd.Series([p[0] for p in pairs])
+    s = np.array([p[1] for p in pairs])
+    vs = ValueSample(None)
+    vs.add(hash_values(x), s)
+    share, groups = vs.given_away()
+    ref, tails = _given_away_oracle(x, s)
+    assert share == pytest.approx(ref) and groups == len(tails)
+    for top, n, p in tails:
+        assert sst.binom.sf(top - 1, n, p) <= 1e-6
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_given_away_ignores_chance_agreement(seed):
+    """A column unrelated to a skewed sensitive column (85 % one value), with
+    many small values where all rows agreeing by chance is likely: nothing
+    counts as given away.  A value that does give it away (2 % of the rows,
+    all holding the rare value) is counted."""
+    rng = np.random.default_rng(seed)
+    n = 200_000
+    s = (rng.random(n) < 0.15).astype(np.int64)
+    x = rng.integers(0, 20_000, n)                      # ~10 rows a value
+    vs = ValueSample(None)
+    vs.add(hash_values(pd.Series(x)), s)
+    assert vs.given_away() == (0.0, 0)
+    x[: n // 50] = -1
+    s[: n // 50] = 1
+    vs = ValueSample(None)
+    vs.add(hash_values(pd.Series(x)), s)
+    share, groups = vs.given_away()
+    assert groups == 1 and share == pytest.approx(0.02, abs=2e-4)
+    assert vs.determination()[0] < 0.9
+
+
 @given(st.lists(st.integers(0, 300), min_size=1, max_size=400), st.integers(1, 40),
        st.integers(1, 7))
 @settings(max_examples=80, deadline=None)

@@ -1033,6 +1033,85 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_pa
     assert err.count("WARNING: pass-through column 'firstname' predicts") == 2, err
 
 
+def _stops_like(n=3000, seed=7):
+    """Police stops (carData's MplsStops): a pass-through column one of whose
+    values ('none': no person recorded) goes with one race on every row,
+    although the column as a whole predicts race little."""
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["a", "b", "c", "d"], n)
+    status = np.where(race == "d", "none", rng.choice(["x", "y"], n))
+    status = np.where((race == "d") & (rng.random(n) < 0.2), rng.choice(["x", "y"], n), status)
+    return pd.DataFrame({"status": status, "precinct": rng.choice(["1", "2", "3"], n),
+                         "race": race, "problem": rng.choice(["p", "q"], n)})
+
+
+def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_path(
+        tmp_path, capsys):
+    """MplsStops: `--other preRace` (and MDC, personSearch, ...) beside race
+    as an l = 3 set.  Where no person was recorded, every one of those
+    columns is missing on the very rows where race is: 15.8 % of the rows
+    have their race given away by one value, while each column's lambda
+    over all rows (0.22-0.41) stayed under the recode check's 0.9, so
+    publishing said nothing.  A value that gives a sensitive value away for
+    at least 1 % of the rows is now named on every path, recorded, and
+    reported by the audit, with or without the original."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.cli import main
+    from anonset.passthrough import ValueSample, hash_values
+    df = _stops_like()
+    codes = pd.factorize(df["race"])[0]
+    vs = ValueSample(None)
+    vs.add(hash_values(df["status"]), codes)
+    assert vs.determination()[0] < 0.5                   # the whole-column check is silent
+    share = round(float((df["status"] == "none").mean()), 4)
+    kw = dict(sensitive=["race", "problem"], exact=["precinct"], other=["status"])
+    model = anonset.Diversity(2)
+    want = [{"check": "given_away", "column": "status", "sensitive": ["race"],
+             "value": [share]}]
+    df.to_csv(tmp_path / "r.csv", index=False)
+    df.to_parquet(tmp_path / "r.parquet", index=False)
+    runs = {
+        "memory": lambda: anonset.publish(df, model, **kw),
+        "csv": lambda: publish_file(tmp_path / "r.csv", tmp_path / "o1.parquet", model,
+                                    chunk_rows=700, **kw),
+        "parquet": lambda: publish_file(tmp_path / "r.parquet", tmp_path / "o2.parquet", model,
+                                        chunk_rows=700, **kw),
+        "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync")}
+    messages = set()
+    for path, run in runs.items():
+        with pytest.warns(anonset.PassThroughWarning) as rec:
+            pub = run()
+        assert pub.info["pass_through_risks"] == want, path
+        messages |= {str(w.message) for w in rec
+                     if issubclass(w.category, anonset.PassThroughWarning)}
+    assert len(messages) == 1, messages
+    assert f"'status': some of its values give away 'race' for {share:.1%} of the rows" in \
+        messages.pop()
+    pub = anonset.publish(df, model, **kw)
+    alone = anonset.audit(pub).checks.query("check == 'given_away'")
+    assert list(alone["attribute"]) == ["status -> race"] and (alone["status"] == "risk").all()
+    both = anonset.audit(pub, df).checks.query("check == 'given_away'").set_index("attribute")
+    assert list(both.index) == ["status -> race", "status -> problem"]
+    assert both.loc["status -> race", "status"] == "risk"
+    assert both.loc["status -> race", "value"] == pytest.approx(share)
+    assert both.loc["status -> problem", "status"] == "pass"
+    # published as an exact QID (paper 004), the attack's part, not this check's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        quiet = anonset.publish(df, model, sensitive=["race", "problem"],
+                                exact=["precinct", "status"])
+    assert quiet.info["pass_through_risks"] == []
+    # the command line prints it once
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "race,problem", "--exact", "precinct", "--other", "status",
+                 "--l", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("'status': some of its values give away 'race'") == 1, err
+
+
 def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path):
     """Bounded work on a census-sized file: the check reads the first
     CHECK_ROWS rows (by global row, so every path reads the same) and says so."""

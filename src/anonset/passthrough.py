@@ -13,6 +13,11 @@ warning, by every publisher at publishing time:
   ``DETERMINES`` of the errors of guessing the most common value (Goodman
   and Kruskal's lambda; a resume study's first names were chosen to signal
   race: lambda 1);
+* a **partial recode** of a sensitive column (pass-through columns only):
+  some of its values give away the sensitive value of at least
+  ``GIVEN_SHARE`` of the rows although its lambda stays below
+  ``DETERMINES`` (:meth:`ValueSample.given_away`: Adult's relationship
+  'Husband' gives sex 'Male', 45 % of the rows, at lambda 0.31);
 * a **recode of a generalized QI** (the partition publishers: LGB, msa,
   Mondrian, TP): the same lambda, predicting a QI's exact value; published
   beside the QI's range (a birth year beside an age published as [30-39]),
@@ -33,13 +38,20 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "DEFAULT_BUDGET", "ValueSample", "hash_values",
-           "hash_cells", "PassThroughWarning", "PassThroughCheck", "check_passthrough"]
+__all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
+           "ValueSample", "hash_values",
+           "hash_cells", "PassThroughWarning", "PassThroughCheck", "check_passthrough",
+           "given_away_message"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
 #: A pass-through column that removes at least this share of the guessing errors.
 DETERMINES = 0.9
+#: A pass-through column some of whose values give away the sensitive value
+#: of at least this share of the rows (:meth:`ValueSample.given_away`).
+GIVEN_SHARE = 0.01
+#: Chernoff's bound on the chance that a value's rows agree by accident.
+GIVEN_ALPHA = 1e-6
 
 #: Distinct (value, sensitive value) pairs a ValueSample holds at most (~40 MB).
 DEFAULT_BUDGET = 1 << 20
@@ -129,6 +141,56 @@ class ValueSample:
         tot = self.value_totals()
         return float((tot == 1).sum() / tot.sum()) if tot.sum() else float("nan")
 
+    def _groups(self):
+        """Per sampled entry: its value's group, the sub-value, the count;
+        per group: its size, its top count and the entry holding it (the
+        first at the top count)."""
+        val = self.keys >> _SUB
+        sub = (self.keys & np.uint64((1 << (64 - _H)) - 1)).astype(np.int64)
+        c = self.counts
+        _, g = np.unique(val, return_inverse=True)       # keys are sorted: groups contiguous
+        g = g.ravel()
+        ng = int(g.max()) + 1
+        size = np.bincount(g, weights=c, minlength=ng)
+        top = np.zeros(ng, dtype=np.int64)
+        np.maximum.at(top, g, c)
+        at_top = np.flatnonzero(c == top[g])
+        first = np.full(ng, c.size, dtype=np.int64)
+        np.minimum.at(first, g[at_top], at_top)
+        return g, sub, c, size, top, first
+
+    def given_away(self) -> tuple:
+        """(share of the rows, groups): the rows whose value gives their
+        sub-value away, although the column as a whole may not.
+
+        A value v held by n_v rows gives away its most common sub-value s
+        (c_v of its rows) when both
+        (a) c_v / n_v removes at least ``DETERMINES`` of the errors of
+            guessing s from its overall share pi_s: (c_v / n_v - pi_s) /
+            (1 - pi_s) >= DETERMINES (lambda within v), and
+        (b) the agreement is no accident: n_v KL(c_v / n_v || pi_s) >=
+            ln(1 / GIVEN_ALPHA), Chernoff's bound on the chance that n_v rows
+            drawn from the overall distribution agree that much (so a
+            handful of rows that happen to agree count for nothing).
+        One value of a column (Minneapolis police stops: a missing
+        'preRace' is a missing 'race' on every one of 8,221 rows) can give
+        away the sensitive value of many rows while its lambda over the
+        whole column stays low (0.41 there)."""
+        if not self.keys.size:
+            return float("nan"), 0
+        g, sub, c, size, top, first = self._groups()
+        n = c.sum()
+        pi = np.bincount(sub, weights=c) / n
+        s = sub[first]                                   # each group's top sub-value
+        conf = top / size
+        p = pi[s]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(p < 1.0, (conf - p) / (1.0 - p), 0.0)
+            kl = conf * np.log(conf / p) + np.where(conf < 1.0, (1.0 - conf) * np.log(
+                (1.0 - conf) / (1.0 - p)), 0.0)
+        away = (lam >= DETERMINES) & (size * kl >= -np.log(GIVEN_ALPHA))
+        return float(size[away].sum() / n), int(away.sum())
+
     def determination(self) -> tuple:
         """(lambda, accuracy, prior accuracy) of predicting the sub-value
         (a sensitive code) from the value, leave one out.
@@ -143,24 +205,14 @@ class ValueSample:
         """
         if not self.keys.size:
             return float("nan"), float("nan"), float("nan")
-        val = self.keys >> _SUB
-        sub = (self.keys & np.uint64((1 << (64 - _H)) - 1)).astype(np.int64)
-        c = self.counts
+        g, sub, c, size, top, first = self._groups()
+        ng = size.size
         n = c.sum()
         marg = np.bincount(sub, weights=c)
         mode = int(np.argmax(marg))
         prior = float(marg[mode] / n)
-        _, g = np.unique(val, return_inverse=True)       # keys are sorted: groups contiguous
-        g = g.ravel()
-        ng = int(g.max()) + 1
-        size = np.bincount(g, weights=c, minlength=ng)
-        # per group: the count of its leading entry (the first at the top count)
-        # and the largest count among its other entries
-        top = np.zeros(ng, dtype=np.int64)
-        np.maximum.at(top, g, c)
-        at_top = np.flatnonzero(c == top[g])
-        first = np.full(ng, c.size, dtype=np.int64)
-        np.minimum.at(first, g[at_top], at_top)
+        # per group: the count of its leading entry (the first at the top
+        # count) and the largest count among its other entries
         lead = np.arange(c.size) == first[g]
         second = np.zeros(ng, dtype=np.int64)
         np.maximum.at(second, g[~lead], c[~lead])
@@ -192,7 +244,8 @@ class PassThroughWarning(UserWarning):
     hold a value no other row has: a name, an ID, an exact time), or it
     predicts a sensitive column (Goodman and Kruskal's lambda >= 0.9 over
     the other rows with the same value: first names chosen to signal race,
-    a code of the diagnosis), or, beside a QI that the release generalizes,
+    a code of the diagnosis) or some of its values give it away (a
+    relationship 'Husband' gives the sex), or, beside a QI that the release generalizes,
     it predicts that QI's exact values (a birth year beside an age range);
     an exact QID may predict a sensitive column too.  Drop the
     column, name it an identifier, or publish it as sensitive.  The audit
@@ -258,9 +311,11 @@ class PassThroughCheck:
         return self
 
     def findings(self) -> list:
-        """One finding per likely identifier and per recode: ``{'check':
-        'identifier' or 'recode', 'column', 'sensitive' (None for an
-        identifier), 'value' (the share or lambda), 'message'}``."""
+        """One finding per likely identifier, recode and partial recode:
+        ``{'check': 'identifier', 'recode', 'given_away' or 'qi_recode',
+        'column', 'sensitive' (None for an identifier; 'qi' for a
+        qi_recode), 'value' (the share of the rows, or lambda),
+        'message'}``."""
         out = []
         where = f" (in the first {self.rows:,} rows)" if self.seen > self.rows else ""
         for c, s in self.ids.items():
@@ -272,8 +327,15 @@ class PassThroughCheck:
                             f"other row has{where}{_sampled(s)}: published unchanged, it singles "
                             "those rows out (a likely identifier); name it an identifier or drop "
                             "it"})
+        away = {}                 # column -> [(sensitive, share, sample)]
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
+            if lam == lam and lam < DETERMINES and c in self.ids and sens in self.sensitive:
+                share, _ = s.given_away()
+                if share >= GIVEN_SHARE:
+                    if c not in away:
+                        out.append({"check": "given_away", "column": c})
+                    away.setdefault(c, []).append((sens, share, s))
             if not (lam == lam and lam >= DETERMINES):
                 continue
             exact = c in self.exact
@@ -294,6 +356,15 @@ class PassThroughCheck:
                             f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
                             "in the clear; " + ("publish it as sensitive too, or drop it" if exact
                                                 else "drop it, or publish it as sensitive")})
+        # a partial recode: one finding per column, naming every attribute
+        for f in out:
+            if f["check"] == "given_away":
+                found = away[f["column"]]
+                f.update({"sensitive": [a for a, _, _ in found],
+                          "value": [round(v, 4) for _, v, _ in found],
+                          "message": given_away_message(
+                              f["column"], [(a, v) for a, v, _ in found],
+                              where + _sampled(found[0][2]))})
         return out
 
     def warn(self) -> list:
@@ -302,6 +373,18 @@ class PassThroughCheck:
         release's metadata records them (``pass_through_risks``: the
         findings without their messages)."""
         return warn_findings(self.findings())
+
+
+def given_away_message(col: str, found: list, where: str = "") -> str:
+    """The warning for :meth:`ValueSample.given_away` of one column:
+    ``found`` = [(sensitive attribute, share of the rows)]."""
+    what = " and ".join(f"{a!r} for {v:.1%} of the rows" for a, v in found)
+    names = " and ".join(repr(a) for a, _ in found)
+    return (f"pass-through column {col!r}: some of its values give away {what}{where} (at "
+            f"least {DETERMINES:.0%} of the rows with such a value share one value of "
+            f"{names}, far beyond its share overall, although the column as a whole predicts "
+            f"less): published unchanged, it publishes those rows' {names} nearly in the clear; "
+            "drop it, or publish it as sensitive")
 
 
 def recorded(found: list) -> list:

@@ -197,8 +197,8 @@ class AuditReport:
         return self.attack.plot(path=path, ax=ax)
 
 
-_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "repeat",
-                "shared_id", "attack", "epsilon", "suppressed")
+_RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "given_away",
+                "qi_recode", "repeat", "shared_id", "attack", "epsilon", "suppressed")
 
 
 class Rows(list):

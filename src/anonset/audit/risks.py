@@ -20,7 +20,11 @@ asks the audit to say.
   sensitive value from the pass-through value, leave one out, at least
   ``DETERMINES`` = 0.9 (the column removes 90 % of the errors of guessing the
   most common value; a one-to-one recode scores 1, an unrelated column 0, a
-  column with a new value per row 0);
+  column with a new value per row 0); one some of whose values give the
+  sensitive value away (``given_away``: at least ``GIVEN_SHARE`` = 1 % of
+  the rows hold a value whose rows share one sensitive value far beyond its
+  overall share, :meth:`anonset.passthrough.ValueSample.given_away`) although
+  its lambda stays below 0.9 publishes those rows' values in the clear;
 * exact QIDs (paper 004: published as they are): where their combination
   singles out rows, whoever knows a person's QIDs finds that person's row in
   every release, so releases drawn with different keys intersect to the true
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import math
 
-from ..passthrough import CHECK_ROWS, DETERMINES, IDENTIFIER_SHARE
+from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "recorded_recode_risks", "exact_qid_risks",
@@ -161,6 +165,15 @@ def passthrough_risks(stats, add) -> None:
             f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
             f"{lam:.3f}{_sampled(s)}" +
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
+        if st == "risk" or col not in stats.ids:
+            continue            # a whole recode says more; exact QIDs: the attack's part
+        share, groups = s.given_away()
+        st = "risk" if share >= GIVEN_SHARE else "pass"
+        add("given_away", f"{col} -> {sens}", st, round(share, 4), f"<{GIVEN_SHARE:g}",
+            f"{col} -> {sens}: {groups} value(s) of {col} give {sens} away (at least "
+            f"{DETERMINES:.0%} of their rows share one {sens}, far beyond its share overall) "
+            f"for {share:.1%} of the rows{_sampled(s)}" +
+            (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else ""))
 
 
 def recorded_recode_risks(info, measured, add) -> None:
@@ -176,6 +189,18 @@ def recorded_recode_risks(info, measured, add) -> None:
                 f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
                 f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
                 "person's QIs finds their row inside its group")
+            continue
+        if f.get("check") == "given_away":
+            col = f["column"]
+            for sens, share in zip(f["sensitive"], f["value"]):
+                if (col, sens) in measured:
+                    continue
+                add("given_away", f"{col} -> {sens}", "risk", round(float(share), 4),
+                    f"<{GIVEN_SHARE:g}",
+                    f"{col} -> {sens}: values of {col} give {sens} away for {float(share):.1%} "
+                    f"of the rows, measured on the original when the release was made (its "
+                    f"first {CHECK_ROWS:,} rows at most); it publishes those rows' {sens} "
+                    "nearly in the clear")
             continue
         if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured:
             continue

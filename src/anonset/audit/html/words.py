@@ -49,6 +49,9 @@ CHECKS = {
               "it).",
     "recode": "Whether a column published unchanged nearly gives away a sensitive attribute "
               "(for example a code that maps one-to-one to a diagnosis).",
+    "given_away": "Whether some values of a column published unchanged give away a sensitive "
+                  "attribute for many rows (for example a relationship 'Husband' gives the "
+                  "sex), although the column as a whole predicts it less.",
     "attack": "A simulated adversary who has found the victim's row and knows some of their "
               "values guesses the rest; this compares how often it is right with what the "
               "privacy model promises.",
