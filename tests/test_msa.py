@@ -403,6 +403,7 @@ def _hier_file(tmp_path, h, name):
 
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
 def test_cli_writes_table(tmp_path, ext, capsys):
+    """--sensitive is --sa (as `anonymize` and `lgb` spell it)."""
     df = _small(40, 1)
     inp = tmp_path / "in.csv"
     df.to_csv(inp, index=False)
@@ -410,7 +411,7 @@ def test_cli_writes_table(tmp_path, ext, capsys):
     rep = tmp_path / "rep.json"
     args = _parser().parse_args([
         "msa-anonymize", str(inp), "-o", str(out), "--k", "3", "--t", "0.3",
-        "--qi", "age,city", "--sa", "job", "--sa", "edu", "--algorithm", "cluster",
+        "--qi", "age,city", "--sa", "job", "--sensitive", "edu", "--algorithm", "cluster",
         "--hierarchy", f"city={_hier_file(tmp_path, H_CITY, 'city')}",
         "--hierarchy", f"job={_hier_file(tmp_path, H_JOB, 'job')}", "--seed", "3",
         "--research-seed",

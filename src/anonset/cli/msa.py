@@ -63,7 +63,7 @@ def register(sub) -> None:
     g = p.add_argument_group("columns (each input column needs a role)")
     g.add_argument("--qi", action="append", required=True, metavar="COLS",
                    help="quasi-identifier columns (comma-separated, repeatable)")
-    g.add_argument("--sa", action="append", required=True, metavar="COLS",
+    g.add_argument("--sa", "--sensitive", action="append", required=True, metavar="COLS",
                    help="sensitive columns (comma-separated, repeatable)")
     add_role_arguments(g, other_aliases=("--keep",))
     g.add_argument("--hierarchy", action="append", metavar="COL=PATH",
