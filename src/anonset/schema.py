@@ -84,13 +84,20 @@ class SuppressionWarning(UserWarning):
     """
 
 
+#: How a domain is declared, for :func:`warn_inferred_domains`'s advice.
+DECLARE = "domains=, bins=, hierarchies=; --domain, --bins, --hierarchy"
+
+
 def warn_inferred_domains(attributes: Iterable["Attribute"],
-                          lone: Mapping[str, int] | None = None) -> list[str]:
+                          lone: Mapping[str, int] | None = None,
+                          declare: str = DECLARE) -> list[str]:
     """Warn (:class:`InferredDomainWarning`) naming the sensitive columns
     among ``attributes`` whose domains were read off the data; exact QIDs
     are published as they are, so their domains reveal nothing more.
     ``lone``: per column, how many of its values one row alone holds (each
-    a person's value that the domain publishes; named in the warning).  The
+    a person's value that the domain publishes; named in the warning).
+    ``declare``: the caller's ways to declare a domain (its parameters and
+    flags; :data:`DECLARE` for :func:`anonset.publish`).  The
     warning points at the first caller outside anonset.  Returns the names
     warned about."""
     attrs = [a for a in attributes if a.inferred and a.role == "sensitive"]
@@ -103,7 +110,7 @@ def warn_inferred_domains(attributes: Iterable["Attribute"],
         once = f" (it lists values that one row alone holds: {', '.join(held)})" if held else ""
         warnings.warn(f"{which} read off the data, which reveals which values occur{once}; "
                       f"declare {'it' if len(names) == 1 else 'them'} where that matters "
-                      "(domains=, bins=, hierarchies=; --domain, --bins, --hierarchy)",
+                      f"({declare})",
                       InferredDomainWarning, stacklevel=_outside_stacklevel())
     return names
 

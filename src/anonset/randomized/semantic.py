@@ -401,7 +401,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         masks[q] = _pack_codes(c, a.d)
         params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
     attrs.append(sattr)
-    warn_inferred_domains([sattr])
+    warn_inferred_domains([sattr], {sensitive: int((np.bincount(codes, minlength=sattr.d) == 1)
+                                                   .sum())},
+                          declare="domain=, hierarchy=; --domain, --hierarchy")
     masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, key=key,
                                      rng=rng, n_threads=n_threads,
                                      attr=len(attrs) - 1)
