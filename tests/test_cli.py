@@ -103,8 +103,18 @@ def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, cap
                    "--seed", "1", "--research-seed", *BASE], capsys)
     assert rc == 0, cap.err
     t = anonset.read_parquet(out)
-    assert t.model["model"] == "diversity+closeness"
+    assert t.model["model"] == "diversity+closeness" and t.model["measure"] == "frequency"
     assert t.params["job"].eta >= 3 and t.params["age"].eta >= 2
+    # --entropy beside --t was dropped without a word (the release said
+    # frequency); it is recorded, printed, and what the audit checks
+    rc, cap = run(["anonymize", pq_in, "-o", out, "--l", "age=2,job=3,city=2", "--t", "0.3",
+                   "--entropy", "--seed", "1", "--research-seed", *BASE], capsys)
+    assert rc == 0, cap.err
+    assert "under diversity+closeness (measure=entropy, " in cap.out
+    t = anonset.read_parquet(out)
+    assert t.model["measure"] == "entropy"
+    div = anonset.audit(t).checks.query("check == 'diversity'")
+    assert len(div) and div["message"].str.contains("entropy").all()
     rc, cap = run(["reconstruct", out, "--attributes", "job", "--method", "value_adding"], capsys)
     assert rc == 0, cap.err
     assert "job" in cap.out and "count" in cap.out            # printed without -o

@@ -160,9 +160,12 @@ class DiversityCloseness:
     l: Value
     t: Value
     ground: Union[str, Mapping] = "auto"
+    #: 'frequency' or 'entropy' l-diversity (their parameters are the same,
+    #: eta_j >= l_j; the audit checks the one named)
+    measure: str = "frequency"
 
     def __post_init__(self):
-        object.__setattr__(self, "l", Diversity(self.l).l)
+        object.__setattr__(self, "l", Diversity(self.l, self.measure).l)
         object.__setattr__(self, "t", Closeness(self.t, self.ground).t)
 
     def l_for(self, attr: str) -> int:
@@ -177,8 +180,8 @@ class DiversityCloseness:
     name = "diversity+closeness"
 
     def to_dict(self) -> dict:
-        return {"model": "diversity+closeness", "l": _jsonable(self.l), "t": _jsonable(self.t),
-                "ground": _jsonable(self.ground)}
+        return {"model": "diversity+closeness", "measure": self.measure, "l": _jsonable(self.l),
+                "t": _jsonable(self.t), "ground": _jsonable(self.ground)}
 
 
 def _jsonable(v):
@@ -207,5 +210,7 @@ def model_from_dict(d: Mapping):
     if kind == "closeness":
         return Closeness(_unjson(d["t"]), ground=_unjson(d.get("ground", "auto")))
     if kind == "diversity+closeness":
-        return DiversityCloseness(_unjson(d["l"]), _unjson(d["t"]), ground=_unjson(d.get("ground", "auto")))
+        return DiversityCloseness(_unjson(d["l"]), _unjson(d["t"]),
+                                  ground=_unjson(d.get("ground", "auto")),
+                                  measure=d.get("measure", "frequency"))
     raise ValueError(f"unknown privacy model {kind!r}")

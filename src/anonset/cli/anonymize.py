@@ -146,7 +146,8 @@ def build_model(opts):
                            "(closeness), or set one in --config")
     try:
         if t is not None and l is not None:
-            return anonset.DiversityCloseness(l, t, ground or "auto")
+            return anonset.DiversityCloseness(l, t, ground or "auto",
+                                              "entropy" if entropy else "frequency")
         if t is not None:
             return anonset.Closeness(t, ground or "auto")
         if k is not None:

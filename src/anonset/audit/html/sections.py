@@ -68,7 +68,8 @@ def describe_model(kind: str, model: dict) -> str:
     if name == "closeness":
         return f"t-closeness (paper 000 Def. 15-16), t: {_per(m.get('t'))}"
     if name == "diversity+closeness":
-        return (f"l-diversity and t-closeness (paper 000 Sec. VII-D), l: {_per(m.get('l'))}, "
+        return (f"{m.get('measure', 'frequency')} l-diversity and t-closeness (paper 000 "
+                f"Sec. VII-D), l: {_per(m.get('l'))}, "
                 f"t: {_per(m.get('t'))}")
     return "none declared" if not m else str(m)
 
