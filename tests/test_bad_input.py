@@ -572,6 +572,8 @@ FILE_CASES = [
     FileCase("empty-parquet", "in.parquet", _pq(frame().iloc[:0]), ("is empty (no rows)",)),
     FileCase("missing-input", "in.csv", None, ("in.csv", "does not exist")),
     FileCase("input-is-directory", "in.csv", "dir", ("in.csv", "is a directory")),
+    FileCase("input-is-a-parquet-dataset", "in.parquet", "pqdir",
+             ("in.parquet", "is a directory", "anonset.dask.publish(dask.dataframe.read_parquet")),
     FileCase("unknown-input-extension", "in.dat", _csv(HEAD + "1,20,a,x,n\n"),
              ("in.dat", "extension that names no known format")),
     FileCase("unknown-output-extension", "in.csv", _csv(HEAD + "1,20,a,x,n\n"),
@@ -594,8 +596,10 @@ FILE_CASES = [
 @pytest.mark.parametrize("case", FILE_CASES, ids=[c.id for c in FILE_CASES])
 def test_file_case(case: FileCase, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    if case.content == "dir":
+    if case.content in ("dir", "pqdir"):
         (tmp_path / case.name).mkdir()
+        if case.content == "pqdir":            # a partitioned dataset, as pandas writes it
+            frame().to_parquet(tmp_path / case.name / "part-0.parquet")
     elif case.content is not None:
         (tmp_path / case.name).write_bytes(case.content())
     if case.id == "output-is-a-directory":

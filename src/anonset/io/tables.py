@@ -122,7 +122,11 @@ def check_input_file(path, *, param: str = "input") -> Path:
     if not p.exists():
         raise InputError("does not exist", file=p, param=param)
     if p.is_dir():
-        raise InputError("is a directory", file=p, param=param, expected="a file")
+        parquet = next(p.rglob("*.parquet"), None) is not None
+        raise InputError("is a directory", file=p, param=param, expected=(
+            "a file (a directory of Parquet files, such as a partitioned dataset: publish it "
+            "with anonset.dask.publish(dask.dataframe.read_parquet(DIR), ...), docs/scaling.md)"
+            if parquet else "a file"))
     return p
 
 
