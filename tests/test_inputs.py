@@ -26,6 +26,12 @@ def test_arrow_polars_and_duckdb_inputs_equal_pandas():
     df = frame()
     ref = anonset.publish(df, anonset.Diversity(2), seed=SEED, **ROLES)
     got = [anonset.publish(pa.table(df), anonset.Diversity(2), seed=SEED, **ROLES)]
+
+    class LazyFrame:                 # as a Polars LazyFrame: a query, collected on demand
+        def collect(self):
+            return df
+    with pytest.raises(ValueError, match=r"^data: got a LazyFrame \(a lazy table: collect it "):
+        anonset.publish(LazyFrame(), anonset.Diversity(2), **ROLES)
     pl = pytest.importorskip("polars", reason="polars is not installed")
     got.append(anonset.publish(pl.from_pandas(df), anonset.Diversity(2), seed=SEED, **ROLES))
     duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed")
@@ -37,6 +43,8 @@ def test_arrow_polars_and_duckdb_inputs_equal_pandas():
         assert g.equals(ref)
     with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame"):
         anonset.publish([1, 2], anonset.Diversity(2), **ROLES)
+    with pytest.raises(ValueError, match=r"lf\.collect\(\)"):
+        anonset.publish(pl.from_pandas(df).lazy(), anonset.Diversity(2), **ROLES)
 
 
 def test_categorical_categories_are_the_declared_domain():

@@ -76,7 +76,9 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
         except Exception as e:     # noqa: BLE001 - any failure of the protocol
             raise InputError(f"could not be read through the dataframe interchange protocol "
                              f"({e})", param=param) from None
-    raise InputError(f"got a {type(data).__name__}", param=param,
+    lazy = " (a lazy table: collect it first, e.g. lf.collect())" \
+        if callable(getattr(data, "collect", None)) else ""
+    raise InputError(f"got a {type(data).__name__}{lazy}", param=param,
                      expected="a pandas DataFrame, a pyarrow Table, or a table that speaks the "
                               "Arrow PyCapsule or dataframe interchange protocol (Polars, DuckDB)")
 
