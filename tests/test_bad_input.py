@@ -572,6 +572,7 @@ FILE_CASES = [
     FileCase("empty-parquet", "in.parquet", _pq(frame().iloc[:0]), ("is empty (no rows)",)),
     FileCase("missing-input", "in.csv", None, ("in.csv", "does not exist")),
     FileCase("input-is-directory", "in.csv", "dir", ("in.csv", "is a directory")),
+    FileCase("input-is-stdin", "-", None, ("'-'", "standard input", "expected a file")),
     FileCase("input-is-a-parquet-dataset", "in.parquet", "pqdir",
              ("in.parquet", "is a directory", "anonset.dask.publish(dask.dataframe.read_parquet")),
     FileCase("unknown-input-extension", "in.dat", _csv(HEAD + "1,20,a,x,n\n"),

@@ -121,6 +121,10 @@ def file_format(path, fmt=None, *, param: str = "format") -> str:
 def check_input_file(path, *, param: str = "input") -> Path:
     """An existing, readable file (not a directory)."""
     p = Path(path)
+    if str(path) == "-" and not p.exists():
+        raise InputError("stands for standard input, which anonset does not read (a table is "
+                         "read more than once: its schema and statistics first, then the work)",
+                         file=p, param=param, expected="a file (write the data to one first)")
     if not p.exists():
         raise InputError("does not exist", file=p, param=param)
     if p.is_dir():
