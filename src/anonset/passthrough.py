@@ -39,9 +39,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
-           "ValueSample", "hash_values",
-           "hash_cells", "PassThroughWarning", "PassThroughCheck", "check_passthrough",
-           "given_away_message"]
+           "ValueSample", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
+           "check_passthrough", "given_away_message"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -50,7 +49,8 @@ DETERMINES = 0.9
 #: A pass-through column some of whose values give away the sensitive value
 #: of at least this share of the rows (:meth:`ValueSample.given_away`).
 GIVEN_SHARE = 0.01
-#: Chernoff's bound on the chance that a value's rows agree by accident.
+#: A value counts as giving a sensitive value away only where Chernoff's
+#: bound on the chance that its rows agree that much by accident is below this.
 GIVEN_ALPHA = 1e-6
 
 #: Distinct (value, sensitive value) pairs a ValueSample holds at most (~40 MB).
@@ -245,8 +245,9 @@ class PassThroughWarning(UserWarning):
     predicts a sensitive column (Goodman and Kruskal's lambda >= 0.9 over
     the other rows with the same value: first names chosen to signal race,
     a code of the diagnosis) or some of its values give it away (a
-    relationship 'Husband' gives the sex), or, beside a QI that the release generalizes,
-    it predicts that QI's exact values (a birth year beside an age range);
+    relationship 'Husband' gives the sex), or, beside a QI that the release
+    generalizes, it predicts that QI's exact values (a birth year beside an
+    age range);
     an exact QID may predict a sensitive column too.  Drop the
     column, name it an identifier, or publish it as sensitive.  The audit
     with the original data reports the same as a risk.
@@ -315,7 +316,8 @@ class PassThroughCheck:
         ``{'check': 'identifier', 'recode', 'given_away' or 'qi_recode',
         'column', 'sensitive' (None for an identifier; 'qi' for a
         qi_recode), 'value' (the share of the rows, or lambda),
-        'message'}``."""
+        'message'}``; a 'given_away' finding is one per column, its
+        'sensitive' and 'value' lists (one entry per attribute)."""
         out = []
         where = f" (in the first {self.rows:,} rows)" if self.seen > self.rows else ""
         for c, s in self.ids.items():

@@ -128,7 +128,9 @@ def check_input_file(path, *, param: str = "input") -> Path:
     if not p.exists():
         raise InputError("does not exist", file=p, param=param)
     if p.is_dir():
-        parquet = next(p.rglob("*.parquet"), None) is not None
+        # a dataset's files lie in it or one partition level down (bounded:
+        # never a walk of a large tree)
+        parquet = any(next(p.glob(g), None) is not None for g in ("*.parquet", "*/*.parquet"))
         raise InputError("is a directory", file=p, param=param, expected=(
             "a file (a directory of Parquet files, such as a partitioned dataset: publish it "
             "with anonset.dask.publish(dask.dataframe.read_parquet(DIR), ...), docs/scaling.md)"
