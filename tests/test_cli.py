@@ -88,6 +88,26 @@ def test_anonymize_csv_and_reconstruct_round_trip(data, tmp_path, capsys):
     assert np.allclose(frame["count"].to_numpy(), est.counts.ravel())
 
 
+def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_path, capsys):
+    """A second release of the same records under another fresh key can be
+    intersected with the first (docs/security.md): the summary said only
+    "a fresh key ... (never stored)".  It now says so, and how to publish a
+    series; semantic-anonymize, which has no persistent key, says that."""
+    df, src = data
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2", *BASE], capsys)
+    assert rc == 0, cap.err
+    key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
+    assert len(key) == 1 and "another key lets the two releases be intersected" in key[0]
+    assert "--key-file and --record-id in every release" in key[0]
+    rc, cap = run(["semantic-anonymize", src, "-o", tmp_path / "s.parquet", "--sensitive", "job",
+                   "--l", "2", "--d", "1", "--domain", "a,b,c,d,e,f", "--identifier", "id",
+                   "--drop", "age,city,note"], capsys)
+    assert rc == 0, cap.err
+    key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
+    assert len(key) == 1 and "semantic-anonymize has no persistent key" in key[0]
+    assert "--record-id" not in key[0]
+
+
 def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, capsys):
     df, src = data
     pq_in = tmp_path / "in.parquet"

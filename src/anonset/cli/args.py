@@ -255,9 +255,12 @@ def hierarchy_file(col: str, path) -> Path:
     return p
 
 
-def print_roles_and_key(info: dict) -> None:
+def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-file and "
+                        "--record-id in every release, docs/security.md") -> None:
     """The summary lines every set-table publisher prints from its release's
-    metadata: the columns not drawn as sets, the key and the row order."""
+    metadata: the columns not drawn as sets, the key and the row order.
+    ``series``: how to publish the same records more than once (a fresh key
+    is named with it)."""
     roles = info.get("roles", {})
     for role, words in (("other", "passed through unchanged"), ("exact", "published exactly"),
                         ("identifier", "not published (identifiers)"),
@@ -265,7 +268,8 @@ def print_roles_and_key(info: dict) -> None:
         cols = [c for c, r in roles.items() if r == role]
         if cols:
             print(f"{words}: {', '.join(cols)}")
-    key = {"os": "a fresh key from the operating system (never stored)",
+    key = {"os": "a fresh key from the operating system (never stored: releasing these "
+                 f"records again under another key lets the two releases be intersected; {series})",
            "seed": "the given seed (keep it as secret as the data)",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
                             "every true value)",

@@ -88,7 +88,8 @@ def cmd_anonymize(args) -> int:
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
                  f"diversity ({args.algorithm}) -> {out}{extra}")
     if not getattr(args, "quiet", False):
-        A.print_roles_and_key(table.info)
+        A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
+                              "publish these records once")
     return A.EXIT_OK
 
 
