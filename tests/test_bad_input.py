@@ -194,6 +194,13 @@ TABLE_CASES = [
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, "--domain", "job=jobs.txt",
                "--l", "2"], ("needs a declared domain for every sensitive column", "['city']"),
               ("record_id:",), ("--record-id:", "--domain"), side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
+    # a column named as a word of a wide attribute's sets ('job#1' beside
+    # 'job') was overwritten on Dask and failed streamed
+    TableCase("column-named-like-a-set-word", _api(other=["note", "job#1"]),
+              [*ROLES_CLI, "--other", "job#1", "--l", "2"],
+              ("column 'job#1'", "is how anonset names word 1 of the sets of 'job'",
+               "another name for the column"),
+              df=_with_col("job#1", lambda n: np.arange(n) % 3)),
     # --- the privacy model against the columns
     TableCase("l-mapping-misses-a-column", dict(STD, model=anonset.Diversity({"age": 2, "job": 3})),
               [*ROLES_CLI, "--l", "age=2,job=3"], ("gives no value for the sensitive column 'city'",)),

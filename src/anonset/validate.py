@@ -143,6 +143,22 @@ def check_columns(columns, *, file=None) -> list:
     return cols
 
 
+def check_word_names(published, columns, *, file=None) -> None:
+    """A published attribute of more than 64 values is stored as 64-bit
+    words named ``name#0``, ``name#1``, ... (:func:`anonset.randomized.
+    settable.mask_columns`): a published or pass-through column of such a
+    name would be taken for one of them (overwritten, or a duplicate field),
+    so it is refused, whatever the domain turns out to be."""
+    words = set(published)
+    for c in columns:
+        base, sep, k = str(c).rpartition("#")
+        if sep and k.isdigit() and base in words:
+            raise InputError(f"is how anonset names word {k} of the sets of {base!r} (stored as "
+                             f"64-bit words where its domain has more than 64 values), so it "
+                             f"would be taken for one of them", column=c, file=file,
+                             expected="another name for the column (rename it)")
+
+
 def resolve_roles(columns, named, *, file=None) -> dict:
     """Every column's role, as the caller named it: ``{column: param}``.
 

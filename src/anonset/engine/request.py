@@ -274,6 +274,9 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         if c.published:
             V.check_publishable_type(c.name, dtypes.get(c.name), file=file)
     published = [c for c in drafts.values() if c.published]
+    V.check_word_names([c.name for c in published],
+                       [c.name for c in drafts.values() if c.published or c.role == "other"],
+                       file=file)
     if not published:
         raise InputError("no column is sensitive or exact", param="sensitive", file=file,
                          expected="at least one column to publish")

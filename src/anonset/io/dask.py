@@ -36,6 +36,20 @@ __all__ = ["publish", "reconstruct", "DaskSetTable"]
 _RANK, _ROW = "__rank__", "__row__"
 
 
+def _internal_names(columns) -> tuple:
+    """Names for the blocks' rank and input-row columns that no published
+    column has (a table may hold a column named ``__rank__``: it would be
+    overwritten by the ranks, or publish the input row numbers)."""
+    taken, out = set(columns), []
+    for base in (_RANK, _ROW):
+        name = base
+        while name in taken:
+            name = "_" + name
+        taken.add(name)
+        out.append(name)
+    return tuple(out)
+
+
 def _require_dask():
     try:
         import dask  # noqa: F401
@@ -76,12 +90,13 @@ def _shared_counts(ddf, cols, compute_kw) -> dict:
     return out
 
 
-def _publish_task(part, plan, row0):
+def _publish_task(part, plan, row0, names):
+    rank, row = names
     frame = engine.publish_block(plan, part, row0).to_mask_frame()
     ranks = engine.block_ranks(plan, row0, len(frame))
-    frame[_RANK] = ranks if ranks is not None else np.arange(row0, row0 + len(frame),
-                                                             dtype=np.uint64)
-    frame[_ROW] = np.arange(row0, row0 + len(frame), dtype=np.int64)
+    frame[rank] = ranks if ranks is not None else np.arange(row0, row0 + len(frame),
+                                                            dtype=np.uint64)
+    frame[row] = np.arange(row0, row0 + len(frame), dtype=np.int64)
     return frame
 
 
@@ -108,11 +123,13 @@ class DaskSetTable:
         Partition i of the input held its rows ``offsets[i] .. offsets[i + 1] - 1``.
     """
 
-    def __init__(self, blocks, schema, params, model, info, offsets):
+    def __init__(self, blocks, schema, params, model, info, offsets, names=(_RANK, _ROW)):
         # the published blocks in input partition order, each row with its
-        # keyed rank and its input row: never handed out (the row is the
-        # link to the input, and the partition order is the input's order)
+        # keyed rank and its input row (columns ``names``): never handed out
+        # (the row is the link to the input, and the partition order is the
+        # input's order)
         self._blocks = blocks
+        self._names = tuple(names)
         self.schema, self.params = schema, dict(params)
         self.model, self.info, self.offsets = dict(model), dict(info), list(offsets)
         self.n_rows = self.offsets[-1]
@@ -123,7 +140,7 @@ class DaskSetTable:
         rank and input row that the blocks carry (written as it is with
         ``frame.to_parquet``, it would otherwise publish each row's input
         position)."""
-        return self._ordered().drop(columns=[_RANK, _ROW])
+        return self._ordered().drop(columns=list(self._names))
 
     @property
     def names(self) -> list:
@@ -145,8 +162,9 @@ class DaskSetTable:
         divisions = [int(x) for x in np.linspace(0, 2 ** 64 - 1, n + 1, dtype=np.float64)]
         divisions = sorted(set(min(max(x, 0), 2 ** 64 - 1) for x in divisions))
         divisions[0], divisions[-1] = 0, 2 ** 64 - 1
-        shuffled = self._blocks.set_index(_RANK, divisions=divisions, sorted=False, drop=False)
-        return shuffled.map_partitions(_sort_part, meta=self._blocks._meta)
+        shuffled = self._blocks.set_index(self._names[0], divisions=divisions, sorted=False,
+                                          drop=False)
+        return shuffled.map_partitions(_sort_part, names=self._names, meta=self._blocks._meta)
 
     def _table(self, frame: pd.DataFrame) -> SetTable:
         return SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)
@@ -180,9 +198,10 @@ class DaskSetTable:
                 f"{', '.join(self.names)})")
 
 
-def _sort_part(part: pd.DataFrame) -> pd.DataFrame:
+def _sort_part(part: pd.DataFrame, names) -> pd.DataFrame:
+    rank, row = names
     part = part.reset_index(drop=True)
-    order = engine.order_of(part[_RANK].to_numpy(dtype=np.uint64), part[_ROW].to_numpy())
+    order = engine.order_of(part[rank].to_numpy(dtype=np.uint64), part[row].to_numpy())
     return part.iloc[order].reset_index(drop=True)
 
 
@@ -288,12 +307,13 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
                      ddf._meta[[a.name for a in plan.schema if a.role == "other"]]
                      if any(a.role == "other" for a in plan.schema) else None, plan.info)
     meta = empty.to_mask_frame()
-    meta[_RANK] = np.zeros(0, dtype=np.uint64)
-    meta[_ROW] = np.zeros(0, dtype=np.int64)
-    tasks = [delayed(_publish_task, pure=True)(p, plan, row0)
+    names = _internal_names(meta.columns)
+    meta[names[0]] = np.zeros(0, dtype=np.uint64)
+    meta[names[1]] = np.zeros(0, dtype=np.int64)
+    tasks = [delayed(_publish_task, pure=True)(p, plan, row0, names)
              for p, row0 in zip(ddf.to_delayed(), offsets[:-1])]
     frame = dd.from_delayed(tasks, meta=meta, verify_meta=False)
-    return DaskSetTable(frame, plan.schema, plan.params, plan.model, plan.info, offsets)
+    return DaskSetTable(frame, plan.schema, plan.params, plan.model, plan.info, offsets, names)
 
 
 def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 20000,

@@ -306,8 +306,13 @@ def _block_arrow(table, order, ranks):
         elif a.name in table.other.columns:
             cols.append(pa.array(table.other[a.name].iloc[order], from_pandas=True))
             names.append(a.name)
+    # the keyed rank goes last, under a name no published column has (the
+    # reader takes it by position)
+    rank = "__rank__"
+    while rank in names:
+        rank = "_" + rank
     cols.append(pa.array(ranks[order]))
-    names.append("__rank__")
+    names.append(rank)
     return pa.Table.from_arrays(cols, names=names)
 
 
@@ -317,7 +322,7 @@ def _arrow_block(t, plan):
     # rows are in input order within the bucket: a stable sort by rank is (rank, row)
     # (the radix argsort of the keyed row order: O(n), where np.argsort's
     # stable sort of 64-bit keys is a merge sort)
-    order = engine.order_of(t.column("__rank__").to_numpy())
+    order = engine.order_of(t.column(t.num_columns - 1).to_numpy())      # the rank: last
     masks = {}
     for a in plan.schema.published:
         names = mask_columns(a)

@@ -340,7 +340,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from ..io.keys import derive_key, shuffled_order
     from ..io.tables import as_frame
     from ..validate import (InputError, check_bool, check_names, check_no_missing,
-                            resolve_roles)
+                            check_word_names, resolve_roles)
     frame = as_frame(data)
     if len(frame) == 0:
         raise InputError("is empty (no rows)", param="data", expected="at least one row")
@@ -350,6 +350,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
     check_no_missing(frame, [sensitive, *qids])
+    check_word_names([sensitive, *qids], [sensitive, *qids])
     if hierarchy is None and distance is not None and distance.hierarchy is not None:
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
