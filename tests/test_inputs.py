@@ -251,3 +251,57 @@ def test_a_polars_categorical_in_a_parquet_file_is_read_off_the_data(tmp_path):
                        **kw)
     assert ref.schema["job"].inferred and res.schema["job"].inferred
     assert anonset.read_parquet(tmp_path / "out.parquet").equals(ref)
+
+
+def test_a_named_index_is_a_column_on_every_path(tmp_path, capsys):
+    """A frame indexed by person id (``set_index('pid')``), written to
+    Parquet by pandas: in memory and on Dask the index was dropped without
+    a word, streamed the same file showed 'pid' as a column that needs a
+    role, and with `--identifier pid` the command line failed with the bare
+    message "pid" (its blocks held it as the index).  A named index is now a
+    column after the others on every path (a role is required, the outputs
+    are equal); an unnamed index (row labels, pandas' '__index_level_0__'
+    in a file) is never published and needs no role."""
+    from anonset import cli
+    from anonset.stream import publish_file
+    df = frame().assign(pid=lambda f: [f"P{i:04d}" for i in f["id"]]).drop(columns="id") \
+        .set_index("pid")
+    df.to_parquet(tmp_path / "ix.parquet")
+    kw = dict(sensitive=["job", "city"], other=["n"], domains={"job": list("abcd")},
+              seed=SEED)
+    with pytest.raises(ValueError, match=r"1 column has no role: 'pid'"):
+        anonset.publish(df, anonset.Diversity(2), **kw)
+    with pytest.raises(ValueError, match=r"1 column has no role: 'pid'"):
+        publish_file(tmp_path / "ix.parquet", tmp_path / "o.parquet", anonset.Diversity(2), **kw)
+    ref = anonset.publish(df, anonset.Diversity(2), identifiers=["pid"], **kw)
+    assert ref.equals(anonset.publish(pd.read_parquet(tmp_path / "ix.parquet"),
+                                      anonset.Diversity(2), identifiers=["pid"], **kw))
+    publish_file(tmp_path / "ix.parquet", tmp_path / "o.parquet", anonset.Diversity(2),
+                 identifiers=["pid"], chunk_rows=25, **kw)
+    assert anonset.read_parquet(tmp_path / "o.parquet").equals(ref)
+    assert cli.main(["anonymize", str(tmp_path / "ix.parquet"), "-o", str(tmp_path / "c.parquet"),
+                     "--sensitive", "job,city", "--other", "n", "--identifier", "pid",
+                     "--l", "2", "-q"]) == 0, capsys.readouterr().err
+    # an unnamed index of row labels (rows filtered out): no role, not published
+    part = frame().query("n > 2")
+    part.to_parquet(tmp_path / "filtered.parquet")
+    kw = dict(kw, identifiers=["id"])
+    ref = anonset.publish(part, anonset.Diversity(2), **kw)
+    publish_file(tmp_path / "filtered.parquet", tmp_path / "f.parquet", anonset.Diversity(2),
+                 chunk_rows=25, **kw)
+    assert anonset.read_parquet(tmp_path / "f.parquet").equals(ref)
+    with pytest.raises(ValueError, match=r"^data: has an index named 'job', as one of its "):
+        anonset.publish(frame().set_index(pd.Index([f"r{i}" for i in range(60)], name="job")),
+                        anonset.Diversity(2), **kw)
+    # a named range of row numbers: row labels too (a file keeps only its range)
+    ranged = frame().set_index(pd.RangeIndex(60, name="row"))
+    assert anonset.publish(ranged, anonset.Diversity(2), **kw).equals(
+        anonset.publish(frame(), anonset.Diversity(2), **kw))
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    ddf = dd.read_parquet(tmp_path / "ix.parquet")
+    assert ddf._meta.index.name == "pid"
+    kw = dict(kw, identifiers=["pid"])
+    ref = anonset.publish(df, anonset.Diversity(2), **kw)
+    got = adask.publish(ddf, anonset.Diversity(2), scheduler="sync", **kw)
+    assert got.to_settable(scheduler="sync").equals(ref)

@@ -256,6 +256,15 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     if not isinstance(ddf, dd.DataFrame):
         raise InputError(f"got a {type(ddf).__name__}", param="ddf",
                          expected="a dask DataFrame")
+    index = ddf._meta.index.name
+    if index is not None and not isinstance(ddf._meta.index, pd.RangeIndex):
+        # a named index is data, as in memory (anonset.io.tables.index_as_columns)
+        if index in ddf.columns:
+            raise InputError(f"has an index named {index!r}, as one of its columns is",
+                             param="ddf", expected="distinct names (rename the index, or "
+                                                   "reset_index(drop=True) if it is not data)")
+        ddf = ddf.reset_index()
+        ddf = ddf[[c for c in ddf.columns if c != index] + [index]]
     compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     opts = engine.Options(model, schema, n_threads=n_threads, **options)
     # a categorical read from Parquet comes with Dask's sentinel for unknown

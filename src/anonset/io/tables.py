@@ -56,7 +56,7 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     [1, 2]
     """
     if isinstance(data, pd.DataFrame):
-        return data
+        return index_as_columns(data, param=param)
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is a dependency
@@ -99,7 +99,36 @@ def _arrow_to_pandas(table) -> pd.DataFrame:
                 [pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(text))
                  .dictionary_decode() for c in table.column(i).chunks], type=text)
             table = table.set_column(i, pa.field(f.name, text), col)
-    return table.to_pandas()
+    return index_as_columns(table.to_pandas())
+
+
+def index_as_columns(frame: pd.DataFrame, *, param: str = "data", file=None) -> pd.DataFrame:
+    """A named index is data (``set_index('pid')``, ``read_csv(index_col=...)``,
+    a Parquet file written by pandas with its index): its levels become
+    columns after the others, which then need a role like any other, as the
+    same table read from a file shows them.  An unnamed index, or a range of
+    row numbers (a RangeIndex, named or not: pandas stores only its range in
+    a file), is row labels: never published.
+
+    Examples
+    --------
+    >>> index_as_columns(pd.DataFrame({"a": [1, 2]}, index=pd.Index([7, 9], name="pid")))
+       a  pid
+    0  1    7
+    1  2    9
+    """
+    names = [n for n in frame.index.names if n is not None]
+    if not names or isinstance(frame.index, pd.RangeIndex):
+        return frame            # row numbers (a file keeps only their range, Dask drops it)
+    clash = [n for n in names if n in frame.columns]
+    if clash:
+        raise InputError(f"has an index named {clash[0]!r}, as one of its columns is", param=param,
+                         file=file, expected="distinct names (rename the index, or "
+                                             "reset_index(drop=True) if it is not data)")
+    # after the other columns, where pandas writes an index in a Parquet
+    # file (the column order keys each attribute's draws)
+    out = frame.reset_index(level=names).reset_index(drop=True)
+    return out[[c for c in out.columns if c not in names] + names]
 
 
 # =================================================================== files
@@ -171,8 +200,24 @@ def _csv_header(path) -> list:
 def file_columns(path, fmt) -> list:
     """Column names of a CSV or Parquet file, checked (non-empty, distinct)."""
     if fmt == "parquet":
-        return check_columns(_parquet_file(path).schema_arrow.names, file=path)
+        # pandas stores an unnamed index as '__index_level_N__': row labels,
+        # which pandas reads back as the index, never a column
+        unnamed = set(pandas_unnamed_index(path))
+        return check_columns([c for c in _parquet_file(path).schema_arrow.names
+                              if c not in unnamed], file=path)
     return _csv_header(path)
+
+
+def pandas_unnamed_index(path) -> list:
+    """The columns in which pandas stored an unnamed index (its metadata's
+    ``index_columns`` named ``__index_level_N__``)."""
+    import json
+    meta = (_parquet_file(path).schema_arrow.metadata or {}).get(b"pandas")
+    try:
+        cols = json.loads(meta)["index_columns"] if meta else []
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [c for c in cols if isinstance(c, str) and re.fullmatch(r"__index_level_\d+__", c)]
 
 
 def _parquet_file(path):
@@ -229,7 +274,9 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
         f = _parquet_file(path)
         try:
             for batch in f.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True):
-                yield row0, batch.to_pandas()
+                # as pandas reads the file: a named index is a column, an
+                # unnamed one row labels (file_columns)
+                yield row0, index_as_columns(batch.to_pandas(), file=path)
                 row0 += batch.num_rows
         except (pa.ArrowException, OSError) as e:
             raise InputError(f"could not be read after row {row0:,} ({e})", file=path) from None
