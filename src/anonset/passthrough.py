@@ -164,14 +164,17 @@ class ValueSample:
         sub-value away, although the column as a whole may not.
 
         A value v held by n_v rows gives away its most common sub-value s
-        (c_v of its rows) when both
+        (c_v of its rows) when
         (a) c_v / n_v removes at least ``DETERMINES`` of the errors of
             guessing s from its overall share pi_s: (c_v / n_v - pi_s) /
-            (1 - pi_s) >= DETERMINES (lambda within v), and
+            (1 - pi_s) >= DETERMINES (lambda within v),
         (b) the agreement is no accident: n_v KL(c_v / n_v || pi_s) >=
             ln(1 / GIVEN_ALPHA), Chernoff's bound on the chance that n_v rows
             drawn from the overall distribution agree that much (so a
-            handful of rows that happen to agree count for nothing).
+            handful of rows that happen to agree count for nothing), and
+        (c) s is not already given away for everyone: pi_s < ``DETERMINES``
+            (where 91 % of CPS1988's workers are full-time, a wage that all
+            of its 815 rows earn full-time tells little more).
         One value of a column (Minneapolis police stops: a missing
         'preRace' is a missing 'race' on every one of 8,221 rows) can give
         away the sensitive value of many rows while its lambda over the
@@ -188,7 +191,7 @@ class ValueSample:
             lam = np.where(p < 1.0, (conf - p) / (1.0 - p), 0.0)
             kl = conf * np.log(conf / p) + np.where(conf < 1.0, (1.0 - conf) * np.log(
                 (1.0 - conf) / (1.0 - p)), 0.0)
-        away = (lam >= DETERMINES) & (size * kl >= -np.log(GIVEN_ALPHA))
+        away = (p < DETERMINES) & (lam >= DETERMINES) & (size * kl >= -np.log(GIVEN_ALPHA))
         return float(size[away].sum() / n), int(away.sum())
 
     def determination(self) -> tuple:
