@@ -173,8 +173,8 @@ class ValueSample:
             drawn from the overall distribution agree that much (so a
             handful of rows that happen to agree count for nothing), and
         (c) s is not already given away for everyone: pi_s < ``DETERMINES``
-            (where 91 % of CPS1988's workers are full-time, a wage that all
-            of its 815 rows earn full-time tells little more).
+            (where 91 % of CPS1988's workers are full-time, that 808 of the
+            815 who earn 712.25 a week do tells little more).
         One value of a column (Minneapolis police stops: a missing
         'preRace' is a missing 'race' on every one of 8,221 rows) can give
         away the sensitive value of many rows while its lambda over the
