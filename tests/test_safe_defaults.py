@@ -966,6 +966,23 @@ def _resume_like(n=600, seed=5):
                          "race": race, "gender": gender})
 
 
+def _four_paths(df, model, kw, tmp_path, *, chunk_rows):
+    """Publishing ``df`` in memory, streamed from CSV and from Parquet, and
+    on Dask: {path: a call that publishes and returns the SetTable}."""
+    from anonset import dask as adask
+    dd = pytest.importorskip("dask.dataframe")
+    df.to_csv(tmp_path / "r.csv", index=False)
+    df.to_parquet(tmp_path / "r.parquet", index=False)
+    return {
+        "memory": lambda: anonset.publish(df, model, **kw),
+        "csv": lambda: publish_file(tmp_path / "r.csv", tmp_path / "o1.parquet", model,
+                                    chunk_rows=chunk_rows, **kw),
+        "parquet": lambda: publish_file(tmp_path / "r.parquet", tmp_path / "o2.parquet", model,
+                                        chunk_rows=chunk_rows, **kw),
+        "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
+                                      scheduler="sync", **kw).to_settable(scheduler="sync")}
+
+
 def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_path(tmp_path,
                                                                                    capsys):
     """`--other firstname` published the resume study's first names, which
@@ -974,8 +991,6 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_pa
     said nothing.  Every path now measures each pass-through column at
     publishing (PassThroughWarning, metadata `pass_through_risks`), and an
     audit of the release alone reports what was recorded."""
-    dd = pytest.importorskip("dask.dataframe")
-    from anonset import dask as adask
     from anonset.cli import main
     df = _resume_like()
     kw = dict(sensitive=["race", "gender"], exact=["city"], other=["firstname", "callback",
@@ -984,16 +999,7 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_pa
     want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0},
             {"check": "recode", "column": "firstname", "sensitive": "race", "value": 1.0},
             {"check": "recode", "column": "firstname", "sensitive": "gender", "value": 1.0}]
-    df.to_csv(tmp_path / "r.csv", index=False)
-    df.to_parquet(tmp_path / "r.parquet", index=False)
-    runs = {
-        "memory": lambda: anonset.publish(df, model, **kw),
-        "csv": lambda: publish_file(tmp_path / "r.csv", tmp_path / "o1.parquet", model,
-                                    chunk_rows=170, **kw),
-        "parquet": lambda: publish_file(tmp_path / "r.parquet", tmp_path / "o2.parquet", model,
-                                        chunk_rows=170, **kw),
-        "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
-                                      scheduler="sync", **kw).to_settable(scheduler="sync")}
+    runs = _four_paths(df, model, kw, tmp_path, chunk_rows=170)
     messages = {}
     for path, run in runs.items():
         with pytest.warns(anonset.PassThroughWarning) as rec:
@@ -1055,8 +1061,6 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_
     publishing said nothing.  A value that gives a sensitive value away for
     at least 1 % of the rows is now named on every path, recorded, and
     reported by the audit, with or without the original."""
-    dd = pytest.importorskip("dask.dataframe")
-    from anonset import dask as adask
     from anonset.cli import main
     from anonset.passthrough import ValueSample, hash_values
     df = _stops_like()
@@ -1069,16 +1073,7 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_
     model = anonset.Diversity(2)
     want = [{"check": "given_away", "column": "status", "sensitive": ["race"],
              "value": [share]}]
-    df.to_csv(tmp_path / "r.csv", index=False)
-    df.to_parquet(tmp_path / "r.parquet", index=False)
-    runs = {
-        "memory": lambda: anonset.publish(df, model, **kw),
-        "csv": lambda: publish_file(tmp_path / "r.csv", tmp_path / "o1.parquet", model,
-                                    chunk_rows=700, **kw),
-        "parquet": lambda: publish_file(tmp_path / "r.parquet", tmp_path / "o2.parquet", model,
-                                        chunk_rows=700, **kw),
-        "dask": lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
-                                      scheduler="sync", **kw).to_settable(scheduler="sync")}
+    runs = _four_paths(df, model, kw, tmp_path, chunk_rows=700)
     messages = set()
     for path, run in runs.items():
         with pytest.warns(anonset.PassThroughWarning) as rec:
