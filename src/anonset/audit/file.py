@@ -116,6 +116,9 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
                   for i in range(0, len(original), chunk_rows))
     else:
         text = [c for c in opts.passthrough if c in cols and c not in names]
+        rid = header.info.get("record_id")
+        if rid is not None and rid in cols and rid not in names + text:
+            text.append(rid)        # a record's rows share their sets (AuditStats.clusters)
         ofmt = file_format(original, fmt)
         csv = ofmt == "csv"
         chunks = (b for _, b in iter_blocks(original, ofmt, chunk_rows=chunk_rows,

@@ -16,6 +16,11 @@ values whose hash falls below a threshold that halves whenever more than
 ``budget`` values are held -- bounded memory, and every share estimated over
 the sampled values is unbiased.  Finally the published sets of a few chosen
 rows (the attack's victims and the keys of sampled classes).
+
+Under a persistent key with a record id, a record's rows holding the same
+value share one set, so the sets are clustered: with the original's record
+ids, the rows of each (record, value) cluster are counted (by the same
+distinct sampling), which sizes the variance of the inclusion test.
 """
 from __future__ import annotations
 
@@ -82,6 +87,13 @@ class AuditStats:
         self.passthrough = list(passthrough)
         self.linking = self.exact + self.passthrough
         self.qid_tuples = ValueSample(budget) if self.linking else None
+        #: the record id of a persistent-key release (None: rows drew their
+        #: sets independently), and per randomized attribute the rows of
+        #: each (record, value) cluster, counted where the original holds
+        #: the record id column
+        self.record_id = (getattr(header, "info", None) or {}).get("record_id")
+        self.clusters = {n: ValueSample(budget) for n in self.names
+                         if not header.params[n].exact} if self.record_id else {}
 
     # ------------------------------------------------------------- adding
     def add_sets(self, row0: int, masks: dict, truth: dict | None = None, semantic=None) -> None:
@@ -140,6 +152,13 @@ class AuditStats:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
         for (col, sens), s in self.pairs.items():
             s.add(hash_values(other[col]), codes[sens])
+        if self.clusters and other is not None and self.record_id in other.columns:
+            from ..io.keys import record_counters, record_hashes
+            ids = record_hashes(other[self.record_id].to_numpy(dtype=object))
+            for name, s in self.clusters.items():
+                c = np.asarray(codes[name], dtype=np.int64)
+                # one key per (record, value): the unit that shares a set
+                s.add(record_counters(ids, c), c)
         self.original_rows += len(next(iter(codes.values()))) if codes else 0
 
     def merge(self, other: "AuditStats") -> None:
@@ -162,6 +181,8 @@ class AuditStats:
                 mine[k].merge(s)
         if self.qid_tuples is not None and other.qid_tuples is not None:
             self.qid_tuples.merge(other.qid_tuples)
+        for k, s in other.clusters.items():
+            self.clusters[k].merge(s)
         self.n += other.n
         self.aligned_rows += other.aligned_rows
         self.original_rows += other.original_rows
@@ -171,6 +192,26 @@ class AuditStats:
     def size_range(self) -> dict:
         """{attribute: (smallest, largest) set size}."""
         return {n: (self.smallest[n] or 0, self.largest[n]) for n in self.names}
+
+    def cluster_squares(self, name: str) -> np.ndarray | None:
+        """Per value v of a randomized attribute, the sum over the
+        (record, value v) clusters of their rows squared, estimated from the
+        sampled clusters (exact below the budget); the variance of the
+        number of sets holding v is a sum over clusters of size^2 times a
+        Bernoulli variance.  None where the rows drew independently (no
+        record id) or the original did not give the record ids."""
+        s = self.clusters.get(name)
+        if s is None or not s.rows:
+            return None
+        d = self.dims[name]
+        code = (s.keys & np.uint64(0xFFFF)).astype(np.int64)
+        m = s.counts.astype(float)
+        rows = np.bincount(code, weights=m, minlength=d)
+        sq = np.bincount(code, weights=m * m, minlength=d)
+        pooled = sq.sum() / rows.sum() if rows.sum() else 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_row = np.where(rows > 0, sq / rows, pooled)
+        return self.A[name] * per_row
 
     def picked_masks(self, name: str) -> np.ndarray:
         parts = self.picked[name]
