@@ -392,6 +392,48 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
                         params=c1.params, **kw)
 
 
+def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path):
+    """Algorithm 1 gives a series' first release the largest p its data
+    admits under t; a later release whose data admits a hair less is
+    refused (another p would redraw every set), and the message says what
+    to do: a first release under a smaller t leaves room, and then the
+    later release keeps every set."""
+    rng = np.random.default_rng(9)
+    n = 3000
+    towns = list("vwxyz")
+    df = pd.DataFrame({"rid": np.arange(n),
+                       "town": rng.choice(towns, n, p=[.4, .25, .15, .12, .08])})
+    later = df.copy()
+    # 20 people moved from the rarest town to the second largest: the
+    # largest admissible p falls a little below the first one's
+    later.loc[later.index[later.town == "z"][:20], "town"] = "w"
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(sensitive=["town"], identifiers=["rid"], domains={"town": towns}, key_file=key,
+              record_id="rid")
+    t = anonset.Closeness(0.15, ground="equal")
+    with pytest.warns(UserWarning, match="params=this"):
+        first = anonset.publish(df, t, **kw)
+    free = anonset.publish(later, t, **kw)
+    assert (free.params["town"].eta, free.params["town"].p) != \
+        (first.params["town"].eta, first.params["town"].p)
+    if free.params["town"].eta == first.params["town"].eta:
+        assert free.params["town"].p < first.params["town"].p
+    with pytest.raises(ValueError, match=r"params\['town'\]: p = .* exceeds the largest p "
+                                         r"admissible for t = 0.15.*expected p <= .*new series "
+                                         r".*smaller t") as e:
+        anonset.publish(later, t, params=first, **kw)
+    assert "\n" not in str(e.value)
+    # with room: the first release under a smaller t, the later one under t
+    with pytest.warns(UserWarning, match="params=this"):
+        roomy = anonset.publish(df, anonset.Closeness(0.14, ground="equal"), **kw)
+    second = anonset.publish(later, t, params=roomy, **kw)
+    assert second.params["town"].t == 0.15 and second.params["town"].p == roomy.params["town"].p
+    same = (df.town == later.town).to_numpy()
+    assert np.array_equal(_in_input_order(roomy, "town")[same],
+                          _in_input_order(second, "town")[same])
+
+
 def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     from anonset.cli import main
     rng = np.random.default_rng(4)

@@ -131,8 +131,18 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                 A = np.bincount(codes[a.name], minlength=a.d).astype(np.int64)   # counts, as optimize
                 p_max = max_admissible_p(A, par.eta, t, ground_object(g, a))
                 if par.p > p_max + 1e-12:
-                    raise ValueError(f"params[{a.name!r}]: p = {par.p} exceeds the largest p "
-                                     f"admissible for t = {t} with eta = {par.eta} ({p_max:.6g})")
+                    # Algorithm 1 gives a first release the largest p its own
+                    # data admits, so a later release's data that moved a
+                    # little the other way (half of them) lands here
+                    raise ValueError(
+                        f"params[{a.name!r}]: p = {par.p} exceeds the largest p admissible for "
+                        f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data; expected "
+                        f"p <= {p_max:.6g}.  Where the parameters come from an earlier release "
+                        "(params=first; --params-from), another p would redraw every set of "
+                        f"{a.name!r} and the releases would intersect: start a new series "
+                        "(another key file), or leave room for the data to move by publishing "
+                        "a series' first release under a smaller t than later ones "
+                        "(docs/security.md)")
             par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
                                   l=need if isinstance(model, DiversityCloseness) else None)
         # the coin the sampler really has (never above the given p)
