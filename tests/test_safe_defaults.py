@@ -5,6 +5,7 @@ Each test fails on anonset 0.1, which kept the input order, had no persistent
 key and wrote cells verbatim."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -420,10 +421,16 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
     if free.params["town"].eta == first.params["town"].eta:
         assert free.params["town"].p < first.params["town"].p
     with pytest.raises(ValueError, match=r"params\['town'\]: p = .* exceeds the largest p "
-                                         r"admissible for t = 0.15.*expected p <= .*new series "
-                                         r".*smaller t") as e:
+                                         r"admissible for t = 0.15 .* needs t >= ([0-9.]+) at "
+                                         r"that p; expected .*under the t named.*smaller t") as e:
         anonset.publish(later, t, params=first, **kw)
     assert "\n" not in str(e.value)
+    # the t it names keeps every set (a weaker t, named by the user and recorded)
+    need = float(re.search(r"needs t >= ([0-9.]+)", str(e.value)).group(1))
+    assert 0.15 < need < 0.1505
+    kept = anonset.publish(later, anonset.Closeness(need, ground="equal"), params=first, **kw)
+    assert kept.params["town"].t == need and kept.params["town"].p == first.params["town"].p
+    assert anonset.audit(kept, later).conforms
     # with room: the first release under a smaller t, the later one under t
     with pytest.warns(UserWarning, match="params=this"):
         roomy = anonset.publish(df, anonset.Closeness(0.14, ground="equal"), **kw)

@@ -258,7 +258,7 @@ def _summary(res, model, out, out_fmt) -> None:
         p = res.params[a.name]
         rows.append([a.name, a.role + (" (CLEAR)" if a.name in clear else ""), p.d,
                      A.fmt(p.p), p.eta, "-" if p.l is None else str(p.l),
-                     "-" if p.t is None else A.fmt(p.t), p.ground or "-",
+                     "-" if p.t is None else A.fmt(p.t, 6), p.ground or "-",
                      "inferred" if a.inferred else "declared"])
     A.print_table(rows, ["column", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
     A.print_roles_and_key(res.info)

@@ -133,7 +133,10 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         warnings.warn("persistent key: publish every later release with this one as its "
                       "parameters (params=this; --params-from THIS_RELEASE), which refuses a "
                       "changed domain" + (
-                          " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness"
+                          " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness "
+                          "(the largest p this data admits: a later release's data may admit a "
+                          "little less, so leave room by publishing this first release under a "
+                          "smaller t than later ones)"
                           if closeness else "") +
                       "; otherwise a later release may redraw every set, and the two releases "
                       "intersect toward the true values", stacklevel=2)

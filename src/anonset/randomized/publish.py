@@ -99,7 +99,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
             return 1
         return max(a.d - 1, 1) if clip_l and v >= a.d and a.d > 1 else v
 
-    out = {}
+    out, too_large = {}, []
     for a in published:
         par = params.get(a.name)
         if par is None and a.role == "exact":
@@ -134,19 +134,23 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                     # Algorithm 1 gives a first release the largest p its own
                     # data admits, so a later release's data that moved a
                     # little the other way (half of them) lands here
-                    raise ValueError(
+                    from .closeness_search import worst_emd
+                    need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
+                    too_large.append(
                         f"params[{a.name!r}]: p = {par.p} exceeds the largest p admissible for "
-                        f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data; expected "
-                        f"p <= {p_max:.6g}.  Where the parameters come from an earlier release "
-                        "(params=first; --params-from), another p would redraw every set of "
-                        f"{a.name!r} and the releases would intersect: start a new series "
-                        "(another key file), or leave room for the data to move by publishing "
-                        "a series' first release under a smaller t than later ones "
-                        "(docs/security.md)")
+                        f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which needs "
+                        f"t >= {math.ceil(need * 1e6) / 1e6:g} at that p")
             par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
                                   l=need if isinstance(model, DiversityCloseness) else None)
         # the coin the sampler really has (never above the given p)
         out[a.name] = dataclasses.replace(par, p=quantize_p(par.p))
+    if too_large:
+        raise ValueError(
+            "; ".join(too_large) + "; expected p at most the largest admissible.  Where the "
+            "parameters come from an earlier release (params=first; --params-from), another p "
+            "would redraw every set and the releases would intersect: publish this release "
+            "under the t named (recorded in the metadata), and leave room in a new series by "
+            "publishing its first release under a smaller t than later ones (docs/security.md)")
     return out
 
 
