@@ -14,6 +14,7 @@ rewriting messages.
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
 import re
 from typing import Callable
 
@@ -394,6 +395,12 @@ def check_domain_values(attr, *, file=None) -> None:
             # the words of check_publishable_type: a Parquet reader types it
             raise InputError("holds dates or times", column=attr.name, file=file,
                              expected=_TEMPORAL_EXPECTED)
+        if isinstance(v, _decimal.Decimal):
+            # a Parquet decimal (money from a database): a number to the user
+            raise InputError(f"holds decimal numbers (e.g. {v!r})", column=attr.name, file=file,
+                             expected="floats or text to publish as sensitive or exact: cast "
+                                      "it to a float (pandas: .astype(float); SQL: CAST AS "
+                                      "DOUBLE) or to text, which keeps '1.50' as written")
         if not isinstance(v, (str, bool, int, float)):
             raise InputError(f"holds values of another type ({type(v).__name__}, e.g. {v!r})",
                              column=attr.name, file=file,
