@@ -194,3 +194,30 @@ def test_refined_bound_is_much_tighter_on_adult_education():
     p_bound, _ = max_admissible_p(A, 1, 0.2, "ordered", method="bound")
     assert ex and abs(p_exact - 0.754) < 1e-3
     assert 0.6 <= p_bound <= p_exact + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=2, max_size=30), st.integers(1, 29),
+       st.floats(0.0, 1.0))
+def test_equal_h_certified_by_a_set_is_the_dp_value(counts, eta, t):
+    """The equal ground's H from a set that reaches the best total (windows
+    of sorted counts, one member swapped) is the DP's value exactly; where no
+    set shows it, the DP decides (None)."""
+    from anonset.randomized.closeness_search import _bits, _h_equal_certified, _reachable
+    c = np.array(counts, dtype=np.int64)
+    if c.sum() == 0:
+        c[0] = 1
+    eta = min(eta, c.size - 1) if c.size > 1 else 1
+    N = int(c.sum())
+    a = _bits(_reachable(c, eta)).astype(np.float64) / N
+    dp = float((a * (1.0 - a) - t * a).max())
+    got = _h_equal_certified(c, eta, t)
+    assert got is None or got == dp
+
+
+def test_equal_h_of_a_wide_domain_needs_no_dp():
+    """3,743 aircraft-like counts: every set size's H is certified by a set."""
+    from anonset.randomized.closeness_search import _h_equal_certified
+    rng = np.random.default_rng(0)
+    c = rng.zipf(1.6, 3743).clip(1, 5000).astype(np.int64)
+    assert all(_h_equal_certified(c, eta, 0.4) is not None for eta in range(5, 600, 7))

@@ -173,12 +173,27 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
     the worst-case closeness constraint.  A: the distribution A_j, as counts
     (preferred: the search is exact on more cases) or probabilities.
     Returns quantized p."""
+    from .closeness_search import HLower, p_of_u
     A = np.asarray(A)
     d = len(A)
     if math.isinf(t) or t >= 1.0:   # every ground distance here lies in [0, 1]
         return 1.0, max(1, eta_min)
+    bound = HLower(A, t, ground)
     best = (math.inf, 1.0, d)      # (E_L2, p, eta): eta = d is always admissible
     for eta in range(max(1, eta_min), d):
+        # eq. 9 falls as p rises, so p = 1 bounds this eta's error from
+        # below, and that bound rises with eta: once it reaches the best
+        # error, no larger eta can do better (the same (p, eta) as trying
+        # them all; d = 3,743 took 3,738 searches)
+        if expected_l2(N, d, 1.0, eta) > best[0] * (1.0 + 1e-9):
+            break
+        # a lower bound on H gives an upper bound on this eta's p, so a lower
+        # one on its error: skip the exact search where even that loses
+        h_lb = bound.at(eta)
+        if h_lb > 0.0:
+            p_ub = p_of_u(h_lb / (h_lb + t), eta, d) if t > 0 else 0.0
+            if p_ub <= 0.0 or expected_l2(N, d, min(1.0, p_ub), eta) > best[0] * (1.0 + 1e-9):
+                continue
         p = quantize_p(max_admissible_p(A, eta, t, ground))
         if p <= 0.0:
             continue
