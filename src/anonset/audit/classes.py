@@ -157,17 +157,15 @@ def class_counts(Ms: Sequence[np.ndarray], keys: np.ndarray) -> list:
     # 12 s for 200 keys of 60,000 rows and 1,500 values)
     seen = [{} for _ in range(q)]
     for r, key in enumerate(keys):
-        todo = [j for j in range(q)
-                if tuple(np.delete(key, j).tolist()) not in seen[j]]
-        if todo:
+        others = [tuple(np.delete(key, j).tolist()) for j in range(q)]
+        if any(o not in seen[j] for j, o in enumerate(others)):
             cols = [M[:, c] for M, c in zip(Ms, key)]
             s = np.zeros(cols[0].shape[0], dtype=np.int16)
             for col in cols:
                 s += col
             near = np.flatnonzero(s >= q - 1)
             s_near = s[near]
-        for j in range(q):
-            other = tuple(np.delete(key, j).tolist())
+        for j, other in enumerate(others):
             if other not in seen[j]:
                 inj = cols[j][near]
                 rows = near[(s_near == q) | ((s_near == q - 1) & ~inj)]

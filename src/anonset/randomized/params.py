@@ -191,7 +191,7 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
         # one on its error: skip the exact search where even that loses
         h_lb = bound.at(eta)
         if h_lb > 0.0:
-            p_ub = p_of_u(h_lb / (h_lb + t), eta, d) if t > 0 else 0.0
+            p_ub = p_of_u(h_lb / (h_lb + t), eta, d)
             if p_ub <= 0.0 or expected_l2(N, d, min(1.0, p_ub), eta) > best[0] * (1.0 + 1e-9):
                 continue
         p = quantize_p(max_admissible_p(A, eta, t, ground))

@@ -135,11 +135,11 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                     # data admits, so a later release's data that moved a
                     # little the other way (half of them) lands here
                     from .closeness_search import worst_emd
-                    need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
+                    t_need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
                     too_large.append(
                         f"params[{a.name!r}]: p = {par.p} exceeds the largest p admissible for "
                         f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which needs "
-                        f"t >= {math.ceil(need * 1e6) / 1e6:g} at that p")
+                        f"t >= {math.ceil(t_need * 1e6) / 1e6:g} at that p")
             par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
                                   l=need if isinstance(model, DiversityCloseness) else None)
         # the coin the sampler really has (never above the given p)
