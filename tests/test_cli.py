@@ -460,6 +460,18 @@ def test_info_and_version(capsys):
     assert rc == 2
 
 
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+    from anonset.cli import build_parser
+    bare = []
+    for cmd, sub in next(a for a in build_parser()._actions
+                         if isinstance(a, argparse._SubParsersAction)).choices.items():
+        for act in sub._actions:
+            if act.option_strings and not act.help and act.help != argparse.SUPPRESS:
+                bare.append(f"{cmd} {act.option_strings[-1]}")
+    assert bare == []
+
+
 def test_demo(tmp_path, capsys):
     png = tmp_path / "demo.png"
     argv = ["demo", "--seed", "1", "--max-iter", "300"]

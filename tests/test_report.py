@@ -335,6 +335,14 @@ def test_report_flags_a_violation(cases, tmp_path):
     assert ("classes_k", "fail") in fails and ("classes_t", "fail") in fails
 
 
+def test_estimated_counts_read_as_records_not_exponents():
+    from anonset.audit.html import randomized as R
+    html = R._numbers(["a", "b", "c"], [("true", np.array([0, 3, 1434])),
+                                         ("em", np.array([5.82e-23, 2.5, 1434.2]))])
+    assert "e-23" not in html and "1,434" in html and "2.5" in html
+    assert ">0<" in html.replace(" ", "")
+
+
 def test_top_k_keeps_totals_and_the_largest():
     rng = np.random.default_rng(0)
     for d in (3, 15, 16, 41):

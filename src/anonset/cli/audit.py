@@ -67,7 +67,8 @@ def register(sub) -> None:
                    f"above {AUTO_CHUNK_ABOVE:,} rows)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="write the report as CSV")
     p.add_argument("--plot", metavar="OUT.png", help="attack confidence plot (needs --attack)")
-    p.add_argument("--input-format", choices=("csv", "parquet"), default=None)
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="format of the release (default: from its extension)")
     p.set_defaults(func=cmd_audit, flag_names=FLAGS)
 
 

@@ -59,8 +59,10 @@ def register(sub) -> None:
     p.add_argument("--chunk-rows", type=A.nonneg_int, default=None, metavar="N",
                    help="read the release (and --original) in chunks of N rows, in bounded "
                         "memory; 0: whole in memory (default: chunks above 2,000,000 rows)")
-    p.add_argument("--input-format", choices=("csv", "parquet"), default=None)
-    p.add_argument("--original-format", choices=("csv", "parquet"), default=None)
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="format of the release (default: from its extension)")
+    p.add_argument("--original-format", choices=("csv", "parquet"), default=None,
+                   help="format of --original (default: from its extension)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
                    default=None, help="progress bar on stderr (default: on long work when "
                                       "stderr is a terminal; never with -q)")

@@ -133,13 +133,17 @@ def register(sub) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--hierarchy", help="ARX hierarchy CSV: tree distance (LCA height)")
     g.add_argument("--matrix", help="CSV distance matrix in --domain order")
-    p.add_argument("--algorithm", choices=("simple", "duplicate"), default="simple")
+    p.add_argument("--algorithm", choices=("simple", "duplicate"), default="simple",
+                   help="simple: Alg. 1, each dummy drawn among the values at distance >= d "
+                        "(default); duplicate: Alg. 3, for ordered, equally spaced values")
     p.add_argument("--rows", help="also write the shuffled N x l rows (Table 7) to this CSV")
     A.add_key_options(p)
     p.add_argument("--keep-order", action="store_true",
                    help="keep the input row order (default: a keyed random order)")
-    p.add_argument("--rng", choices=("chacha20", "philox"), default="chacha20")
-    p.add_argument("--threads", type=A.positive_int, default=None)
+    p.add_argument("--rng", choices=("chacha20", "philox"), default="chacha20",
+                   help="generator (default chacha20, cryptographically strong)")
+    p.add_argument("--threads", type=A.positive_int, default=None, metavar="N",
+                   help="kernel threads (default: OpenMP's default); results do not depend on it")
     p.set_defaults(func=cmd_anonymize)
 
     p = sub.add_parser("semantic-analyze",
@@ -147,8 +151,12 @@ def register(sub) -> None:
     p.add_argument("input", metavar="IN", help="table written by semantic-anonymize")
     p.add_argument("-o", "--output", required=True, help="CSV cross-tabulation")
     p.add_argument("--qids", help="QIDs to cross with the sensitive value (default: all)")
-    p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em")
+    p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em",
+                   help="em: non-negative EM with the sampler's selection probabilities "
+                        "(default); linear: Alg. 2 (eq. 1-3, can go negative); existing: "
+                        "paper 000's estimator (eq. 21-22); simple: eq. 20")
     p.add_argument("--selection", choices=("auto", "exact", "montecarlo", "paper"), default="auto",
                    help="how the selection probabilities are obtained (default: exact if feasible)")
-    p.add_argument("--threads", type=A.positive_int, default=None)
+    p.add_argument("--threads", type=A.positive_int, default=None, metavar="N",
+                   help="kernel threads (default: OpenMP's default); results do not depend on it")
     p.set_defaults(func=cmd_analyze)

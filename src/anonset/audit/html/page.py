@@ -109,6 +109,22 @@ def num(v, digits: int = 4) -> str:
     return f"{f:,.{digits}g}" if abs(f) < 1e4 else f"{f:,.1f}"
 
 
+def records(v) -> str:
+    """A count of records for reading: as :func:`num`, but an estimate
+    within half a hundredth of a record of zero reads as 0 (an EM cell at
+    1e-23 records is an empty cell, not a figure to read).
+
+    Examples
+    --------
+    >>> records(5.82e-23), records(-1e-9), records(0.004), records(0.0061), records(12.25)
+    ('0', '0', '0', '0.0061', '12.25')
+    """
+    f = _as_float(v)
+    if isinstance(f, float) and math.isfinite(f) and abs(f) < 0.005:
+        return "0"
+    return num(v)
+
+
 def data_value(v) -> str:
     """A figure for a ``data-*`` attribute: exact (the float's repr), 'inf'
     for infinity, '' when missing.

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..attack import SUMMARY_COLUMNS
 from . import charts
-from .page import data_value, esc, figure, num, table
+from .page import data_value, esc, figure, num, records, table
 
 __all__ = ["parameters", "attack", "ldp", "utility"]
 
@@ -134,7 +134,7 @@ def _ordered(release, a: str) -> bool:
 
 def _numbers(labels, series) -> str:
     return table(["value"] + [n for n, _ in series],
-                 [[lab] + [num(float(v[i])) for _, v in series] for i, lab in enumerate(labels)],
+                 [[lab] + [records(float(v[i])) for _, v in series] for i, lab in enumerate(labels)],
                  numeric=range(1, len(series) + 1))
 
 
@@ -156,7 +156,7 @@ def _pair(release, tab, figs, top: int) -> str:
     for name, M in mats:
         R = np.array([[M[np.ix_(r, c)].sum() for c in cg] for r in rg])
         data += (f"<p>{esc(name)} ({esc(a)} down, {esc(b)} across)</p>" +
-                 table([f"{a} \\ {b}"] + cl, [[rl[i]] + [num(float(x)) for x in R[i]]
+                 table([f"{a} \\ {b}"] + cl, [[rl[i]] + [records(float(x)) for x in R[i]]
                                             for i in range(len(rl))],
                        numeric=range(1, len(cl) + 1)))
     return (f"<h3>{esc(a)} x {esc(b)}</h3>" + _metrics_table([tab], "pair")
