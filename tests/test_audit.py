@@ -109,6 +109,37 @@ def test_checkers_agree_with_expanded_oracle(table, measure):
             assert min(sizes) >= k
 
 
+@st.composite
+def wide_set_tables(draw):
+    """Many attributes, so the product of the other attributes' domains is
+    beyond 2^62 and the class keys are re-numbered on the way."""
+    q = draw(st.integers(24, 48))
+    n = draw(st.integers(1, 6))
+    attrs, masks, params = [], {}, {}
+    for j in range(q):
+        d = draw(st.integers(2, 9))
+        eta = 2 if j < 3 and d > 2 else 1          # three sets, the rest exact-like
+        rows = [sorted(draw(st.permutations(range(d)))[:eta]) for _ in range(n)]
+        offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        masks[f"s{j}"] = masks_from_codes(np.concatenate(rows), offsets, d)
+        attrs.append(Attribute(f"s{j}", "sensitive", domain=tuple(range(d))))
+        params[f"s{j}"] = AttributeParams(f"s{j}", 1.0, eta, d, l=1)
+    return SetTable(Schema(tuple(attrs)), masks, params, {"model": "diversity", "l": 1})
+
+
+@given(wide_set_tables())
+@settings(max_examples=30, deadline=None)
+def test_expanded_class_counts_of_wide_tables_agree_with_oracle(table):
+    from anonset.audit.classes import expanded_counts
+    ex = _oracle_expand(table)
+    got = expanded_counts(table, None)
+    for name in table.names:
+        want = _oracle_classes(ex, name, table.schema[name].d)
+        C, how = got[name]
+        assert how == "expand"
+        assert sorted(map(tuple, C.tolist())) == sorted(tuple(c.tolist()) for c in want.values())
+
+
 @given(random_set_tables(), st.data())
 @settings(max_examples=40)
 def test_single_class_counts_agree_with_oracle(table, data):
@@ -511,3 +542,34 @@ def test_bad_arguments():
         audit(df)
     with pytest.raises(ValueError, match="expanded"):
         expand(pub, max_rows=10)
+
+
+def test_a_wide_release_reads_in_lines_of_bounded_width():
+    """150 exact columns and 12 sensitive ones with inferred domains: the
+    warning that names the exact columns names the first few and how many
+    more; the 12 'domain was inferred' warnings are one line; no line of the
+    check table is as wide as the 150 names (to_string ignores
+    display.max_colwidth)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame({**{f"q{i}": rng.integers(0, 4, n) for i in range(150)},
+                       **{f"s{i}": rng.integers(0, 5, n) for i in range(12)}})
+    sens = [f"s{i}" for i in range(12)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(2), sensitive=sens,
+                              exact=[f"q{i}" for i in range(150)])
+        rep = audit(pub, df)
+    text = rep.to_text()
+    assert max(len(line) for line in text.splitlines()) < 400
+    warn = [line for line in text.splitlines() if line.startswith("  WARN")]
+    assert len(warn) == 2
+    inferred = next(w for w in warn if "domain was inferred" in w)
+    assert inferred.split("WARN", 1)[1].strip().startswith(
+        "s0, s1, s2, s3, s4, s5, s6, s7 and 4 more: the domain was inferred")
+    repeat = next(w for w in warn if "combination no other row has" in w)
+    assert "q0, q1, q2, q3, q4, q5, q6, q7 and 142 more: " in repeat
+    # the checks themselves keep every name and every attribute's own row
+    assert (rep.checks["check"] == "domain").sum() >= 12
+    row = rep.checks[rep.checks["check"] == "repeat"].iloc[0]
+    assert row["attribute"].split(", ") == [f"q{i}" for i in range(150)]

@@ -20,11 +20,14 @@ import pandas as pd
 from ..randomized.settable import SetTable
 from .masks import bits
 
-__all__ = ["EXPAND_LIMIT", "expand", "membership", "class_counts", "sample_keys",
+__all__ = ["EXPAND_LIMIT", "EXPAND_CELLS", "expand", "membership", "class_counts", "sample_keys",
            "class_stats", "expanded_counts", "sampled_counts", "record_class_stats"]
 
 #: Largest expanded (non-aggregated) table that method='auto' builds, in rows.
 EXPAND_LIMIT = 2_000_000
+#: ... and in cells (rows x attributes): a release of 150 exact and 12
+#: sensitive columns expands 400 rows to 1.6 M rows of 162 codes.
+EXPAND_CELLS = 8 * EXPAND_LIMIT
 
 
 def membership(table: SetTable, name: str) -> np.ndarray:
@@ -112,24 +115,52 @@ def class_stats(C: np.ndarray) -> tuple:
     return size, maxf, H
 
 
+def _dense(key: np.ndarray) -> tuple:
+    """(ids in [0, n), n) of the distinct values of ``key`` (hashing: the
+    order of the ids does not matter here)."""
+    g, uniq = pd.factorize(key, sort=False)
+    return g.astype(np.int64, copy=False), max(len(uniq), 1)
+
+
+def _pair(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> tuple:
+    """(key, bound) of the pairs (a, b), a < na and b < nb: a * nb + b when
+    that stays below 2^62, else the pairs of their dense ids."""
+    if na * nb >= 2 ** 62:              # dense ids are below the row count
+        (a, na), (b, nb) = _dense(a), _dense(b)
+    return a * nb + b, na * nb
+
+
 def expanded_counts(table: SetTable, max_rows) -> dict:
-    """{attribute: (count rows of every class, 'expand')}, from the expansion."""
+    """{attribute: (count rows of every class, 'expand')}, from the expansion.
+
+    The class of S_j is keyed by every other attribute's code.  Those keys
+    are built from a running key of the attributes before j and stored keys
+    of those after it (each an integer below 2^62, re-numbered densely where
+    the next code would overflow it), so q attributes cost O(q) passes over
+    the expanded rows rather than q keys of q - 1 codes each (a release of
+    150 exact columns took minutes per attribute)."""
     names = table.names
     _, cols = _expand_codes([membership(table, n) for n in names], table.n_rows, max_rows)
     dims = [table.schema[n].d for n in names]
+    q = len(names)
+    rows = cols[0].size if cols else 0
+    after = [None] * (q + 1)            # after[k]: key of attributes k .. q - 1
+    after[q] = (np.zeros(rows, dtype=np.int64), 1)
+    for k in range(q - 1, 0, -1):
+        key, bound = after[k + 1]
+        after[k] = _pair(cols[k].astype(np.int64), dims[k], key, bound)
+    before = (np.zeros(rows, dtype=np.int64), 1)
     out = {}
     for jj, j in enumerate(names):
         d = dims[jj]
-        others = [k for k in range(len(names)) if k != jj]
         v = cols[jj].astype(np.int64)
-        if others and math.prod(dims[k] for k in others) < 2 ** 62:
-            key = np.ravel_multi_index([cols[k] for k in others], [dims[k] for k in others])
+        if q > 1:
+            key, _ = _pair(*before, *after[jj + 1])
             _, g = np.unique(key, return_inverse=True)
-        elif others:
-            _, g = np.unique(np.stack([cols[k] for k in others], axis=1), axis=0,
-                             return_inverse=True)
         else:
             g = np.zeros(v.size, dtype=np.int64)
+        after[jj + 1] = None                            # no longer needed
+        before = _pair(*before, v, d)
         g = np.asarray(g).ravel()
         ncls = int(g.max()) + 1 if g.size else 0
         out[j] = (np.bincount(g * d + v, minlength=ncls * d).reshape(ncls, d), "expand")

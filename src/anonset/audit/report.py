@@ -91,6 +91,24 @@ class AuditReport:
     def _where(self, status) -> list:
         return self.checks.loc[self.checks["status"] == status, "message"].tolist()
 
+    def _grouped(self, status) -> list:
+        """The messages of one status, those of one check that say the same
+        of several attributes ("a: the domain was inferred ...") said once
+        for all of them, in the order they first occur."""
+        from .risks import name_list
+        rows = self.checks.loc[self.checks["status"] == status]
+        groups: dict = {}
+        for check, attr, msg in zip(rows["check"], rows["attribute"], rows["message"]):
+            head = f"{attr}: "
+            if isinstance(attr, str) and attr != "-" and msg.startswith(head):
+                groups.setdefault((check, msg[len(head):]), []).append(attr)
+            else:
+                groups.setdefault((check, msg, None), [])
+        out = []
+        for key, attrs in groups.items():
+            out.append(key[1] if len(key) == 3 else f"{name_list(attrs)}: {key[1]}")
+        return out
+
     @property
     def conforms(self) -> bool:
         """True when no check of the declared model failed."""
@@ -148,7 +166,7 @@ class AuditReport:
                  f"({detail})",
                  f"  risks found: {len(self.risks) if self.risks else 'none'}"]
         for st in ("risk", "fail", "warn", "unverified"):
-            for m in self._where(st):
+            for m in self._grouped(st):
                 lines.append(f"  {st.upper():10s} {m}")
         lines.append("  all rows: " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()))
         if self.attack is None and self.with_data:
@@ -166,14 +184,16 @@ class AuditReport:
         with pd.option_context("display.width", 160, "display.max_columns", 30,
                                "display.max_colwidth", 60,
                                "display.float_format", "{:.4g}".format):
+            # to_string takes no width from the options: a cell naming 150
+            # columns would widen every row of the table to its length
             lines += ["", self.checks[["check", "attribute", "status", "value", "expected"]]
-                      .to_string(index=False)]
+                      .to_string(index=False, max_colwidth=60)]
             if self.epsilon is not None and len(self.epsilon):
                 lines += ["", "local differential privacy of each attribute's sets (epsilon: "
                           "every set is at most e^epsilon times likelier under one true value "
                           "than under another; inf: not differentially private):",
                           self.epsilon[["attribute", "mechanism", "p", "eta", "d", "epsilon"]]
-                          .to_string(index=False)]
+                          .to_string(index=False, max_colwidth=60)]
             if self.attack is not None and len(self.attack.summary):
                 s = self.attack.settings
                 cols = ["attribute", "victims", "model_bound", "success", "prior_only",
@@ -182,7 +202,8 @@ class AuditReport:
                 lines += ["", f"attack: a Bayesian adversary who found each victim's row and "
                           f"knows {s['known']} of its attributes, with the {s['prior']} prior "
                           f"({s['prior_source']}), {s['n_targets']} victims:",
-                          self.attack.summary[cols].to_string(index=False), "columns:",
+                          self.attack.summary[cols].to_string(index=False, max_colwidth=60),
+                          "columns:",
                           self.attack.explain()]
         return "\n".join(lines)
 

@@ -211,6 +211,21 @@ def recorded_recode_risks(info, measured, add) -> None:
             "clear")
 
 
+def name_list(names, most: int = 8) -> str:
+    """Column names for a message: all of them up to ``most``, else the first
+    ``most`` and how many more (the check's attribute field keeps them all).
+
+    Examples
+    --------
+    >>> name_list(["a", "b"]), name_list([f"q{i}" for i in range(12)], most=3)
+    ('a, b', 'q0, q1, q2 and 9 more')
+    """
+    names = list(names)
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f" and {len(names) - most} more"
+
+
 def exact_qid_risks(stats, info, add, model=None) -> None:
     """Exact QIDs and pass-through columns whose combination singles out
     rows: linkable across releases, so fresh keys per release let the sets
@@ -221,10 +236,12 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
     share = s.singleton_share()
     if math.isnan(share):
         return
-    cols = ", ".join(getattr(stats, "linking", stats.exact))
+    names = list(getattr(stats, "linking", stats.exact))
+    cols = ", ".join(names)
     persistent = info.get("key") == "persistent"
     st = "pass" if share == 0 or persistent else "warn"
-    msg = f"{cols}: {share:.1%} of the rows hold a combination no other row has{_sampled(s)}"
+    msg = (f"{name_list(names)}: {share:.1%} of the rows hold a combination no other row "
+           f"has{_sampled(s)}")
     if st == "warn":
         msg += ("; whoever knows a person's values finds their row in every release, so "
                 "releases drawn with different keys intersect to the true values")
