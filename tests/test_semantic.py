@@ -576,7 +576,8 @@ def test_an_inferred_domain_warning_names_lone_values_and_semantic_flags(capsys)
                        "educ": np.resize([12, 12, 14, 16, 16, 18], 40)})
     df.loc[0, "educ"], df.loc[1, "educ"] = 5, 7
     with pytest.warns(anonset.InferredDomainWarning) as rec:
-        S.semantic_publish(df, "educ", 2, 2, qids=["region"], identifiers=["id"])
+        S.semantic_publish(df, "educ", 2, 2, qids=["region"], identifiers=["id"],
+                           values="domain")
     msg = str(rec[0].message)
     assert "one row alone holds: 2 of the 6 of 'educ'" in msg
     assert msg.endswith("(domain=, hierarchy=; --domain, --hierarchy)") and "bins" not in msg
@@ -584,3 +585,46 @@ def test_an_inferred_domain_warning_names_lone_values_and_semantic_flags(capsys)
         warnings.simplefilter("error")
         S.semantic_publish(df, "educ", 2, 2, qids=["region"], identifiers=["id"],
                            domain=range(0, 21))
+
+
+def test_numbers_spaced_otherwise_than_by_one_need_the_reading_of_d_named():
+    import anonset
+    """Household income in thousands, to one decimal (COUNT::rwm5yr): with
+    d = 1 meant as 1,000 DM, the ordered distance counted positions of the
+    values that occur, so dummies 0.1 apart were 'at distance 1' and the
+    release was far weaker than asked, without a word.  Numbers that are
+    not consecutive integers are now refused unless values= names the
+    reading; under 'domain' every set is pairwise >= d in the values' units,
+    under 'positions' >= d positions (and then not in units here)."""
+    from anonset.validate import InputError
+    rng = np.random.default_rng(8)
+    inc = np.round(rng.uniform(0, 6, 3000), 1)
+    df = pd.DataFrame({"id": np.arange(3000), "sex": rng.choice(list("fm"), 3000), "inc": inc})
+    kw = dict(qids=["sex"], identifiers=["id"], seed="5a1c0e9b7d3f4a6e8c2b0d9f7e5a3c1b")
+    with pytest.raises(InputError, match=r"values: column 'inc': holds numbers that are not "
+                                         r"consecutive integers \(as close as 0.1 apart\)"):
+        S.semantic_publish(df, "inc", 3, 1.0, **kw)
+    with pytest.warns(anonset.InferredDomainWarning):
+        units = S.semantic_publish(df, "inc", 3, 1.0, values="domain", **kw)
+        pos = S.semantic_publish(df, "inc", 3, 1.0, values="positions", **kw)
+    dom = list(units.schema["inc"].domain)
+    gaps_units = [min(abs(a - b) for a, b in itertools.combinations(s, 2)) for s in units.sets("inc")]
+    gaps_pos = [min(abs(dom.index(a) - dom.index(b)) for a, b in itertools.combinations(s, 2))
+                for s in pos.sets("inc")]
+    assert min(gaps_units) >= 1.0 - 1e-9
+    assert min(gaps_pos) >= 1
+    assert min(min(abs(a - b) for a, b in itertools.combinations(s, 2))
+               for s in pos.sets("inc")) < 1.0           # positions: not 1,000 DM apart
+    # no reading to name: consecutive integers, text in a declared order
+    ints = df.assign(inc=np.floor(df["inc"]).astype(int))
+    with pytest.warns(anonset.InferredDomainWarning):
+        S.semantic_publish(ints, "inc", 2, 2, **kw)
+    S.semantic_publish(df.assign(inc=np.where(df["inc"] < 3, "low", "high")), "inc", 2, 1,
+                       domain=["low", "high"], **kw)
+    with pytest.raises(InputError, match="values='domain' measures distances in the values' "
+                                         "units, but the domain holds values that are not "
+                                         "numbers"):
+        S.semantic_publish(df.assign(inc=np.where(df["inc"] < 3, "low", "high")), "inc", 2, 1,
+                           domain=["low", "high"], values="domain", **kw)
+    with pytest.raises(InputError, match="values: got 'units'"):
+        S.semantic_publish(df, "inc", 3, 1.0, values="units", **kw)

@@ -61,7 +61,15 @@ def cmd_anonymize(args) -> int:
         distance = S.SemanticDistance.from_matrix(m)
         if domain is None:
             raise ValueError("--matrix needs --domain (the values in matrix order)")
-    values = [float(v) for v in _split(args.values)] if args.values else None
+    values = args.values
+    if values and values.strip() not in ("domain", "positions"):
+        try:
+            values = [float(v) for v in _split(values)]
+        except ValueError:
+            raise A.UsageError(f"--values: expected 'domain', 'positions' or numbers "
+                               f"separated by commas, got {args.values!r}") from None
+    elif values:
+        values = values.strip()
     if key["key_file"] is not None:
         from ..io.keys import read_key_file
         key["seed"] = read_key_file(key.pop("key_file"), param="key_file")
@@ -129,7 +137,11 @@ def register(sub) -> None:
     p.add_argument("--identifier", action="append", metavar="A,B", help="identifiers: not published")
     p.add_argument("--drop", action="append", metavar="A,B", help="columns dropped")
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
-    p.add_argument("--values", help="representative values for the distance |v_i - v_j|")
+    p.add_argument("--values", metavar="domain|positions|V1,V2,...",
+                   help="what the ordered distance measures: 'domain' |v_i - v_j| over the "
+                        "numeric values themselves, 'positions' |i - j| in the ordered domain "
+                        "(paper 001), or representative values in domain order (needed for "
+                        "numbers that are not consecutive integers)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--hierarchy", help="ARX hierarchy CSV: tree distance (LCA height)")
     g.add_argument("--matrix", help="CSV distance matrix in --domain order")

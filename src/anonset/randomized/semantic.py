@@ -298,11 +298,53 @@ def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarra
     return out
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool,
+                                                                                     np.bool_))
+
+
+def _ordered_values(values, domain, column: str, d):
+    """The argument of :meth:`SemanticDistance.ordered` for ``values``: an
+    int (positions) or the representative values.  Numbers that are not
+    consecutive integers give positions and units different distances, so
+    ``d`` has two readings: the caller names one."""
+    from ..validate import InputError
+    numeric = len(domain) > 0 and all(_is_number(v) for v in domain)
+    if isinstance(values, str):
+        if values == "positions":
+            return len(domain)
+        if values == "domain":
+            if not numeric:
+                raise InputError("values='domain' measures distances in the values' units, "
+                                 "but the domain holds values that are not numbers",
+                                 column=column, param="values",
+                                 expected="'positions', or representative values in domain "
+                                          "order")
+            return [float(v) for v in domain]
+        raise InputError(f"got {values!r}", param="values",
+                         expected="'positions', 'domain', or representative values in domain "
+                                  "order")
+    if values is not None:
+        return values
+    if numeric and len(domain) > 1:
+        gaps = np.diff(np.asarray([float(v) for v in domain]))
+        if not np.all(gaps == 1.0):
+            g = float(gaps.min()) if np.all(gaps > 0) else float("nan")
+            how = f"as close as {g:g} apart" if math.isfinite(g) else "out of numeric order"
+            raise InputError(
+                f"holds numbers that are not consecutive integers ({how}), so d = {d:g} could "
+                "count positions in the ordered domain or units of the values, which differ "
+                "here", column=column, param="values",
+                expected="{@values='domain'} to measure d in the values' units, or "
+                         "{@values='positions'} to count positions (paper 001's |i - j|)")
+    return len(domain)
+
+
 def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[str] = (),
                      identifiers: Sequence[str] = (), drop: Sequence[str] = (),
                      distance: SemanticDistance | None = None, domain: Sequence | None = None,
-                     values: Sequence[float] | None = None, hierarchy: Hierarchy | None = None,
-                     algorithm: str = "simple", seed=None, research_seed: bool = False,
+                     values: Sequence[float] | str | None = None,
+                     hierarchy: Hierarchy | None = None, algorithm: str = "simple", seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
@@ -316,8 +358,16 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         drop.  Every column other than ``sensitive`` must be named in one of
         them: a column nobody named is refused.
     distance : a SemanticDistance over ``domain``.  Default: the tree distance
-        of ``hierarchy`` if given, else ``|i - j|`` (or ``|v_i - v_j|`` over
-        ``values``) over the ordered ``domain``.
+        of ``hierarchy`` if given, else the ordered distance over ``domain``
+        (see ``values``).
+    values : 'positions', 'domain', or representative values in domain order
+        What the ordered distance measures: 'positions' ``|i - j|`` (paper
+        001's default), 'domain' ``|v_i - v_j|`` over the numeric domain
+        values themselves, or ``|v_i - v_j|`` over the values given (Example
+        2).  Default: positions where they are the values' distances (text in
+        a declared order, consecutive integers); numbers spaced otherwise are
+        refused without it, since d could mean either (income 0.1 apart: d = 1
+        is one position, or ten).
     domain : declared ordered domain of the sensitive column (preferred: an
         inferred domain reveals which values occur).
     algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
@@ -382,7 +432,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         if hierarchy is not None:
             distance = SemanticDistance.tree(hierarchy)
         else:
-            distance = SemanticDistance.ordered(values if values is not None else len(domain))
+            distance = SemanticDistance.ordered(_ordered_values(values, domain, sensitive, d))
     if distance.F != sattr.d:
         raise ValueError(f"distance has {distance.F} values but the domain of {sensitive!r} "
                          f"has {sattr.d}")
