@@ -589,6 +589,26 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
     assert not (tmp_path / "e.csv").exists()
 
 
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsys):
+    # anonymize and semantic-anonymize name the key and the row order in
+    # their summary; lgb and msa-anonymize said nothing of either
+    src, args = _partition_input(cmd, tmp_path, seed=3, n=60)
+    rc, cap = run([cmd, src, "-o", tmp_path / "a.csv", *args], capsys)
+    assert rc == 0, cap.err
+    line = cap.out.strip().splitlines()[-1]
+    assert line.startswith("key: a fresh key from the operating system (never stored; another "
+                           "release of these records under another key draws other groups")
+    assert line.endswith("; rows: in a random order")
+    rc, cap = run([cmd, src, "-o", tmp_path / "b.csv", *args, "--seed",
+                   "7c41e0b95fd2a3866e1b04c9d7a2f358", "--keep-order"], capsys)
+    assert rc == 0, cap.err
+    assert cap.out.strip().splitlines()[-1] == ("key: the given seed (keep it as secret as the "
+                                                "data); rows: in INPUT ORDER (--keep-order)")
+    rc, cap = run(["-q", cmd, src, "-o", tmp_path / "c.csv", *args], capsys)
+    assert rc == 0 and cap.out == ""
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_lgb_suppress_is_named_in_the_summary_the_warning_and_the_audit(fmt, tmp_path, capsys):
     # carData's Arrests: colour 75 % White is never 2-eligible; --suppress

@@ -11,7 +11,7 @@ from pathlib import Path
 from .args import check_not_input, format_of, key_options, read_table, names as _names
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
-           "key_kwargs", "read_input", "check_outputs", "risk_note"]
+           "key_kwargs", "read_input", "check_outputs", "risk_note", "key_line"]
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
@@ -105,3 +105,19 @@ def risk_note(summary: dict) -> str:
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
     return "".join(f"; {n}" for n in notes)
+
+
+def key_line(summary: dict) -> str:
+    """The key and row-order line of a partition release's summary, as the
+    set-table publishers print it (the groups are what a second release of
+    the same records under another key changes: docs/security.md)."""
+    key = {"os": "a fresh key from the operating system (never stored; another release of "
+                 "these records under another key draws other groups, which can be "
+                 "intersected: docs/security.md; one key file reproduces a release)",
+           "seed": "the given seed (keep it as secret as the data)",
+           "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it can "
+                            "re-run the release)"}
+    mode = summary.get("key")
+    rows = ("in INPUT ORDER (--keep-order)" if summary.get("row_order") == "input"
+            else "in a random order")
+    return f"key: {key.get(mode, mode)}; rows: {rows}"

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
-                         check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
+                         check_outputs, key_kwargs, key_line, read_input, risk_note,
+                         role_kwargs)
 
 __all__ = ["register"]
 
@@ -129,4 +130,5 @@ def _run(args) -> int:
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
                f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}")
+    note(args, key_line(s))
     return EXIT_OK

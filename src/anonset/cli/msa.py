@@ -27,7 +27,8 @@ from pathlib import Path
 
 from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, positive_int as _k
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
-                         check_outputs, key_kwargs, read_input, risk_note, role_kwargs)
+                         check_outputs, key_kwargs, key_line, read_input, risk_note,
+                         role_kwargs)
 
 __all__ = ["register"]
 
@@ -118,4 +119,5 @@ def _run(args) -> int:
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
                f"k={s['k_achieved']}, t={s['t_achieved']:.4f}, IL={s['il']:.4f}; wrote {out}"
                f"{risk_note(s)}")
+    note(args, key_line(s))
     return EXIT_OK
