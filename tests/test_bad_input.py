@@ -234,6 +234,16 @@ TABLE_CASES = [
               _api(model=anonset.Closeness(0.3, ground="hierarchical")),
               [*ROLES_CLI, "--t", "0.3", "--ground", "hierarchical"], ("needs a hierarchy",)),
     # --- values against domains
+    TableCase("hierarchy-unbalanced", _api(hierarchies={"job": "job_h.csv"}),
+              [*ROLES_CLI, "--hierarchy", "job=job_h.csv", "--l", "2"],
+              ("'job_h.csv'", "column 'job'", "line 3 ('c') has 2 levels, expected 3",
+               "expected an ARX hierarchy"), ("hierarchies:",), ("--hierarchy:",),
+              side={"job_h.csv": "a;x;*\nb;x;*\nc;*\nd;y;*\ne;y;*\nf;y;*\n"}),
+    TableCase("hierarchy-leaf-twice", _api(hierarchies={"job": "job_h.csv"}),
+              [*ROLES_CLI, "--hierarchy", "job=job_h.csv", "--l", "2"],
+              ("'job_h.csv'", "column 'job'", "leaf 'b' appears twice"), ("hierarchies:",),
+              ("--hierarchy:",),
+              side={"job_h.csv": "a;x;*\nb;x;*\nb;y;*\nc;y;*\nd;y;*\ne;y;*\nf;y;*\n"}),
     TableCase("missing-text-value", STD, [*ROLES_CLI, "--l", "2"],
               ("column 'job'", "has 1 missing value(s) (first at row 7)"), ("missing='category'",),
               ("--missing category",), df=_missing("job")),
@@ -814,6 +824,19 @@ SUBCOMMAND_CASES = [
                                      "--sensitive", "age", "--qids", "city", "--identifier",
                                      "id", "--drop", "job,note", "--l", "2", "--d", "5",
                                      "--values", "1,two"], ("--values:", "'domain', 'positions'")),
+    ("semantic-hierarchy-unbalanced", ["semantic-anonymize", "{in}", "-o", "o.parquet",
+                                      "--sensitive", "job", "--qids", "city", "--identifier",
+                                      "id", "--drop", "age,note", "--l", "2", "--d", "1",
+                                      "--hierarchy", "{bad_h}"],
+     ("'bad_h.csv': --hierarchy: column 'job': line 3 ('c') has 2 levels",)),
+    ("lgb-hierarchy-unbalanced", ["lgb", "{in}", "-o", "o.csv", "--qi", "age,city",
+                                  "--sensitive", "job", "--identifier", "id", "--drop", "note",
+                                  "--k", "2", "--l", "2", "--hierarchy", "job={bad_h}"],
+     ("'bad_h.csv': --hierarchy: column 'job': line 3 ('c') has 2 levels",)),
+    ("msa-hierarchy-unbalanced", ["msa-anonymize", "{in}", "-o", "o.csv", "--qi", "age,city",
+                                  "--sa", "job", "--identifier", "id", "--drop", "note",
+                                  "--k", "2", "--t", "0.5", "--hierarchy", "job={bad_h}"],
+     ("'bad_h.csv': --hierarchy: column 'job': line 3 ('c') has 2 levels",)),
     ("semantic-analyze-not-published", ["semantic-analyze", "{in}", "-o", "x.csv"],
      ("in.csv.anonset.json", "is missing")),
     ("lgb-unnamed", ["lgb", "{in}", "-o", "o.csv", "--qi", "age", "--k", "2"],
@@ -864,7 +887,9 @@ def test_subcommand_case(cid, argv, needles, tmp_path, capsys, monkeypatch):
     anonset.publish(frame(), D2, **ROLES_API).to_parquet("pub.parquet")
     Path("cfg.json").write_text(json.dumps({"l": 2, "seed": 7}))
     Path("cfg2.json").write_text(json.dumps({"l": 2, "idenifiers": ["id"]}))
-    names = {"in": "in.csv", "pub": "pub.parquet", "cfg": "cfg.json", "cfg2": "cfg2.json"}
+    Path("bad_h.csv").write_text("a;x;*\nb;x;*\nc;*\nd;y;*\ne;y;*\nf;y;*\n")
+    names = {"in": "in.csv", "pub": "pub.parquet", "cfg": "cfg.json", "cfg2": "cfg2.json",
+             "bad_h": "bad_h.csv"}
     if any("{adult}" in a for a in argv):
         names["adult"] = _adult_small(tmp_path).name
     argv = [a.format(**names) for a in argv]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._typing import PathLike
 
-__all__ = ["Hierarchy"]
+__all__ = ["Hierarchy", "hierarchy_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,12 +129,23 @@ class Hierarchy:
         ``path_or_text`` is a file path, or the CSV text itself when it contains
         a newline.
         """
-        if isinstance(path_or_text, (str, Path)) and "\n" not in str(path_or_text):
+        from_file = isinstance(path_or_text, (str, Path)) and "\n" not in str(path_or_text)
+        if from_file:
             text = Path(path_or_text).read_text(encoding="utf-8-sig")  # no BOM in a value
         else:
             text = str(path_or_text)
         rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r and any(r)]
-        return cls(rows)
+        try:
+            return cls(rows)
+        except ValueError as e:
+            if not from_file:
+                raise
+            from .validate import InputError       # the file the bad line is in
+            what = str(e)
+            what = what[len("hierarchy: "):] if what.startswith("hierarchy: ") else what
+            raise InputError(what, param="hierarchies", file=path_or_text,
+                             expected="an ARX hierarchy: one line per leaf, leaf;...;root, "
+                                      "every line as deep") from None
 
     def to_csv(self, delimiter: str = ";") -> str:
         r"""The ARX-format text of this hierarchy; a label that holds the
@@ -226,3 +237,17 @@ class Hierarchy:
 
     def __repr__(self):
         return f"Hierarchy(d={self.d}, height={self.height}, root={self.paths[0][-1]!r})"
+
+
+def hierarchy_of(column: str, h) -> Hierarchy:
+    """``h`` as the Hierarchy of ``column``: itself, or read with
+    :meth:`Hierarchy.from_csv`; an error in a file names the file and the
+    column."""
+    if isinstance(h, Hierarchy):
+        return h
+    from .validate import InputError
+    try:
+        return Hierarchy.from_csv(h)
+    except InputError as e:
+        raise InputError(e.what, param=e.param, column=column, file=e.file,
+                         expected=e.expected) from None

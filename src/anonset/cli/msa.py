@@ -88,7 +88,7 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    from ..hierarchy import Hierarchy
+    from ..hierarchy import hierarchy_of
     from ..io.atomic import atomic_path
     from ..partition.msa import MSAProblem
     from ..partition.output import format_of
@@ -99,7 +99,7 @@ def _run(args) -> int:
     qi, sa = _names(args.qi), _names(args.sa)
     hier = {}
     for col, path in _kv(args.hierarchy, "--hierarchy", commas=True).items():
-        hier[col] = Hierarchy.from_csv(hierarchy_file(col, path))
+        hier[col] = hierarchy_of(col, hierarchy_file(col, path))
     ground = _kv(args.ground, "--ground", commas=True)
     for col, g in ground.items():
         if g not in ("ordered", "equal", "hierarchical"):

@@ -39,7 +39,7 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
 
 
 def cmd_anonymize(args) -> int:
-    from ..hierarchy import Hierarchy
+    from ..hierarchy import hierarchy_of
     from ..io.atomic import same_file
     from ..io.tables import check_input_file, file_format, read_typed
     from ..randomized import semantic as S
@@ -55,7 +55,7 @@ def cmd_anonymize(args) -> int:
     domain = _domain_values(frame, args.sensitive, _split(args.domain))
     distance = hierarchy = None
     if args.hierarchy:
-        hierarchy = Hierarchy.from_csv(Path(args.hierarchy).read_text(encoding="utf-8-sig"))
+        hierarchy = hierarchy_of(args.sensitive, A.hierarchy_file(args.sensitive, args.hierarchy))
     elif args.matrix:
         m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
         distance = S.SemanticDistance.from_matrix(m)

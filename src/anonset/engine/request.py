@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import validate as V
-from ..hierarchy import Hierarchy
+from ..hierarchy import Hierarchy, hierarchy_of
 from ..io.keys import check_rng, read_key_file
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema
@@ -296,8 +296,8 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
     """A published column's declared domain, bins, hierarchy, kind."""
     c = cd.name
     h = opts.hierarchies.get(c)
-    if h is not None and not isinstance(h, Hierarchy):
-        h = Hierarchy.from_csv(h)
+    if h is not None:
+        h = hierarchy_of(c, h)
     cd.hierarchy = h
     if opts.missing == "category":
         cd.missing = opts.missing_token

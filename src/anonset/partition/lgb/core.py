@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...hierarchy import Hierarchy
+from ...hierarchy import Hierarchy, hierarchy_of
 from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
@@ -336,7 +336,7 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
         if a not in attrs:
             raise InputError("is not a QI, semi-sensitive or sensitive column",
                              param="hierarchies", column=a)
-        hier[a] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
+        hier[a] = hierarchy_of(a, h)
     check_no_missing(frame, attrs)
     return k, lmap, closeness, hier
 

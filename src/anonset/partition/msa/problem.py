@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ...emd import Ground, effective_n_threads
-from ...hierarchy import Hierarchy
+from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_passthrough
 from ...validate import InputError, check_int, check_no_missing, resolve_roles
@@ -81,7 +81,7 @@ class MSAProblem:
                 raise InputError("is not a column of the data", param="hierarchies", column=c)
             if c not in qi + sa:
                 continue                       # a hierarchy of an unpublished column
-            hier[c] = h if isinstance(h, Hierarchy) else Hierarchy.from_csv(h)
+            hier[c] = hierarchy_of(c, h)
         numeric = set(numeric) if numeric is not None else {
             c for c in qi + sa if c not in hier and is_numeric(data[c])}
         for c in numeric:
