@@ -11,7 +11,6 @@ of a file.
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -20,14 +19,12 @@ import pandas as pd
 from ..randomized.settable import SetTable
 from .masks import bits
 
-__all__ = ["EXPAND_LIMIT", "EXPAND_CELLS", "expand", "membership", "class_counts", "sample_keys",
+__all__ = ["EXPAND_LIMIT", "expand", "membership", "class_counts", "sample_keys",
            "class_stats", "expanded_counts", "sampled_counts", "record_class_stats"]
 
 #: Largest expanded (non-aggregated) table that method='auto' builds, in rows.
 EXPAND_LIMIT = 2_000_000
-#: ... and in cells (rows x attributes): a release of 150 exact and 12
-#: sensitive columns expands 400 rows to 1.6 M rows of 162 codes.
-EXPAND_CELLS = 8 * EXPAND_LIMIT
+#: (and at most 8 times as many cells, rows x attributes: see checks._class_scan)
 
 
 def membership(table: SetTable, name: str) -> np.ndarray:

@@ -97,17 +97,15 @@ class AuditReport:
         for all of them, in the order they first occur."""
         from .risks import name_list
         rows = self.checks.loc[self.checks["status"] == status]
-        groups: dict = {}
+        groups: dict = {}          # (check, text after "attr: " or the whole message) -> attrs
         for check, attr, msg in zip(rows["check"], rows["attribute"], rows["message"]):
             head = f"{attr}: "
             if isinstance(attr, str) and attr != "-" and msg.startswith(head):
                 groups.setdefault((check, msg[len(head):]), []).append(attr)
             else:
-                groups.setdefault((check, msg, None), [])
-        out = []
-        for key, attrs in groups.items():
-            out.append(key[1] if len(key) == 3 else f"{name_list(attrs)}: {key[1]}")
-        return out
+                groups.setdefault((check, msg), [])
+        return [f"{name_list(attrs)}: {text}" if attrs else text
+                for (_, text), attrs in groups.items()]
 
     @property
     def conforms(self) -> bool:
