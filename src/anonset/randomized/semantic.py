@@ -331,8 +331,9 @@ def _ordered_values(values, domain, column: str, d):
         if not np.all(gaps == 1.0):
             g = float(gaps.min()) if np.all(gaps > 0) else float("nan")
             how = f"as close as {g:g} apart" if math.isfinite(g) else "out of numeric order"
+            dd = f"{d:g}" if _is_number(d) else repr(d)
             raise InputError(
-                f"holds numbers that are not consecutive integers ({how}), so d = {d:g} could "
+                f"holds numbers that are not consecutive integers ({how}), so d = {dd} could "
                 "count positions in the ordered domain or units of the values, which differ "
                 "here", column=column, param="values",
                 expected="{@values='domain'} to measure d in the values' units, or "
@@ -344,7 +345,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      identifiers: Sequence[str] = (), drop: Sequence[str] = (),
                      distance: SemanticDistance | None = None, domain: Sequence | None = None,
                      values: Sequence[float] | str | None = None,
-                     hierarchy: Hierarchy | None = None, algorithm: str = "simple", seed=None, research_seed: bool = False,
+                     hierarchy: Hierarchy | None = None, algorithm: str = "simple",
+                     seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
