@@ -920,6 +920,9 @@ def test_a_missing_role_suggests_only_flags_the_command_has(argv, tmp_path, caps
     assert cli.main(argv) == 2
     err = one_line(capsys.readouterr().err, f"anonset {argv[0]}: error: ")
     assert "have no role" in err
+    # every command names the file whose columns lack a role (lgb,
+    # msa-anonymize and semantic-anonymize named only the columns)
+    assert f"anonset {argv[0]}: error: 'in.csv': " in err, err
     flags = re.findall(r"--[a-z][a-z-]*", err.split("; expected ", 1)[1])
     assert len(flags) >= 3, err
     assert cli.main([argv[0], "--help"]) == 0
@@ -940,7 +943,8 @@ def test_a_missing_role_suggests_only_flags_the_command_has(argv, tmp_path, caps
 def test_a_missing_cell_is_named_with_its_row_and_a_remedy_the_command_has(argv, tmp_path,
                                                                           capsys, monkeypatch):
     # semantic-anonymize suggested --missing category, which it does not have;
-    # lgb and msa-anonymize did not say where the missing cell was
+    # lgb and msa-anonymize did not say where the missing cell was, nor (with
+    # semantic-anonymize) in which file
     import re
     monkeypatch.chdir(tmp_path)
     df = frame()[["id", "age", "job"]]
@@ -950,7 +954,7 @@ def test_a_missing_cell_is_named_with_its_row_and_a_remedy_the_command_has(argv,
     assert cli.main([*argv, "--identifier", "id"] + (
         ["--drop", "age"] if argv[0] in ("anonymize", "semantic-anonymize") else [])) == 2
     err = one_line(capsys.readouterr().err, f"anonset {argv[0]}: error: ")
-    assert "column 'job': has 2 missing value(s) (first at row 41)" in err, err
+    assert "'in.csv': column 'job': has 2 missing value(s) (first at row 41)" in err, err
     flags = re.findall(r"--[a-z][a-z-]*", err.split("; expected ", 1)[1])
     assert cli.main([argv[0], "--help"]) == 0
     usage = capsys.readouterr().out

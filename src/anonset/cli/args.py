@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import math
 import sys
 from pathlib import Path
@@ -321,6 +322,20 @@ def read_table(path, fmt: str, text_columns=()):
     """A whole input table, typed as the engine types CSV text."""
     from ..io.tables import check_input_file, read_typed
     return read_typed(check_input_file(path), fmt, text_columns=text_columns)
+
+
+@contextlib.contextmanager
+def naming_input(path):
+    """Errors about the data read from ``path`` (a column's values, a column
+    nobody named) name the file, as ``anonset anonymize``'s do; errors about
+    a flag's value name the flag."""
+    from ..validate import InputError
+    try:
+        yield
+    except InputError as e:
+        if e.param is None and e.file is None:
+            raise e.in_file(str(path)) from None
+        raise
 
 
 def read_settable(path, fmt):

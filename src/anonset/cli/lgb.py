@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
+from .args import EXIT_OK, hierarchy_file, naming_input, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, key_line, read_input, risk_note,
                          role_kwargs)
@@ -113,8 +113,9 @@ def _run(args) -> int:
         flags = dict(flag_cols)
     elif args.density is not None:
         # which cells are flagged shows in the release anyway: not key material
-        flags = L.draw_flags(frame, semi, _number(args.density, "--density", float),
-                             seed=key["seed"])
+        with naming_input(args.input):
+            flags = L.draw_flags(frame, semi, _number(args.density, "--density", float),
+                                 seed=key["seed"])
     elif semi:
         raise ValueError("semi-sensitive attributes need --flags COL=FLAGCOL or --density X")
     else:
@@ -122,9 +123,11 @@ def _run(args) -> int:
     hier = _kv(args.hierarchy, "--hierarchy", commas=True)
     for c, path in hier.items():
         hierarchy_file(c, path)
-    res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k, l=lval,
-                closeness=tval, method=args.method, hierarchies=hier, id_column=args.id,
-                suppress=args.suppress, balance=args.balance, **roles, **key)
+    with naming_input(args.input):
+        res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k,
+                    l=lval, closeness=tval, method=args.method, hierarchies=hier,
+                    id_column=args.id, suppress=args.suppress, balance=args.balance,
+                    **roles, **key)
     written = res.write(args.output, format=out_fmt, protect=(args.input,))
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "

@@ -25,7 +25,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .args import EXIT_OK, hierarchy_file, note, kv as _kv, names as _names, positive_int as _k
+from .args import EXIT_OK, hierarchy_file, naming_input, note, kv as _kv, names as _names, positive_int as _k
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
                          check_outputs, key_kwargs, key_line, read_input, risk_note,
                          role_kwargs)
@@ -107,9 +107,10 @@ def _run(args) -> int:
     numeric = _names(args.numeric) or None
     roles = role_kwargs(args)
     df = read_input(inp, args.input_format, roles["other"] + roles["identifiers"])
-    prob = MSAProblem(df, qi, sa, hierarchies=hier, numeric=numeric, ground=ground,
-                      n_threads=args.threads, **roles)
-    res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args))
+    with naming_input(inp):
+        prob = MSAProblem(df, qi, sa, hierarchies=hier, numeric=numeric, ground=ground,
+                          n_threads=args.threads, **roles)
+        res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args))
     res.write(out, format=fout, protect=(inp,))
     s = res.summary()
     if args.report:

@@ -75,13 +75,15 @@ def cmd_anonymize(args) -> int:
         key["seed"] = read_key_file(key.pop("key_file"), param="key_file")
     else:
         key.pop("key_file")
-    table = S.semantic_publish(frame, args.sensitive, args.l, args.d,
-                               qids=_split(args.qids) or (),
-                               identifiers=A.names(args.identifier), drop=A.names(args.drop),
-                               distance=distance, domain=domain, values=values,
-                               hierarchy=hierarchy, algorithm=args.algorithm,
-                               keep_order=bool(args.keep_order), rng=args.rng,
-                               n_threads=args.threads, **key)
+    with A.naming_input(src):
+        table = S.semantic_publish(frame, args.sensitive, args.l, args.d,
+                                   qids=_split(args.qids) or (),
+                                   identifiers=A.names(args.identifier),
+                                   drop=A.names(args.drop), distance=distance, domain=domain,
+                                   values=values, hierarchy=hierarchy,
+                                   algorithm=args.algorithm,
+                                   keep_order=bool(args.keep_order), rng=args.rng,
+                                   n_threads=args.threads, **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
