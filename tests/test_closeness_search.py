@@ -221,3 +221,98 @@ def test_equal_h_of_a_wide_domain_needs_no_dp():
     rng = np.random.default_rng(0)
     c = rng.zipf(1.6, 3743).clip(1, 5000).astype(np.int64)
     assert all(_h_equal_certified(c, eta, 0.4) is not None for eta in range(5, 600, 7))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["ordered", "hierarchical"]),
+       st.booleans())
+def test_the_hill_climb_only_certifies_the_bound(seed, kind, integer):
+    """Wide domains get no swap steps (a 2,833-value ordered domain ran for
+    more than 10 minutes in them); Algorithm 1's p is the same with or
+    without them (the climb can only show the proven bound to be exact),
+    and it never exceeds the enumerated p."""
+    import anonset.randomized.closeness_search as cs
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 14))
+    A = rng.integers(0, 40, d)
+    A[rng.integers(d)] += 1
+    if not integer:
+        A = A * rng.random(d) + 0.0
+        if A.sum() == 0:
+            A[0] = 1.0
+    g = _ground(kind, d, rng)
+    t = float(rng.uniform(0.02, 0.5))
+    saved = cs.CLIMB_CELLS
+    for eta in range(1, d):
+        cs._TABLES.clear(), cs._BEST_SETS.clear()
+        climbed = max_admissible_p(A, eta, t, g, method="bound")[0]
+        cs._TABLES.clear(), cs._BEST_SETS.clear()
+        try:
+            cs.CLIMB_CELLS = 0
+            start_sets = max_admissible_p(A, eta, t, g, method="bound")[0]
+        finally:
+            cs.CLIMB_CELLS = saved
+        assert start_sets == pytest.approx(climbed, rel=1e-9, abs=1e-12)
+        if comb(d, eta) <= 3500:
+            assert start_sets <= max_admissible_p(A, eta, t, g, method="enumerate")[0] + 1e-12
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.integers(0, 6))
+def test_the_hill_climb_returns_a_set_of_its_value(seed, steps):
+    """The set the climb returns attains the value it returns (it returned
+    the set after one more swap than the value had seen)."""
+    import anonset.randomized.closeness_search as cs
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 20))
+    A = rng.random(d) + 0.01
+    A /= A.sum()
+    g = Ground.ordered(d)
+    t = float(rng.uniform(0.0, 0.4))
+    eta = int(rng.integers(1, d))
+    ed, tab = cs._structure_for(A, g)
+    v, Z = cs._h_lower(A, eta, t, ed, tab, max_iter=steps)
+    assert len(Z) == eta
+    a = A[list(Z)].sum()
+    R = np.zeros(d)
+    R[list(Z)] = A[list(Z)] / a
+    assert v == pytest.approx(a * emd(A, R, g) - t * a, abs=1e-12)
+
+
+def _dense_edge_ranges(et, a1, a2, tol):
+    """Every count k compared (the first version): the oracle of _edge_ranges."""
+    a1 = np.asarray(a1, dtype=float)[:, None, None]
+    a2 = np.asarray(a2, dtype=float)[:, None, None]
+    L = np.maximum(et.lo_in, a1 - et.hi_out)
+    U = np.minimum(et.hi_in, a2 - et.lo_out)
+    ok = et.feas & (L <= U + tol)
+    return (np.where(ok, L, np.inf).min(axis=2) - tol,
+            np.where(ok, U, -np.inf).max(axis=2) + tol, ~ok.any(axis=2))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["ordered", "hierarchical", "equal"]),
+       st.booleans())
+def test_edge_ranges_by_binary_search_equal_every_k_compared(seed, kind, ties):
+    """The least and largest mass below each edge for sets of mass in
+    [a1, a2] (the refined bound's inner step) are those of comparing every
+    count k; k's possible values form an interval (f convex, g concave)."""
+    import anonset.randomized.closeness_search as cs
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 40))
+    A = (rng.integers(1, 4, d) if ties else rng.integers(0, 50, d)).astype(float)
+    A[rng.integers(d)] += 1
+    A /= A.sum()
+    g = _ground(kind, d, rng)
+    ed, tab = cs._structure_for(A, g)
+    for eta in sorted({1, int(rng.integers(1, d + 1)), d}):
+        et = tab.for_eta(eta)
+        lo, hi = np.sort(A)[:eta].sum(), np.sort(A)[d - eta:].sum()
+        cuts = np.sort(rng.uniform(lo - 0.05, hi + 0.05, 2 * 7)).reshape(7, 2)
+        cuts = np.vstack([cuts, [[lo, hi], [lo, lo], [hi, hi]]])
+        got = cs._edge_ranges(et, cuts[:, 0], cuts[:, 1], 1e-12)
+        want = _dense_edge_ranges(et, cuts[:, 0], cuts[:, 1], 1e-12)
+        assert np.array_equal(got[2], want[2])
+        live = ~want[2]
+        np.testing.assert_allclose(got[0][live], want[0][live], rtol=0, atol=1e-13)
+        np.testing.assert_allclose(got[1][live], want[1][live], rtol=0, atol=1e-13)

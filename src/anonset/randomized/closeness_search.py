@@ -223,7 +223,6 @@ def _h_equal_certified(counts: np.ndarray, eta: int, t: float) -> float | None:
     rows; the sets find the total at once."""
     N = int(counts.sum())
     c = np.sort(np.asarray(counts, dtype=np.int64))
-    d = c.size
     cs = np.concatenate([[0], np.cumsum(c)])
     W = cs[eta:] - cs[:-eta]                        # window totals, nondecreasing
     vertex = N * (1.0 - t) / 2.0
@@ -280,7 +279,7 @@ def _bits(x: int) -> np.ndarray:
     return np.flatnonzero(np.unpackbits(raw, bitorder="little"))
 
 
-def _h_bound(A, eta, t, ed: _Edges, kind: str):
+def _h_bound(A, eta, t, ed: _Edges, tab: "_BoundTables"):
     """Proven upper bound on H(t) (see docs/emd.md, "Upper bound")."""
     d = A.size
     s = np.sort(A)
@@ -295,14 +294,11 @@ def _h_bound(A, eta, t, ed: _Edges, kind: str):
     #     a_hi; there each term is at most w_e max(alpha M_e - zlo_e, zhi_e - alpha M_e)
     #     with zlo_e / zhi_e the least / largest A-mass a size-eta set can put
     #     below edge e.
-    zlo = np.empty(ed.w.size)
-    zhi = np.empty(ed.w.size)
-    for e in range(ed.w.size):
-        mem = np.sort(A[ed.S[e]])[::-1]
-        n_in = mem.size
-        zhi[e] = mem[: min(eta, n_in)].sum()
-        need = max(0, eta - (d - n_in))
-        zlo[e] = mem[n_in - need:].sum() if need else 0.0
+    # (the sums of the largest / fewest members from the tables' sorted
+    # prefix sums: sorting every edge's members per call was O(d^2 log d))
+    rows = np.arange(ed.w.size)
+    zhi = tab.HIin[rows, np.minimum(eta, tab.n_in)]
+    zlo = tab.LOin[rows, np.maximum(0, eta - (d - tab.n_in))]
 
     def edge_ub(alpha):
         return float(ed.w @ np.maximum(alpha * ed.M - zlo, zhi - alpha * ed.M)) - t * alpha
@@ -343,31 +339,144 @@ class _BoundTables:
         self.w = ed.w[keep]
         self.M = ed.M[keep]
 
+    def singletons(self, A, ed, t):
+        """``A_i`` times each edge's leaf set, (d, E), and the values in
+        decreasing order of their singleton score ``h_{i}`` at t: the same
+        for every eta of Algorithm 1, so built once."""
+        if getattr(self, "_AS", None) is None:
+            self._AS = A[:, None] * ed.ST                 # (d, E): leaf i's mass per edge
+            self._orders = {}
+        order = self._orders.get(t)
+        if order is None:
+            # singletons: z = AS[i], a = A_i (no matrix products: BLAS
+            # threads stall on the loaded 2-core VM)
+            h1 = np.abs(A[:, None] * ed.M[None, :] - self._AS) @ ed.w - t * A
+            order = self._orders[t] = np.argsort(-h1, kind="stable")
+        return self._AS, order
+
     def for_eta(self, eta):
-        k = np.arange(eta + 1)
-        kp = self.keep
-        lo_in = self.LOin[kp][:, k]
-        hi_in = self.HIin[kp][:, k]
-        lo_out = self.LOout[kp][:, eta - k]
-        hi_out = self.HIout[kp][:, eta - k]
+        """Per edge e and count k of Z's members below e (0..eta): the least
+        and largest mass they can have inside (lo_in, hi_in) and outside
+        (lo_out, hi_out), and the k where the least total mass
+        ``f = lo_in + lo_out`` is lowest and the largest ``g = hi_in +
+        hi_out`` highest (f is convex in k, g concave: sums of sorted
+        prefix sums)."""
+        if getattr(self, "_kept", None) is None:     # the kept edges' rows, once
+            kp = self.keep
+            self._kept = (self.LOin[kp], self.HIin[kp], self.LOout[kp], self.HIout[kp])
+        LOin, HIin, LOout, HIout = self._kept
+        lo_in, hi_in = LOin[:, :eta + 1], HIin[:, :eta + 1]       # k = 0..eta (views)
+        lo_out, hi_out = LOout[:, eta::-1], HIout[:, eta::-1]     # eta - k
         feas = np.isfinite(lo_in) & np.isfinite(lo_out)
-        return lo_in, hi_in, lo_out, hi_out, feas
+        n_in = self.n_in[self.keep]
+        kmin = np.maximum(0, eta - (self.d - n_in))
+        kmax = np.minimum(eta, n_in)
+        kf = np.argmin(np.where(feas, lo_in + lo_out, np.inf), axis=1)
+        kg = np.argmax(np.where(feas, hi_in + hi_out, -np.inf), axis=1)
+        return _EtaTables(lo_in, hi_in, lo_out, hi_out, feas, kmin, kmax, kf, kg, eta,
+                          self._kept, np.arange(LOin.shape[0]) * LOin.shape[1])
+
+
+@dataclass(frozen=True)
+class _EtaTables:
+    lo_in: np.ndarray
+    hi_in: np.ndarray
+    lo_out: np.ndarray
+    hi_out: np.ndarray
+    feas: np.ndarray
+    kmin: np.ndarray
+    kmax: np.ndarray
+    kf: np.ndarray
+    kg: np.ndarray
+    eta: int
+    rows: tuple          # the kept edges' LOin, HIin, LOout, HIout (contiguous)
+    offset: np.ndarray   # each edge's first cell in them, raveled
+
+
+def _edge_ranges(et: _EtaTables, a1, a2, tol):
+    """``(zlo, zhi, empty)``, each (intervals, edges): the least and the
+    largest mass below each edge of an eta-set with A(Z) in [a1, a2].
+
+    A count k of members below the edge is possible when the least total
+    mass with k below, ``f(k)``, is at most a2 and the largest, ``g(k)``, at
+    least a1; f is convex and g concave in k, so the possible k form an
+    interval, found by binary search on each side of f's lowest and g's
+    highest point; the least mass below (increasing in k) is taken at its
+    first k, the largest at its last.  The same numbers as comparing every
+    k (which took intervals x edges x (eta + 1) numbers: 80 % of Algorithm
+    1 on a 2,833-value domain), in log2(eta) steps."""
+    E = et.kmin.size
+    a1 = np.asarray(a1, dtype=float)[:, None]
+    a2 = np.asarray(a2, dtype=float)[:, None]
+    n = a1.shape[0]
+    # cell (edge, k) of the k = 0..eta tables, as flat indices of the whole
+    # rows (1-d takes: a 2-d gather of the tables' views cost twice as much)
+    LOin, HIin, LOout, HIout = (r.ravel() for r in et.rows)
+    off, eta = et.offset, et.eta
+
+    def lo_in(k):
+        return LOin.take(off + k)
+
+    def hi_in(k):
+        return HIin.take(off + k)
+
+    def lo_out(k):
+        return LOout.take(off + (eta - k))
+
+    def hi_out(k):
+        return HIout.take(off + (eta - k))
+
+    def pf(k):            # f(k) <= a2, as the dense form compares it
+        return lo_in(k) <= a2 - lo_out(k) + tol
+
+    def pg(k):            # g(k) >= a1
+        return a1 - hi_out(k) <= hi_in(k) + tol
+
+    def first(pred, lo, hi):
+        # smallest k in [lo, hi] with pred, pred monotone (False..True) there
+        lo, hi = lo.copy(), hi.copy()
+        while True:
+            live = lo < hi
+            if not live.any():
+                return lo
+            mid = (lo + hi) // 2
+            ok = pred(mid)
+            hi = np.where(live & ok, mid, hi)
+            lo = np.where(live & ~ok, mid + 1, lo)
+
+    def last(pred, lo, hi):
+        # largest k in [lo, hi] with pred, pred monotone (True..False) there
+        lo, hi = lo.copy(), hi.copy()
+        while True:
+            live = lo < hi
+            if not live.any():
+                return lo
+            mid = (lo + hi + 1) // 2
+            ok = pred(mid)
+            lo = np.where(live & ok, mid, lo)
+            hi = np.where(live & ~ok, mid - 1, hi)
+
+    full = (n, E)
+    kmin, kmax = np.broadcast_to(et.kmin, full), np.broadcast_to(et.kmax, full)
+    kf, kg = np.broadcast_to(et.kf, full), np.broadcast_to(et.kg, full)
+    empty = ~(pf(kf) & pg(kg))
+    lo = np.maximum(first(pf, kmin, kf), first(pg, kmin, kg))
+    hi = np.minimum(last(pf, kf, kmax), last(pg, kg, kmax))
+    empty |= lo > hi
+    lo, hi = np.where(empty, kmin, lo), np.where(empty, kmin, hi)
+    L = np.maximum(lo_in(lo), a1 - hi_out(lo))
+    U = np.minimum(hi_in(hi), a2 - lo_out(hi))
+    zlo = np.where(empty, np.inf, L) - tol
+    zhi = np.where(empty, -np.inf, U) + tol
+    return zlo, zhi, empty
 
 
 def _ub_intervals(tab, eta_tabs, t, a1, a2):
     """Upper bound on max h_Z over eta-sets with A(Z) in [a1[i], a2[i]] (vectorized)."""
-    lo_in, hi_in, lo_out, hi_out, feas = eta_tabs
-    a1 = np.asarray(a1, dtype=float)[:, None, None]
-    a2 = np.asarray(a2, dtype=float)[:, None, None]
     tol = 1e-12
-    L = np.maximum(lo_in, a1 - hi_out)
-    U = np.minimum(hi_in, a2 - lo_out)
-    ok = feas & (L <= U + tol)
-    zlo = np.where(ok, L, np.inf).min(axis=2) - tol
-    zhi = np.where(ok, U, -np.inf).max(axis=2) + tol
-    empty = ~ok.any(axis=2)
-    a1 = a1[:, 0, 0]
-    a2 = a2[:, 0, 0]
+    zlo, zhi, empty = _edge_ranges(eta_tabs, a1, a2, tol)
+    a1 = np.asarray(a1, dtype=float)
+    a2 = np.asarray(a2, dtype=float)
     w, M = tab.w, tab.M
     def inner(al):
         return np.maximum(al[:, None] * M - zlo, zhi - al[:, None] * M) @ w if w.size else np.zeros(al.size)
@@ -387,34 +496,72 @@ _TABLES: dict = {}
 _BEST_SETS: dict = {}
 
 
-def _tables_for(Af, g: Ground, ed: _Edges) -> _BoundTables:
+def _structure_for(Af, g: Ground) -> tuple:
+    """The edges and bound tables of one (A, ground), built once for all the
+    eta of Algorithm 1 (the leaf sets alone are d x d numbers)."""
     key = (Af.tobytes(), g.parent.tobytes(), g.weight.tobytes())
-    tab = _TABLES.get(key)
-    if tab is None:
+    hit = _TABLES.get(key)
+    if hit is None:
         if len(_TABLES) > 32:
             _TABLES.clear()
             _BEST_SETS.clear()
-        tab = _TABLES[key] = _BoundTables(ed, Af, g)
+        ed = _Edges(g, Af)
+        tab = _BoundTables(ed, Af, g)
         tab.key = key
-    return tab
+        hit = _TABLES[key] = (ed, tab)
+    return hit
+
+
+#: Numbers one step of the swap hill climb may evaluate (|Z| x candidates x
+#: edges); beyond it the candidates are the values whose addition alone
+#: scores best.  Every swap of a domain of 2,833 values (census weekly
+#: incomes, ordered) was 11 M numbers a step at eta = 4: Algorithm 1 ran
+#: for more than 10 minutes.
+SWAP_CELLS = 1 << 22
+
+#: Domains whose edges x values exceed this get no swap steps: each step
+#: reads the d x E leaf masses, and Algorithm 1 searches hundreds of eta
+#: (a 2,833-value ordered domain: 290 of them after 10 minutes).  The climb
+#: never changes the p that Algorithm 1 takes (that comes from the proven
+#: bound, which a climb can only show to be exact), so wide domains get the
+#: start sets' values, and the bound.
+CLIMB_CELLS = 1 << 20
+
+
+def _add_scores(A, inZ, z, a, t, ed: _Edges, AS, cand):
+    """``G_Z - t A(Z)`` of Z plus each candidate value alone, in row blocks."""
+    out = np.empty(cand.size)
+    step = max(1, (1 << 20) // max(1, ed.M.size))
+    for s in range(0, cand.size, step):
+        c = cand[s:s + step]
+        a2 = a + A[c]
+        out[s:s + step] = np.abs(a2[:, None] * ed.M - (z + AS[c])) @ ed.w - t * a2
+    return out
 
 
 def _h_lower(A, eta, t, ed: _Edges, tab, max_iter: int = 6):
     """A lower bound on H(t): the best set found by swap hill climbing, warm
     started from the best (eta - 1)-set of this domain plus its best addition,
     and from the eta values of largest ``A_i (EMD(A, delta_i) - t)``.
-    Returns (value, subset)."""
+    Returns (value, subset).
+
+    A step tries every swap (i out, j in) while that is at most
+    :data:`SWAP_CELLS` numbers, else the swaps with the j whose addition
+    alone scores best.  Any set's value is a lower bound, so this only
+    decides how often the bound is certified exact; the p of Algorithm 1
+    comes from the proven upper bound either way."""
     d = A.size
-    AS = A[:, None] * ed.ST                      # (d, E): leaf i's mass per edge
-    # singletons: z = AS[i], a = A_i (no matrix products: BLAS threads stall
-    # on the loaded 2-core VM)
-    h1 = np.abs(A[:, None] * ed.M[None, :] - AS) @ ed.w - t * A
-    starts = [np.argsort(-h1, kind="stable")[:eta]]
+    AS, order = tab.singletons(A, ed, t)
+    starts = [order[:eta]]
     prev = _BEST_SETS.get((tab.key, eta - 1))
     if prev is not None and len(prev) == eta - 1:
         inZ = np.zeros(d, dtype=bool)
         inZ[list(prev)] = True
         cand = np.flatnonzero(~inZ)
+        if max_iter == 0 and cand.size * ed.M.size > CLIMB_CELLS:
+            # a wide domain: its best additions among the values of best
+            # singleton score (all of them read d x E numbers per eta)
+            cand = order[~inZ[order]][:max(16, CLIMB_CELLS // max(1, ed.M.size))]
         z0, a0 = AS[inZ].sum(axis=0), float(A[inZ].sum())
         a2 = a0 + A[cand]
         h = np.abs(a2[:, None] * ed.M[None, :] - (z0[None, :] + AS[cand])) @ ed.w - t * a2
@@ -423,13 +570,17 @@ def _h_lower(A, eta, t, ed: _Edges, tab, max_iter: int = 6):
     for z0 in starts:
         inZ = np.zeros(d, dtype=bool)
         inZ[z0] = True
-        for _ in range(max_iter + 1):
+        for step in range(max_iter + 1):
             z = AS[inZ].sum(axis=0)
             a = float(A[inZ].sum())
             v = float(np.abs(a * ed.M - z) @ ed.w - t * a)
             ins, outs = np.flatnonzero(inZ), np.flatnonzero(~inZ)
-            if ins.size == 0 or outs.size == 0:
+            if ins.size == 0 or outs.size == 0 or step == max_iter:
                 break
+            keep = SWAP_CELLS // max(1, ins.size * ed.M.size)
+            if outs.size > max(keep, 16):
+                score = _add_scores(A, inZ, z, a, t, ed, AS, outs)
+                outs = np.sort(outs[np.argsort(-score, kind="stable")[:max(keep, 16)]])
             # every swap (i out, j in): z' = z - AS[i] + AS[j], in blocks of
             # i of at most ~2^22 numbers (all at once took 1 GB at d = 3,000,
             # eta = 15); the first best swap, as one argmax over all
@@ -468,7 +619,7 @@ def _h_refined(Af, counts, eta, t, ed: _Edges, tab: _BoundTables, lb: float,
     """
     et = tab.for_eta(eta)
     # keep each round's arrays (intervals x edges x (eta + 1)) near 1e5 cells
-    cells = max(1, et[0].size)
+    cells = max(1, et.lo_in.size)
     n_start = int(max(6, min(n_start, 120_000 // cells)))
     n_split = int(max(2, min(n_split, 60_000 // (cells * fan))))
     if counts is not None:
@@ -558,12 +709,8 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
         return SearchResult(-t, True, "trivial", tuple(range(d)))
     if method == "auto":
         method = _auto_method(g, counts, d, eta, enum_limit)
-    if method != "dp":
-        # (the dp needs no edges: building the (d, d) leaf sets of a star
-        # cost 0.06 s a call at d = 3,743, once per eta of Algorithm 1)
-        ed = _Edges(g, Af)
     if method == "enumerate":
-        v, z = _h_enumerate(Af, eta, t, ed)
+        v, z = _h_enumerate(Af, eta, t, _Edges(g, Af))
         return SearchResult(v, True, "enumerate", z)
     if method == "dp":
         if g.kind != "equal" or counts is None:
@@ -576,9 +723,14 @@ def max_h(A, eta: int, t: float, ground, *, method: str = "auto",
         a = K / N
         h = a * (1.0 - a) - t * a
         return SearchResult(float(h.max()), True, "dp", None)
-    coarse = _h_bound(Af, eta, t, ed, g.kind)
-    tab = _tables_for(Af, g, ed)
-    lb, z = _h_lower(Af, eta, t, ed, tab)
+    # (the dp needs no edges: building the (d, d) leaf sets of a star cost
+    # 0.06 s a call at d = 3,743, once per eta of Algorithm 1)
+    ed, tab = _structure_for(Af, g)
+    coarse = _h_bound(Af, eta, t, ed, tab)
+    # the hill climb only certifies the bound (see _h_lower): on wide domains
+    # its start sets alone
+    climb = 6 if d * ed.M.size <= CLIMB_CELLS else 0
+    lb, z = _h_lower(Af, eta, t, ed, tab, max_iter=climb)
     ub = min(coarse, _h_refined(Af, counts, eta, t, ed, tab, lb))
     if ub <= lb + 1e-12 * max(1.0, abs(lb)):
         # certified: a set attains the proven upper bound (to rounding)
@@ -705,13 +857,9 @@ def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
         return SearchResult(0.0, True, "trivial", None)
     if method == "auto":
         method = _auto_method(g, counts, d, eta, enum_limit)
-    if method != "dp":
-        # (the dp needs no edges: building the (d, d) leaf sets of a star
-        # cost 0.06 s a call at d = 3,743, once per eta of Algorithm 1)
-        ed = _Edges(g, Af)
     if method == "enumerate":
         X, idx = _subsets(d, eta)
-        G, a = ed.G(X, Af)
+        G, a = _Edges(g, Af).G(X, Af)
         den = u + (1.0 - u) * a
         f = np.where(den > 0, (1.0 - u) * G / np.where(den > 0, den, 1.0), 0.0)
         k = int(np.argmax(f))
@@ -729,10 +877,11 @@ def worst_emd(A, eta: int, p: float, ground, *, method: str = "auto",
     # EMD(A, B_Z) <= s for all Z  <=>  H(s) <= s u / (1-u); H is non-increasing
     # in s, so bisect on s with the upper bound of H: the result is >= the
     # true worst case.
+    ed, tab = _structure_for(Af, g)
     lo, hi = 0.0, 1.0
     for _ in range(80):
         mid = 0.5 * (lo + hi)
-        if _h_bound(Af, eta, mid, ed, g.kind) <= mid * u / (1.0 - u):
+        if _h_bound(Af, eta, mid, ed, tab) <= mid * u / (1.0 - u):
             hi = mid
         else:
             lo = mid
