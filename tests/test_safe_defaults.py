@@ -789,11 +789,17 @@ def test_auto_ground_never_places_the_missing_token_in_an_order():
     df = pd.DataFrame({"inc": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0, np.nan], 3000,
                                          p=[.05, .1, .2, .3, .3, .05])})
     kw = dict(sensitive=["inc"], ordinal=["inc"], seed="k", research_seed=True)
-    auto = anonset.publish(df, anonset.Closeness(0.1), missing="category", **kw)
+    # ... and says so, since the user named an order (it was silent)
+    with pytest.warns(UserWarning, match=r"'inc' is ordinal, but its missing cells \(published "
+                                         r"as '\?'\) have no place in its order.*equal ground"
+                                         r".*ground=\{'inc': 'ordered'\}; --ground inc=ordered"):
+        auto = anonset.publish(df, anonset.Closeness(0.1), missing="category", **kw)
     assert auto.schema["inc"].domain[-1] == "?"
     assert auto.params["inc"].ground == "equal"
-    named = anonset.publish(df, anonset.Closeness(0.1, ground="ordered"), missing="category",
-                            **kw)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*is ordinal, but")
+        named = anonset.publish(df, anonset.Closeness(0.1, ground="ordered"),
+                                missing="category", **kw)
     assert named.params["inc"].ground == "ordered"
     # equal distances are the largest: the published p never exceeds the
     # ordered one, and the audit checks t under the published ground

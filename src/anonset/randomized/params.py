@@ -270,6 +270,9 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             if isinstance(model, DiversityCloseness):
                 l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
             g = resolve_ground(model, attr)
+            if (g == "equal" and model.ground_for(attr.name) == "auto"
+                    and attr.kind == "ordinal" and attr.missing is not None):
+                _warn_order_without_missing(attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
             else:
@@ -282,6 +285,19 @@ def optimize(model: Model, attributes: Sequence[Attribute],
         else:
             raise TypeError(f"unknown privacy model {model!r}")
     return out
+
+
+def _warn_order_without_missing(attr: Attribute) -> None:
+    """An ordinal attribute with a missing token is measured under the
+    equal ground by default (the token has no place in the order): say so,
+    since the user named an order."""
+    from ..schema import _outside_stacklevel
+    warnings.warn(f"{attr.name!r} is ordinal, but its missing cells (published as "
+                  f"{attr.missing!r}) have no place in its order, so t is measured under the "
+                  f"equal ground (every pair of values 1 apart: stricter than any order, at a "
+                  f"cost in p); to put them last in the order instead, name the ground "
+                  f"(ground={{{attr.name!r}: 'ordered'}}; --ground {attr.name}=ordered)",
+                  stacklevel=_outside_stacklevel())
 
 
 def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
