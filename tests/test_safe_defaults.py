@@ -428,6 +428,8 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
     # the t it names keeps every set (a weaker t, named by the user and recorded)
     need = float(re.search(r"needs t >= ([0-9.]+)", str(e.value)).group(1))
     assert 0.15 < need < 0.1505
+    # ... and spells that t out, for Python and the command line
+    assert f"(t={{'town': {need:g}}}; --t town={need:g};" in str(e.value)
     kept = anonset.publish(later, anonset.Closeness(need, ground="equal"), params=first, **kw)
     assert kept.params["town"].t == need and kept.params["town"].p == first.params["town"].p
     assert anonset.audit(kept, later).conforms

@@ -99,7 +99,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
             return 1
         return max(a.d - 1, 1) if clip_l and v >= a.d and a.d > 1 else v
 
-    out, too_large = {}, []
+    out, too_large, t_named = {}, [], {}
     for a in published:
         par = params.get(a.name)
         if par is None and a.role == "exact":
@@ -127,6 +127,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
         if isinstance(model, (Closeness, DiversityCloseness)):
             t = model.t_for(a.name)
             g = resolve_ground(model, a)
+            t_named[a.name] = t
             if not math.isinf(t) and t < 1.0:
                 A = np.bincount(codes[a.name], minlength=a.d).astype(np.int64)   # counts, as optimize
                 p_max = max_admissible_p(A, par.eta, t, ground_object(g, a))
@@ -136,6 +137,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                     # little the other way (half of them) lands here
                     from .closeness_search import worst_emd
                     t_need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
+                    t_named[a.name] = math.ceil(t_need * 1e6) / 1e6
                     too_large.append(
                         f"params[{a.name!r}]: p = {par.p} exceeds the largest p admissible for "
                         f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which needs "
@@ -145,12 +147,17 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
         # the coin the sampler really has (never above the given p)
         out[a.name] = dataclasses.replace(par, p=quantize_p(par.p))
     if too_large:
+        # the t that keeps every set, for every column the model gives a t
+        # (a per-column t must name them all): in Python and on the command line
+        api = "{" + ", ".join(f"{n!r}: {v:g}" for n, v in t_named.items()) + "}"
+        cli = ",".join(f"{n}={v:g}" for n, v in t_named.items())
         raise ValueError(
             "; ".join(too_large) + "; expected p at most the largest admissible.  Where the "
             "parameters come from an earlier release (params=first; --params-from), another p "
             "would redraw every set and the releases would intersect: publish this release "
-            "under the t named (recorded in the metadata), and leave room in a new series by "
-            "publishing its first release under a smaller t than later ones (docs/security.md)")
+            f"under the t named (t={api}; --t {cli}; recorded in the metadata), and leave room "
+            "in a new series by publishing its first release under a smaller t than later "
+            "ones (docs/security.md)")
     return out
 
 
