@@ -18,7 +18,6 @@ written atomically and the input is never overwritten.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from .args import EXIT_OK, hierarchy_file, naming_input, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,

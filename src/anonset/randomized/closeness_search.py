@@ -343,21 +343,25 @@ class _BoundTables:
         """``A_i`` times each edge's leaf set, (d, E), and the values in
         decreasing order of their singleton score ``h_{i}`` at t: the same
         for every eta of Algorithm 1, so built once."""
+        self._singleton_masses(A, ed)
+        order = self._orders.get(t)
+        if order is None:
+            if len(self._orders) > 64:
+                self._orders.clear()
+            order = self._orders[t] = np.argsort(-self.h1(A, ed, t), kind="stable")
+        return self._AS, order
+
+    def _singleton_masses(self, A, ed):
         if getattr(self, "_AS", None) is None:
             self._AS = A[:, None] * ed.ST                 # (d, E): leaf i's mass per edge
             # singletons: z = AS[i], a = A_i, G_{i} (no matrix products:
             # BLAS threads stall on the loaded 2-core VM)
             self._G1 = np.abs(A[:, None] * ed.M[None, :] - self._AS) @ ed.w
             self._orders = {}
-        order = self._orders.get(t)
-        if order is None:
-            if len(self._orders) > 64:
-                self._orders.clear()
-            order = self._orders[t] = np.argsort(-self.h1(A, t), kind="stable")
-        return self._AS, order
 
-    def h1(self, A, t):
-        """``h_{i} = G_{i} - t A_i`` of every singleton (after :meth:`singletons`)."""
+    def h1(self, A, ed, t):
+        """``h_{i} = G_{i} - t A_i`` of every singleton."""
+        self._singleton_masses(A, ed)
         return self._G1 - t * A
 
     def for_eta(self, eta):
@@ -369,7 +373,9 @@ class _BoundTables:
         prefix sums)."""
         if getattr(self, "_kept", None) is None:     # the kept edges' rows, once
             kp = self.keep
-            self._kept = (self.LOin[kp], self.HIin[kp], self.LOout[kp], self.HIout[kp])
+            tabs = (self.LOin, self.HIin, self.LOout, self.HIout)
+            # (copies only where edges are left out: 4 d x d numbers otherwise)
+            self._kept = tabs if kp.all() else tuple(np.ascontiguousarray(x[kp]) for x in tabs)
         LOin, HIin, LOout, HIout = self._kept
         lo_in, hi_in = LOin[:, :eta + 1], HIin[:, :eta + 1]       # k = 0..eta (views)
         lo_out, hi_out = LOout[:, eta::-1], HIout[:, eta::-1]     # eta - k
@@ -528,9 +534,10 @@ SWAP_CELLS = 1 << 22
 #: Domains whose edges x values exceed this get no swap steps: each step
 #: reads the d x E leaf masses, and Algorithm 1 searches hundreds of eta
 #: (a 2,833-value ordered domain: 290 of them after 10 minutes).  The climb
-#: never changes the p that Algorithm 1 takes (that comes from the proven
-#: bound, which a climb can only show to be exact), so wide domains get the
-#: start sets' values, and the bound.
+#: changes the p that Algorithm 1 takes by at most the 1e-12 of certifying
+#: (p comes from the proven bound, which a climb can only show to be
+#: exact: docs/emd.md), so wide domains get the start sets' values, and the
+#: bound.
 CLIMB_CELLS = 1 << 20
 
 
@@ -743,8 +750,7 @@ def _h_proven(Af, counts, eta, t, g: Ground, *, climb: bool = True) -> SearchRes
         # every singleton's h is at hand (d x E numbers, once): H exactly,
         # where the bound gave 2,833 weekly incomes p = 0.030 for the exact
         # 0.045 (enumeration is capped at d^3 <= 2e7, d <= 271)
-        tab.singletons(Af, ed, t)
-        h1 = tab.h1(Af, t)
+        h1 = tab.h1(Af, ed, t)
         i = int(np.argmax(h1))
         return SearchResult(float(h1[i]), True, "certified", (i,))
     coarse = _h_bound(Af, eta, t, ed, tab)
