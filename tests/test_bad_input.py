@@ -307,7 +307,8 @@ TABLE_CASES = [
     TableCase("ordered-ground-on-sorted-text",
               _api(model=anonset.Closeness(0.3, ground={"job": "ordered"})),
               [*ROLES_CLI, "--t", "0.3", "--ground", "job=ordered"],
-              ("column 'job'", "ground 'ordered'", "sorting its text values alphabetically"),
+              ("column 'job'", "ground 'ordered'", "sorting its text values alphabetically",
+               "it would read 'a' < 'b' < 'c' < 'd' < 'e' < 'f')"),
               cli_needles=("--ground",)),
     TableCase("decimal-objects", dict(M, identifiers=["id"], sensitive=["amount", "job"]),
               ["--identifier", "id", "--sensitive", "amount,job", "--l", "2"],
@@ -323,7 +324,7 @@ TABLE_CASES = [
                   job=lambda d: d["job"].where(d.index != 9, "?"))),
     TableCase("ordinal-text-without-order", _api(ordinal=["job"]),
               [*ROLES_CLI, "--ordinal", "job", "--l", "2"],
-              ("column 'job'", "alphabetically")),
+              ("column 'job'", "alphabetically", "it would read 'a' < 'b' < 'c' < 'd' < 'e' < 'f')")),
     TableCase("empty-table", STD, [*ROLES_CLI, "--l", "2"], ("is empty (no rows)",),
               df=lambda: frame().iloc[:0], paths=("memory", "parquet", "csv", "dask", "cli")),
     # --- keys and seeds
@@ -1032,3 +1033,20 @@ def test_signals_leave_no_temporaries(tmp_path, sig):
     assert proc.returncode == 130, err
     assert ("stopped by " + sig if sig != "SIGINT" else "interrupted") in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "ready"]
+
+
+def test_an_alphabetical_order_refusal_shows_the_column_its_own_order():
+    """The refusal of an order read off text shows the order the column would
+    have got (the survey answers '0', '1-2', '10-19', ... put '10-19' before
+    '3-5'), not a stock example."""
+    from anonset.validate import alphabetical_order
+    answers = ["0", "1-2", "3-5", "6-9", "10-19", "20-29", "30", "did not drive"]
+    assert alphabetical_order(answers) == ("it would read '0' < '1-2' < '10-19' < '20-29' < "
+                                           "'3-5' < '30' < ... (8 values)")
+    assert alphabetical_order(["b", "a"]) == "it would read 'a' < 'b'"
+    df = pd.DataFrame({"id": range(40), "city": ["x", "y"] * 20,
+                       "texting": (answers * 5)})
+    with pytest.raises(InputError, match=r"column 'texting'.*it would read '0' < '1-2' < "
+                                         r"'10-19'"):
+        anonset.publish(df, anonset.Diversity(2), identifiers=["id"], exact=["city"],
+                        sensitive=["texting"], ordinal=["texting"])

@@ -86,7 +86,9 @@ def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
 def test_text_order_is_refused_for_ordinal_columns():
     df = frame().assign(edu=np.resize(["High School", "Less Than High School", "College"], 60))
     with pytest.raises(ValueError, match=r"column 'edu': is ordinal, but its order would come "
-                                         r"from sorting its text values alphabetically"):
+                                         r"from sorting its text values alphabetically \(it "
+                                         r"would read 'College' < 'High School' < 'Less Than "
+                                         r"High School'\)"):
         anonset.publish(df, anonset.Closeness(0.3), identifiers=["id"], other=["n"],
                         sensitive=["job", "city", "edu"], ordinal=["edu"])
     # declared in order: accepted, and the order is the declared one

@@ -810,6 +810,17 @@ def test_auto_ground_never_places_the_missing_token_in_an_order():
     # without missing values the order is kept
     full = anonset.publish(df.fillna(5.0), anonset.Closeness(0.1), **kw)
     assert full.params["inc"].ground == "ordered"
+    # several such columns (a survey's answers): one warning names them all
+    # and the one --ground that orders them all (four warnings before)
+    two = df.assign(tv=df["inc"].sample(frac=1, random_state=1).to_numpy(), job="x")
+    kw2 = dict(kw, sensitive=["inc", "tv"], ordinal=["inc", "tv"], exact=["job"])
+    with pytest.warns(UserWarning) as got:
+        anonset.publish(two, anonset.Closeness(0.1), missing="category", **kw2)
+    said = [str(w.message) for w in got if "is ordinal, but" in str(w.message)
+            or "are ordinal, but" in str(w.message)]
+    assert len(said) == 1, said
+    assert said[0].startswith("'inc', 'tv' are ordinal, but their missing cells")
+    assert said[0].endswith("; --ground inc=ordered,tv=ordered)")
 
 
 def test_audit_warns_when_exact_qids_link_releases(tmp_path):

@@ -328,6 +328,16 @@ def check_original_columns(names, have, *, file=None) -> None:
                          file=file, expected="the original table of this publication")
 
 
+def alphabetical_order(values, shown: int = 6) -> str:
+    """How sorting a column's text values would order them, in the column's
+    own words: "'0' < '1-2' < '10-19' < '20-29' < ... (9 values)", so that a
+    refusal shows the user the order they would have got."""
+    vs = sorted({str(v) for v in values})
+    head = " < ".join(repr(v) for v in vs[:shown])
+    more = f" < ... ({len(vs):,} values)" if len(vs) > shown else ""
+    return f"it would read {head}{more}"
+
+
 def check_ordered_ground(attr, ground: str, *, file=None) -> None:
     """'ordered' named for a text attribute whose order would come from
     sorting its values alphabetically: refused, as for an ordinal column (t
@@ -336,8 +346,9 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
         return
     if any(isinstance(v, str) for v in attr.domain if v != attr.missing):
         raise InputError("has ground 'ordered', but its order would come from sorting its text "
-                         "values alphabetically (e.g. 'High School' before 'Less Than High "
-                         "School')", param="ground", column=attr.name, file=file,
+                         "values alphabetically ("
+                         + alphabetical_order(v for v in attr.domain if v != attr.missing)
+                         + ")", param="ground", column=attr.name, file=file,
                          expected="the order declared ({@domains} listing its values in order;"
                                   " in Python also ordinal={column: [values in order]}), or "
                                   "another ground")

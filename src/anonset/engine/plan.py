@@ -229,7 +229,7 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int 
                                   "{@missing_token=...}")
     if cd.kind == "ordinal" and str in types:
         raise InputError("is ordinal, but its order would come from sorting its text values "
-                         "alphabetically (e.g. 'High School' before 'Less Than High School')",
+                         f"alphabetically ({V.alphabetical_order(seen)})",
                          column=name, file=d.file,
                          expected="the order declared: {@domains} listing its values in order, "
                                   "or bins (in Python also ordinal={column: [values in order]} "

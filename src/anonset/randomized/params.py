@@ -251,6 +251,11 @@ def optimize(model: Model, attributes: Sequence[Attribute],
     dict name -> AttributeParams
     """
     out = {}
+    if isinstance(model, (Closeness, DiversityCloseness)):
+        _warn_order_without_missing([
+            a for a in attributes
+            if a.role != "exact" and a.kind == "ordinal" and a.missing is not None
+            and model.ground_for(a.name) == "auto" and resolve_ground(model, a) == "equal"])
     for attr in attributes:
         d = attr.d
         if attr.role == "exact":
@@ -270,9 +275,6 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             if isinstance(model, DiversityCloseness):
                 l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
             g = resolve_ground(model, attr)
-            if (g == "equal" and model.ground_for(attr.name) == "auto"
-                    and attr.kind == "ordinal" and attr.missing is not None):
-                _warn_order_without_missing(attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
             else:
@@ -287,17 +289,24 @@ def optimize(model: Model, attributes: Sequence[Attribute],
     return out
 
 
-def _warn_order_without_missing(attr: Attribute) -> None:
-    """An ordinal attribute with a missing token is measured under the
-    equal ground by default (the token has no place in the order): say so,
-    since the user named an order."""
+def _warn_order_without_missing(attrs: list) -> None:
+    """Ordinal attributes with a missing token are measured under the equal
+    ground by default (the token has no place in the order): say so, once
+    for all of them, since the user named an order."""
+    if not attrs:
+        return
     from ..schema import _outside_stacklevel
-    warnings.warn(f"{attr.name!r} is ordinal, but its missing cells (published as "
-                  f"{attr.missing!r}) have no place in its order, so t is measured under the "
-                  f"equal ground (every pair of values 1 apart: stricter than any order, at a "
-                  f"cost in p); to put them last in the order instead, name the ground "
-                  f"(ground={{{attr.name!r}: 'ordered'}}; --ground {attr.name}=ordered)",
-                  stacklevel=_outside_stacklevel())
+    names = ", ".join(repr(a.name) for a in attrs)
+    tokens = sorted({repr(a.missing) for a in attrs})
+    one = len(attrs) == 1
+    api = ", ".join(f"{a.name!r}: 'ordered'" for a in attrs)
+    cli = ",".join(f"{a.name}=ordered" for a in attrs)
+    warnings.warn(f"{names} {'is' if one else 'are'} ordinal, but {'its' if one else 'their'} "
+                  f"missing cells (published as {' / '.join(tokens)}) have no place in "
+                  f"{'its' if one else 'their'} order, so t is measured under the equal ground "
+                  f"(every pair of values 1 apart: stricter than any order, at a cost in p); to "
+                  f"put them last in the order instead, name the ground "
+                  f"(ground={{{api}}}; --ground {cli})", stacklevel=_outside_stacklevel())
 
 
 def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
