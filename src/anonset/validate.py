@@ -356,7 +356,7 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
 
 def check_no_missing(frame, columns, *, file=None) -> None:
     """Refuse missing cells in the publishers that have no missing-value
-    policy (semantic diversity, LGB, msa): the count and the first row."""
+    category (semantic diversity, LGB, msa): the count and the first row."""
     import numpy as np
     for c in columns:
         na = frame[c].isna().to_numpy()
@@ -364,7 +364,62 @@ def check_no_missing(frame, columns, *, file=None) -> None:
             first = int(np.flatnonzero(na)[0])
             raise InputError(f"has {int(na.sum()):,} missing value(s) (first at row {first:,})",
                              column=c, file=file,
-                             expected="no missing values: drop or impute them first")
+                             expected="no missing values: impute them first, or "
+                                      "{@missing='drop'} to leave those rows out of the "
+                                      "release (the summary, the metadata and the audit say "
+                                      "how many)")
+
+
+def missing_rows(frame, columns) -> tuple:
+    """(bool per row: a missing cell in one of ``columns``, {column: missing
+    cells} for the columns that have any)."""
+    import numpy as np
+    na = np.zeros(len(frame), dtype=bool)
+    per = {}
+    for c in columns:
+        m = frame[c].isna().to_numpy()
+        if m.any():
+            per[c] = int(m.sum())
+            na |= m
+    return na, per
+
+
+def drop_missing(frame, columns, missing, *, file=None):
+    """The missing-value policy of the publishers without a missing category
+    (semantic diversity, LGB, msa): ``missing`` None or 'error' refuses a
+    missing cell in ``columns`` (:func:`check_no_missing`); 'drop' leaves
+    the rows that have one out of the release.
+
+    Returns ``(frame, record)``: the rows kept (renumbered) and what the
+    metadata records, ``{'policy': 'drop', 'rows': n, 'columns': {column:
+    missing cells}}`` with the count left out (0 when none was missing).
+    Leaving rows out tells that whoever is in the release answered every
+    published column; the summary and the audit say so."""
+    policy = check_choice("error" if missing is None else missing, "missing", ("error", "drop"))
+    columns = list(columns)
+    if policy == "error":
+        check_no_missing(frame, columns, file=file)
+        return frame, {"policy": "error"}
+    na, per = missing_rows(frame, columns)
+    if na.all():
+        raise InputError(f"every one of its {len(frame):,} rows has a missing value in "
+                         + ", ".join(repr(c) for c in per), param="missing", file=file,
+                         expected="rows with a value in every published column")
+    if na.any():
+        frame = frame.loc[~na].reset_index(drop=True)
+    return frame, {"policy": "drop", "rows": int(na.sum()), "columns": per}
+
+
+def dropped_rows_words(record) -> str | None:
+    """The words for rows left out by ``missing='drop'`` (None where none
+    were), the same in every summary and in the audit."""
+    if not isinstance(record, dict) or record.get("policy") != "drop" or not record.get("rows"):
+        return None
+    cols = ", ".join(f"{c} {k:,}" for c, k in (record.get("columns") or {}).items())
+    return (f"{record['rows']:,} row(s) with a missing value left out (missing='drop'; "
+            f"missing cells: {cols}): a person known to be in the data but absent from the "
+            f"release is known to have left one of those columns unanswered, and every count "
+            f"of the release excludes them")
 
 
 def check_publishable_type(column, dtype, *, file=None) -> None:

@@ -128,6 +128,10 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
             chunk = chunk.copy()
             for n in names:
                 chunk[n] = cast_text(chunk[n], header.schema[n], n, original)
+        if opts.drop:           # the publisher left the rows with a missing cell out
+            keep = ~chunk[names].isna().any(axis=1).to_numpy()
+            if not keep.all():
+                chunk = chunk.loc[keep].reset_index(drop=True)
         yield encode(chunk, header.schema, columns=names, missing=opts.missing), chunk
 
 

@@ -37,8 +37,8 @@ from ..partition.checks import check_partition
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import (key_risks, order_risks, passthrough_risks, recorded_recode_risks,
-                    shared_id_risks)
+from .risks import (dropped_row_risks, key_risks, order_risks, passthrough_risks,
+                    recorded_recode_risks, shared_id_risks)
 from .stats import ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
@@ -95,6 +95,7 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
     info = {"key": meta.get("key"), "row_order": order}
     key_risks(info, rows.add)
     order_risks(info, rows.add)
+    dropped_row_risks({"missing": meta.get("missing")}, rows.add)
     shared_id_risks({"shared_ids": meta.get("shared_ids")}, rows.add,
                     model={"name": "partition"})
     ids = meta.get("ids")
@@ -349,6 +350,20 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
     return sizes, attack, utility, attrs
 
 
+def _kept_rows(meta: dict, original):
+    """The original's rows the release holds: where the publisher left the
+    rows with a missing attribute out (missing='drop'), those with a missing
+    cell in a column the metadata names (the columns that had any)."""
+    record = meta.get("missing")
+    if original is None or not isinstance(record, dict) or record.get("policy") != "drop":
+        return original
+    cols = [c for c in (record.get("columns") or {}) if c in original.columns]
+    if not cols:
+        return original
+    keep = ~original[cols].isna().any(axis=1).to_numpy()
+    return original.loc[keep].reset_index(drop=True)
+
+
 def audit_partition(release, original=None) -> PartitionAudit:
     """Audit a partition release (``release.kind`` 'lgb' or 'msa',
     ``release.frame`` the published table, ``release.meta`` its metadata).
@@ -359,6 +374,7 @@ def audit_partition(release, original=None) -> PartitionAudit:
     """
     meta, frame = release.meta, release.frame
     rows = Rows()
+    original = _kept_rows(meta, original)
     if original is not None:
         same = len(original) == len(frame)
         rows.add("rows", "-", "pass" if same else "fail", len(original), len(frame),

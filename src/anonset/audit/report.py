@@ -241,6 +241,9 @@ class Options:
     semantic: tuple | None = None
     z_max: float = 4.0
     closeness_margin: float = 0.01
+    #: the publisher left the rows with a missing cell out (missing='drop'):
+    #: the original's such rows are left out before it is compared
+    drop: bool = False
 
     @classmethod
     def resolve(cls, table, *, missing=None, aligned=None, z_max=4.0, closeness_margin=0.01):
@@ -251,8 +254,12 @@ class Options:
             recorded = info.get("missing")
             missing = (recorded.get("policy", "error") if isinstance(recorded, dict)
                        else recorded or "error")
-        if missing not in ("error", "category"):
-            raise InputError(f"got {missing!r}", param="missing", expected="'error' or 'category'")
+        if missing not in ("error", "category", "drop"):
+            raise InputError(f"got {missing!r}", param="missing",
+                             expected="'error', 'category' or 'drop'")
+        drop = missing == "drop"
+        if drop:            # the rows kept have no missing cell
+            missing = "error"
         if aligned is None:       # in memory right after publishing, the shuffle is known
             aligned = info.get("row_order") != "shuffled" or \
                 getattr(table, "source_rows", None) is not None
@@ -264,7 +271,17 @@ class Options:
             semantic = (sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]),
                         int(m["l"]), float(m["d"]))
         other = tuple(a.name for a in table.schema if a.role == "other")
-        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin)
+        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin, drop)
+
+    def kept(self, original, names, *, file=None):
+        """The original's rows the publication holds: all of them, or those
+        with a value in every published column where the publisher left the
+        others out (missing='drop')."""
+        if not self.drop or original is None:
+            return original
+        from ..io.tables import as_frame
+        from ..validate import drop_missing
+        return drop_missing(as_frame(original), names, "drop", file=file)[0]
 
     def pairs(self, table, columns) -> list:
         """(column published as it is, sensitive attribute) pairs the
@@ -492,6 +509,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     """Every risk of :mod:`anonset.audit.risks`, and the epsilon table."""
     _risks.key_risks(table.info, rows.add, model=table.model)
     _risks.order_risks(table.info, rows.add)
+    _risks.dropped_row_risks(table.info, rows.add)
     _risks.clear_risks(table, rows.add)
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
@@ -571,6 +589,11 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     check_int(n_classes, "n_classes", minimum=1)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
+    if opts.drop and original is not None:
+        from ..io.tables import as_frame
+        from ..validate import check_original_columns
+        check_original_columns(table.names, as_frame(original).columns)
+    original = opts.kept(original, table.names)
     codes = codes_of(original, table, schema, opts.missing) if original is not None else None
     frame = pd.DataFrame(original) if original is not None else None
     stats = AuditStats(table, passthrough=[c for c in opts.passthrough if c in table.other],

@@ -34,6 +34,9 @@ asks the audit to say.
   ``info['shared_ids']``): if those rows are one person's (panel waves,
   visits), fresh sets per row intersect toward the person's true values; a
   warning unless the key is persistent (one set per record and value);
+* rows left out for a missing cell (``missing='drop'``, semantic diversity,
+  LGB, msa): whoever is in the data but not in the release left a published
+  column unanswered; a warning naming how many rows;
 * the attack: a success rate above the model's bound and above the prior
   alone (:mod:`anonset.audit.attack`).
 
@@ -48,7 +51,7 @@ from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "recorded_recode_risks", "exact_qid_risks",
-           "shared_id_risks",
+           "shared_id_risks", "dropped_row_risks",
            "attack_risks"]
 
 
@@ -102,6 +105,17 @@ def order_risks(info, add) -> None:
         add("row_order", "-", "risk", "unknown", "shuffled",
             "row order unknown (not recorded: anonset versions before the shuffle kept the "
             "input order); a row's position may reveal a sensitive attribute")
+
+
+def dropped_row_risks(info, add) -> None:
+    """Rows the publisher left out for a missing cell (``info['missing']``,
+    policy 'drop'): a warning, since absence from the release tells that a
+    person left a published column unanswered."""
+    from ..validate import dropped_rows_words
+    record = info.get("missing")
+    words = dropped_rows_words(record)
+    if words:
+        add("missing", "-", "warn", record["rows"], 0, "missing: " + words)
 
 
 def clear_risks(table, add) -> None:

@@ -15,6 +15,7 @@ __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
+                "missing": "--missing",
                 "seed": "--seed", "seed_env": "--seed-env", "key_file": "--key-file",
                 "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
@@ -41,6 +42,11 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
                             "summary lists them)")
     group.add_argument("--drop", action="append", metavar="A,B",
                        help="columns left out of the release")
+    group.add_argument("--missing", choices=("error", "drop"), default="error",
+                       help="a missing cell in an attribute: error (default) or drop (leave its "
+                            "row out of the release; the summary, the metadata and the audit "
+                            "say how many rows, since absence from the release then tells that "
+                            "a person left an attribute unanswered)")
 
 
 def add_key_arguments(group) -> None:
@@ -65,7 +71,7 @@ def add_key_arguments(group) -> None:
 
 def role_kwargs(args) -> dict:
     return {"identifiers": _names(args.identifier), "other": _names(args.other),
-            "drop": _names(args.drop)}
+            "drop": _names(args.drop), "missing": args.missing}
 
 
 def key_kwargs(args) -> dict:
@@ -104,6 +110,10 @@ def risk_note(summary: dict) -> str:
                                           summary["suppressed"].items()))
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
+    from ..validate import dropped_rows_words
+    dropped = dropped_rows_words(summary.get("missing"))
+    if dropped:
+        notes.append(dropped.replace("missing='drop'", "--missing drop"))
     return "".join(f"; {n}" for n in notes)
 
 

@@ -269,6 +269,10 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
         cols = [c for c, r in roles.items() if r == role]
         if cols:
             print(f"{words}: {', '.join(cols)}")
+    from ..validate import dropped_rows_words
+    dropped = dropped_rows_words(info.get("missing"))
+    if dropped:
+        print(dropped.replace("missing='drop'", "--missing drop"))
     key = {"os": "a fresh key from the operating system (never stored: releasing these "
                  f"records again under another key lets the two releases be intersected; {series})",
            "seed": "the given seed (keep it as secret as the data)",
@@ -279,6 +283,16 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     print(f"key: {key.get(info.get('key'), info.get('key'))}; rows: "
           + ("in INPUT ORDER (--keep-order)" if info.get("row_order") == "input"
              else "in a random order"))
+
+
+def add_missing_drop(p) -> None:
+    """--missing {error,drop} of the publishers without a missing category
+    (semantic-anonymize, lgb, msa-anonymize)."""
+    p.add_argument("--missing", choices=("error", "drop"), default="error",
+                   help="a missing cell in a published column: error (default) or drop (leave "
+                        "its row out of the release; the summary, the metadata and the audit "
+                        "say how many rows, since absence from the release then tells that a "
+                        "person left a column unanswered)")
 
 
 def note(args, text: str) -> None:

@@ -83,7 +83,7 @@ def cmd_anonymize(args) -> int:
                                    values=values, hierarchy=hierarchy,
                                    algorithm=args.algorithm,
                                    keep_order=bool(args.keep_order), rng=args.rng,
-                                   n_threads=args.threads, **key)
+                                   n_threads=args.threads, missing=args.missing, **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
@@ -151,6 +151,7 @@ def register(sub) -> None:
                    help="simple: Alg. 1, each dummy drawn among the values at distance >= d "
                         "(default); duplicate: Alg. 3, for ordered, equally spaced values")
     p.add_argument("--rows", help="also write the shuffled N x l rows (Table 7) to this CSV")
+    A.add_missing_drop(p)
     A.add_key_options(p)
     p.add_argument("--keep-order", action="store_true",
                    help="keep the input row order (default: a keyed random order)")

@@ -348,7 +348,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      hierarchy: Hierarchy | None = None, algorithm: str = "simple",
                      seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
-                     n_threads: int | None = None) -> SetTable:
+                     n_threads: int | None = None, missing: str | None = None) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
@@ -375,6 +375,12 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
     seed, research_seed, keep_order, rng : as :func:`anonset.publish` (rows
         come out in a keyed random order unless ``keep_order``).
+    missing : None (default) or 'drop'
+        A missing cell in the sensitive column or a QID is refused by
+        default; 'drop' leaves those rows out of the release
+        (:func:`anonset.validate.drop_missing`; the metadata records how many,
+        and the audit names it: presence in the release tells that a person's
+        published columns are all answered).
 
     All validation (columns, domain, feasibility of every occurring value)
     happens before anything is drawn.
@@ -391,8 +397,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     """
     from ..io.keys import derive_key, shuffled_order
     from ..io.tables import as_frame
-    from ..validate import (InputError, check_bool, check_names, check_no_missing,
-                            check_word_names, resolve_roles)
+    from ..validate import (InputError, check_bool, check_names, check_word_names,
+                            drop_missing, resolve_roles)
     frame = as_frame(data)
     if len(frame) == 0:
         raise InputError("is empty (no rows)", param="data", expected="at least one row")
@@ -401,7 +407,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     keep_order = check_bool(keep_order, "keep_order")
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
-    check_no_missing(frame, [sensitive, *qids])
+    frame, missing_record = drop_missing(frame, [sensitive, *qids], missing)
     check_word_names([sensitive, *qids], [sensitive, *qids])
     if hierarchy is None and distance is not None and distance.hierarchy is not None:
         hierarchy = distance.hierarchy
@@ -474,7 +480,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     recodes = check_passthrough(frame, [], [sensitive], list(qids))
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
-            "missing": {"policy": "error"}, "shared_ids": shared,
+            "missing": missing_record, "shared_ids": shared,
             "pass_through_risks": recodes, "anonset": __version__}
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
     if keep_order:

@@ -74,8 +74,20 @@ class Release:
 
     @property
     def missing(self) -> str:
+        """How the original's missing cells are encoded: 'error' or
+        'category' (rows left out by missing='drop' hold none)."""
         m = (self.header.info or {}).get("missing") if self.header is not None else None
-        return (m.get("policy", "error") if isinstance(m, dict) else m) or "error"
+        policy = (m.get("policy", "error") if isinstance(m, dict) else m) or "error"
+        return "error" if policy == "drop" else policy
+
+    @property
+    def dropped_columns(self) -> list:
+        """The columns whose missing cells left their rows out of the release
+        (missing='drop'): the original's rows with one are not in it."""
+        m = (self.header.info or {}).get("missing") if self.header is not None else None
+        if not isinstance(m, dict) or m.get("policy") != "drop":
+            return []
+        return list(m.get("columns") or {})
 
 
 def _set_kind(header) -> str:

@@ -122,17 +122,19 @@ def check_methods(methods, semantic: bool):
 
 # --------------------------------------------------------------- true counts
 def true_crosstabs_file(path, schema, attribute_sets, *, chunk_rows: int, fmt=None,
-                        progress=None) -> dict:
+                        progress=None, dropped=()) -> dict:
     """True counts of several attribute sets of an original file in one
     pass, with the published domains and the engine's typing of CSV text:
-    ``{attributes: CrossTab}``."""
+    ``{attributes: CrossTab}``.  ``dropped``: columns whose missing cells
+    left their rows out of the release (missing='drop'); such rows are not
+    counted."""
     from ... import engine
     from ...encode import encode_column
     from ...io.tables import check_input_file, file_columns, file_format, iter_blocks
     from ...randomized.crosstab import CrossTab
     path = check_input_file(path, param="original")
     fmt = file_format(path, fmt, param="original")
-    union = list(dict.fromkeys(a for s in attribute_sets for a in s))
+    union = list(dict.fromkeys([*(a for s in attribute_sets for a in s), *dropped]))
     have = file_columns(path, fmt)
     for a in union:
         if a not in have:
@@ -141,12 +143,16 @@ def true_crosstabs_file(path, schema, attribute_sets, *, chunk_rows: int, fmt=No
     dims = {s: tuple(schema[a].d for a in s) for s in attribute_sets}
     counts = {s: np.zeros(math.prod(d), dtype=np.int64) for s, d in dims.items()}
     for row0, block in iter_blocks(path, fmt, chunk_rows=chunk_rows, columns=union):
-        codes = {}
+        cols = {}
         for a in union:
             col = block[a].reset_index(drop=True)
             if fmt == "csv":
                 col = engine.cast_text(col, schema[a], a, path)
-            codes[a] = encode_column(col, schema[a], row0=row0)
+            cols[a] = col
+        if dropped:
+            keep = ~np.logical_or.reduce([cols[a].isna().to_numpy() for a in dropped])
+            cols = {a: c[keep].reset_index(drop=True) for a, c in cols.items()}
+        codes = {a: encode_column(c, schema[a], row0=row0) for a, c in cols.items()}
         for s, d in dims.items():
             flat = np.ravel_multi_index([codes[a] for a in s], d)
             counts[s] += np.bincount(flat, minlength=counts[s].size)
@@ -251,10 +257,14 @@ def _truth(release, original, sets, chunk_rows, steps) -> dict:
     import pandas as pd
     from ...randomized.crosstab import true_crosstab
     header = release.header
+    gone = release.dropped_columns
     if isinstance(original, pd.DataFrame):
+        if gone:                # the rows the publisher left out (missing='drop')
+            from ...validate import missing_rows
+            original = original.loc[~missing_rows(original, gone)[0]]
         return {s: true_crosstab(original, header.schema, list(s),
                                  missing=release.missing) for s in sets}
     if steps is not None:
         steps.stage("true counts", release.n_rows)
     return true_crosstabs_file(original, header.schema, sets, chunk_rows=chunk_rows,
-                               progress=steps)
+                               progress=steps, dropped=gone)

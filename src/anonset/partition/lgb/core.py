@@ -20,7 +20,7 @@ from ...hierarchy import Hierarchy, hierarchy_of
 from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import check_passthrough
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, check_no_missing, resolve_roles
+from ...validate import InputError, check_int, drop_missing, missing_rows, resolve_roles
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
@@ -113,7 +113,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         id_column: str | None = None, identifiers: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
-        balance: bool = False) -> LGBResult:
+        balance: bool = False, missing: str | None = None) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -185,6 +185,12 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         one group); True applies Xu et al.'s adjustment (groups of k..2k-1
         rows, lower C_DM and NCP).  Both give groups of >= k rows; see
         docs/lgb.md.
+    missing : None (default) or 'drop'
+        A missing cell in an attribute is refused by default; 'drop' leaves
+        those rows (and their flags) out of the release
+        (:func:`anonset.validate.drop_missing`; the metadata records how
+        many, and the audit names it: presence in the release tells that a
+        person's attributes are all answered).
 
     Returns
     -------
@@ -207,9 +213,14 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
                                             method, hierarchies)
+    all_flags = flags_matrix(frame, semi, flags)
+    gone, _ = missing_rows(frame, attrs)
+    frame, missing_record = drop_missing(frame, attrs, missing)
+    if gone.any() and missing_record["policy"] == "drop":
+        all_flags = all_flags[~gone]
     n = len(frame)
     order = key.order(n, "lgb-rows")
-    semi_flags = np.ascontiguousarray(flags_matrix(frame, semi, flags)[order])
+    semi_flags = np.ascontiguousarray(all_flags[order])
     frame = frame.iloc[order].reset_index(drop=True)
 
     domains = [make_domain(a, frame[a], hier.get(a)) for a in attrs]
@@ -272,7 +283,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "pass_through_risks": check_passthrough(
                 frame, [c for c in frame.columns if roles[c] == "other"], semi + sens,
                 generalized=qi),
-            "suppressed": _warn_suppressed(attrs, suppressed)}
+            "suppressed": _warn_suppressed(attrs, suppressed),
+            "missing": missing_record}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
                      domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,
@@ -337,7 +349,6 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
             raise InputError("is not a QI, semi-sensitive or sensitive column",
                              param="hierarchies", column=a)
         hier[a] = hierarchy_of(a, h)
-    check_no_missing(frame, attrs)
     return k, lmap, closeness, hier
 
 

@@ -18,7 +18,7 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_passthrough
-from ...validate import InputError, check_int, check_no_missing, resolve_roles
+from ...validate import InputError, check_int, drop_missing, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
@@ -59,13 +59,19 @@ class MSAProblem:
         Ground distance of each SA for t-closeness.  Default: 'ordered' for
         numeric SAs, 'hierarchical' when a hierarchy is given, else 'equal'.
     n_threads : int, optional
+    missing : None (default) or 'drop'
+        A missing cell in a QI or SA is refused by default; 'drop' leaves
+        those rows out of the release (:func:`anonset.validate.drop_missing`;
+        the metadata records how many, and the audit names it: presence in
+        the release tells that a person's QIs and SAs are all answered).
     """
 
     def __init__(self, data: pd.DataFrame, quasi_identifiers: Sequence[str],
                  sensitive: Sequence[str], *, identifiers: Sequence[str] = (),
                  other: Sequence[str] = (), drop: Sequence[str] = (),
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
-                 ground: Mapping | None = None, n_threads: int | None = None):
+                 ground: Mapping | None = None, n_threads: int | None = None,
+                 missing: str | None = None):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -95,7 +101,7 @@ class MSAProblem:
         for c in ground:
             if c not in sa:
                 raise InputError("is not a sensitive attribute", param="ground", column=c)
-        check_no_missing(data, qi + sa)
+        data, self.missing = drop_missing(data, qi + sa, missing)
         #: every input column's role, as the caller named it
         self.roles = roles
         self.other = [c for c in data.columns if roles[c] == "other"]
@@ -458,7 +464,8 @@ class MSAProblem:
                 "identifiers": [c for c, r in self.roles.items() if r == "identifiers"],
                 "dropped": [c for c, r in self.roles.items() if r == "drop"],
                 "shared_ids": self.shared_ids,
-                "pass_through_risks": self.pass_through_risks}
+                "pass_through_risks": self.pass_through_risks,
+                "missing": self.missing}
 
 
 def _as_frame(data) -> pd.DataFrame:
