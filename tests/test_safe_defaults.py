@@ -17,6 +17,7 @@ from scipy import stats
 import anonset
 from anonset.io.keys import derive_key, make_key, shuffled_order
 from anonset.stream import publish_file
+from anonset.cli import main as cli_main
 from anonset.validate import InputError
 
 SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
@@ -391,6 +392,82 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     with pytest.raises(ValueError, match="exceeds the largest p admissible"):
         anonset.publish(shifted, anonset.Closeness(0.01), sensitive=["job", "town"],
                         params=c1.params, **kw)
+
+
+def test_a_series_may_add_a_column_and_carries_on_the_ones_it_leaves_out(tmp_path):
+    """A persistent-key series: release 2 drops a column of release 1 and
+    adds one the series never published; release 3, given only release 2,
+    publishes the dropped column again.  The new column, named so
+    (new_in_series; a renamed one would draw new sets for old values), gets
+    parameters chosen for release 2 (release 2 was refused however named
+    before), and release 2 carries release 1's parameters and domain of the
+    column it left out, so release 3 draws that column's sets as release 1
+    did (without them it would choose (p, eta) anew and redraw every set,
+    and the two releases intersect toward the true values)."""
+    rng = np.random.default_rng(12)
+    n = 2500
+    df = pd.DataFrame({"rid": np.arange(n),
+                       "job": rng.choice(list("abcde"), n, p=[.4, .3, .15, .1, .05]),
+                       "town": rng.choice(list("wxyz"), n, p=[.4, .3, .2, .1]),
+                       "tv": rng.choice(list("0123"), n, p=[.1, .2, .3, .4])})
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    domains = {"job": list("abcde"), "town": list("wxyz"), "tv": list("0123")}
+    kw = dict(identifiers=["rid"], key_file=key, record_id="rid")
+
+    def release(sensitive, drop, **more):
+        return anonset.publish(df, model, sensitive=sensitive, drop=[drop],
+                               domains={c: domains[c] for c in sensitive}, **kw, **more)
+    model = anonset.Closeness(0.2)
+    with pytest.warns(UserWarning, match="params=this"):
+        r1 = release(["job", "town"], "tv")
+    # a column the earlier release lacks may be one renamed since (new sets
+    # for old values): refused unless named new to the series
+    with pytest.raises(InputError, match=r"params: the earlier release has no parameters for "
+                                         r"the sensitive column\(s\) \['tv'\].*not one "
+                                         r"renamed.*new_in_series=\['tv'\]"):
+        release(["town", "tv"], "job", params=r1)
+    with pytest.raises(InputError, match=r"new_in_series: column 'town': was published by"):
+        release(["town", "tv"], "job", params=r1, new_in_series=["tv", "town"])
+    with pytest.raises(InputError, match=r"new_in_series: names \['tv'\], but no earlier"):
+        release(["town", "tv"], "job", new_in_series=["tv"])
+    r2 = release(["town", "tv"], "job", params=r1, new_in_series=["tv"])
+    assert r2.info["params"] == "partly given" and r2.info["new_in_series"] == ["tv"]
+    assert r2.params["town"] == r1.params["town"]
+    assert r2.info["series"] == {"job": {"params": r1.params["job"].to_dict(),
+                                         "domain": list("abcde")}}
+    # the audit names what later releases need of the parameters chosen here
+    row = anonset.audit(r2).checks.query("check == 'key'").iloc[0]
+    assert row.status == "warn" and "--params-from" in row.message
+    # release 3 is given release 2 only, from its file (the CLI's way)
+    r2.to_parquet(tmp_path / "r2.parquet")
+    r2_file = anonset.read_parquet(tmp_path / "r2.parquet")
+    r3 = release(["job", "tv"], "town", params=r2_file)
+    assert r3.info["params"] == "given" and "new_in_series" not in r3.info
+    assert r3.params["job"] == r1.params["job"] and r3.params["tv"] == r2.params["tv"]
+    for name, earlier in (("job", r1), ("tv", r2)):
+        assert np.array_equal(_in_input_order(r3, name), _in_input_order(earlier, name)), name
+    assert np.array_equal(_in_input_order(r2, "town"), _in_input_order(r1, "town"))
+    # the carried domain is held to as a published one is
+    with pytest.raises(InputError, match=r"column 'job': has another domain than in"):
+        anonset.publish(df, model, sensitive=["job"], drop=["town", "tv"], params=r2_file,
+                        domains={"job": list("abcdef")}, **kw)
+    # the command line: --params-from a release that lacks a column adds it
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    def cli(i, sensitive, drop, *more):
+        doms = [x for c in sensitive for x in ("--domain", f"{c}={','.join(domains[c])}")]
+        return cli_main(["anonymize", str(src), "-o", str(tmp_path / f"c{i}.parquet"), "-q",
+                         "--identifier", "rid", "--key-file", str(key), "--record-id", "rid",
+                         "--t", "0.2", "--sensitive", ",".join(sensitive), "--drop", drop,
+                         *doms, *more])
+    assert cli(1, ["job", "town"], "tv") == 0
+    assert cli(2, ["town", "tv"], "job", "--params-from", str(tmp_path / "c1.parquet")) == 2
+    assert cli(2, ["town", "tv"], "job", "--params-from", str(tmp_path / "c1.parquet"),
+               "--new-in-series", "tv") == 0
+    assert cli(3, ["job", "tv"], "town", "--params-from", str(tmp_path / "c2.parquet")) == 0
+    c1, c2, c3 = (anonset.read_parquet(tmp_path / f"c{i}.parquet") for i in (1, 2, 3))
+    assert c3.params["job"] == c1.params["job"] and c3.params["tv"] == c2.params["tv"]
 
 
 def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path):

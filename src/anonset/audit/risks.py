@@ -71,7 +71,7 @@ def key_risks(info, add, model=None) -> None:
             "key: a persistent key, with each attribute's stream keyed by its position (written "
             "by an anonset version before name-keyed streams): a release whose columns differ "
             "draws other sets for the same records")
-    elif mode == "persistent" and info.get("params") == "optimized" and \
+    elif mode == "persistent" and info.get("params") in ("optimized", "partly given") and \
             "t" in (model or {}):
         add("key", "-", "warn", mode, "os",
             "key: a persistent key with t-closeness parameters chosen for this release's data; "

@@ -69,6 +69,11 @@ def register(sub) -> None:
                         "(.parquet, or .csv with its .anonset.json) instead of optimizing "
                         "them; they are checked against this input (needed with --record-id "
                         "and --t: a different (p, eta) redraws every set)")
+    g.add_argument("--new-in-series", action="append", metavar="A,B",
+                   help="with --params-from: sensitive columns that no earlier release of the "
+                        "series published under any name (their (p, eta) are chosen for this "
+                        "release); a column missing from RELEASE is refused otherwise, since a "
+                        "renamed column would draw new sets for values published before")
     g.add_argument("--keep-order", action="store_true", default=None,
                    help="keep the input row order (a file sorted by a sensitive value reveals "
                         "it: see docs/security.md)")
@@ -105,6 +110,7 @@ def _options(args) -> dict:
         "identifiers": A.names(args.identifier), "other": A.names(args.other),
         "drop": A.names(args.drop), "ordinal": A.names(args.ordinal),
         "allow_clear": A.names(args.allow_clear),
+        "new_in_series": A.names(args.new_in_series),
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
         "ground": A.ground_value(args.ground),
@@ -209,6 +215,7 @@ def run(args) -> int:
         missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
+        new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
     if opts.get("params_from") is not None:
         options["params"] = _params_from(opts["params_from"], options["sensitive"])
@@ -231,14 +238,9 @@ def _params_from(release, sensitive):
     from its metadata."""
     from ..io.published import read_metadata
     from ..randomized.prior import PriorRelease
-    from ..validate import InputError
-    prior = PriorRelease.of_metadata(read_metadata(release), release)
-    lack = [c for c in sensitive if c not in prior.params]
-    if lack:
-        raise InputError(f"has no parameters for the sensitive column(s) {lack}",
-                         param="params", file=release,
-                         expected="an earlier release of the same sensitive columns")
-    return prior
+    # a sensitive column the earlier releases never published, named with
+    # --new-in-series, gets its parameters chosen for this release (the engine)
+    return PriorRelease.of_metadata(read_metadata(release), release)
 
 
 def _model_text(model) -> str:

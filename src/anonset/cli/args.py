@@ -36,6 +36,7 @@ FLAGS = {
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
+    "new_in_series": "--new-in-series",
     "seed": "--seed",
     "research_seed": "--research-seed", "key_file": "--key-file", "seed_env": "--seed-env",
     "rng": "--rng", "n_threads": "--threads", "chunk_rows": "--chunk-rows",
@@ -269,6 +270,9 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
         cols = [c for c, r in roles.items() if r == role]
         if cols:
             print(f"{words}: {', '.join(cols)}")
+    if info.get("new_in_series"):
+        print(f"new in this series (parameters chosen for this release): "
+              f"{', '.join(info['new_in_series'])}")
     from ..validate import dropped_rows_words
     dropped = dropped_rows_words(info.get("missing"))
     if dropped:

@@ -114,13 +114,22 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     found = stats.passthrough.findings() if stats.passthrough is not None else []
     codes_like = _CodesFromCounts(counts)
     given = opts.params
+    fresh = []
+    from ..randomized.prior import check_new_in_series, series_record
     if opts.prior is not None:
-        # an earlier release: its columns that this one leaves out do not matter
-        # (streams are keyed by name), a changed domain or generator does
+        # an earlier release: its columns that this one leaves out do not
+        # matter (streams are keyed by name; the metadata carries them on for
+        # a later release), a changed domain or generator does
         if persistent:
             check_prior(opts.prior, published, opts.rng, file=d.file)
         names = {a.name for a in published}
         given = {n: p for n, p in given.items() if n in names}
+        # a sensitive column the series never published has no sets to keep:
+        # its parameters are chosen here, as in a first release
+        fresh = [a for a in published if a.role == "sensitive" and a.name not in given]
+        check_new_in_series(opts.new_in_series, fresh, published, opts.prior, file=d.file)
+        if fresh:
+            given.update(optimize(opts.model, fresh, codes_like, clip_l=opts.clip_l))
     if given is None:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
     else:
@@ -159,7 +168,10 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "key": key_mode(seed, research, persistent),
         "row_order": "input" if opts.keep_order else "shuffled",
         "streams": "name" if persistent else "position",
-        "params": "optimized" if opts.params is None else "given",
+        "params": "optimized" if opts.params is None else "partly given" if fresh else "given",
+        **({"new_in_series": [a.name for a in fresh]} if fresh else {}),
+        **({"series": series_record(opts.prior, published)}
+           if persistent and opts.prior is not None and opts.prior.persistent else {}),
         "clear": clear,
         "roles": {a.name: a.role for a in source},
         "missing": {"policy": opts.missing, "token": opts.missing_token}

@@ -51,6 +51,7 @@ class Options:
     allow_clear: tuple = ()
     keep_order: bool = False
     record_id: str | None = None
+    new_in_series: tuple = ()
     seed: Any = None
     research_seed: bool = False
     key_file: Any = None
@@ -101,7 +102,13 @@ class Options:
         if params is not None and not isinstance(params, Mapping):
             raise InputError(f"got a {type(params).__name__}", param="params",
                              expected="an earlier release (a SetTable), or its .params")
-        return replace(self, ordinal=ordinal, params=params, prior=prior,
+        new = V.check_names(self.new_in_series, "new_in_series")
+        if new and prior is None:
+            raise InputError(f"names {list(new)}, but no earlier release was given",
+                             param="new_in_series",
+                             expected="{@params} naming the series' latest release, or no "
+                                      "{@new_in_series} in a first release")
+        return replace(self, ordinal=ordinal, params=params, prior=prior, new_in_series=new,
                        clip_l=V.check_bool(self.clip_l, "clip_l"),
                        keep_order=V.check_bool(self.keep_order, "keep_order"),
                        research_seed=V.check_bool(self.research_seed, "research_seed"),

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ..validate import InputError
 from .params import AttributeParams
 
-__all__ = ["PriorRelease", "prior_of", "check_prior"]
+__all__ = ["PriorRelease", "prior_of", "check_prior", "check_new_in_series", "series_record"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,10 @@ class PriorRelease:
         """From a :class:`~anonset.SetTable` (in memory or read from a file)
         or a Dask release."""
         sens = [a for a in pub.schema.sensitive]
-        return cls(params={a.name: pub.params[a.name] for a in sens},
-                   domains={a.name: _plain(a.domain) for a in sens},
+        params, domains = _carried(pub.info)
+        params.update({a.name: pub.params[a.name] for a in sens})
+        domains.update({a.name: _plain(a.domain) for a in sens})
+        return cls(params=params, domains=domains,
                    rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent")
 
     @classmethod
@@ -51,10 +53,34 @@ class PriorRelease:
         schema = Schema.from_dict(meta["schema"])
         have = meta.get("params") or {}
         sens = [a for a in schema.sensitive if a.name in have and not have[a.name].get("exact")]
-        return cls(params={a.name: AttributeParams.from_dict(have[a.name]) for a in sens},
-                   domains={a.name: _plain(a.domain) for a in sens},
+        params, domains = _carried(meta.get("info") or {})
+        params.update({a.name: AttributeParams.from_dict(have[a.name]) for a in sens})
+        domains.update({a.name: _plain(a.domain) for a in sens})
+        return cls(params=params, domains=domains,
                    rng=(meta.get("info") or {}).get("rng"), where=repr(str(where)),
                    persistent=(meta.get("info") or {}).get("key") == "persistent")
+
+
+def _carried(info: Mapping) -> tuple:
+    """The parameters and domains of the series' sensitive columns that a
+    release did not publish (``info['series']``, written under a persistent
+    key): a later release that publishes such a column again keeps its sets."""
+    params, domains = {}, {}
+    for name, rec in (info.get("series") or {}).items():
+        params[name] = AttributeParams.from_dict(rec["params"])
+        domains[name] = tuple(rec["domain"])
+    return params, domains
+
+
+def series_record(prior: "PriorRelease", published) -> dict:
+    """What a release of a persistent-key series carries on of the series'
+    sensitive columns it does not publish itself: each one's parameters and
+    domain, so that a later release given only this one (``--params-from``)
+    still draws that column's sets as the earlier releases did, instead of
+    choosing its parameters anew (which would redraw every set)."""
+    here = {a.name for a in published}
+    return {n: {"params": p.to_dict(), "domain": list(prior.domains[n])}
+            for n, p in prior.params.items() if n not in here and n in prior.domains}
 
 
 def _plain(domain) -> tuple:
@@ -116,3 +142,32 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
                          file=file,
                          expected=f"the domain of {prior.where} ({len(was)} values, in its "
                                   "order), declared with {@domains}")
+
+
+def check_new_in_series(named, fresh, published, prior: PriorRelease, *, file=None) -> None:
+    """A sensitive column the earlier release has no parameters for is
+    published only where the caller named it new to the series
+    (``new_in_series``): it may be a column renamed since, whose new stream
+    would draw new sets for the values published before (the releases then
+    intersect toward the true values), which only the caller can rule out.
+    A column named new that the series did publish, or that is not a
+    sensitive column of this release, is refused too."""
+    names = [a.name for a in fresh]
+    sensitive = {a.name for a in published if a.role == "sensitive"}
+    unnamed = [n for n in names if n not in named]
+    if unnamed:
+        listed = ", ".join(repr(n) for n in unnamed)
+        raise InputError(f"{prior.where} has no parameters for the sensitive column(s) "
+                         f"{unnamed}", param="params", file=file,
+                         expected="an earlier release of the same sensitive columns; for a "
+                                  "column no release of the series published under any name "
+                                  "(not one renamed: its new sets would intersect the old "
+                                  "ones), {@new_in_series=[%s]}" % listed)
+    for n in named:
+        if n not in sensitive:
+            raise InputError("is not a sensitive column of this release", param="new_in_series",
+                             column=n, expected="sensitive columns new to the series")
+        if n not in names:
+            raise InputError(f"was published by {prior.where}: its parameters and sets are kept",
+                             param="new_in_series", column=n,
+                             expected="only columns the series never published")

@@ -173,6 +173,7 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             keep_order: bool = False, missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
             params: Mapping[str, AttributeParams] | SetTable | None = None,
+            new_in_series: Iterable[str] = (),
             rng: str = "chacha20", n_threads: int | None = None) -> SetTable:
     """Publish a table under a privacy model of paper 000.
 
@@ -243,7 +244,15 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         (which t-closeness's Algorithm 1 would otherwise choose anew from
         each release's data) and is refused where a sensitive column's
         domain or the generator changed, either of which would redraw every
-        set.  ``first.params`` gives the parameters alone.
+        set.  ``first.params`` gives the parameters alone.  Each release of
+        a series carries on the parameters and domains of the series'
+        columns it leaves out, so the latest release is enough.
+    new_in_series : column names
+        With ``params`` an earlier release: sensitive columns that no release
+        of the series published under any name; their (p, eta) are chosen
+        for this release.  A sensitive column the earlier release lacks is
+        refused otherwise: a renamed column would draw new sets for values
+        published before, and the releases intersect.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
@@ -273,7 +282,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
                           missing=missing, missing_token=missing_token, clip_l=clip_l,
                           params=params, allow_clear=allow_clear, keep_order=keep_order,
-                          record_id=record_id, seed=seed, research_seed=research_seed,
+                          record_id=record_id, new_in_series=new_in_series, seed=seed,
+                          research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)
     d = engine.draft(opts, list(frame.columns), dict(frame.dtypes))
     plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))
