@@ -9,7 +9,9 @@
  *
  * Publishing: a census-shaped table (68 attributes, d = 2..18, eta = min(5,
  * d - 1), p = 1, uniform codes) into reused (already touched) and fresh
- * outputs; count_w at q' = 4 (18 x 17 x 16 x 16), direct and factorized; the
+ * outputs; the no-cliff pair of target 2b (8 columns each of d = 16, eta = 5
+ * and d = 64, eta = 32, ns per cell); count_w at q' = 4 (18 x 17 x 16 x 16),
+ * direct and factorized; the
  * paper EM (50 iterations) at 78,336 and 661,248 cells.  Best of 3 wall times. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +88,49 @@ int main(int argc, char **argv) {
         if (k == 0) base = best3(t);
         printf(" %.3f |", best3(t));
         if (k == 4) printf(" %.1fx |\n", base / best3(t));
+    }
+    /* the no-cliff pair of issue 16's target 2b: 8 columns of d = 16, eta = 5
+     * (one table lookup a cell) and 8 of d = 64, eta = 32 (the composition
+     * path), p = 1, reused outputs; ns per cell at each thread count */
+    {
+        enum { W = 8 };
+        const int32_t dd[2] = {16, 64}, ee[2] = {5, 32};
+        int32_t wd[W], we[W], wx[W], wi[W];
+        uint64_t wc[W];
+        const int32_t *wcodes[W];
+        uint64_t *wout[W];
+        double one[2] = {0, 0};
+        for (int c = 0; c < 2; c++) {
+            for (int j = 0; j < W; j++) {
+                wd[j] = dd[c]; we[j] = ee[c]; wx[j] = 0; wi[j] = j; wc[j] = (uint64_t)1 << 32;
+                int32_t *cc = malloc((size_t)n * sizeof(int32_t));
+                for (int64_t i = 0; i < n; i++) {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                    cc[i] = (int32_t)(x % (uint64_t)dd[c]);
+                }
+                wcodes[j] = cc;
+                wout[j] = malloc((size_t)n * sizeof(uint64_t));
+                memset(wout[j], 1, (size_t)n * sizeof(uint64_t));
+            }
+            printf("| publish %d columns d = %d, eta = %d, reused output (ns per cell) |", W,
+                   dd[c], ee[c]);
+            for (int k = 0; k < 5; k++) {
+                double t[3];
+                for (int r = 0; r < 3; r++) {
+                    double t0 = omp_get_wtime();
+                    anonset_sample_sets(&key, n, 0, W, wcodes, wd, we, wc, wx, wi, NULL, wout,
+                                        threads[k]);
+                    t[r] = (omp_get_wtime() - t0) / ((double)n * W) * 1e9;
+                }
+                if (k == 0) base = best3(t);
+                printf(" %.2f |", best3(t));
+                if (k == 4) printf(" %.1fx |\n", base / best3(t));
+            }
+            one[c] = base;
+            for (int j = 0; j < W; j++) { free((void *)wcodes[j]); free(wout[j]); }
+        }
+        printf("2b (1 thread): d = 64, eta = 32 at %.2f ns a cell, d = 16, eta = 5 at %.2f: "
+               "ratio %.2f\n", one[1], one[0], one[1] / one[0]);
     }
     /* count_w on four 16..18-valued columns */
     /* the first columns with 18, 17, 16 and 16 values (the heaviest q' = 4) */
