@@ -7,6 +7,8 @@ left a published column unanswered), and the audit's and the report's
 comparisons with the original leave out too."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,7 +85,10 @@ def test_semantic_diversity_leaves_the_rows_out_and_the_audit_follows(tmp_path):
     from anonset.audit.html import report
     page = report(_written(t, tmp_path), tmp_path / "r.html", original=df,
                   pairs=[("sex", "score")], attack=False)
-    assert "row(s) with a missing value left out" in (tmp_path / "r.html").read_text()
+    html = (tmp_path / "r.html").read_text()
+    assert "row(s) with a missing value left out" in html
+    assert re.search(r'id="rows-left-out" data-value="%d"' % g.sum(), html), \
+        re.findall(r'<[^>]*rows-left-out[^>]*>', html)
     assert page is not None
 
 

@@ -102,6 +102,12 @@ def _release_facts(release, version: str) -> list:
             items.append(("record IDs", esc(meta["ids"])))
     items.append(("passed through unchanged", esc(", ".join(other) or "none"),
                   {"id": "pass-through", "data-value": ",".join(other)}))
+    rec = info.get("missing") if isinstance(info.get("missing"), dict) else meta.get("missing")
+    if isinstance(rec, dict) and rec.get("policy") == "drop":
+        cols = ", ".join(f"{c} {num(k)}" for c, k in (rec.get("columns") or {}).items())
+        items.append(("rows left out", esc(f"{num(rec.get('rows', 0))}, for a missing value "
+                                           f"(missing='drop'; missing cells: {cols or 'none'})"),
+                      {"id": "rows-left-out", "data-value": data_value(rec.get("rows", 0))}))
     made = info.get("anonset") or meta.get("anonset")
     items.append(("published with", esc(f"anonset {made}" if made else "not recorded")))
     items.append(("report made with", esc(f"anonset {version}")))
