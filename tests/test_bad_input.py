@@ -175,6 +175,16 @@ TABLE_CASES = [
               [*ROLES_CLI, "--record-id", "note", "--seed", SEED, "--l", "2"],
               ("column 'note'", "must name an identifier column"), ("record_id:",),
               ("--record-id:",)),
+    # named as the record id only: the error says which role it needs
+    # (before: "1 column has no role: 'id'", with no word of --record-id)
+    TableCase("record-id-without-a-role",
+              dict(M, other=["note"], sensitive=["age", "job", "city"], bins={"age": EDGES},
+                   record_id="id", seed=SEED, domains=DECLARED),
+              ["--other", "note", "--sensitive", "age,job,city", "--bins", BINS,
+               "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              ("column 'id'", "has no role", "a record id is never published"),
+              ("record_id:", "identifiers"), ("--record-id:", "--identifier"),
+              side=DECLARED_FILES),
     TableCase("record-id-without-key", _api(record_id="id"), [*ROLES_CLI, "--record-id", "id", "--l", "2"],
               ("needs a persistent key",), ("key_file",), ("--key-file",)),
     # a record id must name one record in every release, whatever the path

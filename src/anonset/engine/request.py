@@ -236,6 +236,13 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         drafts = {c: drafts[c] for c in cols}
     else:
         named = {p: list(getattr(opts, p)) for p in ROLE_OF_PARAM}
+        rid = opts.record_id
+        if rid is not None and rid in cols and not any(rid in v for v in named.values()):
+            # named as the record id only: say which role it needs (the list
+            # of columns without a role would leave the user guessing)
+            raise InputError("has no role", param="record_id", column=rid, file=file,
+                             expected="a column also named in {@identifiers} (a record id is "
+                                      "never published)")
         roles = V.resolve_roles(cols, named, file=file)
         for p in ("bins", "domains", "hierarchies", "ordinal"):
             for c in getattr(opts, p):
