@@ -40,8 +40,10 @@ def leaf_sets(counts, l):
     return out
 
 
-def mondrian_oracle(codes, attrs, domains, k):
-    """Alg. 3 on one subset, plainly: a list of frozensets of rows."""
+def mondrian_oracle(codes, attrs, domains, k, below_max=True):
+    """Alg. 3 on one subset, plainly: a list of frozensets of rows
+    (``below_max``: where the lower median is the node's largest value, the
+    split falls below it; else lines 11-13 as printed)."""
     groups = []
 
     def width(rows, a):
@@ -58,6 +60,8 @@ def mondrian_oracle(codes, attrs, domains, k):
                     break
                 c = codes[a, rows]
                 med = np.sort(c)[(len(c) - 1) // 2]
+                if below_max and med == c.max():
+                    med = c[c < med].max()
                 left, right = rows[c <= med], rows[c > med]
                 if len(left) >= k and len(right) >= k:
                     rec(left)
@@ -222,18 +226,50 @@ def test_suppressed_cells_are_counted_warned_and_attacked(tmp_path):
 
 # ----------------------------------------------------------- generalization
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_mondrian_matches_oracle(seed):
+@pytest.mark.parametrize("split", ["below_max", "paper"])
+def test_mondrian_matches_oracle(seed, split):
     rng = np.random.default_rng(seed)
     n = 150
-    df = pd.DataFrame({"a": rng.integers(0, 20, n), "b": rng.integers(0, 5, n) * 7,
-                       "c": rng.choice(list("abcdefgh"), n)})
+    # skewed columns, so that a node's lower median is often its largest value
+    df = pd.DataFrame({"a": rng.integers(0, 20, n),
+                       "b": rng.choice([0, 7, 14, 21, 28], n, p=[.1, .1, .1, .1, .6]),
+                       "c": rng.choice(list("abcdefgh"), n, p=[.05] * 7 + [.65])})
     doms = [make_domain("a", df["a"], None), make_domain("b", df["b"], None),
             make_domain("c", df["c"], JOB_H)]
     codes = np.stack([encode_column(df[x], d) for x, d in zip("abc", doms)]).astype(np.int32)
     for k in (2, 5, 11):
-        gid = L.local_generalization(codes, np.ones((n, 3), dtype=bool), doms, k, "mdp")
+        gid = L.local_generalization(codes, np.ones((n, 3), dtype=bool), doms, k, "mdp",
+                                     mdp_split=split)
         got = {frozenset(np.flatnonzero(gid == g).tolist()) for g in np.unique(gid)}
-        assert got == set(mondrian_oracle(codes, [0, 1, 2], doms, k))
+        assert got == set(mondrian_oracle(codes, [0, 1, 2], doms, k, split == "below_max"))
+
+
+def test_mdp_splits_on_a_majority_value_that_sorts_last():
+    """Alg. 3 as printed splits at the lower median (S_l <= it, S_r above):
+    where a majority value sorts last ('Male' after 'Female'), S_r is empty
+    and the attribute never splits a node, so the partition depended on the
+    alphabetical order of the values' names.  'below_max' splits below that
+    value; both keep every group >= k."""
+    rng = np.random.default_rng(4)
+    n = 400
+    base = pd.DataFrame({"sex": rng.choice(["Female", "Male"], n, p=[.35, .65]),
+                         "race": rng.choice(["Asian", "Black", "White"], n, p=[.1, .15, .75]),
+                         "job": rng.choice(list("abcdef"), n)})
+    kw = dict(qi=["sex", "race"], sensitive=["job"], k=5, l=2, seed=SEED)
+    new = L.lgb(base, **kw)
+    old = L.lgb(base, mdp_split="paper", **kw)
+    assert old.n_groups == 1 and new.n_groups == 6        # every (sex, race) cell
+    for r in (new, old):
+        assert np.bincount(r.gid).min() >= 5
+    assert new.metadata["model"]["mdp_split"] == "below_max"
+    assert L.c_dm(new) < L.c_dm(old)
+    # the same values renamed so that the majorities sort first: the paper's
+    # rule now splits (the names decided), the default is the same as before
+    renamed = base.replace({"Male": "Aale", "White": "Awhite"})
+    assert L.lgb(renamed, mdp_split="paper", **kw).n_groups > 1
+    assert L.lgb(renamed, **kw).n_groups == 6
+    with pytest.raises(ValueError, match=r"mdp_split: got 'median'; expected one of below_max"):
+        L.lgb(base, mdp_split="median", **kw)
 
 
 def test_topdown_group_sizes():

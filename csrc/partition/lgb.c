@@ -206,7 +206,7 @@ static int32_t select_kth(int32_t *v, int64_t n, int64_t k) {
     return v[k];
 }
 
-typedef struct { double w; int32_t j; } dim_order;
+typedef struct { double w; int32_t j, lo, hi; } dim_order;
 
 static int cmp_dim(const void *x, const void *y) {
     const dim_order *a = (const dim_order *)x, *b = (const dim_order *)y;
@@ -218,7 +218,7 @@ static int cmp_dim(const void *x, const void *y) {
 int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                          int32_t na, const int32_t *attrs, const int32_t *dom,
                          const int32_t *cost_kind, const int64_t *cost_off,
-                         const double *cost_tab, int64_t k,
+                         const double *cost_tab, int64_t k, int32_t below_max,
                          int64_t *group_end, int64_t *n_groups) {
     if (m < k || k < 1 || na < 0) return ANONSET_ERR_VALUE;
     lgb_ctx c = {n_total, codes, na, attrs, dom, cost_kind, cost_off, cost_tab};
@@ -246,7 +246,7 @@ int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t
                     if (v > hi) hi = v;
                 }
                 ord[j].w = lo == hi ? -1.0 : cost_of(&c, j, lo, hi);
-                ord[j].j = j;
+                ord[j].j = j; ord[j].lo = lo; ord[j].hi = hi;
             }
             qsort(ord, (size_t)na, sizeof(dim_order), cmp_dim);
             for (int32_t t = 0; t < na && !split; t++) {
@@ -254,6 +254,17 @@ int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t
                 int32_t j = ord[t].j;
                 for (int64_t i = s; i < e; i++) vals[i - s] = code_of(&c, j, idx[i]);
                 int32_t med = select_kth(vals, sz, (sz - 1) / 2);
+                if (below_max && med == ord[t].hi) {
+                    /* the lower median is the node's largest value (a value
+                     * held by most rows and last in code order): split below
+                     * it instead of leaving S_r empty */
+                    int32_t below = ord[t].lo;
+                    for (int64_t i = s; i < e; i++) {
+                        int32_t v = code_of(&c, j, idx[i]);
+                        if (v < med && v > below) below = v;
+                    }
+                    med = below;
+                }
                 int64_t nl = 0;
                 for (int64_t i = s; i < e; i++) nl += code_of(&c, j, idx[i]) <= med;
                 if (nl >= k && sz - nl >= k) {

@@ -44,11 +44,15 @@ int anonset_lgb_bucketize(int64_t n_runs, const int64_t *run_count, int64_t l,
  * n_total (column a at codes + a * n_total).  attrs[0..na-1]: the attributes
  * holding QI values in this subset.  Reorders idx so that every group is a
  * contiguous run; writes group_end[g] (exclusive end of group g in idx) and
- * *n_groups (group_end needs room for m / k entries).  m >= k required. */
+ * *n_groups (group_end needs room for m / k entries).  m >= k required.
+ * below_max: where the lower median of an attribute is the node's largest
+ * value (S_r of lines 12-13 empty), nonzero splits below that value (S_l =
+ * the smaller values, S_r = the largest); zero follows Alg. 3 as printed
+ * (the attribute cannot split the node). */
 int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                          int32_t na, const int32_t *attrs, const int32_t *dom,
                          const int32_t *cost_kind, const int64_t *cost_off,
-                         const double *cost_tab, int64_t k,
+                         const double *cost_tab, int64_t k, int32_t below_max,
                          int64_t *group_end, int64_t *n_groups);
 
 /* Alg. 4 on one subset; same arguments as anonset_lgb_mondrian, plus

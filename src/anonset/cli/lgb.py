@@ -29,7 +29,7 @@ __all__ = ["register"]
 #: lgb()'s parameters and their flags (for error messages).
 FLAGS = {"qi": "--qi", "semi_sensitive": "--semi-sensitive", "sensitive": "--sensitive",
          "flags": "--flags", "id_column": "--id", "closeness": "--t", "suppress": "--suppress",
-         "k": "--k", "l": "--l", "method": "--method"}
+         "k": "--k", "l": "--l", "method": "--method", "mdp_split": "--mdp-split"}
 
 
 def register(sub) -> None:
@@ -61,6 +61,11 @@ def register(sub) -> None:
     g.add_argument("--t", metavar="COL=T,...", help="t-closeness instead, for these attributes")
     g.add_argument("--method", choices=("mdp", "ncp"), default="mdp",
                    help="local generalization: mdp (Alg. 3, default) or ncp (Alg. 4)")
+    g.add_argument("--mdp-split", choices=("below_max", "paper"), default="below_max",
+                   help="with --method mdp: where a node's lower median is its largest value, "
+                        "split below it (below_max, default) or not on that attribute (paper: "
+                        "Alg. 3 as printed, which never splits on a majority value that sorts "
+                        "last, e.g. 'Male' or 'White')")
     g.add_argument("--balance", action="store_true",
                    help="with --method ncp: Xu et al.'s balancing step (groups of k..2k-1 rows; "
                         "lower NCP) instead of Alg. 4 as printed")
@@ -126,6 +131,7 @@ def _run(args) -> int:
         res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k,
                     l=lval, closeness=tval, method=args.method, hierarchies=hier,
                     id_column=args.id, suppress=args.suppress, balance=args.balance,
+                    mdp_split=args.mdp_split,
                     **roles, **key)
     written = res.write(args.output, format=out_fmt, protect=(args.input,))
     s = res.summary()

@@ -16,7 +16,7 @@ cdef extern from "lgb.h":
     int anonset_lgb_mondrian(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                              int32_t na, const int32_t *attrs, const int32_t *dom,
                              const int32_t *cost_kind, const int64_t *cost_off,
-                             const double *cost_tab, int64_t k,
+                             const double *cost_tab, int64_t k, int32_t below_max,
                              int64_t *group_end, int64_t *n_groups) nogil
     int anonset_lgb_topdown(int64_t m, int64_t *idx, int64_t n_total, const int32_t *codes,
                             int32_t na, const int32_t *attrs, const int32_t *dom,
@@ -45,7 +45,8 @@ def bucketize(const int64_t[::1] run_count, int64_t l):
 def partition(str method, int64_t[::1] idx, const int32_t[:, ::1] codes,
               const int32_t[::1] attrs, const int32_t[::1] dom,
               const int32_t[::1] cost_kind, const int64_t[::1] cost_off,
-              const double[::1] cost_tab, int64_t k, bint balance=False):
+              const double[::1] cost_tab, int64_t k, bint balance=False,
+              bint below_max=True):
     """Reorder idx (in place) into contiguous groups; return the group ends."""
     cdef int64_t m = idx.shape[0], ng = 0
     cdef int32_t na = attrs.shape[0]
@@ -59,7 +60,7 @@ def partition(str method, int64_t[::1] idx, const int32_t[:, ::1] codes,
         if mdp:
             status = anonset_lgb_mondrian(m, &idx[0], codes.shape[1], &codes[0, 0], na, ap,
                                           &dom[0], &cost_kind[0], &cost_off[0], &cost_tab[0],
-                                          k, &e[0], &ng)
+                                          k, 1 if below_max else 0, &e[0], &ng)
         else:
             status = anonset_lgb_topdown(m, &idx[0], codes.shape[1], &codes[0, 0], na, ap,
                                          &dom[0], &cost_kind[0], &cost_off[0], &cost_tab[0],

@@ -139,7 +139,7 @@ def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None):
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
                 method=method, hierarchies=hier, drop=rest, seed=seed, research_seed=True,
-                balance=balance)
+                balance=balance, mdp_split="paper")
     return res, time.perf_counter() - t0, l_occ
 
 

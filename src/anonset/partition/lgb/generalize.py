@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...validate import check_int
+from ...validate import check_choice, check_int
 from .domain import Domain
 
 METHODS = ("mdp", "ncp")
+#: Alg. 3's split where the lower median is a node's largest value
+MDP_SPLITS = ("below_max", "paper")
 
 
 def _cost_tables(domains: list[Domain]):
@@ -27,7 +29,8 @@ def _cost_tables(domains: list[Domain]):
 
 
 def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, k: int,
-                         method: str = "mdp", *, balance: bool = False) -> np.ndarray:
+                         method: str = "mdp", *, balance: bool = False,
+                         mdp_split: str = "below_max") -> np.ndarray:
     """Local equivalence groups (Alg. 3 or 4) of a table already split by QI
     partition.
 
@@ -46,6 +49,14 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
         split with an undersized side is abandoned and the whole node becomes
         a group.  True: Xu et al.'s adjustment, so an undersized side takes
         rows from the other and every group has k..2k-1 rows.
+    mdp_split : {'below_max', 'paper'}
+        Alg. 3 only.  'paper': lines 11-13 as printed, S_l = values <= the
+        lower median, S_r = the rest, so an attribute whose lower median is
+        the node's largest value (a majority value last in code order, e.g.
+        'Male' after 'Female', 'White' last among races) never splits a node.
+        'below_max' (default): the split then falls below that value (S_r =
+        its rows), so whether a node splits no longer depends on the
+        alphabetical order of the values' names (docs/lgb.md).
 
     Returns
     -------
@@ -54,6 +65,7 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
     from .. import _lgb
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    check_choice(mdp_split, "mdp_split", MDP_SPLITS)
     k = check_int(k, "k", minimum=1)
     q, n = codes.shape
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -69,7 +81,8 @@ def local_generalization(codes: np.ndarray, qi_mask: np.ndarray, domains: list, 
         if rows.size < k:
             raise ValueError(f"QI-partition subset of {rows.size} rows has fewer than k={k}")
         attrs = np.array([a for a in range(q) if (int(key) >> a) & 1], dtype=np.int32)
-        ends = _lgb.partition(method, rows, codes, attrs, dom, kind, off, tab, k, bool(balance))
+        ends = _lgb.partition(method, rows, codes, attrs, dom, kind, off, tab, k, bool(balance),
+                              mdp_split == "below_max")
         sizes = np.diff(np.concatenate([[0], ends]))
         gid[rows] = base + np.repeat(np.arange(ends.size), sizes)
         base += ends.size
