@@ -596,6 +596,61 @@ def test_ordered_ground_needs_an_order():
     assert p.n == 40
 
 
+def test_a_text_answer_scale_is_measured_in_its_declared_order(tmp_path):
+    """A survey's answer scale ('did not drive', '0', '1-2', ..., '30') is
+    text: under 'ordered' it was refused (its order would be alphabetical,
+    '10-19' before '3-5') with no way to give the order.  domains= (--domain)
+    declares it: t is then measured under that order, by the publisher and
+    by the audit alike."""
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    from anonset.cli import main
+    from anonset.validate import InputError
+    scale = ["did not drive", "0", "1-2", "3-5", "6-9", "10-19", "20-29", "30"]
+    rng = np.random.default_rng(7)
+    n = 600
+    df = pd.DataFrame({"age": rng.integers(14, 19, n),
+                       "sex": rng.choice(["f", "m"], n),
+                       "texting": rng.choice(scale, n, p=[.3, .3, .1, .08, .07, .07, .04, .04])})
+    kw = dict(drop=["sex"], ground={"texting": "ordered"})
+    with pytest.raises(InputError, match=r"column 'texting'.*ground 'ordered'.*it would read "
+                                         r"'0' < '1-2' < '10-19'.*\{?domains"):
+        anonymize_msa(df, ["age"], ["texting"], 5, 0.2, **kw)
+    r = anonymize_msa(df, ["age"], ["texting"], 5, 0.2, domains={"texting": scale},
+                      seed=SEED, research_seed=True, **kw)
+    pub = r.generalized()
+    got = check_partition(pub, ["ec"], "texting", ground="ordered",
+                          domains={"texting": scale}).t_per_attribute["texting"]
+    alpha = check_partition(pub, ["ec"], "texting", ground="ordered").t_per_attribute["texting"]
+    assert got <= 0.2 + 1e-9 and abs(got - r.t_achieved) < 1e-9
+    assert alpha != pytest.approx(got)                    # the order mattered
+    assert r.metadata["model"]["domains"] == {"texting": scale}
+    r.write(tmp_path / "m.parquet")
+    a = audit_partition(open_release(tmp_path / "m.parquet"), df)
+    row = a.report.checks.query("check == 'classes_t'").iloc[0]
+    assert row.status == "pass" and row.value == pytest.approx(got)
+    # refusals: a value outside the domain, a repeated value, a numeric SA,
+    # a column that is not sensitive
+    for dom, col, msg in ((scale[:-1], "texting", r"value '30' at row \d+ is not in the "
+                                                  r"declared domain \(7 values\)"),
+                          (scale + ["0"], "texting", "1 repeated"),
+                          ([14, 15], "age", "is numeric or has a hierarchy")):
+        with pytest.raises(InputError, match=msg):
+            MSAProblem(df, ["sex"] if col == "age" else ["age"],
+                       ["age"] if col == "age" else ["texting"],
+                       drop=["texting"] if col == "age" else ["sex"], domains={col: dom})
+    with pytest.raises(InputError, match=r"domains: column 'sex': is not a sensitive"):
+        MSAProblem(df, ["age"], ["texting"], drop=["sex"], domains={"sex": ["f", "m"]})
+    # the command line, inline
+    df.to_csv(tmp_path / "in.csv", index=False)
+    assert main(["msa-anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--qi", "age", "--sa", "texting", "--drop", "sex", "--k", "5", "--t", "0.2",
+                 "--ground", "texting=ordered", "--domain", "texting=" + ",".join(scale),
+                 "--seed", SEED, "--research-seed"]) == 0
+    assert main(["audit", str(tmp_path / "c.parquet"), "--original",
+                 str(tmp_path / "in.csv")]) == 0
+
+
 def test_values_with_spaces_or_semicolons_are_leaves_as_they_are():
     """Without a hierarchy, a text column's values are the leaves of a flat
     tree exactly as the data spells them: raw survey files (UCI Adult's

@@ -185,6 +185,7 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
                  "anonset): t-closeness not checked")
     grounds = model.get("ground") or {}
     hier = {s: Hierarchy.from_csv(txt) for s, txt in (model.get("hierarchies") or {}).items()}
+    declared = {s: [str(v) for v in vals] for s, vals in (model.get("domains") or {}).items()}
     attack, attrs = [], []
     for s in sens:
         g = grounds.get(s, "equal")
@@ -193,7 +194,10 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
             rows.add("classes_t", s, "unverified", None, t,
                      f"{s}: ground {g!r} is not recorded in a form that can be rebuilt")
             continue
-        rep = check_partition(frame, ["ec"], s, ground={s: g}, hierarchies=hier)
+        if s in declared:           # a text SA in its declared order
+            frame = frame.assign(**{s: frame[s].astype(str)})
+        rep = check_partition(frame, ["ec"], s, ground={s: g}, hierarchies=hier,
+                              domains={s: declared[s]} if s in declared else None)
         worst = rep.t_per_attribute[s]
         ok = worst <= t + _TOL
         rows.add("classes_t", s, "pass" if ok else "fail", worst, t,
@@ -202,10 +206,10 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
         rows.add("l_distinct", s, "info", rep.l_distinct, None,
                  f"{s}: every class holds at least {rep.l_distinct} distinct values "
                  f"(entropy l = {rep.l_entropy:.3g})")
-        dom = hier[s].leaves if g == "hierarchical" else None
+        dom = hier[s].leaves if g == "hierarchical" else declared.get(s)
         values = frame[s].astype(str) if dom is not None else frame[s]
         C, domain = _counts(classes, values, dom)
-        ground = Ground.tree(hier[s]) if dom is not None else Ground.from_spec(g, len(domain))
+        ground = Ground.tree(hier[s]) if g == "hierarchical" else Ground.from_spec(g, len(domain))
         A = C.sum(axis=0) / max(C.sum(), 1)
         attack.append(_adversary(s, C, model_bound(SimpleNamespace(l=None, k=None, t=t),
                                                    A, ground)))

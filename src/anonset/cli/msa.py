@@ -35,6 +35,7 @@ __all__ = ["register"]
 #: anonymize_msa()'s parameters and their flags (for error messages).
 FLAGS = {"quasi_identifiers": "--qi", "sensitive": "--sa", "numeric": "--numeric",
          "ground": "--ground", "n_threads": "--threads", "k": "--k", "t": "--t",
+         "domains": "--domain",
          "algorithm": "--algorithm"}
 
 
@@ -72,6 +73,11 @@ def register(sub) -> None:
     g.add_argument("--numeric", action="append", metavar="COLS",
                    help="columns treated as numeric (default: numeric columns without a "
                         "hierarchy)")
+    g.add_argument("--domain", action="append", metavar="SA=PATH|SA=v1,v2,...",
+                   help="the values of a text sensitive column in their order (a file with "
+                        "one value per line, or inline): with --ground SA=ordered, t is "
+                        "measured under that order (an answer scale), which text read off "
+                        "the data cannot give")
     g.add_argument("--ground", action="append", metavar="SA=KIND",
                    help="ground distance of a sensitive column: ordered, equal or "
                         "hierarchical (default: ordered for numeric, hierarchical with a "
@@ -105,10 +111,18 @@ def _run(args) -> int:
         if g not in ("ordered", "equal", "hierarchical"):
             raise ValueError(f"--ground {col}: expected ordered, equal or hierarchical, got {g!r}")
     numeric = _names(args.numeric) or None
+    from .config import read_domain_file
+    domains = {}
+    for col, v in _kv(args.domain, "--domain").items():
+        try:
+            domains[col] = read_domain_file(v)
+        except ValueError as e:
+            raise ValueError(f"--domain for {col!r}: {e}") from None
     roles = role_kwargs(args)
     df = read_input(inp, args.input_format, roles["other"] + roles["identifiers"])
     with naming_input(inp):
         prob = MSAProblem(df, qi, sa, hierarchies=hier, numeric=numeric, ground=ground,
+                          domains=domains,
                           n_threads=args.threads, **roles)
         res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args))
     res.write(out, format=fout, protect=(inp,))

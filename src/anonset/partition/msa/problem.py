@@ -64,6 +64,12 @@ class MSAProblem:
         those rows out of the release (:func:`anonset.validate.drop_missing`;
         the metadata records how many, and the audit names it: presence in
         the release tells that a person's QIs and SAs are all answered).
+    domains : {SA: values in order}, optional
+        The declared domain of a text SA, in its order: an answer scale
+        ('never', 'rarely', ..., 'always') can then be measured under the
+        ordered ground (``ground={SA: 'ordered'}``), which text read off the
+        data cannot (its order would be alphabetical).  Every value must be
+        in it; numeric SAs are ordered by value and take none.
     """
 
     def __init__(self, data: pd.DataFrame, quasi_identifiers: Sequence[str],
@@ -71,7 +77,7 @@ class MSAProblem:
                  other: Sequence[str] = (), drop: Sequence[str] = (),
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
                  ground: Mapping | None = None, n_threads: int | None = None,
-                 missing: str | None = None):
+                 missing: str | None = None, domains: Mapping | None = None):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -101,7 +107,25 @@ class MSAProblem:
         for c in ground:
             if c not in sa:
                 raise InputError("is not a sensitive attribute", param="ground", column=c)
+        declared = {}
+        for c, vals in dict(domains or {}).items():
+            if c not in sa:
+                raise InputError("is not a sensitive attribute", param="domains", column=c,
+                                 expected="the sensitive attributes' declared orders")
+            if c in numeric or c in hier:
+                raise InputError("is numeric or has a hierarchy, which orders it already",
+                                 param="domains", column=c,
+                                 expected="a declared domain only for a text sensitive "
+                                          "attribute")
+            vals = [str(v) for v in (vals or ())]
+            if not vals or len(set(vals)) != len(vals):
+                raise InputError(f"got {len(vals)} values, {len(vals) - len(set(vals))} "
+                                 "repeated", param="domains", column=c,
+                                 expected="each value once, in order")
+            declared[c] = vals
         data, self.missing = drop_missing(data, qi + sa, missing)
+        #: the text SAs' declared domains, in order (recorded for the audit)
+        self.declared = declared
         #: every input column's role, as the caller named it
         self.roles = roles
         self.other = [c for c in data.columns if roles[c] == "other"]
@@ -117,7 +141,8 @@ class MSAProblem:
         self.sensitive = sa
         self.n_threads = effective_n_threads(n_threads)
         self.qis = [self._encode_qi(c, c in numeric, hier.get(c)) for c in qi]
-        self.sas = [self._encode_sa(c, c in numeric, hier.get(c), ground.get(c)) for c in sa]
+        self.sas = [self._encode_sa(c, c in numeric, hier.get(c), ground.get(c), declared.get(c))
+                    for c in sa]
         self._kernel_arrays()
 
     # ------------------------------------------------------------ encoding
@@ -133,7 +158,7 @@ class MSAProblem:
         return QIColumn(name, False, h.ancestors[leaves, 0].astype(np.int32), hierarchy=h,
                         n_nodes=len(h.labels), sqd=sqd, lca=lca, leaf_count=leaf_count)
 
-    def _encode_sa(self, name, numeric, h, gspec) -> SAColumn:
+    def _encode_sa(self, name, numeric, h, gspec, declared=None) -> SAColumn:
         col = self.data[name]
         if isinstance(gspec, Hierarchy):
             h, gspec = gspec, "hierarchical"
@@ -143,7 +168,17 @@ class MSAProblem:
             codes = leaf_codes(col, h, name, "sensitive attribute")
             g = Ground.tree(h)
             return SAColumn(name, False, codes, list(h.leaves), g, h, g)
-        if numeric:
+        if declared is not None:
+            text = col.astype(str).to_numpy()
+            index = {v: i for i, v in enumerate(declared)}
+            codes = np.array([index.get(v, -1) for v in text], dtype=np.int64)
+            if (codes < 0).any():
+                r = int(np.flatnonzero(codes < 0)[0])
+                raise InputError(f"value {text[r]!r} at row {r:,} is not in the declared domain "
+                                 f"({len(declared)} values)", param="domains", column=name,
+                                 expected="every value of the column in its declared domain")
+            domain = list(declared)
+        elif numeric:
             domain, codes = np.unique(col.to_numpy(), return_inverse=True)
         else:
             domain, codes = np.unique(col.astype(str).to_numpy(), return_inverse=True)
@@ -152,12 +187,15 @@ class MSAProblem:
         if gspec is None:
             gspec = "ordered" if numeric else "equal"
         g = Ground.from_spec(gspec, d)
-        if not numeric and g.kind in ("ordered", "values"):
+        if not numeric and declared is None and g.kind in ("ordered", "values"):
             # text values have no order of their own: np.unique sorts them
             # alphabetically, and t under that order would mean nothing
-            raise InputError(f"has ground {g.kind!r}, but its text values have no order (it "
-                             "would be alphabetical)", param="ground", column=name,
-                             expected="'equal', a hierarchy, or the column treated as numeric "
+            from ...validate import alphabetical_order
+            raise InputError(f"has ground {g.kind!r}, but its text values have no order of "
+                             f"their own (sorted alphabetically, {alphabetical_order(domain)})",
+                             param="ground", column=name,
+                             expected="its values declared in order ({@domains}), 'equal', a "
+                                      "hierarchy, or the column treated as numeric "
                                       "({@numeric}) when its values are numbers")
         if g.kind == "hierarchical":
             h = g._hierarchy
@@ -456,7 +494,8 @@ class MSAProblem:
                 "sensitive": list(self.sensitive),
                 "ground": {s.name: s.ground.kind for s in self.sas},
                 "hierarchies": {s.name: s.hierarchy.to_csv() for s in self.sas
-                                if s.ground.kind == "hierarchical"}}
+                                if s.ground.kind == "hierarchical"},
+                **({"domains": self.declared} if self.declared else {})}
 
     def column_roles(self) -> dict:
         """The columns a release passes through, and those it never publishes."""

@@ -145,7 +145,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   identifiers: Sequence[str] = (), other: Sequence[str] = (),
                   drop: Sequence[str] = (), seed=None, research_seed: bool = False,
                   keep_order: bool = False, n_threads: int | None = None,
-                  fcm_options: Mapping | None = None, missing: str | None = None) -> MSAResult:
+                  fcm_options: Mapping | None = None, missing: str | None = None,
+                  domains: Mapping | None = None) -> MSAResult:
     """Publish ``data`` under k-anonymity and t-closeness for every sensitive
     attribute (paper 003, Def. 4).
 
@@ -160,7 +161,7 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
         Largest EMD between a class's and the table's distribution of any SA.
     algorithm : {'cluster', 'pca', 'microagg'}
         Algorithm 1, Algorithm 2, or the t-closeness-first microaggregation.
-    identifiers, other, drop, hierarchies, numeric, ground, n_threads, missing
+    identifiers, other, drop, hierarchies, numeric, ground, n_threads, missing, domains
         See :class:`MSAProblem`.
     seed : bytes, str or int, optional
         Key material of at least 128 bits; the release (FCM's start, the
@@ -192,6 +193,6 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     """
     prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
                       drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
-                      n_threads=n_threads, missing=missing)
+                      n_threads=n_threads, missing=missing, domains=domains)
     return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,
                     keep_order=keep_order, fcm_options=fcm_options)
