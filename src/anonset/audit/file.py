@@ -110,6 +110,7 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
     check_original_columns(names, cols,
                            file=None if isinstance(original, pd.DataFrame) else original)
     from ..engine import cast_text
+    from ..validate import missing_rows
     csv = False
     if isinstance(original, pd.DataFrame):
         chunks = (original.iloc[i:i + chunk_rows].reset_index(drop=True)
@@ -129,9 +130,9 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
             for n in names:
                 chunk[n] = cast_text(chunk[n], header.schema[n], n, original)
         if opts.drop:           # the publisher left the rows with a missing cell out
-            keep = ~chunk[names].isna().any(axis=1).to_numpy()
-            if not keep.all():
-                chunk = chunk.loc[keep].reset_index(drop=True)
+            gone = missing_rows(chunk, names)[0]
+            if gone.any():
+                chunk = chunk.loc[~gone].reset_index(drop=True)
         yield encode(chunk, header.schema, columns=names, missing=opts.missing), chunk
 
 

@@ -361,11 +361,10 @@ def _kept_rows(meta: dict, original):
     record = meta.get("missing")
     if original is None or not isinstance(record, dict) or record.get("policy") != "drop":
         return original
-    cols = [c for c in (record.get("columns") or {}) if c in original.columns]
-    if not cols:
-        return original
-    keep = ~original[cols].isna().any(axis=1).to_numpy()
-    return original.loc[keep].reset_index(drop=True)
+    from ..validate import missing_rows
+    gone = missing_rows(original, [c for c in (record.get("columns") or {})
+                                   if c in original.columns])[0]
+    return original.loc[~gone].reset_index(drop=True) if gone.any() else original
 
 
 def audit_partition(release, original=None) -> PartitionAudit:
