@@ -262,6 +262,10 @@ def test_mdp_splits_on_a_majority_value_that_sorts_last():
     for r in (new, old):
         assert np.bincount(r.gid).min() >= 5
     assert new.metadata["model"]["mdp_split"] == "below_max"
+    # the release report says which reading made the groups
+    from anonset.audit.html.sections import describe_model
+    assert "split below a node's largest value" in describe_model("lgb", new.metadata["model"])
+    assert "Alg. 3 as printed" in describe_model("lgb", old.metadata["model"])
     assert L.c_dm(new) < L.c_dm(old)
     # the same values renamed so that the majorities sort first: the paper's
     # rule now splits (the names decided), the default is the same as before

@@ -58,7 +58,10 @@ def describe_model(kind: str, model: dict) -> str:
             parts.append(f"l-diverse buckets (l: {_per(m['l'])})")
         if m.get("closeness"):
             parts.append(f"t-close buckets (t: {_per(m['closeness'])})")
-        return "; ".join(parts) + f" (paper 002, {m.get('method', 'mdp')} generalization)"
+        split = {"paper": ", Alg. 3 as printed",
+                 "below_max": ", split below a node's largest value where it is the median"
+                 }.get(m.get("mdp_split"), "")
+        return "; ".join(parts) + f" (paper 002, {m.get('method', 'mdp')} generalization{split})"
     name = m.get("model")
     if name == "diversity":
         return (f"{m.get('measure', 'frequency')} l-diversity (paper 000 Def. 11-14), "
