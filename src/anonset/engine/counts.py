@@ -25,6 +25,7 @@ class ReconstructionPlan:
                  n_threads=None, seed=None):
         from ..randomized.reconstruct import METHODS
         V.check_choice(method, "method", METHODS)
+        V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)
         self.dims = V.check_cells(header, self.attributes)

@@ -428,6 +428,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     fmt = file_format(path, format)
     meta = read_metadata(path, fmt)
     header = check_metadata(meta, path)
+    from ..validate import check_reconstructable
+    check_reconstructable(header, file=path)
     rplan = engine.ReconstructionPlan(header, attributes, method, max_iter=max_iter, tol=tol,
                                       n_threads=n_threads, seed=seed)
     counts = rplan.counts()

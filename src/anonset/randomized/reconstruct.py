@@ -100,8 +100,9 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     >>> round(ct.total, 6), ct.info["converged"]
     (8.0, True)
     """
-    from ..validate import check_choice
+    from ..validate import check_choice, check_reconstructable
     check_choice(method, "method", METHODS)
+    check_reconstructable(table)
     _check_stopping(max_iter, tol)
     max_iter = int(max_iter)
     if tol_ll is None:
