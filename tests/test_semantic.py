@@ -661,3 +661,12 @@ def test_paper_000s_estimators_refuse_a_semantic_table(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "s.parquet': was published under (l, d)-semantic diversity" in err
     assert "anonset semantic-analyze" in err
+    # the audit's attack without the original takes its prior from paper
+    # 001's estimate, in memory and chunk by chunk (it took paper 000's,
+    # wrong, and then was refused with it): the prior's top share is the truth's
+    share = truth.max() / n
+    for rep in (anonset.audit(t, attack=True, n_targets=300, seed=0),
+                anonset.audit_file(tmp_path / "s.parquet", attack=True, n_targets=300, seed=0,
+                                   chunk_rows=997)):
+        prior = float(rep.attack.summary["prior_only"].iloc[0])
+        assert abs(prior - share) < 0.01, (prior, share)

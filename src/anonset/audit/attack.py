@@ -294,7 +294,14 @@ def check_attack_args(table, original, known, n_targets, prior, prior_source, al
 
 def reconstructed_marginal(header, j: str, w) -> np.ndarray:
     """A_j estimated from the published sets by the paper's EM (eq. 26-27),
-    from the per-value counts w (eq. 17 for one attribute)."""
+    from the per-value counts w (eq. 17 for one attribute).  A semantic
+    table's sensitive attribute by paper 001's EM instead (its dummies are
+    not paper 000's uniform sets; w is then paper 001's omega)."""
+    if (getattr(header, "model", None) or {}).get("name") == "semantic" and \
+            header.model.get("sensitive") == j:
+        from ..randomized.semantic import semantic_marginal
+        A = np.clip(semantic_marginal(header, w), 0, None)
+        return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)
     from ..randomized.reconstruct import reconstruct
     A = np.clip(np.asarray(reconstruct(header, [j], "em", w=w).counts, dtype=np.float64), 0, None)
     return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)

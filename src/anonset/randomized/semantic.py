@@ -710,6 +710,19 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
                     info)
 
 
+def semantic_marginal(table, omega=None) -> np.ndarray:
+    """The sensitive attribute's counts estimated by paper 001's EM from
+    omega, the number of published sets holding each value (counted from
+    ``table``'s sets where not given; a file header with omega counted chunk
+    by chunk does as well)."""
+    sa, dist, l, d = _table_distance(table)
+    if omega is None:
+        omega = _table_counts(table, [])[0]
+    q, _ = selection_matrix(dist, l, d, algorithm=table.model["algorithm"])
+    x, _ = estimate_em(np.asarray(omega, dtype=np.float64), q)
+    return np.asarray(x, dtype=np.float64).reshape(-1)
+
+
 def mse(x, xhat, N: float | None = None) -> float:
     """Eq. 18: mean over cells of (x / N - xhat / N)^2 (N = total records)."""
     x = np.asarray(x, dtype=np.float64)
