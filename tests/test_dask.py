@@ -225,3 +225,27 @@ def test_columns_named_like_the_internal_rank_and_row_are_published_as_they_are(
     publish_file(tmp_path / "in.parquet", tmp_path / "out.parquet", anonset.Diversity(2),
                  chunk_rows=200, **kw)
     assert anonset.read_parquet(tmp_path / "out.parquet").equals(ref)
+
+
+def test_a_dask_frame_given_to_an_in_memory_function_is_named():
+    """A Dask DataFrame given to a function that reads its table whole
+    (anonset.publish, semantic, LGB, msa) failed inside the interchange
+    protocol ("'DaskDataFrameInterchange' object has no attribute
+    'get_chunks'"); the refusal now says what it got and what to do."""
+    import dask.dataframe as dd
+    from anonset.lgb import lgb
+    from anonset.msa import anonymize_msa
+    from anonset.semantic import semantic_publish
+    from anonset.validate import InputError
+    df = pd.DataFrame({"sex": ["f", "m"] * 20, "job": list("abcd") * 10})
+    ddf = dd.from_pandas(df, npartitions=2)
+    calls = [lambda: anonset.publish(ddf, anonset.Diversity(2), sensitive=["job"],
+                                     exact=["sex"]),
+             lambda: semantic_publish(ddf, "job", 2, 1, qids=["sex"], domain=list("abcd")),
+             lambda: lgb(ddf, qi=["sex"], sensitive=["job"], k=2, l=2),
+             lambda: anonymize_msa(ddf, ["sex"], ["job"], 2, 0.5)]
+    for call in calls:
+        with pytest.raises(InputError, match=r"data: got a Dask DataFrame, which this function "
+                                             r"reads whole; expected .*ddf.compute\(\).*"
+                                             r"anonset.dask.publish"):
+            call()

@@ -57,6 +57,13 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     """
     if isinstance(data, pd.DataFrame):
         return index_as_columns(data, param=param)
+    if type(data).__module__.split(".")[0] == "dask":
+        # its interchange object fails half-way with an error about chunks
+        raise InputError(f"got a Dask {type(data).__name__}, which this function reads whole",
+                         param=param,
+                         expected="a table in memory (ddf.compute()), or for paper 000 "
+                                  "anonset.dask.publish, which publishes partition by "
+                                  "partition")
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is a dependency
