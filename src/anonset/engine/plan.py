@@ -66,7 +66,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     """The schema, parameters, key and order of a publication."""
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
-    from ..randomized.prior import check_prior
+    from ..randomized.prior import check_new_in_series, check_prior, series_record
     opts = d.options
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
@@ -115,7 +115,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     codes_like = _CodesFromCounts(counts)
     given = opts.params
     fresh = []
-    from ..randomized.prior import check_new_in_series, series_record
     if opts.prior is not None:
         # an earlier release: its columns that this one leaves out do not
         # matter (streams are keyed by name; the metadata carries them on for
