@@ -7,7 +7,8 @@ when every cell is consistent with the victim (a generalized interval that
 covers the value, a bucket whose values include it, or '*'); the victim's
 possible occupations are the union of the candidates' occupation buckets.
 Releases are intersected.  Run: ``PYTHONPATH=src python bench/lgb_repeat.py
-[ROWS] [RELEASES]``; figures in docs/lgb.md ("Repeated releases").
+[ROWS] [RELEASES] [below_max|paper]``; figures in docs/lgb.md ("Repeated
+releases").
 """
 from __future__ import annotations
 
@@ -53,14 +54,17 @@ def possible(res, target: str = "occupation") -> tuple[np.ndarray, np.ndarray]:
     return out, truth[s]
 
 
-def main(rows: int = 10_000, releases: int = 3, l: int = 4) -> None:
+def main(rows: int = 10_000, releases: int = 3, l: int = 4,
+         mdp_split: str = "below_max") -> None:
     warnings.simplefilter("ignore")
     df = load_adult().head(rows).reset_index(drop=True)
     flags = L.draw_flags(df, SEMI, 0.3, seed=1)
     kw = dict(qi=QI, semi_sensitive=SEMI, sensitive=SENS, flags=flags, k=l, l=l,
-              drop=[c for c in df.columns if c not in QI + SEMI + SENS], suppress=True)
+              drop=[c for c in df.columns if c not in QI + SEMI + SENS], suppress=True,
+              mdp_split=mdp_split)
     inter = None
-    print(f"Adult, first {rows:,} rows, k = l = {l}, density 0.3, target occupation")
+    print(f"Adult, first {rows:,} rows, k = l = {l}, density 0.3, target occupation, "
+          f"mdp_split={mdp_split}")
     for r in range(releases):
         p, truth = possible(L.lgb(df, **kw))       # a fresh OS key each time
         assert p[np.arange(truth.size), truth].all()
@@ -71,4 +75,5 @@ def main(rows: int = 10_000, releases: int = 3, l: int = 4) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    main(*(int(a) for a in sys.argv[1:3]),
+         **({"mdp_split": sys.argv[3]} if len(sys.argv) > 3 else {}))
