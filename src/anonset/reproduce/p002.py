@@ -129,7 +129,7 @@ def adult_table(rows=None) -> pd.DataFrame:
     return df
 
 
-def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None):
+def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None, mdp_split="paper"):
     occ = flags["occupation"].to_numpy()
     cnt = df.loc[occ, "occupation"].value_counts()
     l_occ = min(l, int(occ.sum() // cnt.max()))
@@ -139,7 +139,7 @@ def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None):
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
                 method=method, hierarchies=hier, drop=rest, seed=seed, research_seed=True,
-                balance=balance, mdp_split="paper")
+                balance=balance, mdp_split=mdp_split)
     return res, time.perf_counter() - t0, l_occ
 
 
