@@ -106,7 +106,7 @@ def test_a_recode_is_found_right_after_publishing_in_memory():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", anonset.PassThroughWarning)
         pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], other=["jobcode"],
-                              domains={"job": DOM})
+                              domains={"job": DOM}, allow_recode=["jobcode"])
     assert pub.info["row_order"] == "shuffled"
     rep = audit(pub, df)
     recode = rep.checks[rep.checks["check"] == "recode"].set_index("attribute")

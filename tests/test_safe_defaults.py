@@ -1128,60 +1128,92 @@ def _four_paths(df, model, kw, tmp_path, *, chunk_rows):
                                       scheduler="sync", **kw).to_settable(scheduler="sync")}
 
 
-def test_a_pass_through_column_that_recodes_a_sensitive_one_is_named_on_every_path(tmp_path,
-                                                                                   capsys):
+def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_path(
+        tmp_path, capsys):
     """`--other firstname` published the resume study's first names, which
     were chosen to signal race and gender, unchanged beside race and gender
-    as l-diverse sets: the audit with the original data saw it, publishing
-    said nothing.  Every path now measures each pass-through column at
-    publishing (PassThroughWarning, metadata `pass_through_risks`), and an
-    audit of the release alone reports what was recorded."""
+    as l-diverse sets: first the audit alone saw it, then publishing warned
+    and published anyway.  A column published as it is that recodes a
+    sensitive one publishes that column nearly in the clear, so every path
+    now refuses it, with the same line, unless the user names the risk
+    (`allow_recode`, `--allow-recode`); the metadata, the summary and the
+    audit then name it."""
     from anonset.cli import main
     df = _resume_like()
     kw = dict(sensitive=["race", "gender"], exact=["city"], other=["firstname", "callback",
                                                                     "serial"])
     model = anonset.Diversity(2)
-    want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0},
-            {"check": "recode", "column": "firstname", "sensitive": "race", "value": 1.0},
-            {"check": "recode", "column": "firstname", "sensitive": "gender", "value": 1.0}]
     runs = _four_paths(df, model, kw, tmp_path, chunk_rows=170)
-    messages = {}
+    refusals = {}
+    for path, run in runs.items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals[path] = str(e.value).split("column 'firstname': ", 1)[1]
+    assert len(set(refusals.values())) == 1, refusals
+    assert refusals["memory"].startswith("is a pass-through column that predicts 'race' for "
+                                         "100.0% of the rows")
+    assert "it would publish 'race' nearly in the clear (and firstname -> gender)" in \
+        refusals["memory"]
+    assert refusals["memory"].endswith("allow_recode=['firstname']")
+    assert not (tmp_path / "o1.parquet").exists() and not (tmp_path / "o2.parquet").exists()
+    # named: published, recorded as allowed; the identifier still warns, the
+    # allowed recodes do not (the summary, the metadata and the audit say it)
+    want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0},
+            {"check": "recode", "column": "firstname", "sensitive": "race", "value": 1.0,
+             "allowed": True},
+            {"check": "recode", "column": "firstname", "sensitive": "gender", "value": 1.0,
+             "allowed": True}]
+    runs = _four_paths(df, model, {**kw, "allow_recode": ["firstname"]}, tmp_path,
+                       chunk_rows=170)
     for path, run in runs.items():
         with pytest.warns(anonset.PassThroughWarning) as rec:
             pub = run()
         got = [str(w.message) for w in rec if issubclass(w.category, anonset.PassThroughWarning)]
         assert sorted(pub.info["pass_through_risks"], key=str) == sorted(want, key=str), path
-        messages[path] = sorted(got)
-    assert len({tuple(m) for m in messages.values()}) == 1, messages
-    assert any("'firstname' predicts 'race' for 100.0%" in m and "nearly in the clear" in m
-               for m in messages["memory"])
-    assert any("'serial': 100.0% of the rows hold a value no other row has" in m
-               for m in messages["memory"])
-    # the audit of the release alone names the recorded recodes; with the
-    # original it measures them itself (one row each, not two)
-    pub = anonset.publish(df, model, **kw)
+        assert len(got) == 1 and "'serial': 100.0% of the rows hold a value no other row " \
+            "has" in got[0], (path, got)
+    # the audit of the release alone names the recorded recodes as allowed;
+    # with the original it measures them itself (one row each, not two)
+    pub = anonset.publish(df, model, allow_recode=["firstname"], **kw)
     alone = anonset.audit(pub).checks
     recode = alone[alone["check"] == "recode"]
     assert sorted(recode["attribute"]) == ["firstname -> gender", "firstname -> race"]
     assert (recode["status"] == "risk").all()
+    assert recode["message"].str.contains("as the user allowed").all()
     both = anonset.audit(pub, df).checks
-    measured = both[both["check"] == "recode"]["attribute"]
-    assert len(measured) == 8 and measured.is_unique      # (3 pass-through + 1 exact) x 2
-    assert set(both.query("check == 'recode' and status == 'risk'")["attribute"]) == \
-        {"firstname -> race", "firstname -> gender"}
-    # a column that says nothing of race or gender: no finding
+    measured = both[both["check"] == "recode"]
+    assert len(measured) == 8 and measured["attribute"].is_unique   # (3 pass-through + 1 exact) x 2
+    risky = measured[measured["status"] == "risk"]
+    assert set(risky["attribute"]) == {"firstname -> race", "firstname -> gender"}
+    assert risky["message"].str.contains("as the user allowed").all()
+    # a column that says nothing of race or gender: no finding, no refusal
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)
         quiet = anonset.publish(df, model, sensitive=["race", "gender"], exact=["city"],
                                 other=["callback"], drop=["firstname", "serial"])
     assert quiet.info["pass_through_risks"] == []
-    # the command line prints each finding once
+    # only a column published as it is can be named
+    with pytest.raises(InputError, match=r"allow_recode: names 'race', which is not published "
+                                         r"as it is; expected pass-through columns or exact "
+                                         r"QIDs: one of \['firstname', 'callback', 'city'\]"):
+        anonset.publish(df, model, sensitive=["race", "gender"], exact=["city"],
+                        other=["firstname", "callback"], drop=["serial"], allow_recode=["race"])
+    # the command line: exit 2 and one line naming the flag, nothing written;
+    # named, the summary says what was published nearly in the clear
+    cli = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+           "--sensitive", "race,gender", "--exact", "city", "--other", "firstname,callback",
+           "--drop", "serial", "--l", "2"]
     capsys.readouterr()
-    assert main(["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
-                 "--sensitive", "race,gender", "--exact", "city", "--other",
-                 "firstname,callback", "--drop", "serial", "--l", "2"]) == 0
+    assert main(cli) == 2
     err = capsys.readouterr().err
-    assert err.count("WARNING: pass-through column 'firstname' predicts") == 2, err
+    assert err.count("\n") == 1 and err.endswith("or the risk named: --allow-recode firstname\n")
+    assert "column 'firstname': is a pass-through column that predicts 'race'" in err
+    assert not (tmp_path / "c.parquet").exists()
+    assert main(cli + ["--allow-recode", "firstname"]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: published nearly in the clear through columns that recode them (you " \
+        "allowed it): firstname -> race (lambda 1.00), firstname -> gender (lambda 1.00)" in err
+    assert "predicts" not in err
 
 
 def _stops_like(n=3000, seed=7):
@@ -1278,37 +1310,46 @@ def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path)
             warnings.simplefilter("error", anonset.PassThroughWarning)
             assert run().info["pass_through_risks"] == []
     for run in paths(_resume_like(600)):
-        with pytest.warns(anonset.PassThroughWarning, match=r"\(in the first 300 rows\)"):
-            assert len(run().info["pass_through_risks"]) == 2
+        with pytest.raises(InputError, match=r"\(in the first 300 rows\)"):
+            run()
 
 
 @pytest.mark.parametrize("method", ["lgb", "msa", "anatomy"])
-def test_partition_publishers_name_a_recoding_pass_through_column(method, tmp_path):
+def test_partition_publishers_refuse_a_recoding_pass_through_column_unless_named(method,
+                                                                                 tmp_path):
     from anonset.audit.html.release import open_release
     from anonset.audit.partition import audit_partition
     df = _resume_like()
-    with pytest.warns(anonset.PassThroughWarning, match="'firstname' predicts 'race'"):
+
+    def run(**allow):
         if method == "lgb":
             res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race"], other=["firstname"],
-                              drop=["serial", "callback", "gender"], k=4, l=2)
-            meta = res.metadata
-        elif method == "msa":
+                                  drop=["serial", "callback", "gender"], k=4, l=2, **allow)
+            return res, res.metadata
+        if method == "msa":
             from anonset.msa import anonymize_msa
             res = anonymize_msa(df, ["city"], ["race"], 4, 0.5, other=["firstname"],
-                                drop=["serial", "callback", "gender"])
-            meta = res.metadata
-        else:
-            from anonset.partition.baselines import anatomy
-            res = anatomy(df, qids=["city"], sensitive="race", l=2, other=["firstname"],
-                          drop=["serial", "callback", "gender"])
-            meta = res.info
+                                drop=["serial", "callback", "gender"], **allow)
+            return res, res.metadata
+        from anonset.partition.baselines import anatomy
+        res = anatomy(df, qids=["city"], sensitive="race", l=2, other=["firstname"],
+                      drop=["serial", "callback", "gender"], **allow)
+        return res, res.info
+
+    with pytest.raises(InputError, match=r"column 'firstname': is a pass-through column that "
+                                         r"predicts 'race'.*allow_recode=\['firstname'\]"):
+        run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)     # named: no warning
+        res, meta = run(allow_recode=["firstname"])
     assert {"check": "recode", "column": "firstname", "sensitive": "race",
-            "value": 1.0} in meta["pass_through_risks"]
+            "value": 1.0, "allowed": True} in meta["pass_through_risks"]
     if method != "anatomy":
         out = tmp_path / "rel.parquet"
         res.write(out)
         rep = audit_partition(open_release(out)).report
-        assert "firstname -> race" in set(rep.checks.query("status == 'risk'")["attribute"])
+        risky = rep.checks.query("status == 'risk'").set_index("attribute")
+        assert "as the user allowed" in risky.loc["firstname -> race", "message"]
 
 
 @pytest.mark.parametrize("method", ["lgb", "msa", "mondrian", "tp", "anatomy"])
@@ -1330,28 +1371,39 @@ def test_a_pass_through_column_that_recodes_a_generalized_qi_is_named(method, tm
     df = pd.DataFrame({"age": age, "born": 2026 - age, "town": rng.choice(list("xyz"), n),
                        "job": rng.permutation(np.resize(list("abcd"), n)),
                        "note": rng.choice(["p", "q"], n)})
-    common = dict(other=["born", "note"])
-    with w.catch_warnings(record=True) as caught:
-        w.simplefilter("always")
+    def run(**allow):
+        common = dict(other=["born", "note"], **allow)
         if method == "lgb":
             res = anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2, **common)
-            meta = res.metadata
-        elif method == "msa":
+            return res, res.metadata
+        if method == "msa":
             from anonset.msa import anonymize_msa
             res = anonymize_msa(df, ["age", "town"], ["job"], 4, 0.5, **common)
-            meta = res.metadata
-        else:
-            res = getattr(B, method)(df, qids=["age", "town"], sensitive="job", l=2, **common)
-            meta = res.info
-    found = [x for x in caught if issubclass(x.category, anonset.PassThroughWarning)]
-    risks = meta["pass_through_risks"]
+            return res, res.metadata
+        res = getattr(B, method)(df, qids=["age", "town"], sensitive="job", l=2, **common)
+        return res, res.info
+
     if method == "anatomy":
-        assert not found and not [r for r in risks if r["check"] == "qi_recode"]
+        with w.catch_warnings(record=True) as caught:
+            w.simplefilter("always")
+            res, meta = run()
+        found = [x for x in caught if issubclass(x.category, anonset.PassThroughWarning)]
+        assert not found and not [r for r in meta["pass_through_risks"]
+                                  if r["check"] == "qi_recode"]
         return
-    assert len(found) == 1, [str(x.message) for x in caught]
-    assert "pass-through column 'born' predicts the QI 'age'" in str(found[0].message)
-    assert "whoever knows a person's 'age' finds their row" in str(found[0].message)
-    assert risks == [{"check": "qi_recode", "column": "born", "qi": "age", "value": 1.0}]
+    with pytest.raises(InputError) as e:
+        run()
+    msg = str(e.value)
+    assert msg.startswith("column 'born': is a pass-through column that predicts the QI 'age'")
+    assert "whoever knows a person's 'age' finds their row" in msg
+    assert msg.endswith("expected it dropped, or made a QI too, or the risk named: "
+                        "allow_recode=['born']")
+    with w.catch_warnings():
+        w.simplefilter("error", anonset.PassThroughWarning)
+        res, meta = run(allow_recode=["born"])
+    risks = meta["pass_through_risks"]
+    assert risks == [{"check": "qi_recode", "column": "born", "qi": "age", "value": 1.0,
+                      "allowed": True}]
     if method in ("lgb", "msa"):
         out = tmp_path / "rel.parquet"
         res.write(out)
@@ -1381,23 +1433,31 @@ def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
     jobs = list("abcdef")
     df = pd.DataFrame({"job": rng.choice(jobs, 900), "age": rng.integers(20, 70, 900)})
     df["jobcode"] = df["job"].map({v: 100 + i for i, v in enumerate(jobs)})
-    with pytest.warns(anonset.PassThroughWarning,
-                      match=r"exact column 'jobcode' predicts 'job'.*published exactly"):
-        pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"],
-                              exact=["jobcode", "age"], domains={"job": jobs})
+    with pytest.raises(InputError, match=r"column 'jobcode': is an exact column that predicts "
+                                         r"'job'.*published exactly, it would publish 'job' "
+                                         r"nearly in the clear; expected it published as "
+                                         r"sensitive too, or dropped, or the risk named"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["job"], exact=["jobcode", "age"],
+                        domains={"job": jobs})
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], exact=["jobcode", "age"],
+                          domains={"job": jobs}, allow_recode=["jobcode"])
     assert pub.info["pass_through_risks"] == [
-        {"check": "recode", "column": "jobcode", "sensitive": "job", "value": 1.0}]
+        {"check": "recode", "column": "jobcode", "sensitive": "job", "value": 1.0,
+         "allowed": True}]
     checks = anonset.audit(pub, df).checks.set_index(["check", "attribute"])
     assert checks.loc[("recode", "jobcode -> job"), "status"] == "risk"
     assert checks.loc[("recode", "age -> job"), "status"] == "pass"
-    with pytest.warns(anonset.PassThroughWarning, match="exact column 'jobcode'"):
-        sem = anonset.semantic.semantic_publish(df, "job", 2, 1, qids=["jobcode", "age"],
-                                                domain=jobs)
+    with pytest.raises(InputError, match="column 'jobcode': is an exact column"):
+        anonset.semantic.semantic_publish(df, "job", 2, 1, qids=["jobcode", "age"], domain=jobs)
+    sem = anonset.semantic.semantic_publish(df, "job", 2, 1, qids=["jobcode", "age"],
+                                            domain=jobs, allow_recode=["jobcode"])
     assert sem.info["pass_through_risks"][0]["column"] == "jobcode"
+    assert sem.info["pass_through_risks"][0]["allowed"] is True
     # Anatomy publishes its QIDs as they are too (Mondrian and TP generalize)
     from anonset.partition.baselines import anatomy, mondrian
-    with pytest.warns(anonset.PassThroughWarning, match="exact column 'jobcode'"):
-        rel = anatomy(df, qids=["jobcode", "age"], sensitive="job", l=2)
+    with pytest.raises(InputError, match="column 'jobcode': is an exact column"):
+        anatomy(df, qids=["jobcode", "age"], sensitive="job", l=2)
+    rel = anatomy(df, qids=["jobcode", "age"], sensitive="job", l=2, allow_recode=["jobcode"])
     assert rel.info["pass_through_risks"][0]["column"] == "jobcode"
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)
@@ -1449,15 +1509,22 @@ def test_the_publishing_check_measures_what_the_audit_measures(n, k, noise, grou
     flip = rng.random(n) < noise
     code[flip] = rng.integers(0, k, int(flip.sum()))           # a noisy recode
     df = pd.DataFrame({"job": job, "code": code, "grp": rng.integers(0, groups, n)})
+    kw = dict(sensitive=["job"], other=["code", "grp"], domains={"job": _SENS[:k]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], other=["code", "grp"],
-                              domains={"job": _SENS[:k]})
+        try:
+            anonset.publish(df, anonset.Diversity(2), **kw)
+            refused = None
+        except InputError as e:
+            refused = e.column
+        pub = anonset.publish(df, anonset.Diversity(2), allow_recode=["code", "grp"], **kw)
         checks = anonset.audit(pub, df).checks
     measured = checks[checks["check"] == "recode"].set_index("attribute")
     found = {f"{f['column']} -> {f['sensitive']}": f["value"]
              for f in pub.info["pass_through_risks"] if f["check"] == "recode"}
     risky = measured[measured["status"] == "risk"]
     assert set(found) == set(risky.index)
+    # refused unless named exactly when a recode is found (the first named)
+    assert refused == (min(found).split(" -> ")[0] if found else None)
     for a, v in found.items():
         assert v == pytest.approx(float(risky.loc[a, "value"]), abs=1e-4)

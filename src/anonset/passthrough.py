@@ -40,7 +40,8 @@ import pandas as pd
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
            "ValueSample", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
-           "check_passthrough", "given_away_message"]
+           "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
+           "passthrough_findings", "warn_findings", "REFUSED_CHECKS"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -345,22 +346,33 @@ class PassThroughCheck:
                 continue
             exact = c in self.exact
             qi = sens in self.generalized
-            predicts = (f"{'exact' if exact else 'pass-through'} column {c!r} predicts "
-                        f"{'the QI ' if qi else ''}{sens!r} for {acc:.1%} of the rows from the "
-                        f"other rows with the same value (the most common value alone: "
-                        f"{prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: published ")
+            kind = "exact" if exact else "pass-through"
+            core = (f"predicts {'the QI ' if qi else ''}{sens!r} for {acc:.1%} of the rows from "
+                    f"the other rows with the same value (the most common value alone: "
+                    f"{prior:.1%}; lambda {lam:.2f}){where}{_sampled(s)}: published ")
             if qi:
+                core += (f"unchanged beside {sens!r} generalized, it publishes {sens!r} at its "
+                         f"exact values, and whoever knows a person's {sens!r} finds their row "
+                         "inside its group")
                 out.append({"check": "qi_recode", "column": c, "qi": sens,
-                            "value": round(lam, 4), "message": predicts +
-                            f"unchanged beside {sens!r} generalized, it publishes {sens!r} at its "
-                            f"exact values, and whoever knows a person's {sens!r} finds their row "
-                            "inside its group; drop it, or make it a QI too"})
+                            "value": round(lam, 4),
+                            "why": f"is {'an' if exact else 'a'} {kind} column that "
+                                   + core.replace("it publishes", "it would publish"),
+                            "remedy": "it dropped, or made a QI too",
+                            "message": f"{kind} column {c!r} {core}; drop it, or make it a QI "
+                                       "too"})
             else:
+                core += (f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
+                         "in the clear")
+                remedy = "publish it as sensitive too, or drop it" if exact else \
+                    "drop it, or publish it as sensitive"
                 out.append({"check": "recode", "column": c, "sensitive": sens,
-                            "value": round(lam, 4), "message": predicts +
-                            f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
-                            "in the clear; " + ("publish it as sensitive too, or drop it" if exact
-                                                else "drop it, or publish it as sensitive")})
+                            "value": round(lam, 4),
+                            "why": f"is {'an' if exact else 'a'} {kind} column that "
+                                   + core.replace("it publishes", "it would publish"),
+                            "remedy": "it published as sensitive too, or dropped" if exact
+                            else "it dropped, or published as sensitive",
+                            "message": f"{kind} column {c!r} {core}; {remedy}"})
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -372,12 +384,14 @@ class PassThroughCheck:
                               where + _sampled(found[0][2]))})
         return out
 
-    def warn(self) -> list:
-        """Warn (:class:`PassThroughWarning`) once per finding, pointing at
-        the first caller outside anonset; returns the findings as the
-        release's metadata records them (``pass_through_risks``: the
-        findings without their messages)."""
-        return warn_findings(self.findings())
+    def warn(self, allow_recode: Iterable[str] = (), *, file=None) -> list:
+        """Refuse the recodes not named in ``allow_recode``
+        (:func:`check_recodes`), then warn (:class:`PassThroughWarning`)
+        once per other finding, pointing at the first caller outside
+        anonset; returns the findings as the release's metadata records
+        them (``pass_through_risks``: the findings without their
+        messages)."""
+        return warn_findings(check_recodes(self.findings(), allow_recode, file=file))
 
 
 def given_away_message(col: str, found: list, where: str = "") -> str:
@@ -394,14 +408,62 @@ def given_away_message(col: str, found: list, where: str = "") -> str:
 
 def recorded(found: list) -> list:
     """Findings as the metadata records them (without their messages)."""
-    return [{k: v for k, v in f.items() if k != "message"} for f in found]
+    return [{k: v for k, v in f.items() if k not in ("message", "why", "remedy")} for f in found]
+
+
+#: Findings that publish what the model protects nearly in the clear: a
+#: column published as it is that recodes a sensitive column or a
+#: generalized QI.  Refused unless the column is named in ``allow_recode``.
+REFUSED_CHECKS = ("recode", "qi_recode")
+
+
+def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -> list:
+    """Refuse the recodes among ``found`` (:meth:`PassThroughCheck.findings`)
+    whose column is not named in ``allow_recode``: one line naming the first
+    such column, what it predicts, and every column to name to accept the
+    risk.  The allowed ones are marked ``'allowed': True`` (the metadata
+    records it; the summary and the audit name them).  Returns ``found``."""
+    from .validate import InputError
+    allow = set(allow_recode)
+    refused = [f for f in found if f["check"] in REFUSED_CHECKS and f["column"] not in allow]
+    if refused:
+        f = refused[0]
+        cols = list(dict.fromkeys(g["column"] for g in refused))
+        more = [f"{g['column']} -> {g.get('sensitive', g.get('qi'))}" for g in refused[1:]]
+        what = f["why"] + (f" (and {', '.join(more)})" if more else "")
+        raise InputError(what, column=f["column"], file=file,
+                         expected=f"{f['remedy']}, or the risk named: {{@allow_recode="
+                                  f"{cols!r}}}")
+    for f in found:
+        if f["check"] in REFUSED_CHECKS:
+            f["allowed"] = True
+    return found
+
+
+def check_allow_recode(allow_recode, columns: Iterable[str], *, file=None) -> tuple:
+    """``allow_recode`` as a tuple of names, each one of ``columns`` (those
+    published as they are)."""
+    from .validate import InputError, check_names
+    names = check_names(allow_recode, "allow_recode")
+    columns = list(columns)
+    for n in names:
+        if n not in columns:
+            raise InputError(f"names {n!r}, which is not published as it is", file=file,
+                             param="allow_recode",
+                             expected="pass-through columns" + (
+                                 f" or exact QIDs: one of {columns}" if columns else
+                                 " (this release has none)"))
+    return names
 
 
 def warn_findings(found: list) -> list:
-    """Warn (:class:`PassThroughWarning`) once per finding; returns
-    :func:`recorded` of them."""
+    """Warn (:class:`PassThroughWarning`) once per finding, except the
+    recodes the user allowed by name (the summary, the metadata and the
+    audit name those); returns :func:`recorded` of them all."""
     from .schema import _outside_stacklevel
     for f in found:
+        if f.get("allowed"):
+            continue
         warnings.warn(f["message"], PassThroughWarning, stacklevel=_outside_stacklevel())
     return recorded(found)
 
@@ -412,15 +474,28 @@ def _sampled(s: ValueSample) -> str:
 
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
                       sensitive: Iterable[str], exact: Iterable[str] = (), *,
-                      generalized: Iterable[str] = ()) -> list:
+                      generalized: Iterable[str] = (), allow_recode: Iterable[str] = (),
+                      file=None) -> list:
     """The publishing-time check of a table in memory (the partition
     publishers, semantic diversity's exact QIDs): warns once per finding and
     returns them (as :meth:`PassThroughCheck.warn`).  ``generalized``: QIs
-    the release generalizes, which a pass-through column must not recode."""
+    the release generalizes, which a pass-through column must not recode.
+    A recode is refused unless its column is named in ``allow_recode``
+    (:func:`check_recodes`)."""
+    found = passthrough_findings(frame, passthrough, sensitive, exact, generalized=generalized)
+    return warn_findings(check_recodes(found, allow_recode, file=file))
+
+
+def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],
+                         sensitive: Iterable[str], exact: Iterable[str] = (), *,
+                         generalized: Iterable[str] = ()) -> list:
+    """:meth:`PassThroughCheck.findings` of a table in memory, without
+    warning or refusing (a publisher that refuses before its work and warns
+    after it calls :func:`check_recodes` and :func:`warn_findings` itself)."""
     passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
     generalized = list(generalized)
     if not (passthrough or exact) or not (sensitive or (passthrough and generalized)) \
             or len(frame) == 0:
         return []
     return PassThroughCheck(passthrough, sensitive, exact, generalized=generalized).add(
-        frame.reset_index(drop=True), 0).warn()
+        frame.reset_index(drop=True), 0).findings()

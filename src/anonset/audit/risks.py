@@ -50,9 +50,8 @@ import math
 from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
-           "role_risks", "passthrough_risks", "recorded_recode_risks", "exact_qid_risks",
-           "shared_id_risks", "dropped_row_risks",
-           "attack_risks"]
+           "role_risks", "passthrough_risks", "recorded_recode_risks", "allowed_recodes",
+           "exact_qid_risks", "shared_id_risks", "dropped_row_risks", "attack_risks"]
 
 
 def key_risks(info, add, model=None) -> None:
@@ -159,8 +158,9 @@ def _sampled(s) -> str:
     return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
 
 
-def passthrough_risks(stats, add) -> None:
-    """Likely identifiers and recodes among the pass-through columns."""
+def passthrough_risks(stats, add, allowed=frozenset()) -> None:
+    """Likely identifiers and recodes among the pass-through columns
+    (``allowed``: columns whose recodes the user named, ``allow_recode``)."""
     for col, s in stats.ids.items():
         share = s.singleton_share()
         if math.isnan(share):
@@ -178,7 +178,9 @@ def passthrough_risks(stats, add) -> None:
             f"{col} -> {sens}: predicts {sens} for {acc:.1%} of the rows from the other rows "
             f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
             f"{lam:.3f}{_sampled(s)}" +
-            (f"; it publishes {sens} nearly in the clear" if st == "risk" else ""))
+            (f"; it publishes {sens} nearly in the clear" if st == "risk" else "") +
+            (" (published as the user allowed: allow_recode)"
+             if st == "risk" and col in allowed else ""))
         if st == "risk" or col not in stats.ids:
             continue            # a whole recode says more; exact QIDs: the attack's part
         share, groups = s.given_away()
@@ -196,13 +198,14 @@ def recorded_recode_risks(info, measured, add) -> None:
     only with the original data): named, so that an audit of the release
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
+        named = " (published as the user allowed: allow_recode)" if f.get("allowed") else ""
         if f.get("check") == "qi_recode":
             col, qi, lam = f["column"], f["qi"], float(f["value"])
             add("qi_recode", f"{col} -> {qi}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{col} -> {qi}: lambda {lam:.3f}, measured on the original when the release "
                 f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
                 f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
-                "person's QIs finds their row inside its group")
+                "person's QIs finds their row inside its group" + named)
             continue
         if f.get("check") == "given_away":
             col = f["column"]
@@ -222,7 +225,14 @@ def recorded_recode_risks(info, measured, add) -> None:
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
             f"made (its first {CHECK_ROWS:,} rows at most); it publishes {sens} nearly in the "
-            "clear")
+            "clear" + named)
+
+
+def allowed_recodes(info) -> set:
+    """Columns whose recodes the release published because the user named
+    them (``allow_recode``)."""
+    return {f["column"] for f in (info or {}).get("pass_through_risks") or ()
+            if f.get("allowed")}
 
 
 def name_list(names, most: int = 8) -> str:

@@ -19,6 +19,7 @@ COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--dr
                 "seed": "--seed", "seed_env": "--seed-env", "key_file": "--key-file",
                 "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
+                "allow_recode": "--allow-recode",
                 "data": "IN"}
 
 
@@ -42,6 +43,10 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
                             "summary lists them)")
     group.add_argument("--drop", action="append", metavar="A,B",
                        help="columns left out of the release")
+    group.add_argument("--allow-recode", action="append", metavar="A,B",
+                       help="pass-through columns you accept to publish although they recode "
+                            "an attribute (lambda >= 0.9: a sensitive value nearly in the "
+                            "clear, or a QI at its exact values); refused otherwise")
     group.add_argument("--missing", choices=("error", "drop"), default="error",
                        help="a missing cell in an attribute: error (default) or drop (leave its "
                             "row out of the release; the summary, the metadata and the audit "
@@ -71,7 +76,8 @@ def add_key_arguments(group) -> None:
 
 def role_kwargs(args) -> dict:
     return {"identifiers": _names(args.identifier), "other": _names(args.other),
-            "drop": _names(args.drop), "missing": args.missing}
+            "drop": _names(args.drop), "missing": args.missing,
+            "allow_recode": _names(args.allow_recode)}
 
 
 def key_kwargs(args) -> dict:
@@ -110,6 +116,11 @@ def risk_note(summary: dict) -> str:
                                           summary["suppressed"].items()))
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
+    from .args import allowed_recodes
+    recodes = allowed_recodes(summary)
+    if recodes:
+        notes.append("published nearly in the clear through columns that recode them "
+                     f"(--allow-recode): {recodes}")
     from ..validate import dropped_rows_words
     dropped = dropped_rows_words(summary.get("missing"))
     if dropped:

@@ -57,6 +57,10 @@ def register(sub) -> None:
     g.add_argument("--allow-clear", action="append", metavar="A,B",
                    help="sensitive columns you accept to publish in the clear (a model that gives "
                         "p = 1 and eta = 1, e.g. l = 1); refused otherwise")
+    g.add_argument("--allow-recode", action="append", metavar="A,B",
+                   help="pass-through columns or exact QIDs you accept to publish although "
+                        "they recode a sensitive column (lambda >= 0.9: published as they are, "
+                        "they publish it nearly in the clear); refused otherwise")
     A.add_key_options(p)
     g = p.add_argument_group("run")
     g.add_argument("--record-id", default=None, metavar="COL",
@@ -109,7 +113,7 @@ def _options(args) -> dict:
         "sensitive": A.names(args.sensitive), "exact": A.names(args.exact),
         "identifiers": A.names(args.identifier), "other": A.names(args.other),
         "drop": A.names(args.drop), "ordinal": A.names(args.ordinal),
-        "allow_clear": A.names(args.allow_clear),
+        "allow_clear": A.names(args.allow_clear), "allow_recode": A.names(args.allow_recode),
         "new_in_series": A.names(args.new_in_series),
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
@@ -214,6 +218,7 @@ def run(args) -> int:
         missing=opts.get("missing") or "error",
         missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
+        allow_recode=opts.get("allow_recode") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
@@ -266,6 +271,7 @@ def _summary(res, model, out, out_fmt) -> None:
     A.print_roles_and_key(res.info)
     if clear:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
+    A.warn_allowed_recodes(res.info)
     whole = [a.name for a in res.schema.sensitive
              if res.params[a.name].eta >= a.d > 1 and res.params[a.name].p >= 1.0]
     if whole:

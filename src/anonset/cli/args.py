@@ -20,7 +20,8 @@ __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageErr
            "flag", "error_line", "names", "kv", "number", "model_value", "ground_value",
            "positive_int", "nonneg_int", "nonneg_float", "add_roles", "add_key_options",
            "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
-           "read_table", "read_settable", "check_not_input"]
+           "read_table", "read_settable", "check_not_input", "allowed_recodes",
+           "warn_allowed_recodes"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
@@ -35,6 +36,7 @@ FLAGS = {
     "other": "--other", "drop": "--drop", "bins": "--bins", "domains": "--domain",
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
+    "allow_recode": "--allow-recode",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
     "new_in_series": "--new-in-series",
     "seed": "--seed",
@@ -53,6 +55,25 @@ FLAGS = {
 
 class UsageError(ValueError):
     """A bad combination of options (exit code 2)."""
+
+
+def allowed_recodes(info) -> str:
+    """The recodes a release published because the user named them
+    (``allow_recode``), as 'column -> attribute (lambda 1.00)', or ''."""
+    return ", ".join(f"{f['column']} -> {f.get('sensitive', f.get('qi'))} (lambda "
+                     f"{float(f['value']):.2f})"
+                     for f in info.get("pass_through_risks") or ()
+                     if f.get("allowed") and f.get("check") in ("recode", "qi_recode"))
+
+
+def warn_allowed_recodes(info) -> None:
+    """The summary's warning line for the recodes the user allowed."""
+    recodes = allowed_recodes(info)
+    if recodes:
+        import logging
+        logging.getLogger("anonset").warning(
+            "published nearly in the clear through columns that recode them (you allowed it): "
+            "%s", recodes)
 
 
 def flag(param: str, value: str | None = None, overrides=None) -> str:

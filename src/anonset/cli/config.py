@@ -38,7 +38,8 @@ __all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEY
 #: 'bool', 'str', 'int', 'seed'.
 CONFIG_KEYS = {
     "sensitive": "names", "exact": "names", "identifiers": "names", "other": "names",
-    "drop": "names", "ordinal": "names", "allow_clear": "names", "new_in_series": "names",
+    "drop": "names", "ordinal": "names", "allow_clear": "names", "allow_recode": "names",
+    "new_in_series": "names",
     "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
     "bins": "bins", "hierarchies": "paths", "domains": "domains",
     "key_file": "path", "params_from": "path", "record_id": "str", "research_seed": "bool",

@@ -83,7 +83,8 @@ def cmd_anonymize(args) -> int:
                                    values=values, hierarchy=hierarchy,
                                    algorithm=args.algorithm,
                                    keep_order=bool(args.keep_order), rng=args.rng,
-                                   n_threads=args.threads, missing=args.missing, **key)
+                                   n_threads=args.threads, missing=args.missing,
+                                   allow_recode=A.names(args.allow_recode), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
@@ -100,6 +101,7 @@ def cmd_anonymize(args) -> int:
     if not getattr(args, "quiet", False):
         A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
                               "publish these records once")
+    A.warn_allowed_recodes(table.info)
     return A.EXIT_OK
 
 
@@ -138,6 +140,10 @@ def register(sub) -> None:
     p.add_argument("--qids", help="QID columns published exactly")
     p.add_argument("--identifier", action="append", metavar="A,B", help="identifiers: not published")
     p.add_argument("--drop", action="append", metavar="A,B", help="columns dropped")
+    p.add_argument("--allow-recode", action="append", metavar="A,B",
+                   help="QIDs you accept to publish although they recode the sensitive column "
+                        "(lambda >= 0.9: published exactly, they publish it nearly in the "
+                        "clear); refused otherwise")
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
     p.add_argument("--values", metavar="domain|positions|V1,V2,...",
                    help="what the ordered distance measures: 'domain' |v_i - v_j| over the "

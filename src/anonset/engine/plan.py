@@ -16,7 +16,7 @@ from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stre
                        seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
-from ..passthrough import recorded, warn_findings
+from ..passthrough import check_recodes, recorded, warn_findings
 from ..shared_ids import warn_shared_ids
 from ..validate import InputError
 from .request import ColumnDraft, Draft, attribute_of
@@ -112,6 +112,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     shared = stats.shared_rows()
     # pass-through columns that single rows out or recode a sensitive one
     found = stats.passthrough.findings() if stats.passthrough is not None else []
+    check_recodes(found, opts.allow_recode, file=d.file)       # refused unless named
     codes_like = _CodesFromCounts(counts)
     given = opts.params
     fresh = []

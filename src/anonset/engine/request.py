@@ -15,6 +15,7 @@ from .. import validate as V
 from ..hierarchy import Hierarchy, hierarchy_of
 from ..io.keys import check_rng, read_key_file
 from ..models import Closeness, DiversityCloseness
+from ..passthrough import check_allow_recode
 from ..schema import Attribute, Schema
 from ..validate import InputError
 
@@ -49,6 +50,7 @@ class Options:
     clip_l: bool = False
     params: Mapping | None = None
     allow_clear: tuple = ()
+    allow_recode: tuple = ()
     keep_order: bool = False
     record_id: str | None = None
     new_in_series: tuple = ()
@@ -112,7 +114,8 @@ class Options:
                        clip_l=V.check_bool(self.clip_l, "clip_l"),
                        keep_order=V.check_bool(self.keep_order, "keep_order"),
                        research_seed=V.check_bool(self.research_seed, "research_seed"),
-                       allow_clear=V.check_names(self.allow_clear, "allow_clear"), **roles)
+                       allow_clear=V.check_names(self.allow_clear, "allow_clear"),
+                       allow_recode=V.check_names(self.allow_recode, "allow_recode"), **roles)
 
     def key_material(self):
         """(seed or key-file bytes, research) as make_key takes them."""
@@ -303,6 +306,8 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         if n not in drafts or drafts[n].role != "sensitive":
             raise InputError(f"names {n!r}, which is not a sensitive column", param="allow_clear",
                              file=file, expected="sensitive columns")
+    check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
+                                           if c.role in ("other", "exact")], file=file)
     return Draft(opts, cols, drafts, text, file)
 
 

@@ -170,7 +170,7 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             hierarchies: Mapping[str, Hierarchy | PathLike] | None = None,
             seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
             record_id: str | None = None, allow_clear: Iterable[str] = (),
-            keep_order: bool = False, missing: str = "error", missing_token: str = "?",
+            allow_recode: Iterable[str] = (), keep_order: bool = False, missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
             params: Mapping[str, AttributeParams] | SetTable | None = None,
             new_in_series: Iterable[str] = (),
@@ -228,6 +228,15 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Sensitive columns you accept to publish in the clear (a model that
         gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
         a model is refused.  The metadata and the audit name them.
+    allow_recode : column names
+        Pass-through columns or exact QIDs you accept to publish although
+        they recode a sensitive column (predicting it from the other rows
+        with the same value removes at least 90 % of the errors of guessing
+        its most common value, Goodman and Kruskal's lambda, measured on the
+        first 250,000 rows): published as they are, they publish that
+        column nearly in the clear, so such a column is refused otherwise.
+        The metadata (``pass_through_risks``, ``'allowed': True``) and the
+        audit name them.
     keep_order : bool
         Keep the input row order (by default rows come out in a keyed random
         order: a file sorted by a sensitive value would otherwise reveal it).
@@ -281,7 +290,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           identifiers=identifiers, other=other, drop=drop, bins=bins or {},
                           domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
                           missing=missing, missing_token=missing_token, clip_l=clip_l,
-                          params=params, allow_clear=allow_clear, keep_order=keep_order,
+                          params=params, allow_clear=allow_clear,
+                          allow_recode=allow_recode, keep_order=keep_order,
                           record_id=record_id, new_in_series=new_in_series, seed=seed,
                           research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)

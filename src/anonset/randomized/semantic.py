@@ -348,7 +348,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      hierarchy: Hierarchy | None = None, algorithm: str = "simple",
                      seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
-                     n_threads: int | None = None, missing: str | None = None) -> SetTable:
+                     n_threads: int | None = None, missing: str | None = None,
+                     allow_recode: Sequence[str] = ()) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
@@ -375,6 +376,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
     seed, research_seed, keep_order, rng : as :func:`anonset.publish` (rows
         come out in a keyed random order unless ``keep_order``).
+    allow_recode : QIDs you accept to publish although they recode the
+        sensitive column (as :func:`anonset.publish`'s ``allow_recode``:
+        lambda >= 0.9 over the first 250,000 rows); refused otherwise.
     missing : None (default) or 'drop'
         A missing cell in the sensitive column or a QID is refused by
         default; 'drop' leaves those rows out of the release
@@ -409,6 +413,11 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                                         "identifiers": list(identifiers), "drop": list(drop)})
     frame, missing_record = drop_missing(frame, [sensitive, *qids], missing)
     check_word_names([sensitive, *qids], [sensitive, *qids])
+    from ..passthrough import check_allow_recode, check_passthrough
+    allow_recode = check_allow_recode(allow_recode, qids)
+    # an exact QID that recodes the sensitive column publishes it: refused
+    # unless named (before any work)
+    recodes = check_passthrough(frame, [], [sensitive], list(qids), allow_recode=allow_recode)
     if hierarchy is None and distance is not None and distance.hierarchy is not None:
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
@@ -473,11 +482,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
-    from ..passthrough import check_passthrough
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers)
-    # an exact QID that recodes the sensitive column publishes it
-    recodes = check_passthrough(frame, [], [sensitive], list(qids))
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
             "missing": missing_record, "shared_ids": shared,

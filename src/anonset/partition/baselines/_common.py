@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
-from ...passthrough import check_passthrough
+from ...passthrough import check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 
@@ -80,11 +80,14 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             identifiers: Sequence[str] = (), drop: Sequence[str] = (),
             domains: Mapping[str, Sequence] | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
-            need_eligible: bool = True, exact_qids: bool = False) -> Prepared:
+            need_eligible: bool = True, exact_qids: bool = False,
+            allow_recode: Sequence[str] = ()) -> Prepared:
     """Check roles, encode, check l-eligibility, make the key.
     ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
     they are checked for recodes of the sensitive column as pass-through
-    columns are (:mod:`anonset.passthrough`)."""
+    columns are (:mod:`anonset.passthrough`).  A column published as it is
+    that recodes the sensitive column (or a generalized QID) is refused
+    unless named in ``allow_recode``."""
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"got a {type(data).__name__}", param="data",
                          expected="a pandas DataFrame")
@@ -121,9 +124,12 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
-    risks = check_passthrough(frame, [c for c in frame.columns if roles[c] == "other"],
-                              [sensitive], list(qids) if exact_qids else [],
-                              generalized=[] if exact_qids else list(qids))
+    other_cols = [c for c in frame.columns if roles[c] == "other"]
+    allow_recode = check_allow_recode(allow_recode,
+                                      other_cols + (list(qids) if exact_qids else []))
+    risks = check_passthrough(frame, other_cols, [sensitive], list(qids) if exact_qids else [],
+                              generalized=[] if exact_qids else list(qids),
+                              allow_recode=allow_recode)
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared, risks)

@@ -78,7 +78,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             other: Sequence[str] = (), identifiers: Sequence[str] = (),
             drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
             classes: Mapping | None = None, seed=None,
-            research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
+            research_seed: bool = False, keep_order: bool = False,
+            allow_recode: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
     Parameters
@@ -103,6 +104,11 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         Accept a short seed for a reproducible research run.
     keep_order : bool
         Publish the QIT in input order (by default a keyed random order).
+    allow_recode : column names
+        QIDs or columns of ``other`` you accept to publish although they
+        recode the sensitive column (lambda >= 0.9,
+        :mod:`anonset.passthrough`): the QIT publishes them as they are, so
+        they are refused otherwise.
 
     Returns
     -------
@@ -127,6 +133,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
+                allow_recode=allow_recode,
                 need_eligible=classes is None, exact_qids=True)
     sdom = p.domains[sensitive]
     d = len(sdom)

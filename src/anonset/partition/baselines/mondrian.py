@@ -51,7 +51,8 @@ def mondrian_groups(qcodes: np.ndarray, dom: Sequence[int], scodes: np.ndarray, 
 def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              other: Sequence[str] = (), identifiers: Sequence[str] = (),
              drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
-             seed=None, research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
+             seed=None, research_seed: bool = False, keep_order: bool = False,
+             allow_recode: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
     Parameters
@@ -67,6 +68,10 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     seed, research_seed, keep_order : the key of the row order and the group
         ids, and the opt-out of the keyed row order (see
         :func:`anonset.partition.baselines.anatomy`).
+    allow_recode : column names
+        Columns of ``other`` you accept to publish although they recode the
+        sensitive column or a QID (lambda >= 0.9, :mod:`anonset.passthrough`);
+        refused otherwise.
 
     Returns
     -------
@@ -89,7 +94,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     """
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
-                research_seed=research_seed, keep_order=keep_order)
+                research_seed=research_seed, keep_order=keep_order,
+                allow_recode=allow_recode)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]
     group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..keyed import ReleaseKey
-from ...passthrough import check_passthrough
+from ...passthrough import passthrough_findings, warn_findings
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, resolve_roles
 from ._common import eligible_l, keyed_ids
@@ -229,7 +229,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},
             "shared_ids": shared_without_key(frame, list(identifiers)),
-            "pass_through_risks": check_passthrough(frame, list(other), attrs)}
+            # Rating does not publish them: warned of, never refused
+            "pass_through_risks": warn_findings(passthrough_findings(frame, list(other),
+                                                                     attrs))}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)

@@ -108,7 +108,8 @@ def _repair(group: np.ndarray, n_groups: int, scodes: np.ndarray, d: int, l: int
 def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        other: Sequence[str] = (), identifiers: Sequence[str] = (), drop: Sequence[str] = (),
        domains: Mapping[str, Sequence] | None = None, seed=None,
-       research_seed: bool = False, keep_order: bool = False) -> PartitionRelease:
+       research_seed: bool = False, keep_order: bool = False,
+       allow_recode: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
 
@@ -129,7 +130,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     """
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
-                research_seed=research_seed, keep_order=keep_order)
+                research_seed=research_seed, keep_order=keep_order,
+                allow_recode=allow_recode)
     d = len(p.domains[sensitive])
     group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
     group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)

@@ -18,7 +18,8 @@ import pandas as pd
 
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...schema import SuppressionWarning, _outside_stacklevel
-from ...passthrough import check_passthrough
+from ...passthrough import (check_allow_recode, check_recodes, passthrough_findings,
+                             warn_findings)
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_choice, check_int, drop_missing, missing_rows,
                          resolve_roles)
@@ -115,7 +116,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False, missing: str | None = None,
-        mdp_split: str = "below_max") -> LGBResult:
+        mdp_split: str = "below_max", allow_recode: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -159,6 +160,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     other : column names
         Columns passed through unchanged with their row (the metadata lists
         them): published as they are, so only what is safe to publish.
+    allow_recode : column names
+        Columns of ``other`` you accept to publish although they recode a
+        (semi-)sensitive attribute or a QI (lambda >= 0.9 over the first
+        250,000 rows); refused otherwise.  The metadata and the audit name
+        them.
     seed : bytes, str or int, optional
         Key material of at least 128 bits: the release (row order, IDs, the
         order of a bucket's shown values, promoted cells) is a pure function
@@ -230,6 +236,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     frame, missing_record = drop_missing(frame, attrs, missing)
     if kept is not None:                 # a row's flags leave with it
         all_flags = all_flags[kept]
+    # a pass-through column that recodes an attribute: refused before any
+    # work unless named (the other findings warn once the release is made)
+    other_cols = [c for c in frame.columns if roles[c] == "other"]
+    found = check_recodes(passthrough_findings(frame, other_cols, semi + sens, generalized=qi),
+                          check_allow_recode(allow_recode, other_cols))
     n = len(frame)
     order = key.order(n, "lgb-rows")
     semi_flags = np.ascontiguousarray(all_flags[order])
@@ -294,9 +305,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "identifiers": idents,
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
             "shared_ids": shared_without_key(frame, idents),       # after every refusal
-            "pass_through_risks": check_passthrough(
-                frame, [c for c in frame.columns if roles[c] == "other"], semi + sens,
-                generalized=qi),
+            "pass_through_risks": warn_findings(found),
             "suppressed": _warn_suppressed(attrs, suppressed),
             "missing": missing_record}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,

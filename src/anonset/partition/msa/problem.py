@@ -17,7 +17,7 @@ import pandas as pd
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
-from ...passthrough import check_passthrough
+from ...passthrough import check_allow_recode, check_passthrough
 from ...validate import InputError, check_int, drop_missing, resolve_roles
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -49,6 +49,12 @@ class MSAProblem:
     other : column names
         Columns published unchanged beside the generalized QIs (the
         metadata lists them): only what is safe to publish as it is.
+    allow_recode : column names
+        Columns of ``other`` you accept to publish although they recode an
+        SA or a QI (lambda >= 0.9 over the first 250,000 rows: an SA nearly
+        in the clear, or a QI at its exact values, which finds a person's
+        row inside its class); refused otherwise.  The metadata and the
+        audit name them.
     hierarchies : {column: Hierarchy or ARX CSV path}, optional
         Generalization trees of categorical QIs (without one a QI gets the
         one-level tree) and of categorical SAs (their hierarchical ground).
@@ -77,7 +83,8 @@ class MSAProblem:
                  other: Sequence[str] = (), drop: Sequence[str] = (),
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
                  ground: Mapping | None = None, n_threads: int | None = None,
-                 missing: str | None = None, domains: Mapping | None = None):
+                 missing: str | None = None, domains: Mapping | None = None,
+                 allow_recode: Sequence[str] = ()):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -133,7 +140,10 @@ class MSAProblem:
         self.shared_ids = shared_without_key(data, [c for c in data.columns
                                                     if roles[c] == "identifiers"])
         #: pass-through columns that single rows out or recode a sensitive one
-        self.pass_through_risks = check_passthrough(data, self.other, sa, generalized=qi)
+        # (one that recodes an SA or a QI is refused unless named)
+        self.pass_through_risks = check_passthrough(
+            data, self.other, sa, generalized=qi,
+            allow_recode=check_allow_recode(allow_recode, self.other))
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)
