@@ -580,6 +580,13 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
     assert run(["keygen", tmp_path / "k.key"], capsys)[0] == 0
     assert publish("c.csv", "--key-file", tmp_path / "k.key") == \
         publish("d.csv", "--key-file", tmp_path / "k.key")
+    # -o FILE, the other commands' spelling, works too; FILE once only
+    assert run(["keygen", "-o", tmp_path / "k2.key"], capsys)[0] == 0
+    assert len((tmp_path / "k2.key").read_text().strip()) == 64
+    for bad in (["keygen"], ["keygen", tmp_path / "k3.key", "-o", tmp_path / "k4.key"]):
+        rc, cap = run(bad, capsys)
+        assert rc == 2 and "expected the new key file once, as FILE or -o FILE" in cap.err
+        assert not (tmp_path / "k3.key").exists() and not (tmp_path / "k4.key").exists()
     rc, cap = run([cmd, src, "-o", tmp_path / "e.csv", *args, "--seed", secret,
                    "--key-file", tmp_path / "k.key"], capsys)
     assert rc == 2 and "give one source of key material" in cap.err

@@ -17,7 +17,9 @@ def register(sub) -> None:
                        "to a new file only its owner can read.  Use it with --key-file to make "
                        "a publication reproducible, or with --record-id for persistent keys.  "
                        "Keep it as secret as the data; an existing file is never overwritten.")
-    p.add_argument("path", metavar="FILE", help="the new key file")
+    p.add_argument("path", metavar="FILE", nargs="?", default=None, help="the new key file")
+    p.add_argument("-o", "--output", dest="output", metavar="FILE", default=None,
+                   help="the new key file (as FILE; the other commands' spelling)")
     p.set_defaults(func=cmd_keygen)
 
 
@@ -29,6 +31,9 @@ def cmd_info(args) -> int:
 
 def cmd_keygen(args) -> int:
     from ..io.keys import new_key_file
+    if (args.path is None) == (args.output is None):
+        raise A.UsageError("keygen: expected the new key file once, as FILE or -o FILE")
+    args.path = args.path if args.path is not None else args.output
     try:
         new_key_file(args.path)
     except FileExistsError:
