@@ -612,3 +612,52 @@ def test_count_w_unsorted_factorized_many_rows_and_threads():
                                           for m in masks], axis=0).sum())
     with pytest.raises(ValueError, match="unexpected number"):
         _kernels.count_w(masks, dims, max_set - 1, 2, method="factorized")
+
+
+def test_an_attribute_whose_sets_are_its_whole_domain_is_refused_on_every_path(tmp_path,
+                                                                                 capsys):
+    """HealthInsurance's health ('yes' 92 %) published at l = 2 = d: every
+    set is {yes, no}, so the table says nothing of it, and `anonset
+    reconstruct --attributes health,ethnicity` printed the EM's starting
+    point, a 50/50 split, as counts.  Every path now refuses such an
+    attribute and names the informative ones; the audit's attack (whose
+    prior for it is that same uniform split) still runs."""
+    from anonset import dask as adask
+    from anonset.cli import main
+    from anonset.stream import reconstruct_file
+    from anonset.validate import InputError
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({"health": rng.choice(["yes", "no"], n, p=[0.92, 0.08]),
+                       "eth": rng.choice(["a", "b", "c"], n, p=[0.7, 0.2, 0.1]),
+                       "sex": rng.choice(["f", "m"], n)})
+    kw = dict(sensitive=["health", "eth"], exact=["sex"],
+              domains={"health": ["yes", "no"], "eth": ["a", "b", "c"]},
+              seed="whole-domain-refusal-test-key-00001")
+    pub = anonset.publish(df, anonset.Diversity(2), **kw)
+    assert pub.params["health"].eta == 2 and pub.params["eth"].eta == 2
+    want = (r"attributes: column 'health': every published set of it is its whole domain "
+            r"\(eta = d = 2\), so the table says nothing of its values.*expected attributes "
+            r"whose sets carry information \(eta < d\): one of \['eth', 'sex'\]")
+    pub.to_parquet(tmp_path / "p.parquet")
+    dpub = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+                         scheduler="sync", **kw)
+    for method in ("em", "exact_em", "value_adding"):
+        for run in (lambda: anonset.reconstruct(pub, ["health", "eth"], method),
+                    lambda: reconstruct_file(tmp_path / "p.parquet", ["eth", "health"], method,
+                                             chunk_rows=700),
+                    lambda: adask.reconstruct(dpub, ["health"], method, scheduler="sync")):
+            with pytest.raises(InputError, match=want):
+                run()
+    assert main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "health,eth",
+                 "-o", str(tmp_path / "ct.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "column 'health': every published set" in err
+    assert not (tmp_path / "ct.csv").exists()
+    # the informative ones still reconstruct, and the audit's attack runs
+    ct = anonset.reconstruct(pub, ["eth", "sex"])
+    assert abs(ct.total - n) < 1e-6
+    rep = anonset.audit(pub, attack=True, n_targets=300, seed=0)
+    prior = rep.attack.summary.set_index("attribute")["prior_only"]
+    assert prior["health"] == pytest.approx(0.5, abs=0.1)   # the uniform prior's guess

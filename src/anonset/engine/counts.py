@@ -28,6 +28,7 @@ class ReconstructionPlan:
         V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)
+        V.check_informative(header, self.attributes)
         self.dims = V.check_cells(header, self.attributes)
         self.max_iter, self.tol = max_iter, tol
         self.n_threads, self.seed = V.check_threads(n_threads) or None, seed

@@ -100,7 +100,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     >>> round(ct.total, 6), ct.info["converged"]
     (8.0, True)
     """
-    from ..validate import check_choice, check_reconstructable
+    from ..validate import check_choice, check_informative, check_reconstructable
     check_choice(method, "method", METHODS)
     check_reconstructable(table)
     _check_stopping(max_iter, tol)
@@ -111,6 +111,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
         from ..validate import InputError
         raise InputError(f"got {tol_ll!r}", param="tol_ll", expected="a number >= 0")
     attributes = _check_attrs(table, attributes)
+    check_informative(table, attributes)
     dims = _dims(table, attributes)
     N = table.n_rows
     domains = tuple(table.schema[a].domain for a in attributes)
@@ -404,6 +405,8 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
                            n_threads=n_threads, seed=seed, w=w, tol_ll=tol_ll,
                            accelerate=accelerate)
     attributes = _check_attrs(header, attributes)
+    from ..validate import check_informative
+    check_informative(header, attributes)
     dims = _dims(header, attributes)
     _check_stopping(max_iter, tol)
     if tol_ll is None:
