@@ -670,3 +670,43 @@ def test_paper_000s_estimators_refuse_a_semantic_table(tmp_path, capsys):
                                    chunk_rows=997)):
         prior = float(rep.attack.summary["prior_only"].iloc[0])
         assert abs(prior - share) < 0.01, (prior, share)
+
+
+def test_analyze_refuses_a_table_whose_sets_are_the_whole_domain(tmp_path, capsys):
+    """Workinghours' occupation (4 values) published at l = 4: every set is
+    the whole domain, and `semantic-analyze` printed the EM's starting point
+    (595.5 people in each occupation of nonwhite = 0, 'fr' among them, held
+    by 85 people in all) as counts.  It is refused, naming the file; the
+    publisher's summary says the column carries no information."""
+    import anonset
+    from anonset.cli import main
+    from anonset.validate import InputError
+    rng = np.random.default_rng(3)
+    n = 900
+    df = pd.DataFrame({"occ": rng.choice(["mp", "fr", "swcc", "other"], n,
+                                         p=[0.3, 0.03, 0.3, 0.37]),
+                       "nonwhite": rng.choice([0, 1], n)})
+    dom = ["mp", "fr", "swcc", "other"]
+    t = S.semantic_publish(df, "occ", 4, 1, qids=["nonwhite"], domain=dom,
+                           seed="semantic-whole-domain-test-key-001")
+    with pytest.raises(InputError, match=r"column 'occ': was published with l = 4 values in "
+                                         r"every set of a domain of 4"):
+        S.analyze(t, ["nonwhite"])
+    t.to_parquet(tmp_path / "w.parquet")
+    capsys.readouterr()
+    assert main(["semantic-analyze", str(tmp_path / "w.parquet"), "-o",
+                 str(tmp_path / "a.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "w.parquet': column 'occ': was published with l = 4" in err
+    assert not (tmp_path / "a.csv").exists()
+    df.to_csv(tmp_path / "w.csv", index=False)
+    assert main(["semantic-anonymize", str(tmp_path / "w.csv"), "-o", str(tmp_path / "w2.parquet"),
+                 "--sensitive", "occ", "--qids", "nonwhite", "--l", "4", "--d", "1",
+                 "--domain", ",".join(dom)]) == 0
+    assert "WARNING: every published set of occ is the whole domain (l = d)" in \
+        capsys.readouterr().err
+    # below the domain's size it estimates, and the audit runs either way
+    t3 = S.semantic_publish(df, "occ", 3, 1, qids=["nonwhite"], domain=dom,
+                            seed="semantic-whole-domain-test-key-001")
+    assert abs(S.analyze(t3, ["nonwhite"]).total - n) < 1e-6
+    assert anonset.audit(t, attack=True, n_targets=200, seed=0).attack is not None

@@ -276,4 +276,4 @@ def _summary(res, model, out, out_fmt) -> None:
              if res.params[a.name].eta >= a.d > 1 and res.params[a.name].p >= 1.0]
     if whole:
         log.warning("every published set of %s is the whole domain (l = d): these columns "
-                    "carry no information", ", ".join(whole))
+                    "carry no information (reconstruct refuses them)", ", ".join(whole))

@@ -102,6 +102,11 @@ def cmd_anonymize(args) -> int:
         A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
                               "publish these records once")
     A.warn_allowed_recodes(table.info)
+    if args.l >= table.schema[args.sensitive].d > 1:
+        import logging
+        logging.getLogger("anonset").warning(
+            "every published set of %s is the whole domain (l = d): the column carries no "
+            "information (semantic-analyze refuses it)", args.sensitive)
     return A.EXIT_OK
 
 
@@ -117,8 +122,9 @@ def cmd_analyze(args) -> int:
         raise InputError("was not published under (l, d)-semantic diversity", file=src,
                          expected="a table written by anonset semantic-anonymize (`anonset "
                                   "reconstruct` reads the tables of anonset anonymize)")
-    ct = S.analyze(table, _split(args.qids), estimator=args.estimator, method=args.selection,
-                   n_threads=args.threads)
+    with A.naming_input(src):
+        ct = S.analyze(table, _split(args.qids), estimator=args.estimator,
+                       method=args.selection, n_threads=args.threads)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
     with atomic_path(args.output, protect=(src,)) as tmp:
         csv_safe_frame(frame).to_csv(tmp, index=False)

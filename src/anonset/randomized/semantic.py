@@ -696,6 +696,14 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     published by :func:`semantic_publish`, per QID combination, vectorized
     over the cells."""
     sa, dist, l, d = _table_distance(table)
+    size = table.schema[sa].d                      # the domain's size (d is the distance)
+    if l >= size > 1:
+        from ..validate import InputError
+        raise InputError(f"was published with l = {l} values in every set of a domain of "
+                         f"{size}: every set is the whole domain, so the "
+                         "table says nothing of its values: any estimate would be the starting "
+                         "point (a uniform split), not the data", column=sa,
+                         expected="a table published with l below the domain's size")
     qids = [n for n in table.names if n != sa] if qids is None else list(qids)
     for n in qids:
         if n not in table.names or n == sa:

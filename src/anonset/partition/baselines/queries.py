@@ -167,6 +167,11 @@ class SetAnswers:
         from ...randomized.reconstruct import reconstruct
         if n_rows == 0:
             return np.zeros(int(qu.s_members.sum()))
+        if self.table.params[self.sensitive].eta >= self.d:
+            # sets that are the whole domain (l = |S| in paper 004's grids):
+            # the method's answer is the EM's starting point, the uniform
+            # split, which anonset.reconstruct refuses to present as data
+            return np.full(self.d, n_rows / self.d)[qu.s_members]
         est = reconstruct(self.table, [self.sensitive], "em", w=w).counts
         return est[qu.s_members]
 
