@@ -307,3 +307,36 @@ def test_a_named_index_is_a_column_on_every_path(tmp_path, capsys):
     ref = anonset.publish(df, anonset.Diversity(2), **kw)
     got = adask.publish(ddf, anonset.Diversity(2), scheduler="sync", **kw)
     assert got.to_settable(scheduler="sync").equals(ref)
+
+
+def test_a_column_name_with_a_comma_can_be_named_on_the_command_line(tmp_path, capsys):
+    """A French survey's 'Revenu, annuel' could not be named in any
+    comma-separated list ('--drop: names 'Revenu''), so the file could not
+    be published from the command line at all.  A comma inside a name or a
+    value is written \\, (every list: roles, --l COL=..., --ground, inline
+    domains, config strings), and the refusal of a name that is not a column
+    says so where a column's name holds a comma."""
+    from anonset.cli import main
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"Age (years)": rng.integers(18, 90, n),
+                       "État civil": rng.choice(["marié", "célibataire", "divorcé"], n),
+                       "Revenu, annuel": rng.choice(["<10,000", "10,000+"], n)})
+    src = tmp_path / "fr.csv"
+    df.to_csv(src, index=False)
+    base = ["anonymize", str(src), "-o", str(tmp_path / "o.parquet"), "--exact", "Age (years)"]
+    capsys.readouterr()
+    assert main(base + ["--sensitive", "État civil", "--drop", "Revenu, annuel", "--l",
+                        "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--drop: names 'Revenu', which is not a column of the data" in err
+    assert err.rstrip().endswith("(on the command line, a comma inside a name is written \\, "
+                                 "as in 'Revenu\\, annuel')")
+    assert not (tmp_path / "o.parquet").exists()
+    assert main(base + ["--sensitive", "État civil,Revenu\\, annuel",
+                        "--l", "État civil=2,Revenu\\, annuel=2",
+                        "--domain", "Revenu\\, annuel=<10\\,000,10\\,000+", "-q"]) == 0
+    pub = anonset.read_parquet(tmp_path / "o.parquet")
+    assert pub.schema["Revenu, annuel"].domain == ("<10,000", "10,000+")
+    assert not pub.schema["Revenu, annuel"].inferred
+    assert pub.params["Revenu, annuel"].l == 2

@@ -194,7 +194,7 @@ def resolve_roles(columns, named, *, file=None) -> dict:
         for c in names or ():
             if c not in cols:
                 raise InputError(f"names {c!r}, which is not a column of the data", param=param,
-                                 file=file, expected=f"one of {cols}")
+                                 file=file, expected=f"one of {cols}" + comma_hint(cols))
             if c in roles:
                 raise InputError(f"is named by both {{@{roles[c]}}} and {{@{param}}}",
                                  column=c, file=file, expected="one role per column")
@@ -521,6 +521,14 @@ def check_reconstructable(table, *, file=None) -> None:
                          param="table" if file is None else None, file=file,
                          expected="paper 001's estimators: anonset semantic-analyze "
                                   "(anonset.semantic.analyze)")
+
+
+def comma_hint(cols) -> str:
+    """Where a column's name holds a comma: how to write it in a
+    comma-separated list on the command line."""
+    named = [str(c) for c in cols if "," in str(c)]
+    return (" (on the command line, a comma inside a name is written \\, as in '"
+            + named[0].replace(",", "\\,") + "')") if named else ""
 
 
 def check_attributes(table, attributes) -> list:

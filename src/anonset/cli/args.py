@@ -13,11 +13,12 @@ import argparse
 import ast
 import contextlib
 import math
+import re
 import sys
 from pathlib import Path
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
-           "flag", "error_line", "names", "kv", "number", "model_value", "ground_value",
+           "flag", "error_line", "split_commas", "names", "kv", "number", "model_value", "ground_value",
            "positive_int", "nonneg_int", "nonneg_float", "add_roles", "add_key_options",
            "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
            "read_table", "read_settable", "check_not_input", "allowed_recodes",
@@ -108,11 +109,22 @@ def error_line(exc: BaseException, overrides=None) -> str:
 
 
 # ================================================================= types
+def split_commas(text: str, *, keep_empty: bool = False) -> list:
+    """``text`` cut at its commas, each part stripped; a comma inside a
+    name or value is written ``\\,`` (``--drop 'Revenu\\, annuel'``).
+
+    >>> split_commas(r"a, b\\, c,,d")
+    ['a', 'b, c', 'd']
+    """
+    parts = [p.replace("\\,", ",").strip() for p in re.split(r"(?<!\\),", text)]
+    return parts if keep_empty else [p for p in parts if p]
+
+
 def names(values) -> list:
     """Column names from repeated and/or comma-separated option values."""
     out = []
     for v in values or []:
-        out.extend(s.strip() for s in v.split(",") if s.strip())
+        out.extend(split_commas(v))
     return out
 
 
@@ -121,11 +133,12 @@ def kv(values, option: str, *, commas: bool = False) -> dict:
     value may also hold several comma-separated pairs)."""
     out = {}
     if commas:
-        values = [item for v in values or [] for item in v.split(",") if item.strip()]
+        values = [item for v in values or [] for item in split_commas(v)]
     for v in values or []:
         if "=" not in v:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
         col, val = (s.strip() for s in v.split("=", 1))
+        col = col.replace("\\,", ",")            # a comma inside a name: \,
         if not col or not val:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
         if col in out:
@@ -155,9 +168,7 @@ def model_value(text, option: str, kind):
     if "=" not in text:
         return number(text, option, kind)
     out = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
+    for part in split_commas(text):
         if "=" not in part:
             raise UsageError(f"{option}: expected one value or COLUMN=VALUE,..., got {text!r}")
         col, val = (s.strip() for s in part.split("=", 1))
@@ -177,7 +188,7 @@ def ground_value(text):
             raise UsageError(f"--ground: expected one of {', '.join(GROUNDS)}, got {text!r}")
         return text
     out = {}
-    for part in text.split(","):
+    for part in split_commas(text):
         if "=" not in part:
             raise UsageError(f"--ground: expected NAME or COLUMN=NAME,..., got {text!r}")
         col, val = (s.strip() for s in part.split("=", 1))

@@ -128,7 +128,8 @@ def _number(v) -> bool:
 def _check(kind: str, v, where: str, base: Path):
     if kind == "names":
         if isinstance(v, str):
-            v = [s.strip() for s in v.split(",") if s.strip()]
+            from .args import split_commas
+            v = split_commas(v)
         if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
             raise ConfigError(f"{where} must be a list of column names, got {v!r}")
         return v
@@ -230,7 +231,8 @@ def read_domain_file(path) -> list:
     semantic-anonymize's ``--domain`` does."""
     p = Path(path)
     if not p.is_file() and "," in str(path):
-        vals = [v.strip() for v in str(path).split(",")]
+        from .args import split_commas
+        vals = split_commas(str(path), keep_empty=True)
         if any(not v for v in vals):
             raise ValueError(f"domain {str(path)!r} has an empty value")
         return vals

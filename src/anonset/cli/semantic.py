@@ -24,7 +24,7 @@ __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
 
 
 def _split(s):
-    return [x.strip() for x in s.split(",") if x.strip()] if s else None
+    return A.split_commas(s) if s else None
 
 
 def _domain_values(frame: pd.DataFrame, col: str, given):
