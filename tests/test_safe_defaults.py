@@ -1194,8 +1194,8 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_
     assert quiet.info["pass_through_risks"] == []
     # only a column published as it is can be named
     with pytest.raises(InputError, match=r"allow_recode: names 'race', which is not published "
-                                         r"as it is; expected pass-through columns or exact "
-                                         r"QIDs: one of \['firstname', 'callback', 'city'\]"):
+                                         r"as it is; expected a column published as it is: one "
+                                         r"of \['firstname', 'callback', 'city'\]"):
         anonset.publish(df, model, sensitive=["race", "gender"], exact=["city"],
                         other=["firstname", "callback"], drop=["serial"], allow_recode=["race"])
     # the command line: exit 2 and one line naming the flag, nothing written;
@@ -1528,3 +1528,36 @@ def test_the_publishing_check_measures_what_the_audit_measures(n, k, noise, grou
     assert refused == (min(found).split(" -> ")[0] if found else None)
     for a, v in found.items():
         assert v == pytest.approx(float(risky.loc[a, "value"]), abs=1e-4)
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize", "semantic-anonymize"])
+def test_the_partition_and_semantic_commands_refuse_a_recode_unless_named(cmd, tmp_path,
+                                                                          capsys):
+    """`lgb`, `msa-anonymize` and `semantic-anonymize` refuse a column that
+    recodes an attribute with exit 2 and one line naming --allow-recode;
+    named, the release is written and its summary says what it took."""
+    df = _resume_like()
+    src = tmp_path / "r.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "o.parquet"
+    argv = {"lgb": ["lgb", str(src), "-o", str(out), "--qi", "city", "--sensitive", "race",
+                    "--other", "firstname", "--drop", "serial,callback,gender", "--k", "4",
+                    "--l", "2"],
+            "msa-anonymize": ["msa-anonymize", str(src), "-o", str(out), "--qi", "city", "--sa",
+                              "race", "--other", "firstname", "--drop",
+                              "serial,callback,gender", "--k", "4", "--t", "0.5"],
+            "semantic-anonymize": ["semantic-anonymize", str(src), "-o", str(out),
+                                   "--sensitive", "race", "--qids", "firstname,city", "--drop",
+                                   "serial,callback,gender", "--l", "2", "--d", "1",
+                                   "--domain", "black,white"]}[cmd]
+    capsys.readouterr()
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "r.csv': column 'firstname': is a" in err
+    assert err.rstrip().endswith("or the risk named: --allow-recode firstname")
+    assert not out.exists()
+    assert cli_main(argv + ["--allow-recode", "firstname"]) == 0
+    cap = capsys.readouterr()
+    assert "published nearly in the clear through columns that recode them" in cap.out + cap.err
+    assert "firstname -> race (lambda 1.00)" in cap.out + cap.err
+    assert out.exists()

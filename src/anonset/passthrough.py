@@ -450,9 +450,9 @@ def check_allow_recode(allow_recode, columns: Iterable[str], *, file=None) -> tu
         if n not in columns:
             raise InputError(f"names {n!r}, which is not published as it is", file=file,
                              param="allow_recode",
-                             expected="pass-through columns" + (
-                                 f" or exact QIDs: one of {columns}" if columns else
-                                 " (this release has none)"))
+                             expected=f"a column published as it is: one of {columns}"
+                             if columns else "no name: this release publishes no column as "
+                                             "it is")
     return names
 
 
