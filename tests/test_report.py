@@ -474,3 +474,46 @@ def test_semantic_inclusion_checked_per_value(tmp_path):
     rep = anonset.audit(bad, df)
     row = rep.checks[(rep.checks["check"] == "inclusion") & (rep.checks["attribute"] == "income")]
     assert row["status"].tolist() == ["fail"]
+
+
+def test_an_attribute_the_sets_say_nothing_of_is_not_reconstructed(tmp_path):
+    """A release with a two-valued column at l = 2 (every set its whole
+    domain), or a semantic table at l = the domain's size: the report
+    failed once reconstruction refused such attributes, and before that it
+    drew their uniform starting point as a reconstruction.  It now leaves
+    them out, says why, and a pair naming one is refused as reconstruct
+    refuses it; in memory and streamed alike."""
+    from anonset import semantic as S
+    from anonset.validate import InputError
+    rng = np.random.default_rng(8)
+    n = 2000
+    df = pd.DataFrame({"health": rng.choice(["yes", "no"], n, p=[0.9, 0.1]),
+                       "job": rng.choice(list("abcd"), n), "sex": rng.choice(["f", "m"], n)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["health", "job"], exact=["sex"],
+                          domains={"health": ["yes", "no"], "job": list("abcd")},
+                          seed=SEED + "-whole-domain-0000000")
+    pub.to_parquet(tmp_path / "p.parquet")
+    from anonset.audit.html.release import open_release
+    from anonset.audit.html.utility import default_pairs, set_utility
+    for chunk in (0, 500):
+        rel = open_release(tmp_path / "p.parquet", chunk_rows=chunk)
+        util = set_utility(rel, df, default_pairs(rel.header), chunk_rows=chunk or 10 ** 6)
+        shown = {a for t in util.pairs + util.marginals for a in t.attributes}
+        assert "health" not in shown and "job" in shown, shown
+        assert any("health: every set is the whole domain" in m for m in util.notes)
+    for chunk in (None, 500):
+        page = report(tmp_path / "p.parquet", original=df, chunk_rows=chunk, attack=False)
+        assert "health: every set is the whole domain" in page.html
+    with pytest.raises(InputError, match="column 'health': every published set of it is its "
+                                         "whole domain"):
+        report(tmp_path / "p.parquet", pairs="health:job", attack=False)
+    sem = S.semantic_publish(df, "job", 4, 1, qids=["sex"], drop=["health"],
+                             domain=list("abcd"), seed=SEED + "-whole-domain-0000000")
+    sem.to_parquet(tmp_path / "s.parquet")
+    rel = open_release(tmp_path / "s.parquet")
+    assert default_pairs(rel.header, rel.semantic_attribute) == []
+    util = set_utility(rel, None, [], chunk_rows=10 ** 6)
+    assert not util.pairs and not util.marginals
+    assert any("job: every set is the whole domain" in m for m in util.notes)
+    assert "job: every set is the whole domain" in report(tmp_path / "s.parquet",
+                                                          attack=False).html

@@ -53,10 +53,19 @@ def _randomized(header) -> list:
     return [n for n in header.names if not header.params[n].exact]
 
 
+def whole_domain(header) -> list:
+    """Randomized attributes every set of which is the whole domain (eta = d
+    > 1): the sets say nothing of them, and reconstruction refuses them."""
+    return [n for n in _randomized(header)
+            if header.params[n].eta >= header.params[n].d > 1]
+
+
 def marginal_attributes(header) -> list:
     """The attributes whose marginal the report draws: every randomized one
-    (exact attributes are published as they are), at most MAX_MARGINALS."""
-    return _randomized(header)[:MAX_MARGINALS]
+    that the sets say something of (exact attributes are published as they
+    are), at most MAX_MARGINALS."""
+    whole = whole_domain(header)
+    return [n for n in _randomized(header) if n not in whole][:MAX_MARGINALS]
 
 
 def default_pairs(header, semantic: str | None = None, limit: int = 3) -> list:
@@ -65,10 +74,12 @@ def default_pairs(header, semantic: str | None = None, limit: int = 3) -> list:
     attributes, randomized ones first (an exact QID with a sensitive
     attribute for paper 004 tables)."""
     names = header.names
+    whole = whole_domain(header)
     if semantic is not None:
-        return [(q, semantic) for q in names if q != semantic][:limit]
-    rand = _randomized(header)
-    exact = [n for n in names if n not in rand]
+        return [] if semantic in whole else \
+            [(q, semantic) for q in names if q != semantic][:limit]
+    rand = [n for n in _randomized(header) if n not in whole]
+    exact = [n for n in names if n not in _randomized(header)]
     order = rand + exact
     pairs = [(order[i], order[i + 1]) for i in range(0, len(order) - 1, 2)
              if order[i] in rand or order[i + 1] in rand]
@@ -93,6 +104,8 @@ def parse_pairs(pairs, header, semantic: str | None = None) -> list:
             if a not in header.names:
                 raise InputError(f"{a!r} is not a published attribute", param="pairs",
                                  expected=f"one of {', '.join(header.names)}")
+        from ...validate import check_informative
+        check_informative(header, list(p))
         if semantic is not None and semantic not in p:
             raise InputError(f"{':'.join(p)} does not hold the sensitive attribute "
                              f"{semantic!r}", param="pairs",
@@ -225,13 +238,16 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
                          "it with the methods option)")
         methods = tuple(methods or METHODS)
         marg, marg_methods = [(a,) for a in marginal_attributes(header)], methods[:1]
+    whole = whole_domain(header)
+    marg = [s for s in marg if s[0] not in whole]
     jobs = {tuple(p): methods for p in pairs}
     for s in marg:
         jobs.setdefault(s, marg_methods)
-    whole = [a for a in _randomized(header) if header.params[a].eta >= header.params[a].d]
-    if whole and sa is None:
+    if whole:
         notes.append(f"{', '.join(whole)}: every set is the whole domain, so the sets carry no "
-                     "information and any reconstruction is a uniform spread")
+                     "information: not reconstructed (any reconstruction would be the "
+                     "estimator's starting point, a uniform split; `anonset reconstruct` "
+                     "refuses them)")
     if len(_randomized(header)) > MAX_MARGINALS:
         notes.append(f"marginals of the first {MAX_MARGINALS} randomized attributes are drawn")
     if steps is not None:
