@@ -869,3 +869,36 @@ def test_a_hierarchy_path_that_is_no_file_is_named_alike(cmd, tmp_path, capsys):
         assert rc == 2 and cap.err.count("\n") == 1, cap.err
         assert f"--hierarchy for 'job': file '{path}' {what}" in cap.err, cap.err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_model_value_takes_a_default_then_the_exceptions(tmp_path, capsys):
+    """`--l 3,union=2` (Ecdat's Males panel: occupation at 3, the two-valued
+    union at 2) was refused: a per-column value had to name every sensitive
+    column.  A default may come first; the exceptions must name sensitive
+    columns, and one default only."""
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({"occ": rng.choice(list("abcdefg"), n), "union": rng.choice(["y", "n"], n),
+                       "inc": rng.integers(0, 9, n), "year": rng.integers(1980, 1988, n)})
+    src = tmp_path / "m.csv"
+    df.to_csv(src, index=False)
+    base = ["anonymize", str(src), "--sensitive", "occ,union,inc", "--exact", "year", "-q",
+            "--domain", "occ=a,b,c,d,e,f,g", "--domain", "union=y,n", "--bins", "inc=0:3:6:9",
+            "--ordinal", "inc"]
+
+    def params(out, *model):
+        assert run(base + ["-o", str(tmp_path / out), *model], capsys)[0] == 0
+        return anonset.read_parquet(tmp_path / out).params
+
+    p = params("a.parquet", "--l", "3,union=2")
+    assert (p["occ"].l, p["inc"].l, p["union"].l) == (3, 3, 2)
+    p = params("b.parquet", "--t", "0.3,occ=0.2", "--ground", "equal,inc=ordered")
+    assert (p["occ"].t, p["union"].t, p["inc"].t) == (0.2, 0.3, 0.3)
+    assert (p["occ"].ground, p["inc"].ground) == ("equal", "ordered")
+    for bad, needle in ((["--l", "3,2,union=2"], "--l: expected one default value and "
+                                                 "COLUMN=VALUE,..., got '3,2,union=2'"),
+                        (["--l", "3,wage=2"], "--l: names 'wage', which is not a sensitive "
+                                              "column")):
+        rc, cap = run(base + ["-o", str(tmp_path / "c.parquet"), *bad], capsys)
+        assert rc == 2 and needle in cap.err, cap.err
+        assert not (tmp_path / "c.parquet").exists()

@@ -42,13 +42,15 @@ def register(sub) -> None:
                    help="the value that stands for a missing cell with --missing category "
                         "(default '?'; it must not be a real value of the column)")
     g = p.add_argument_group("privacy model")
-    g.add_argument("--l", metavar="L|COL=L,...", help="frequency l-diversity (one l, or one per column)")
+    g.add_argument("--l", metavar="L|[L,]COL=L,...",
+                   help="frequency l-diversity (one l, or one per column: COL=L for each, or a "
+                        "default first, 3,job=5)")
     g.add_argument("--entropy", action="store_true", default=None,
                    help="entropy instead of frequency l-diversity")
-    g.add_argument("--k", metavar="K|COL=K,...", help="k-anonymity")
-    g.add_argument("--t", metavar="T|COL=T,...",
+    g.add_argument("--k", metavar="K|[K,]COL=K,...", help="k-anonymity")
+    g.add_argument("--t", metavar="T|[T,]COL=T,...",
                    help="t-closeness; with --l: diversity and closeness at once")
-    g.add_argument("--ground", metavar="NAME|COL=NAME,...",
+    g.add_argument("--ground", metavar="NAME|[NAME,]COL=NAME,...",
                    help=f"EMD ground distance for --t: {', '.join(A.GROUNDS)} (default auto: "
                         "hierarchical with --hierarchy, ordered for --ordinal columns "
                         "without a missing token, else equal)")
@@ -187,6 +189,9 @@ def run(args) -> int:
     from .config import read_domain_file
 
     opts = _options(args)
+    for key, flag in (("l", "--l"), ("k", "--k"), ("t", "--t"), ("ground", "--ground")):
+        # '3,job=5': 3 for every sensitive column the value does not name
+        opts[key] = A.fill_default(opts.get(key), list(opts.get("sensitive") or ()), flag)
     model = build_model(opts)
     src = check_input_file(args.input)
     in_fmt = file_format(src, opts.get("input_format"), param="input_format")

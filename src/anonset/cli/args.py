@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
-           "flag", "error_line", "split_commas", "names", "kv", "number", "model_value", "ground_value",
-           "positive_int", "nonneg_int", "nonneg_float", "add_roles", "add_key_options",
-           "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
+           "flag", "error_line", "split_commas", "names", "kv", "number", "model_value",
+           "ground_value", "fill_default", "positive_int", "nonneg_int", "nonneg_float",
+           "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
            "read_table", "read_settable", "check_not_input", "allowed_recodes",
            "warn_allowed_recodes"]
 
@@ -162,7 +162,8 @@ def number(text: str, option: str, kind):
 
 
 def model_value(text, option: str, kind):
-    """``5`` -> 5; ``age=3,job=5`` -> {'age': 3, 'job': 5}."""
+    """``5`` -> 5; ``age=3,job=5`` -> {'age': 3, 'job': 5}; ``3,job=5`` ->
+    {None: 3, 'job': 5} (3 for every other column: :func:`fill_default`)."""
     if text is None:
         return None
     if "=" not in text:
@@ -170,13 +171,32 @@ def model_value(text, option: str, kind):
     out = {}
     for part in split_commas(text):
         if "=" not in part:
-            raise UsageError(f"{option}: expected one value or COLUMN=VALUE,..., got {text!r}")
+            if None in out:
+                raise UsageError(f"{option}: expected one default value and COLUMN=VALUE,..., "
+                                 f"got {text!r}")
+            out[None] = number(part, option, kind)
+            continue
         col, val = (s.strip() for s in part.split("=", 1))
         if not col:
             raise UsageError(f"{option}: empty column name in {text!r}")
         if col in out:
             raise UsageError(f"{option}: column {col!r} is given twice")
         out[col] = number(val, f"{option} for {col!r}", kind)
+    return out
+
+
+def fill_default(value, columns, option: str):
+    """A per-column value with a default (``{None: 3, 'job': 5}``) as one
+    value for each of ``columns``; anything else as it is."""
+    if not isinstance(value, dict) or None not in value:
+        return value
+    default = value[None]
+    out = {c: value.get(c, default) for c in columns}
+    extra = [c for c in value if c is not None and c not in out]
+    out.update({c: value[c] for c in extra})       # refused downstream, naming the column
+    if not columns:
+        raise UsageError(f"{option}: a default value needs the sensitive columns named "
+                         "(--sensitive)")
     return out
 
 
@@ -190,7 +210,11 @@ def ground_value(text):
     out = {}
     for part in split_commas(text):
         if "=" not in part:
-            raise UsageError(f"--ground: expected NAME or COLUMN=NAME,..., got {text!r}")
+            if None in out or part not in GROUNDS:
+                raise UsageError(f"--ground: expected NAME or [NAME,]COLUMN=NAME,..., got "
+                                 f"{text!r}")
+            out[None] = part
+            continue
         col, val = (s.strip() for s in part.split("=", 1))
         if val not in GROUNDS:
             raise UsageError(f"--ground for {col!r}: expected one of {', '.join(GROUNDS)}, "
