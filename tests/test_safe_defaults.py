@@ -1145,8 +1145,9 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_
     model = anonset.Diversity(2)
     runs = _four_paths(df, model, kw, tmp_path, chunk_rows=170)
     refusals = {}
+    assert anonset.InputError is InputError                  # catchable from the top level
     for path, run in runs.items():
-        with pytest.raises(InputError) as e:
+        with pytest.raises(anonset.InputError) as e:
             run()
         refusals[path] = str(e.value).split("column 'firstname': ", 1)[1]
     assert len(set(refusals.values())) == 1, refusals

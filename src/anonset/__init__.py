@@ -23,6 +23,8 @@ The public API, re-exported here:
 * scale:    :mod:`anonset.stream` (files larger than memory), :mod:`anonset.dask`
 * data:     :mod:`anonset.datasets` (Adult), :mod:`anonset.synthetic`
 * facts:    :func:`show_versions`
+* errors:   :class:`InputError` (a ``ValueError`` naming the parameter, column
+            and file of bad input; every refusal is one)
 
 The package is laid out by architecture (docs/architecture.md): the
 foundation at the top level, one subpackage per family of papers
@@ -36,6 +38,7 @@ import sys as _sys
 from ._version import __version__
 from .hierarchy import Hierarchy
 from .passthrough import PassThroughWarning
+from .validate import InputError
 from .schema import (Attribute, InferredDomainWarning, Schema, SharedIdWarning,
                      SuppressionWarning)
 from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
@@ -67,7 +70,7 @@ __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy", "InferredDomainWarning",
     "SharedIdWarning",
     "SuppressionWarning",
-    "PassThroughWarning",
+    "PassThroughWarning", "InputError",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
     "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
+import os
 import re
-from typing import Callable
+from typing import Any, Callable
 
 __all__ = ["InputError", "api_name", "check_int", "check_threads"]
 
@@ -58,7 +59,8 @@ class InputError(ValueError):
     "--l: column 'age': is below 2; expected an integer >= 2, or --allow-clear age"
     """
 
-    def __init__(self, what: str, *, param: str | None = None, column=None, file=None,
+    def __init__(self, what: str, *, param: str | None = None, column: Any = None,
+                 file: str | os.PathLike | None = None,
                  expected: str | None = None):
         self.what, self.param, self.column = what, param, column
         self.file = None if file is None else str(file)
@@ -85,7 +87,7 @@ class InputError(ValueError):
     def __str__(self):
         return self.args[0] if self.args else self.render(api_name)
 
-    def in_file(self, file) -> "InputError":
+    def in_file(self, file: str | os.PathLike | None) -> "InputError":
         """This error naming ``file`` too (itself where it names a file, or
         ``file`` is None)."""
         if file is None or self.file is not None:
