@@ -379,8 +379,10 @@ TABLE_CASES = [
     # --- parameter values
     TableCase("rng-unknown", _api(rng="mt19937"), [], ("rng:", "mt19937", "chacha20, philox"),
               paths=("memory", "parquet", "dask")),
-    TableCase("missing-unknown", _api(missing="drop"), [], ("missing:", "'drop'", "error, category"),
+    TableCase("missing-unknown", _api(missing="omit"), [], ("missing:", "'omit'", "error, category"),
               paths=("memory", "parquet", "dask")),
+    TableCase("missing-drop", _api(missing="drop"), [*ROLES_CLI, "--missing", "drop", "--l", "2"],
+              ("missing", "'drop' leaves rows out", "category")),
     TableCase("missing-token-empty", _api(missing="category", missing_token=""),
               [*ROLES_CLI, "--missing", "category", "--missing-token", "", "--l", "2"],
               ("got ''", "non-empty"), ("missing_token:",), ("--missing-token:",)),

@@ -170,3 +170,35 @@ def test_the_cli_refuses_then_drops_and_says_so(cmd, tmp_path, capsys):
     # in the table): the verdict must not say it was not run
     head = said.split("\n\n")[0]
     assert ("not run: the attack simulation" in head) == (cmd == "semantic"), said
+
+
+def test_paper_000s_publishing_refuses_drop_and_names_category(tmp_path, capsys):
+    """`--missing drop`, which the partition commands take, reached
+    `anonymize` as argparse's "invalid choice" without a word of why: paper
+    000's publishing keeps every row (a missing cell is a value inside its
+    random set), so dropping is refused with the reason and the remedy, in
+    Python, on Dask and on the command line alike."""
+    import anonset
+    from anonset import dask as adask
+    dd = pytest.importorskip("dask.dataframe")
+    df = pd.DataFrame({"vote": ["y", "n", None, "y", "n", "a"] * 10,
+                       "sex": ["f", "m"] * 30})
+    kw = dict(sensitive=["vote"], exact=["sex"], missing="drop")
+    want = (r"missing: 'drop' leaves rows out of the release, which tells who left a question "
+            r"unanswered; paper 000's publishing keeps every row; expected missing='category'")
+    with pytest.raises(anonset.InputError, match=want):
+        anonset.publish(df, anonset.Diversity(2), **kw)
+    with pytest.raises(anonset.InputError, match=want):
+        adask.publish(dd.from_pandas(df, npartitions=2), anonset.Diversity(2), **kw)
+    df.to_csv(tmp_path / "v.csv", index=False)
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "v.csv"), "-o", str(tmp_path / "o.parquet"),
+                 "--sensitive", "vote", "--exact", "sex", "--l", "2", "--missing", "drop"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--missing: 'drop' leaves rows out" in err
+    assert err.rstrip().endswith("expected --missing category (a missing cell published as a "
+                                 "value of its own, inside the random sets like any other)")
+    assert not (tmp_path / "o.parquet").exists()
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["vote"], exact=["sex"],
+                          missing="category")
+    assert pub.n_rows == len(df)

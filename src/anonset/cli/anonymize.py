@@ -36,8 +36,10 @@ def register(sub) -> None:
     g.add_argument("--ordinal", action="append", metavar="A,B",
                    help="columns whose domain order is meaningful (numeric, or with a "
                         "declared domain in order)")
-    g.add_argument("--missing", choices=("error", "category"), default=None,
-                   help="missing cells: an error (default), or published as a value of their own")
+    g.add_argument("--missing", choices=("error", "category", "drop"), default=None,
+                   help="missing cells: an error (default), or published as a value of their "
+                        "own (category); drop, which the partition commands take, is refused "
+                        "here: every row is published")
     g.add_argument("--missing-token", default=None, metavar="TEXT",
                    help="the value that stands for a missing cell with --missing category "
                         "(default '?'; it must not be a real value of the column)")
@@ -130,7 +132,9 @@ def _options(args) -> dict:
         "format": args.format, "input_format": args.input_format,
     }
     opts = merge(config, flags)
-    for key, choices in (("rng", ("chacha20", "philox")), ("missing", ("error", "category")),
+    for key, choices in (("rng", ("chacha20", "philox")),
+                         ("missing", ("error", "category", "drop")),     # drop: the engine says
+
                          ("format", ("csv", "parquet")), ("input_format", ("csv", "parquet"))):
         if opts.get(key) is not None and opts[key] not in choices:
             raise A.UsageError(f"--{key.replace('_', '-')}: expected one of "

@@ -81,6 +81,15 @@ class Options:
                                  expected="a mapping {column: ...}")
         ordinal = self.ordinal if isinstance(self.ordinal, Mapping) else \
             {c: None for c in V.check_names(self.ordinal, "ordinal")}
+        if self.missing == "drop":
+            # leaving out the rows with a missing cell tells whoever knows a
+            # person is in the data that they left a question unanswered; a
+            # missing cell published as a value is inside its random set
+            raise InputError("'drop' leaves rows out of the release, which tells who left a "
+                             "question unanswered; paper 000's publishing keeps every row",
+                             param="missing",
+                             expected="{@missing='category'} (a missing cell published as a "
+                                      "value of its own, inside the random sets like any other)")
         V.check_choice(self.missing, "missing", ("error", "category"))
         if not isinstance(self.missing_token, str) or not self.missing_token:
             raise InputError(f"got {self.missing_token!r}", param="missing_token",
