@@ -639,7 +639,7 @@ def test_an_attribute_whose_sets_are_its_whole_domain_is_refused_on_every_path(t
     assert pub.params["health"].eta == 2 and pub.params["eth"].eta == 2
     want = (r"attributes: column 'health': every published set of it is its whole domain "
             r"\(eta = d = 2\), so the table says nothing of its values.*expected attributes "
-            r"whose sets carry information \(eta < d\): one of \['eth', 'sex'\]")
+            r"whose sets carry information \(eta < d, p > 0\): one of \['eth', 'sex'\]")
     pub.to_parquet(tmp_path / "p.parquet")
     dpub = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
                          scheduler="sync", **kw)
@@ -661,3 +661,12 @@ def test_an_attribute_whose_sets_are_its_whole_domain_is_refused_on_every_path(t
     rep = anonset.audit(pub, attack=True, n_targets=300, seed=0)
     prior = rep.attack.summary.set_index("attribute")["prior_only"]
     assert prior["health"] == pytest.approx(0.5, abs=0.1)   # the uniform prior's guess
+    # sets drawn with p = 0 (given parameters) say nothing either
+    from anonset.randomized.params import AttributeParams
+    p0 = anonset.publish(df, anonset.Closeness(0.2), sensitive=["eth"], exact=["sex"],
+                         drop=["health"], domains={"eth": ["a", "b", "c"]},
+                         params={"eth": AttributeParams("eth", 0.0, 1, 3, t=0.2,
+                                                        ground="equal")})
+    with pytest.raises(InputError, match=r"column 'eth': every published set of it is drawn "
+                                         r"without regard to the true value \(p = 0, eta = 1\)"):
+        anonset.reconstruct(p0, ["eth", "sex"])

@@ -556,26 +556,25 @@ def check_attributes(table, attributes) -> list:
 
 
 def check_informative(table, attributes, *, file=None) -> None:
-    """Refuse an attribute every published set of which is its whole domain
-    (eta = d > 1: l = d, or k = d): the sets say nothing of its values, so
-    every estimator returns its starting point (the uniform split: Health
-    Insurance's health at l = 2, 50 % 'yes' against 92 % true) as if it were
-    an estimate."""
-    blind = [a for a in attributes if not table.params[a].exact
-             and table.params[a].eta >= table.schema[a].d > 1]
+    """Refuse an attribute whose sets say nothing of its values
+    (``AttributeParams.says_nothing``: eta = d > 1, as at l = d or k = d,
+    or p = 0): every estimator would return its starting point (the uniform
+    split: Health Insurance's health at l = 2, 50 % 'yes' against 92 %
+    true) as if it were an estimate."""
+    blind = [a for a in attributes if table.params[a].says_nothing]
     if not blind:
         return
     a = blind[0]
-    d = table.schema[a].d
-    rest = [x for x in table.names if x not in blind and (table.params[x].exact or
-                                                            table.params[x].eta < table.schema[x].d
-                                                            or table.schema[x].d <= 1)]
-    raise InputError(f"every published set of it is its whole domain (eta = d = {d}), so the "
-                     "table says nothing of its values: any estimate would be the starting "
-                     "point (the uniform split), not the data" +
+    par = table.params[a]
+    why = f"is its whole domain (eta = d = {par.d})" if par.eta >= par.d else \
+        f"is drawn without regard to the true value (p = 0, eta = {par.eta})"
+    rest = [x for x in table.names if not table.params[x].says_nothing]
+    raise InputError(f"every published set of it {why}, so the table says nothing of its "
+                     "values: any estimate would be the starting point (the uniform split), "
+                     "not the data" +
                      (f" (so is {', '.join(map(repr, blind[1:]))})" if blind[1:] else ""),
                      param="attributes", column=a, file=file,
-                     expected="attributes whose sets carry information (eta < d)" +
+                     expected="attributes whose sets carry information (eta < d, p > 0)" +
                               (f": one of {rest}" if rest else "; this table has none"))
 
 

@@ -302,9 +302,9 @@ def reconstructed_marginal(header, j: str, w) -> np.ndarray:
         from ..randomized.semantic import semantic_marginal
         A = np.clip(semantic_marginal(header, w), 0, None)
         return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)
-    d = header.schema[j].d
-    if not header.params[j].exact and header.params[j].eta >= d:
-        return np.full(d, 1.0 / d)          # whole-domain sets: what the EM would return
+    if header.params[j].says_nothing:       # what the EM would return: its start
+        d = header.schema[j].d
+        return np.full(d, 1.0 / d)
     from ..randomized.reconstruct import reconstruct
     A = np.clip(np.asarray(reconstruct(header, [j], "em", w=w).counts, dtype=np.float64), 0, None)
     return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)

@@ -56,6 +56,14 @@ class AttributeParams:
         return COIN_ONE if self.p >= 1.0 else int(math.floor(self.p * COIN_ONE))
 
     @property
+    def says_nothing(self) -> bool:
+        """Every set is drawn without regard to the true value: eta >= d (each
+        set is the whole domain) or p = 0 (each a uniform eta-subset), on a
+        domain of d > 1 values.  The sets then carry no information (epsilon
+        0), and any estimate of the attribute is its estimator's start."""
+        return self.d > 1 and not self.exact and (self.eta >= self.d or self.p <= 0.0)
+
+    @property
     def kappa_c(self) -> float:
         return kappa(self.p, self.eta, self.d)[0]
 

@@ -697,7 +697,7 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     over the cells."""
     sa, dist, l, d = _table_distance(table)
     size = table.schema[sa].d                      # the domain's size (d is the distance)
-    if l >= size > 1:
+    if table.params[sa].says_nothing:              # l = size: every set the whole domain
         from ..validate import InputError
         raise InputError(f"was published with l = {l} values in every set of a domain of "
                          f"{size}: every set is the whole domain, so the "

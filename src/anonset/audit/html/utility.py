@@ -54,10 +54,10 @@ def _randomized(header) -> list:
 
 
 def whole_domain(header) -> list:
-    """Randomized attributes every set of which is the whole domain (eta = d
-    > 1): the sets say nothing of them, and reconstruction refuses them."""
-    return [n for n in _randomized(header)
-            if header.params[n].eta >= header.params[n].d > 1]
+    """Randomized attributes the sets say nothing of (every set the whole
+    domain, or p = 0: ``AttributeParams.says_nothing``); reconstruction
+    refuses them."""
+    return [n for n in _randomized(header) if header.params[n].says_nothing]
 
 
 def marginal_attributes(header) -> list:
@@ -244,8 +244,8 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
     for s in marg:
         jobs.setdefault(s, marg_methods)
     if whole:
-        notes.append(f"{', '.join(whole)}: every set is the whole domain, so the sets carry no "
-                     "information: not reconstructed (any reconstruction would be the "
+        notes.append(f"{', '.join(whole)}: every set is the whole domain (or drawn with p = "
+                     "0), so the sets carry no information: not reconstructed (any reconstruction would be the "
                      "estimator's starting point, a uniform split; `anonset reconstruct` "
                      "refuses them)")
     if len(_randomized(header)) > MAX_MARGINALS:

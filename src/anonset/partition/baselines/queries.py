@@ -167,7 +167,7 @@ class SetAnswers:
         from ...randomized.reconstruct import reconstruct
         if n_rows == 0:
             return np.zeros(int(qu.s_members.sum()))
-        if self.table.params[self.sensitive].eta >= self.d:
+        if self.table.params[self.sensitive].says_nothing:
             # sets that are the whole domain (l = |S| in paper 004's grids):
             # the method's answer is the EM's starting point, the uniform
             # split, which anonset.reconstruct refuses to present as data
