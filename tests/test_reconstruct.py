@@ -650,6 +650,14 @@ def test_an_attribute_whose_sets_are_its_whole_domain_is_refused_on_every_path(t
                     lambda: adask.reconstruct(dpub, ["health"], method, scheduler="sync")):
             with pytest.raises(InputError, match=want):
                 run()
+    df.to_csv(tmp_path / "p.csv", index=False)
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "p.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "health,eth", "--exact", "sex", "--l", "2",
+                 "--domain", "health=yes,no", "--domain", "eth=a,b,c"]) == 0
+    assert "WARNING: the sets of health carry no information (each set the whole domain, as " \
+        "at l = d, or drawn with p = 0): reconstruct refuses these columns" in \
+        capsys.readouterr().err
     assert main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "health,eth",
                  "-o", str(tmp_path / "ct.csv")]) == 2
     err = capsys.readouterr().err

@@ -281,8 +281,8 @@ def _summary(res, model, out, out_fmt) -> None:
     if clear:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
     A.warn_allowed_recodes(res.info)
-    whole = [a.name for a in res.schema.sensitive
-             if res.params[a.name].eta >= a.d > 1 and res.params[a.name].p >= 1.0]
+    whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]
     if whole:
-        log.warning("every published set of %s is the whole domain (l = d): these columns "
-                    "carry no information (reconstruct refuses them)", ", ".join(whole))
+        log.warning("the sets of %s carry no information (each set the whole domain, as at "
+                    "l = d, or drawn with p = 0): reconstruct refuses these columns",
+                    ", ".join(whole))
