@@ -418,6 +418,8 @@ def test_reconstruct_plot(data, tmp_path, capsys):
                    "--threads", "1"], capsys)
     assert rc == 0, cap.err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.name == "posix":            # the original's true counts: its owner's only
+        assert png.stat().st_mode & 0o777 == 0o600
     ct = pd.read_parquet(tmp_path / "ct.parquet")
     assert list(ct.columns) == ["age", "city", "count"] and len(ct) == 16
 

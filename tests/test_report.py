@@ -368,13 +368,29 @@ def test_partition_csv_reads_with_its_metadata_else_refused(cases, tmp_path):
         report(p)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_cli_report(cases, tmp_path, capsys):
     path, orig, _ = cases["sets-qid"]
     out = tmp_path / "r.html"
     rc = main(["report", str(path), "--original", str(orig), "-o", str(out), "--methods", "em",
                "--targets", "200", "--pairs", "zip:job"])
     assert rc == 0 and out.is_file()
-    assert "RISKS FOUND" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "RISKS FOUND" in said
+    # it holds the original's statistics: readable by its owner only, and said so
+    # (a report made from the release alone is written as any other output)
+    if os.name == "posix":
+        assert out.stat().st_mode & 0o777 == 0o600
+        assert "readable by you only: it holds statistics of the original data" in said
+        alone = tmp_path / "alone.html"
+        assert main(["report", str(path), "-o", str(alone), "--targets", "200"]) == 0
+        assert alone.stat().st_mode & 0o077 == 0o666 & ~_umask() & 0o077
+        assert "readable by you only" not in capsys.readouterr().out
     dom = Dom(out.read_text(encoding="utf-8"))
     assert {a["data-pair"] for a in dom.find() if "data-pair" in a} == {"zip:job"}
     assert dom.find(data_pair="zip:job", data_method="em")

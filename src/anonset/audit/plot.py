@@ -105,6 +105,7 @@ def bar_chart(true, estimates: Sequence, path, *, title: str | None = None,
     ax.legend()
     fig.tight_layout()
     path = Path(path)
-    with atomic_path(path, protect=protect) as tmp:
+    # the true counts of the original data: readable by their owner only
+    with atomic_path(path, protect=protect, private=True) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi)
     return path

@@ -91,7 +91,9 @@ def cmd_report(args) -> int:
                       format=args.input_format, original_format=args.original_format,
                       progress=prog)
     A.note(args, f"anonset report: {page.verdict}; wrote {out} "
-                 f"({len(page.html.encode()) / 1024:,.0f} KiB)")
+                 f"({len(page.html.encode()) / 1024:,.0f} KiB" +
+                 ("; readable by you only: it holds statistics of the original data"
+                  if args.original else "") + ")")
     return A.EXIT_OK
 
 

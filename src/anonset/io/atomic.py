@@ -95,10 +95,12 @@ def _temp_name(path: Path, parent: Path, suffix: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_paths(*paths, protect=()):
+def atomic_paths(*paths, protect=(), private: bool = False):
     """Yield one temporary path per target; on success move them all into
     place.  Every target is checked first (not an input, not a directory, its
-    directory exists); on any failure no target is created or changed."""
+    directory exists); on any failure no target is created or changed.
+    ``private``: the files are readable by their owner only (0600, whatever
+    the umask), for what holds statistics of the original data."""
     paths = [Path(p) for p in paths]
     parents = [_check_target(p, protect) for p in paths]
     for p in paths:
@@ -107,7 +109,9 @@ def atomic_paths(*paths, protect=()):
     try:
         for p, parent in zip(paths, parents):
             t = Path(_temp_name(p, parent, ".tmp"))
-            t.touch(exist_ok=False)
+            t.touch(mode=0o600 if private else 0o666, exist_ok=False)
+            if private:
+                os.chmod(t, 0o600)
             tmps.append(t)
         yield tmps[0] if len(tmps) == 1 else tmps
         # the companions first, the main file last: a reader that finds the
@@ -130,9 +134,10 @@ def atomic_paths(*paths, protect=()):
 
 
 @contextlib.contextmanager
-def atomic_path(path, *, protect=()):
-    """Yield a temporary path beside ``path``; on success move it into place."""
-    with atomic_paths(path, protect=protect) as tmp:
+def atomic_path(path, *, protect=(), private: bool = False):
+    """Yield a temporary path beside ``path``; on success move it into place
+    (``private``: readable by its owner only, as :func:`atomic_paths`)."""
+    with atomic_paths(path, protect=protect, private=private) as tmp:
         yield tmp
 
 

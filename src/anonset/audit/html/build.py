@@ -264,6 +264,8 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
                     notice=None if original is None else CONFIDENTIAL)
     if output is not None:
         from ...io.atomic import atomic_path
-        with atomic_path(Path(output), protect=protect) as tmp:
+        # with the original data the page holds its statistics (true counts,
+        # some small): readable by its owner only, as the key files are
+        with atomic_path(Path(output), protect=protect, private=original is not None) as tmp:
             Path(tmp).write_text(html, encoding="utf-8")
     return Page(html, rep.verdict, rel.kind, rel.n_rows, Path(output) if output else None)
