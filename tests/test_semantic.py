@@ -709,4 +709,7 @@ def test_analyze_refuses_a_table_whose_sets_are_the_whole_domain(tmp_path, capsy
     t3 = S.semantic_publish(df, "occ", 3, 1, qids=["nonwhite"], domain=dom,
                             seed="semantic-whole-domain-test-key-001")
     assert abs(S.analyze(t3, ["nonwhite"]).total - n) < 1e-6
+    with pytest.raises(InputError, match=r"qids: names 'nope', which is not a published QID of "
+                                         r"the table; expected QIDs of \['nonwhite'\]"):
+        S.analyze(t3, ["nope"])
     assert anonset.audit(t, attack=True, n_targets=200, seed=0).attack is not None

@@ -707,7 +707,10 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     qids = [n for n in table.names if n != sa] if qids is None else list(qids)
     for n in qids:
         if n not in table.names or n == sa:
-            raise ValueError(f"{n!r} is not a published QID of the table")
+            from ..validate import InputError
+            raise InputError(f"names {n!r}, which is not a published QID of the table",
+                             param="qids",
+                             expected=f"QIDs of {[x for x in table.names if x != sa]}")
     omega, sa, dist, l, d = _table_counts(table, qids)
     info = {"estimator": estimator, "l": l, "d": d}
     if q is None and estimator in ("linear", "em"):
