@@ -189,30 +189,36 @@ def _unpack(masks: np.ndarray, F: int) -> np.ndarray:
 
 
 def _check_ld(distance: SemanticDistance, l, d) -> tuple:
+    from ..validate import InputError                 # a ValueError naming its parameter
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
-        raise ValueError(f"l must be a positive integer, got {l!r}")
+        raise InputError(f"got {l!r}", param="l", expected="a positive integer")
     if l > distance.F:
-        raise ValueError(f"l = {l} exceeds the domain size F = {distance.F}")
+        raise InputError(f"l = {l} exceeds the domain size F = {distance.F}", param="l",
+                         expected=f"at most {distance.F}")
     if l > _semantic.MAX_L:
-        raise ValueError(f"l must be at most {_semantic.MAX_L}, got {l}")
+        raise InputError(f"got {l}", param="l", expected=f"at most {_semantic.MAX_L}")
     try:
         d = float(d)
     except (TypeError, ValueError):
-        raise ValueError(f"d must be a number, got {d!r}") from None
+        raise InputError(f"got {d!r}", param="d", expected="a number") from None
     if not math.isfinite(d) or d < 0:
-        raise ValueError(f"d must be a finite non-negative number, got {d}")
+        raise InputError(f"got {d}", param="d", expected="a finite non-negative number")
     if distance.F > _semantic.MAX_DOMAIN:
-        raise ValueError(f"semantic publishing supports domains of at most "
-                         f"{_semantic.MAX_DOMAIN} values, got {distance.F}")
+        raise InputError(f"has {distance.F} values", param="domain",
+                         expected=f"at most {_semantic.MAX_DOMAIN} values (semantic publishing)")
     return int(l), d
 
 
 def _kernel_args(distance: SemanticDistance, l: int, d: float, algorithm: str) -> tuple:
+    from ..validate import InputError
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+        raise InputError(f"got {algorithm!r}", param="algorithm",
+                         expected=f"one of {', '.join(ALGORITHMS)}")
     radius = distance.duplicate_radius(d) if algorithm == "duplicate" else 0
     if 2 * radius + 1 > distance.F:
-        raise ValueError(f"algorithm='duplicate': d = {d} is too large for F = {distance.F}")
+        raise InputError(f"d = {d:g} is too large for algorithm='duplicate' on F = "
+                         f"{distance.F} values", param="d",
+                         expected="a smaller d, or algorithm='simple'")
     return distance.compat_bits(d), l, algorithm, radius, distance.kind == "ordered"
 
 
@@ -239,8 +245,11 @@ def check_feasible(distance: SemanticDistance, l: int, d: float, codes=None, lab
     if bad:
         names = [str(labels[v]) if labels is not None else str(v) for v in bad[:5]]
         more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        raise ValueError(f"(l={l}, d={d:g})-semantic diversity is infeasible: no set of {l} values "
-                         f"pairwise at least {d:g} apart contains {', '.join(names)}{more}")
+        from ..validate import InputError
+        raise InputError(f"(l={l}, d={d:g})-semantic diversity is infeasible: no set of {l} "
+                         f"values pairwise at least {d:g} apart contains "
+                         f"{', '.join(names)}{more}", param="d",
+                         expected="a smaller d or l")
 
 
 # ---------------------------------------------------------------- publishing
