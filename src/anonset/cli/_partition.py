@@ -116,8 +116,8 @@ def risk_note(summary: dict) -> str:
                                           summary["suppressed"].items()))
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
-    from .args import allowed_recodes
-    recodes = allowed_recodes(summary)
+    from .args import recodes_text
+    recodes = recodes_text(summary)
     if recodes:
         notes.append("published nearly in the clear through columns that recode them "
                      f"(--allow-recode): {recodes}")

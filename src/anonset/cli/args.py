@@ -20,9 +20,9 @@ from pathlib import Path
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
            "flag", "error_line", "split_commas", "names", "kv", "number", "model_value",
            "ground_value", "fill_default", "positive_int", "nonneg_int", "nonneg_float",
-           "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg", "print_table", "fmt", "format_of",
-           "read_table", "read_settable", "check_not_input", "allowed_recodes",
-           "warn_allowed_recodes"]
+           "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg",
+           "print_table", "fmt", "format_of", "read_table", "read_settable", "check_not_input",
+           "recodes_text", "warn_allowed_recodes"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
@@ -58,7 +58,7 @@ class UsageError(ValueError):
     """A bad combination of options (exit code 2)."""
 
 
-def allowed_recodes(info) -> str:
+def recodes_text(info) -> str:
     """The recodes a release published because the user named them
     (``allow_recode``), as 'column -> attribute (lambda 1.00)', or ''."""
     return ", ".join(f"{f['column']} -> {f.get('sensitive', f.get('qi'))} (lambda "
@@ -69,7 +69,7 @@ def allowed_recodes(info) -> str:
 
 def warn_allowed_recodes(info) -> None:
     """The summary's warning line for the recodes the user allowed."""
-    recodes = allowed_recodes(info)
+    recodes = recodes_text(info)
     if recodes:
         import logging
         logging.getLogger("anonset").warning(
@@ -190,13 +190,12 @@ def fill_default(value, columns, option: str):
     value for each of ``columns``; anything else as it is."""
     if not isinstance(value, dict) or None not in value:
         return value
-    default = value[None]
-    out = {c: value.get(c, default) for c in columns}
-    extra = [c for c in value if c is not None and c not in out]
-    out.update({c: value[c] for c in extra})       # refused downstream, naming the column
     if not columns:
         raise UsageError(f"{option}: a default value needs the sensitive columns named "
                          "(--sensitive)")
+    out = {c: value.get(c, value[None]) for c in columns}
+    # a name that is not a sensitive column stays: refused downstream, named
+    out.update({c: v for c, v in value.items() if c is not None and c not in out})
     return out
 
 

@@ -245,9 +245,9 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
         jobs.setdefault(s, marg_methods)
     if whole:
         notes.append(f"{', '.join(whole)}: every set is the whole domain (or drawn with p = "
-                     "0), so the sets carry no information: not reconstructed (any reconstruction would be the "
-                     "estimator's starting point, a uniform split; `anonset reconstruct` "
-                     "refuses them)")
+                     "0), so the sets carry no information: not reconstructed (any "
+                     "reconstruction would be the estimator's starting point, a uniform split; "
+                     "`anonset reconstruct` refuses them)")
     if len(_randomized(header)) > MAX_MARGINALS:
         notes.append(f"marginals of the first {MAX_MARGINALS} randomized attributes are drawn")
     if steps is not None:
