@@ -860,6 +860,21 @@ SUBCOMMAND_CASES = [
                              "--drop", "age,note", "--l", "3", "--d", "3",
                              "--domain", "a,b,c,d,e,f"],
      ("--d: (l=3, d=3)-semantic diversity is infeasible", "expected a smaller d or l")),
+    ("semantic-matrix-asymmetric", ["semantic-anonymize", "{in}", "-o", "o.parquet",
+                                    "--sensitive", "job", "--qids", "city", "--identifier",
+                                    "id", "--drop", "age,note", "--l", "2", "--d", "1",
+                                    "--domain", "a,b,c", "--matrix", "{asym}"],
+     ("'asym.csv': --matrix: distance matrix must be symmetric", "in --domain order")),
+    ("semantic-matrix-size", ["semantic-anonymize", "{in}", "-o", "o.parquet",
+                              "--sensitive", "job", "--qids", "city", "--identifier", "id",
+                              "--drop", "age,note", "--l", "2", "--d", "1",
+                              "--domain", "a,b,c,d,e,f", "--matrix", "{sym3}"],
+     ("'sym3.csv': --matrix: is 3 x 3; expected 6 x 6",)),
+    ("semantic-matrix-missing", ["semantic-anonymize", "{in}", "-o", "o.parquet",
+                                 "--sensitive", "job", "--qids", "city", "--identifier", "id",
+                                 "--drop", "age,note", "--l", "2", "--d", "1",
+                                 "--domain", "a,b,c,d,e,f", "--matrix", "nope.csv"],
+     ("'nope.csv': --matrix: does not exist",)),
     ("semantic-analyze-not-published", ["semantic-analyze", "{in}", "-o", "x.csv"],
      ("in.csv.anonset.json", "is missing")),
     ("lgb-unnamed", ["lgb", "{in}", "-o", "o.csv", "--qi", "age", "--k", "2"],
@@ -911,8 +926,10 @@ def test_subcommand_case(cid, argv, needles, tmp_path, capsys, monkeypatch):
     Path("cfg.json").write_text(json.dumps({"l": 2, "seed": 7}))
     Path("cfg2.json").write_text(json.dumps({"l": 2, "idenifiers": ["id"]}))
     Path("bad_h.csv").write_text("a;x;*\nb;x;*\nc;*\nd;y;*\ne;y;*\nf;y;*\n")
+    Path("asym.csv").write_text("0,1,2\n1,0,1\n5,1,0\n")
+    Path("sym3.csv").write_text("0,1,2\n1,0,1\n2,1,0\n")
     names = {"in": "in.csv", "pub": "pub.parquet", "cfg": "cfg.json", "cfg2": "cfg2.json",
-             "bad_h": "bad_h.csv"}
+             "bad_h": "bad_h.csv", "asym": "asym.csv", "sym3": "sym3.csv"}
     if any("{adult}" in a for a in argv):
         names["adult"] = _adult_small(tmp_path).name
     argv = [a.format(**names) for a in argv]

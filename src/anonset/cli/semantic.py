@@ -57,10 +57,23 @@ def cmd_anonymize(args) -> int:
     if args.hierarchy:
         hierarchy = hierarchy_of(args.sensitive, A.hierarchy_file(args.sensitive, args.hierarchy))
     elif args.matrix:
-        m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
-        distance = S.SemanticDistance.from_matrix(m)
         if domain is None:
-            raise ValueError("--matrix needs --domain (the values in matrix order)")
+            raise A.UsageError("--matrix needs --domain (the values in matrix order)")
+        if not Path(args.matrix).is_file():
+            raise A.UsageError(f"{args.matrix!r}: --matrix: does not exist; expected a CSV of "
+                               "distances in --domain order")
+        try:
+            m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
+            distance = S.SemanticDistance.from_matrix(m)
+        except (OSError, ValueError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise A.UsageError(f"{args.matrix!r}: --matrix: {why}; expected a CSV of distances "
+                               "(square, non-negative, symmetric, zero on the diagonal) in "
+                               "--domain order") from None
+        if m.shape[0] != len(domain):
+            raise A.UsageError(f"{args.matrix!r}: --matrix: is {m.shape[0]} x {m.shape[1]}; "
+                               f"expected {len(domain)} x {len(domain)}, one row and column per "
+                               "--domain value")
     values = args.values
     if values and values.strip() not in ("domain", "positions"):
         try:
