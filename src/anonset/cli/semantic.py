@@ -115,7 +115,7 @@ def cmd_anonymize(args) -> int:
         A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
                               "publish these records once")
     A.warn_allowed_recodes(table.info)
-    if args.l >= table.schema[args.sensitive].d > 1:
+    if table.params[args.sensitive].says_nothing:       # l = the domain's size
         import logging
         logging.getLogger("anonset").warning(
             "every published set of %s is the whole domain (l = d): the column carries no "
