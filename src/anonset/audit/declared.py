@@ -20,6 +20,7 @@ __all__ = ["secrets_in", "metadata_checks", "param_checks"]
 
 _SECRET_NAMES = re.compile(r"(^|_)(key|seed|secret|nonce|password|token)($|_)", re.I)
 _HEX_KEY = re.compile(r"^(0x)?[0-9a-fA-F]{32,}$")
+_KEY_CHECK = re.compile(r"[0-9a-f]{16}")
 #: Mappings whose keys are column names, not metadata fields.
 _NAME_KEYED = ("params", "info.roles")
 
@@ -37,15 +38,22 @@ def secrets_in(obj, path: str = "") -> list:
     ['info.key']
     >>> secrets_in({"info": {"missing": {"policy": "category", "token": "?"}}})
     []
+    >>> secrets_in({"info": {"key_check": "d456c24f825af001"}})
+    []
+    >>> secrets_in({"info": {"key_check": "d456c24f825af001" * 4}})
+    ['info.key_check']
     """
     found = []
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             p = f"{path}.{k}" if path else str(k)
-            # documented fields whose names look secret: the key mode and the
-            # missing-value token (a short printable value, never a key)
+            # documented fields whose names look secret: the key mode, the
+            # missing-value token (a short printable value, never a key) and
+            # a persistent key's check value (16 hex digits of a one-way
+            # derivation: io.keys.key_check)
             mode = (p == "info.key" and v in KEY_MODES) or \
-                (p == "info.missing.token" and isinstance(v, str) and len(v) < 32)
+                (p == "info.missing.token" and isinstance(v, str) and len(v) < 32) or \
+                (p == "info.key_check" and isinstance(v, str) and _KEY_CHECK.fullmatch(v))
             if path not in _NAME_KEYED and not mode and _SECRET_NAMES.search(str(k)) \
                     and not isinstance(v, (bool, type(None))):
                 found.append(p)

@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import validate as V
 from .._version import __version__
-from ..io.keys import (MIN_SEED_BYTES, derive_key, key_mode, make_key, name_stream_ids,
-                       seed_bits)
+from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key,
+                       name_stream_ids, seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
 from ..passthrough import check_recodes, recorded, warn_findings
@@ -66,7 +66,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     """The schema, parameters, key and order of a publication."""
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
-    from ..randomized.prior import check_new_in_series, check_prior, series_record
+    from ..randomized.prior import (check_new_in_series, check_prior, check_series_key,
+                                    series_record)
     opts = d.options
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
@@ -120,6 +121,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         # an earlier release: its columns that this one leaves out do not
         # matter (streams are keyed by name; the metadata carries them on for
         # a later release), a changed domain or generator does
+        # a release of a persistent-key series is continued under its key
+        check_series_key(opts.prior, persistent, None, file=d.file)
         if persistent:
             check_prior(opts.prior, published, opts.rng, file=d.file)
         names = {a.name for a in published}
@@ -156,6 +159,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
         raise InputError("needs a key of at least 128 bits", param="record_id",
                          expected="{@key_file} holding a long-lived secret")
+    check = key_check(key) if persistent else None
+    if opts.prior is not None:
+        check_series_key(opts.prior, persistent, check, file=d.file)
     # the output order: keyed by the publication's key, so a seed reproduces
     # it; in persistent mode the key outlives one release, and ordering two
     # releases alike would link their rows: each release gets a fresh order
@@ -179,6 +185,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "shared_ids": shared,
         "pass_through_risks": recorded(found),
         "record_id": opts.record_id,
+        **({"key_check": check} if persistent else {}),
         "anonset": __version__,
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike

@@ -36,7 +36,7 @@ import pandas as pd
 from ..validate import InputError
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
-           "read_key_file", "seed_from_env", "derive_key", "row_ranks", "shuffled_order",
+           "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks", "shuffled_order",
            "record_hashes", "record_counters", "name_stream_ids", "new_key_file", "seed_bits"]
 
 RNGS = ("chacha20", "philox")
@@ -264,6 +264,15 @@ def derive_key(key: bytes, purpose: str) -> bytes:
     if len(key) != 32:
         raise ValueError("key must be 32 bytes")
     return hashlib.sha256(_DERIVE + purpose.encode("ascii") + b"\x00" + key).digest()
+
+
+def key_check(key: bytes) -> str:
+    """A persistent key's check value (16 hex digits of a one-way derivation
+    of it): a release of a series records it so that a later release drawn
+    under another key is refused.  It reveals nothing of the key (a key of
+    >= 128 bits; finding one with a given check value is a preimage search
+    on SHA-256), nor of any set."""
+    return derive_key(key, "key-check")[:8].hex()
 
 
 def name_stream_ids(names) -> dict:

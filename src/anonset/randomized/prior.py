@@ -18,7 +18,8 @@ from typing import Any, Mapping
 from ..validate import InputError
 from .params import AttributeParams
 
-__all__ = ["PriorRelease", "prior_of", "check_prior", "check_new_in_series", "series_record"]
+__all__ = ["PriorRelease", "prior_of", "check_prior", "check_series_key", "check_new_in_series",
+           "series_record"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class PriorRelease:
     where: str = "the earlier release"
     #: made under a persistent key (its sets are the ones to keep)
     persistent: bool = True
+    #: the persistent key's check value (``info['key_check']``,
+    #: :func:`~anonset.io.keys.key_check`); None in files made before it
+    key_check: str | None = None
+    #: the record id column it was published under
+    record_id: str | None = None
 
     @classmethod
     def of_settable(cls, pub) -> "PriorRelease":
@@ -44,7 +50,8 @@ class PriorRelease:
         params.update({a.name: pub.params[a.name] for a in sens})
         domains.update({a.name: _plain(a.domain) for a in sens})
         return cls(params=params, domains=domains,
-                   rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent")
+                   rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent",
+                   key_check=pub.info.get("key_check"), record_id=pub.info.get("record_id"))
 
     @classmethod
     def of_metadata(cls, meta: Mapping, where) -> "PriorRelease":
@@ -56,9 +63,10 @@ class PriorRelease:
         params, domains = _carried(meta.get("info") or {})
         params.update({a.name: AttributeParams.from_dict(have[a.name]) for a in sens})
         domains.update({a.name: _plain(a.domain) for a in sens})
-        return cls(params=params, domains=domains,
-                   rng=(meta.get("info") or {}).get("rng"), where=repr(str(where)),
-                   persistent=(meta.get("info") or {}).get("key") == "persistent")
+        info = meta.get("info") or {}
+        return cls(params=params, domains=domains, rng=info.get("rng"), where=repr(str(where)),
+                   persistent=info.get("key") == "persistent", key_check=info.get("key_check"),
+                   record_id=info.get("record_id"))
 
 
 def _carried(info: Mapping) -> tuple:
@@ -142,6 +150,35 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
                          file=file,
                          expected=f"the domain of {prior.where} ({len(was)} values, in its "
                                   "order), declared with {@domains}")
+
+
+def check_series_key(prior: PriorRelease, persistent: bool, key_check: str | None, *,
+                     file=None) -> None:
+    """Refuse a release that continues a persistent-key series (it was given
+    one of its releases) with sets drawn under another key: without a
+    record id (a fresh key, or a key not tied to records), or under a key
+    other than the series' (a new or mistaken key file).  Either draws every
+    set anew, and intersected with the series' sets, the releases narrow
+    toward the true values (two 2-sets of 5 values share the true value and
+    on average 0.25 others)."""
+    if not prior.persistent:
+        return
+    rid = f" (record id {prior.record_id!r})" if prior.record_id else ""
+    if not persistent:
+        raise InputError(f"is not given, but {prior.where} is a release of a persistent-key "
+                         f"series{rid}: this release would draw every set anew, and intersected "
+                         "with the series' sets they narrow toward the true values",
+                         param="record_id", file=file,
+                         expected="{@key_file} of the series and {@record_id=%s}, as in %s; or, "
+                                  "for records that no release of the series holds, no {@params} "
+                                  "release (a new series)"
+                                  % (prior.record_id or "COL", prior.where))
+    if prior.key_check is not None and key_check is not None and prior.key_check != key_check:
+        raise InputError(f"is not the key that drew {prior.where}{rid} (its key check "
+                         f"{prior.key_check}, this key's {key_check}): every set would be drawn "
+                         "anew, and intersected with the series' sets they narrow toward the true "
+                         "values", param="key_file", file=file,
+                         expected=f"the key file of the series (the one that drew {prior.where})")
 
 
 def check_new_in_series(named, fresh, published, prior: PriorRelease, *, file=None) -> None:

@@ -252,8 +252,9 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         ``--params-from FIRST``): every later release then takes its (p, eta)
         (which t-closeness's Algorithm 1 would otherwise choose anew from
         each release's data) and is refused where a sensitive column's
-        domain or the generator changed, either of which would redraw every
-        set.  ``first.params`` gives the parameters alone.  Each release of
+        domain or the generator changed, or where it is drawn under another
+        key than the series' (another key file, or no ``record_id``): each
+        would redraw every set.  ``first.params`` gives the parameters alone.  Each release of
         a series carries on the parameters and domains of the series'
         columns it leaves out, so the latest release is enough.
     new_in_series : column names
