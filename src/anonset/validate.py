@@ -486,7 +486,7 @@ def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> 
              and params[a.name].p >= 1.0]
     refused = [n for n in clear if n not in allow_clear]
     if refused:
-        why = []
+        why, whats = [], []
         for n in refused:
             par = params[n]
             if par.l is not None or par.k is not None:
@@ -494,10 +494,18 @@ def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> 
                 what = "l" if par.l is not None else "k"
                 why.append(f"{n} ({what} = {v}" + (", after clip_l" if clip_l else "") + ")")
             else:
-                why.append(f"{n} (t = {par.t})")
+                what = "t"
+                why.append(f"{n} (t = {par.t}: every true value alone is within t of the "
+                           "column's distribution)")
+            whats.append(what)
+        stronger = ("a smaller t, or l >= 2 beside it (Sec. VII-D)" if set(whats) == {"t"}
+                    else "l or k >= 2" if "t" not in whats else
+                    "l or k >= 2; for t-closeness a smaller t, or l >= 2 beside it")
         raise InputError("would publish " + ", ".join(why) + " in the clear: with p = 1 and "
                          "eta = 1 every published set is the person's true value",
-                         expected="a stronger model (l or k >= 2, t < 1), or the risk named: "
+                         param=whats[0] if len(set(whats)) == 1 else "model",
+                         column=refused[0] if len(refused) == 1 else None, file=file,
+                         expected=f"a stronger model ({stronger}), or the risk named: "
                                   "{@allow_clear=" + repr(refused) + "}")
     return clear
 
