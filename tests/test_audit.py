@@ -351,7 +351,7 @@ def test_audit_fails_when_p_exceeds_the_admissible_value():
     # refuses such parameters, so draw them with the sampler directly
     params = dict(pub.params)
     params["a"] = replace(par, p=min(1.0, par.p + 0.2))
-    with pytest.raises(ValueError, match=r"params\['a'\]: p = .* exceeds the largest p"):
+    with pytest.raises(ValueError, match=r"params: column 'a': p = .* exceeds the largest p"):
         anonset.publish(df, anonset.Closeness(0.1, ground="equal"), schema, seed=2, research_seed=True,
                         params=params)
     from anonset.encode import encode

@@ -497,7 +497,7 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
         (first.params["town"].eta, first.params["town"].p)
     if free.params["town"].eta == first.params["town"].eta:
         assert free.params["town"].p < first.params["town"].p
-    with pytest.raises(ValueError, match=r"params\['town'\]: p = .* exceeds the largest p "
+    with pytest.raises(ValueError, match=r"params: column 'town': p = .* exceeds the largest p "
                                          r"admissible for t = 0.15 .* needs t >= ([0-9.]+) at "
                                          r"that p; expected .*under the t named.*smaller t") as e:
         anonset.publish(later, t, params=first, **kw)
@@ -561,6 +561,16 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "p1.parquet" in err and "['extra']" in err, err
     assert not (tmp_path / "p3.parquet").exists()
+    # parameters this release's data does not admit: the line names the
+    # input, --params-from and the column, and the t to publish under
+    moved = df.assign(town=np.where(np.arange(n) < n // 2, "z", df.town))
+    moved.to_csv(tmp_path / "w5.csv", index=False)
+    assert main(["anonymize", str(tmp_path / "w5.csv"), "-o", str(tmp_path / "p5.parquet"),
+                 "--params-from", str(tmp_path / "p1.parquet"), *common]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and not (tmp_path / "p5.parquet").exists()
+    assert re.search(r"'.*w5.csv': --params-from: column 'town': p = .* exceeds the largest p "
+                     r"admissible for t = 0.2 .* --t job=0.2,town=", err), err
 
 
 def _series(n=1500, seed=5):

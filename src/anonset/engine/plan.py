@@ -136,7 +136,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     if given is None:
         params = optimize(opts.model, published, codes_like, clip_l=opts.clip_l)
     else:
-        params = check_params(given, opts.model, published, codes_like, clip_l=opts.clip_l)
+        params = check_params(given, opts.model, published, codes_like, clip_l=opts.clip_l,
+                              file=d.file)
     first = opts.prior is None or not opts.prior.persistent     # the first of a series
     if persistent and first and any(a.role == "sensitive" for a in published):
         # every set is a function of its column's domain and (p, eta) too; only

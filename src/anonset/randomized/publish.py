@@ -66,18 +66,23 @@ def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
     return dict(zip(names, outs))
 
 
-def check_params(params, model, published, codes, *, clip_l: bool = False) -> dict:
+def check_params(params, model, published, codes, *, clip_l: bool = False, file=None) -> dict:
     """Verify user-given parameters against the attributes and the model.
 
-    Raises ValueError naming the attribute when a parameter is missing, does
-    not match the attribute's domain, or would publish a weaker model than
-    declared (e.g. p above the admissible value for t_j, or eta below l_j).
+    Raises InputError (a ValueError; parameter ``params``, on the command
+    line ``--params-from``) naming the attribute when a parameter is missing,
+    does not match the attribute's domain, or would publish a weaker model
+    than declared (e.g. p above the admissible value for t_j, or eta below
+    l_j).
     """
     import math
 
     from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
     from .params import (AttributeParams, resolve_ground, ground_object, max_admissible_p,
                          quantize_p)
+
+    def bad(message, column=None, expected=None):
+        return InputError(message, param="params", column=column, file=file, expected=expected)
 
     names = [a.name for a in published]
     # an exact QID's parameters are fixed (p = 1, eta = 1): they may be left
@@ -86,9 +91,9 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
     missing_ = [a.name for a in published if a.name not in params and a.role != "exact"]
     extra = [n for n in params if n not in names]
     if missing_ or extra:
-        raise ValueError(f"params must give the published sensitive attributes "
-                         f"{[a.name for a in published if a.role != 'exact']}; "
-                         f"missing {missing_}, unexpected {extra}")
+        raise bad(f"must give the published sensitive attributes "
+                  f"{[a.name for a in published if a.role != 'exact']}; "
+                  f"missing {missing_}, unexpected {extra}")
     def needed_eta(a) -> int:
         """The smallest eta the model allows (l_j or k_j, clipped as optimize does)."""
         if isinstance(model, (Diversity, DiversityCloseness)):
@@ -106,24 +111,24 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
             out[a.name] = AttributeParams(a.name, 1.0, 1, a.d, exact=True)
             continue
         if not isinstance(par, AttributeParams):
-            raise ValueError(f"params[{a.name!r}] must be an AttributeParams, got {type(par).__name__}")
+            raise bad(f"must be an AttributeParams, got {type(par).__name__}", a.name)
         if a.role == "exact":
             if not (par.exact and par.eta == 1):
-                raise ValueError(f"params[{a.name!r}]: {a.name!r} is an exact QID: eta = 1, exact")
+                raise bad("is an exact QID: eta = 1, exact", a.name)
             out[a.name] = AttributeParams(a.name, 1.0, 1, a.d, exact=True)
             continue
         if par.d != a.d:
-            raise ValueError(f"params[{a.name!r}]: d = {par.d} but the domain has {a.d} values")
+            raise bad(f"d = {par.d} but the domain has {a.d} values", a.name)
         if not (1 <= par.eta <= a.d) or not (0.0 <= par.p <= 1.0):
-            raise ValueError(f"params[{a.name!r}]: need 1 <= eta <= d and 0 <= p <= 1, got "
-                             f"eta = {par.eta}, p = {par.p}")
+            raise bad(f"need 1 <= eta <= d and 0 <= p <= 1, got eta = {par.eta}, p = {par.p}",
+                      a.name)
         if par.exact:
-            raise ValueError(f"params[{a.name!r}]: a sensitive attribute cannot be published exactly")
+            raise bad("a sensitive attribute cannot be published exactly", a.name)
         need = needed_eta(a)
         if isinstance(model, (Diversity, Anonymity, DiversityCloseness)):
             if par.eta < need or (not isinstance(model, DiversityCloseness) and par.p < 1.0):
-                raise ValueError(f"params[{a.name!r}]: {model.name} needs p = 1 and eta >= {need}, "
-                                 f"got p = {par.p}, eta = {par.eta}")
+                raise bad(f"{model.name} needs p = 1 and eta >= {need}, "
+                          f"got p = {par.p}, eta = {par.eta}", a.name)
         if isinstance(model, (Closeness, DiversityCloseness)):
             t = model.t_for(a.name)
             g = resolve_ground(model, a)
@@ -138,10 +143,10 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
                     from .closeness_search import worst_emd
                     t_need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
                     t_named[a.name] = math.ceil(t_need * 1e6) / 1e6
-                    too_large.append(
-                        f"params[{a.name!r}]: p = {par.p} exceeds the largest p admissible for "
+                    too_large.append((a.name,
+                        f"p = {par.p} exceeds the largest p admissible for "
                         f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which needs "
-                        f"t >= {math.ceil(t_need * 1e6) / 1e6:g} at that p")
+                        f"t >= {math.ceil(t_need * 1e6) / 1e6:g} at that p"))
             par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
                                   l=need if isinstance(model, DiversityCloseness) else None)
         # the coin the sampler really has (never above the given p)
@@ -151,13 +156,14 @@ def check_params(params, model, published, codes, *, clip_l: bool = False) -> di
         # (a per-column t must name them all): in Python and on the command line
         api = "{" + ", ".join(f"{n!r}: {v:g}" for n, v in t_named.items()) + "}"
         cli = ",".join(f"{n}={v:g}" for n, v in t_named.items())
-        raise ValueError(
-            "; ".join(too_large) + "; expected p at most the largest admissible.  Where the "
-            "parameters come from an earlier release (params=first; --params-from), another p "
-            "would redraw every set and the releases would intersect: publish this release "
-            f"under the t named (t={api}; --t {cli}; recorded in the metadata), and leave room "
-            "in a new series by publishing its first release under a smaller t than later "
-            "ones (docs/security.md)")
+        one = too_large[0][0] if len(too_large) == 1 else None
+        raise bad("; ".join(m if one else f"column {n!r}: {m}" for n, m in too_large), one,
+                  "p at most the largest admissible.  Where the parameters come from an "
+                  "earlier release (params=first; --params-from), another p would redraw every "
+                  "set and the releases would intersect: publish this release under the t "
+                  f"named (t={api}; --t {cli}; recorded in the metadata), and leave room in a "
+                  "new series by publishing its first release under a smaller t than later "
+                  "ones (docs/security.md)")
     return out
 
 
