@@ -1648,6 +1648,14 @@ def test_a_series_goes_on_under_its_own_key_only(tmp_path, capsys):
     # the series' own key goes on, with the same sets
     second = anonset.publish(df, model, params=back, key_file=keys[0], record_id="rid", **kw)
     assert np.array_equal(_in_input_order(second, "wage"), _in_input_order(first, "wage"))
+    # the record id under another name keeps the sets only if it holds the
+    # same ids: it warns
+    with pytest.warns(UserWarning, match=r"record id 'pid': the earlier release was published "
+                                         r"with record id 'rid'"):
+        renamed = anonset.publish(df.rename(columns={"rid": "pid"}), model, params=back,
+                                  key_file=keys[0], record_id="pid",
+                                  **dict(kw, identifiers=["pid"]))
+    assert np.array_equal(_in_input_order(renamed, "wage"), _in_input_order(first, "wage"))
     # a release of a key that is not persistent binds nothing
     fresh = anonset.publish(df, model, **kw)
     assert "key_check" not in fresh.info

@@ -122,7 +122,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         # matter (streams are keyed by name; the metadata carries them on for
         # a later release), a changed domain or generator does
         # a release of a persistent-key series is continued under its key
-        check_series_key(opts.prior, persistent, None, file=d.file)
+        check_series_key(opts.prior, opts.record_id, None, file=d.file)
         if persistent:
             check_prior(opts.prior, published, opts.rng, file=d.file)
         names = {a.name for a in published}
@@ -162,7 +162,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                          expected="{@key_file} holding a long-lived secret")
     check = key_check(key) if persistent else None
     if opts.prior is not None:
-        check_series_key(opts.prior, persistent, check, file=d.file)
+        check_series_key(opts.prior, opts.record_id, check, file=d.file)
     # the output order: keyed by the publication's key, so a seed reproduces
     # it; in persistent mode the key outlives one release, and ordering two
     # releases alike would link their rows: each release gets a fresh order

@@ -152,7 +152,7 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
                                   "order), declared with {@domains}")
 
 
-def check_series_key(prior: PriorRelease, persistent: bool, key_check: str | None, *,
+def check_series_key(prior: PriorRelease, record_id: str | None, key_check: str | None, *,
                      file=None) -> None:
     """Refuse a release that continues a persistent-key series (it was given
     one of its releases) with sets drawn under another key: without a
@@ -160,9 +160,11 @@ def check_series_key(prior: PriorRelease, persistent: bool, key_check: str | Non
     other than the series' (a new or mistaken key file).  Either draws every
     set anew, and intersected with the series' sets, the releases narrow
     toward the true values (two 2-sets of 5 values share the true value and
-    on average 0.25 others)."""
+    on average 0.25 others).  A record id column under another name than
+    the series' warns: the sets are kept only where it holds the same ids."""
     if not prior.persistent:
         return
+    persistent = record_id is not None
     rid = f" (record id {prior.record_id!r})" if prior.record_id else ""
     if not persistent:
         raise InputError(f"is not given, but {prior.where} is a release of a persistent-key "
@@ -179,6 +181,12 @@ def check_series_key(prior: PriorRelease, persistent: bool, key_check: str | Non
                          "anew, and intersected with the series' sets they narrow toward the true "
                          "values", param="key_file", file=file,
                          expected=f"the key file of the series (the one that drew {prior.where})")
+    if key_check is not None and prior.record_id is not None and record_id != prior.record_id:
+        import warnings
+        warnings.warn(f"record id {record_id!r}: {prior.where} was published with record id "
+                      f"{prior.record_id!r}; a record keeps its sets only where both columns hold "
+                      "the same id for it (another numbering draws every set anew, and the "
+                      "releases intersect toward the true values)", stacklevel=3)
 
 
 def check_new_in_series(named, fresh, published, prior: PriorRelease, *, file=None) -> None:
