@@ -99,6 +99,17 @@ def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_pat
     key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
     assert len(key) == 1 and "another key lets the two releases be intersected" in key[0]
     assert "--key-file and --record-id in every release" in key[0]
+    # a key file without a record id reproduces one release, and says so:
+    # other rows under it are drawn anew (it said only "the given seed")
+    keyfile = tmp_path / "k.key"
+    assert run(["keygen", keyfile], capsys)[0] == 0
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "b.parquet", "--l", "2", *BASE,
+                   "--key-file", keyfile], capsys)
+    assert rc == 0, cap.err
+    key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
+    assert len(key) == 1 and key[0].startswith("key: from the given seed or key file")
+    assert "other or reordered rows under it are drawn anew and can be intersected" in key[0]
+    assert "--key-file and --record-id in every release" in key[0]
     rc, cap = run(["semantic-anonymize", src, "-o", tmp_path / "s.parquet", "--sensitive", "job",
                    "--l", "2", "--d", "1", "--domain", "a,b,c,d,e,f", "--identifier", "id",
                    "--drop", "age,city,note"], capsys)
@@ -612,8 +623,11 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
     rc, cap = run([cmd, src, "-o", tmp_path / "b.csv", *args, "--seed",
                    "7c41e0b95fd2a3866e1b04c9d7a2f358", "--keep-order"], capsys)
     assert rc == 0, cap.err
-    assert cap.out.strip().splitlines()[-1] == ("key: the given seed (keep it as secret as the "
-                                                "data); rows: in INPUT ORDER (--keep-order)")
+    line = cap.out.strip().splitlines()[-1]
+    assert line.startswith("key: from the given seed or key file (keep it as secret as the "
+                           "data; it reproduces this release, but other or reordered rows under "
+                           "it are grouped anew, which can be intersected: docs/security.md)")
+    assert line.endswith("); rows: in INPUT ORDER (--keep-order)")
     rc, cap = run(["-q", cmd, src, "-o", tmp_path / "c.csv", *args], capsys)
     assert rc == 0 and cap.out == ""
 
