@@ -274,6 +274,35 @@ def test_mdp_splits_on_a_majority_value_that_sorts_last():
     assert L.lgb(renamed, **kw).n_groups == 6
     with pytest.raises(ValueError, match=r"mdp_split: got 'median'; expected one of below_max"):
         L.lgb(base, mdp_split="median", **kw)
+    # an option of the other algorithm changed nothing and was ignored: refused
+    with pytest.raises(ValueError, match=r"^mdp_split: is 'paper', but it applies to Alg. 3 "
+                                         r"only and the method is 'ncp'.*expected method='mdp'"):
+        L.lgb(base, mdp_split="paper", method="ncp", **kw)
+    with pytest.raises(ValueError, match=r"^balance: applies to Alg. 4 only, and the method "
+                                         r"is 'mdp'"):
+        L.lgb(base, balance=True, **kw)
+    assert L.lgb(base, method="ncp", balance=True, **kw).metadata["model"]["method"] == "ncp"
+
+
+def test_options_of_the_other_algorithm_are_refused_on_the_command_line(tmp_path, capsys):
+    from anonset.cli import main
+    rng = np.random.default_rng(2)
+    n = 200
+    pd.DataFrame({"age": rng.integers(18, 80, n), "job": rng.choice(list("abcd"), n)}).to_csv(
+        tmp_path / "in.csv", index=False)
+    base = ["lgb", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--qi", "age",
+            "--sensitive", "job", "--k", "4", "--l", "2"]
+    for extra, line in ((["--method", "ncp", "--mdp-split", "paper"],
+                         "anonset lgb: error: --mdp-split: is 'paper', but it applies to Alg. 3 "
+                         "only and the method is 'ncp' (Alg. 4); expected --method mdp, or no "
+                         "--mdp-split"),
+                        (["--balance"], "anonset lgb: error: --balance: applies to Alg. 4 only, "
+                                        "and the method is 'mdp' (Alg. 3); expected --method "
+                                        "ncp, or no --balance")):
+        assert main(base + extra) == 2
+        assert capsys.readouterr().err.strip() == line
+        assert not (tmp_path / "out.csv").exists()
+    assert main(base + ["--method", "ncp", "--balance", "-q"]) == 0
 
 
 def test_topdown_group_sizes():
@@ -306,7 +335,8 @@ def test_contiguous_hierarchy_order():
        balance=st.booleans())
 def test_corollary3_and_attack(seed, k, l, method, density, balance):
     df, flags = random_table(seed, n=160, flag_density=density)
-    res = run(df, flags, k, l, method, seed=seed, suppress=True, balance=balance)
+    res = run(df, flags, k, l, method, seed=seed, suppress=True,
+              balance=balance and method == "ncp")
     rep = L.verify(res)
     assert rep["ok"], rep["violations"]
     # the published table agrees with the flags (promotion only adds flags)

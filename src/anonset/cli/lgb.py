@@ -29,7 +29,8 @@ __all__ = ["register"]
 #: lgb()'s parameters and their flags (for error messages).
 FLAGS = {"qi": "--qi", "semi_sensitive": "--semi-sensitive", "sensitive": "--sensitive",
          "flags": "--flags", "id_column": "--id", "closeness": "--t", "suppress": "--suppress",
-         "k": "--k", "l": "--l", "method": "--method", "mdp_split": "--mdp-split"}
+         "k": "--k", "l": "--l", "method": "--method", "mdp_split": "--mdp-split",
+         "balance": "--balance"}
 
 
 def register(sub) -> None:
@@ -61,7 +62,7 @@ def register(sub) -> None:
     g.add_argument("--t", metavar="COL=T,...", help="t-closeness instead, for these attributes")
     g.add_argument("--method", choices=("mdp", "ncp"), default="mdp",
                    help="local generalization: mdp (Alg. 3, default) or ncp (Alg. 4)")
-    g.add_argument("--mdp-split", choices=("below_max", "paper"), default="below_max",
+    g.add_argument("--mdp-split", choices=("below_max", "paper"), default=None,
                    help="with --method mdp: where a node's lower median is its largest value, "
                         "split below it (below_max, default) or not on that attribute (paper: "
                         "Alg. 3 as printed, which never splits on a majority value that sorts "

@@ -139,7 +139,7 @@ def lgb_run(df, flags, k, l, method, seed=1, balance=False, hier=None, mdp_split
     res = L.lgb(df, qi=QI, semi_sensitive=SEMI, sensitive=["salary"], flags=flags, k=k,
                 l={"age": l, "occupation": l_occ, "salary": l}, closeness={"sex": T_SEX},
                 method=method, hierarchies=hier, drop=rest, seed=seed, research_seed=True,
-                balance=balance, mdp_split=mdp_split)
+                balance=balance, mdp_split=mdp_split if method == "mdp" else None)
     return res, time.perf_counter() - t0, l_occ
 
 

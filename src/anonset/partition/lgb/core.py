@@ -116,7 +116,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False, missing: str | None = None,
-        mdp_split: str = "below_max", allow_recode: Sequence[str] = ()) -> LGBResult:
+        mdp_split: str | None = None, allow_recode: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -193,8 +193,9 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         one group); True applies Xu et al.'s adjustment (groups of k..2k-1
         rows, lower C_DM and NCP).  Both give groups of >= k rows; see
         docs/lgb.md.
-    mdp_split : {'below_max', 'paper'}
-        ``method='mdp'`` only: 'paper' follows Alg. 3 lines 11-13 as printed
+    mdp_split : {'below_max', 'paper'}, optional
+        ``method='mdp'`` only (refused with 'ncp', where it would change
+        nothing; likewise ``balance`` with 'mdp'): 'paper' follows Alg. 3 lines 11-13 as printed
         (S_l = values <= the lower median), so an attribute whose lower
         median is a node's largest value (a majority value last in code
         order: 'Male' after 'Female', 'White' last among races) never splits
@@ -228,6 +229,15 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    # an option of the other algorithm would change nothing: refused, not ignored
+    if mdp_split is not None and method == "ncp":
+        raise InputError(f"is {mdp_split!r}, but it applies to Alg. 3 only and the method is "
+                         "'ncp' (Alg. 4)", param="mdp_split",
+                         expected="{@method='mdp'}, or no {@mdp_split}")
+    if balance and method == "mdp":
+        raise InputError("applies to Alg. 4 only, and the method is 'mdp' (Alg. 3)",
+                         param="balance", expected="{@method='ncp'}, or no {@balance}")
+    mdp_split = "below_max" if mdp_split is None else mdp_split
     check_choice(mdp_split, "mdp_split", MDP_SPLITS)
     k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
                                             method, hierarchies)
