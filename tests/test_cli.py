@@ -240,6 +240,38 @@ def test_config_loader_errors(tmp_path):
         {"t": 0.2, "bins": {"a": [0, 1], "b": [0, 2]}}
 
 
+def test_config_roles_merge_with_the_command_line(data, tmp_path, capsys):
+    """A role flag on the command line adds to the file's roles (it replaced
+    the file's list: `--drop x` left every column the file dropped without a
+    role), moves a column it names out of the role the file gave it, and a
+    column it drops takes the file's domain or bins along (one file for
+    every release of a series); a domain for a column published unchanged
+    is still refused."""
+    import json
+    assert merge({"drop": ["a", "b"], "sensitive": ["c", "d"], "domains": {"c": ["x"]},
+                  "ordinal": ["c"], "allow_clear": ["d"]},
+                 {"drop": ["c"], "sensitive": ["a"], "allow_clear": ["e"]}) == \
+        {"drop": ["b", "c"], "sensitive": ["d", "a"], "domains": {}, "ordinal": [],
+         "allow_clear": ["e"]}
+    df, src = data
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"identifiers": ["id"], "sensitive": ["age", "job"],
+                               "exact": ["city"], "drop": ["note"], "l": 2,
+                               "bins": {"age": [0, 30, 50, 120]},
+                               "domains": {"job": list("abcdef")}}))
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", "-q", "--config", cfg,
+                   "--drop", "job"], capsys)
+    assert rc == 0, cap.err
+    pub = anonset.read_parquet(tmp_path / "a.parquet")
+    assert [a.name for a in pub.schema.sensitive] == ["age"]
+    assert pub.info["roles"]["note"] == "drop" and pub.info["roles"]["job"] == "drop"
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "b.parquet", "-q", "--config", cfg,
+                   "--other", "job"], capsys)
+    assert rc == 2 and "--domain: names 'job', which is not published (its role is other)" \
+        in cap.err
+    assert not (tmp_path / "b.parquet").exists()
+
+
 def test_seed_gives_identical_output(data, tmp_path, capsys):
     _, src = data
     outs = []

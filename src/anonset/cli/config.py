@@ -246,20 +246,49 @@ def read_domain_file(path) -> list:
     return vals
 
 
+#: The column roles: lists that the command line adds to, moving a column it
+#: names out of the role the file gave it.
+ROLE_KEYS = ("sensitive", "exact", "identifiers", "other", "drop")
+
+
 def merge(config: Mapping, flags: Mapping) -> dict:
     """Options from the command line over those of the config file.
 
     A flag that is None was not given.  The privacy model (l, k, t, entropy)
     is taken as a whole from the command line when any of l, k, t is given
     there, so that ``--t`` on the command line never silently combines with
-    an ``l`` from the file.
+    an ``l`` from the file.  Role lists are merged: a column the command line
+    names takes that role, wherever the file put it (``--drop union`` keeps
+    the file's other dropped columns, and the file's bins, hierarchy,
+    domain or order of a column the command line drops or names an
+    identifier go with it).  Other lists are replaced.
+
+    >>> merge({"drop": ["a", "b"], "sensitive": ["c"]}, {"drop": ["c"], "other": None})
+    {'drop': ['a', 'b', 'c'], 'sensitive': []}
     """
     out = dict(config)
     if any(flags.get(k) is not None for k in ("l", "k", "t")):
         for k in ("l", "k", "t", "entropy"):
             out.pop(k, None)
+    named = {c: k for k in ROLE_KEYS for c in (flags.get(k) or [])}
+    for k in ROLE_KEYS:
+        if isinstance(out.get(k), list):
+            out[k] = [c for c in out[k] if named.get(c, k) == k]
+    # a column the command line leaves out of this release (drop, identifier)
+    # takes the file's description of it along (one file for every release
+    # of a series); a description the command line gives is still refused
+    gone = {c for c, k in named.items() if k in ("drop", "identifiers")}
+    for k in ("bins", "hierarchies", "domains"):
+        if gone and isinstance(out.get(k), dict):
+            out[k] = {c: v for c, v in out[k].items() if c not in gone}
+    if gone and isinstance(out.get("ordinal"), list):
+        out["ordinal"] = [c for c in out["ordinal"] if c not in gone]
     for k, v in flags.items():
         if v is None:
+            continue
+        if k in ROLE_KEYS and isinstance(v, list):
+            have = list(out.get(k) or [])
+            out[k] = have + [c for c in v if c not in have]
             continue
         if isinstance(v, dict):
             if not v:
