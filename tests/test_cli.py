@@ -688,6 +688,16 @@ def test_lgb_suppress_is_named_in_the_summary_the_warning_and_the_audit(fmt, tmp
     rc, cap = run(["audit", out, "--original", src], capsys)
     assert rc == 1 and "RISKS FOUND" in cap.out
     assert f"colour: {stars:,} cells published as '*'" in cap.out
+    # the checks that passed are counted, not listed; -v lists them
+    m = re.search(r"^(\d+) checks passed, not listed \(every check: -v, or -o OUT.csv\)$",
+                  cap.out, re.M)
+    assert m and int(m.group(1)) > 0
+    listed = [ln for ln in cap.out.splitlines() if re.search(r"\s+(pass|risk|warn)\s", ln)]
+    assert listed and not any(re.search(r"\spass\s", ln) for ln in listed)
+    rc, cap = run(["audit", out, "--original", src, "-v"], capsys)
+    assert rc == 1 and "not listed" not in cap.out
+    assert sum(bool(re.search(r"\spass\s", ln)) for ln in cap.out.splitlines()) == \
+        int(m.group(1))
     assert "100.0% of them hold 'White'" in cap.out
 
 

@@ -178,17 +178,25 @@ class AuditReport:
                          "`anonset report` runs it")
         return lines
 
-    def to_text(self) -> str:
-        """The report in words: the verdict lines first, then every check, the
-        epsilon of each attribute and the attack table with its legend."""
+    def to_text(self, every: bool = True, hint: str = "") -> str:
+        """The report in words: the verdict lines first, then every check (or,
+        with ``every=False``, those that did not pass, and how many did:
+        ``hint`` says where the rest are), the epsilon of each attribute and
+        the attack table with its legend."""
         lines = self._headline()
+        cols = ["check", "attribute", "status", "value", "expected"]
+        shown = self.checks if every else self.checks[self.checks["status"] != "pass"]
+        hidden = len(self.checks) - len(shown)
         with pd.option_context("display.width", 160, "display.max_columns", 30,
                                "display.max_colwidth", 60,
                                "display.float_format", "{:.4g}".format):
             # to_string takes no width from the options: a cell naming 150
             # columns would widen every row of the table to its length
-            lines += ["", self.checks[["check", "attribute", "status", "value", "expected"]]
-                      .to_string(index=False, max_colwidth=60)]
+            if len(shown):
+                lines += ["", shown[cols].to_string(index=False, max_colwidth=60)]
+            if hidden:
+                lines += ["", f"{hidden} check{'s' if hidden > 1 else ''} passed, not listed"
+                          + (f" ({hint})" if hint else "")]
             if self.epsilon is not None and len(self.epsilon):
                 lines += ["", "local differential privacy of each attribute's sets (epsilon: "
                           "every set is at most e^epsilon times likelier under one true value "
