@@ -1,7 +1,6 @@
 """Parameter optimization (paper 000, Sec. V-C)."""
 import itertools
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -162,7 +161,8 @@ def test_user_params_are_checked_against_the_model():
     pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0, research_seed=True, sensitive=list(df.columns))
     assert pub.params["a"].eta == 2
     weak = dict(ok, a=AttributeParams("a", 1.0, 1, 3))
-    with pytest.raises(ValueError, match=r"params: column 'a': frequency-diversity needs p = 1 and eta >= 2"):
+    with pytest.raises(ValueError, match=r"params: column 'a': frequency-diversity needs p = 1 "
+                                         r"and eta >= 2"):
         anonset.publish(df, anonset.Diversity(2), params=weak, seed=0, research_seed=True, sensitive=list(df.columns))
     with pytest.raises(ValueError, match=r"missing \['b'\]"):
         anonset.publish(df, anonset.Diversity(2), params={"a": ok["a"]}, seed=0, research_seed=True, sensitive=list(df.columns))
@@ -170,7 +170,8 @@ def test_user_params_are_checked_against_the_model():
         anonset.publish(df, anonset.Diversity(2), params=dict(ok, b=AttributeParams("b", 1.0, 2, 4)), seed=0, research_seed=True, sensitive=list(df.columns))
     p_max = max_admissible_p(np.array([6, 2, 1]) / 9, 2, 0.1, Ground.equal(3))
     lenient = dict(ok, a=AttributeParams("a", min(1.0, p_max + 0.05), 2, 3))
-    with pytest.raises(ValueError, match=r"params: column 'a': p = .* exceeds the largest p admissible for t = 0.1"):
+    with pytest.raises(ValueError, match=r"params: column 'a': p = .* exceeds the largest p "
+                                         r"admissible for t = 0.1"):
         anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0, research_seed=True, sensitive=list(df.columns))
 
 

@@ -36,8 +36,9 @@ import pandas as pd
 from ..validate import InputError
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
-           "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks", "shuffled_order",
-           "record_hashes", "record_counters", "name_stream_ids", "new_key_file", "seed_bits"]
+           "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks",
+           "shuffled_order", "record_hashes", "record_counters", "name_stream_ids",
+           "new_key_file", "seed_bits"]
 
 RNGS = ("chacha20", "philox")
 #: Key modes recorded in published metadata (``info['key']``).

@@ -195,11 +195,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         docs/lgb.md.
     mdp_split : {'below_max', 'paper'}, optional
         ``method='mdp'`` only (refused with 'ncp', where it would change
-        nothing; likewise ``balance`` with 'mdp'): 'paper' follows Alg. 3 lines 11-13 as printed
-        (S_l = values <= the lower median), so an attribute whose lower
-        median is a node's largest value (a majority value last in code
-        order: 'Male' after 'Female', 'White' last among races) never splits
-        it; 'below_max' (default) then splits below that value.  Both give
+        nothing; likewise ``balance`` with 'mdp'): 'paper' follows Alg. 3
+        lines 11-13 as printed (S_l = values <= the lower median), so an
+        attribute whose lower median is a node's largest value (a majority
+        value last in code order: 'Male' after 'Female', 'White' last among
+        races) never splits it; 'below_max' (default) then splits below that value.  Both give
         groups of >= k rows; on the Youth Risk Behavior Survey (age, sex,
         race; k = 5, l = 2) 'paper' made 6 groups (C_DM 18.3 M), 'below_max'
         53 (5.1 M).  See docs/lgb.md.
