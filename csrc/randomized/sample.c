@@ -342,6 +342,54 @@ static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f
     }
 }
 
+/* floyd_subset for four cells of one branch at once (cell c: draw words
+ * w[c], word indices t0[c], ...; membership bytes seen + c stride, values
+ * drawn vs + c stride): the same subsets, the four cells' chains of
+ * dependent draws overlapping. */
+static void floyd_subset_x4(const anonset_key *key, uint32_t s, const floyd_plan *f, int32_t n,
+                            const uint64_t *const w[4], const uint64_t t0[4],
+                            uint64_t *const mask[4], int words, uint8_t *seen, int32_t *vs,
+                            int64_t stride) {
+    uint64_t dig[4][64];
+    uint8_t *const s0 = seen, *const s1 = seen + stride, *const s2 = seen + 2 * stride,
+                   *const s3 = seen + 3 * stride;
+    int32_t *const v0 = vs, *const v1 = vs + stride, *const v2 = vs + 2 * stride,
+                   *const v3 = vs + 3 * stride;
+    int32_t cnt = 0;
+    for (int32_t wi = 0; wi < f->nw; wi++) {
+        const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
+        for (int c = 0; c < 4; c++) floyd_digits(key, s, f, wi, m0, nf, w[c][wi], t0[c], dig[c]);
+        for (int32_t i = 0; i < nf; i++) {
+            const int32_t m = m0 + i;
+#define FLOYD_STEP(SEEN, VS, c) {                                             \
+                const int32_t t = (int32_t)dig[c][i];                         \
+                const int32_t v = t ^ ((t ^ m) & -(int32_t)SEEN[t]);          \
+                SEEN[v] = 1;                                                  \
+                VS[cnt] = v; }
+            FLOYD_STEP(s0, v0, 0) FLOYD_STEP(s1, v1, 1) FLOYD_STEP(s2, v2, 2)
+            FLOYD_STEP(s3, v3, 3)
+#undef FLOYD_STEP
+            cnt++;
+        }
+    }
+    for (int c = 0; c < 4; c++) {
+        uint64_t *const mk = mask[c];
+        uint8_t *const sc = seen + c * stride;
+        const int32_t *const vc = vs + c * stride;
+        for (int i = 0; i < words; i++) mk[i] = 0;
+        for (int32_t j = 0; j < cnt; j++) {
+            const int32_t v = vc[j];
+            mk[v >> 6] |= (uint64_t)1 << (v & 63);
+            sc[v] = 0;
+        }
+        if (f->comp) {
+            for (int i = 0; i < words; i++) mk[i] = ~mk[i];
+            for (int i = n >> 6; i < words; i++)
+                mk[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
+        }
+    }
+}
+
 #if defined(__SIZEOF_INT128__)
 typedef unsigned __int128 anonset_u128;
 
@@ -365,6 +413,42 @@ static inline anonset_u128 floyd_subset128(const anonset_key *key, uint32_t s,
     }
     if (f->comp) M = n >= 128 ? ~M : ~M & (((anonset_u128)1 << n) - 1);
     return M;
+}
+
+/* floyd_subset128 for four cells of one branch at once (cell c: draw words
+ * w[c], word indices t0[c], ...): the same subsets.  Each draw waits on the
+ * mask its cell's previous draw wrote (about ten cycles of shifts and
+ * selects); four cells' chains are independent, so they overlap. */
+ALWAYS_INLINE void floyd_subset128_x4(const anonset_key *key, uint32_t s, const floyd_plan *f,
+                                      int32_t n, const uint64_t *const w[4],
+                                      const uint64_t t0[4], anonset_u128 M[4]) {
+    uint64_t dig[4][64];
+    /* each mask as two words, tested and set without a branch on which
+     * word a value falls in (values of a domain over 64 fall in either,
+     * unpredictably) */
+    uint64_t lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+    for (int32_t wi = 0; wi < f->nw; wi++) {
+        const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
+        for (int c = 0; c < 4; c++) floyd_digits(key, s, f, wi, m0, nf, w[c][wi], t0[c], dig[c]);
+        for (int32_t i = 0; i < nf; i++) {
+            const int32_t m = m0 + i;
+            for (int c = 0; c < 4; c++) {
+                const int32_t t = (int32_t)dig[c][i];
+                const uint64_t in_lo = (uint64_t)0 - (uint64_t)(t < 64);
+                const uint64_t word = (lo[c] & in_lo) | (hi[c] & ~in_lo);
+                const int32_t hit = (int32_t)(word >> (t & 63)) & 1;
+                const int32_t v = t ^ ((t ^ m) & -hit);
+                const uint64_t v_lo = (uint64_t)0 - (uint64_t)(v < 64);
+                const uint64_t bit = (uint64_t)1 << (v & 63);
+                lo[c] |= bit & v_lo;
+                hi[c] |= bit & ~v_lo;
+            }
+        }
+    }
+    for (int c = 0; c < 4; c++) {
+        M[c] = (anonset_u128)hi[c] << 64 | lo[c];
+        if (f->comp) M[c] = n >= 128 ? ~M[c] : ~M[c] & (((anonset_u128)1 << n) - 1);
+    }
 }
 #endif
 
@@ -582,8 +666,10 @@ typedef struct {
     uint32_t *u32;      /* raw blocks: 2 (cap + 16) words */
     uint64_t *w64;      /* draw words: cap + 16 */
     uint32_t *coins;    /* coin blocks of one chunk */
-    uint8_t *seen;      /* Floyd's membership bytes: one per value, all zero */
-    int32_t *vs;        /* Floyd's values drawn */
+    uint8_t *seen;      /* Floyd's membership bytes: one per value, all zero; four
+                         * lanes of stride bytes (floyd_subset_x4) */
+    int32_t *vs;        /* Floyd's values drawn: four lanes of stride */
+    int64_t stride;     /* the largest domain */
     int64_t cap;        /* draw words per fill */
 } thread_bufs;
 
@@ -784,6 +870,43 @@ static int quart_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
     return quart_rows_as(key, s, a, p16, d, coin, coins, c0, ga, gb, w, codes, out, 0);
 }
 
+/* Four cells of rows q[0..4) (global; draw words from b->w64, whose first is
+ * row ra's) that use Floyd branch br (head h: the gap opened at the true
+ * value), as cell_words would draw them one at a time. */
+static void floyd_cells_x4(const anonset_key *key, uint32_t s, const branch *br, int h,
+                           const int64_t q[4], int64_t ra, int64_t ga, int64_t wpc,
+                           const int32_t *codes, uint64_t *out, int words, thread_bufs *b) {
+    const uint64_t *w[4];
+    uint64_t t0[4];
+    for (int c = 0; c < 4; c++) {
+        w[c] = b->w64 + (q[c] - ra) * wpc;
+        t0[c] = (uint64_t)q[c] * (uint64_t)wpc;
+    }
+#if defined(__SIZEOF_INT128__)
+    if (words == 2) {
+        anonset_u128 M[4];
+        floyd_subset128_x4(key, s, br->fp, br->n, w, t0, M);
+        for (int c = 0; c < 4; c++) {
+            const int64_t k = q[c] - ga;
+            anonset_u128 X = M[c];
+            if (h) {                       /* the gap at v, as cell_words */
+                const int32_t v = codes[k];
+                const anonset_u128 low = X & (((anonset_u128)1 << v) - 1);
+                X = low | ((X ^ low) << 1) | ((anonset_u128)1 << v);
+            }
+            out[k * 2] = (uint64_t)X;
+            out[k * 2 + 1] = (uint64_t)(X >> 64);
+        }
+        return;
+    }
+#endif
+    uint64_t *mask[4];
+    for (int c = 0; c < 4; c++) mask[c] = out + (q[c] - ga) * words;
+    floyd_subset_x4(key, s, br->fp, br->n, w, t0, mask, words, b->seen, b->vs, b->stride);
+    if (h)
+        for (int c = 0; c < 4; c++) open_gap(mask[c], words, codes[q[c] - ga]);
+}
+
 static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
                        const parts16 *p16, int32_t d, uint64_t coin, int64_t ga, int64_t gb,
                        const int32_t *codes, uint64_t *out, thread_bufs *b) {
@@ -840,6 +963,35 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
         const int64_t rb = ra + per < gb ? ra + per : gb;
         if (wpc > 0)
             fill_words(key, s, (uint64_t)ra * (uint64_t)wpc, (uint64_t)((rb - ra) * wpc), b);
+        if (words >= 2) {
+            /* d > 64: the cells of each Floyd branch four at a time */
+            int64_t q[2][4];
+            int nq[2] = {0, 0};
+            for (int64_t r = ra; r < rb; r++) {
+                const int64_t i = r - ga;
+                const int32_t v = codes[i];
+                uint64_t *mask = out + i * words;
+                if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+                const int h = HEAD(r);
+                if (a->br[h].kind != BR_FLOYD) {
+                    cell_words(key, s, a, p16, h, v, b->w64 + (r - ra) * wpc,
+                               (uint64_t)r * (uint64_t)wpc, mask, words, b->seen, b->vs);
+                    continue;
+                }
+                q[h][nq[h]++] = r;
+                if (nq[h] < 4) continue;
+                nq[h] = 0;
+                floyd_cells_x4(key, s, &a->br[h], h, q[h], ra, ga, wpc, codes, out, words, b);
+            }
+            for (int h = 0; h < 2; h++)
+                for (int c = 0; c < nq[h]; c++) {
+                    const int64_t r = q[h][c], i = r - ga;
+                    cell_words(key, s, a, p16, h, codes[i], b->w64 + (r - ra) * wpc,
+                               (uint64_t)r * (uint64_t)wpc, out + i * words, words, b->seen,
+                               b->vs);
+                }
+            continue;
+        }
         for (int64_t r = ra; r < rb; r++) {
             const int64_t i = r - ga;
             const int32_t v = codes[i];
@@ -957,8 +1109,9 @@ int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
         b.w64 = nomem ? NULL : (uint64_t *)malloc((size_t)(cap + 16) * sizeof(uint64_t));
         b.coins = nomem ? NULL
                         : (uint32_t *)malloc((size_t)(CHUNK / 16 + 2) * 16 * sizeof(uint32_t));
-        b.seen = nomem ? NULL : (uint8_t *)calloc((size_t)dmax, 1);
-        b.vs = nomem ? NULL : (int32_t *)malloc((size_t)dmax * sizeof(int32_t));
+        b.stride = dmax;
+        b.seen = nomem ? NULL : (uint8_t *)calloc((size_t)(4 * dmax), 1);
+        b.vs = nomem ? NULL : (int32_t *)malloc((size_t)(4 * dmax) * sizeof(int32_t));
         const int ok = b.u32 && b.w64 && b.coins && b.seen && b.vs;
         if (!ok) {
 #if ANONSET_HAVE_OPENMP
