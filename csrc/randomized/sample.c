@@ -1006,42 +1006,93 @@ static int sample_rows(const anonset_key *key, uint32_t s, const attr_plan *a,
 }
 
 /* Cells with explicit counters (persistent-key mode): each reads the words
- * its counter addresses, exactly as a row with that index would. */
+ * its counter addresses, exactly as a row with that index would.  The
+ * counters are scattered (a keyed hash of the record id and value), so each
+ * cell needs blocks of its own; they are computed 16 cells at a time, side
+ * by side (anonset_blocks_at), instead of one scalar block after another. */
+#define CBATCH 16
+#define CWORDS 8                /* a Floyd cell's words held in a batch (more: one by one) */
 static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *a,
                            const parts16 *p16, int32_t d, uint64_t coin, int64_t lo,
                            int64_t hi, const uint64_t *ctrs, const int32_t *codes,
                            uint64_t *out, thread_bufs *b) {
     const int words = (d + 63) >> 6;
     int bad = 0;
-    for (int64_t i = lo; i < hi; i++) {
-        const uint64_t c = ctrs[i];
-        const int32_t v = codes[i];
-        uint64_t *mask = out + i * words;
-        if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
-        uint32_t cblk[16];
-        if (a->coin_draw) anonset_block(key, c >> 4, s, SUB_COIN, cblk);
+    const int draws = a->br[0].count > 1 || a->br[1].count > 1;
+    uint32_t cblk[CBATCH * 16], wblk[CBATCH * 16 * (CWORDS / 8 + 1)];
+    uint64_t at[CBATCH * (CWORDS / 8 + 1)];
+    for (int64_t i0 = lo; i0 < hi; i0 += CBATCH) {
+        const int nb = hi - i0 < CBATCH ? (int)(hi - i0) : CBATCH;
+        if (a->coin_draw) {
+            for (int e = 0; e < nb; e++) at[e] = ctrs[i0 + e] >> 4;
+            anonset_blocks_at(key, at, s, SUB_COIN, nb, cblk);
+        }
         if (a->g > 0) {
-            const uint64_t g = (uint64_t)a->g, m = c / g, e = c % g;
-            uint8_t head[8];
-            uint64_t idx[8];
-            for (uint64_t t = 0; t < g && t < 8; t++)
-                head[t] = a->coin_draw ? (uint8_t)(cblk[(m * g + t) & 15u] < coin)
-                                       : (uint8_t)a->use[1];
-            if (a->br[0].count > 1 || a->br[1].count > 1) {
-                uint32_t wblk[16];
-                anonset_block(key, m >> 3, s, SUB_DRAW, wblk);
-                group_indices(key, s, a, m, word64(wblk, (int64_t)(m & 7u)), head, idx);
-            } else {
-                for (uint64_t t = 0; t < g && t < 8; t++) idx[t] = 0;
+            const uint64_t g = (uint64_t)a->g;
+            if (draws) {
+                for (int e = 0; e < nb; e++) at[e] = (ctrs[i0 + e] / g) >> 3;
+                anonset_blocks_at(key, at, s, SUB_DRAW, nb, wblk);
             }
-            const uint64_t sub = subset64(&a->br[head[e]], p16, idx[e]);
-            mask[0] = head[e] ? gap64(sub, v) : sub;
+            for (int e = 0; e < nb; e++) {
+                const int64_t i = i0 + e;
+                const uint64_t c = ctrs[i];
+                const int32_t v = codes[i];
+                uint64_t *mask = out + i * words;
+                if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+                const uint64_t m = c / g, r = c % g;
+                uint8_t head[8];
+                uint64_t idx[8];
+                for (uint64_t t = 0; t < g && t < 8; t++)
+                    head[t] = a->coin_draw ? (uint8_t)(cblk[16 * e + ((m * g + t) & 15u)] < coin)
+                                           : (uint8_t)a->use[1];
+                if (draws)
+                    group_indices(key, s, a, m, word64(wblk + 16 * e, (int64_t)(m & 7u)), head,
+                                  idx);
+                else
+                    for (uint64_t t = 0; t < g && t < 8; t++) idx[t] = 0;
+                const uint64_t sub = subset64(&a->br[head[r]], p16, idx[r]);
+                mask[0] = head[r] ? gap64(sub, v) : sub;
+            }
             continue;
         }
-        const int head = a->coin_draw ? cblk[c & 15u] < coin : a->use[1];
-        const uint64_t t0 = c * (uint64_t)a->wpc;
-        fill_words(key, s, t0, (uint64_t)a->wpc, b);
-        cell_words(key, s, a, p16, head, v, b->w64, t0, mask, words, b->seen, b->vs);
+        /* every counter owns words c W .. c W + W - 1 (Floyd: W <= CWORDS
+         * here), in at most W / 8 + 1 blocks from block (c W) div 8 on */
+        const uint64_t W = (uint64_t)a->wpc;
+        const int per = W == 0 ? 0 : (int)(((W + 7) >> 3) + 1);
+        if (W > 0 && W <= CWORDS) {
+            int nblk = 0;
+            for (int e = 0; e < nb; e++) {
+                const uint64_t first = (ctrs[i0 + e] * W) >> 3;
+                for (int k = 0; k < per; k++) at[nblk++] = first + (uint64_t)k;
+            }
+            for (int k0 = 0; k0 < nblk; k0 += CBATCH)
+                anonset_blocks_at(key, at + k0, s, SUB_DRAW,
+                                  nblk - k0 < CBATCH ? nblk - k0 : CBATCH, wblk + 16 * k0);
+        }
+        for (int e = 0; e < nb; e++) {
+            const int64_t i = i0 + e;
+            const uint64_t c = ctrs[i];
+            const int32_t v = codes[i];
+            uint64_t *mask = out + i * words;
+            if (bad_cell(v, d, mask, words)) { bad = 1; continue; }
+            const int head = a->coin_draw ? cblk[16 * e + (c & 15u)] < coin : a->use[1];
+            const uint64_t t0 = c * W;
+            if (W > 0 && W <= CWORDS) {
+                /* words t0 .. t0 + W - 1 from word t0 mod 8 of this cell's first
+                 * block on; where the word index wraps past 2^64 the words
+                 * restart at block 0, as fill_words reads them */
+                const uint32_t *blk = wblk + 16 * (e * per);
+                if (t0 + (W - 1) >= t0) {
+                    for (uint64_t k = 0; k < W; k++)
+                        b->w64[k] = word64(blk, (int64_t)((t0 & 7u) + k));
+                } else {
+                    fill_words(key, s, t0, W, b);
+                }
+            } else if (W > 0) {
+                fill_words(key, s, t0, W, b);
+            }
+            cell_words(key, s, a, p16, head, v, b->w64, t0, mask, words, b->seen, b->vs);
+        }
     }
     return bad;
 }
