@@ -404,12 +404,54 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.n
     if miss.any():
         raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
                          column=column, file=file, expected="one stable id per record")
+    ints = _whole_ints(vals)
+    if ints is not None:
+        return _mix64(_fnv1a64_decimal(ints))
     texts, frac = record_id_texts(vals)
     if frac.any():
         raise InputError(f"holds the fractional number {vals[np.argmax(frac)]!r}",
                          param="record_id", column=column, file=file,
                          expected="whole numbers or text as record ids")
     return _mix64(_fnv1a64(texts))
+
+
+def _whole_ints(vals):
+    """The ids as int64 where they are all Python or NumPy integers (the
+    common record id column), else None."""
+    if len(vals) == 0 or pd.api.types.infer_dtype(vals, skipna=False) != "integer":
+        return None
+    try:
+        return np.asarray(vals, dtype=np.int64)
+    except OverflowError:
+        return None
+
+
+#: 10**k as uint64, k = 0 .. 19
+_POW10 = np.array([10 ** k for k in range(20)], dtype=np.uint64)
+
+
+def _fnv1a64_decimal(x: np.ndarray) -> np.ndarray:
+    """:func:`_fnv1a64` of the decimal texts of int64 ids (``str(int)``: a
+    '-' then the digits), computed from the numbers: the same hashes without
+    making a text a row (0.5 s for a million ids)."""
+    x = np.asarray(x, dtype=np.int64)
+    neg = x < 0
+    u = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        mag = np.where(neg, ~u + np.uint64(1), u)         # |x|, also for -2**63
+        ndig = np.ones(len(x), dtype=np.int64)
+        for k in range(1, 20):
+            ndig += mag >= _POW10[k]
+        prime = np.uint64(0x100000001B3)
+        h = np.full(len(x), 0xCBF29CE484222325, dtype=np.uint64)
+        h = np.where(neg, (h ^ np.uint64(ord("-"))) * prime, h)
+        for j in range(int(ndig.max())):
+            live = ndig > j
+            place = _POW10[np.maximum(ndig - 1 - j, 0)]
+            digit = (mag // place) % np.uint64(10) + np.uint64(ord("0"))
+            h = np.where(live, (h ^ digit) * prime, h)
+        length = (ndig + neg).astype(np.uint64)
+        return (h ^ length) * prime
 
 
 def _fnv1a64(texts) -> np.ndarray:
@@ -445,6 +487,9 @@ def _mix64(x: np.ndarray) -> np.ndarray:
 def record_hashes(ids) -> np.ndarray:
     """A fixed 64-bit hash of each stable record identifier (the text of
     :func:`record_id_texts`)."""
+    ints = _whole_ints(np.asarray(ids, dtype=object))
+    if ints is not None:
+        return _mix64(_fnv1a64_decimal(ints))
     return _mix64(_fnv1a64(record_id_texts(ids)[0]))
 
 
