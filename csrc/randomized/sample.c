@@ -1033,6 +1033,37 @@ static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *
                 for (int e = 0; e < nb; e++) at[e] = (ctrs[i0 + e] / g) >> 3;
                 anonset_blocks_at(key, at, s, SUB_DRAW, nb, wblk);
             }
+            if (a->quart_only && draws) {
+                /* g = 1, every branch unranked through compositions: the
+                 * passes of quart_rows_as over the batch (index and guess;
+                 * the parts' positions; the subsets), so that the cells'
+                 * work overlaps */
+                uint64_t I[CBATCH];
+                int64_t cg[CBATCH];
+                uint32_t pos[CBATCH][4];
+                uint8_t hd[CBATCH], ok[CBATCH];
+                for (int e = 0; e < nb; e++) {
+                    const int64_t i = i0 + e;
+                    const uint64_t c = ctrs[i];
+                    ok[e] = !bad_cell(codes[i], d, out + i, 1);
+                    bad |= !ok[e];
+                    hd[e] = a->coin_draw ? (uint8_t)(cblk[16 * e + (c & 15u)] < coin)
+                                         : (uint8_t)a->use[1];
+                    group_indices(key, s, a, c, word64(wblk + 16 * e, (int64_t)(c & 7u)),
+                                  &hd[e], &I[e]);
+                    cg[e] = quart_guess(a->br[hd[e]].qp, I[e]);
+                }
+                for (int e = 0; e < nb; e++) quart_digits(a->br[hd[e]].qp, I[e], cg[e], pos[e]);
+                for (int e = 0; e < nb; e++) {
+                    if (!ok[e]) continue;
+                    const uint16_t *t16 = p16->t16;
+                    const uint64_t sub = (uint64_t)t16[pos[e][0]] | (uint64_t)t16[pos[e][1]] << 16 |
+                                         (uint64_t)t16[pos[e][2]] << 32 |
+                                         (uint64_t)t16[pos[e][3]] << 48;
+                    out[i0 + e] = hd[e] ? gap64(sub, codes[i0 + e]) : sub;
+                }
+                continue;
+            }
             for (int e = 0; e < nb; e++) {
                 const int64_t i = i0 + e;
                 const uint64_t c = ctrs[i];
