@@ -303,6 +303,24 @@ ALWAYS_INLINE void floyd_digits(const anonset_key *key, uint32_t s, const floyd_
     }
 }
 
+/* The mask (words 64-bit words) of the cnt values vs that Floyd's draws
+ * chose, complemented within [0, n) where the plan drew the complement;
+ * clears their membership bytes in seen. */
+static void floyd_mask(const floyd_plan *f, int32_t n, const int32_t *vs, int32_t cnt,
+                       uint8_t *seen, uint64_t *mask, int words) {
+    for (int i = 0; i < words; i++) mask[i] = 0;
+    for (int32_t j = 0; j < cnt; j++) {
+        const int32_t v = vs[j];
+        mask[v >> 6] |= (uint64_t)1 << (v & 63);
+        seen[v] = 0;
+    }
+    if (f->comp) {
+        for (int i = 0; i < words; i++) mask[i] = ~mask[i];
+        for (int i = n >> 6; i < words; i++)
+            mask[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
+    }
+}
+
 /* A uniform k-subset of [0, n) into mask (words 64-bit words, zeroed here),
  * from the draw words w[0..nw) (word indices t0, t0 + 1, ...).  Membership
  * is tested in seen (n bytes, all zero on entry and on return), one byte
@@ -317,7 +335,6 @@ static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f
                          uint8_t *seen, int32_t *vs) {
     uint64_t dig[64];
     int32_t cnt = 0;
-    for (int i = 0; i < words; i++) mask[i] = 0;
     for (int32_t wi = 0; wi < f->nw; wi++) {
         const int32_t a = f->first[wi], nf = f->first[wi + 1] - a, m0 = n - f->kd + a;
         floyd_digits(key, s, f, wi, m0, nf, w[wi], t0, dig);
@@ -330,16 +347,7 @@ static void floyd_subset(const anonset_key *key, uint32_t s, const floyd_plan *f
             vs[cnt++] = v;
         }
     }
-    for (int32_t j = 0; j < cnt; j++) {
-        const int32_t v = vs[j];
-        mask[v >> 6] |= (uint64_t)1 << (v & 63);
-        seen[v] = 0;
-    }
-    if (f->comp) {
-        for (int i = 0; i < words; i++) mask[i] = ~mask[i];
-        for (int i = n >> 6; i < words; i++)
-            mask[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
-    }
+    floyd_mask(f, n, vs, cnt, seen, mask, words);
 }
 
 /* floyd_subset for four cells of one branch at once (cell c: draw words
@@ -372,22 +380,8 @@ static void floyd_subset_x4(const anonset_key *key, uint32_t s, const floyd_plan
             cnt++;
         }
     }
-    for (int c = 0; c < 4; c++) {
-        uint64_t *const mk = mask[c];
-        uint8_t *const sc = seen + c * stride;
-        const int32_t *const vc = vs + c * stride;
-        for (int i = 0; i < words; i++) mk[i] = 0;
-        for (int32_t j = 0; j < cnt; j++) {
-            const int32_t v = vc[j];
-            mk[v >> 6] |= (uint64_t)1 << (v & 63);
-            sc[v] = 0;
-        }
-        if (f->comp) {
-            for (int i = 0; i < words; i++) mk[i] = ~mk[i];
-            for (int i = n >> 6; i < words; i++)
-                mk[i] &= i == (n >> 6) ? low_bits(n & 63) : 0;
-        }
-    }
+    for (int c = 0; c < 4; c++)
+        floyd_mask(f, n, vs + c * stride, cnt, seen + c * stride, mask[c], words);
 }
 
 #if defined(__SIZEOF_INT128__)
