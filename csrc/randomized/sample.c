@@ -244,12 +244,17 @@ ALWAYS_INLINE void quart_digits(const quart_plan *q, uint64_t I, int64_t c, uint
     pos[3] = r->base[3] + (uint32_t)(R - Q2 * r->N[3]);
 }
 
+/* The subset whose four parts are at t16 positions pos. */
+ALWAYS_INLINE uint64_t quart_parts(const uint16_t *t16, const uint32_t pos[4]) {
+    return (uint64_t)t16[pos[0]] | (uint64_t)t16[pos[1]] << 16 |
+           (uint64_t)t16[pos[2]] << 32 | (uint64_t)t16[pos[3]] << 48;
+}
+
 /* The I-th k-subset (I < C(n, k)) in the order above. */
 static inline uint64_t quart_subset(const quart_plan *q, const parts16 *p16, uint64_t I) {
     uint32_t pos[4];
     quart_digits(q, I, quart_guess(q, I), pos);
-    return (uint64_t)p16->t16[pos[0]] | (uint64_t)p16->t16[pos[1]] << 16 |
-           (uint64_t)p16->t16[pos[2]] << 32 | (uint64_t)p16->t16[pos[3]] << 48;
+    return quart_parts(p16->t16, pos);
 }
 
 /* Floyd's algorithm for d > 64: kd = min(k, n - k) draws, t_m uniform in
@@ -816,8 +821,7 @@ ALWAYS_INLINE int quart_rows_as(const anonset_key *key, uint32_t s, const attr_p
 #define HD(i) (coin_draw ? hd[i] : fixed_head)     /* a constant unless coins */
         for (int64_t i = 0; i < nb; i++) quart_digits(qp[HD(i)], I[i], c[i], pos[i]);
         for (int64_t i = 0; i < nb; i++) {
-            const uint64_t sub = (uint64_t)t16[pos[i][0]] | (uint64_t)t16[pos[i][1]] << 16 |
-                                 (uint64_t)t16[pos[i][2]] << 32 | (uint64_t)t16[pos[i][3]] << 48;
+            const uint64_t sub = quart_parts(t16, pos[i]);
             out[b0 + i] = quart_cell(sub, (uint64_t)HD(i), codes[b0 + i], d, &bad);
         }
 #undef HD
@@ -1050,10 +1054,7 @@ static int sample_counters(const anonset_key *key, uint32_t s, const attr_plan *
                 for (int e = 0; e < nb; e++) quart_digits(a->br[hd[e]].qp, I[e], cg[e], pos[e]);
                 for (int e = 0; e < nb; e++) {
                     if (!ok[e]) continue;
-                    const uint16_t *t16 = p16->t16;
-                    const uint64_t sub = (uint64_t)t16[pos[e][0]] | (uint64_t)t16[pos[e][1]] << 16 |
-                                         (uint64_t)t16[pos[e][2]] << 32 |
-                                         (uint64_t)t16[pos[e][3]] << 48;
+                    const uint64_t sub = quart_parts(p16->t16, pos[e]);
                     out[i0 + e] = hd[e] ? gap64(sub, codes[i0 + e]) : sub;
                 }
                 continue;
