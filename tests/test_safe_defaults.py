@@ -1332,6 +1332,146 @@ def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path)
             run()
 
 
+def _sorted_survey(n=2000, seed=3):
+    """A survey file sorted by race (as openintro's military file is sorted
+    by its grade, branch, gender and race), with a row number, a serial
+    drawn at random, and a job unrelated to the order."""
+    rng = np.random.default_rng(seed)
+    race = np.sort(rng.choice(["amer", "asian", "black", "white"], n, p=[.1, .2, .3, .4]))
+    return pd.DataFrame({"rownum": np.arange(1, n + 1), "serial": rng.permutation(n) * 3 + 7,
+                         "race": race, "job": rng.choice(list("abcde"), n),
+                         "city": rng.choice(["B", "C"], n)})
+
+
+def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys):
+    """openintro's military file (1.4 M rows) is sorted by grade, branch,
+    gender and race, and R wrote its row names as a column.  `--other
+    rownames` published them beside race as 3-sets, with a warning of a
+    likely identifier only: sorted by the row number, the rows of each race
+    are one run, so their sets intersect to it (the shuffle of the rows
+    undone).  The recode check could not see it, since no two rows share a
+    row number.  Now a column published as it is whose ORDER predicts a
+    sensitive column (adjacent rows agree far beyond chance: lambda >= 0.9)
+    is refused like a recode, on every path, with one line, unless named;
+    a serial drawn at random is no such column."""
+    df = _sorted_survey()
+    model = anonset.Diversity(2)
+    kw = dict(sensitive=["race", "job"], exact=["city"], other=["rownum", "serial"])
+    refusals = {}
+    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=170).items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals[path] = str(e.value).split("column 'rownum': ", 1)[1]
+    assert len(set(refusals.values())) == 1, refusals
+    msg = refusals["memory"]
+    assert msg.startswith("is a pass-through column whose order predicts 'race': sorted by it, "
+                          "99.8% of adjacent rows hold the same 'race' (the most common value "
+                          "alone: ")
+    assert "it would publish 'race' nearly in the clear" in msg and "job" not in msg
+    assert msg.endswith("expected it dropped, or published as sensitive, or the risk named: "
+                        "allow_recode=['rownum']")
+    assert not (tmp_path / "o1.parquet").exists() and not (tmp_path / "o2.parquet").exists()
+    # named: published and recorded; the audit of the release alone names it
+    for path, run in _four_paths(df, model, {**kw, "allow_recode": ["rownum"]}, tmp_path,
+                                 chunk_rows=170).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", anonset.PassThroughWarning)   # the identifiers
+            pub = run()
+        found = [f for f in pub.info["pass_through_risks"] if f["check"] == "order_recode"]
+        assert [(f["column"], f["sensitive"], f["allowed"]) for f in found] == \
+            [("rownum", "race", True)], path
+        assert found[0]["value"] >= 0.99
+    alone = anonset.audit(pub).checks.set_index(["check", "attribute"])
+    row = alone.loc[("order_recode", "rownum -> race")]
+    assert row["status"] == "risk" and "as the user allowed" in row["message"]
+    # the same data shuffled: the row number says nothing of race
+    mixed = df.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    mixed["rownum"] = np.arange(1, len(df) + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.PassThroughWarning)
+        quiet = anonset.publish(mixed, model, **kw)
+    assert [f["check"] for f in quiet.info["pass_through_risks"]] == ["identifier"] * 2
+    # the command line: exit 2, one line, nothing written; named, the summary says it
+    cli = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+           "--sensitive", "race,job", "--exact", "city", "--other", "rownum",
+           "--drop", "serial", "--l", "2"]
+    capsys.readouterr()
+    assert cli_main(cli) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "column 'rownum': is a pass-through column whose order " \
+        "predicts 'race'" in err and err.endswith("--allow-recode rownum\n")
+    assert not (tmp_path / "c.parquet").exists()
+    assert cli_main(cli + ["--allow-recode", "rownum"]) == 0
+    err = capsys.readouterr().err
+    assert "(you allowed it): rownum -> race (lambda 1.00)" in err
+
+
+def test_a_column_that_recodes_the_bins_of_a_sensitive_one_is_refused(tmp_path):
+    """GSS wages: income published as sensitive in five bins, and beside it
+    a bracket column holding the same five bins as labels (or the income in
+    thousands).  The recode check compared the bracket with the exact
+    incomes, which it predicts poorly, and only warned that some of its
+    values give income away; what the sets publish is the bin, which the
+    bracket gives for every row.  A sensitive column in bins is now measured
+    by its bin, the same whether the file was read as numbers or as text."""
+    rng = np.random.default_rng(4)
+    n = 1500
+    income = np.round(rng.lognormal(10, 1, n), 2)
+    edges = [0, 10_000, 20_000, 40_000, 80_000, 1e9]
+    df = pd.DataFrame({"income": income, "job": rng.choice(list("abc"), n),
+                       "bracket": pd.cut(income, edges, right=False,
+                                         labels=["<10k", "10-20k", "20-40k", "40-80k", "80k+"]
+                                         ).astype(str)})
+    model = anonset.Diversity(2)
+    kw = dict(sensitive=["income", "job"], other=["bracket"], bins={"income": edges})
+    refusals = set()
+    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=400).items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals.add(str(e.value).split("column 'bracket': ", 1)[1])
+    assert len(refusals) == 1
+    assert refusals.pop().startswith("is a pass-through column that predicts 'income' for "
+                                     "100.0% of the rows from the other rows with the same value")
+    # the income in thousands: finer than the bins, nearly one value per row
+    df2 = df.assign(bracket=(df["income"] / 1000).round(3))
+    with pytest.raises(InputError, match=r"column 'bracket': is a pass-through column "
+                                         r"(that|whose order) predicts 'income'"):
+        anonset.publish(df2, model, **kw)
+
+
+@given(n=st.integers(2, 400), d=st.integers(1, 6), blocks=st.integers(1, 5),
+       seed=st.integers(0, 2**31), as_text=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_order_agreement_is_the_same_on_every_path(n, d, blocks, seed, as_text):
+    """The order check is one number whatever the blocks, their order, and
+    whether the column was read as numbers or as text; and a column drawn
+    independently of the target never reaches a significant lambda >= 0.9."""
+    from anonset.passthrough import DETERMINES, OrderSample
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"c": rng.integers(0, max(2, n // 3), n) * 0.5,
+                          "t": rng.integers(0, d, n)})
+    sub = {"t": frame["t"].to_numpy(dtype=np.uint16)}
+    whole = OrderSample(["c"], ["t"])
+    whole.add(frame, sub, 0)
+    want = whole.agreement()[("c", "t")]
+    cuts = np.sort(rng.choice(np.arange(1, n), min(blocks, n) - 1, replace=False)) \
+        if n > 1 else []
+    parts = []
+    for lo, hi in zip([0, *cuts], [*cuts, n]):
+        part = frame.iloc[lo:hi]
+        if as_text:
+            part = part.assign(c=part["c"].map(repr).astype(object))
+        s = OrderSample(["c"], ["t"])
+        s.add(part.reset_index(drop=True), {"t": sub["t"][lo:hi]}, int(lo))
+        parts.append(s)
+    rng.shuffle(parts)
+    for s in parts[1:]:
+        parts[0].merge(s)
+    assert parts[0].agreement()[("c", "t")] == want
+    lam, agree, prior, significant = want
+    assert not (significant and lam >= DETERMINES)
+
+
 @pytest.mark.parametrize("method", ["lgb", "msa", "anatomy"])
 def test_partition_publishers_refuse_a_recoding_pass_through_column_unless_named(method,
                                                                                  tmp_path):
@@ -1439,6 +1579,38 @@ def test_a_pass_through_column_that_recodes_a_generalized_qi_is_named(method, tm
         else:
             getattr(B, method)(df, qids=["age", "town"], sensitive="job", l=2, other=["note"],
                                drop=["born"])
+
+
+@pytest.mark.parametrize("method", ["lgb", "mondrian"])
+def test_a_row_number_of_a_file_sorted_by_a_qi_is_refused_by_the_partition_publishers(method):
+    """A row number of a file sorted by age, published beside age as a
+    range: sorted by it, the rows come in the order of their exact ages, so
+    it undoes the generalization as a birth year would."""
+    from anonset.partition import baselines as B
+    rng = np.random.default_rng(12)
+    n = 800
+    df = pd.DataFrame({"age": np.sort(rng.integers(20, 70, n)), "town": rng.choice(list("xyz"), n),
+                       "job": rng.permutation(np.resize(list("abcd"), n))})
+    df["rownum"] = np.arange(n)
+
+    def run(**allow):
+        if method == "lgb":
+            return anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2,
+                                   other=["rownum"], **allow).metadata
+        return B.mondrian(df, qids=["age", "town"], sensitive="job", l=2, other=["rownum"],
+                          **allow).info
+
+    with pytest.raises(InputError, match=r"^column 'rownum': is a pass-through column whose "
+                                         r"order predicts the QI 'age': sorted by it, .* it would "
+                                         r"publish 'age' at its exact values beside its "
+                                         r"generalization; expected it dropped, or made a QI too, "
+                                         r"or the risk named: allow_recode=\['rownum'\]$"):
+        run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.PassThroughWarning)
+        meta = run(allow_recode=["rownum"])
+    assert [(f["check"], f["qi"], f["allowed"]) for f in meta["pass_through_risks"]
+            if f["check"] == "order_recode"] == [("order_recode", "age", True)]
 
 
 def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):

@@ -18,17 +18,26 @@ warning, by every publisher at publishing time:
   ``GIVEN_SHARE`` of the rows although its lambda stays below
   ``DETERMINES`` (:meth:`ValueSample.given_away`: Adult's relationship
   'Husband' gives sex 'Male', 45 % of the rows, at lambda 0.31);
+* an **order recode** of a sensitive column: sorted by the column (ties in
+  a fixed pseudo-random order), a row's neighbour holds the same sensitive
+  value far more often than chance (the same lambda, with the neighbour as
+  the prediction), although few rows share a value with another: a row
+  number of a file sorted by a sensitive column restores the order that
+  shuffling hides, and an income in thousands beside its bins published as
+  sensitive gives each row's bin; the rows of a run in that order have the
+  true value in every set, and their sets intersected give it;
 * a **recode of a generalized QI** (the partition publishers: LGB, msa,
   Mondrian, TP): the same lambda, predicting a QI's exact value; published
   beside the QI's range (a birth year beside an age published as [30-39]),
   it undoes the generalization, and whoever knows a person's QIs finds their
   row inside its group.
 
-Both are counts over distinct values, kept by distinct sampling (Gibbons,
+The first three are counts over distinct values, kept by distinct sampling (Gibbons,
 VLDB 2001) in :class:`ValueSample`: exact counts of the values whose hash
 falls below a threshold that halves whenever more than ``budget`` values are
 held, so memory is bounded and every share is estimated without bias over
-the sampled values.
+the sampled values.  The order recode reads the first ``CHECK_ROWS`` rows
+themselves (:class:`OrderSample`).
 """
 from __future__ import annotations
 
@@ -39,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
-           "ValueSample", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
+           "ValueSample", "OrderSample", "order_keys", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS"]
 
@@ -230,6 +239,121 @@ class ValueSample:
         return lam, acc, prior
 
 
+def _row_words(rows: np.ndarray) -> np.ndarray:
+    """A fixed pseudo-random 64-bit word per global row index (splitmix64's
+    finalizer): how ties are ordered, the same on every path and unrelated
+    to anything in the row."""
+    z = np.asarray(rows, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def order_keys(col: pd.Series) -> tuple:
+    """How a column's cells sort, the same whether they were read as
+    numbers or as text (a streamed CSV holds text): (kind, number, text)
+    per cell, kind 0 for a number (ordered by ``number``), 1 for other text
+    (ordered by ``text``, after every number), 2 for a missing cell (last).
+
+    Examples
+    --------
+    >>> k, x, t = order_keys(pd.Series(["10", "9.5", "b", None]))
+    >>> k.tolist(), x[:2].tolist(), t.tolist()
+    ([0, 0, 1, 2], [10.0, 9.5], ['', '', 'b', ''])
+    """
+    s = col.reset_index(drop=True)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+    missing = s.isna().to_numpy(dtype=bool)
+    if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
+        num = s.to_numpy(dtype="datetime64[ns]" if pd.api.types.is_datetime64_any_dtype(s)
+                         else "timedelta64[ns]").view(np.int64).astype(np.float64)
+    elif pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+        num = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        # each distinct cell parsed once (a text column repeats its values)
+        codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+        parsed = pd.to_numeric(pd.Series(uniq, dtype=object), errors="coerce") \
+            .to_numpy(dtype=np.float64, na_value=np.nan)
+        num = np.where(codes >= 0, parsed[np.maximum(codes, 0)], np.nan)
+    text = ~missing & np.isnan(num)
+    kind = np.where(missing, 2, np.where(text, 1, 0)).astype(np.int8)
+    words = np.full(len(s), "", dtype=object)
+    if text.any():
+        words[text] = s[text].astype(str).to_numpy(dtype=object)
+    return kind, np.where(kind == 0, num, 0.0), words
+
+
+class OrderSample:
+    """The first rows of the columns published as they are, with a 16-bit
+    hash of each target (sensitive column, generalized QI) per row, to
+    measure how well a column's ORDER predicts a target: sorted by the
+    column (ties ordered by :func:`_row_words` of the row index), the share
+    of adjacent rows that hold the same target value.
+
+    That share is what a run of rows in the column's order gives away: the
+    rows of a run share their true value, so it is in every one of their
+    sets, and their sets intersected leave little else.  A row number of a
+    file sorted by race, or an income in thousands beside its bins published
+    as sensitive, puts nearly every row in a long run; an unrelated column
+    leaves adjacent rows agreeing only by chance (sum of the squared shares).
+    """
+
+    def __init__(self, columns: Iterable[str], targets: Iterable[str]):
+        self.columns, self.targets = list(columns), list(targets)
+        self.pieces = []           # (rows, {column: order_keys}, {target: hashes})
+
+    def add(self, part: pd.DataFrame, subs: dict, row0: int) -> None:
+        rows = np.arange(row0, row0 + len(part), dtype=np.int64)
+        self.pieces.append((rows, {c: order_keys(part[c]) for c in self.columns},
+                            {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets}))
+
+    def merge(self, other: "OrderSample") -> None:
+        self.pieces += other.pieces
+
+    def agreement(self) -> dict:
+        """{(column, target): (lambda, share of adjacent rows that agree,
+        prior: the most common value's share, significant)}; ``lambda`` =
+        (agree - prior) / (1 - prior), and ``significant``: the agreement is
+        no accident, n KL(agree || chance) >= ln(1 / ``GIVEN_ALPHA``)
+        (Chernoff) with chance the sum of the squared shares."""
+        if not self.pieces:
+            return {}
+        rows = np.concatenate([p[0] for p in self.pieces])
+        if rows.size < 2:
+            return {}
+        # rows in the order of their tie words first; a stable sort by the
+        # column then keeps that order among equal cells
+        perm = np.argsort(_row_words(rows))
+        subs = {t: np.concatenate([p[2][t] for p in self.pieces]) for t in self.targets}
+        out = {}
+        for c in self.columns:
+            kind = np.concatenate([p[1][c][0] for p in self.pieces])[perm]
+            num = np.concatenate([p[1][c][1] for p in self.pieces])[perm]
+            if (kind == 0).all():
+                order = perm[np.argsort(num, kind="stable")]
+            else:
+                words = np.concatenate([p[1][c][2] for p in self.pieces])[perm]
+                text = pd.factorize(words, sort=True)[0] if (kind == 1).any() \
+                    else np.zeros(rows.size, dtype=np.int64)
+                order = perm[np.lexsort((text, num, kind))]
+            for t in self.targets:
+                x = subs[t]
+                share = np.bincount(x, minlength=1) / x.size
+                prior = float(share.max())
+                chance = float((share ** 2).sum())
+                y = x[order]
+                agree = float((y[1:] == y[:-1]).mean())
+                lam = 0.0 if prior >= 1.0 else (agree - prior) / (1.0 - prior)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    kl = agree * np.log(agree / chance) if agree > 0 else 0.0
+                    if agree < 1.0:
+                        kl += (1.0 - agree) * np.log((1.0 - agree) / (1.0 - chance))
+                sig = bool(agree > chance and (rows.size - 1) * kl >= -np.log(GIVEN_ALPHA))
+                out[(c, t)] = (lam, agree, prior, sig)
+        return out
+
+
 # ------------------------------------------------------------- at publishing
 #: Rows a publishing-time check reads: the table's first ones (the audit with
 #: the original data reads them all).  Enough to measure a lambda or a share
@@ -273,8 +397,14 @@ class PassThroughCheck:
 
     def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str],
                  exact: Iterable[str] = (), *, generalized: Iterable[str] = (),
-                 budget: int | None = CHECK_BUDGET, rows: int | None = None):
+                 bins: dict | None = None, budget: int | None = CHECK_BUDGET,
+                 rows: int | None = None):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
+        # a sensitive column published in bins is predicted by its bin, which
+        # is what its sets hold (a bracket column beside an income binned
+        # the same way predicts every bin, and hardly an exact income)
+        self.bins = {c: np.asarray(e, dtype=np.float64) for c, e in (bins or {}).items()
+                     if c in sensitive}
         self.ids = {c: ValueSample(budget) for c in passthrough}
         # an exact QID (paper 004) is published as it is too: it may recode a
         # sensitive column (a code beside its label); singling rows out is
@@ -289,6 +419,9 @@ class PassThroughCheck:
         self.pairs.update({(c, q): ValueSample(budget) for c in passthrough
                            for q in self.generalized})
         self.sensitive = sensitive
+        # the order recode: of every column published as it is, against the
+        # sensitive columns and generalized QIs (the pairs above say which)
+        self.order = OrderSample(passthrough + exact, sensitive + self.generalized)
         self.rows = CHECK_ROWS if rows is None else rows
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
 
@@ -298,7 +431,8 @@ class PassThroughCheck:
         if take <= 0 or not self.pairs:
             return self
         part = block.iloc[:take]
-        sub = {s: hash_cells(part[s]) & np.uint64(0xFFFF)
+        sub = {s: hash_cells(self._binned(part[s], self.bins[s]) if s in self.bins
+                             else part[s]) & np.uint64(0xFFFF)
                for s in self.sensitive + self.generalized}
         for c in list(self.ids) + self.exact:
             h = hash_cells(part[c])
@@ -306,20 +440,32 @@ class PassThroughCheck:
                 self.ids[c].add(h)
             for s in self.sensitive + (self.generalized if c in self.ids else []):
                 self.pairs[(c, s)].add(h, sub[s])
+        self.order.add(part, sub, row0)
         return self
+
+    @staticmethod
+    def _binned(col: pd.Series, edges: np.ndarray) -> pd.Series:
+        """Each cell's bin (as the encoder finds it; -1 for a missing cell
+        or one that is no number, which publishing refuses anyway), the
+        same whether the cell was read as a number or as text."""
+        x = pd.to_numeric(col.reset_index(drop=True), errors="coerce") \
+            .to_numpy(dtype=np.float64, na_value=np.nan)
+        return pd.Series(np.where(np.isnan(x), -1, np.searchsorted(edges, x, side="right") - 1))
 
     def merge(self, other: "PassThroughCheck") -> "PassThroughCheck":
         self.seen = max(self.seen, other.seen)
         for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
             for k, v in theirs.items():
                 mine[k].merge(v)
+        self.order.merge(other.order)
         return self
 
     def findings(self) -> list:
-        """One finding per likely identifier, recode and partial recode:
-        ``{'check': 'identifier', 'recode', 'given_away' or 'qi_recode',
-        'column', 'sensitive' (None for an identifier; 'qi' for a
-        qi_recode), 'value' (the share of the rows, or lambda),
+        """One finding per likely identifier, recode, order recode and
+        partial recode: ``{'check': 'identifier', 'recode', 'order_recode',
+        'given_away' or 'qi_recode', 'column', 'sensitive' (None for an
+        identifier; 'qi' for a qi_recode and an order recode of a
+        generalized QI), 'value' (the share of the rows, or lambda),
         'message'}``; a 'given_away' finding is one per column, its
         'sensitive' and 'value' lists (one entry per attribute)."""
         out = []
@@ -373,6 +519,35 @@ class PassThroughCheck:
                             "remedy": "it published as sensitive too, or dropped" if exact
                             else "it dropped, or published as sensitive",
                             "message": f"{kind} column {c!r} {core}; {remedy}"})
+        # an order recode, where the values alone predict less
+        whole = {(f["column"], f.get("sensitive", f.get("qi"))) for f in out
+                 if f["check"] in ("recode", "qi_recode")}
+        for (c, sens), (lam, agree, prior, sig) in self.order.agreement().items():
+            if (c, sens) not in self.pairs or (c, sens) in whole or not sig \
+                    or lam < DETERMINES:
+                continue
+            exact = c in self.exact
+            qi = sens in self.generalized
+            kind = "exact" if exact else "pass-through"
+            core = (f"order predicts {'the QI ' if qi else ''}{sens!r}: sorted by it, {agree:.1%} "
+                    f"of adjacent rows hold the same {sens!r} (the most common value alone: "
+                    f"{prior:.1%}; lambda {lam:.2f}){where}, although few rows share a value: "
+                    f"published {'exactly' if exact else 'unchanged'}, it publishes ")
+            core += (f"{sens!r} at its exact values beside its generalization" if qi else
+                     f"{sens!r} nearly in the clear (the sets of a run of rows in its order "
+                     "intersect to their value)")
+            remedy = ("it dropped, or made a QI too" if qi else
+                      "it published as sensitive too, or dropped" if exact
+                      else "it dropped, or published as sensitive")
+            out.append({"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): sens,
+                        "value": round(lam, 4),
+                        "why": f"is {'an' if exact else 'a'} {kind} column whose "
+                               + core.replace("it publishes", "it would publish"),
+                        "remedy": remedy,
+                        "message": f"{kind} column {c!r}: its {core}; " + (
+                            "drop it, or make it a QI too" if qi else
+                            "publish it as sensitive too, or drop it" if exact
+                            else "drop it, or publish it as sensitive")})
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -413,8 +588,8 @@ def recorded(found: list) -> list:
 
 #: Findings that publish what the model protects nearly in the clear: a
 #: column published as it is that recodes a sensitive column or a
-#: generalized QI.  Refused unless the column is named in ``allow_recode``.
-REFUSED_CHECKS = ("recode", "qi_recode")
+#: generalized QI, by its values or by its order.  Refused unless the column is named in ``allow_recode``.
+REFUSED_CHECKS = ("recode", "qi_recode", "order_recode")
 
 
 def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -> list:

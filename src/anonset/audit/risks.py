@@ -207,6 +207,15 @@ def recorded_recode_risks(info, measured, add) -> None:
                 f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
                 "person's QIs finds their row inside its group" + named)
             continue
+        if f.get("check") == "order_recode":
+            col, lam = f["column"], float(f["value"])
+            target = f.get("sensitive", f.get("qi"))
+            add("order_recode", f"{col} -> {target}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+                f"{col} -> {target}: sorted by {col}, adjacent rows hold the same {target} "
+                f"(lambda {lam:.3f}), measured on the original when the release was made (its "
+                f"first {CHECK_ROWS:,} rows at most); the sets of a run of rows in that order "
+                f"intersect to their value, so it publishes {target} nearly in the clear" + named)
+            continue
         if f.get("check") == "given_away":
             col = f["column"]
             for sens, share in zip(f["sensitive"], f["value"]):

@@ -211,6 +211,14 @@ class Draft:
             return []
         return self._in_order({*self.passthrough, *self.exact, *self.sensitive})
 
+    def passthrough_check(self):
+        """A fresh :class:`~anonset.passthrough.PassThroughCheck` of this
+        release's columns (sensitive columns in bins measured by their bin)."""
+        from ..passthrough import PassThroughCheck
+        return PassThroughCheck(self.passthrough, self.sensitive, self.exact,
+                                bins={c.name: c.bins for c in self.published
+                                      if c.bins is not None})
+
     @property
     def exact(self) -> list:
         """The exact QIDs (paper 004: published as they are)."""

@@ -12,7 +12,6 @@ from .. import validate as V
 from ..encode import encode_column
 from ..io.keys import checked_record_hashes
 from ..io.tables import INT_TEXT, text_type
-from ..passthrough import PassThroughCheck
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
 from ..validate import InputError
@@ -51,8 +50,7 @@ class Stats:
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
             if count_shared else {}
         self.shared_counts: dict | None = None
-        self.passthrough = PassThroughCheck(d.passthrough, d.sensitive, d.exact) \
-            if d.passthrough_columns else None
+        self.passthrough = d.passthrough_check() if d.passthrough_columns else None
         self._declared = {}
         self._tokenless = set()
         for cd in d.published:

@@ -70,8 +70,7 @@ def _stats_task(part, d, row0):
 
 def _passthrough_task(part, d, row0):
     """A partition's share of the pass-through check (its first rows only)."""
-    from ..passthrough import PassThroughCheck
-    return PassThroughCheck(d.passthrough, d.sensitive, d.exact).add(part, row0)
+    return d.passthrough_check().add(part, row0)
 
 
 def _shared_counts(ddf, cols, compute_kw) -> dict:

@@ -49,6 +49,10 @@ CHECKS = {
               "it).",
     "recode": "Whether a column published unchanged nearly gives away a sensitive attribute "
               "(for example a code that maps one-to-one to a diagnosis).",
+    "order_recode": "Whether the order of a column published unchanged nearly gives away a "
+                    "sensitive attribute (for example a row number of a file sorted by it): "
+                    "the sets of rows next to each other in that order intersect to their "
+                    "value.",
     "given_away": "Whether some values of a column published unchanged give away a sensitive "
                   "attribute for many rows (for example a relationship 'Husband' gives the "
                   "sex), although the column as a whole predicts it less.",
