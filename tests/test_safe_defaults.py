@@ -1613,6 +1613,42 @@ def test_a_row_number_of_a_file_sorted_by_a_qi_is_refused_by_the_partition_publi
             if f["check"] == "order_recode"] == [("order_recode", "age", True)]
 
 
+def test_lgb_refuses_an_id_column_that_recodes_an_attribute(tmp_path, capsys):
+    """LGB publishes its ID column verbatim (`--id`); a row number of a file
+    sorted by race, given as the ID, gave each row's race by its place in
+    the file although the buckets hide it, and nothing measured it.  It is
+    measured as a pass-through column is (without the likely-identifier
+    warning: an ID is unique by design), refused unless named."""
+    df = _sorted_survey(1200)
+    with pytest.raises(InputError, match=r"^column 'rownum': is the ID column whose order "
+                                         r"predicts 'race': .*; expected another ID column, or "
+                                         r"none \(random IDs\), or the risk named: "
+                                         r"allow_recode=\['rownum'\]$"):
+        anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="rownum", k=4,
+                        l=2, drop=["serial"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)      # no identifier warning
+        res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="rownum",
+                              k=4, l=2, drop=["serial"], allow_recode=["rownum"])
+    assert [(f["check"], f["column"], f["sensitive"], f["allowed"])
+            for f in res.metadata["pass_through_risks"]] == \
+        [("order_recode", "rownum", "race", True)]
+    # a serial drawn at random is a fine ID
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="serial",
+                              k=4, l=2, drop=["rownum"])
+    assert res.metadata["pass_through_risks"] == []
+    df.to_csv(tmp_path / "s.csv", index=False)
+    capsys.readouterr()
+    assert cli_main(["lgb", str(tmp_path / "s.csv"), "-o", str(tmp_path / "o.parquet"),
+                     "--qi", "city", "--sensitive", "race,job", "--id", "rownum",
+                     "--drop", "serial", "--k", "4", "--l", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("or the risk named: --allow-recode rownum\n")
+    assert not list(tmp_path.glob("o*"))
+
+
 def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
     """Paper 004 keeps QIDs exact; one that is a code of the sensitive
     column (a code beside its label, Adult's education-num beside

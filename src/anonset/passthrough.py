@@ -534,8 +534,8 @@ class PassThroughCheck:
                     f"{prior:.1%}; lambda {lam:.2f}){where}, although few rows share a value: "
                     f"published {'exactly' if exact else 'unchanged'}, it publishes ")
             core += (f"{sens!r} at its exact values beside its generalization" if qi else
-                     f"{sens!r} nearly in the clear (the sets of a run of rows in its order "
-                     "intersect to their value)")
+                     f"{sens!r} nearly in the clear (rows next to each other in its order "
+                     "share their value)")
             remedy = ("it dropped, or made a QI too" if qi else
                       "it published as sensitive too, or dropped" if exact
                       else "it dropped, or published as sensitive")

@@ -161,7 +161,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         Columns passed through unchanged with their row (the metadata lists
         them): published as they are, so only what is safe to publish.
     allow_recode : column names
-        Columns of ``other`` you accept to publish although they recode a
+        Columns of ``other`` (or ``id_column``) you accept to publish although they recode a
         (semi-)sensitive attribute or a QI (lambda >= 0.9 over the first
         250,000 rows); refused otherwise.  The metadata and the audit name
         them.
@@ -247,10 +247,17 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     if kept is not None:                 # a row's flags leave with it
         all_flags = all_flags[kept]
     # a pass-through column that recodes an attribute: refused before any
-    # work unless named (the other findings warn once the release is made)
+    # work unless named (the other findings warn once the release is made).
+    # The ID column is published as it is too: one that recodes an
+    # attribute (a row number of a file sorted by it) is refused the same
+    # way; that it singles rows out is what an ID is for
     other_cols = [c for c in frame.columns if roles[c] == "other"]
-    found = check_recodes(passthrough_findings(frame, other_cols, semi + sens, generalized=qi),
-                          check_allow_recode(allow_recode, other_cols))
+    as_is = other_cols + ([id_column] if id_column is not None else [])
+    found = check_recodes([_as_id(f) if f["column"] == id_column else f
+                           for f in passthrough_findings(frame, as_is, semi + sens,
+                                                         generalized=qi)
+                           if not (f["check"] == "identifier" and f["column"] == id_column)],
+                          check_allow_recode(allow_recode, as_is))
     n = len(frame)
     order = key.order(n, "lgb-rows")
     semi_flags = np.ascontiguousarray(all_flags[order])
@@ -337,6 +344,18 @@ def _warn_suppressed(attrs, suppressed: np.ndarray) -> dict:
                       "names it)",
                       SuppressionWarning, stacklevel=_outside_stacklevel())
     return out
+
+
+def _as_id(finding: dict) -> dict:
+    """A pass-through finding worded for the ID column (``id_column``)."""
+    f = dict(finding)
+    for k in ("why", "message"):
+        if k in f:
+            f[k] = f[k].replace("is a pass-through column", "is the ID column") \
+                .replace("pass-through column", "ID column")
+    if "remedy" in f:
+        f["remedy"] = "another ID column, or none (random IDs)"
+    return f
 
 
 def _check_frame(data) -> pd.DataFrame:
