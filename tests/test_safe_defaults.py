@@ -1439,6 +1439,66 @@ def test_a_column_that_recodes_the_bins_of_a_sensitive_one_is_refused(tmp_path):
         anonset.publish(df2, model, **kw)
 
 
+def _panel_years(n=3000, seed=8):
+    """sampleSelection's nlswork: the survey year and the birth year are
+    published exactly, and the age they give is the sensitive column."""
+    rng = np.random.default_rng(seed)
+    born = rng.integers(41, 55, n)
+    year = rng.integers(68, 89, n)
+    age = year - born - (rng.random(n) < 0.3)        # before or after the birthday
+    return pd.DataFrame({"year": year, "born": born, "age": age,
+                         "race": rng.choice(["a", "b", "c"], n), "union": rng.choice([0, 1], n)})
+
+
+def test_two_columns_that_recode_a_sensitive_one_together_are_refused(tmp_path, capsys):
+    """nlswork published with `--exact year,birth_yr` and age (in bins) as
+    3-sets: neither year nor birth year predicts age, but together they give
+    it (age = year - birth year), and publishing said nothing.  Every pair of
+    columns published as they are is now measured as one column is (lambda
+    >= 0.9 over the first rows); refused on every path unless both are named."""
+    df = _panel_years()
+    model = anonset.Diversity(3)
+    edges = [10, 20, 30, 40, 50]
+    kw = dict(sensitive=["age", "race"], exact=["year"], other=["born", "union"],
+              bins={"age": edges})
+    refusals = set()
+    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=700).items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals.add(str(e.value).split("column 'born': ", 1)[1])
+    assert len(refusals) == 1
+    msg = refusals.pop()
+    assert msg.startswith("together with column 'year', predicts 'age' for ")
+    assert "from the other rows with the same pair of values" in msg
+    assert msg.endswith("expected one of them dropped, or published as sensitive, or the risk "
+                        "named: allow_recode=['born', 'year']")
+    # both named: published and recorded; one alone is not enough
+    with pytest.raises(InputError, match="together with column 'year'"):
+        anonset.publish(df, model, allow_recode=["year"], **kw)
+    pub = anonset.publish(df, model, allow_recode=["year", "born"], **kw)
+    joint = [f for f in pub.info["pass_through_risks"] if f.get("with")]
+    assert [(f["check"], f["column"], f["with"], f["sensitive"], f["allowed"]) for f in joint] \
+        == [("recode", "born", "year", "age", True)]
+    rows = anonset.audit(pub).checks.set_index(["check", "attribute"])
+    assert rows.loc[("recode", "born+year -> age"), "status"] == "risk"
+    # a pair that says nothing of the target: quiet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        quiet = anonset.publish(df, model, sensitive=["age", "race"], exact=["year"],
+                                other=["union"], drop=["born"], bins={"age": edges})
+    assert quiet.info["pass_through_risks"] == []
+    df.to_csv(tmp_path / "p.csv", index=False)
+    cli = ["anonymize", str(tmp_path / "p.csv"), "-o", str(tmp_path / "c.parquet"),
+           "--sensitive", "age,race", "--exact", "year", "--other", "born,union", "--bins",
+           "age=10:20:30:40:50", "--l", "3"]
+    capsys.readouterr()
+    assert cli_main(cli) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("--allow-recode born,year\n")
+    assert cli_main(cli + ["--allow-recode", "born,year"]) == 0
+    assert "(you allowed it): born+year -> age (lambda" in capsys.readouterr().err
+
+
 @given(n=st.integers(2, 400), d=st.integers(1, 6), blocks=st.integers(1, 5),
        seed=st.integers(0, 2**31), as_text=st.booleans())
 @settings(max_examples=60, deadline=None)

@@ -26,6 +26,10 @@ warning, by every publisher at publishing time:
   shuffling hides, and an income in thousands beside its bins published as
   sensitive gives each row's bin; the rows of a run in that order have the
   true value in every set, and their sets intersected give it;
+* a **joint recode**: two columns published as they are that recode a
+  sensitive column together although neither does alone (the survey year
+  and the birth year give the age), measured as one column is over the
+  first ``JOINT_ROWS`` rows;
 * a **recode of a generalized QI** (the partition publishers: LGB, msa,
   Mondrian, TP): the same lambda, predicting a QI's exact value; published
   beside the QI's range (a birth year beside an age published as [30-39]),
@@ -50,7 +54,7 @@ import pandas as pd
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
            "ValueSample", "OrderSample", "order_keys", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
-           "passthrough_findings", "warn_findings", "REFUSED_CHECKS"]
+           "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "columns_of"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -363,6 +367,12 @@ class OrderSample:
 CHECK_ROWS = 250_000
 #: Distinct values a publishing-time sample holds at most (about 1 MB).
 CHECK_BUDGET = 1 << 16
+#: Rows the check of two columns together reads at most (a lambda to about
+#: a hundredth; every pair of columns published as they are is measured):
+#: fewer where there are many pairs, so that rows x (pair, target) stays
+#: within ``JOINT_CELLS`` (4,096 rows at least).
+JOINT_ROWS = 1 << 16
+JOINT_CELLS = 1 << 24
 
 
 class PassThroughWarning(UserWarning):
@@ -422,7 +432,15 @@ class PassThroughCheck:
         # the order recode: of every column published as it is, against the
         # sensitive columns and generalized QIs (the pairs above say which)
         self.order = OrderSample(passthrough + exact, sensitive + self.generalized)
+        # two columns together: year and birth year, published exactly,
+        # give the age that the sets hide (age = year - birth year)
+        as_is = passthrough + exact
+        self.joint = {((a, b), t): ValueSample(budget)
+                      for i, a in enumerate(as_is) for b in as_is[i + 1:]
+                      for t in sensitive + (self.generalized if a in passthrough and
+                                            b in passthrough else [])}
         self.rows = CHECK_ROWS if rows is None else rows
+        self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint))))
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
 
     def add(self, block: pd.DataFrame, row0: int) -> "PassThroughCheck":
@@ -434,13 +452,17 @@ class PassThroughCheck:
         sub = {s: hash_cells(self._binned(part[s], self.bins[s]) if s in self.bins
                              else part[s]) & np.uint64(0xFFFF)
                for s in self.sensitive + self.generalized}
+        hashes = {}
         for c in list(self.ids) + self.exact:
-            h = hash_cells(part[c])
+            h = hashes[c] = hash_cells(part[c])
             if c in self.ids:
                 self.ids[c].add(h)
             for s in self.sensitive + (self.generalized if c in self.ids else []):
                 self.pairs[(c, s)].add(h, sub[s])
         self.order.add(part, sub, row0)
+        joint = min(take, self.joint_rows - row0)
+        for ((a, b), t), vs in self.joint.items() if joint > 0 else ():
+            vs.add(_pair_hash(hashes[a][:joint], hashes[b][:joint]), sub[t][:joint])
         return self
 
     @staticmethod
@@ -454,7 +476,8 @@ class PassThroughCheck:
 
     def merge(self, other: "PassThroughCheck") -> "PassThroughCheck":
         self.seen = max(self.seen, other.seen)
-        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
+        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs),
+                             (self.joint, other.joint)):
             for k, v in theirs.items():
                 mine[k].merge(v)
         self.order.merge(other.order)
@@ -548,6 +571,34 @@ class PassThroughCheck:
                             "drop it, or make it a QI too" if qi else
                             "publish it as sensitive too, or drop it" if exact
                             else "drop it, or publish it as sensitive")})
+        # two columns together, where neither alone recodes the target
+        where2 = f" (in the first {self.joint_rows:,} rows)" if self.seen > self.joint_rows \
+            else ""
+        for ((a, b), t), vs in self.joint.items():
+            if {(a, t), (b, t)} & whole or any(
+                    f["check"] == "order_recode" and f["column"] in (a, b) and
+                    f.get("sensitive", f.get("qi")) == t for f in out):
+                continue
+            lam, acc, prior = vs.determination()
+            if not (lam == lam and lam >= DETERMINES):
+                continue
+            exact = a in self.exact or b in self.exact
+            qi = t in self.generalized
+            core = (f"together with column {b!r}, predicts {'the QI ' if qi else ''}{t!r} for "
+                    f"{acc:.1%} of the rows from the other rows with the same pair of values "
+                    f"(the most common value alone: {prior:.1%}; lambda {lam:.2f}){where2}"
+                    f"{_sampled(vs)}: published {'exactly' if exact else 'unchanged'}, the two "
+                    "publish ")
+            core += (f"{t!r} at its exact values beside its generalization" if qi else
+                     f"{t!r} nearly in the clear")
+            remedy = ("one of them dropped, or made a QI too" if qi else
+                      "one of them dropped, or published as sensitive")
+            out.append({"check": "qi_recode" if qi else "recode", "column": a, "with": b,
+                        ("qi" if qi else "sensitive"): t, "value": round(lam, 4),
+                        "why": core.replace("the two publish", "the two would publish"),
+                        "remedy": remedy,
+                        "message": f"column {a!r}, {core}; drop one of them, or "
+                                   + ("make both QIs" if qi else "publish it as sensitive")})
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -567,6 +618,17 @@ class PassThroughCheck:
         them (``pass_through_risks``: the findings without their
         messages)."""
         return warn_findings(check_recodes(self.findings(), allow_recode, file=file))
+
+
+def _pair_hash(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
+    """One 64-bit hash per row of two columns' cell hashes (equal pairs,
+    equal hashes; the pair (x, y) and the pair (y, x) apart)."""
+    return ha ^ _row_words(hb)
+
+
+def columns_of(finding: dict) -> list:
+    """The columns a finding is about: one, or two measured together."""
+    return [finding["column"]] + ([finding["with"]] if finding.get("with") else [])
 
 
 def given_away_message(col: str, found: list, where: str = "") -> str:
@@ -600,11 +662,13 @@ def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -
     records it; the summary and the audit name them).  Returns ``found``."""
     from .validate import InputError
     allow = set(allow_recode)
-    refused = [f for f in found if f["check"] in REFUSED_CHECKS and f["column"] not in allow]
+    refused = [f for f in found if f["check"] in REFUSED_CHECKS
+               and not set(columns_of(f)) <= allow]
     if refused:
         f = refused[0]
-        cols = list(dict.fromkeys(g["column"] for g in refused))
-        more = [f"{g['column']} -> {g.get('sensitive', g.get('qi'))}" for g in refused[1:]]
+        cols = list(dict.fromkeys(c for g in refused for c in columns_of(g)))
+        more = [f"{'+'.join(columns_of(g))} -> {g.get('sensitive', g.get('qi'))}"
+                for g in refused[1:]]
         what = f["why"] + (f" (and {', '.join(more)})" if more else "")
         raise InputError(what, column=f["column"], file=file,
                          expected=f"{f['remedy']}, or the risk named: {{@allow_recode="

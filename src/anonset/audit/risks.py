@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 
-from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE
+from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "recorded_recode_risks", "allowed_recodes",
@@ -200,7 +200,7 @@ def recorded_recode_risks(info, measured, add) -> None:
     for f in info.get("pass_through_risks") or ():
         named = " (published as the user allowed: allow_recode)" if f.get("allowed") else ""
         if f.get("check") == "qi_recode":
-            col, qi, lam = f["column"], f["qi"], float(f["value"])
+            col, qi, lam = "+".join(columns_of(f)), f["qi"], float(f["value"])
             add("qi_recode", f"{col} -> {qi}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{col} -> {qi}: lambda {lam:.3f}, measured on the original when the release "
                 f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
@@ -228,9 +228,10 @@ def recorded_recode_risks(info, measured, add) -> None:
                     f"first {CHECK_ROWS:,} rows at most); it publishes those rows' {sens} "
                     "nearly in the clear")
             continue
-        if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured:
-            continue
-        col, sens, lam = f["column"], f["sensitive"], float(f["value"])
+        if f.get("check") != "recode" or (not f.get("with") and
+                                          (f["column"], f["sensitive"]) in measured):
+            continue          # two columns together: measured at publishing only
+        col, sens, lam = "+".join(columns_of(f)), f["sensitive"], float(f["value"])
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
             f"made (its first {CHECK_ROWS:,} rows at most); it publishes {sens} nearly in the "

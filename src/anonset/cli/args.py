@@ -61,8 +61,8 @@ class UsageError(ValueError):
 def recodes_text(info) -> str:
     """The recodes a release published because the user named them
     (``allow_recode``), as 'column -> attribute (lambda 1.00)', or ''."""
-    from ..passthrough import REFUSED_CHECKS
-    return ", ".join(f"{f['column']} -> {f.get('sensitive', f.get('qi'))} (lambda "
+    from ..passthrough import REFUSED_CHECKS, columns_of
+    return ", ".join(f"{'+'.join(columns_of(f))} -> {f.get('sensitive', f.get('qi'))} (lambda "
                      f"{float(f['value']):.2f})"
                      for f in info.get("pass_through_risks") or ()
                      if f.get("allowed") and f.get("check") in REFUSED_CHECKS)
