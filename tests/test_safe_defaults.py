@@ -1384,6 +1384,19 @@ def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys
     alone = anonset.audit(pub).checks.set_index(["check", "attribute"])
     row = alone.loc[("order_recode", "rownum -> race")]
     assert row["status"] == "risk" and "as the user allowed" in row["message"]
+    # with the original, the audit measures it itself, in memory and chunk by
+    # chunk alike (a release of an earlier version, which recorded nothing,
+    # is found the same way)
+    from anonset import audit_file
+    pub.to_parquet(tmp_path / "pub.parquet")
+    for rep in (anonset.audit(pub, df), audit_file(tmp_path / "pub.parquet", df, chunk_rows=300)):
+        got = rep.checks.query("check == 'order_recode'").set_index("attribute")
+        assert got.loc["rownum -> race", "status"] == "risk"
+        assert "sorted by rownum, 99.8% of adjacent rows hold the same race" in \
+            got.loc["rownum -> race", "message"]
+        assert "as the user allowed" in got.loc["rownum -> race", "message"]
+        assert got.loc["rownum -> job", "status"] == "pass"
+        assert got.loc["serial -> race", "status"] == "pass"
     # the same data shuffled: the row number says nothing of race
     mixed = df.sample(frac=1.0, random_state=1).reset_index(drop=True)
     mixed["rownum"] = np.arange(1, len(df) + 1)
@@ -1481,6 +1494,14 @@ def test_two_columns_that_recode_a_sensitive_one_together_are_refused(tmp_path, 
         == [("recode", "born", "year", "age", True)]
     rows = anonset.audit(pub).checks.set_index(["check", "attribute"])
     assert rows.loc[("recode", "born+year -> age"), "status"] == "risk"
+    assert "measured on the original when the release was made" in \
+        rows.loc[("recode", "born+year -> age"), "message"]
+    # with the original, measured by the audit itself (one row, not two)
+    rows = anonset.audit(pub, df).checks
+    joint = rows[rows["attribute"] == "born+year -> age"]
+    assert len(joint) == 1 and joint["status"].tolist() == ["risk"]
+    assert "together they predict age" in joint["message"].iloc[0]
+    assert "as the user allowed" in joint["message"].iloc[0]
     # a pair that says nothing of the target: quiet
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)
@@ -1512,7 +1533,7 @@ def test_order_agreement_is_the_same_on_every_path(n, d, blocks, seed, as_text):
                           "t": rng.integers(0, d, n)})
     sub = {"t": frame["t"].to_numpy(dtype=np.uint16)}
     whole = OrderSample(["c"], ["t"])
-    whole.add(frame, sub, 0)
+    whole.add(frame, sub)
     want = whole.agreement()[("c", "t")]
     cuts = np.sort(rng.choice(np.arange(1, n), min(blocks, n) - 1, replace=False)) \
         if n > 1 else []
@@ -1522,7 +1543,7 @@ def test_order_agreement_is_the_same_on_every_path(n, d, blocks, seed, as_text):
         if as_text:
             part = part.assign(c=part["c"].map(repr).astype(object))
         s = OrderSample(["c"], ["t"])
-        s.add(part.reset_index(drop=True), {"t": sub["t"][lo:hi]}, int(lo))
+        s.add(part.reset_index(drop=True), {"t": sub["t"][lo:hi]})
         parts.append(s)
     rng.shuffle(parts)
     for s in parts[1:]:

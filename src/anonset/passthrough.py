@@ -18,9 +18,9 @@ warning, by every publisher at publishing time:
   ``GIVEN_SHARE`` of the rows although its lambda stays below
   ``DETERMINES`` (:meth:`ValueSample.given_away`: Adult's relationship
   'Husband' gives sex 'Male', 45 % of the rows, at lambda 0.31);
-* an **order recode** of a sensitive column: sorted by the column (ties in
-  a fixed pseudo-random order), a row's neighbour holds the same sensitive
-  value far more often than chance (the same lambda, with the neighbour as
+* an **order recode** of a sensitive column: sorted by the column (rows
+  that share a cell in every order alike), a row's neighbour holds the same
+  sensitive value far more often than chance (the same lambda, with the neighbour as
   the prediction), although few rows share a value with another: a row
   number of a file sorted by a sensitive column restores the order that
   shuffling hides, and an income in thousands beside its bins published as
@@ -243,11 +243,10 @@ class ValueSample:
         return lam, acc, prior
 
 
-def _row_words(rows: np.ndarray) -> np.ndarray:
-    """A fixed pseudo-random 64-bit word per global row index (splitmix64's
-    finalizer): how ties are ordered, the same on every path and unrelated
-    to anything in the row."""
-    z = np.asarray(rows, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+def _mix64(words: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer of every 64-bit word (a bijection that mixes
+    every bit into every other)."""
+    z = np.asarray(words, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
@@ -292,8 +291,10 @@ class OrderSample:
     """The first rows of the columns published as they are, with a 16-bit
     hash of each target (sensitive column, generalized QI) per row, to
     measure how well a column's ORDER predicts a target: sorted by the
-    column (ties ordered by :func:`_row_words` of the row index), the share
-    of adjacent rows that hold the same target value.
+    column, the share of adjacent rows that hold the same target value,
+    expected over every order of the rows that share a cell (so it depends
+    on nothing but the cells: not on the input order, the blocks or the
+    path).
 
     That share is what a run of rows in the column's order gives away: the
     rows of a run share their true value, so it is in every one of their
@@ -305,11 +306,10 @@ class OrderSample:
 
     def __init__(self, columns: Iterable[str], targets: Iterable[str]):
         self.columns, self.targets = list(columns), list(targets)
-        self.pieces = []           # (rows, {column: order_keys}, {target: hashes})
+        self.pieces = []           # ({column: order_keys}, {target: hashes})
 
-    def add(self, part: pd.DataFrame, subs: dict, row0: int) -> None:
-        rows = np.arange(row0, row0 + len(part), dtype=np.int64)
-        self.pieces.append((rows, {c: order_keys(part[c]) for c in self.columns},
+    def add(self, part: pd.DataFrame, subs: dict) -> None:
+        self.pieces.append(({c: order_keys(part[c]) for c in self.columns},
                             {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets}))
 
     def merge(self, other: "OrderSample") -> None:
@@ -320,40 +320,53 @@ class OrderSample:
         prior: the most common value's share, significant)}; ``lambda`` =
         (agree - prior) / (1 - prior), and ``significant``: the agreement is
         no accident, n KL(agree || chance) >= ln(1 / ``GIVEN_ALPHA``)
-        (Chernoff) with chance the sum of the squared shares."""
-        if not self.pieces:
+        (Chernoff) with chance the sum of the squared shares.
+
+        Rows that share a cell form a block; in a random order of each
+        block, two adjacent rows of block b agree with probability
+        sum_s n_bs (n_bs - 1) / (n_b (n_b - 1)) over its n_b - 1 pairs, and
+        the last row of b and the first of b + 1 with probability
+        sum_s n_bs n_(b+1)s / (n_b n_(b+1))."""
+        if not self.pieces or not self.targets:
             return {}
-        rows = np.concatenate([p[0] for p in self.pieces])
-        if rows.size < 2:
+        subs = {t: np.concatenate([p[1][t] for p in self.pieces]) for t in self.targets}
+        n = subs[self.targets[0]].size
+        if n < 2:
             return {}
-        # rows in the order of their tie words first; a stable sort by the
-        # column then keeps that order among equal cells
-        perm = np.argsort(_row_words(rows))
-        subs = {t: np.concatenate([p[2][t] for p in self.pieces]) for t in self.targets}
         out = {}
         for c in self.columns:
-            kind = np.concatenate([p[1][c][0] for p in self.pieces])[perm]
-            num = np.concatenate([p[1][c][1] for p in self.pieces])[perm]
-            if (kind == 0).all():
-                order = perm[np.argsort(num, kind="stable")]
-            else:
-                words = np.concatenate([p[1][c][2] for p in self.pieces])[perm]
-                text = pd.factorize(words, sort=True)[0] if (kind == 1).any() \
-                    else np.zeros(rows.size, dtype=np.int64)
-                order = perm[np.lexsort((text, num, kind))]
+            kind = np.concatenate([p[0][c][0] for p in self.pieces])
+            num = np.concatenate([p[0][c][1] for p in self.pieces])
+            words = np.concatenate([p[0][c][2] for p in self.pieces])
+            text = pd.factorize(words, sort=True)[0] if (kind == 1).any() \
+                else np.zeros(n, dtype=np.int64)
+            order = np.lexsort((text, num, kind))
+            k, x, w = kind[order], num[order], text[order]
+            new = np.concatenate([[True], (k[1:] != k[:-1]) | (x[1:] != x[:-1]) |
+                                  (w[1:] != w[:-1])])
+            block = np.cumsum(new) - 1                     # blocks in the column's order
+            size = np.bincount(block).astype(np.float64)
             for t in self.targets:
-                x = subs[t]
-                share = np.bincount(x, minlength=1) / x.size
+                x_t = subs[t]
+                share = np.bincount(x_t, minlength=1) / n
                 prior = float(share.max())
                 chance = float((share ** 2).sum())
-                y = x[order]
-                agree = float((y[1:] == y[:-1]).mean())
+                u, cnt = np.unique(block * 65536 + x_t[order].astype(np.int64),
+                                   return_counts=True)
+                b, cnt = u >> 16, cnt.astype(np.float64)
+                within = float((cnt * (cnt - 1.0) / size[b]).sum())
+                nxt = u + 65536                            # the same value, the next block
+                at = np.minimum(np.searchsorted(u, nxt), u.size - 1)
+                hit = u[at] == nxt
+                between = float((cnt[hit] * cnt[at[hit]] /
+                                 (size[b[hit]] * size[b[hit] + 1])).sum())
+                agree = min(1.0, (within + between) / (n - 1))
                 lam = 0.0 if prior >= 1.0 else (agree - prior) / (1.0 - prior)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     kl = agree * np.log(agree / chance) if agree > 0 else 0.0
                     if agree < 1.0:
                         kl += (1.0 - agree) * np.log((1.0 - agree) / (1.0 - chance))
-                sig = bool(agree > chance and (rows.size - 1) * kl >= -np.log(GIVEN_ALPHA))
+                sig = bool(agree > chance and (n - 1) * kl >= -np.log(GIVEN_ALPHA))
                 out[(c, t)] = (lam, agree, prior, sig)
         return out
 
@@ -459,7 +472,7 @@ class PassThroughCheck:
                 self.ids[c].add(h)
             for s in self.sensitive + (self.generalized if c in self.ids else []):
                 self.pairs[(c, s)].add(h, sub[s])
-        self.order.add(part, sub, row0)
+        self.order.add(part, sub)
         joint = min(take, self.joint_rows - row0)
         for ((a, b), t), vs in self.joint.items() if joint > 0 else ():
             vs.add(_pair_hash(hashes[a][:joint], hashes[b][:joint]), sub[t][:joint])
@@ -623,7 +636,7 @@ class PassThroughCheck:
 def _pair_hash(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
     """One 64-bit hash per row of two columns' cell hashes (equal pairs,
     equal hashes; the pair (x, y) and the pair (y, x) apart)."""
-    return ha ^ _row_words(hb)
+    return ha ^ _mix64(hb)
 
 
 def columns_of(finding: dict) -> list:

@@ -50,7 +50,8 @@ import math
 from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
-           "role_risks", "passthrough_risks", "recorded_recode_risks", "allowed_recodes",
+           "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
+           "allowed_recodes",
            "exact_qid_risks", "shared_id_risks", "dropped_row_risks", "attack_risks"]
 
 
@@ -192,6 +193,46 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
             (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else ""))
 
 
+def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
+    """Columns published as they are whose order recodes a sensitive column
+    (a row per column and attribute), and two such columns that recode one
+    together (a row where they do), over the original's first rows, as
+    publishing measures them; returns what was measured
+    (:func:`recorded_recode_risks` leaves those to this)."""
+    measured = set()
+    order = getattr(stats, "order", None)
+    if order is None:
+        return measured
+    whole = {k for k, s in stats.pairs.items() if s.determination()[0] >= DETERMINES}
+    for (col, sens), (lam, agree, prior, sig) in order.agreement().items():
+        measured.add(("order", col, sens))
+        if (col, sens) in whole:
+            continue                    # its values already give it: one row says it
+        st = "risk" if sig and lam >= DETERMINES else "pass"
+        add("order_recode", f"{col} -> {sens}", st, round(lam, 4), f"<{DETERMINES:g}",
+            f"{col} -> {sens}: sorted by {col}, {agree:.1%} of adjacent rows hold the same "
+            f"{sens} (the most common {sens} alone: {prior:.1%}), lambda {lam:.3f}" +
+            (f" (in the first {CHECK_ROWS:,} rows)" if stats.original_rows > CHECK_ROWS
+             else "") +
+            (f"; rows next to each other in its order share their {sens}, so it publishes "
+             f"{sens} nearly in the clear" if st == "risk" else "") +
+            (" (published as the user allowed: allow_recode)"
+             if st == "risk" and col in allowed else ""))
+    for ((a, b), sens), s in getattr(stats, "joint", {}).items():
+        measured.add(("joint", *sorted((a, b)), sens))
+        if {(a, sens), (b, sens)} & whole:
+            continue
+        lam, acc, prior = s.determination()
+        if lam == lam and lam >= DETERMINES:
+            add("recode", f"{a}+{b} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+                f"{a}+{b} -> {sens}: together they predict {sens} for {acc:.1%} of the rows "
+                f"from the other rows with the same pair of values (the most common {sens} "
+                f"alone: {prior:.1%}), lambda {lam:.3f}; they publish {sens} nearly in the clear"
+                + (" (published as the user allowed: allow_recode)"
+                   if {a, b} <= set(allowed) else ""))
+    return measured
+
+
 def recorded_recode_risks(info, measured, add) -> None:
     """Recodes found at publishing (``info['pass_through_risks']``, on the
     first rows) that this audit did not measure itself (it measures a recode
@@ -210,6 +251,8 @@ def recorded_recode_risks(info, measured, add) -> None:
         if f.get("check") == "order_recode":
             col, lam = f["column"], float(f["value"])
             target = f.get("sensitive", f.get("qi"))
+            if ("order", col, target) in measured:
+                continue
             add("order_recode", f"{col} -> {target}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{col} -> {target}: sorted by {col}, adjacent rows hold the same {target} "
                 f"(lambda {lam:.3f}), measured on the original when the release was made (its "
@@ -228,9 +271,9 @@ def recorded_recode_risks(info, measured, add) -> None:
                     f"first {CHECK_ROWS:,} rows at most); it publishes those rows' {sens} "
                     "nearly in the clear")
             continue
-        if f.get("check") != "recode" or (not f.get("with") and
-                                          (f["column"], f["sensitive"]) in measured):
-            continue          # two columns together: measured at publishing only
+        if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured or \
+                ("joint", *sorted(columns_of(f)), f["sensitive"]) in measured:
+            continue
         col, sens, lam = "+".join(columns_of(f)), f["sensitive"], float(f["value"])
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
@@ -241,8 +284,8 @@ def recorded_recode_risks(info, measured, add) -> None:
 def allowed_recodes(info) -> set:
     """Columns whose recodes the release published because the user named
     them (``allow_recode``)."""
-    return {f["column"] for f in (info or {}).get("pass_through_risks") or ()
-            if f.get("allowed")}
+    return {c for f in (info or {}).get("pass_through_risks") or ()
+            if f.get("allowed") for c in columns_of(f)}
 
 
 def name_list(names, most: int = 8) -> str:

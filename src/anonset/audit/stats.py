@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..passthrough import DEFAULT_BUDGET, ValueSample, hash_cells, hash_values  # noqa: F401
+from ..passthrough import (CHECK_ROWS, DEFAULT_BUDGET, JOINT_CELLS, JOINT_ROWS,  # noqa: F401
+                           OrderSample, ValueSample, _pair_hash, hash_cells, hash_values)
 from .masks import row_sizes, stray_rows, value_counts
 
 __all__ = ["ValueSample", "AuditStats", "hash_values", "DEFAULT_BUDGET"]
@@ -80,6 +81,14 @@ class AuditStats:
         self.picked_truth = {n: [] for n in self.names}
         self.ids = {c: ValueSample(budget) for c in passthrough}
         self.pairs = {pair: ValueSample(budget) for pair in pairs}
+        # as publishing measures them, over the original's first rows: each
+        # column's order, and every two columns together
+        cols = list(dict.fromkeys(c for c, _ in self.pairs))
+        targets = list(dict.fromkeys(t for _, t in self.pairs))
+        self.order = OrderSample(cols, targets)
+        self.joint = {((a, b), t): ValueSample(budget) for i, a in enumerate(cols)
+                      for b in cols[i + 1:] for t in targets}
+        self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint))))
         self.semantic_bad = 0
         #: the columns published as they are (exact QIDs, then pass-through
         #: columns) and their combinations, which link a row across releases
@@ -152,6 +161,17 @@ class AuditStats:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
         for (col, sens), s in self.pairs.items():
             s.add(hash_values(other[col]), codes[sens])
+        take = min(len(other) if other is not None else 0, CHECK_ROWS - self.original_rows)
+        if self.pairs and take > 0:
+            part = other.iloc[:take].reset_index(drop=True)
+            subs = {t: np.asarray(codes[t][:take], dtype=np.int64) & 0xFFFF
+                    for t in self.order.targets}
+            self.order.add(part, subs)
+            k = min(take, self.joint_rows - self.original_rows)
+            if k > 0 and self.joint:
+                h = {c: hash_values(part[c].iloc[:k]) for c in self.order.columns}
+                for ((a, b), t), s in self.joint.items():
+                    s.add(_pair_hash(h[a], h[b]), subs[t][:k])
         if self.clusters and other is not None and self.record_id in other.columns:
             from ..io.keys import record_counters, record_hashes
             ids = record_hashes(other[self.record_id].to_numpy(dtype=object))
@@ -176,9 +196,11 @@ class AuditStats:
             self.A[name] += other.A[name]
             self.picked[name] += other.picked[name]
             self.picked_truth[name] += other.picked_truth[name]
-        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
+        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs),
+                             (self.joint, other.joint)):
             for k, s in theirs.items():
                 mine[k].merge(s)
+        self.order.merge(other.order)
         if self.qid_tuples is not None and other.qid_tuples is not None:
             self.qid_tuples.merge(other.qid_tuples)
         for k, s in other.clusters.items():
