@@ -1520,6 +1520,86 @@ def test_two_columns_that_recode_a_sensitive_one_together_are_refused(tmp_path, 
     assert "(you allowed it): born+year -> age (lambda" in capsys.readouterr().err
 
 
+def test_columns_that_narrow_a_sensitive_one_so_far_that_its_sets_give_it_away(tmp_path):
+    """nlswork published with `--exact year,birth_yr` and the exact age as
+    3-sets of 34 values: the two give the age to a year (lambda 0.82 by the
+    values alone, under the recode threshold), and a 3-set holds the other
+    candidate only by chance, so whoever reads them names the age for 98.9 %
+    of the rows against 51 % from the set alone.  Once the sets' sizes are
+    known, a column (or two) that removes at least 90 % of the errors of an
+    adversary who reads the set alone is refused like a recode."""
+    df = _panel_years()
+    model = anonset.Diversity(3)
+    kw = dict(sensitive=["age", "race"], exact=["year"], other=["born", "union"])
+    refusals = set()
+    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=700).items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals.add(str(e.value).split("column 'born': ", 1)[1])
+    assert len(refusals) == 1
+    msg = refusals.pop()
+    assert re.match(r"together with column 'year', narrows 'age' so far that its 3-sets give it "
+                    r"away: whoever reads both and a row's set names the row's 'age' for "
+                    r"9\d\.\d% of the rows \(from the set alone: ", msg), msg
+    assert msg.endswith("or the risk named: allow_recode=['born', 'year']")
+    pub = anonset.publish(df, model, allow_recode=["born", "year"], **kw)
+    near = [f for f in pub.info["pass_through_risks"] if f["check"] == "set_recode"]
+    assert [(f["column"], f["with"], f["sensitive"], f["allowed"]) for f in near] == \
+        [("born", "year", "age", True)]
+    assert near[0]["value"] >= 0.9 and near[0]["success"] > 0.95
+    # the audit names it from the metadata, and with the original measures it itself
+    from anonset import audit_file
+    pub.to_parquet(tmp_path / "near.parquet")
+    for rep, how in ((anonset.audit(pub), "recorded"), (anonset.audit(pub, df), "measured"),
+                     (audit_file(tmp_path / "near.parquet", df, chunk_rows=500), "measured")):
+        rows = rep.checks.query("check == 'set_recode'")
+        assert rows["attribute"].tolist() == ["born+year -> age"], how
+        assert rows["status"].tolist() == ["risk"]
+        msg = rows["message"].iloc[0]
+        assert ("measured on the original when the release was made" in msg) == \
+            (how == "recorded"), msg
+        assert "as the user allowed" in msg
+    # larger sets hide it: at l = 12 the same columns leave too many candidates
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.PassThroughWarning)
+        wide = anonset.publish(df, anonset.Diversity({"age": 12, "race": 3}), **kw)
+    assert not [f for f in wide.info["pass_through_risks"] if f["check"] == "set_recode"]
+
+
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), min_size=1, max_size=40),
+       d=st.integers(6, 8), eta=st.integers(1, 6))
+@settings(max_examples=60, deadline=None)
+def test_set_success_is_the_exact_success_of_the_adversary(rows, d, eta):
+    """set_success against enumeration: every row, every set of eta - 1
+    other values drawn with its true one, the adversary naming the set's
+    value most common among the other rows with its column value (ties
+    split evenly)."""
+    from itertools import combinations
+    from anonset.passthrough import ValueSample, set_success
+    g = np.array([r[0] for r in rows], dtype=np.uint64)
+    v = np.array([r[1] for r in rows], dtype=np.int64)
+    vs = ValueSample(None)
+    vs.add(g << np.uint64(40), v)       # the column's value in the hash's kept bits
+
+    def oracle(groups):
+        total = 0.0
+        for i in range(len(rows)):
+            same = [j for j in range(len(rows)) if j != i and groups[j] == groups[i]]
+            count = np.bincount(v[same], minlength=d)
+            others = [u for u in range(d) if u != v[i]]
+            subsets = list(combinations(others, eta - 1))
+            for dec in subsets:
+                s = [v[i], *dec]
+                best = max(count[u] for u in s)
+                tied = [u for u in s if count[u] == best]
+                total += (v[i] in tied) / len(tied) / len(subsets)
+        return total / len(rows)
+
+    assert set_success(vs, d, eta) == pytest.approx(oracle(g.tolist()), abs=1e-9)
+    assert set_success(vs, d, eta, alone=True) == pytest.approx(oracle([0] * len(rows)),
+                                                                abs=1e-9)
+
+
 @given(n=st.integers(2, 400), d=st.integers(1, 6), blocks=st.integers(1, 5),
        seed=st.integers(0, 2**31), as_text=st.booleans())
 @settings(max_examples=60, deadline=None)

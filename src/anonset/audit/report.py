@@ -228,7 +228,7 @@ class AuditReport:
 
 
 _RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "given_away",
-                "qi_recode", "order_recode", "repeat", "shared_id", "attack", "epsilon", "suppressed")
+                "qi_recode", "order_recode", "set_recode", "repeat", "shared_id", "attack", "epsilon", "suppressed")
 
 
 class Rows(list):

@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import math
 
-from ..passthrough import CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of
+from ..passthrough import (CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of,
+                           set_success)
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
@@ -218,6 +219,30 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
              f"{sens} nearly in the clear" if st == "risk" else "") +
             (" (published as the user allowed: allow_recode)"
              if st == "risk" and col in allowed else ""))
+    # with the sets' sizes: one column or two that narrow a p = 1 attribute
+    # so far that its sets give it away (as publishing measures it)
+    params = getattr(stats, "params", None) or {}
+    cands = [((c,), t, s) for (c, t), s in stats.pairs.items()] + \
+        [(ab, t, s) for (ab, t), s in getattr(stats, "joint", {}).items()]
+    for cols, sens, s in cands if params else ():
+        par = params.get(sens)
+        if par is None or par.p < 1.0 or not 1 < par.eta < par.d:
+            continue
+        measured.add(("set", *sorted(cols), sens))
+        if any((c, sens) in whole for c in cols):
+            continue
+        with_, alone = set_success(s, par.d, par.eta), set_success(s, par.d, par.eta, alone=True)
+        if not (with_ == with_ and alone < 1.0):
+            continue
+        lam = (with_ - alone) / (1.0 - alone)
+        if lam >= DETERMINES and (len(cols) == 1 or s.determination()[0] < DETERMINES):
+            add("set_recode", f"{'+'.join(cols)} -> {sens}", "risk", round(lam, 4),
+                f"<{DETERMINES:g}",
+                f"{'+'.join(cols)} -> {sens}: whoever reads {' and '.join(cols)} and a row's "
+                f"{par.eta}-set names the row's {sens} for {with_:.1%} of the rows (from the set "
+                f"alone: {alone:.1%}), lambda {lam:.3f}; it publishes {sens} nearly in the clear"
+                + (" (published as the user allowed: allow_recode)"
+                   if set(cols) <= set(allowed) else ""))
     for ((a, b), sens), s in getattr(stats, "joint", {}).items():
         measured.add(("joint", *sorted((a, b)), sens))
         if {(a, sens), (b, sens)} & whole:
@@ -247,6 +272,18 @@ def recorded_recode_risks(info, measured, add) -> None:
                 f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
                 f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
                 "person's QIs finds their row inside its group" + named)
+            continue
+        if f.get("check") == "set_recode":
+            cols, sens, lam = columns_of(f), f["sensitive"], float(f["value"])
+            if ("set", *sorted(cols), sens) in measured:
+                continue
+            add("set_recode", f"{'+'.join(cols)} -> {sens}", "risk", round(lam, 4),
+                f"<{DETERMINES:g}",
+                f"{'+'.join(cols)} -> {sens}: whoever reads {' and '.join(cols)} and a row's set "
+                f"names the row's {sens} for {float(f.get('success', float('nan'))):.1%} of the "
+                f"rows (lambda {lam:.3f} against the set alone), measured on the original when "
+                f"the release was made (its first {CHECK_ROWS:,} rows at most); it publishes "
+                f"{sens} nearly in the clear" + named)
             continue
         if f.get("check") == "order_recode":
             col, lam = f["column"], float(f["value"])

@@ -65,6 +65,7 @@ class AuditStats:
         self.names = list(header.names)
         self.dims = {n: header.schema[n].d for n in self.names}
         self.eta = {n: header.params[n].eta for n in self.names}
+        self.params = {n: header.params[n] for n in self.names}
         self.n = 0
         self.smallest = {n: None for n in self.names}
         self.largest = {n: 0 for n in self.names}

@@ -155,6 +155,12 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                       "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           file=d.file)
+    # with the sets' sizes known: columns published as they are that narrow
+    # a sensitive column so far that its sets give it away
+    if stats.passthrough is not None:
+        near = stats.passthrough.set_findings({a.name: a.d for a in published}, params, found)
+        check_recodes(near, opts.allow_recode, file=d.file)      # refused unless named
+        found = found + near
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
     if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:

@@ -53,6 +53,9 @@ CHECKS = {
                     "sensitive attribute (for example a row number of a file sorted by it): "
                     "the sets of rows next to each other in that order intersect to their "
                     "value.",
+    "set_recode": "Whether a column published unchanged (or two together) narrows a "
+                  "sensitive attribute so far that the published set gives the value away "
+                  "(for example the survey year and the birth year beside the age).",
     "given_away": "Whether some values of a column published unchanged give away a sensitive "
                   "attribute for many rows (for example a relationship 'Husband' gives the "
                   "sex), although the column as a whole predicts it less.",
