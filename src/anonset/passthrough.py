@@ -287,20 +287,33 @@ def set_success(vs: "ValueSample", d: int, eta: int, *, alone: bool = False) -> 
     def log_comb(n, r):
         n = np.asarray(n, dtype=np.int64)
         return lf[n] - lf[r] - lf[n - r]
+    # entries in the order of (group, count): a group's entries stay where
+    # they are (groups are contiguous), runs of equal (group, count) follow
     o = np.lexsort((c, g))
     gs, cs = g[o], c[o]
-    lo = np.searchsorted(gs, g)
-    hi = np.searchsorted(gs, g, side="right")
-    x = c - 1                                         # the row's own value, left out
-    # entries of the row's group with more rows than x, and with x rows
-    # (searchsorted within the group's run, sorted by count)
-    span = int(cs.max()) + 2
-    key = gs * span + cs                              # sorted: by group, then count
-    right = np.searchsorted(key, g * span + x, side="right")
-    above = hi - right
-    equal = right - np.searchsorted(key, g * span + x)
+    n_e = c.size
+    g_new = np.concatenate([[True], gs[1:] != gs[:-1]])
+    g_start = np.flatnonzero(g_new)
+    g_end = np.append(g_start[1:], n_e)
+    gid = np.cumsum(g_new) - 1
+    r_new = g_new | np.concatenate([[False], cs[1:] != cs[:-1]])
+    r_start = np.flatnonzero(r_new)
+    r_len = np.diff(np.append(r_start, n_e))
+    rid = np.cumsum(r_new) - 1
+    lo, hi = g_start[gid], g_end[gid]
+    # a row's own value left out: x = c - 1 rows.  The group's entries with
+    # more than x rows begin with the entry's own run; those with x rows are
+    # the run before it, where that run is in the group and counts x
+    above_s = hi - r_start[rid]
+    prev = np.maximum(rid - 1, 0)
+    equal_s = np.where((rid > 0) & (r_start[prev] >= lo) & (cs[r_start[prev]] == cs - 1),
+                       r_len[prev], 0)
+    above, equal = np.empty(n_e, dtype=np.int64), np.empty(n_e, dtype=np.int64)
+    above[o], equal[o] = above_s, equal_s
+    seen = np.empty(n_e, dtype=np.int64)
+    seen[o] = hi - lo
+    x = c - 1
     m = above - 1                                     # the row's own value has c > x rows
-    seen = hi - lo
     e = equal + np.where(x == 0, d - seen, 0)         # unseen values tie with a lone row
     n_rest = d - 1 - m
     ok = n_rest >= k
@@ -709,7 +722,7 @@ class PassThroughCheck:
                  if f["check"] in REFUSED_CHECKS}
         named |= {((c,), t) for (cols, t) in list(named) for c in cols}
         out = []
-        alone_of = {}         # the adversary who reads the set alone: one per attribute
+        alone_of = {}         # the adversary who reads the set alone, per attribute
         cands = [((c,), t, vs) for (c, t), vs in self.pairs.items()] + \
             [((a, b), t, vs) for ((a, b), t), vs in self.joint.items()]
         for cols, t, vs in cands:
@@ -720,9 +733,10 @@ class PassThroughCheck:
             if not 1 < eta < d or (cols, t) in named or \
                     any(((c,), t) in named for c in cols):
                 continue
-            if t not in alone_of:
-                alone_of[t] = set_success(self.pairs[(cols[0], t)], d, eta, alone=True)
-            with_, alone = set_success(vs, d, eta), alone_of[t]
+            # (over the same rows: the first of the pairs' or of one column's)
+            if (t, len(cols)) not in alone_of:
+                alone_of[(t, len(cols))] = set_success(vs, d, eta, alone=True)
+            with_, alone = set_success(vs, d, eta), alone_of[(t, len(cols))]
             if not (with_ == with_ and alone < 1.0):
                 continue
             lam = (with_ - alone) / (1.0 - alone)
