@@ -1302,13 +1302,19 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_
     assert err.count("'status': some of its values give away 'race'") == 1, err
 
 
-def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path):
-    """Bounded work on a census-sized file: the check reads the first
-    CHECK_ROWS rows (by global row, so every path reads the same) and says so."""
+def test_the_pass_through_check_draws_its_rows_from_the_whole_table(monkeypatch, tmp_path):
+    """Bounded work on a census-sized file, and no blind spot in a sorted
+    one: the recodes are measured on SAMPLE_ROWS rows drawn at random from
+    the whole table (the same rows on every path: those whose row index has
+    the smallest words), and the message says so.  It used to read the
+    first rows, which in a file sorted by a sensitive column hold one of its
+    values, and nothing recodes a constant (a census file sorted by state
+    shows one state in its first 250,000 rows).  The likely identifier is
+    still measured on the first rows (a value's rows must be seen together)."""
     dd = pytest.importorskip("dask.dataframe")
     from anonset import dask as adask
     import anonset.passthrough as P
-    monkeypatch.setattr(P, "CHECK_ROWS", 300)
+    monkeypatch.setattr(P, "SAMPLE_ROWS", 300)
     kw = dict(sensitive=["race", "gender"], other=["firstname"], drop=["serial", "callback",
                                                                       "city"])
     model = anonset.Diversity(2)
@@ -1321,15 +1327,28 @@ def test_the_pass_through_check_reads_the_first_rows_only(monkeypatch, tmp_path)
                 lambda: adask.publish(dd.from_pandas(df, npartitions=4), model,
                                       scheduler="sync", **kw).to_settable(scheduler="sync")]
 
-    df = _resume_like(600)
-    df.loc[:299, "firstname"] = "same"                 # the recode only after row 300
+    # sorted by race: the first 300 rows hold one race, and the recode is
+    # found all the same, the same way on every path
+    df = _resume_like(600).sort_values("race", kind="stable").reset_index(drop=True)
+    assert df["race"].iloc[:300].nunique() == 1
+    msgs = set()
     for run in paths(df):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", anonset.PassThroughWarning)
-            assert run().info["pass_through_risks"] == []
-    for run in paths(_resume_like(600)):
-        with pytest.raises(InputError, match=r"\(in the first 300 rows\)"):
+        with pytest.raises(InputError) as e:
             run()
+        msgs.add(str(e.value).split("column 'firstname': ", 1)[1])
+    assert len(msgs) == 1
+    assert "(on 300 rows drawn at random from the table's 600)" in msgs.pop()
+    # the sample is the rows with the smallest words of their index
+    check = P.PassThroughCheck(["firstname"], ["race"], sample_rows=300).add(df, 0)
+    want = np.sort(np.argsort(P._mix64(np.arange(600)), kind="stable")[:300])
+    pieces = P.PassThroughCheck(["firstname"], ["race"], sample_rows=300)
+    for lo in range(0, 600, 170):
+        pieces.merge(P.PassThroughCheck(["firstname"], ["race"], sample_rows=300)
+                     .add(df.iloc[lo:lo + 170], lo))
+    pd.testing.assert_frame_equal(pieces.sample(), check.sample())
+    pd.testing.assert_frame_equal(check.sample(), df.loc[want, ["firstname", "race"]]
+                                  .iloc[np.argsort(P._mix64(want), kind="stable")]
+                                  .reset_index(drop=True))
 
 
 def _sorted_survey(n=2000, seed=3):

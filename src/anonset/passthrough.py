@@ -40,8 +40,9 @@ The first three are counts over distinct values, kept by distinct sampling (Gibb
 VLDB 2001) in :class:`ValueSample`: exact counts of the values whose hash
 falls below a threshold that halves whenever more than ``budget`` values are
 held, so memory is bounded and every share is estimated without bias over
-the sampled values.  The order recode reads the first ``CHECK_ROWS`` rows
-themselves (:class:`OrderSample`).
+the sampled values.  The recodes are measured on rows drawn at random from
+the whole table (``SAMPLE_ROWS``), the likely identifier on its first
+``CHECK_ROWS`` rows (:class:`PassThroughCheck`).
 """
 from __future__ import annotations
 
@@ -52,9 +53,11 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
-           "ValueSample", "OrderSample", "order_keys", "set_success", "hash_values", "hash_cells", "PassThroughWarning", "PassThroughCheck",
+           "ValueSample", "OrderSample", "order_keys", "set_success", "hash_values", "hash_cells",
+           "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
-           "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "columns_of"]
+           "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
+           "columns_of"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -463,6 +466,9 @@ class OrderSample:
 CHECK_ROWS = 250_000
 #: Distinct values a publishing-time sample holds at most (about 1 MB).
 CHECK_BUDGET = 1 << 16
+#: Rows drawn at random from the whole table that the recodes are
+#: measured on (the likely identifier: the first ``CHECK_ROWS`` rows).
+SAMPLE_ROWS = 1 << 17
 #: Rows the check of two columns together reads at most (a lambda to about
 #: a hundredth; every pair of columns published as they are is measured):
 #: fewer where there are many pairs, so that rows x (pair, target) stays
@@ -497,69 +503,121 @@ class PassThroughCheck:
     equal hashes; two values that share a hash (for a column of d values,
     with probability about d^2 / 2^17) count as one, which can make a column
     look more predictive than it is.  A warning is a prompt to look: the
-    audit with the original data measures on the codes.  Only the first
-    ``CHECK_ROWS`` rows (by global row index, on every path) are read.
+    audit with the original data measures on the codes.
+
+    Which rows: a likely identifier is measured over the first
+    ``CHECK_ROWS`` rows (a value's rows must be seen together to tell it
+    shared); the recodes over ``SAMPLE_ROWS`` rows drawn at random from the
+    whole table (those with the smallest :func:`_mix64` words of their
+    global row index: the same rows on every path, whatever the blocks), so
+    that a file sorted by a sensitive column, whose first rows hold one of
+    its values, is measured as a shuffled one (a census file sorted by state
+    shows one state in its first 250,000 rows, and nothing recodes a
+    constant).
     """
 
     def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str],
                  exact: Iterable[str] = (), *, generalized: Iterable[str] = (),
                  bins: dict | None = None, budget: int | None = CHECK_BUDGET,
-                 rows: int | None = None):
+                 rows: int | None = None, sample_rows: int | None = None):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
         # a sensitive column published in bins is predicted by its bin, which
         # is what its sets hold (a bracket column beside an income binned
         # the same way predicts every bin, and hardly an exact income)
         self.bins = {c: np.asarray(e, dtype=np.float64) for c, e in (bins or {}).items()
                      if c in sensitive}
+        self.budget = budget
         self.ids = {c: ValueSample(budget) for c in passthrough}
         # an exact QID (paper 004) is published as it is too: it may recode a
         # sensitive column (a code beside its label); singling rows out is
         # what a QID does, so it has no identifier check
         self.exact = exact
-        self.pairs = {(c, s): ValueSample(budget) for c in passthrough + exact for s in sensitive}
+        self.passthrough = passthrough
+        self.sensitive = sensitive
         # a QI that the release generalizes (LGB, msa, Mondrian, TP): a
         # pass-through column that recodes it (a birth year beside an age
         # published as [30-39]) publishes it at its exact values, and whoever
         # knows a person's QIs finds their row inside its group
         self.generalized = [q for q in generalized if q not in sensitive]
-        self.pairs.update({(c, q): ValueSample(budget) for c in passthrough
-                           for q in self.generalized})
-        self.sensitive = sensitive
-        # the order recode: of every column published as it is, against the
-        # sensitive columns and generalized QIs (the pairs above say which)
-        self.order = OrderSample(passthrough + exact, sensitive + self.generalized)
-        # two columns together: year and birth year, published exactly,
-        # give the age that the sets hide (age = year - birth year)
+        self.targets = sensitive + self.generalized
+        #: (column published as it is, target) pairs measured, one column and
+        #: two together (year and birth year, published exactly, give the
+        #: age that the sets hide)
         as_is = passthrough + exact
-        self.joint = {((a, b), t): ValueSample(budget)
-                      for i, a in enumerate(as_is) for b in as_is[i + 1:]
-                      for t in sensitive + (self.generalized if a in passthrough and
-                                            b in passthrough else [])}
+        self.pair_keys = [(c, s) for c in as_is for s in sensitive] + \
+            [(c, q) for c in passthrough for q in self.generalized]
+        self.joint_keys = [((a, b), t) for i, a in enumerate(as_is) for b in as_is[i + 1:]
+                           for t in sensitive + (self.generalized if a in passthrough and
+                                                 b in passthrough else [])]
         self.rows = CHECK_ROWS if rows is None else rows
-        self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint))))
+        self.sample_rows = SAMPLE_ROWS if sample_rows is None else sample_rows
+        self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint_keys))))
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
+        self._columns = list(dict.fromkeys(as_is + self.targets))
+        self._pool: list = []    # (row words, rows of the measured columns)
+        self._pooled = 0
+        self._cut = None         # the largest word kept, once the pool is full
+        self._measured = None    # the pool's rows, measured (pairs, joint, order)
 
     def add(self, block: pd.DataFrame, row0: int) -> "PassThroughCheck":
         self.seen = max(self.seen, row0 + len(block))
+        self._measured = None
         take = min(len(block), self.rows - row0)
-        if take <= 0 or not self.pairs:
+        if take > 0 and self.pair_keys:
+            for c in self.ids:
+                self.ids[c].add(hash_cells(block[c].iloc[:take]))
+        if not self.pair_keys or not len(block):
             return self
-        part = block.iloc[:take]
-        sub = {s: hash_cells(self._binned(part[s], self.bins[s]) if s in self.bins
-                             else part[s]) & np.uint64(0xFFFF)
-               for s in self.sensitive + self.generalized}
-        hashes = {}
-        for c in list(self.ids) + self.exact:
-            h = hashes[c] = hash_cells(part[c])
-            if c in self.ids:
-                self.ids[c].add(h)
-            for s in self.sensitive + (self.generalized if c in self.ids else []):
-                self.pairs[(c, s)].add(h, sub[s])
-        self.order.add(part, sub)
-        joint = min(take, self.joint_rows - row0)
-        for ((a, b), t), vs in self.joint.items() if joint > 0 else ():
-            vs.add(_pair_hash(hashes[a][:joint], hashes[b][:joint]), sub[t][:joint])
+        words = _mix64(np.arange(row0, row0 + len(block), dtype=np.int64))
+        keep = np.flatnonzero(words <= self._cut) if self._cut is not None \
+            else np.arange(len(block))
+        if keep.size > self.sample_rows:          # a large block: its own smallest first
+            keep = np.sort(keep[np.argpartition(words[keep], self.sample_rows - 1)
+                                [:self.sample_rows]])
+        if keep.size:
+            self._pool.append((words[keep], block[self._columns].iloc[keep]
+                               .reset_index(drop=True)))
+            self._pooled += keep.size
+            if self._pooled > 2 * self.sample_rows:
+                self._trim()
         return self
+
+    def _trim(self) -> None:
+        """Keep the ``sample_rows`` rows with the smallest words."""
+        words = np.concatenate([w for w, _ in self._pool])
+        frame = pd.concat([f for _, f in self._pool], ignore_index=True)
+        order = np.argsort(words, kind="stable")[:self.sample_rows]
+        self._pool = [(words[order], frame.iloc[order].reset_index(drop=True))]
+        self._pooled = order.size
+        if order.size == self.sample_rows:
+            self._cut = words[order[-1]]
+
+    def sample(self) -> pd.DataFrame:
+        """The rows the recodes are measured on, in the order of their words."""
+        if not self._pool:
+            return pd.DataFrame(columns=self._columns)
+        self._trim()
+        return self._pool[0][1]
+
+    def _measure(self) -> None:
+        """The pairs', the joint and the order samples of :meth:`sample`."""
+        if self._measured is not None:
+            return
+        part = self.sample()
+        self.pairs = {k: ValueSample(self.budget) for k in self.pair_keys}
+        self.joint = {k: ValueSample(self.budget) for k in self.joint_keys}
+        self.order = OrderSample(self.passthrough + self.exact, self.targets)
+        if len(part):
+            sub = {s: hash_cells(self._binned(part[s], self.bins[s]) if s in self.bins
+                                 else part[s]) & np.uint64(0xFFFF) for s in self.targets}
+            hashes = {c: hash_cells(part[c]) for c in self.passthrough + self.exact}
+            for (c, s), vs in self.pairs.items():
+                vs.add(hashes[c], sub[s])
+            self.order.add(part, sub)
+            k = min(len(part), self.joint_rows)
+            for ((a, b), t), vs in self.joint.items():
+                vs.add(_pair_hash(hashes[a][:k], hashes[b][:k]), sub[t][:k])
+        self._measured = len(part)
 
     @staticmethod
     def _binned(col: pd.Series, edges: np.ndarray) -> pd.Series:
@@ -572,11 +630,13 @@ class PassThroughCheck:
 
     def merge(self, other: "PassThroughCheck") -> "PassThroughCheck":
         self.seen = max(self.seen, other.seen)
-        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs),
-                             (self.joint, other.joint)):
-            for k, v in theirs.items():
-                mine[k].merge(v)
-        self.order.merge(other.order)
+        self._measured = None
+        for k, v in other.ids.items():
+            self.ids[k].merge(v)
+        self._pool += other._pool
+        self._pooled += other._pooled
+        if self._pooled > 2 * self.sample_rows:
+            self._trim()
         return self
 
     def findings(self) -> list:
@@ -588,16 +648,18 @@ class PassThroughCheck:
         'message'}``; a 'given_away' finding is one per column, its
         'sensitive' and 'value' lists (one entry per attribute)."""
         out = []
-        where = f" (in the first {self.rows:,} rows)" if self.seen > self.rows else ""
+        self._measure()
+        first = f" (in the first {self.rows:,} rows)" if self.seen > self.rows else ""
         for c, s in self.ids.items():
             share = s.singleton_share()
             if share == share and share >= IDENTIFIER_SHARE:
                 out.append({"check": "identifier", "column": c, "sensitive": None,
                             "value": round(share, 4), "message":
                             f"pass-through column {c!r}: {share:.1%} of the rows hold a value no "
-                            f"other row has{where}{_sampled(s)}: published unchanged, it singles "
+                            f"other row has{first}{_sampled(s)}: published unchanged, it singles "
                             "those rows out (a likely identifier); name it an identifier or drop "
                             "it"})
+        where = self._where(self._measured)
         away = {}                 # column -> [(sensitive, share, sample)]
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
@@ -668,8 +730,7 @@ class PassThroughCheck:
                             "publish it as sensitive too, or drop it" if exact
                             else "drop it, or publish it as sensitive")})
         # two columns together, where neither alone recodes the target
-        where2 = f" (in the first {self.joint_rows:,} rows)" if self.seen > self.joint_rows \
-            else ""
+        where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():
             if {(a, t), (b, t)} & whole or any(
                     f["check"] == "order_recode" and f["column"] in (a, b) and
@@ -706,6 +767,11 @@ class PassThroughCheck:
                               where + _sampled(found[0][2]))})
         return out
 
+    def _where(self, rows: int) -> str:
+        """Which rows a measure read, for a message ('' for all of them)."""
+        return f" (on {rows:,} rows drawn at random from the table's {self.seen:,})" \
+            if self.seen > rows else ""
+
     def set_findings(self, dims: dict, params: dict, found: list) -> list:
         """Columns published as they are (one, or two together) that narrow
         a sensitive column so far that its sets give it away, once the sets'
@@ -718,6 +784,7 @@ class PassThroughCheck:
         out.  nlswork's exact age from the survey year and the birth year:
         lambda 0.82 by the values alone (a year either side), but 3-sets
         leave one of the two candidates for 98.9 % of the rows."""
+        self._measure()
         named = {(tuple(columns_of(f)), f.get("sensitive")) for f in found
                  if f["check"] in REFUSED_CHECKS}
         named |= {((c,), t) for (cols, t) in list(named) for c in cols}
@@ -746,8 +813,8 @@ class PassThroughCheck:
                 continue
             exact = any(c in self.exact for c in cols)
             two = len(cols) == 2
-            where = f" (in the first {self.joint_rows if two else self.rows:,} rows)" \
-                if self.seen > (self.joint_rows if two else self.rows) else ""
+            where = self._where(min(self._measured, self.joint_rows) if two
+                                else self._measured)
             core = (f"{'together with column ' + repr(cols[1]) + ', ' if two else ''}narrows "
                     f"{t!r} so far that its {eta}-sets give it away: whoever reads "
                     f"{'both' if two else 'it'} and a row's set names the row's {t!r} for "
@@ -811,8 +878,10 @@ def recorded(found: list) -> list:
 
 
 #: Findings that publish what the model protects nearly in the clear: a
-#: column published as it is that recodes a sensitive column or a
-#: generalized QI, by its values or by its order.  Refused unless the column is named in ``allow_recode``.
+#: column published as it is (or two together) that recodes a sensitive
+#: column or a generalized QI, by its values or by its order, or narrows a
+#: sensitive column so far that its sets give it away.  Refused unless
+#: every column of the finding is named in ``allow_recode``.
 REFUSED_CHECKS = ("recode", "qi_recode", "order_recode", "set_recode")
 
 

@@ -68,11 +68,6 @@ def _stats_task(part, d, row0):
         return e
 
 
-def _passthrough_task(part, d, row0):
-    """A partition's share of the pass-through check (its first rows only)."""
-    return d.passthrough_check().add(part, row0)
-
-
 def _shared_counts(ddf, cols, compute_kw) -> dict:
     """Rows that share each identifier's value, counted on the workers (the
     value counts of the values' hashes, split across partitions), so that
@@ -291,7 +286,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
         offsets.append(offsets[-1] + int(n))
     # identifiers (but the record id) are counted on the workers below
     counted = [c for c in d.identifiers if c != d.options.record_id]
-    cols = [c for c in d.stats_columns if c not in counted]
+    # (the pass-through check draws its rows from every partition)
+    cols = [c for c in ddf.columns if (c in d.stats_columns and c not in counted)
+            or c in d.passthrough_columns]
     stats = dask.compute(*[delayed(_stats_task)(p, d, row0) for p, row0 in
                            zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
     total = engine.Stats(d, count_shared=False)
@@ -300,15 +297,6 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
             raise s
         total.merge(s)
     total.shared_counts = _shared_counts(ddf, counted, compute_kw)
-    if d.passthrough_columns:
-        # the pass-through check reads the partitions that hold its first rows
-        from ..passthrough import CHECK_ROWS
-        first = [(p, row0) for p, row0 in zip(ddf[d.passthrough_columns].to_delayed(),
-                                               offsets[:-1]) if row0 < CHECK_ROWS]
-        for c in dask.compute(*[delayed(_passthrough_task)(p, d, row0) for p, row0 in first],
-                              **compute_kw):
-            total.passthrough.merge(c)
-        total.passthrough.seen = total.n
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,

@@ -118,19 +118,13 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
         types = engine.with_categories(types, _dictionaries(in_path, unknown, chunk_rows))
         d = engine.draft(options, cols, types, text=fin == "csv", file=in_path)
     stats = engine.Stats(d)
-    for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=d.stats_columns):
+    # the pass-through check draws its rows from the whole table: its
+    # columns are read in the same pass
+    columns = [c for c in cols if c in set(d.stats_columns) | set(d.passthrough_columns)]
+    for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=columns):
         stats.add(block, row0)
         if progress is not None:
             progress(len(block))
-    if d.passthrough_columns:
-        # the pass-through check reads its columns of the first rows only
-        from ..passthrough import CHECK_ROWS
-        for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows,
-                                       columns=d.passthrough_columns):
-            if row0 >= CHECK_ROWS:
-                break
-            stats.passthrough.add(block, row0)
-        stats.passthrough.seen = stats.n
     return engine.make_plan(d, stats), fin, 2
 
 
