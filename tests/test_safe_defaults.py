@@ -1346,6 +1346,19 @@ def test_the_pass_through_check_draws_its_rows_from_the_whole_table(monkeypatch,
         pieces.merge(P.PassThroughCheck(["firstname"], ["race"], sample_rows=300)
                      .add(df.iloc[lo:lo + 170], lo))
     pd.testing.assert_frame_equal(pieces.sample(), check.sample())
+    # where the table's length is known (Dask), each part keeps only its
+    # share: the client never holds more than the sample
+    cut = P.sample_cut(600, 300)
+    assert cut == np.sort(P._mix64(np.arange(600)))[299] and P.sample_cut(300, 300) is None
+    shares = []
+    for lo in range(0, 600, 170):
+        part = P.PassThroughCheck(["firstname"], ["race"], sample_rows=300)
+        part.cut = cut
+        shares.append(part.add(df.iloc[lo:lo + 170], lo))
+    assert sum(len(x.sample()) for x in shares) == 300
+    for x in shares[1:]:
+        shares[0].merge(x)
+    pd.testing.assert_frame_equal(shares[0].sample(), check.sample())
     pd.testing.assert_frame_equal(check.sample(), df.loc[want, ["firstname", "race"]]
                                   .iloc[np.argsort(P._mix64(want), kind="stable")]
                                   .reset_index(drop=True))

@@ -57,7 +57,7 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
-           "columns_of"]
+           "columns_of", "sample_cut"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -582,6 +582,15 @@ class PassThroughCheck:
                 self._trim()
         return self
 
+    @property
+    def cut(self):
+        """The largest row word the sample keeps (None: not known yet)."""
+        return self._cut
+
+    @cut.setter
+    def cut(self, value) -> None:
+        self._cut = None if value is None else np.uint64(value)
+
     def _trim(self) -> None:
         """Keep the ``sample_rows`` rows with the smallest words."""
         words = np.concatenate([w for w, _ in self._pool])
@@ -847,6 +856,23 @@ class PassThroughCheck:
         them (``pass_through_risks``: the findings without their
         messages)."""
         return warn_findings(check_recodes(self.findings(), allow_recode, file=file))
+
+
+def sample_cut(n: int, k: int | None = None, *, chunk: int = 1 << 22):
+    """The largest word of the ``k`` rows (default ``SAMPLE_ROWS``) that
+    :class:`PassThroughCheck` draws from a table of ``n`` rows, or None
+    where it keeps them all: given to the check of each part of a table
+    whose length is known (a Dask partition), it keeps only its share of
+    the sample (``check.cut = sample_cut(n)``).  Chunk by chunk: memory
+    O(k + chunk)."""
+    k = SAMPLE_ROWS if k is None else k
+    if n <= k:
+        return None
+    best = np.empty(0, dtype=np.uint64)
+    for lo in range(0, n, chunk):
+        w = np.concatenate([best, _mix64(np.arange(lo, min(n, lo + chunk), dtype=np.int64))])
+        best = np.partition(w, k - 1)[:k] if w.size > k else w
+    return np.uint64(best.max())
 
 
 def _pair_hash(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:

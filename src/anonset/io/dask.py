@@ -59,11 +59,17 @@ def _require_dask():
 
 
 # ------------------------------------------------------------------ tasks
-def _stats_task(part, d, row0):
+def _stats_task(part, d, row0, cut=None):
     """A partition's statistics, or the error its rows raise (returned, so
-    that the client reports the first bad partition's, as memory would)."""
+    that the client reports the first bad partition's, as memory would).
+    ``cut``: the pass-through check's sample over the whole table
+    (:func:`~anonset.passthrough.sample_cut`), so that a partition keeps
+    only its rows of it."""
     try:
-        return engine.Stats(d, count_shared=False).add(part, row0)
+        stats = engine.Stats(d, count_shared=False)
+        if stats.passthrough is not None:
+            stats.passthrough.cut = cut
+        return stats.add(part, row0)
     except (ValueError, TypeError) as e:
         return e
 
@@ -289,7 +295,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     # (the pass-through check draws its rows from every partition)
     cols = [c for c in ddf.columns if (c in d.stats_columns and c not in counted)
             or c in d.passthrough_columns]
-    stats = dask.compute(*[delayed(_stats_task)(p, d, row0) for p, row0 in
+    from ..passthrough import sample_cut
+    cut = sample_cut(offsets[-1]) if d.passthrough_columns else None
+    stats = dask.compute(*[delayed(_stats_task)(p, d, row0, cut) for p, row0 in
                            zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
     total = engine.Stats(d, count_shared=False)
     for s in stats:
