@@ -57,7 +57,7 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
-           "columns_of", "sample_cut"]
+           "columns_of", "sample_cut", "RowSample"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -477,6 +477,57 @@ JOINT_ROWS = 1 << 16
 JOINT_CELLS = 1 << 24
 
 
+class RowSample:
+    """Rows drawn at random from a table that arrives in parts: the ``k``
+    rows whose global row index has the smallest :func:`_mix64` words.  The
+    same rows whatever the parts and their order (merge two samples: the
+    smallest of both), in bounded memory (at most 2k rows held); a part that
+    knows the table's length takes only its share with :attr:`cut`
+    (:func:`sample_cut`)."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.cut = None          # the largest word kept, once k rows are held
+        self._pool: list = []    # (words, rows)
+        self._held = 0
+
+    def add(self, frame: pd.DataFrame, row0: int) -> None:
+        if not len(frame):
+            return
+        words = _mix64(np.arange(row0, row0 + len(frame), dtype=np.int64))
+        keep = np.flatnonzero(words <= self.cut) if self.cut is not None \
+            else np.arange(len(frame))
+        if keep.size > self.k:                     # a large part: its own smallest first
+            keep = np.sort(keep[np.argpartition(words[keep], self.k - 1)[:self.k]])
+        if keep.size:
+            self._pool.append((words[keep], frame.iloc[keep].reset_index(drop=True)))
+            self._held += keep.size
+            if self._held > 2 * self.k:
+                self._trim()
+
+    def merge(self, other: "RowSample") -> None:
+        self._pool += other._pool
+        self._held += other._held
+        if self._held > 2 * self.k:
+            self._trim()
+
+    def _trim(self) -> None:
+        words = np.concatenate([w for w, _ in self._pool])
+        frame = pd.concat([f for _, f in self._pool], ignore_index=True)
+        order = np.argsort(words, kind="stable")[:self.k]
+        self._pool = [(words[order], frame.iloc[order].reset_index(drop=True))]
+        self._held = order.size
+        if order.size == self.k:
+            self.cut = words[order[-1]]
+
+    def frame(self, columns=()) -> pd.DataFrame:
+        """The sample, in the order of its words."""
+        if not self._pool:
+            return pd.DataFrame(columns=list(columns))
+        self._trim()
+        return self._pool[0][1]
+
+
 class PassThroughWarning(UserWarning):
     """A column published as it is publishes what the model protects.
 
@@ -554,10 +605,8 @@ class PassThroughCheck:
         self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint_keys))))
         self.seen = 0            # rows of the table (a bound: the largest row + 1)
         self._columns = list(dict.fromkeys(as_is + self.targets))
-        self._pool: list = []    # (row words, rows of the measured columns)
-        self._pooled = 0
-        self._cut = None         # the largest word kept, once the pool is full
-        self._measured = None    # the pool's rows, measured (pairs, joint, order)
+        self._rows = RowSample(self.sample_rows)
+        self._measured = None    # the sample's rows, measured (pairs, joint, order)
 
     def add(self, block: pd.DataFrame, row0: int) -> "PassThroughCheck":
         self.seen = max(self.seen, row0 + len(block))
@@ -568,45 +617,21 @@ class PassThroughCheck:
                 self.ids[c].add(hash_cells(block[c].iloc[:take]))
         if not self.pair_keys or not len(block):
             return self
-        words = _mix64(np.arange(row0, row0 + len(block), dtype=np.int64))
-        keep = np.flatnonzero(words <= self._cut) if self._cut is not None \
-            else np.arange(len(block))
-        if keep.size > self.sample_rows:          # a large block: its own smallest first
-            keep = np.sort(keep[np.argpartition(words[keep], self.sample_rows - 1)
-                                [:self.sample_rows]])
-        if keep.size:
-            self._pool.append((words[keep], block[self._columns].iloc[keep]
-                               .reset_index(drop=True)))
-            self._pooled += keep.size
-            if self._pooled > 2 * self.sample_rows:
-                self._trim()
+        self._rows.add(block[self._columns], row0)
         return self
 
     @property
     def cut(self):
-        """The largest row word the sample keeps (None: not known yet)."""
-        return self._cut
+        """The largest row word the sample keeps (:class:`RowSample`)."""
+        return self._rows.cut
 
     @cut.setter
     def cut(self, value) -> None:
-        self._cut = None if value is None else np.uint64(value)
-
-    def _trim(self) -> None:
-        """Keep the ``sample_rows`` rows with the smallest words."""
-        words = np.concatenate([w for w, _ in self._pool])
-        frame = pd.concat([f for _, f in self._pool], ignore_index=True)
-        order = np.argsort(words, kind="stable")[:self.sample_rows]
-        self._pool = [(words[order], frame.iloc[order].reset_index(drop=True))]
-        self._pooled = order.size
-        if order.size == self.sample_rows:
-            self._cut = words[order[-1]]
+        self._rows.cut = None if value is None else np.uint64(value)
 
     def sample(self) -> pd.DataFrame:
         """The rows the recodes are measured on, in the order of their words."""
-        if not self._pool:
-            return pd.DataFrame(columns=self._columns)
-        self._trim()
-        return self._pool[0][1]
+        return self._rows.frame(self._columns)
 
     def _measure(self) -> None:
         """The pairs', the joint and the order samples of :meth:`sample`."""
@@ -642,10 +667,7 @@ class PassThroughCheck:
         self._measured = None
         for k, v in other.ids.items():
             self.ids[k].merge(v)
-        self._pool += other._pool
-        self._pooled += other._pooled
-        if self._pooled > 2 * self.sample_rows:
-            self._trim()
+        self._rows.merge(other._rows)
         return self
 
     def findings(self) -> list:

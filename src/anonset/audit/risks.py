@@ -196,14 +196,16 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
 
 def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
     """Columns published as they are whose order recodes a sensitive column
-    (a row per column and attribute), and two such columns that recode one
-    together (a row where they do), over the original's first rows, as
-    publishing measures them; returns what was measured
+    (a row per column and attribute), two such columns that recode one
+    together, and one or two that narrow a p = 1 attribute so far that its
+    sets give it away (a row where they do), as publishing measures them:
+    the order and the pairs on the original's rows drawn at random, the
+    sets over every row; returns what was measured
     (:func:`recorded_recode_risks` leaves those to this)."""
     measured = set()
-    order = getattr(stats, "order", None)
-    if order is None:
+    if not hasattr(stats, "sample_measures"):
         return measured
+    order, joint, drawn = stats.sample_measures()
     whole = {k for k, s in stats.pairs.items() if s.determination()[0] >= DETERMINES}
     for (col, sens), (lam, agree, prior, sig) in order.agreement().items():
         measured.add(("order", col, sens))
@@ -213,8 +215,8 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
         add("order_recode", f"{col} -> {sens}", st, round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: sorted by {col}, {agree:.1%} of adjacent rows hold the same "
             f"{sens} (the most common {sens} alone: {prior:.1%}), lambda {lam:.3f}" +
-            (f" (in the first {CHECK_ROWS:,} rows)" if stats.original_rows > CHECK_ROWS
-             else "") +
+            (f" (on {drawn:,} rows drawn at random from the original's "
+             f"{stats.original_rows:,})" if stats.original_rows > drawn else "") +
             (f"; rows next to each other in its order share their {sens}, so it publishes "
              f"{sens} nearly in the clear" if st == "risk" else "") +
             (" (published as the user allowed: allow_recode)"
@@ -223,7 +225,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
     # so far that its sets give it away (as publishing measures it)
     params = getattr(stats, "params", None) or {}
     cands = [((c,), t, s) for (c, t), s in stats.pairs.items()] + \
-        [(ab, t, s) for (ab, t), s in getattr(stats, "joint", {}).items()]
+        [(ab, t, s) for (ab, t), s in joint.items()]
     for cols, sens, s in cands if params else ():
         par = params.get(sens)
         if par is None or par.p < 1.0 or not 1 < par.eta < par.d:
@@ -243,7 +245,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
                 f"alone: {alone:.1%}), lambda {lam:.3f}; it publishes {sens} nearly in the clear"
                 + (" (published as the user allowed: allow_recode)"
                    if set(cols) <= set(allowed) else ""))
-    for ((a, b), sens), s in getattr(stats, "joint", {}).items():
+    for ((a, b), sens), s in joint.items():
         measured.add(("joint", *sorted((a, b)), sens))
         if {(a, sens), (b, sens)} & whole:
             continue

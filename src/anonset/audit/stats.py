@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..passthrough import (CHECK_ROWS, DEFAULT_BUDGET, JOINT_CELLS, JOINT_ROWS,  # noqa: F401
-                           OrderSample, ValueSample, _pair_hash, hash_cells, hash_values)
+from ..passthrough import (DEFAULT_BUDGET, JOINT_CELLS, JOINT_ROWS,  # noqa: F401
+                           SAMPLE_ROWS, OrderSample, RowSample, ValueSample, _pair_hash,
+                           hash_cells, hash_values)
 from .masks import row_sizes, stray_rows, value_counts
 
 __all__ = ["ValueSample", "AuditStats", "hash_values", "DEFAULT_BUDGET"]
@@ -82,14 +83,12 @@ class AuditStats:
         self.picked_truth = {n: [] for n in self.names}
         self.ids = {c: ValueSample(budget) for c in passthrough}
         self.pairs = {pair: ValueSample(budget) for pair in pairs}
-        # as publishing measures them, over the original's first rows: each
-        # column's order, and every two columns together
-        cols = list(dict.fromkeys(c for c, _ in self.pairs))
-        targets = list(dict.fromkeys(t for _, t in self.pairs))
-        self.order = OrderSample(cols, targets)
-        self.joint = {((a, b), t): ValueSample(budget) for i, a in enumerate(cols)
-                      for b in cols[i + 1:] for t in targets}
-        self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint))))
+        # as publishing measures them, over rows of the original drawn at
+        # random (the same way): each column's order, every two together
+        self.sample_columns = list(dict.fromkeys(c for c, _ in self.pairs))
+        self.sample_targets = list(dict.fromkeys(t for _, t in self.pairs))
+        self.sampled = RowSample(SAMPLE_ROWS)
+        self.budget = budget
         self.semantic_bad = 0
         #: the columns published as they are (exact QIDs, then pass-through
         #: columns) and their combinations, which link a row across releases
@@ -162,17 +161,11 @@ class AuditStats:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
         for (col, sens), s in self.pairs.items():
             s.add(hash_values(other[col]), codes[sens])
-        take = min(len(other) if other is not None else 0, CHECK_ROWS - self.original_rows)
-        if self.pairs and take > 0:
-            part = other.iloc[:take].reset_index(drop=True)
-            subs = {t: np.asarray(codes[t][:take], dtype=np.int64) & 0xFFFF
-                    for t in self.order.targets}
-            self.order.add(part, subs)
-            k = min(take, self.joint_rows - self.original_rows)
-            if k > 0 and self.joint:
-                h = {c: hash_values(part[c].iloc[:k]) for c in self.order.columns}
-                for ((a, b), t), s in self.joint.items():
-                    s.add(_pair_hash(h[a], h[b]), subs[t][:k])
+        if self.pairs and other is not None and len(other):
+            part = other[self.sample_columns].reset_index(drop=True)
+            for t in self.sample_targets:     # the codes beside, under names no column has
+                part["\x00code:" + t] = np.asarray(codes[t], dtype=np.int64)
+            self.sampled.add(part, self.original_rows)
         if self.clusters and other is not None and self.record_id in other.columns:
             from ..io.keys import record_counters, record_hashes
             ids = record_hashes(other[self.record_id].to_numpy(dtype=object))
@@ -197,11 +190,10 @@ class AuditStats:
             self.A[name] += other.A[name]
             self.picked[name] += other.picked[name]
             self.picked_truth[name] += other.picked_truth[name]
-        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs),
-                             (self.joint, other.joint)):
+        for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
             for k, s in theirs.items():
                 mine[k].merge(s)
-        self.order.merge(other.order)
+        self.sampled.merge(other.sampled)
         if self.qid_tuples is not None and other.qid_tuples is not None:
             self.qid_tuples.merge(other.qid_tuples)
         for k, s in other.clusters.items():
@@ -212,6 +204,26 @@ class AuditStats:
         self.semantic_bad += other.semantic_bad
 
     # ------------------------------------------------------------ results
+    def sample_measures(self) -> tuple:
+        """(order, joint, rows): the order of each column published as it is
+        and every two such columns together, measured against each
+        attribute on the original's rows drawn at random, as publishing
+        measures them (:class:`~anonset.passthrough.PassThroughCheck`)."""
+        cols, targets = self.sample_columns, self.sample_targets
+        part = self.sampled.frame()
+        order = OrderSample(cols, targets)
+        joint = {((a, b), t): ValueSample(self.budget) for i, a in enumerate(cols)
+                 for b in cols[i + 1:] for t in targets}
+        if len(part):
+            subs = {t: part["\x00code:" + t].to_numpy(dtype=np.int64) & 0xFFFF for t in targets}
+            order.add(part[cols], subs)
+            k = min(len(part), max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(joint)))))
+            h = {c: hash_values(part[c].iloc[:k]) for c in cols}
+            for ((a, b), t), s in joint.items():
+                s.add(_pair_hash(h[a], h[b]), subs[t][:k])
+        return order, joint, len(part)
+
+
     def size_range(self) -> dict:
         """{attribute: (smallest, largest) set size}."""
         return {n: (self.smallest[n] or 0, self.largest[n]) for n in self.names}
