@@ -184,7 +184,7 @@ class Draft:
         Dask graph and a file refuse bad values as early as memory does) and
         the identifiers (the persistent-mode record id among them), whose
         values several rows may share.  (The pass-through columns are read
-        apart, for their first rows only: :attr:`passthrough_columns`.)"""
+        in the same pass where there are any: :attr:`passthrough_columns`.)"""
         return self._in_order({c.name for c in self.published} | set(self.identifiers))
 
     def _in_order(self, names: set) -> list:
@@ -203,10 +203,9 @@ class Draft:
     def passthrough_columns(self) -> list:
         """What the pass-through check reads (:mod:`anonset.passthrough`:
         a pass-through column that singles rows out, a pass-through column
-        or exact QID that recodes a sensitive one), of the first
-        ``CHECK_ROWS`` rows: the pass-through, exact and sensitive columns,
-        or nothing without a sensitive column or a column published as it
-        is."""
+        or exact QID that recodes a sensitive one), of every row (it keeps
+        a sample): the pass-through, exact and sensitive columns, or nothing
+        without a sensitive column or a column published as it is."""
         if not (self.passthrough or self.exact) or not self.sensitive:
             return []
         return self._in_order({*self.passthrough, *self.exact, *self.sensitive})
