@@ -712,25 +712,15 @@ class PassThroughCheck:
                 core += (f"unchanged beside {sens!r} generalized, it publishes {sens!r} at its "
                          f"exact values, and whoever knows a person's {sens!r} finds their row "
                          "inside its group")
-                out.append({"check": "qi_recode", "column": c, "qi": sens,
-                            "value": round(lam, 4),
-                            "why": f"is {'an' if exact else 'a'} {kind} column that "
-                                   + core.replace("it publishes", "it would publish"),
-                            "remedy": "it dropped, or made a QI too",
-                            "message": f"{kind} column {c!r} {core}; drop it, or make it a QI "
-                                       "too"})
             else:
                 core += (f"{'exactly' if exact else 'unchanged'}, it publishes {sens!r} nearly "
                          "in the clear")
-                remedy = "publish it as sensitive too, or drop it" if exact else \
-                    "drop it, or publish it as sensitive"
-                out.append({"check": "recode", "column": c, "sensitive": sens,
-                            "value": round(lam, 4),
-                            "why": f"is {'an' if exact else 'a'} {kind} column that "
-                                   + core.replace("it publishes", "it would publish"),
-                            "remedy": "it published as sensitive too, or dropped" if exact
-                            else "it dropped, or published as sensitive",
-                            "message": f"{kind} column {c!r} {core}; {remedy}"})
+            remedy, says = _remedy(exact, qi)
+            out.append({"check": "qi_recode" if qi else "recode", "column": c,
+                        ("qi" if qi else "sensitive"): sens, "value": round(lam, 4),
+                        "why": f"is {'an' if exact else 'a'} {kind} column that "
+                               + core.replace("it publishes", "it would publish"),
+                        "remedy": remedy, "message": f"{kind} column {c!r} {core}; {says}"})
         # an order recode, where the values alone predict less
         whole = {(f["column"], f.get("sensitive", f.get("qi"))) for f in out
                  if f["check"] in ("recode", "qi_recode")}
@@ -748,18 +738,12 @@ class PassThroughCheck:
             core += (f"{sens!r} at its exact values beside its generalization" if qi else
                      f"{sens!r} nearly in the clear (rows next to each other in its order "
                      "share their value)")
-            remedy = ("it dropped, or made a QI too" if qi else
-                      "it published as sensitive too, or dropped" if exact
-                      else "it dropped, or published as sensitive")
+            remedy, says = _remedy(exact, qi)
             out.append({"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): sens,
                         "value": round(lam, 4),
                         "why": f"is {'an' if exact else 'a'} {kind} column whose "
                                + core.replace("it publishes", "it would publish"),
-                        "remedy": remedy,
-                        "message": f"{kind} column {c!r}: its {core}; " + (
-                            "drop it, or make it a QI too" if qi else
-                            "publish it as sensitive too, or drop it" if exact
-                            else "drop it, or publish it as sensitive")})
+                        "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"})
         # two columns together, where neither alone recodes the target
         where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():
@@ -779,14 +763,11 @@ class PassThroughCheck:
                     "publish ")
             core += (f"{t!r} at its exact values beside its generalization" if qi else
                      f"{t!r} nearly in the clear")
-            remedy = ("one of them dropped, or made a QI too" if qi else
-                      "one of them dropped, or published as sensitive")
+            remedy, says = _remedy(exact, qi, two=True)
             out.append({"check": "qi_recode" if qi else "recode", "column": a, "with": b,
                         ("qi" if qi else "sensitive"): t, "value": round(lam, 4),
                         "why": core.replace("the two publish", "the two would publish"),
-                        "remedy": remedy,
-                        "message": f"column {a!r}, {core}; drop one of them, or "
-                                   + ("make both QIs" if qi else "publish it as sensitive")})
+                        "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -854,20 +835,16 @@ class PassThroughCheck:
                     f"{'exactly' if exact else 'unchanged'}, {'the two' if two else 'it'} "
                     f"publish{'' if two else 'es'} {t!r} nearly in the clear")
             kind = "exact" if exact else "pass-through"
-            remedy = ("one of them dropped, or published as sensitive" if two else
-                      "it published as sensitive too, or dropped" if exact
-                      else "it dropped, or published as sensitive")
-            f = {"check": "set_recode", "column": cols[0], **({"with": cols[1]} if two else {}),
-                 "sensitive": t, "value": round(lam, 4), "success": round(with_, 4),
-                 "why": (core if two else f"is {'an' if exact else 'a'} {kind} column that "
-                         + core).replace("the two publish", "the two would publish")
-                 .replace("it publishes", "it would publish"),
-                 "remedy": remedy,
-                 "message": (f"column {cols[0]!r}, " if two else f"{kind} column {cols[0]!r} ")
-                 + core + "; " + ("drop one of them, or publish it as sensitive" if two else
-                                  "publish it as sensitive too, or drop it" if exact
-                                  else "drop it, or publish it as sensitive")}
-            out.append(f)
+            remedy, says = _remedy(exact, False, two)
+            out.append({"check": "set_recode", "column": cols[0],
+                        **({"with": cols[1]} if two else {}), "sensitive": t,
+                        "value": round(lam, 4), "success": round(with_, 4),
+                        "why": (core if two else f"is {'an' if exact else 'a'} {kind} column "
+                                "that " + core).replace("the two publish", "the two would publish")
+                        .replace("it publishes", "it would publish"),
+                        "remedy": remedy,
+                        "message": (f"column {cols[0]!r}, " if two else
+                                    f"{kind} column {cols[0]!r} ") + f"{core}; {says}"})
         return out
 
     def warn(self, allow_recode: Iterable[str] = (), *, file=None) -> list:
@@ -878,6 +855,21 @@ class PassThroughCheck:
         them (``pass_through_risks``: the findings without their
         messages)."""
         return warn_findings(check_recodes(self.findings(), allow_recode, file=file))
+
+
+def _remedy(exact: bool, qi: bool, two: bool = False) -> tuple:
+    """What to do about a column (or two) published as it is that gives a
+    target away: (as a refusal's 'expected' says it, as a warning says it)."""
+    if two:
+        return ("one of them dropped, or made a QI too", "drop one of them, or make both QIs") \
+            if qi else ("one of them dropped, or published as sensitive",
+                        "drop one of them, or publish it as sensitive")
+    if qi:
+        return "it dropped, or made a QI too", "drop it, or make it a QI too"
+    if exact:
+        return ("it published as sensitive too, or dropped",
+                "publish it as sensitive too, or drop it")
+    return "it dropped, or published as sensitive", "drop it, or publish it as sensitive"
 
 
 def sample_cut(n: int, k: int | None = None, *, chunk: int = 1 << 22):
