@@ -491,7 +491,9 @@ class RowSample:
         self._pool: list = []    # (words, rows)
         self._held = 0
 
-    def add(self, frame: pd.DataFrame, row0: int) -> None:
+    def add(self, frame: pd.DataFrame, row0: int, columns=None) -> None:
+        """Rows ``row0 ..`` of the table (``columns`` of them: the rows are
+        taken first, so a large frame is not copied whole)."""
         if not len(frame):
             return
         words = _mix64(np.arange(row0, row0 + len(frame), dtype=np.int64))
@@ -500,7 +502,9 @@ class RowSample:
         if keep.size > self.k:                     # a large part: its own smallest first
             keep = np.sort(keep[np.argpartition(words[keep], self.k - 1)[:self.k]])
         if keep.size:
-            self._pool.append((words[keep], frame.iloc[keep].reset_index(drop=True)))
+            rows = frame.iloc[keep]
+            self._pool.append((words[keep], (rows if columns is None else rows[columns])
+                               .reset_index(drop=True)))
             self._held += keep.size
             if self._held > 2 * self.k:
                 self._trim()
@@ -617,7 +621,7 @@ class PassThroughCheck:
                 self.ids[c].add(hash_cells(block[c].iloc[:take]))
         if not self.pair_keys or not len(block):
             return self
-        self._rows.add(block[self._columns], row0)
+        self._rows.add(block, row0, self._columns)
         return self
 
     @property
