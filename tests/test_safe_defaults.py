@@ -1145,6 +1145,19 @@ def _four_paths(df, model, kw, tmp_path, *, chunk_rows):
                                       scheduler="sync", **kw).to_settable(scheduler="sync")}
 
 
+def _refused_alike(df, model, kw, tmp_path, column, *, chunk_rows):
+    """Publishing on the four paths is refused each time with one line, the
+    same on every path, naming ``column``: what that line says after it."""
+    refusals = {}
+    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=chunk_rows).items():
+        with pytest.raises(InputError) as e:
+            run()
+        refusals[path] = str(e.value).split(f"column {column!r}: ", 1)[1]
+    assert len(set(refusals.values())) == 1, refusals
+    assert not (tmp_path / "o1.parquet").exists() and not (tmp_path / "o2.parquet").exists()
+    return refusals["memory"]
+
+
 def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_path(
         tmp_path, capsys):
     """`--other firstname` published the resume study's first names, which
@@ -1389,13 +1402,7 @@ def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys
     df = _sorted_survey()
     model = anonset.Diversity(2)
     kw = dict(sensitive=["race", "job"], exact=["city"], other=["rownum", "serial"])
-    refusals = {}
-    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=170).items():
-        with pytest.raises(InputError) as e:
-            run()
-        refusals[path] = str(e.value).split("column 'rownum': ", 1)[1]
-    assert len(set(refusals.values())) == 1, refusals
-    msg = refusals["memory"]
+    msg = _refused_alike(df, model, kw, tmp_path, "rownum", chunk_rows=170)
     assert msg.startswith("is a pass-through column whose order predicts 'race': sorted by it, "
                           "99.8% of adjacent rows hold the same 'race' (the most common value "
                           "alone: ")
@@ -1469,13 +1476,7 @@ def test_a_column_that_recodes_the_bins_of_a_sensitive_one_is_refused(tmp_path):
                                          ).astype(str)})
     model = anonset.Diversity(2)
     kw = dict(sensitive=["income", "job"], other=["bracket"], bins={"income": edges})
-    refusals = set()
-    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=400).items():
-        with pytest.raises(InputError) as e:
-            run()
-        refusals.add(str(e.value).split("column 'bracket': ", 1)[1])
-    assert len(refusals) == 1
-    assert refusals.pop().startswith("is a pass-through column that predicts 'income' for "
+    assert _refused_alike(df, model, kw, tmp_path, "bracket", chunk_rows=400).startswith("is a pass-through column that predicts 'income' for "
                                      "100.0% of the rows from the other rows with the same value")
     # the income in thousands: finer than the bins, nearly one value per row
     df2 = df.assign(bracket=(df["income"] / 1000).round(3))
@@ -1506,13 +1507,7 @@ def test_two_columns_that_recode_a_sensitive_one_together_are_refused(tmp_path, 
     edges = [10, 20, 30, 40, 50]
     kw = dict(sensitive=["age", "race"], exact=["year"], other=["born", "union"],
               bins={"age": edges})
-    refusals = set()
-    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=700).items():
-        with pytest.raises(InputError) as e:
-            run()
-        refusals.add(str(e.value).split("column 'born': ", 1)[1])
-    assert len(refusals) == 1
-    msg = refusals.pop()
+    msg = _refused_alike(df, model, kw, tmp_path, "born", chunk_rows=700)
     assert msg.startswith("together with column 'year', predicts 'age' for ")
     assert "from the other rows with the same pair of values" in msg
     assert msg.endswith("expected one of them dropped, or published as sensitive, or the risk "
@@ -1563,13 +1558,7 @@ def test_columns_that_narrow_a_sensitive_one_so_far_that_its_sets_give_it_away(t
     df = _panel_years()
     model = anonset.Diversity(3)
     kw = dict(sensitive=["age", "race"], exact=["year"], other=["born", "union"])
-    refusals = set()
-    for path, run in _four_paths(df, model, kw, tmp_path, chunk_rows=700).items():
-        with pytest.raises(InputError) as e:
-            run()
-        refusals.add(str(e.value).split("column 'born': ", 1)[1])
-    assert len(refusals) == 1
-    msg = refusals.pop()
+    msg = _refused_alike(df, model, kw, tmp_path, "born", chunk_rows=700)
     assert re.match(r"together with column 'year', narrows 'age' so far that its 3-sets give it "
                     r"away: whoever reads both and a row's set names the row's 'age' for "
                     r"9\d\.\d% of the rows \(from the set alone: ", msg), msg

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFAULT_BUDGET",
-           "ValueSample", "OrderSample", "order_keys", "set_success", "hash_values", "hash_cells",
+           "ValueSample", "OrderSample", "order_keys", "set_success", "set_lambda", "hash_values", "hash_cells",
            "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
@@ -330,6 +330,20 @@ def set_success(vs: "ValueSample", d: int, eta: int, *, alone: bool = False) -> 
         rest >= k + 1, np.exp(log_comb(np.maximum(rest, k + 1), k + 1) - log_comb(big, k)),
         0.0)) / (e + 1.0)
     return float((none_above * np.where(ok, ties, 0.0) * c).sum() / c.sum())
+
+
+def set_lambda(vs: "ValueSample", d: int, eta: int, alone: float | None = None) -> tuple:
+    """(lambda, with, alone) of :func:`set_success`: the share of the errors
+    of the adversary who reads the set alone (``alone``, computed here when
+    not given) that the column(s) remove, (with - alone) / (1 - alone); NaN
+    where it cannot be told or the agreement could be chance
+    (n KL(with || alone) < ln(1 / ``GIVEN_ALPHA``))."""
+    with_ = set_success(vs, d, eta)
+    alone = set_success(vs, d, eta, alone=True) if alone is None else alone
+    if not (with_ == with_ and alone < 1.0) or \
+            int(vs.counts.sum()) * _kl(with_, alone) < -np.log(GIVEN_ALPHA):
+        return float("nan"), with_, alone
+    return (with_ - alone) / (1.0 - alone), with_, alone
 
 
 def _mix64(words: np.ndarray) -> np.ndarray:
@@ -819,13 +833,8 @@ class PassThroughCheck:
             # (over the same rows: the first of the pairs' or of one column's)
             if (t, len(cols)) not in alone_of:
                 alone_of[(t, len(cols))] = set_success(vs, d, eta, alone=True)
-            with_, alone = set_success(vs, d, eta), alone_of[(t, len(cols))]
-            if not (with_ == with_ and alone < 1.0):
-                continue
-            lam = (with_ - alone) / (1.0 - alone)
-            n = int(vs.counts.sum())
-            kl = _kl(with_, alone)
-            if lam < DETERMINES or n * kl < -np.log(GIVEN_ALPHA):
+            lam, with_, alone = set_lambda(vs, d, eta, alone_of[(t, len(cols))])
+            if not lam >= DETERMINES:
                 continue
             exact = any(c in self.exact for c in cols)
             two = len(cols) == 2

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 
 from ..passthrough import (CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of,
-                           set_success)
+                           set_lambda)
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
@@ -233,10 +233,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
         measured.add(("set", *sorted(cols), sens))
         if any((c, sens) in whole for c in cols):
             continue
-        with_, alone = set_success(s, par.d, par.eta), set_success(s, par.d, par.eta, alone=True)
-        if not (with_ == with_ and alone < 1.0):
-            continue
-        lam = (with_ - alone) / (1.0 - alone)
+        lam, with_, alone = set_lambda(s, par.d, par.eta)
         if lam >= DETERMINES and (len(cols) == 1 or s.determination()[0] < DETERMINES):
             add("set_recode", f"{'+'.join(cols)} -> {sens}", "risk", round(lam, 4),
                 f"<{DETERMINES:g}",
