@@ -157,22 +157,23 @@ def test_closeness_uses_declared_ground_and_records_it():
 def test_user_params_are_checked_against_the_model():
     from anonset.randomized.params import AttributeParams
     df = pd.DataFrame({"a": list("xxxxxxyyz"), "b": list("uvwuvwuvw")})
+    dom = {"a": list("xyz"), "b": list("uvw")}
     ok = {"a": AttributeParams("a", 1.0, 2, 3), "b": AttributeParams("b", 1.0, 2, 3)}
-    pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0, research_seed=True, sensitive=list(df.columns))
+    pub = anonset.publish(df, anonset.Diversity(2), params=ok, seed=0, research_seed=True, sensitive=list(df.columns), domains=dom)
     assert pub.params["a"].eta == 2
     weak = dict(ok, a=AttributeParams("a", 1.0, 1, 3))
     with pytest.raises(ValueError, match=r"params: column 'a': frequency-diversity needs p = 1 "
                                          r"and eta >= 2"):
-        anonset.publish(df, anonset.Diversity(2), params=weak, seed=0, research_seed=True, sensitive=list(df.columns))
+        anonset.publish(df, anonset.Diversity(2), params=weak, seed=0, research_seed=True, sensitive=list(df.columns), domains=dom)
     with pytest.raises(ValueError, match=r"missing \['b'\]"):
-        anonset.publish(df, anonset.Diversity(2), params={"a": ok["a"]}, seed=0, research_seed=True, sensitive=list(df.columns))
+        anonset.publish(df, anonset.Diversity(2), params={"a": ok["a"]}, seed=0, research_seed=True, sensitive=list(df.columns), domains=dom)
     with pytest.raises(ValueError, match=r"d = 4 but the domain has 3 values"):
-        anonset.publish(df, anonset.Diversity(2), params=dict(ok, b=AttributeParams("b", 1.0, 2, 4)), seed=0, research_seed=True, sensitive=list(df.columns))
+        anonset.publish(df, anonset.Diversity(2), params=dict(ok, b=AttributeParams("b", 1.0, 2, 4)), seed=0, research_seed=True, sensitive=list(df.columns), domains=dom)
     p_max = max_admissible_p(np.array([6, 2, 1]) / 9, 2, 0.1, Ground.equal(3))
     lenient = dict(ok, a=AttributeParams("a", min(1.0, p_max + 0.05), 2, 3))
     with pytest.raises(ValueError, match=r"params: column 'a': p = .* exceeds the largest p "
                                          r"admissible for t = 0.1"):
-        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0, research_seed=True, sensitive=list(df.columns))
+        anonset.publish(df, anonset.Closeness(0.1, ground="equal"), params=lenient, seed=0, research_seed=True, sensitive=list(df.columns), domains=dom)
 
 
 def test_optimized_closeness_params_pass_the_check():

@@ -200,7 +200,8 @@ def test_totals_and_info():
 
 def test_reconstruct_errors():
     df = pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")})
-    pub = anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True, sensitive=list(df.columns))
+    pub = anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True,
+                          sensitive=list(df.columns), domains={"a": list("xyz"), "b": list("uv")})
     with pytest.raises(ValueError, match="attributes: names 'c', which is not a published"):
         anonset.reconstruct(pub, ["a", "c"])
     with pytest.raises(ValueError, match="^method: got .magic.; expected one of em, exact_em"):

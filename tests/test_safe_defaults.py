@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 import anonset
+from anonset.randomized.params import AttributeParams
 from anonset.io.keys import derive_key, make_key, shuffled_order
 from anonset.stream import publish_file
 from anonset.cli import main as cli_main
@@ -1873,30 +1874,125 @@ def test_an_exact_qid_that_recodes_a_sensitive_column_is_named(tmp_path):
             .info["pass_through_risks"] == []
 
 
-def test_an_inferred_domain_names_the_values_one_row_alone_holds(tmp_path):
+def test_an_inferred_domain_with_values_in_one_set_alone_is_refused_on_every_path(
+        tmp_path, capsys):
     """An income column published with its domain read off the data lists
     every income that occurs, most held by one person (NMES1988: 1,897 of
-    3,015): the warning counts them, alike on every path."""
-    dd = pytest.importorskip("dask.dataframe")
-    from anonset import dask as adask
+    3,015).  That domain tells that each income is someone's, so an income
+    that lies in one published set alone is that row's, with certainty: at
+    l = 2 over 376 values in 500 rows, about 75 rows.  Every path refuses
+    it with the same line; named (`allow_rare`, `--allow-rare`), it is
+    published, and the warning, the metadata, the summary and the audit
+    (which counts the values in one set alone) name it."""
+    from anonset.cli import main
+    from anonset.randomized.rare import expected_exposed
     rng = np.random.default_rng(6)
     df = pd.DataFrame({"income": np.round(rng.lognormal(1, 1, 500), 2),
                        "job": rng.choice(list("abc"), 500)})
     counts = df["income"].value_counts()
     lone, d = int((counts == 1).sum()), len(counts)
     assert lone > 100
-    df.to_csv(tmp_path / "i.csv", index=False)
     kw = dict(sensitive=["income", "job"])
+    model = anonset.Diversity(2)
+    line = _refused_alike(df, model, kw, tmp_path, "income", chunk_rows=128)
+    par = AttributeParams("income", 1.0, 2, d, l=2)
+    x = expected_exposed(counts.to_numpy(), 500, par)
+    assert 50 < x < 110
+    assert line.startswith(f"its domain is read off the data, so each of its {d} values is "
+                           f"known to be someone's ({lone} held by one row alone)")
+    assert f"expected for {x:,.1f} of its values (in one set alone)" in line
+    assert line.endswith("expected its domain declared (domains, bins, which may list values "
+                         "nobody holds), or the risk named: allow_rare=['income']")
+    # a declared domain lifts it (it may list values nobody holds)
+    anonset.publish(df, model, domains={"income": sorted(counts.index)}, **kw)
+    # a schema whose domains were read off the data declares nothing
+    schema = anonset.Schema.infer(df, **kw)
+    with pytest.raises(InputError) as e:
+        anonset.publish(df, model, schema)
+    assert str(e.value) == "column 'income': " + line
+    # named: published, and named on every path alike
     want = f"(it lists values that one row alone holds: {lone:,} of the {d:,} of 'income')"
-    for run in (lambda: anonset.publish(df, anonset.Diversity(2), **kw),
-                lambda: publish_file(tmp_path / "i.csv", tmp_path / "o.parquet",
-                                     anonset.Diversity(2), chunk_rows=128, **kw),
-                lambda: adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
-                                      scheduler="sync", **kw)):
+    outs = {"csv": tmp_path / "o1.parquet", "parquet": tmp_path / "o2.parquet"}
+    for path, run in _four_paths(df, model, {**kw, "allow_rare": ["income"]}, tmp_path,
+                                 chunk_rows=128).items():
         with pytest.warns(anonset.InferredDomainWarning) as rec:
-            run()
+            pub = run()
+        if path in outs:
+            pub = anonset.read_parquet(outs[path])
         msg = str(rec[0].message)
         assert want in msg and "'job'" in msg.split(want)[0], msg     # job: no lone value
+        rare = pub.info["rare"]
+        assert list(rare) == ["income"]
+        assert rare["income"]["expected"] == round(x, 4) and rare["income"]["lone"] == lone
+        rep = anonset.audit(pub)
+        row = rep.checks[(rep.checks["check"] == "rare") &
+                          (rep.checks["attribute"] == "income")].iloc[0]
+        assert row["status"] == "risk" and 30 < row["value"] < 130, row
+        assert "published as the user allowed: allow_rare" in row["message"]
+        job = rep.checks[(rep.checks["check"] == "rare") & (rep.checks["attribute"] == "job")]
+        assert job["status"].tolist() == ["pass"]
+    assert not (tmp_path / "c.parquet").exists()
+    df.to_csv(tmp_path / "i.csv", index=False)
+    assert main(["anonymize", str(tmp_path / "i.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "income,job", "--l", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("or the risk named: --allow-rare income") and "\n" not in err, err
+    assert not (tmp_path / "c.parquet").exists()
+    assert main(["anonymize", str(tmp_path / "i.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "income,job", "--l", "2", "--allow-rare", "income"]) == 0
+    assert "published with values so rare that counting their sets points at their holders " \
+           "(you allowed it): income (expected" in capsys.readouterr().err
+
+
+def test_the_audit_counts_the_values_that_lie_in_one_set_alone():
+    """The audit's count from the published table alone: the values of a
+    domain read off the data that lie in fewer than L sets, counted from the
+    sets themselves (here against a count made by hand)."""
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"v": rng.integers(0, 400, 300), "j": rng.choice(list("ab"), 300)})
+    pub = anonset.publish(df, anonset.Diversity({"v": 3, "j": 2}), sensitive=["v", "j"],
+                          allow_rare=["v"])
+    dom = pub.schema["v"].domain
+    held = {x: 0 for x in dom}
+    for s in pub.sets("v"):
+        for x in s:
+            held[x] += 1
+    few = [x for x, c in held.items() if 1 <= c < 3]
+    assert few
+    row = anonset.audit(pub).checks.query("check == 'rare' and attribute == 'v'").iloc[0]
+    assert row["status"] == "risk" and row["value"] == len(few)
+    assert f"so those {sum(held[x] for x in few):,} row(s) are pointed at" in row["message"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 60), d=st.integers(2, 12), eta=st.integers(1, 12),
+       l=st.integers(2, 6), seed=st.integers(0, 10_000))
+def test_the_expected_count_of_values_in_few_sets_is_exact(n, d, eta, l, seed):
+    """Property: expected_exposed is the exact expectation of the number of
+    values that lie in at least one and fewer than L sets, under the
+    sampler's law (each holder's set holds its value; each other row's set
+    holds it with probability (eta - 1) / (d - 1)): checked against an
+    exact sum over every count of decoys by dynamic programming in
+    fractions."""
+    from fractions import Fraction
+    from math import comb
+    from anonset.randomized.rare import below, expected_exposed
+    eta = min(eta, d)
+    rng = np.random.default_rng(seed)
+    counts = np.bincount(rng.integers(0, d, n), minlength=d)
+    par = AttributeParams("v", 1.0, eta, d, l=l)
+    top = below(par)
+    q = Fraction(eta - 1, d - 1)
+    want = Fraction(0)
+    for k in counts.tolist():
+        if k == 0:
+            continue
+        m = n - k
+        # P(k + Bin(m, q) in [1, top))
+        want += sum(comb(m, i) * q ** i * (1 - q) ** (m - i)
+                    for i in range(m + 1) if 1 <= k + i < top)
+    got = expected_exposed(counts, n, par)
+    assert got == pytest.approx(float(want), rel=1e-9, abs=1e-12)
 
 
 _SENS = list("abcdefgh")

@@ -172,7 +172,7 @@ def test_schema_and_infer_options_conflict():
 def test_missing_as_category_with_inferred_domain():
     df = pd.DataFrame({"a": ["x", None, "y", "x"], "b": list("uvuv")})
     pub = anonset.publish(df, anonset.Diversity(2), missing="category", seed=0, research_seed=True,
-                          sensitive=["a", "b"])
+                          sensitive=["a", "b"], allow_rare=["a"])     # 'y', '?': one row each
     assert pub.schema["a"].domain == ("x", "y", "?")
     with pytest.raises(ValueError, match=r"column 'a': has 1 missing value"):
         anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True, sensitive=["a", "b"])

@@ -126,10 +126,11 @@ def test_large_domain_multiword_and_exact(tmp_path):
     df.to_parquet(p)
     out = tmp_path / "pub.parquet"
     model = anonset.Diversity({"big": 4, "c": 2})
+    dom = {"big": list(range(150))}       # 500 rows: declared, not read off
     publish_file(p, out, model, chunk_rows=77, seed=3, research_seed=True, exact=["sex"],
-                 sensitive=["big", "c"])
+                 sensitive=["big", "c"], domains=dom)
     ref = anonset.publish(df, model, seed=3, research_seed=True, exact=["sex"],
-                          sensitive=["big", "c"])
+                          sensitive=["big", "c"], domains=dom)
     got = anonset.read_parquet(out)
     assert got.equals(ref) and ref.mask("big").shape[1] == 3
     for method in ("em", "exact_em", "value_adding", "random"):

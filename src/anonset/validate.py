@@ -510,6 +510,51 @@ def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> 
     return clear
 
 
+def check_rare(published, params, counts: dict, n: int, allow_rare, *,
+               file=None, declare: str = "{@domains}, {@bins}") -> dict:
+    """Sensitive columns whose domains were read off the data (``counts``:
+    rows per value of each such domain) with values so rare that counting
+    the sets that hold them would point at their holders
+    (:func:`anonset.randomized.rare.expected_exposed` >= ``RARE_EXPECTED``).
+    They are refused unless named in ``allow_rare``; returns, for the named
+    ones, what is recorded in the metadata."""
+    import numpy as np
+    from .randomized.rare import RARE_EXPECTED, below, expected_exposed
+    found = {}
+    for a in published:
+        par = params.get(a.name)
+        if a.role != "sensitive" or a.name not in counts or a.d <= 1 or par.p < 1.0:
+            continue            # under p < 1 a holder's set may miss its value
+        x = expected_exposed(counts[a.name], n, par)
+        if x >= RARE_EXPECTED:
+            c = np.asarray(counts[a.name])
+            found[a.name] = {"expected": round(x, 4), "below": below(par),
+                             "lone": int((c == 1).sum()), "d": a.d}
+    refused = [c for c in found if c not in allow_rare]
+    if refused:
+        c = refused[0]
+        f = found[c]
+        lone = f" ({f['lone']:,} held by one row alone)" if f["lone"] else ""
+        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
+        raise InputError(f"its domain is read off the data, so each of its {f['d']:,} values is "
+                         f"known to be someone's{lone}: counting the sets that hold a value "
+                         f"would point at its holders, expected for {_amount(f['expected'])} of "
+                         f"its values ({_fewer(f['below'])}){also}",
+                         column=c, file=file,
+                         expected=f"its domain declared ({declare}, which may list values "
+                                  "nobody holds), or the risk named: {@allow_rare="
+                                  + repr(refused) + "}")
+    return {c: f for c, f in found.items() if c in allow_rare}
+
+
+def _fewer(top: int) -> str:
+    return "in one set alone" if top == 2 else f"in fewer than {top} sets"
+
+
+def _amount(x: float) -> str:
+    return f"{x:,.1f}" if x >= 10 else f"{x:.2g}"
+
+
 # ------------------------------------------------------- reconstruction
 #: Largest cross-tabulation reconstruct() builds, in cells.
 MAX_CELLS = 1 << 28

@@ -25,7 +25,8 @@ Examples
 --------
 >>> import pandas as pd, anonset
 >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")}),
-...                       anonset.Diversity(2), sensitive=["a", "b"])
+...                       anonset.Diversity(2), sensitive=["a", "b"],
+...                       domains={"a": list("wxyz"), "b": list("uvw")})
 >>> check_diversity(pub).ok, check_anonymity(pub).ok
 (True, True)
 """
@@ -151,7 +152,8 @@ def check_diversity(table: SetTable, l: int | Mapping[str, int] | None = None,
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")}),
-    ...                       anonset.Diversity({"a": 3, "b": 2}), sensitive=["a", "b"])
+    ...                       anonset.Diversity({"a": 3, "b": 2}), sensitive=["a", "b"],
+    ...                       domains={"a": list("xyz"), "b": list("uv")})
     >>> r = check_diversity(pub)
     >>> r.ok, r.report["bound_l"].tolist()
     (True, [3, 2])
@@ -235,7 +237,7 @@ def check_anonymity(table: SetTable, k: int | Mapping[str, int] | None = None, *
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Anonymity(2),
-    ...                       sensitive=["a"])
+    ...                       sensitive=["a"], domains={"a": list("xyz")})
     >>> check_anonymity(pub).report["bound_k"].tolist()
     [2]
     """

@@ -37,7 +37,7 @@ def membership(table: SetTable, name: str) -> np.ndarray:
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx")}), anonset.Diversity(2),
-    ...                       sensitive=["a"])
+    ...                       sensitive=["a"], domains={"a": list("xyz")})
     >>> membership(pub, "a").sum(axis=1).tolist()
     [2, 2, 2, 2]
     """
@@ -61,7 +61,8 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")}),
-    ...                       anonset.Diversity(2), sensitive=["a", "b"])
+    ...                       anonset.Diversity(2), sensitive=["a", "b"],
+    ...                       domains={"a": list("xyz"), "b": list("uv")})
     >>> len(expand(pub))                  # 4 records x 2 x 2 values
     16
     """

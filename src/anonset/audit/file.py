@@ -253,7 +253,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     >>> from anonset.audit import audit_file
     >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
     >>> path = os.path.join(tempfile.mkdtemp(), "pub.parquet")
-    >>> anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"]).to_parquet(path)
+    >>> anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"],
+    ...                 domains={"a": list("wxyz"), "b": list("uvw")}).to_parquet(path)
     >>> rep = audit_file(path, df, chunk_rows=3)
     >>> rep.conforms, rep.facts["how"]
     (True, 'in 3 chunks of up to 3 rows')

@@ -94,7 +94,7 @@ def epsilon_table(table) -> pd.DataFrame:
     --------
     >>> import pandas as pd, anonset
     >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyw")}), anonset.Diversity(2),
-    ...                       sensitive=["a"])
+    ...                       sensitive=["a"], domains={"a": list("wxyz")})
     >>> epsilon_table(pub)["epsilon"].tolist()
     [inf, inf]
     """

@@ -14,12 +14,13 @@ Examples
 --------
 >>> import pandas as pd, anonset
 >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
->>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
+>>> domains = {"a": list("wxyz"), "b": list("uvw")}
+>>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], domains=domains)
 >>> rep = audit(pub, df)
 >>> rep.conforms, rep.verdict
 (True, 'PASSED')
->>> weak = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], seed=3,
-...                        research_seed=True)
+>>> weak = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], domains=domains,
+...                        seed=3, research_seed=True)
 >>> audit(weak, df).verdict                 # a research seed is guessed at once
 'RISKS FOUND'
 """
@@ -228,7 +229,7 @@ class AuditReport:
 
 
 _RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "given_away",
-                "qi_recode", "order_recode", "set_recode", "repeat", "shared_id", "attack", "epsilon", "suppressed")
+                "qi_recode", "order_recode", "set_recode", "rare", "repeat", "shared_id", "attack", "epsilon", "suppressed")
 
 
 class Rows(list):
@@ -321,6 +322,8 @@ def model_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
         elif a.inferred:
             rows.add("domain", name, "warn", "inferred", "declared", f"{name}: the domain was "
                      "inferred from the data, so it reveals which values occur (declare it)")
+            if par.p >= 1.0:        # every holder's set holds its value
+                _risks.rare_risks(name, par, stats.w[name], table.info, rows.add)
         else:
             rows.add("domain", name, "pass", a.d, a.d, f"{name}: declared domain of {a.d} values")
         bad = stats.wrong_size[name]
@@ -592,7 +595,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     --------
     >>> import pandas as pd, anonset
     >>> df = pd.DataFrame({"a": list("xyzxyzxw"), "b": list("uvwuvwuv")})
-    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
+    >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"],
+    ...                       domains={"a": list("wxyz"), "b": list("uvw")})
     >>> rep = audit(pub, df, attack=True, n_targets=None, seed=0)
     >>> rep.conforms, sorted(rep.attack.summary["attribute"])
     (True, ['a', 'b'])

@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..passthrough import (CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of,
                            set_lambda)
 
@@ -135,6 +137,31 @@ def clear_risks(table, add) -> None:
         else:
             add("clear", name, "pass", f"p={par.p:.6g}, eta={par.eta}", "eta>1 or p<1",
                 f"{name}: not published in the clear")
+
+
+def rare_risks(name, par, w, info, add) -> None:
+    """A sensitive column whose domain was read off the data: that domain
+    tells that each of its values is someone's, so a value that lies in
+    fewer than L published sets (``w``: sets per value; L its l, or 2) points
+    at its holders (1/c > 1/l).  Seen from the published table alone; the
+    metadata's ``rare`` names the columns the user allowed (``allow_rare``)."""
+    from ..randomized.rare import below
+    top = below(par)
+    w = np.asarray(w)
+    few = (w >= 1) & (w < top)
+    named = name in ((info or {}).get("rare") or {})
+    allowed = " (published as the user allowed: allow_rare)" if named else ""
+    if few.any():
+        one = int((w == 1).sum())
+        alone = f", {one:,} of them in one set alone" if one and top > 2 else ""
+        add("rare", name, "risk", int(few.sum()), 0,
+            f"{name}: {int(few.sum()):,} value(s) of the domain read off the data lie in fewer "
+            f"than {top} sets{alone}; the domain tells that each is someone's, so those "
+            f"{int(w[few].sum()):,} row(s) are pointed at (declare the domain)" + allowed)
+    else:
+        add("rare", name, "pass", 0, 0,
+            f"{name}: every value of the domain read off the data lies in no set or in at "
+            f"least {top}" + allowed)
 
 
 def role_risks(table, add) -> None:

@@ -65,6 +65,11 @@ def register(sub) -> None:
                    help="pass-through columns or exact QIDs you accept to publish although "
                         "they recode a sensitive column (lambda >= 0.9: published as they are, "
                         "they publish it nearly in the clear); refused otherwise")
+    g.add_argument("--allow-rare", action="append", metavar="A,B",
+                   help="sensitive columns with a domain read off the data that you accept to "
+                        "publish although some values are so rare that counting the sets "
+                        "holding one points at its holders; refused otherwise (declaring the "
+                        "domain, --domain or --bins, lifts it)")
     A.add_key_options(p)
     g = p.add_argument_group("run")
     g.add_argument("--record-id", default=None, metavar="COL",
@@ -118,7 +123,7 @@ def _options(args) -> dict:
         "identifiers": A.names(args.identifier), "other": A.names(args.other),
         "drop": A.names(args.drop), "ordinal": A.names(args.ordinal),
         "allow_clear": A.names(args.allow_clear), "allow_recode": A.names(args.allow_recode),
-        "new_in_series": A.names(args.new_in_series),
+        "allow_rare": A.names(args.allow_rare), "new_in_series": A.names(args.new_in_series),
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
         "ground": A.ground_value(args.ground),
@@ -227,7 +232,7 @@ def run(args) -> int:
         missing=opts.get("missing") or "error",
         missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
-        allow_recode=opts.get("allow_recode") or (),
+        allow_recode=opts.get("allow_recode") or (), allow_rare=opts.get("allow_rare") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
@@ -281,6 +286,12 @@ def _summary(res, model, out, out_fmt) -> None:
     if clear:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
     A.warn_allowed_recodes(res.info)
+    rare = res.info.get("rare") or {}
+    if rare:
+        log.warning("published with values so rare that counting their sets points at their "
+                    "holders (you allowed it): %s", ", ".join(
+                        f"{c} (expected {f['expected']:g} values in fewer than {f['below']} sets)"
+                        for c, f in rare.items()))
     whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]
     if whole:
         log.warning("the sets of %s carry no information (each set the whole domain, as at "

@@ -37,7 +37,7 @@ FLAGS = {
     "other": "--other", "drop": "--drop", "bins": "--bins", "domains": "--domain",
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
-    "allow_recode": "--allow-recode",
+    "allow_recode": "--allow-recode", "allow_rare": "--allow-rare",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
     "new_in_series": "--new-in-series",
     "seed": "--seed",

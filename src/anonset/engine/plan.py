@@ -72,7 +72,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
                          expected="at least one row to publish")
-    attrs, counts = [], dict(stats.counts)
+    attrs, counts, inferred = [], dict(stats.counts), {}
     persistent = opts.record_id is not None
     for c in d.columns:
         cd = d.drafts[c]
@@ -83,6 +83,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         if c in stats.seen:
             dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d, stats.first_na.get(c))
             attr = attribute_of(cd, tuple(dom), inferred=True)
+            inferred[c] = cnt
             if c in d.need_counts:
                 counts[c] = cnt
         else:           # declared, or a schema's domain read off some data
@@ -98,6 +99,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                                  expected=f"a leaf {cd.missing!r} in the hierarchy (under its "
                                           "root, say), or no missing values")
             attr = attribute_of(cd, cd.domain, inferred=cd.inferred)
+            if cd.inferred and c in counts:     # a schema's domain read off some data
+                inferred[c] = counts[c]
         V.check_domain_size(attr, file=d.file)
         V.check_domain_values(attr, file=d.file)
         attrs.append(attr)
@@ -155,6 +158,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                       "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           file=d.file)
+    # a domain read off the data says each value is someone's: values so rare
+    # that counting the sets holding them points at their holders
+    rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)
     # with the sets' sizes known: columns published as they are that narrow
     # a sensitive column so far that its sets give it away
     if stats.passthrough is not None:
@@ -186,6 +192,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         **({"series": series_record(opts.prior, published)}
            if persistent and opts.prior is not None and opts.prior.persistent else {}),
         "clear": clear,
+        **({"rare": rare} if rare else {}),
         "roles": {a.name: a.role for a in source},
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},

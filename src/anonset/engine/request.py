@@ -51,6 +51,7 @@ class Options:
     params: Mapping | None = None
     allow_clear: tuple = ()
     allow_recode: tuple = ()
+    allow_rare: tuple = ()
     keep_order: bool = False
     record_id: str | None = None
     new_in_series: tuple = ()
@@ -124,6 +125,7 @@ class Options:
                        keep_order=V.check_bool(self.keep_order, "keep_order"),
                        research_seed=V.check_bool(self.research_seed, "research_seed"),
                        allow_clear=V.check_names(self.allow_clear, "allow_clear"),
+                       allow_rare=V.check_names(self.allow_rare, "allow_rare"),
                        allow_recode=V.check_names(self.allow_recode, "allow_recode"), **roles)
 
     def key_material(self):
@@ -173,9 +175,12 @@ class Draft:
 
     @property
     def need_counts(self) -> list:
-        if isinstance(self.options.model, (Closeness, DiversityCloseness)):
-            return [c.name for c in self.published if c.role == "sensitive"]
-        return []
+        """Sensitive columns whose value counts the plan reads: every one under
+        t-closeness (A_j), and a domain a schema read off some data (the
+        count of the sets that hold a rare value, :func:`check_rare`)."""
+        closeness = isinstance(self.options.model, (Closeness, DiversityCloseness))
+        return [c.name for c in self.published if c.role == "sensitive"
+                and (closeness or (c.inferred and c.domain is not None))]
 
     @property
     def stats_columns(self) -> list:
@@ -318,10 +323,11 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
                          param="sensitive", file=file, expected="at least one sensitive column")
     V.check_model_columns(opts.model, [c.name for c in published if c.role == "sensitive"],
                           [c.name for c in published])
-    for n in opts.allow_clear:
-        if n not in drafts or drafts[n].role != "sensitive":
-            raise InputError(f"names {n!r}, which is not a sensitive column", param="allow_clear",
-                             file=file, expected="sensitive columns")
+    for p in ("allow_clear", "allow_rare"):
+        for n in getattr(opts, p):
+            if n not in drafts or drafts[n].role != "sensitive":
+                raise InputError(f"names {n!r}, which is not a sensitive column", param=p,
+                                 file=file, expected="sensitive columns")
     check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
                                            if c.role in ("other", "exact")], file=file)
     return Draft(opts, cols, drafts, text, file)

@@ -171,14 +171,15 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     >>> pd.DataFrame({"job": list("abcab"), "city": list("xyxyz")}).to_csv(
     ...     os.path.join(d, "in.csv"), index=False)
     >>> seed = "a secret seed of 32 characters.."
+    >>> domains = {"job": list("abc"), "city": list("xyz")}
     >>> r = publish_file(os.path.join(d, "in.csv"), os.path.join(d, "out.parquet"),
-    ...                  anonset.Diversity(2), sensitive=["job", "city"], chunk_rows=2,
-    ...                  seed=seed)
+    ...                  anonset.Diversity(2), sensitive=["job", "city"], domains=domains,
+    ...                  chunk_rows=2, seed=seed)
     >>> r.n_rows, r.chunks, r.info["row_order"]
     (5, 3, 'shuffled')
     >>> t = anonset.read_parquet(os.path.join(d, "out.parquet"))
     >>> t.equals(anonset.publish(pd.read_csv(os.path.join(d, "in.csv")), anonset.Diversity(2),
-    ...                          sensitive=["job", "city"], seed=seed))
+    ...                          sensitive=["job", "city"], domains=domains, seed=seed))
     True
     """
     chunk_rows = _check_chunk_rows(chunk_rows)

@@ -176,7 +176,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             hierarchies: Mapping[str, Hierarchy | PathLike] | None = None,
             seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
             record_id: str | None = None, allow_clear: Iterable[str] = (),
-            allow_recode: Iterable[str] = (), keep_order: bool = False, missing: str = "error", missing_token: str = "?",
+            allow_recode: Iterable[str] = (), allow_rare: Iterable[str] = (),
+            keep_order: bool = False, missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
             params: Mapping[str, AttributeParams] | SetTable | None = None,
             new_in_series: Iterable[str] = (),
@@ -238,11 +239,20 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Pass-through columns or exact QIDs you accept to publish although
         they recode a sensitive column (predicting it from the other rows
         with the same value removes at least 90 % of the errors of guessing
-        its most common value, Goodman and Kruskal's lambda, measured on the
-        first 250,000 rows): published as they are, they publish that
-        column nearly in the clear, so such a column is refused otherwise.
-        The metadata (``pass_through_risks``, ``'allowed': True``) and the
-        audit name them.
+        its most common value, Goodman and Kruskal's lambda, measured on
+        131,072 rows drawn at random): published as they are, they publish
+        that column nearly in the clear, so such a column is refused
+        otherwise.  The metadata (``pass_through_risks``, ``'allowed':
+        True``) and the audit name them.
+    allow_rare : column names
+        Sensitive columns with a domain read off the data that you accept to
+        publish although some of its values are so rare that counting the
+        sets that hold one points at its holders: such a domain tells that
+        each of its values is someone's, and a value that lies in fewer than
+        l sets (one set, under t-closeness) gives its holders more than 1/l
+        away.  Refused otherwise where at least 0.001 values are expected
+        to; declaring the domain (``domains``, ``bins``) lifts it.  The
+        metadata (``rare``) and the audit name them.
     keep_order : bool
         Keep the input row order (by default rows come out in a keyed random
         order: a file sorted by a sensitive value would otherwise reveal it).
@@ -286,7 +296,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
     >>> df = pd.DataFrame({"name": ["Ann", "Bo", "Cy", "Di"],
     ...                    "job": ["a", "b", "c", "a"], "city": ["x", "y", "x", "z"]})
     >>> pub = anonset.publish(df, anonset.Diversity(2), identifiers=["name"],
-    ...                       sensitive=["job", "city"])
+    ...                       sensitive=["job", "city"],
+    ...                       domains={"job": ["a", "b", "c"], "city": ["x", "y", "z"]})
     >>> [len(s) for s in pub.sets("job")]
     [2, 2, 2, 2]
     >>> pub.info["row_order"], pub.info["key"]
@@ -298,7 +309,7 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
                           missing=missing, missing_token=missing_token, clip_l=clip_l,
                           params=params, allow_clear=allow_clear,
-                          allow_recode=allow_recode, keep_order=keep_order,
+                          allow_recode=allow_recode, allow_rare=allow_rare, keep_order=keep_order,
                           record_id=record_id, new_in_series=new_in_series, seed=seed,
                           research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)

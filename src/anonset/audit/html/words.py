@@ -56,6 +56,9 @@ CHECKS = {
     "set_recode": "Whether a column published unchanged (or two together) narrows a "
                   "sensitive attribute so far that the published set gives the value away "
                   "(for example the survey year and the birth year beside the age).",
+    "rare": "Whether a domain read off the data, which tells that each of its values is "
+            "someone's, holds a value so rare that it lies in fewer sets than l: then its "
+            "holders are pointed at (a value in one set alone names its holder).",
     "given_away": "Whether some values of a column published unchanged give away a sensitive "
                   "attribute for many rows (for example a relationship 'Husband' gives the "
                   "sex), although the column as a whole predicts it less.",
