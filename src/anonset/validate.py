@@ -530,6 +530,14 @@ def check_rare(published, params, counts: dict, n: int, allow_rare, *,
             c = np.asarray(counts[a.name])
             found[a.name] = {"expected": round(x, 4), "below": below(par),
                              "lone": int((c == 1).sum()), "d": a.d}
+    return refuse_rare(found, allow_rare, file=file, declare=declare)
+
+
+def refuse_rare(found: dict, allow_rare, *, file=None,
+                declare: str = "{@domains}, {@bins}") -> dict:
+    """The refusal of :func:`check_rare` (``found``: per column its
+    ``expected``, ``below``, ``lone`` and ``d``) unless every column is named
+    in ``allow_rare``; returns the named ones' records."""
     refused = [c for c in found if c not in allow_rare]
     if refused:
         c = refused[0]

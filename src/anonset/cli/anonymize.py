@@ -286,12 +286,7 @@ def _summary(res, model, out, out_fmt) -> None:
     if clear:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
     A.warn_allowed_recodes(res.info)
-    rare = res.info.get("rare") or {}
-    if rare:
-        log.warning("published with values so rare that counting their sets points at their "
-                    "holders (you allowed it): %s", ", ".join(
-                        f"{c} (expected {f['expected']:g} values in fewer than {f['below']} sets)"
-                        for c, f in rare.items()))
+    A.warn_allowed_rare(res.info)
     whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]
     if whole:
         log.warning("the sets of %s carry no information (each set the whole domain, as at "

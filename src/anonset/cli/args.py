@@ -78,6 +78,19 @@ def warn_allowed_recodes(info) -> None:
             "%s", recodes)
 
 
+def warn_allowed_rare(info) -> None:
+    """The summary's warning line for the columns with rare values of a
+    domain read off the data that the user allowed (``allow_rare``)."""
+    rare = info.get("rare") or {}
+    if rare:
+        import logging
+        logging.getLogger("anonset").warning(
+            "published with values so rare that counting their sets points at their holders "
+            "(you allowed it): %s", ", ".join(
+                f"{c} (expected {f['expected']:g} values in fewer than {f['below']} sets)"
+                for c, f in rare.items()))
+
+
 def flag(param: str, value: str | None = None, overrides=None) -> str:
     """The command-line spelling of a library parameter (and its value);
     ``overrides`` holds a subcommand's own spellings (e.g. msa's ``--sa``)."""

@@ -97,7 +97,8 @@ def cmd_anonymize(args) -> int:
                                    algorithm=args.algorithm,
                                    keep_order=bool(args.keep_order), rng=args.rng,
                                    n_threads=args.threads, missing=args.missing,
-                                   allow_recode=A.names(args.allow_recode), **key)
+                                   allow_recode=A.names(args.allow_recode),
+                                   allow_rare=A.names(args.allow_rare), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
@@ -115,6 +116,7 @@ def cmd_anonymize(args) -> int:
         A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
                               "publish these records once")
     A.warn_allowed_recodes(table.info)
+    A.warn_allowed_rare(table.info)
     if table.params[args.sensitive].says_nothing:       # l = the domain's size
         import logging
         logging.getLogger("anonset").warning(
@@ -163,6 +165,11 @@ def register(sub) -> None:
                    help="QIDs you accept to publish although they recode the sensitive column "
                         "(lambda >= 0.9: published exactly, they publish it nearly in the "
                         "clear); refused otherwise")
+    p.add_argument("--allow-rare", action="append", metavar="COL",
+                   help="the sensitive column, to accept a domain read off the data although "
+                        "some values are so rare that they are expected in fewer than l sets "
+                        "(counting them points at their holders); refused otherwise (declare "
+                        "--domain instead)")
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
     p.add_argument("--values", metavar="domain|positions|V1,V2,...",
                    help="what the ordered distance measures: 'domain' |v_i - v_j| over the "

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-__all__ = ["below", "expected_exposed", "RARE_EXPECTED"]
+__all__ = ["below", "expected_exposed", "expected_exposed_mu", "RARE_EXPECTED"]
 
 #: Publishing refuses a column whose expected number of exposed values
 #: (:func:`expected_exposed`) is at least this, unless the user names it.
@@ -78,4 +78,24 @@ def expected_exposed(counts, n: int, par) -> float:
             continue                        # its own holders' sets are enough
         c = np.convolve(_binom_head(k, r, top), _binom_head(n - k, q, top))[:top]
         total += m * float(c[1:].sum())
+    return total
+
+
+def expected_exposed_mu(counts, mu, top: int) -> float:
+    """As :func:`expected_exposed` where every holder's set holds its value
+    and the other rows' sets hold value v ``mu[v]`` times on average, by
+    many small independent chances (paper 001's dummies): the count of
+    decoys is taken as Poisson(mu[v]), whose lower tail bounds the exact
+    one's from above (P(X = 0) = prod(1 - q_i) <= exp(-sum q_i))."""
+    counts = np.asarray(counts, dtype=np.int64)
+    mu = np.asarray(mu, dtype=float)
+    total = 0.0
+    for k, m in zip(counts.tolist(), mu.tolist()):
+        if k <= 0 or k >= top:
+            continue
+        # P(X <= top - 1 - k), X ~ Poisson(m)
+        i = np.arange(top - k)
+        logp = -m + i * math.log(m) - np.array([math.lgamma(j + 1) for j in i]) if m > 0 \
+            else np.where(i == 0, 0.0, -np.inf)
+        total += float(np.exp(logp).sum())
     return total

@@ -291,6 +291,31 @@ def semantic_sets(codes, distance: SemanticDistance, l: int, d: float, *,
         raise
 
 
+#: Sets drawn per occurring value to estimate where its dummies fall
+#: (:func:`decoy_means`), under a fixed key: the same data, the same estimate.
+DECOY_DRAWS = 1024
+_DECOY_KEY = b"anonset: where semantic dummies fall (rare.py) v1."[:32]
+
+
+def decoy_means(counts, distance: SemanticDistance, l: int, d: float, *,
+                algorithm: str = "simple", draws: int = DECOY_DRAWS) -> np.ndarray:
+    """mu[v]: how many published sets of the rows that do not hold v are
+    expected to hold v as a dummy, for a table with ``counts[u]`` rows of
+    each value u: sum over u != v of counts[u] times the share of ``draws``
+    sets drawn for u (under a fixed key, so the estimate is a function of
+    the data) that hold v.  For :func:`anonset.randomized.rare.expected_exposed_mu`."""
+    from ..audit.masks import value_counts
+    counts = np.asarray(counts, dtype=np.int64)
+    mu = np.zeros(distance.F)
+    for u in np.flatnonzero(counts).tolist():
+        m = semantic_sets(np.full(draws, u, dtype=np.int32), distance, l, d,
+                          algorithm=algorithm, key=_DECOY_KEY, attr=u)
+        share = value_counts(m, distance.F) / draws
+        share[u] = 0.0
+        mu += counts[u] * share
+    return mu
+
+
 def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarray:
     """(n,) bool: the set has exactly l values, pairwise at distance >= d."""
     masks = np.asarray(masks, dtype=np.uint64).reshape(len(masks), (distance.F + 63) // 64)
@@ -358,7 +383,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None, missing: str | None = None,
-                     allow_recode: Sequence[str] = ()) -> SetTable:
+                     allow_recode: Sequence[str] = (), allow_rare: Sequence[str] = ()) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
@@ -387,7 +412,12 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         come out in a keyed random order unless ``keep_order``).
     allow_recode : QIDs you accept to publish although they recode the
         sensitive column (as :func:`anonset.publish`'s ``allow_recode``:
-        lambda >= 0.9 over the first 250,000 rows); refused otherwise.
+        lambda >= 0.9 over 131,072 rows drawn at random); refused otherwise.
+    allow_rare : ``[sensitive]`` to accept a domain read off the data although
+        some of its values are so rare that they are expected in fewer than
+        l sets (as :func:`anonset.publish`'s ``allow_rare``; where the dummies
+        fall is estimated from 1,024 sets drawn per value under a fixed key);
+        refused otherwise.  Declaring ``domain`` lifts it.
     missing : None (default) or 'drop'
         A missing cell in the sensitive column or a QID is refused by
         default; 'drop' leaves those rows out of the release
@@ -424,6 +454,11 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     check_word_names([sensitive, *qids], [sensitive, *qids])
     from ..passthrough import check_allow_recode, check_passthrough
     allow_recode = check_allow_recode(allow_recode, qids)
+    allow_rare = check_names(allow_rare, "allow_rare")
+    for c in allow_rare:
+        if c != sensitive:
+            raise InputError(f"names {c!r}, which is not the sensitive column",
+                             param="allow_rare", expected=f"[{sensitive!r}] or nothing")
     # an exact QID that recodes the sensitive column publishes it: refused
     # unless named (before any work)
     recodes = check_passthrough(frame, [], [sensitive], list(qids), allow_recode=allow_recode)
@@ -466,6 +501,18 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     codes = encode_column(frame[sensitive], sattr)
     _kernel_args(distance, l, d, algorithm)
     check_feasible(distance, l, d, codes, sattr.domain)
+    rare = {}
+    if inferred and sattr.d > 1:
+        # the domain says each value is someone's: a value in fewer than l
+        # sets points at its holders (randomized/rare.py)
+        from .rare import RARE_EXPECTED, expected_exposed_mu
+        from ..validate import refuse_rare
+        cnt = np.bincount(codes, minlength=sattr.d)
+        x = expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d, algorithm=algorithm), l)
+        found = {sensitive: {"expected": round(x, 4), "below": max(2, l),
+                             "lone": int((cnt == 1).sum()), "d": sattr.d}} \
+            if x >= RARE_EXPECTED else {}
+        rare = refuse_rare(found, allow_rare, declare="{@domain}, {@hierarchy}")
     key = make_key(seed, research_seed=research_seed)
     attrs, masks, params = [], {}, {}
     for q in qids:
@@ -496,7 +543,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
             "missing": missing_record, "shared_ids": shared,
-            "pass_through_risks": recodes, "anonset": __version__}
+            "pass_through_risks": recodes, **({"rare": rare} if rare else {}),
+            "anonset": __version__}
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
     if keep_order:
         return table
