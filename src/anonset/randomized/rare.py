@@ -85,8 +85,9 @@ def expected_exposed_mu(counts, mu, top: int) -> float:
     """As :func:`expected_exposed` where every holder's set holds its value
     and the other rows' sets hold value v ``mu[v]`` times on average, by
     many small independent chances (paper 001's dummies): the count of
-    decoys is taken as Poisson(mu[v]), whose lower tail bounds the exact
-    one's from above (P(X = 0) = prod(1 - q_i) <= exp(-sum q_i))."""
+    decoys is taken as Poisson(mu[v]), the law of many small chances, which
+    errs toward refusing where it matters most: P(X = 0) = prod(1 - q_i) <=
+    exp(-sum q_i), the Poisson figure."""
     counts = np.asarray(counts, dtype=np.int64)
     mu = np.asarray(mu, dtype=float)
     total = 0.0
