@@ -2168,3 +2168,44 @@ def test_integer_record_ids_hash_as_their_decimal_text(ids):
     assert np.array_equal(K.checked_record_hashes(vals, text=False, column="rid"), by_text)
     assert np.array_equal(K.record_hashes(np.asarray([str(v) for v in ids], dtype=object)),
                           by_text)
+
+
+@pytest.mark.parametrize("method", ["lgb", "msa"])
+def test_a_partition_audit_with_the_original_measures_the_recodes_again(method, tmp_path):
+    """The audit of an lgb or msa release used to show the recodes as
+    recorded at publishing, even with the original at hand.  With it, the
+    columns published as they are are measured again (as publishing
+    measures them): a row number of a file sorted by age, allowed, is a
+    risk measured now; a column that recodes nothing passes."""
+    from anonset.audit.partition import audit_partition
+    from anonset.audit.html.release import open_release
+    from anonset.partition.msa.result import anonymize_msa
+    rng = np.random.default_rng(12)
+    n = 800
+    df = pd.DataFrame({"age": np.sort(rng.integers(20, 70, n)), "town": rng.choice(list("xyz"), n),
+                       "job": rng.permutation(np.resize(list("abcd"), n)),
+                       "note": rng.choice(list("pqrs"), n)})
+    df["rownum"] = np.arange(n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", anonset.PassThroughWarning)
+        if method == "lgb":
+            res = anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2,
+                                  other=["rownum", "note"], allow_recode=["rownum"])
+        else:
+            res = anonymize_msa(df, ["age", "town"], ["job"], 4, 0.5, other=["rownum", "note"],
+                                allow_recode=["rownum"])
+    out = tmp_path / "pub.parquet"
+    res.write(out)
+    rel = open_release(out)
+    alone = audit_partition(rel).report.checks
+    row = alone[alone["check"] == "order_recode"].iloc[0]
+    assert row["status"] == "risk" and "when the release was made" in row["message"]
+    rep = audit_partition(rel, df).report.checks
+    order = rep[rep["check"] == "order_recode"]
+    assert len(order) == 1, order
+    row = order.iloc[0]
+    assert row["attribute"] == "rownum -> age" and row["status"] == "risk"
+    assert row["message"].endswith("(measured with the original) (published as the user "
+                                   "allowed: allow_recode)"), row["message"]
+    note = rep[(rep["check"] == "recode") & (rep["attribute"] == "note")]
+    assert note["status"].tolist() == ["pass"], note

@@ -86,7 +86,40 @@ def _scanned(meta: dict) -> dict:
     return m
 
 
-def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
+def _as_is_and_targets(meta: dict) -> tuple:
+    """A partition release's columns published as they are (pass-through
+    columns, an ID column), the attributes a recode would give away, and
+    the QIs it generalizes."""
+    ids = meta.get("ids")
+    idcol = [ids[len("column "):].strip("'\"")] if isinstance(ids, str) and \
+        ids.startswith("column ") else []
+    as_is = list(meta.get("pass_through") or ()) + idcol
+    model = meta.get("model") or {}
+    if "attributes" in model:                                   # lgb
+        roles = model["attributes"]
+        qi = [a for a, r in roles.items() if r == "qi"]
+        targets = [a for a, r in roles.items() if r != "qi"]
+    else:                                                       # msa
+        qi = list(model.get("quasi_identifiers") or ())
+        targets = list(model.get("sensitive") or ())
+    return as_is, targets, qi
+
+
+def _recode_risks(meta: dict, original, rows: Rows) -> set:
+    """With the original: what publishing measured, measured again."""
+    from ..passthrough import passthrough_findings
+    from .risks import allowed_recodes, measured_recode_risks
+    as_is, targets, qi = _as_is_and_targets(meta)
+    as_is = [c for c in as_is if c in original.columns]
+    targets = [c for c in targets if c in original.columns]
+    qi = [c for c in qi if c in original.columns]
+    if not as_is or not (targets or qi):
+        return set()
+    found = passthrough_findings(original, as_is, targets, generalized=qi)
+    return measured_recode_risks(found, as_is, allowed_recodes(meta), rows.add)
+
+
+def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -> None:
     leaks = secrets_in(_scanned(meta))
     rows.add("metadata", "-", "fail" if leaks else "pass", leaks or None, "no key or seed",
              f"metadata: possible key material at {leaks}" if leaks else
@@ -123,7 +156,8 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows) -> None:
                 ids[c] = ValueSample(None)
                 ids[c].add(hash_cells(frame[c]))
         passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add)
-    recorded_recode_risks(meta, {}, rows.add)
+    measured = _recode_risks(meta, original, rows) if original is not None else set()
+    recorded_recode_risks(meta, measured, rows.add)
 
 
 def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:
@@ -386,7 +420,7 @@ def audit_partition(release, original=None) -> PartitionAudit:
     sizes, attack, utility, attrs = run(meta, frame, original, rows)
     for r in attack:
         _attack_row(rows, r)
-    _release_risks(meta, frame, rows)
+    _release_risks(meta, frame, rows, original)
     report = AuditReport(rows.frame(), with_data=original is not None,
                          facts={"rows": len(frame), "how": "in memory"})
     return PartitionAudit(report, sizes, pd.DataFrame(attack), utility, pd.DataFrame(attrs))

@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from ..passthrough import (CHECK_ROWS, DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, columns_of,
+from ..passthrough import (DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, SAMPLE_ROWS, columns_of,
                            set_lambda)
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
@@ -284,18 +284,65 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
     return measured
 
 
+#: Which rows publishing measured a recode on (a pair over at most
+#: ``JOINT_ROWS`` of them).
+_ROWS_READ = f"on {SAMPLE_ROWS:,} of its rows drawn at random at most"
+
+
+def measured_recode_risks(found, as_is, allowed, add) -> set:
+    """The findings of :func:`anonset.passthrough.passthrough_findings` made
+    on the original by an audit (a partition release's columns published
+    as they are, ``as_is``): a risk row per recode, measured now, and a
+    pass row per column that recodes nothing; returns what was measured
+    (:func:`recorded_recode_risks` leaves those to this)."""
+    measured, hit = set(), set()
+    for f in found:
+        check = f.get("check")
+        if check in (None, "identifier"):
+            continue
+        cols = columns_of(f)
+        hit.update(cols)
+        named = (" (published as the user allowed: allow_recode)"
+                 if set(cols) <= set(allowed) else "")
+        target = f.get("sensitive", f.get("qi"))
+        label = "+".join(cols)
+        if check == "given_away":
+            for sens, share in zip(f["sensitive"], f["value"]):
+                measured.add((f["column"], sens))
+                add("given_away", f"{label} -> {sens}", "risk", round(float(share), 4),
+                    f"<{GIVEN_SHARE:g}", f"{f['message']} (measured with the original)")
+            continue
+        key = {"recode": (f["column"], target) if len(cols) == 1 else
+               ("joint", *sorted(cols), target),
+               "order_recode": ("order", f["column"], target),
+               "set_recode": ("set", *sorted(cols), target),
+               "qi_recode": ("qi", *sorted(cols), target)}.get(check)
+        if key is not None:
+            measured.add(key)
+        add(check, f"{label} -> {target}", "risk", round(float(f["value"]), 4),
+            f"<{DETERMINES:g}", f"{f['message']} (measured with the original)" + named)
+    for c in as_is:
+        if c not in hit:
+            add("recode", c, "pass", None, f"<{DETERMINES:g}",
+                f"{c}: measured with the original, it recodes no attribute of the release "
+                "(by its values, its order, or with another column)")
+    return measured
+
+
 def recorded_recode_risks(info, measured, add) -> None:
-    """Recodes found at publishing (``info['pass_through_risks']``, on the
-    first rows) that this audit did not measure itself (it measures a recode
+    """Recodes found at publishing (``info['pass_through_risks']``, on rows
+    drawn at random) that this audit did not measure itself (it measures a recode
     only with the original data): named, so that an audit of the release
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
         named = " (published as the user allowed: allow_recode)" if f.get("allowed") else ""
         if f.get("check") == "qi_recode":
             col, qi, lam = "+".join(columns_of(f)), f["qi"], float(f["value"])
+            if ("qi", *sorted(columns_of(f)), qi) in measured:
+                continue
             add("qi_recode", f"{col} -> {qi}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{col} -> {qi}: lambda {lam:.3f}, measured on the original when the release "
-                f"was made (its first {CHECK_ROWS:,} rows at most); published beside the "
+                f"was made ({_ROWS_READ}); published beside the "
                 f"generalized QI {qi}, it gives {qi} at its exact values, and whoever knows a "
                 "person's QIs finds their row inside its group" + named)
             continue
@@ -308,7 +355,7 @@ def recorded_recode_risks(info, measured, add) -> None:
                 f"{'+'.join(cols)} -> {sens}: whoever reads {' and '.join(cols)} and a row's set "
                 f"names the row's {sens} for {float(f.get('success', float('nan'))):.1%} of the "
                 f"rows (lambda {lam:.3f} against the set alone), measured on the original when "
-                f"the release was made (its first {CHECK_ROWS:,} rows at most); it publishes "
+                f"the release was made ({_ROWS_READ}); it publishes "
                 f"{sens} nearly in the clear" + named)
             continue
         if f.get("check") == "order_recode":
@@ -318,8 +365,8 @@ def recorded_recode_risks(info, measured, add) -> None:
                 continue
             add("order_recode", f"{col} -> {target}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{col} -> {target}: sorted by {col}, adjacent rows hold the same {target} "
-                f"(lambda {lam:.3f}), measured on the original when the release was made (its "
-                f"first {CHECK_ROWS:,} rows at most); the sets of a run of rows in that order "
+                f"(lambda {lam:.3f}), measured on the original when the release was made "
+                f"({_ROWS_READ}); the sets of a run of rows in that order "
                 f"intersect to their value, so it publishes {target} nearly in the clear" + named)
             continue
         if f.get("check") == "given_away":
@@ -330,8 +377,8 @@ def recorded_recode_risks(info, measured, add) -> None:
                 add("given_away", f"{col} -> {sens}", "risk", round(float(share), 4),
                     f"<{GIVEN_SHARE:g}",
                     f"{col} -> {sens}: values of {col} give {sens} away for {float(share):.1%} "
-                    f"of the rows, measured on the original when the release was made (its "
-                    f"first {CHECK_ROWS:,} rows at most); it publishes those rows' {sens} "
+                    f"of the rows, measured on the original when the release was made "
+                    f"({_ROWS_READ}); it publishes those rows' {sens} "
                     "nearly in the clear")
             continue
         if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured or \
@@ -340,7 +387,7 @@ def recorded_recode_risks(info, measured, add) -> None:
         col, sens, lam = "+".join(columns_of(f)), f["sensitive"], float(f["value"])
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
-            f"made (its first {CHECK_ROWS:,} rows at most); it publishes {sens} nearly in the "
+            f"made ({_ROWS_READ}); it publishes {sens} nearly in the "
             "clear" + named)
 
 
