@@ -307,12 +307,16 @@ def decoy_means(counts, distance: SemanticDistance, l: int, d: float, *,
     from ..audit.masks import value_counts
     counts = np.asarray(counts, dtype=np.int64)
     mu = np.zeros(distance.F)
-    for u in np.flatnonzero(counts).tolist():
-        m = semantic_sets(np.full(draws, u, dtype=np.int32), distance, l, d,
-                          algorithm=algorithm, key=_DECOY_KEY, attr=u)
-        share = value_counts(m, distance.F) / draws
-        share[u] = 0.0
-        mu += counts[u] * share
+    values = np.flatnonzero(counts)
+    step = max(1, (1 << 18) // draws)            # values per kernel call: <= 2^18 sets
+    for i in range(0, values.size, step):
+        part = values[i:i + step]
+        m = semantic_sets(np.repeat(part, draws).astype(np.int32), distance, l, d,
+                          algorithm=algorithm, key=_DECOY_KEY, row0=int(i) * draws)
+        for j, u in enumerate(part.tolist()):
+            share = value_counts(m[j * draws:(j + 1) * draws], distance.F) / draws
+            share[u] = 0.0
+            mu += counts[u] * share
     return mu
 
 
@@ -508,7 +512,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         from .rare import RARE_EXPECTED, expected_exposed_mu
         from ..validate import refuse_rare
         cnt = np.bincount(codes, minlength=sattr.d)
-        x = expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d, algorithm=algorithm), l)
+        x = expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d, algorithm=algorithm),
+                                max(2, l))
         found = {sensitive: {"expected": round(x, 4), "below": max(2, l),
                              "lone": int((cnt == 1).sum()), "d": sattr.d}} \
             if x >= RARE_EXPECTED else {}
