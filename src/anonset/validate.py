@@ -518,18 +518,15 @@ def check_rare(published, params, counts: dict, n: int, allow_rare, *,
     (:func:`anonset.randomized.rare.expected_exposed` >= ``RARE_EXPECTED``).
     They are refused unless named in ``allow_rare``; returns, for the named
     ones, what is recorded in the metadata."""
-    import numpy as np
-    from .randomized.rare import RARE_EXPECTED, below, expected_exposed
+    from .randomized.rare import below, expected_exposed, finding
     found = {}
     for a in published:
         par = params.get(a.name)
         if a.role != "sensitive" or a.name not in counts or a.d <= 1 or par.p < 1.0:
             continue            # under p < 1 a holder's set may miss its value
-        x = expected_exposed(counts[a.name], n, par)
-        if x >= RARE_EXPECTED:
-            c = np.asarray(counts[a.name])
-            found[a.name] = {"expected": round(x, 4), "below": below(par),
-                             "lone": int((c == 1).sum()), "d": a.d}
+        f = finding(expected_exposed(counts[a.name], n, par), below(par), counts[a.name])
+        if f is not None:
+            found[a.name] = f
     return refuse_rare(found, allow_rare, file=file, declare=declare)
 
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-__all__ = ["below", "expected_exposed", "expected_exposed_mu", "RARE_EXPECTED"]
+__all__ = ["below", "expected_exposed", "expected_exposed_mu", "finding", "RARE_EXPECTED"]
 
 #: Publishing refuses a column whose expected number of exposed values
 #: (:func:`expected_exposed`) is at least this, unless the user names it.
@@ -100,3 +100,14 @@ def expected_exposed_mu(counts, mu, top: int) -> float:
             else np.where(i == 0, 0.0, -np.inf)
         total += float(np.exp(logp).sum())
     return total
+
+
+def finding(expected: float, top: int, counts) -> dict | None:
+    """What publishing records of a column (``info['rare']``) and its
+    refusal names: the expected count, L, the values one row alone holds
+    and the domain's size; None below ``RARE_EXPECTED``."""
+    if expected < RARE_EXPECTED:
+        return None
+    c = np.asarray(counts)
+    return {"expected": round(expected, 4), "below": top, "lone": int((c == 1).sum()),
+            "d": int(c.size)}

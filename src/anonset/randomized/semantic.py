@@ -509,14 +509,13 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     if inferred and sattr.d > 1:
         # the domain says each value is someone's: a value in fewer than l
         # sets points at its holders (randomized/rare.py)
-        from .rare import RARE_EXPECTED, expected_exposed_mu
+        from .rare import expected_exposed_mu, finding
         from ..validate import refuse_rare
         cnt = np.bincount(codes, minlength=sattr.d)
-        x = expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d, algorithm=algorithm),
-                                max(2, l))
-        found = {sensitive: {"expected": round(x, 4), "below": max(2, l),
-                             "lone": int((cnt == 1).sum()), "d": sattr.d}} \
-            if x >= RARE_EXPECTED else {}
+        top = max(2, l)
+        f = finding(expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d,
+                                                         algorithm=algorithm), top), top, cnt)
+        found = {} if f is None else {sensitive: f}
         rare = refuse_rare(found, allow_rare, declare="{@domain}, {@hierarchy}")
     key = make_key(seed, research_seed=research_seed)
     attrs, masks, params = [], {}, {}
