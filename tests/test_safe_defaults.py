@@ -1903,6 +1903,12 @@ def test_an_inferred_domain_with_values_in_one_set_alone_is_refused_on_every_pat
     assert f"expected for {x:,.1f} of its values (in one set alone)" in line
     assert line.endswith("expected its domain declared (domains, bins, which may list values "
                          "nobody holds), or the risk named: allow_rare=['income']")
+    # the expectation is the sampler's: the values in one set alone over 20
+    # releases average x within 4 standard errors (each count's variance <= x)
+    from anonset.audit.masks import value_counts
+    alone = [int((value_counts(anonset.publish(df, model, allow_rare=["income"], **kw)
+                               .mask("income"), d) == 1).sum()) for _ in range(20)]
+    assert abs(np.mean(alone) - x) <= 4 * np.sqrt(x / 20), (np.mean(alone), x)
     # a declared domain lifts it (it may list values nobody holds)
     anonset.publish(df, model, domains={"income": sorted(counts.index)}, **kw)
     # a schema whose domains were read off the data declares nothing
