@@ -1260,16 +1260,19 @@ def _stops_like(n=3000, seed=7):
                          "race": race, "problem": rng.choice(["p", "q"], n)})
 
 
-def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_path(
+def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_refused_on_every_path(
         tmp_path, capsys):
     """MplsStops: `--other preRace` (and MDC, personSearch, ...) beside race
     as an l = 3 set.  Where no person was recorded, every one of those
     columns is missing on the very rows where race is: 15.8 % of the rows
     have their race given away by one value, while each column's lambda
     over all rows (0.22-0.41) stayed under the recode check's 0.9, so
-    publishing said nothing.  A value that gives a sensitive value away for
-    at least 1 % of the rows is now named on every path, recorded, and
-    reported by the audit, with or without the original."""
+    publishing said nothing; then it warned and published.  Those rows'
+    race is published nearly in the clear, so a value that gives a
+    sensitive value away for at least 1 % of the rows is now refused like a
+    recode on every path, with the same line, unless the column is named
+    (`allow_recode`, `--allow-recode`); the metadata, the summary and the
+    audit, with or without the original, then name it."""
     from anonset.cli import main
     from anonset.passthrough import ValueSample, hash_values
     df = _stops_like()
@@ -1280,26 +1283,33 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_
     share = round(float((df["status"] == "none").mean()), 4)
     kw = dict(sensitive=["race", "problem"], exact=["precinct"], other=["status"])
     model = anonset.Diversity(2)
+    line = _refused_alike(df, model, kw, tmp_path, "status", chunk_rows=700)
+    assert line.startswith(f"is a pass-through column some of whose values give away 'race' "
+                           f"for {share:.1%} of the rows"), line
+    assert line.endswith("it would publish those rows' 'race' nearly in the clear; expected it "
+                         "dropped, or published as sensitive, or the risk named: "
+                         "allow_recode=['status']"), line
     want = [{"check": "given_away", "column": "status", "sensitive": ["race"],
-             "value": [share]}]
-    runs = _four_paths(df, model, kw, tmp_path, chunk_rows=700)
-    messages = set()
-    for path, run in runs.items():
-        with pytest.warns(anonset.PassThroughWarning) as rec:
+             "value": [share], "allowed": True}]
+    outs = {"csv": tmp_path / "o1.parquet", "parquet": tmp_path / "o2.parquet"}
+    for path, run in _four_paths(df, model, {**kw, "allow_recode": ["status"]}, tmp_path,
+                                 chunk_rows=700).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.PassThroughWarning)   # named: no warning
             pub = run()
+        if path in outs:
+            pub = anonset.read_parquet(outs[path])
         assert pub.info["pass_through_risks"] == want, path
-        messages |= {str(w.message) for w in rec
-                     if issubclass(w.category, anonset.PassThroughWarning)}
-    assert len(messages) == 1, messages
-    assert f"'status': some of its values give away 'race' for {share:.1%} of the rows" in \
-        messages.pop()
-    pub = anonset.publish(df, model, **kw)
+    pub = anonset.publish(df, model, allow_recode=["status"], **kw)
     alone = anonset.audit(pub).checks.query("check == 'given_away'")
     assert list(alone["attribute"]) == ["status -> race"] and (alone["status"] == "risk").all()
+    assert alone["message"].iloc[0].endswith("(published as the user allowed: allow_recode)")
     both = anonset.audit(pub, df).checks.query("check == 'given_away'").set_index("attribute")
     assert list(both.index) == ["status -> race", "status -> problem"]
     assert both.loc["status -> race", "status"] == "risk"
     assert both.loc["status -> race", "value"] == pytest.approx(share)
+    assert both.loc["status -> race", "message"].endswith(
+        "(published as the user allowed: allow_recode)")
     assert both.loc["status -> problem", "status"] == "pass"
     # published as an exact QID (paper 004), the attack's part, not this check's
     with warnings.catch_warnings():
@@ -1307,13 +1317,17 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_named_on_every_
         quiet = anonset.publish(df, model, sensitive=["race", "problem"],
                                 exact=["precinct", "status"])
     assert quiet.info["pass_through_risks"] == []
-    # the command line prints it once
+    # the command line: one line and exit 2; named, the summary says so
     capsys.readouterr()
-    assert main(["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
-                 "--sensitive", "race,problem", "--exact", "precinct", "--other", "status",
-                 "--l", "2"]) == 0
+    args = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+            "--sensitive", "race,problem", "--exact", "precinct", "--other", "status", "--l", "2"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("or the risk named: --allow-recode status") and "\n" not in err, err
+    assert not (tmp_path / "c.parquet").exists()
+    assert main(args + ["--allow-recode", "status"]) == 0
     err = capsys.readouterr().err
-    assert err.count("'status': some of its values give away 'race'") == 1, err
+    assert f"(you allowed it): status -> race ({share:.1%} of the rows)" in err, err
 
 
 def test_the_pass_through_check_draws_its_rows_from_the_whole_table(monkeypatch, tmp_path):
@@ -2035,8 +2049,9 @@ def test_the_publishing_check_measures_what_the_audit_measures(n, k, noise, grou
     risky = measured[measured["status"] == "risk"]
     assert set(found) == set(risky.index)
     # refused unless named exactly when a recode is found (the first named);
-    # without one, a column that recodes the job by its order or narrows it
-    # so far that its 2-sets give it away is refused too
+    # without one, a column that recodes the job by its order, narrows it so
+    # far that its 2-sets give it away, or gives it away through some of its
+    # values is refused too
     from anonset.passthrough import REFUSED_CHECKS
     others = [f["column"] for f in pub.info["pass_through_risks"]
               if f["check"] in REFUSED_CHECKS]

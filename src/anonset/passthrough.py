@@ -790,11 +790,13 @@ class PassThroughCheck:
         for f in out:
             if f["check"] == "given_away":
                 found = away[f["column"]]
+                shares = [(a, v) for a, v, _ in found]
+                at = where + _sampled(found[0][2])
                 f.update({"sensitive": [a for a, _, _ in found],
                           "value": [round(v, 4) for _, v, _ in found],
-                          "message": given_away_message(
-                              f["column"], [(a, v) for a, v, _ in found],
-                              where + _sampled(found[0][2]))})
+                          "why": given_away_message(f["column"], shares, at, why=True),
+                          "remedy": "it dropped, or published as sensitive",
+                          "message": given_away_message(f["column"], shares, at)})
         return out
 
     def _where(self, rows: int) -> str:
@@ -816,7 +818,7 @@ class PassThroughCheck:
         leave one of the two candidates for 98.9 % of the rows."""
         self._measure()
         named = {(tuple(columns_of(f)), f.get("sensitive")) for f in found
-                 if f["check"] in REFUSED_CHECKS}
+                 if f["check"] in REFUSED_CHECKS and f["check"] != "given_away"}
         named |= {((c,), t) for (cols, t) in list(named) for c in cols}
         out = []
         alone_of = {}         # the adversary who reads the set alone, per attribute
@@ -908,21 +910,32 @@ def _pair_hash(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
     return ha ^ _mix64(hb)
 
 
+def target_of(finding: dict) -> str:
+    """What a finding gives away: its sensitive column or QI (the columns of
+    a ``given_away`` finding, joined)."""
+    t = finding.get("sensitive", finding.get("qi"))
+    return "+".join(map(str, t)) if isinstance(t, list) else str(t)
+
+
 def columns_of(finding: dict) -> list:
     """The columns a finding is about: one, or two measured together."""
     return [finding["column"]] + ([finding["with"]] if finding.get("with") else [])
 
 
-def given_away_message(col: str, found: list, where: str = "") -> str:
-    """The warning for :meth:`ValueSample.given_away` of one column:
-    ``found`` = [(sensitive attribute, share of the rows)]."""
+def given_away_message(col: str, found: list, where: str = "", *, why: bool = False) -> str:
+    """The message for :meth:`ValueSample.given_away` of one column:
+    ``found`` = [(sensitive attribute, share of the rows)]; ``why``: the
+    refusal's words instead (what it would publish, no remedy)."""
     what = " and ".join(f"{a!r} for {v:.1%} of the rows" for a, v in found)
     names = " and ".join(repr(a) for a, _ in found)
-    return (f"pass-through column {col!r}: some of its values give away {what}{where} (at "
-            f"least {DETERMINES:.0%} of the rows with such a value share one value of "
-            f"{names}, far beyond its share overall, although the column as a whole predicts "
-            f"less): published unchanged, it publishes those rows' {names} nearly in the clear; "
-            "drop it, or publish it as sensitive")
+    core = (f"give away {what}{where} (at least {DETERMINES:.0%} of the rows with such a "
+            f"value share one value of {names}, far beyond its share overall, although the "
+            "column as a whole predicts less): published unchanged, it ")
+    if why:
+        return (f"is a pass-through column some of whose values {core}would publish those "
+                f"rows' {names} nearly in the clear")
+    return (f"pass-through column {col!r}: some of its values {core}publishes those rows' "
+            f"{names} nearly in the clear; drop it, or publish it as sensitive")
 
 
 def recorded(found: list) -> list:
@@ -932,10 +945,11 @@ def recorded(found: list) -> list:
 
 #: Findings that publish what the model protects nearly in the clear: a
 #: column published as it is (or two together) that recodes a sensitive
-#: column or a generalized QI, by its values or by its order, or narrows a
-#: sensitive column so far that its sets give it away.  Refused unless
-#: every column of the finding is named in ``allow_recode``.
-REFUSED_CHECKS = ("recode", "qi_recode", "order_recode", "set_recode")
+#: column or a generalized QI, by its values or by its order, narrows a
+#: sensitive column so far that its sets give it away, or has values that
+#: give a sensitive value away for at least ``GIVEN_SHARE`` of the rows.
+#: Refused unless every column of the finding is named in ``allow_recode``.
+REFUSED_CHECKS = ("recode", "qi_recode", "order_recode", "set_recode", "given_away")
 
 
 def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -> list:
@@ -951,8 +965,7 @@ def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -
     if refused:
         f = refused[0]
         cols = list(dict.fromkeys(c for g in refused for c in columns_of(g)))
-        more = [f"{'+'.join(columns_of(g))} -> {g.get('sensitive', g.get('qi'))}"
-                for g in refused[1:]]
+        more = [f"{'+'.join(columns_of(g))} -> {target_of(g)}" for g in refused[1:]]
         what = f["why"] + (f" (and {', '.join(more)})" if more else "")
         raise InputError(what, column=f["column"], file=file,
                          expected=f"{f['remedy']}, or the risk named: {{@allow_recode="

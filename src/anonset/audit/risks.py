@@ -218,7 +218,9 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
             f"{col} -> {sens}: {groups} value(s) of {col} give {sens} away (at least "
             f"{DETERMINES:.0%} of their rows share one {sens}, far beyond its share overall) "
             f"for {share:.1%} of the rows{_sampled(s)}" +
-            (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else ""))
+            (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else "") +
+            (" (published as the user allowed: allow_recode)"
+             if st == "risk" and col in allowed else ""))
 
 
 def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
@@ -310,7 +312,7 @@ def measured_recode_risks(found, as_is, allowed, add) -> set:
             for sens, share in zip(f["sensitive"], f["value"]):
                 measured.add((f["column"], sens))
                 add("given_away", f"{label} -> {sens}", "risk", round(float(share), 4),
-                    f"<{GIVEN_SHARE:g}", f"{f['message']} (measured with the original)")
+                    f"<{GIVEN_SHARE:g}", f"{f['message']} (measured with the original)" + named)
             continue
         key = {"recode": (f["column"], target) if len(cols) == 1 else
                ("joint", *sorted(cols), target),
@@ -379,7 +381,7 @@ def recorded_recode_risks(info, measured, add) -> None:
                     f"{col} -> {sens}: values of {col} give {sens} away for {float(share):.1%} "
                     f"of the rows, measured on the original when the release was made "
                     f"({_ROWS_READ}); it publishes those rows' {sens} "
-                    "nearly in the clear")
+                    "nearly in the clear" + named)
             continue
         if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured or \
                 ("joint", *sorted(columns_of(f)), f["sensitive"]) in measured:

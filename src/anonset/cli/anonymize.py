@@ -64,7 +64,8 @@ def register(sub) -> None:
     g.add_argument("--allow-recode", action="append", metavar="A,B",
                    help="pass-through columns or exact QIDs you accept to publish although "
                         "they recode a sensitive column (lambda >= 0.9: published as they are, "
-                        "they publish it nearly in the clear); refused otherwise")
+                        "they publish it nearly in the clear), or some of their values give it "
+                        "away for at least 1%% of the rows; refused otherwise")
     g.add_argument("--allow-rare", action="append", metavar="A,B",
                    help="sensitive columns with a domain read off the data that you accept to "
                         "publish although some values are so rare that counting the sets "

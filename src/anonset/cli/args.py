@@ -61,9 +61,13 @@ class UsageError(ValueError):
 def recodes_text(info) -> str:
     """The recodes a release published because the user named them
     (``allow_recode``), as 'column -> attribute (lambda 1.00)', or ''."""
-    from ..passthrough import REFUSED_CHECKS, columns_of
-    return ", ".join(f"{'+'.join(columns_of(f))} -> {f.get('sensitive', f.get('qi'))} (lambda "
-                     f"{float(f['value']):.2f})"
+    from ..passthrough import REFUSED_CHECKS, columns_of, target_of
+
+    def figure(f):
+        if f["check"] == "given_away":
+            return ", ".join(f"{float(v):.1%} of the rows" for v in f["value"])
+        return f"lambda {float(f['value']):.2f}"
+    return ", ".join(f"{'+'.join(columns_of(f))} -> {target_of(f)} ({figure(f)})"
                      for f in info.get("pass_through_risks") or ()
                      if f.get("allowed") and f.get("check") in REFUSED_CHECKS)
 

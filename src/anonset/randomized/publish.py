@@ -240,9 +240,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         they recode a sensitive column (predicting it from the other rows
         with the same value removes at least 90 % of the errors of guessing
         its most common value, Goodman and Kruskal's lambda, measured on
-        131,072 rows drawn at random): published as they are, they publish
-        that column nearly in the clear, so such a column is refused
-        otherwise.  The metadata (``pass_through_risks``, ``'allowed':
+        131,072 rows drawn at random), or some of whose values give it away
+        for at least 1 % of the rows: published as they are, they publish
+        that column (or those rows' values) nearly in the clear, so such a
+        column is refused otherwise.  The metadata (``pass_through_risks``, ``'allowed':
         True``) and the audit name them.
     allow_rare : column names
         Sensitive columns with a domain read off the data that you accept to
