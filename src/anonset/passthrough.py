@@ -795,7 +795,7 @@ class PassThroughCheck:
                 f.update({"sensitive": [a for a, _, _ in found],
                           "value": [round(v, 4) for _, v, _ in found],
                           "why": given_away_message(f["column"], shares, at, why=True),
-                          "remedy": "it dropped, or published as sensitive",
+                          "remedy": _remedy(False, False)[0],
                           "message": given_away_message(f["column"], shares, at)})
         return out
 

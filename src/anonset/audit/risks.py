@@ -50,7 +50,10 @@ import math
 import numpy as np
 
 from ..passthrough import (DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, SAMPLE_ROWS, columns_of,
-                           set_lambda)
+                           set_lambda, target_of)
+
+#: What a risk row adds where the user named the column (``allow_recode``).
+_ALLOWED = " (published as the user allowed: allow_recode)"
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
@@ -208,8 +211,7 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
             f"with the same value (the most common {sens} alone: {prior:.1%}), lambda "
             f"{lam:.3f}{_sampled(s)}" +
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else "") +
-            (" (published as the user allowed: allow_recode)"
-             if st == "risk" and col in allowed else ""))
+            (_ALLOWED if st == "risk" and col in allowed else ""))
         if st == "risk" or col not in stats.ids:
             continue            # a whole recode says more; exact QIDs: the attack's part
         share, groups = s.given_away()
@@ -219,8 +221,7 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
             f"{DETERMINES:.0%} of their rows share one {sens}, far beyond its share overall) "
             f"for {share:.1%} of the rows{_sampled(s)}" +
             (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else "") +
-            (" (published as the user allowed: allow_recode)"
-             if st == "risk" and col in allowed else ""))
+            (_ALLOWED if st == "risk" and col in allowed else ""))
 
 
 def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
@@ -248,8 +249,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
              f"{stats.original_rows:,})" if stats.original_rows > drawn else "") +
             (f"; rows next to each other in its order share their {sens}, so it publishes "
              f"{sens} nearly in the clear" if st == "risk" else "") +
-            (" (published as the user allowed: allow_recode)"
-             if st == "risk" and col in allowed else ""))
+            (_ALLOWED if st == "risk" and col in allowed else ""))
     # with the sets' sizes: one column or two that narrow a p = 1 attribute
     # so far that its sets give it away (as publishing measures it)
     params = getattr(stats, "params", None) or {}
@@ -269,8 +269,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
                 f"{'+'.join(cols)} -> {sens}: whoever reads {' and '.join(cols)} and a row's "
                 f"{par.eta}-set names the row's {sens} for {with_:.1%} of the rows (from the set "
                 f"alone: {alone:.1%}), lambda {lam:.3f}; it publishes {sens} nearly in the clear"
-                + (" (published as the user allowed: allow_recode)"
-                   if set(cols) <= set(allowed) else ""))
+                + (_ALLOWED if set(cols) <= set(allowed) else ""))
     for ((a, b), sens), s in joint.items():
         measured.add(("joint", *sorted((a, b)), sens))
         if {(a, sens), (b, sens)} & whole:
@@ -281,13 +280,11 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
                 f"{a}+{b} -> {sens}: together they predict {sens} for {acc:.1%} of the rows "
                 f"from the other rows with the same pair of values (the most common {sens} "
                 f"alone: {prior:.1%}), lambda {lam:.3f}; they publish {sens} nearly in the clear"
-                + (" (published as the user allowed: allow_recode)"
-                   if {a, b} <= set(allowed) else ""))
+                + (_ALLOWED if {a, b} <= set(allowed) else ""))
     return measured
 
 
-#: Which rows publishing measured a recode on (a pair over at most
-#: ``JOINT_ROWS`` of them).
+#: Which rows publishing measured a recode on.
 _ROWS_READ = f"on {SAMPLE_ROWS:,} of its rows drawn at random at most"
 
 
@@ -304,9 +301,8 @@ def measured_recode_risks(found, as_is, allowed, add) -> set:
             continue
         cols = columns_of(f)
         hit.update(cols)
-        named = (" (published as the user allowed: allow_recode)"
-                 if set(cols) <= set(allowed) else "")
-        target = f.get("sensitive", f.get("qi"))
+        named = _ALLOWED if set(cols) <= set(allowed) else ""
+        target = target_of(f)
         label = "+".join(cols)
         if check == "given_away":
             for sens, share in zip(f["sensitive"], f["value"]):
@@ -337,7 +333,7 @@ def recorded_recode_risks(info, measured, add) -> None:
     only with the original data): named, so that an audit of the release
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
-        named = " (published as the user allowed: allow_recode)" if f.get("allowed") else ""
+        named = _ALLOWED if f.get("allowed") else ""
         if f.get("check") == "qi_recode":
             col, qi, lam = "+".join(columns_of(f)), f["qi"], float(f["value"])
             if ("qi", *sorted(columns_of(f)), qi) in measured:
