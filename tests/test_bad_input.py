@@ -262,14 +262,14 @@ TABLE_CASES = [
               ("--hierarchy:",),
               side={"job_h.csv": "a;x;*\nb;x;*\nb;y;*\nc;y;*\nd;y;*\ne;y;*\nf;y;*\n"}),
     TableCase("missing-text-value", STD, [*ROLES_CLI, "--l", "2"],
-              ("column 'job'", "has 1 missing value(s) (first at row 7)"), ("missing='category'",),
+              ("column 'job'", "has 1 missing value(s) (first at row 8)"), ("missing='category'",),
               ("--missing category",), df=_missing("job")),
     TableCase("missing-numeric-value", STD, [*ROLES_CLI, "--l", "2"],
-              ("column 'age'", "has 1 missing value(s) (first at row 7)"),
+              ("column 'age'", "has 1 missing value(s) (first at row 8)"),
               df=_missing("age", np.nan)),
     TableCase("missing-in-declared-domain", _api(domains={"job": list("abcdef")}),
               [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
-              ("column 'job'", "has 1 missing value(s) (first at row 7)"), df=_missing("job"),
+              ("column 'job'", "has 1 missing value(s) (first at row 8)"), df=_missing("job"),
               side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
     TableCase("value-outside-declared-domain", _api(domains={"job": list("abc")}),
               [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
@@ -286,7 +286,7 @@ TABLE_CASES = [
     # the value as the data spells it (an integer column's 61, not 61.0)
     TableCase("value-outside-bins-as-spelled", _api(bins={"age": [0, 30, 50]}),
               [*ROLES_CLI[:-1], "age=0:30:50", "--l", "2"],
-              ("column 'age'", "value 61 at row 3 is outside the bins", "expected values in [0, 50)"),
+              ("column 'age'", "value 61 at row 4 is outside the bins", "expected values in [0, 50)"),
               df=_with_col("age", lambda n: np.r_[[20, 21, 22, 61], np.full(n - 4, 25)])),
     TableCase("bins-on-text", _api(bins={"age": EDGES, "job": [0, 5, 10]}),
               [*ROLES_CLI, "--bins", "job=0:5:10", "--l", "2"], ("column 'job'", "numeric")),
@@ -1001,7 +1001,7 @@ def test_a_missing_cell_is_named_with_its_row_and_a_remedy_the_command_has(argv,
     assert cli.main([*argv, "--identifier", "id"] + (
         ["--drop", "age"] if argv[0] in ("anonymize", "semantic-anonymize") else [])) == 2
     err = one_line(capsys.readouterr().err, f"anonset {argv[0]}: error: ")
-    assert "'in.csv': column 'job': has 2 missing value(s) (first at row 41)" in err, err
+    assert "'in.csv': column 'job': has 2 missing value(s) (first at row 42)" in err, err
     flags = re.findall(r"--[a-z][a-z-]*", err.split("; expected ", 1)[1])
     assert cli.main([argv[0], "--help"]) == 0
     usage = capsys.readouterr().out

@@ -769,7 +769,7 @@ def test_a_hierarchy_without_the_missing_token_takes_it_only_with_missing_cells(
             run()
         errors.append(str(e.value).replace(f"{str(tmp_path / 'holed.csv')!r}: ", ""))
     assert len(set(errors)) == 1, errors
-    assert errors[0].startswith("column 'education': has 2 missing value(s) (first at row 11), "
+    assert errors[0].startswith("column 'education': has 2 missing value(s) (first at row 12), "
                                 "published as '?', but its hierarchy has no leaf '?'"), errors
     assert not (tmp_path / "o.parquet").exists()
 

@@ -95,18 +95,18 @@ def test_same_label_under_two_parents_is_two_nodes():
 
 @pytest.mark.parametrize("df, kwargs, msg", [
     (pd.DataFrame({"a": ["x", None, "y"]}), {},
-     r"^column 'a': has 1 missing value\(s\) \(first at row 1\); expected no missing values, "
+     r"^column 'a': has 1 missing value\(s\) \(first at row 2\); expected no missing values, "
      r"or missing='category'"),
     (pd.DataFrame({"a": ["x", None, "y"]}), {"domains": {"a": ["x", "y"]}},
-     r"^column 'a': has 1 missing value\(s\) \(first at row 1\)"),
+     r"^column 'a': has 1 missing value\(s\) \(first at row 2\)"),
     (pd.DataFrame({"a": ["x", "q"]}), {"domains": {"a": ["x", "y"]}},
-     r"^column 'a': value 'q' at row 1 is not in the domain"),
+     r"^column 'a': value 'q' at row 2 is not in the domain"),
     (pd.DataFrame({"a": [5.0, 150.0]}), {"bins": {"a": [0, 50, 100]}},
-     r"^column 'a': value 150 at row 1 is outside the bins; expected values in \[0, 100\)"),
+     r"^column 'a': value 150 at row 2 is outside the bins; expected values in \[0, 100\)"),
     (pd.DataFrame({"a": [5.0, 100.5]}), {"bins": {"a": [0, 50, 100]}},
-     r"^column 'a': value 100.5 at row 1 is outside the bins; expected values in \[0, 100\)"),
+     r"^column 'a': value 100.5 at row 2 is outside the bins; expected values in \[0, 100\)"),
     (pd.DataFrame({"a": [5.0, -1.0]}), {"bins": {"a": [0.5, 50, 99.5]}},
-     r"^column 'a': value -1 at row 1 is outside the bins; expected values in \[0.5, 99.5\)"),
+     r"^column 'a': value -1 at row 2 is outside the bins; expected values in \[0.5, 99.5\)"),
     (pd.DataFrame({"a": ["x", "y"]}), {"bins": {"a": [0, 50, 100]}},
      r"^column 'a': has bins, so it must be numeric"),
     (pd.DataFrame({"a": ["x", 1]}), {}, r"^column 'a': mixes value types \['int', 'str'\]"),

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import Attribute, Schema
-from .validate import InputError
+from .validate import InputError, row_name
 
 __all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
@@ -42,8 +42,8 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     if isna.any():
         rows = np.flatnonzero(isna)
         if token is None:
-            raise InputError(f"has {len(rows):,} missing value(s) (first at row "
-                             f"{row0 + int(rows[0]):,})", column=name,
+            raise InputError(f"has {len(rows):,} missing value(s) (first at "
+                             f"{row_name(row0 + int(rows[0]))})", column=name,
                              expected="no missing values, or {@missing='category'} to publish them "
                                       "as a value of their own")
         if token not in attr.domain:
@@ -62,8 +62,8 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         bad = ((codes < 0) | (codes >= len(edges) - 1)) & ~isna
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"value {_shown(values.iloc[i])!r} at row {row0 + i:,} is outside "
-                             f"the bins", column=name,
+            raise InputError(f"value {_shown(values.iloc[i])!r} at {row_name(row0 + i)} is "
+                             f"outside the bins", column=name,
                              expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])})")
         if isna.any():
             codes[isna] = dom.index(token)
@@ -117,7 +117,7 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         if isinstance(shown, str) and shown != shown.strip() and shown.strip() in dom:
             # raw survey files pad their values ('  Private' in UCI Adult)
             hint = f"; the domain has {shown.strip()!r}: the data has spaces around its values"
-        raise InputError(f"value {shown!r} at row {row0 + i:,} is not in the domain "
+        raise InputError(f"value {shown!r} at {row_name(row0 + i)} is not in the domain "
                          f"({len(dom):,} values){hint}", column=name,
                          expected="values of the declared domain")
     return codes

@@ -31,6 +31,13 @@ def api_name(param: str, value: str | None = None) -> str:
     return param if value is None else f"{param}={value}"
 
 
+def row_name(i: int) -> str:
+    """A row as error messages name it: counted from 1, the header not
+    counted, whatever the path (row 1 is a file's first data row, a
+    DataFrame's ``iloc[0]``)."""
+    return f"row {int(i) + 1:,}"
+
+
 class InputError(ValueError):
     """Bad input, refused before any work is done.
 
@@ -364,7 +371,7 @@ def check_no_missing(frame, columns, *, file=None) -> None:
         na = frame[c].isna().to_numpy()
         if na.any():
             first = int(np.flatnonzero(na)[0])
-            raise InputError(f"has {int(na.sum()):,} missing value(s) (first at row {first:,})",
+            raise InputError(f"has {int(na.sum()):,} missing value(s) (first at {row_name(first)})",
                              column=c, file=file,
                              expected="no missing values: impute them first, or "
                                       "{@missing='drop'} to leave those rows out of the "

@@ -38,7 +38,7 @@ from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
-from ..validate import InputError, check_int
+from ..validate import InputError, check_int, row_name
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
 from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
@@ -330,8 +330,8 @@ def model_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
         if bad:
             row, size = stats.first_wrong[name]
             rows.add("set_size", name, "fail", f"{bad} rows", f"|R|={par.eta}",
-                     f"{name}: {bad} set(s) do not have eta = {par.eta} values (first at row "
-                     f"{row}, size {size})")
+                     f"{name}: {bad} set(s) do not have eta = {par.eta} values (first at "
+                     f"{row_name(row)}, size {size})")
         else:
             rows.add("set_size", name, "pass", par.eta, par.eta,
                      f"{name}: all {stats.n} sets have eta = {par.eta} values")

@@ -18,7 +18,7 @@ from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
 from ..passthrough import check_recodes, recorded, warn_findings
 from ..shared_ids import warn_shared_ids
-from ..validate import InputError
+from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, lacks_token_leaf, text_type
 
@@ -90,7 +90,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             if lacks_token_leaf(cd):
                 na = stats.na.get(c, 0)
                 at = "" if stats.first_na.get(c) is None else \
-                    f" (first at row {stats.first_na[c]:,})"
+                    f" (first at {row_name(stats.first_na[c])})"
                 why = (f"has {na:,} missing value(s){at}, published as {cd.missing!r}" if na else
                        f"takes the missing-value token {cd.missing!r} into its domain (a "
                        "persistent key keeps it in every release)")
@@ -247,7 +247,7 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int 
         raise InputError("has no values to infer a domain from", column=name, file=d.file,
                          expected="a declared domain, or at least one value")
     if na and cd.missing is None:
-        at = "" if first_na is None else f" (first at row {first_na:,})"
+        at = "" if first_na is None else f" (first at {row_name(first_na)})"
         raise InputError(f"has {na:,} missing value(s){at}", column=name, file=d.file,
                          expected="no missing values, or {@missing='category'} to publish them "
                                   "as a value of their own")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ...encode import domain_codes
 from ...hierarchy import Hierarchy
+from ...validate import row_name
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,6 +152,6 @@ def encode_column(col: pd.Series, dom: Domain) -> np.ndarray:
     codes = domain_codes(col.astype(str), [str(v) for v in dom.values])
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])
-        raise ValueError(f"column {dom.name!r}: value {col.iloc[i]!r} at row {i} is not a leaf "
-                         "of its hierarchy")
+        raise ValueError(f"column {dom.name!r}: value {col.iloc[i]!r} at {row_name(i)} is not a "
+                         "leaf of its hierarchy")
     return codes

@@ -18,7 +18,7 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_recode, check_passthrough
-from ...validate import InputError, check_int, drop_missing, resolve_roles
+from ...validate import InputError, check_int, drop_missing, resolve_roles, row_name
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
@@ -184,8 +184,8 @@ class MSAProblem:
             codes = np.array([index.get(v, -1) for v in text], dtype=np.int64)
             if (codes < 0).any():
                 r = int(np.flatnonzero(codes < 0)[0])
-                raise InputError(f"value {text[r]!r} at row {r:,} is not in the declared domain "
-                                 f"({len(declared)} values)", param="domains", column=name,
+                raise InputError(f"value {text[r]!r} at {row_name(r)} is not in the declared "
+                                 f"domain ({len(declared)} values)", param="domains", column=name,
                                  expected="every value of the column in its declared domain")
             domain = list(declared)
         elif numeric:
