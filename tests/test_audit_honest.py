@@ -8,6 +8,7 @@ checked against the brute-force maximum ratio over every set, and against
 the sampler itself."""
 import itertools
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -257,7 +258,10 @@ def test_epsilon_cases_in_words():
     assert eps.loc["job", "epsilon"] == pytest.approx(math.log1p(0.5 * 5 / (0.5 * 2)))
     assert eps.loc["record", "epsilon"] == eps.loc["job", "epsilon"]
     rep = audit(table)
-    assert "local differential privacy" in rep.to_text()
+    text = rep.to_text()
+    assert "local differential privacy" in text
+    # the record's row has no p, eta or d: shown as '-', not as NaN
+    assert "NaN" not in text and re.search(r"record +all sets of a record +- +- +- ", text), text
     table, _ = release(p=1.0, eta=3)
     assert "not differentially private" in epsilon_table(table).loc[0, "note"]
 

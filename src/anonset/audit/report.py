@@ -203,7 +203,7 @@ class AuditReport:
                           "every set is at most e^epsilon times likelier under one true value "
                           "than under another; inf: not differentially private):",
                           self.epsilon[["attribute", "mechanism", "p", "eta", "d", "epsilon"]]
-                          .to_string(index=False, max_colwidth=60)]
+                          .to_string(index=False, max_colwidth=60, na_rep="-")]
             if self.attack is not None and len(self.attack.summary):
                 s = self.attack.settings
                 cols = ["attribute", "victims", "model_bound", "success", "prior_only",
