@@ -352,3 +352,32 @@ def test_point_cell_answers_equal_the_per_query_answers(t, l_try, seed):
     W = C.set_w(sa.members, sa.d, cells, qs)
     for qu, w in zip(qs, W):
         assert np.array_equal(w, sa.w(Q.match_rows(qc, qu)))
+
+
+@pytest.mark.parametrize("method", ["anatomy", "mondrian", "tp", "rating"])
+def test_one_persons_rows_are_refused_by_the_baselines_unless_named(method):
+    """A partition's group of k rows may hold fewer than k people when one
+    person has several rows (panel waves), and the groups holding one
+    person's rows narrow down the person's values: rows that share an
+    identifier's value are refused unless the column is named
+    (``allow_shared_id``), which the metadata then records."""
+    rng = np.random.default_rng(4)
+    n = 240
+    df = pd.DataFrame({"pid": np.arange(n) // 3, "age": rng.integers(20, 60, n),
+                       "sex": rng.choice(["f", "m"], n), "s": rng.choice(list("abcdef"), n)})
+    if method == "rating":
+        def run(**kw):
+            return B.rating(df, attributes=["age", "s"], l=2, identifiers=["pid"],
+                            drop=["sex"], seed=7, research_seed=True, **kw)
+    else:
+        def run(**kw):
+            return getattr(B, method)(df, qids=["age", "sex"], sensitive="s", l=2,
+                                      identifiers=["pid"], seed=7, research_seed=True, **kw)
+    with pytest.raises(InputError, match=r"^column 'pid': is an identifier whose values 240 rows "
+                       r"share .*a group of k rows may then hold fewer than k people.*"
+                       r"allow_shared_id=\['pid'\]$"):
+        run()
+    with pytest.raises(InputError, match="which is not an identifier column"):
+        run(allow_shared_id=["age"])
+    rel = run(allow_shared_id=["pid"])
+    assert rel.info["shared_ids"] == {"pid": n} and rel.info["shared_ids_allowed"] == ["pid"]

@@ -729,15 +729,25 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
         .set_index("attribute")
     assert ident.loc["serial", "status"] == "risk" and float(ident.loc["serial", "value"]) == 1.0
     assert ident.loc["batch", "status"] == "pass"
-    # an identifier that repeats (one person's rows?) is named when publishing,
-    # counted in the metadata and warned on by the audit
+    # an identifier that repeats (one person's rows?) is refused when
+    # publishing; named, it is counted in the metadata, said in the summary
+    # and warned on by the audit
     df.insert(0, "person", np.arange(len(df)) // 3)
     df.to_csv(tmp_path / "panel.csv", index=False)
-    rc, cap = run([cmd, tmp_path / "panel.csv", "-o", tmp_path / "panel.parquet", *args,
-                   "--identifier", "person", "--drop", "serial,batch"], capsys)
+    cmd_args = [cmd, tmp_path / "panel.csv", "-o", tmp_path / "panel.parquet", *args,
+                "--identifier", "person", "--drop", "serial,batch"]
+    rc, cap = run(cmd_args, capsys)
+    assert rc == 2 and not (tmp_path / "panel.parquet").exists(), cap.err
+    assert (f"column 'person': is an identifier whose values {len(df):,} rows share with other "
+            "rows") in cap.err and "\n" not in cap.err.strip(), cap.err
+    assert cap.err.strip().endswith("expected one row per person (this method has no persistent "
+                                    "key), or, if rows that share it are different people's (a "
+                                    "household, a site), the risk named: --allow-shared-id "
+                                    "person"), cap.err
+    rc, cap = run(cmd_args + ["--allow-shared-id", "person"], capsys)
     assert rc == 0, cap.err
-    assert f"rows share values of the identifier 'person' ({len(df):,} rows)" in cap.err
-    assert "no persistent key: publish one row per person" in cap.err
+    assert ("rows that share an identifier's value published as different people's "
+            f"(--allow-shared-id): person ({len(df):,} rows)") in cap.out + cap.err, cap
     rc, cap = run(["audit", tmp_path / "panel.parquet", "-o", tmp_path / "p-audit.csv"], capsys)
     shared = pd.read_csv(tmp_path / "p-audit.csv").query("check == 'shared_id'").iloc[0]
     assert shared.status == "warn" and int(shared.value) == len(df)
@@ -798,6 +808,14 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
                    "--domain", "job=a,b,c", *seed], capsys)
     assert rc == 2 and re.search(r"column 'job': value '[d-f]' at row \d+ is not in the domain", cap.err)
+    # an inline list longer than a file name may be (Adult's 41 countries
+    # are 420 characters): it was an OSError 'File name too long'
+    long = ["fedcbag"[i % 7] * (1 + i // 7) for i in range(70)]
+    assert len(",".join(long)) > 255
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
+                   "--domain", "job=" + ",".join(long), *seed], capsys)
+    assert rc == 0, cap.err
+    assert anonset.read_parquet(tmp_path / "x.parquet").schema["job"].domain == tuple(long)
 
 
 def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):

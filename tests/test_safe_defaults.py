@@ -151,15 +151,17 @@ def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
     assert np.array_equal(a[1:], b[1:]) and not np.array_equal(a[0], b[0])
 
 
-def test_one_persons_rows_intersect_unless_a_record_id_ties_them(tmp_path, capsys):
+def test_one_persons_rows_are_refused_unless_a_record_id_ties_them(tmp_path, capsys):
     """Panel data (one person's waves or visits in one table): fresh sets
     per row intersect toward the person's value wherever the rows can be
-    linked, so publishing warns (SharedIdWarning, on every path), the
-    metadata counts the rows that share an identifier and the audit warns;
-    a key file with the person's id as record id gives the person's rows one
-    set per value, and the intersection reveals nothing more."""
-    dd = pytest.importorskip("dask.dataframe")
-    from anonset import dask as adask
+    linked (in AER's PSID7682, 595 people in 7 waves each, the intersection
+    gave every person's education at l = 4).  It was a warning; now every
+    path refuses it with one line, the same on each, and the command line
+    with exit 2 and nothing written.  A key file with the person's id as
+    record id gives the person's rows one set per value, and the
+    intersection reveals nothing more; naming the column
+    (``allow_shared_id``: a household's id) publishes, and the metadata,
+    the summary and the audit say so."""
     from anonset.cli import main
     adult = anonset.datasets.load_adult().head(1500).reset_index(drop=True)
     visits = np.random.default_rng(3).integers(1, 5, len(adult))   # 1-4 rows a person
@@ -169,6 +171,7 @@ def test_one_persons_rows_intersect_unless_a_record_id_ties_them(tmp_path, capsy
     kw = dict(identifiers=["pid"], drop=[c for c in adult.columns if c not in sens],
               sensitive=sens, domains={a.name: list(a.domain) for a in schema.sensitive})
     model = anonset.Diversity(5)
+    shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
 
     def pinned(pub):
         """Share of the persons with several rows whose occupation the
@@ -179,42 +182,68 @@ def test_one_persons_rows_intersect_unless_a_record_id_ties_them(tmp_path, capsy
         bits = np.unpackbits(inter[several].to_numpy(np.uint64).view(np.uint8))
         return float((bits.reshape(-1, 64).sum(axis=1) == 1).mean())
 
-    with pytest.warns(anonset.SharedIdWarning, match=r"'pid' \([0-9,]+ rows\)"):
-        fresh = anonset.publish(df, model, seed=SEED, **kw)
-    shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
-    assert fresh.info["shared_ids"] == {"pid": shared}
-    assert pinned(fresh) > 0.2                          # 2-4 rows of l = 5 sets
-    checks = anonset.audit(fresh).checks.set_index("check")
-    assert checks.loc["shared_id", "status"] == "warn" and checks.loc["shared_id", "value"] == shared
-    df.to_csv(tmp_path / "panel.csv", index=False)
-    for run in (lambda: publish_file(tmp_path / "panel.csv", tmp_path / "p.parquet", model,
-                                     chunk_rows=700, seed=SEED, **kw),
-                lambda: adask.publish(dd.from_pandas(df, npartitions=3), model, seed=SEED,
-                                      scheduler="sync", **kw).to_settable(scheduler="sync")):
-        with pytest.warns(anonset.SharedIdWarning):
-            assert run().info["shared_ids"] == {"pid": shared}
+    line = _refused_alike(df, model, kw, tmp_path, "pid", chunk_rows=700)
+    assert line.startswith(f"is an identifier whose values {shared:,} rows share with other "
+                           "rows: if such rows are one person's (panel waves, visits), each "
+                           "draws its sets independently"), line
+    assert line.endswith("expected one person's rows tied by a record id (record_id='pid' with "
+                         "key_file and declared domains: one set per value per person), or one "
+                         "row per person, or, if rows that share it are different people's (a "
+                         "household, a site), the risk named: allow_shared_id=['pid']"), line
+    # named: published on every path without a warning, and recorded
+    outs = {"csv": tmp_path / "o1.parquet", "parquet": tmp_path / "o2.parquet"}
+    for path, run in _four_paths(df, model, {**kw, "allow_shared_id": ["pid"]}, tmp_path,
+                                 chunk_rows=700).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.SharedIdWarning)
+            pub = run()
+        if path in outs:
+            pub = anonset.read_parquet(outs[path])
+        assert pub.info["shared_ids"] == {"pid": shared}, path
+        assert pub.info["shared_ids_allowed"] == ["pid"], path
+    fresh = anonset.publish(df, model, seed=SEED, allow_shared_id=["pid"], **kw)
+    assert pinned(fresh) > 0.2                          # 2-4 rows of l = 5 sets: the risk
+    row = anonset.audit(fresh).checks.query("check == 'shared_id'").iloc[0]
+    assert (row.status, row.value) == ("warn", shared)
+    assert row.message.endswith("(published as the user allowed: allow_shared_id)"), row.message
+    # the remedy: one set per value per person
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", anonset.SharedIdWarning)
-        tied = anonset.publish(df, model, key_file=key, record_id="pid", **kw)
+    tied = anonset.publish(df, model, key_file=key, record_id="pid", **kw)
     assert pinned(tied) == 0.0 and tied.info["shared_ids"] == {"pid": shared}
+    assert "shared_ids_allowed" not in tied.info
     checks = anonset.audit(tied).checks.set_index("check")
     assert checks.loc["shared_id", "status"] == "pass"
+    # a name that is not an identifier, or is the record id: refused
+    for bad, words in ((["occupation"], "which is not an identifier column"),
+                       (["pid"], "the record id")):
+        with pytest.raises(InputError, match=words):
+            anonset.publish(df, model, key_file=key, record_id="pid",
+                            allow_shared_id=bad, **kw)
+    # the command line: one line, exit 2, nothing written; named, the summary says so
     capsys.readouterr()
-    assert main(["anonymize", str(tmp_path / "panel.csv"), "-o", str(tmp_path / "c.csv"),
-                 "--identifier", "pid", "--sensitive", ",".join(kw["sensitive"]),
-                 "--drop", ",".join(kw["drop"]), "--l", "5"]) == 0
+    args = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.csv"),
+            "--identifier", "pid", "--sensitive", ",".join(kw["sensitive"]),
+            "--drop", ",".join(kw["drop"]), "--l", "5",
+            *[f"--domain={c}={','.join(v)}" for c, v in kw["domains"].items()]]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("the risk named: --allow-shared-id pid") and "\n" not in err, err
+    assert "(--record-id pid with --key-file and declared domains" in err, err
+    assert not (tmp_path / "c.csv").exists()
+    assert main(args + ["--allow-shared-id", "pid"]) == 0
     err = capsys.readouterr().err
-    assert err.count("rows share values of the identifier 'pid'") == 1, err
+    assert (f"as different people's (you allowed it: if they are one person's, linking them "
+            f"narrows down the person's values): pid ({shared:,} rows)") in err, err
 
 
-def test_an_identifier_that_is_not_the_record_id_is_named_when_it_repeats(tmp_path):
+def test_an_identifier_that_is_not_the_record_id_is_refused_when_it_repeats(tmp_path):
     """Under a persistent key, rows that share the record id are one
-    record's; rows that share another identifier were drawn as different
-    records.  Right for a household, wrong for one person's visits tied by a
-    visit number: the metadata names the record id and the audit warns on
-    the other identifier, on every path."""
+    record's; rows that share another identifier would be drawn as
+    different records.  Right for a household, wrong for one person's
+    visits tied by a visit number: refused on every path unless named
+    (``allow_shared_id``), and then the metadata names the record id and
+    the audit warns on the other identifier, saying the user allowed it."""
     dd = pytest.importorskip("dask.dataframe")
     from anonset import dask as adask
     rng = np.random.default_rng(11)
@@ -228,31 +257,42 @@ def test_an_identifier_that_is_not_the_record_id_is_named_when_it_repeats(tmp_pa
     model = anonset.Diversity(3)
     shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
     df.to_csv(tmp_path / "v.csv", index=False)
-    for rid, status in (("visit", "warn"), ("pid", "pass")):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            pubs = [anonset.publish(df, model, record_id=rid, **kw)]
-            publish_file(tmp_path / "v.csv", tmp_path / "v.parquet", model, chunk_rows=150,
-                         record_id=rid, **kw)
-            pubs.append(adask.publish(dd.from_pandas(df, npartitions=3), model, record_id=rid,
-                                      scheduler="sync", **kw).to_settable(scheduler="sync"))
-        said = [str(w.message) for w in caught if w.category is anonset.SharedIdWarning]
-        if status == "warn":
-            assert len(said) == 3 and all("the record id is 'visit'" in m for m in said)
-        else:
-            assert said == []
-        pubs.append(anonset.read_parquet(tmp_path / "v.parquet"))
+
+    def paths(**more):
+        return (lambda: anonset.publish(df, model, **kw, **more),
+                lambda: publish_file(tmp_path / "v.csv", tmp_path / "v.parquet", model,
+                                     chunk_rows=150, **kw, **more),
+                lambda: adask.publish(dd.from_pandas(df, npartitions=3), model,
+                                      scheduler="sync", **kw, **more)
+                .to_settable(scheduler="sync"))
+    said = set()
+    for run in paths(record_id="visit"):
+        with pytest.raises(InputError) as e:
+            run()
+        said.add(str(e.value).split("column 'pid': ", 1)[1])
+    assert len(said) == 1 and not (tmp_path / "v.parquet").exists(), said
+    assert said.pop().endswith("expected record_id='pid' if they are one person's rows (the "
+                               "record id is 'visit', so they are drawn as different records), "
+                               "or, if rows that share it are different people's (a household, "
+                               "a site), the risk named: allow_shared_id=['pid']")
+    for rid, allow, status in (("visit", ["pid"], "warn"), ("pid", [], "pass")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.SharedIdWarning)
+            warnings.simplefilter("ignore", UserWarning)         # the series advice
+            pubs = [run() for run in paths(record_id=rid, allow_shared_id=allow)]
+        pubs[1] = anonset.read_parquet(tmp_path / "v.parquet")      # the streamed one
         for pub in pubs:
             assert pub.info["record_id"] == rid and pub.info["key"] == "persistent"
             assert pub.info["shared_ids"] == {"pid": shared}
+            assert pub.info.get("shared_ids_allowed", []) == allow
             row = anonset.audit(pub).checks.query("check == 'shared_id'").iloc[0]
             assert (row.attribute, row.status) == ("pid", status), row.message
             if status == "warn":
                 assert "the record id is visit" in row.message
                 assert "name pid as the record id" in row.message
-    with pytest.warns(anonset.SharedIdWarning, match="as record id"):
-        fresh = anonset.publish(df, model, seed=SEED, **{**kw, "key_file": None})
-    assert fresh.info["record_id"] is None
+                assert row.message.endswith("(published as the user allowed: allow_shared_id)")
+    with pytest.raises(InputError, match="the risk named: allow_shared_id=\\['pid'\\]"):
+        anonset.publish(df, model, seed=SEED, **{**kw, "key_file": None})
 
 
 def _in_input_order(pub, name):
@@ -1101,10 +1141,12 @@ def test_rows_that_share_an_id_are_counted_alike_on_every_path(case):
     col, ids = case
     want = int(pd.Series(ids).duplicated(keep=False).sum())
     df = pd.DataFrame({"pid": col, "s": np.arange(len(ids)) % 3})
-    kw = dict(identifiers=["pid"], sensitive=["s"], domains={"s": [0, 1, 2]}, seed=SEED)
+    # named (a household's id): counted, not refused
+    kw = dict(identifiers=["pid"], sensitive=["s"], domains={"s": [0, 1, 2]}, seed=SEED,
+              allow_shared_id=["pid"])
     model = anonset.Diversity(2)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", anonset.SharedIdWarning)
+        warnings.simplefilter("error", anonset.SharedIdWarning)
         got = [anonset.publish(df, model, **kw).info["shared_ids"]]
         with tempfile.TemporaryDirectory() as tmp:
             df.to_csv(f"{tmp}/in.csv", index=False)

@@ -512,27 +512,35 @@ def test_text_without_an_order_is_refused():
         assert j - i >= 2
 
 
-def test_one_persons_rows_are_named():
+def test_one_persons_rows_are_refused_unless_named():
     """semantic-anonymize has no persistent key: rows that share an
-    identifier (one person's waves or visits) warn, are counted in the
-    metadata, and the audit warns with the remedy this method has."""
+    identifier (one person's waves or visits) draw independent sets, so
+    they are refused with the remedy this method has; named
+    (``allow_shared_id``), they are counted in the metadata and the audit
+    warns, saying the user allowed it."""
     import warnings
     import anonset
+    from anonset.validate import InputError
     rng = np.random.default_rng(9)
     df = pd.DataFrame({"pid": np.repeat(np.arange(60), 3), "level": rng.integers(1, 6, 180)})
-    with pytest.warns(anonset.SharedIdWarning, match="publish one row per person"):
-        t = S.semantic_publish(df, "level", 2, 1.0, identifiers=["pid"], domain=[1, 2, 3, 4, 5],
-                               seed=3, research_seed=True)
-    assert t.info["shared_ids"] == {"pid": 180}
+    kw = dict(identifiers=["pid"], domain=[1, 2, 3, 4, 5], seed=3, research_seed=True)
+    with pytest.raises(InputError, match=r"^column 'pid': is an identifier whose values 180 "
+                       r"rows share .* each draws its sets independently.*expected one row "
+                       r"per person \(this method has no persistent key\).*"
+                       r"allow_shared_id=\['pid'\]$"):
+        S.semantic_publish(df, "level", 2, 1.0, **kw)
+    with pytest.raises(InputError, match="which is not an identifier column"):
+        S.semantic_publish(df, "level", 2, 1.0, allow_shared_id=["level"], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", anonset.SharedIdWarning)
+        t = S.semantic_publish(df, "level", 2, 1.0, allow_shared_id=["pid"], **kw)
+        once = S.semantic_publish(df.drop_duplicates("pid"), "level", 2, 1.0, **kw)
+    assert t.info["shared_ids"] == {"pid": 180} and t.info["shared_ids_allowed"] == ["pid"]
     c = anonset.audit(t).checks
     row = c[c.check == "shared_id"].iloc[0]
     assert row.status == "warn" and "no persistent key" in row.message
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", anonset.SharedIdWarning)
-        once = S.semantic_publish(df.drop_duplicates("pid"), "level", 2, 1.0,
-                                  identifiers=["pid"], domain=[1, 2, 3, 4, 5], seed=3,
-                                  research_seed=True)
-    assert once.info["shared_ids"] == {}
+    assert row.message.endswith("(published as the user allowed: allow_shared_id)")
+    assert once.info["shared_ids"] == {} and "shared_ids_allowed" not in once.info
 
 
 def test_an_ordered_categorical_declares_the_semantic_domain(tmp_path, capsys):

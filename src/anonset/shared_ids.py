@@ -1,24 +1,26 @@
 """Rows that share an identifier's value: one person's several rows (panel
 waves, hospital visits) in one table.  Drawn independently, such rows'
 random sets intersect toward the person's true values wherever an adversary
-links the rows (docs/security.md, section 0), so every publishing path
-counts them (recorded in the metadata as ``shared_ids``) and warns
-(:class:`anonset.SharedIdWarning`); the persistent key (paper 000's sets
-memoized per record, as RAPPOR memoizes) gives one record's rows one set
-per value.  The counts use hashes that are never stored.
+links the rows (docs/security.md, section 0), and a partition's group of k
+rows may hold fewer than k people.  So every publishing path counts them
+(recorded in the metadata as ``shared_ids``) and refuses them unless the
+user names the column (``allow_shared_id``: rows that share it are
+different people's, a household or a site; recorded as
+``shared_ids_allowed``).  The persistent key (paper 000's sets memoized per
+record, as RAPPOR memoizes) gives one record's rows one set per value.  The
+counts use hashes that are never stored.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .schema import SharedIdWarning, _outside_stacklevel
+from .validate import InputError
 
 __all__ = ["value_hashes", "shared_rows", "count_shared", "shared_without_key",
-           "warn_shared_ids"]
+           "refuse_shared_ids"]
 
 
 def shared_rows(hashes) -> dict:
@@ -96,39 +98,63 @@ def count_shared(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
     return shared_rows({c: [value_hashes(frame[c], text=False)] for c in identifiers})
 
 
-def shared_without_key(frame: pd.DataFrame, identifiers: Sequence[str]) -> dict:
-    """:func:`count_shared`, with the warning, for the methods that have no
-    persistent key (semantic sets, the partition methods)."""
+def shared_without_key(frame: pd.DataFrame, identifiers: Sequence[str],
+                       allow_shared_id: Sequence[str] = (), *, file=None,
+                       groups: bool = True) -> dict:
+    """:func:`count_shared`, refused unless named (:func:`refuse_shared_ids`),
+    for the methods that have no persistent key (semantic sets, the
+    partition methods: ``groups``).  Returns the metadata's entries:
+    ``shared_ids`` and, where the user named some, ``shared_ids_allowed``."""
+    from .validate import check_names
+    allow = check_names(allow_shared_id, "allow_shared_id")
+    for c in allow:
+        if c not in identifiers:
+            raise InputError(f"names {c!r}, which is not an identifier column",
+                             param="allow_shared_id", file=file,
+                             expected=f"identifier columns: {list(identifiers)}")
     shared = count_shared(frame, identifiers)
-    if shared:
-        warn_shared_ids(shared, persistent_key=False)
-    return shared
+    allowed = refuse_shared_ids(shared, allow, persistent_key=False, groups=groups, file=file)
+    return {"shared_ids": shared, **({"shared_ids_allowed": allowed} if allowed else {})}
 
 
-def warn_shared_ids(shared: Mapping[str, int], persistent_key: bool = True,
-                    record_id: str | None = None) -> None:
-    """Identifier values that several rows hold, without a persistent key
-    or, under one, in another column than the record id: if those rows are
-    one person's, each drew its sets independently.  ``persistent_key``:
-    whether the method offers the remedy; ``record_id``: the record id of a
-    persistent release."""
-    col = next(iter(shared))
-    named = ", ".join(f"{c!r} ({k:,} rows)" for c, k in shared.items())
-    if record_id is not None:
-        remedy = (f"the record id is {record_id!r}, so they were drawn as different records "
-                  "(right for a household); if they are one person's rows, name that column "
-                  f"as the record id (record_id={col!r}; --record-id {col})")
-    elif persistent_key:
-        remedy = ("give one person's rows the same set for the same value with a key file and "
-                  f"the person's id as record id (record_id={col!r}, key_file=...; --record-id "
-                  f"{col} --key-file FILE)")
-    else:
-        remedy = "this method has no persistent key: publish one row per person"
-    warnings.warn(f"rows share values of the identifier {named}: if such rows are one "
-                  "person's (panel waves, visits), each row's sets were drawn independently, "
-                  "and whoever links them (their exact QIDs alike) intersects the sets toward "
-                  f"the person's true values; {remedy}",
-                  SharedIdWarning, stacklevel=_outside_stacklevel())
+def refuse_shared_ids(shared: Mapping[str, int], allow_shared_id: Sequence[str] = (), *,
+                      persistent_key: bool = True, record_id: str | None = None,
+                      groups: bool = False, file=None) -> list:
+    """Refuse identifier values that several rows hold (``shared``: {column:
+    rows that share a value}, the record id left out) unless the column is
+    named in ``allow_shared_id``: if such rows are one person's, each drew
+    its sets independently (or, ``groups``, they fill a partition's groups
+    as several people), and whoever links them learns the person's values.
+    ``persistent_key``: whether the method offers the remedy; ``record_id``:
+    the record id of a persistent release.  Returns the named columns that
+    rows share, for the metadata."""
+    refused = [c for c in shared if c not in allow_shared_id]
+    if refused:
+        col = refused[0]
+        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
+        if groups:
+            how = ("a group of k rows may then hold fewer than k people, and the groups that "
+                   "hold one person's rows narrow down the person's values")
+        else:
+            how = ("each draws its sets independently, and whoever links them (their exact "
+                   "QIDs and pass-through columns alike) intersects the sets toward the "
+                   "person's true values")
+        if record_id is not None:
+            remedy = (f"{{@record_id={col!r}}} if they are one person's rows (the record id is "
+                      f"{record_id!r}, so they are drawn as different records)")
+        elif persistent_key:
+            remedy = (f"one person's rows tied by a record id ({{@record_id={col!r}}} with "
+                      "{@key_file} and declared domains: one set per value per person), or "
+                      "one row per person")
+        else:
+            remedy = "one row per person (this method has no persistent key)"
+        raise InputError(f"is an identifier whose values {shared[col]:,} rows share with other "
+                         f"rows{also}: if such rows are one person's (panel waves, visits), "
+                         f"{how}", column=col, file=file,
+                         expected=f"{remedy}, or, if rows that share it are different "
+                                  "people's (a household, a site), the risk named: "
+                                  f"{{@allow_shared_id={refused!r}}}")
+    return [c for c in shared if c in allow_shared_id]
 
 
 def _missing_text(vals: np.ndarray) -> np.ndarray:

@@ -443,7 +443,8 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
 
 def shared_id_risks(info, add, model=None) -> None:
     """Identifier values that several rows share (files from before the
-    count was recorded have none to check)."""
+    count was recorded have none to check); ``shared_ids_allowed`` names the
+    columns the user declared to be different people's (``allow_shared_id``)."""
     shared = info.get("shared_ids")
     if shared is None:
         return
@@ -452,15 +453,18 @@ def shared_id_risks(info, add, model=None) -> None:
         return
     persistent = info.get("key") == "persistent"
     record_id = info.get("record_id")        # named since 2026-11; None before
+    named = set(info.get("shared_ids_allowed") or ())
     for col, rows in shared.items():
         msg = f"{col}: {rows:,} rows share a value with another row"
+        allowed = " (published as the user allowed: allow_shared_id)" if col in named else ""
         if persistent and record_id is not None and col != record_id:
             # other records by the user's declaration (a household), or one
             # person's rows tied to the wrong column (a visit number)
             add("shared_id", col, "warn", rows, f"record id {record_id}", msg + "; the record "
                 f"id is {record_id}, so these rows were drawn as different records: if they "
                 "are one person's (panel waves, visits), their sets intersect toward the "
-                f"person's true values (name {col} as the record id: docs/security.md)")
+                f"person's true values (name {col} as the record id: docs/security.md)"
+                + allowed)
         elif persistent:
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
@@ -474,7 +478,7 @@ def shared_id_risks(info, add, model=None) -> None:
             add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
                 "one person's (panel waves, visits), their sets were drawn independently and "
                 "intersect toward the person's true values wherever the rows can be linked "
-                f"({remedy}: docs/security.md)")
+                f"({remedy}: docs/security.md)" + allowed)
 
 
 def attack_risks(att, add) -> None:

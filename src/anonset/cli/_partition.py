@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .args import check_not_input, format_of, key_options, read_table, names as _names
+from .args import (add_allow_shared_id, check_not_input, format_of, key_options, read_table,
+                   names as _names)
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
            "key_kwargs", "read_input", "check_outputs", "risk_note", "key_line"]
@@ -19,7 +20,7 @@ COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--dr
                 "seed": "--seed", "seed_env": "--seed-env", "key_file": "--key-file",
                 "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
-                "allow_recode": "--allow-recode",
+                "allow_recode": "--allow-recode", "allow_shared_id": "--allow-shared-id",
                 "data": "IN"}
 
 
@@ -47,6 +48,7 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
                        help="pass-through columns you accept to publish although they recode "
                             "an attribute (lambda >= 0.9: a sensitive value nearly in the "
                             "clear, or a QI at its exact values); refused otherwise")
+    add_allow_shared_id(group)
     group.add_argument("--missing", choices=("error", "drop"), default="error",
                        help="a missing cell in an attribute: error (default) or drop (leave its "
                             "row out of the release; the summary, the metadata and the audit "
@@ -77,7 +79,8 @@ def add_key_arguments(group) -> None:
 def role_kwargs(args) -> dict:
     return {"identifiers": _names(args.identifier), "other": _names(args.other),
             "drop": _names(args.drop), "missing": args.missing,
-            "allow_recode": _names(args.allow_recode)}
+            "allow_recode": _names(args.allow_recode),
+            "allow_shared_id": _names(args.allow_shared_id)}
 
 
 def key_kwargs(args) -> dict:
@@ -121,6 +124,12 @@ def risk_note(summary: dict) -> str:
     if recodes:
         notes.append("published nearly in the clear through columns that recode them "
                      f"(--allow-recode): {recodes}")
+    allowed = summary.get("shared_ids_allowed") or []
+    if allowed:
+        shared = summary.get("shared_ids") or {}
+        notes.append("rows that share an identifier's value published as different people's "
+                     "(--allow-shared-id): " + ", ".join(f"{c} ({shared.get(c, 0):,} rows)"
+                                                          for c in allowed))
     from ..validate import dropped_rows_words
     dropped = dropped_rows_words(summary.get("missing"))
     if dropped:

@@ -71,6 +71,7 @@ def register(sub) -> None:
                         "publish although some values are so rare that counting the sets "
                         "holding one points at its holders; refused otherwise (declaring the "
                         "domain, --domain or --bins, lifts it)")
+    A.add_allow_shared_id(g)
     A.add_key_options(p)
     g = p.add_argument_group("run")
     g.add_argument("--record-id", default=None, metavar="COL",
@@ -125,6 +126,7 @@ def _options(args) -> dict:
         "drop": A.names(args.drop), "ordinal": A.names(args.ordinal),
         "allow_clear": A.names(args.allow_clear), "allow_recode": A.names(args.allow_recode),
         "allow_rare": A.names(args.allow_rare), "new_in_series": A.names(args.new_in_series),
+        "allow_shared_id": A.names(args.allow_shared_id),
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
         "ground": A.ground_value(args.ground),
@@ -234,7 +236,7 @@ def run(args) -> int:
         missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         allow_recode=opts.get("allow_recode") or (), allow_rare=opts.get("allow_rare") or (),
-        keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
+        allow_shared_id=opts.get("allow_shared_id") or (), keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
     if opts.get("params_from") is not None:
@@ -288,6 +290,7 @@ def _summary(res, model, out, out_fmt) -> None:
         log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
     A.warn_allowed_recodes(res.info)
     A.warn_allowed_rare(res.info)
+    A.warn_allowed_shared_ids(res.info)
     whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]
     if whole:
         log.warning("the sets of %s carry no information (each set the whole domain, as at "

@@ -38,6 +38,7 @@ FLAGS = {
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
     "allow_recode": "--allow-recode", "allow_rare": "--allow-rare",
+    "allow_shared_id": "--allow-shared-id",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
     "new_in_series": "--new-in-series",
     "seed": "--seed",
@@ -80,6 +81,29 @@ def warn_allowed_recodes(info) -> None:
         logging.getLogger("anonset").warning(
             "published nearly in the clear through columns that recode them (you allowed it): "
             "%s", recodes)
+
+
+def add_allow_shared_id(group) -> None:
+    """``--allow-shared-id``, as every publishing subcommand takes it."""
+    group.add_argument("--allow-shared-id", action="append", metavar="A,B",
+                       help="identifier columns whose values several rows share that you "
+                            "declare to be different people's rows (a household, a site); "
+                            "refused otherwise: one person's rows (panel waves, visits) would "
+                            "be published as several people's, whose sets or groups narrow "
+                            "down the person's values")
+
+
+def warn_allowed_shared_ids(info) -> None:
+    """The summary's warning line for the identifiers whose values several
+    rows share that the user allowed (``allow_shared_id``)."""
+    allowed = info.get("shared_ids_allowed") or []
+    if allowed:
+        import logging
+        shared = info.get("shared_ids") or {}
+        logging.getLogger("anonset").warning(
+            "published rows that share an identifier's value as different people's (you "
+            "allowed it: if they are one person's, linking them narrows down the person's "
+            "values): %s", ", ".join(f"{c} ({shared.get(c, 0):,} rows)" for c in allowed))
 
 
 def warn_allowed_rare(info) -> None:

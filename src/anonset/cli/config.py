@@ -39,7 +39,7 @@ __all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEY
 CONFIG_KEYS = {
     "sensitive": "names", "exact": "names", "identifiers": "names", "other": "names",
     "drop": "names", "ordinal": "names", "allow_clear": "names", "allow_recode": "names",
-    "allow_rare": "names",
+    "allow_rare": "names", "allow_shared_id": "names",
     "new_in_series": "names",
     "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
     "bins": "bins", "hierarchies": "paths", "domains": "domains",
@@ -231,13 +231,17 @@ def read_domain_file(path) -> list:
     and holds a comma lists the values inline (``a,b,c``), as
     semantic-anonymize's ``--domain`` does."""
     p = Path(path)
-    if not p.is_file() and "," in str(path):
+    try:
+        is_file = p.is_file()
+    except OSError:         # an inline list longer than a file name may be
+        is_file = False
+    if not is_file and "," in str(path):
         from .args import split_commas
         vals = split_commas(str(path), keep_empty=True)
         if any(not v for v in vals):
             raise ValueError(f"domain {str(path)!r} has an empty value")
         return vals
-    if not p.is_file():
+    if not is_file:
         raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
                          "line, or the values inline: COL=a,b,c)")
     vals = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]

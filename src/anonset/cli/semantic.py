@@ -98,7 +98,8 @@ def cmd_anonymize(args) -> int:
                                    keep_order=bool(args.keep_order), rng=args.rng,
                                    n_threads=args.threads, missing=args.missing,
                                    allow_recode=A.names(args.allow_recode),
-                                   allow_rare=A.names(args.allow_rare), **key)
+                                   allow_rare=A.names(args.allow_rare),
+                                   allow_shared_id=A.names(args.allow_shared_id), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
@@ -117,6 +118,7 @@ def cmd_anonymize(args) -> int:
                               "publish these records once")
     A.warn_allowed_recodes(table.info)
     A.warn_allowed_rare(table.info)
+    A.warn_allowed_shared_ids(table.info)
     if table.params[args.sensitive].says_nothing:       # l = the domain's size
         import logging
         logging.getLogger("anonset").warning(
@@ -170,6 +172,7 @@ def register(sub) -> None:
                         "some values are so rare that they are expected in fewer than l sets "
                         "(counting them points at their holders); refused otherwise (declare "
                         "--domain instead)")
+    A.add_allow_shared_id(p)
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
     p.add_argument("--values", metavar="domain|positions|V1,V2,...",
                    help="what the ordered distance measures: 'domain' |v_i - v_j| over the "

@@ -17,7 +17,7 @@ from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
 from ..passthrough import check_recodes, recorded, warn_findings
-from ..shared_ids import warn_shared_ids
+from ..shared_ids import refuse_shared_ids
 from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, lacks_token_leaf, text_type
@@ -161,6 +161,12 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)
+    # rows that share an identifier's value (one person's waves?) draw their
+    # sets independently: refused unless tied by the record id or named
+    # (under a persistent key, the record id's own rows are one record's)
+    shared_allowed = refuse_shared_ids({c: k for c, k in shared.items() if c != opts.record_id},
+                                       opts.allow_shared_id, record_id=opts.record_id,
+                                       file=d.file)
     # with the sets' sizes known: columns published as they are that narrow
     # a sensitive column so far that its sets give it away
     if stats.passthrough is not None:
@@ -197,6 +203,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "missing": {"policy": opts.missing, "token": opts.missing_token}
                    if opts.missing == "category" else {"policy": "error"},
         "shared_ids": shared,
+        **({"shared_ids_allowed": shared_allowed} if shared_allowed else {}),
         "pass_through_risks": recorded(found),
         "record_id": opts.record_id,
         **({"key_check": check} if persistent else {}),
@@ -206,10 +213,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # and the command line prints the warnings as lines of their own
     warn_inferred_domains(published, {c: sum(1 for k in seen.values() if k == 1)
                                       for c, seen in stats.seen.items()})
-    # (under a persistent key, the record id's own rows are one record's)
-    others = {c: k for c, k in shared.items() if c != opts.record_id}
-    if others:
-        warn_shared_ids(others, record_id=opts.record_id)
     warn_findings(found)
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
                 opts.n_threads, d.text, opts.record_id, info)

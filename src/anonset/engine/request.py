@@ -52,6 +52,7 @@ class Options:
     allow_clear: tuple = ()
     allow_recode: tuple = ()
     allow_rare: tuple = ()
+    allow_shared_id: tuple = ()
     keep_order: bool = False
     record_id: str | None = None
     new_in_series: tuple = ()
@@ -126,6 +127,7 @@ class Options:
                        research_seed=V.check_bool(self.research_seed, "research_seed"),
                        allow_clear=V.check_names(self.allow_clear, "allow_clear"),
                        allow_rare=V.check_names(self.allow_rare, "allow_rare"),
+                       allow_shared_id=V.check_names(self.allow_shared_id, "allow_shared_id"),
                        allow_recode=V.check_names(self.allow_recode, "allow_recode"), **roles)
 
     def key_material(self):
@@ -330,6 +332,14 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
                                  file=file, expected="sensitive columns")
     check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
                                            if c.role in ("other", "exact")], file=file)
+    for n in opts.allow_shared_id:
+        if n not in drafts or drafts[n].role != "identifier":
+            raise InputError(f"names {n!r}, which is not an identifier column",
+                             param="allow_shared_id", file=file, expected="identifier columns")
+        if n == opts.record_id:
+            raise InputError(f"names {n!r}, the record id: rows that share it are one record's "
+                             "already", param="allow_shared_id", file=file,
+                             expected="other identifier columns (a household, a site)")
     return Draft(opts, cols, drafts, text, file)
 
 

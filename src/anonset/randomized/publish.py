@@ -177,7 +177,7 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
             record_id: str | None = None, allow_clear: Iterable[str] = (),
             allow_recode: Iterable[str] = (), allow_rare: Iterable[str] = (),
-            keep_order: bool = False, missing: str = "error", missing_token: str = "?",
+            allow_shared_id: Iterable[str] = (), keep_order: bool = False, missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
             params: Mapping[str, AttributeParams] | SetTable | None = None,
             new_in_series: Iterable[str] = (),
@@ -230,7 +230,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         between releases), and t-closeness needs ``params`` pinned.  Rows
         that share a record id are one record's rows (panel waves, visits):
         the same value gets the same set in each of them.  Without it, an
-        identifier that repeats warns (:class:`anonset.SharedIdWarning`).
+        identifier whose values several rows share is refused (see
+        ``allow_shared_id``).
     allow_clear : column names
         Sensitive columns you accept to publish in the clear (a model that
         gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
@@ -254,6 +255,15 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         away.  Refused otherwise where at least 0.001 values are expected
         to; declaring the domain (``domains``, ``bins``) lifts it.  The
         metadata (``rare``) and the audit name them.
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site).  Refused
+        otherwise: if they are one person's rows (panel waves, visits), each
+        would draw its sets independently, and whoever links them intersects
+        the sets toward the person's values (in the PSID panel, at l = 4,
+        the education of all 595 people).  Tie one person's rows with
+        ``record_id`` and ``key_file`` instead.  The metadata
+        (``shared_ids_allowed``) and the audit name them.
     keep_order : bool
         Keep the input row order (by default rows come out in a keyed random
         order: a file sorted by a sensitive value would otherwise reveal it).
@@ -310,7 +320,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
                           missing=missing, missing_token=missing_token, clip_l=clip_l,
                           params=params, allow_clear=allow_clear,
-                          allow_recode=allow_recode, allow_rare=allow_rare, keep_order=keep_order,
+                          allow_recode=allow_recode, allow_rare=allow_rare,
+                          allow_shared_id=allow_shared_id, keep_order=keep_order,
                           record_id=record_id, new_in_series=new_in_series, seed=seed,
                           research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)

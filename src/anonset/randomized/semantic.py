@@ -387,7 +387,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None, missing: str | None = None,
-                     allow_recode: Sequence[str] = (), allow_rare: Sequence[str] = ()) -> SetTable:
+                     allow_recode: Sequence[str] = (), allow_rare: Sequence[str] = (),
+                     allow_shared_id: Sequence[str] = ()) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
@@ -422,6 +423,12 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         l sets (as :func:`anonset.publish`'s ``allow_rare``; where the dummies
         fall is estimated from 1,024 sets drawn per value under a fixed key);
         refused otherwise.  Declaring ``domain`` lifts it.
+    allow_shared_id : identifier columns whose values several rows share
+        that you declare to be different people's rows (a household, a
+        site); refused otherwise, since one person's rows (panel waves)
+        draw their sets independently and intersect toward the person's
+        value.  The metadata (``shared_ids_allowed``) and the audit name
+        them.
     missing : None (default) or 'drop'
         A missing cell in the sensitive column or a QID is refused by
         default; 'drop' leaves those rows out of the release
@@ -517,6 +524,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                                                          algorithm=algorithm), top), top, cnt)
         found = {} if f is None else {sensitive: f}
         rare = refuse_rare(found, allow_rare, declare="{@domain}, {@hierarchy}")
+    # one person's rows (panel waves) would draw their sets independently
+    from ..shared_ids import shared_without_key
+    shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
     key = make_key(seed, research_seed=research_seed)
     attrs, masks, params = [], {}, {}
     for q in qids:
@@ -542,11 +552,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
-    from ..shared_ids import shared_without_key
-    shared = shared_without_key(frame, identifiers)
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
-            "missing": missing_record, "shared_ids": shared,
+            "missing": missing_record, **shared,
             "pass_through_risks": recodes, **({"rare": rare} if rare else {}),
             "anonset": __version__}
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)

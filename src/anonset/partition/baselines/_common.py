@@ -42,7 +42,7 @@ class Prepared:
     scodes: np.ndarray            # (n,) int32
     l: int
     key: ReleaseKey = field(repr=False)
-    shared_ids: dict = field(default_factory=dict)   # rows sharing an identifier's value
+    shared_ids: dict = field(default_factory=dict)   # metadata: rows sharing an id's value
     pass_through_risks: list = field(default_factory=list)   # anonset.passthrough findings
 
     @property
@@ -81,7 +81,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             domains: Mapping[str, Sequence] | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
             need_eligible: bool = True, exact_qids: bool = False,
-            allow_recode: Sequence[str] = ()) -> Prepared:
+            allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = ()) -> Prepared:
     """Check roles, encode, check l-eligibility, make the key.
     ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
     they are checked for recodes of the sensitive column as pass-through
@@ -123,7 +123,8 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
-    shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"])
+    shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"],
+                                allow_shared_id)
     other_cols = [c for c in frame.columns if roles[c] == "other"]
     allow_recode = check_allow_recode(allow_recode,
                                       other_cols + (list(qids) if exact_qids else []))

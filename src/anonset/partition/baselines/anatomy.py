@@ -79,7 +79,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
             classes: Mapping | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
-            allow_recode: Sequence[str] = ()) -> PartitionRelease:
+            allow_recode: Sequence[str] = (),
+            allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
     Parameters
@@ -109,6 +110,12 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         recode the sensitive column (lambda >= 0.9,
         :mod:`anonset.passthrough`): the QIT publishes them as they are, so
         they are refused otherwise.
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site); refused
+        otherwise, since one person's rows (panel waves, visits) would fill
+        groups as several people and narrow down the person's values.  The
+        metadata (``shared_ids_allowed``) and the audit name them.
 
     Returns
     -------
@@ -133,7 +140,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                allow_recode=allow_recode,
+                allow_recode=allow_recode, allow_shared_id=allow_shared_id,
                 need_eligible=classes is None, exact_qids=True)
     sdom = p.domains[sensitive]
     d = len(sdom)
@@ -165,7 +172,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                        "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
     info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            "shared_ids": p.shared_ids, "pass_through_risks": p.pass_through_risks,
+            **p.shared_ids, "pass_through_risks": p.pass_through_risks,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

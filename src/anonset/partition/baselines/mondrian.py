@@ -52,7 +52,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              other: Sequence[str] = (), identifiers: Sequence[str] = (),
              drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
              seed=None, research_seed: bool = False, keep_order: bool = False,
-             allow_recode: Sequence[str] = ()) -> PartitionRelease:
+             allow_recode: Sequence[str] = (),
+             allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
     Parameters
@@ -72,6 +73,12 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         Columns of ``other`` you accept to publish although they recode the
         sensitive column or a QID (lambda >= 0.9, :mod:`anonset.passthrough`);
         refused otherwise.
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site); refused
+        otherwise, since one person's rows (panel waves, visits) would fill
+        groups as several people and narrow down the person's values.  The
+        metadata (``shared_ids_allowed``) and the audit name them.
 
     Returns
     -------
@@ -95,7 +102,7 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                allow_recode=allow_recode)
+                allow_recode=allow_recode, allow_shared_id=allow_shared_id)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]
     group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)
@@ -103,6 +110,6 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
     info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            "shared_ids": p.shared_ids, "pass_through_risks": p.pass_through_risks}
+            **p.shared_ids, "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

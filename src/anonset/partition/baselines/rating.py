@@ -168,7 +168,8 @@ def _release_pairs(b: np.ndarray, c: np.ndarray, bid: np.ndarray, dom: tuple, na
 def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[str] = (),
            identifiers: Sequence[str] = (), drop: Sequence[str] = (), schema=None,
            clip_l: bool = False, clip_eligible: bool = False, seed=None,
-           research_seed: bool = False, keep_order: bool = False) -> RatingRelease:
+           research_seed: bool = False, keep_order: bool = False,
+           allow_shared_id: Sequence[str] = ()) -> RatingRelease:
     """Publish a table by Rating (our reading; see the module docstring).
 
     Parameters
@@ -193,6 +194,12 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     seed, research_seed : key material (>= 128 bits unless research_seed)
     keep_order : bool
         Publish the IDT in input order (by default a keyed random order).
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site); refused
+        otherwise, since one person's rows (panel waves, visits) would draw
+        buckets as several people's and narrow down the person's values.  The
+        metadata (``shared_ids_allowed``) and the audit name them.
 
     Returns
     -------
@@ -228,7 +235,7 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     key = rkey.key
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},
-            "shared_ids": shared_without_key(frame, list(identifiers)),
+            **shared_without_key(frame, list(identifiers), allow_shared_id),
             # Rating does not publish them: warned of, never refused
             "pass_through_risks": warn_findings(passthrough_findings(frame, list(other),
                                                                      attrs))}

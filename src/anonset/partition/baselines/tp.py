@@ -109,7 +109,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        other: Sequence[str] = (), identifiers: Sequence[str] = (), drop: Sequence[str] = (),
        domains: Mapping[str, Sequence] | None = None, seed=None,
        research_seed: bool = False, keep_order: bool = False,
-       allow_recode: Sequence[str] = ()) -> PartitionRelease:
+       allow_recode: Sequence[str] = (),
+       allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
 
@@ -131,7 +132,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                allow_recode=allow_recode)
+                allow_recode=allow_recode, allow_shared_id=allow_shared_id)
     d = len(p.domains[sensitive])
     group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
     group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)
@@ -155,7 +156,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     table, _ = generalized_table(p, group, glo, ghi, "tp")
     info = {"method": "tp", "l": p.l, "groups": int(n_groups), "exact_groups": int(kept.size),
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
-            int(p.n - rest.size), **p.key.metadata(), "shared_ids": p.shared_ids,
+            int(p.n - rest.size), **p.key.metadata(), **p.shared_ids,
             "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
                             glo, ghi, p.qcodes, p.scodes)

@@ -116,7 +116,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False, missing: str | None = None,
-        mdp_split: str | None = None, allow_recode: Sequence[str] = ()) -> LGBResult:
+        mdp_split: str | None = None, allow_recode: Sequence[str] = (),
+        allow_shared_id: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -162,9 +163,15 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         them): published as they are, so only what is safe to publish.
     allow_recode : column names
         Columns of ``other`` (or ``id_column``) you accept to publish although they recode a
-        (semi-)sensitive attribute or a QI (lambda >= 0.9 over the first
-        250,000 rows); refused otherwise.  The metadata and the audit name
-        them.
+        (semi-)sensitive attribute or a QI (lambda >= 0.9 over 131,072 rows
+        drawn at random); refused otherwise.  The metadata and the audit
+        name them.
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site); refused
+        otherwise, since one person's rows (panel waves, visits) would fill
+        groups as several people and narrow down the person's values.  The
+        metadata (``shared_ids_allowed``) and the audit name them.
     seed : bytes, str or int, optional
         Key material of at least 128 bits: the release (row order, IDs, the
         order of a bucket's shown values, promoted cells) is a pure function
@@ -321,7 +328,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "pass_through": [c for c in frame.columns if roles[c] == "other"],
             "identifiers": idents,
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
-            "shared_ids": shared_without_key(frame, idents),       # after every refusal
+            **shared_without_key(frame, idents, allow_shared_id),      # after every refusal
             "pass_through_risks": warn_findings(found),
             "suppressed": _warn_suppressed(attrs, suppressed),
             "missing": missing_record}

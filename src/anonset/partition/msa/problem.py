@@ -51,10 +51,16 @@ class MSAProblem:
         metadata lists them): only what is safe to publish as it is.
     allow_recode : column names
         Columns of ``other`` you accept to publish although they recode an
-        SA or a QI (lambda >= 0.9 over the first 250,000 rows: an SA nearly
-        in the clear, or a QI at its exact values, which finds a person's
-        row inside its class); refused otherwise.  The metadata and the
-        audit name them.
+        SA or a QI (lambda >= 0.9 over 131,072 rows drawn at random: an SA
+        nearly in the clear, or a QI at its exact values, which finds a
+        person's row inside its class); refused otherwise.  The metadata
+        and the audit name them.
+    allow_shared_id : column names
+        Identifier columns whose values several rows share that you declare
+        to be different people's rows (a household, a site); refused
+        otherwise, since one person's rows (panel waves, visits) would fill
+        groups as several people and narrow down the person's values.  The
+        metadata (``shared_ids_allowed``) and the audit name them.
     hierarchies : {column: Hierarchy or ARX CSV path}, optional
         Generalization trees of categorical QIs (without one a QI gets the
         one-level tree) and of categorical SAs (their hierarchical ground).
@@ -84,7 +90,7 @@ class MSAProblem:
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
                  ground: Mapping | None = None, n_threads: int | None = None,
                  missing: str | None = None, domains: Mapping | None = None,
-                 allow_recode: Sequence[str] = ()):
+                 allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = ()):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -138,7 +144,8 @@ class MSAProblem:
         self.other = [c for c in data.columns if roles[c] == "other"]
         #: rows that share an identifier's value (one person's rows?), counted
         self.shared_ids = shared_without_key(data, [c for c in data.columns
-                                                    if roles[c] == "identifiers"])
+                                                    if roles[c] == "identifiers"],
+                                             allow_shared_id)
         #: pass-through columns that single rows out or recode a sensitive one
         # (one that recodes an SA or a QI is refused unless named)
         self.pass_through_risks = check_passthrough(
@@ -512,7 +519,7 @@ class MSAProblem:
         return {"pass_through": list(self.other),
                 "identifiers": [c for c, r in self.roles.items() if r == "identifiers"],
                 "dropped": [c for c, r in self.roles.items() if r == "drop"],
-                "shared_ids": self.shared_ids,
+                **self.shared_ids,
                 "pass_through_risks": self.pass_through_risks,
                 "missing": self.missing}
 
