@@ -69,6 +69,10 @@ class SharedIdWarning(UserWarning):
     (their exact QIDs alike) intersects the sets toward the person's true
     values.  A key file with the person's id as ``record_id`` gives one
     person's rows the same set for the same value (docs/security.md).
+
+    No longer emitted: since 2026-11-28 such rows are refused
+    (:class:`anonset.validate.InputError`) unless the column is named in
+    ``allow_shared_id``.  Kept so that code filtering it keeps working.
     """
 
 
