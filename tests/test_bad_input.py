@@ -264,6 +264,13 @@ TABLE_CASES = [
     TableCase("missing-text-value", STD, [*ROLES_CLI, "--l", "2"],
               ("column 'job'", "has 1 missing value(s) (first at row 8)"), ("missing='category'",),
               ("--missing category",), df=_missing("job")),
+    # a token without missing='category' would be ignored: the user meant
+    # something the run would not do
+    TableCase("missing-token-without-category", dict(STD, missing_token="NA"),
+              [*ROLES_CLI, "--l", "2", "--missing-token", "NA"],
+              ("is 'NA', which only", "uses (without it a missing cell is refused)"),
+              ("missing_token: ", "missing='category' with it"),
+              ("--missing-token: ", "--missing category with it")),
     TableCase("missing-numeric-value", STD, [*ROLES_CLI, "--l", "2"],
               ("column 'age'", "has 1 missing value(s) (first at row 8)"),
               df=_missing("age", np.nan)),

@@ -96,6 +96,11 @@ class Options:
         if not isinstance(self.missing_token, str) or not self.missing_token:
             raise InputError(f"got {self.missing_token!r}", param="missing_token",
                              expected="a non-empty string")
+        if self.missing_token != "?" and self.missing != "category":
+            # the token would be ignored: a missing cell is then an error
+            raise InputError(f"is {self.missing_token!r}, which only {{@missing='category'}} "
+                             "uses (without it a missing cell is refused)", param="missing_token",
+                             expected="{@missing='category'} with it, or no {@missing_token}")
         check_rng(self.rng)
         V.check_threads(self.n_threads)
         if self.record_id is not None:
