@@ -594,9 +594,10 @@ FILE_CASES = [
              ("names the column(s) ['id'] more than once",)),
     FileCase("empty-header-name", "in.csv", _csv("id,age,,city,note\n1,20,a,x,n\n"),
              ("in.csv", "empty or non-text column name ''")),
-    FileCase("semicolon-separated", "in.csv",
-             _csv("id;age;job;city;note\n1;20;a;x;n\n2;30;b;y;n\n"),
-             ("in.csv", "has one column, whose name holds ';'", "sep=';'")),
+    # (';', tab and '|' alone are read as the separator: tests/test_inputs.py)
+    FileCase("two-separators-in-the-header", "in.csv",
+             _csv("id;age;job\tcity;note\n1;20;a\tx;n\n2;30;b\ty;n\n"),
+             ("in.csv", "holds no comma but ';' and '\\t'", "comma-separated values, or")),
     FileCase("ragged-long-row", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n,extra\n"),
              ("in.csv", "wrong number of fields", "5 fields on every row")),
     FileCase("ragged-short-row", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b\n"),

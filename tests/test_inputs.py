@@ -131,6 +131,65 @@ def test_csv_written_by_a_spreadsheet_with_a_byte_order_mark(tmp_path):
     assert (tmp_path / "o.csv").read_text().startswith("age,job\n")
 
 
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_file_separated_by_semicolons_tabs_or_bars_is_read_as_its_header_says(tmp_path, sep,
+                                                                                 capsys):
+    """Spreadsheets set to a decimal comma write ';' between fields, TSV
+    files a tab: such a file was refused ("has one column, whose name holds
+    ';'").  The separator is read off the header (no comma in it, exactly
+    one of ';', tab, '|'), so every reader of the file (publishing in
+    memory from the command line and streamed, the partition publishers, the
+    audit's original) sees the same columns, and the release equals the one
+    of the same data written with commas."""
+    from anonset import cli
+    from anonset.io.stream import publish_file
+    from anonset.io.tables import read_typed
+    df = frame().assign(note=lambda d: np.where(d.id % 2 == 0, "x, y", "z"))
+    kw = dict(identifiers=["id"], sensitive=["job", "city"], other=["n", "note"],
+              domains={"job": list("abcd"), "city": ["x", "y", "z"]}, seed=SEED)
+    df.to_csv(tmp_path / "comma.csv", index=False)
+    df.to_csv(tmp_path / "other.csv", index=False, sep=sep)
+    assert read_typed(tmp_path / "other.csv", "csv").equals(read_typed(tmp_path / "comma.csv",
+                                                                       "csv"))
+    want = publish_file(tmp_path / "comma.csv", tmp_path / "a.parquet", anonset.Diversity(2),
+                        **kw)
+    got = publish_file(tmp_path / "other.csv", tmp_path / "b.parquet", anonset.Diversity(2),
+                       chunk_rows=7, **kw)
+    assert got.info == want.info
+    assert anonset.read_parquet(tmp_path / "b.parquet").equals(
+        anonset.read_parquet(tmp_path / "a.parquet"))
+    args = ["--identifier", "id", "--sensitive", "job,city", "--other", "n,note",
+            "--domain", "job=a,b,c,d", "--domain", "city=x,y,z", "--l", "2", "--seed", SEED, "-q"]
+    for src, out in (("comma.csv", "c.parquet"), ("other.csv", "d.parquet")):
+        assert cli.main(["anonymize", str(tmp_path / src), "-o", str(tmp_path / out),
+                         *args]) == 0
+    assert anonset.read_parquet(tmp_path / "d.parquet").equals(
+        anonset.read_parquet(tmp_path / "c.parquet"))
+    capsys.readouterr()
+    assert cli.main(["audit", str(tmp_path / "d.parquet"), "--original",
+                     str(tmp_path / "other.csv")]) == 0, capsys.readouterr().err
+    assert cli.main(["msa-anonymize", str(tmp_path / "other.csv"), "-o",
+                     str(tmp_path / "m.csv"), "--qi", "n", "--sa", "job", "--k", "3",
+                     "--t", "0.5", "--identifier", "id", "--drop", "city,note",
+                     "--seed", SEED, "-q"]) == 0, capsys.readouterr().err
+
+
+def test_a_decimal_comma_is_named_with_the_conversion(tmp_path, capsys):
+    """A ';'-separated file writes numbers with a decimal comma ('354,94'),
+    which is text to anonset: a column with bins says so, and how to
+    convert the file."""
+    from anonset import cli
+    (tmp_path / "w.csv").write_text("id;wage;job\n1;354,94;a\n2;123,5;b\n3;99;a\n")
+    assert cli.main(["anonymize", str(tmp_path / "w.csv"), "-o", str(tmp_path / "o.parquet"),
+                     "--identifier", "id", "--sensitive", "wage,job", "--bins",
+                     "wage=0:100:1000", "--domain", "job=a,b", "--l", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "column 'wage': holds the text '354,94', but its domain is numeric; expected " \
+           "numbers with a decimal point (the file writes them with a decimal comma: convert " \
+           "it, e.g. pandas.read_csv(path, sep=';', decimal=',')" in err and "\n" not in err, err
+    assert not (tmp_path / "o.parquet").exists()
+
+
 def test_side_files_with_a_byte_order_mark(tmp_path):
     # domain lists, hierarchies and configs saved by editors that write a BOM
     from anonset import cli

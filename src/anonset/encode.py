@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import Attribute, Schema
-from .validate import InputError, row_name
+from .validate import InputError, numbers_expected, row_name
 
 __all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
@@ -55,7 +55,7 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         if not _numeric(values.dtype) and not isna.all():
             first = values[~isna].iloc[0]
             raise InputError(f"has bins, so it must be numeric; it holds {first!r}",
-                             column=name, expected="numbers")
+                             column=name, expected=numbers_expected(first))
         x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         edges = np.asarray(attr.bins)
         codes = np.searchsorted(edges, x, side="right") - 1

@@ -31,6 +31,17 @@ def api_name(param: str, value: str | None = None) -> str:
     return param if value is None else f"{param}={value}"
 
 
+def numbers_expected(value) -> str:
+    """What a numeric column expected instead of the text ``value``: a
+    number with a decimal comma ('3,5', as spreadsheets set to a decimal
+    comma write it) is named, with the conversion."""
+    if re.fullmatch(r"[+-]?\d+,\d+", str(value).strip()):
+        return ("numbers with a decimal point (the file writes them with a decimal comma: "
+                "convert it, e.g. pandas.read_csv(path, sep=';', decimal=',')"
+                ".to_csv(out, index=False))")
+    return "numbers"
+
+
 def row_name(i: int) -> str:
     """A row as error messages name it: counted from 1, the header not
     counted, whatever the path (row 1 is a file's first data row, a

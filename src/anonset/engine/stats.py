@@ -14,7 +14,7 @@ from ..io.keys import checked_record_hashes
 from ..io.tables import INT_TEXT, text_type
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
-from ..validate import InputError
+from ..validate import InputError, numbers_expected
 from .request import Draft, attribute_of, scalar
 
 __all__ = ["Stats", "cast_text", "missing_text", "text_type", "INT_TEXT"]
@@ -184,7 +184,7 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Serie
     except ValueError:
         bad = next(v for v in vals[good] if not is_number(v))
         raise InputError(f"holds the text {bad!r}, but its domain is numeric", column=name,
-                         file=file, expected="numbers") from None
+                         file=file, expected=numbers_expected(bad)) from None
     return pd.Series(num)
 
 

@@ -179,15 +179,37 @@ def _csv_stream(path):
     return pa.input_stream(str(path), compression="detect")
 
 
-def _csv_header(path) -> list:
-    """The header line, split as CSV, with the checks pandas would skip:
-    every name non-empty and given once."""
+#: Field separators read besides the comma, where a header line holds no
+#: comma and splits on exactly one of them into several names (the
+#: semicolon of spreadsheets set to a decimal comma, the tab of TSV files).
+OTHER_SEPARATORS = (";", "\t", "|")
+
+
+def _csv_dialect(path) -> tuple:
+    """(header, separator): the header line split as CSV, with the checks
+    pandas would skip (every name non-empty and given once), and the field
+    separator, read off the header: the comma, or one of
+    ``OTHER_SEPARATORS`` where the header holds no comma and splits on
+    exactly one of them (so every reader of a file sees the same columns)."""
+    import itertools
     try:
         with _csv_stream(path) as f:
             # utf-8-sig: the byte-order mark that spreadsheets write ("CSV UTF-8")
             # is not part of the first column's name
             text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
-            row = next(csv.reader(text), None)
+            first = text.readline()
+            sep = ","
+            if first.strip("\r\n") and "," not in first:
+                found = [c for c in OTHER_SEPARATORS if c in first]
+                if len(found) > 1:
+                    raise InputError(f"has a header line that holds no comma but "
+                                     f"{' and '.join(map(repr, found))}: "
+                                     f"{first.strip()[:60]!r}", file=path,
+                                     expected="comma-separated values, or values separated by "
+                                              f"one of {', '.join(map(repr, OTHER_SEPARATORS))}")
+                sep = found[0] if found else ","
+            # (a quoted name may hold a line break: the reader goes on reading)
+            row = next(csv.reader(itertools.chain([first], text), delimiter=sep), None)
     except UnicodeDecodeError:
         raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
     except (OSError, EOFError, csv.Error) as e:
@@ -195,13 +217,12 @@ def _csv_header(path) -> list:
     if not row:
         raise InputError("is empty (no header line)", file=path,
                          expected="a header line naming every column")
-    if len(row) == 1:
-        sep = next((c for c in (";", "\t", "|") if c in row[0]), None)
-        if sep is not None:
-            raise InputError(f"has one column, whose name holds {sep!r}: {row[0][:60]!r}",
-                             file=path, expected="comma-separated values (convert the file, "
-                             f"e.g. pandas.read_csv(path, sep={sep!r}).to_csv(out, index=False))")
-    return check_columns(row, file=path)
+    return check_columns(row, file=path), sep
+
+
+def _csv_header(path) -> list:
+    """The header of a CSV file (:func:`_csv_dialect`)."""
+    return _csv_dialect(path)[0]
 
 
 def file_columns(path, fmt) -> list:
@@ -289,11 +310,11 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
             raise InputError(f"could not be read after row {row0:,} ({e})", file=path) from None
         return
     import pyarrow.csv as pacsv
-    header = _csv_header(path)
+    header, sep = _csv_dialect(path)
     want = header if columns is None else [c for c in header if c in set(columns)]
     read = pacsv.ReadOptions(column_names=header, skip_rows=1, use_threads=True,
                              block_size=1 << 22)
-    parse = pacsv.ParseOptions(newlines_in_values=True)
+    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=True)
     conv = pacsv.ConvertOptions(column_types={c: pa.string() for c in header},
                                 include_columns=want, strings_can_be_null=False,
                                 quoted_strings_can_be_null=False)
