@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import anonset
 
@@ -172,6 +173,24 @@ def test_a_file_separated_by_semicolons_tabs_or_bars_is_read_as_its_header_says(
                      str(tmp_path / "m.csv"), "--qi", "n", "--sa", "job", "--k", "3",
                      "--t", "0.5", "--identifier", "id", "--drop", "city,note",
                      "--seed", SEED, "-q"]) == 0, capsys.readouterr().err
+
+
+@given(st.lists(st.text(alphabet="ab,;|\t\" x\n", min_size=1, max_size=6), min_size=1,
+                max_size=12), st.sampled_from([";", "\t", "|"]))
+@settings(max_examples=60, deadline=None)
+def test_any_text_reads_alike_under_any_separator(values, sep):
+    """Whatever a cell holds (separators, quotes, line breaks: written
+    quoted), a file separated by ';', tab or '|' reads as the same table
+    as the one written with commas."""
+    import tempfile
+    from anonset.io.tables import read_typed
+    df = pd.DataFrame({"id": np.arange(len(values)), "t": values, "n": np.arange(len(values))})
+    with tempfile.TemporaryDirectory() as tmp:
+        df.to_csv(f"{tmp}/a.csv", index=False)
+        df.to_csv(f"{tmp}/b.csv", index=False, sep=sep)
+        a = read_typed(f"{tmp}/a.csv", "csv", text_columns=["t"])
+        b = read_typed(f"{tmp}/b.csv", "csv", text_columns=["t"])
+    assert list(b.columns) == ["id", "t", "n"] and b.equals(a)
 
 
 def test_a_decimal_comma_is_named_with_the_conversion(tmp_path, capsys):
