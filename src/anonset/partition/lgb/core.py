@@ -330,7 +330,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
             **shared_without_key(frame, idents, allow_shared_id),      # after every refusal
             "pass_through_risks": warn_findings(found),
-            "suppressed": _warn_suppressed(attrs, suppressed),
+            "suppressed": _warn_suppressed(attrs, suppressed, codes, domains),
             "missing": missing_record}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
@@ -339,12 +339,20 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                      grounds=grounds, order=order, metadata=meta)
 
 
-def _warn_suppressed(attrs, suppressed: np.ndarray) -> dict:
+def _warn_suppressed(attrs, suppressed: np.ndarray, codes: np.ndarray, domains) -> dict:
     """The cells published as '*' per attribute (suppress=True), with a
-    :class:`~anonset.SuppressionWarning` where there are any."""
+    :class:`~anonset.SuppressionWarning` where there are any, naming the
+    value most of a column's '*' cells hold (what a '*' tells, as the audit
+    with the original data says)."""
     out = {a: int(suppressed[j].sum()) for j, a in enumerate(attrs) if suppressed[j].any()}
     if out:
-        cells = ", ".join(f"{a} {c:,}" for a, c in out.items())
+        told = []
+        for j, a in enumerate(attrs):
+            if a in out:
+                held = np.bincount(codes[j, suppressed[j]], minlength=len(domains[j].values))
+                told.append(f"{a} {out[a]:,}, {held.max() / held.sum():.1%} of them hold "
+                            f"{domains[j].values[int(held.argmax())]!r}")
+        cells = "; ".join(told)
         warnings.warn(f"cells published as '*' to make them l-eligible ({cells}): a '*' tells "
                       "that the value is one held too often, and where one value dominates "
                       "the column, that value (accepted by suppress=True; --suppress; the audit "
