@@ -189,6 +189,11 @@ def test_suppressed_cells_are_counted_warned_and_attacked(tmp_path):
     from anonset.audit.html.release import open_release
     df = _dominated()
     # publishing names what a '*' tells, as the audit with the original does
+    # refused without suppress, with what the remedy costs
+    with pytest.raises(ValueError, match=r"'colour'.*not 2-eligible.*expected a lower l for it, "
+                       r"or suppress=True, which publishes [\d,]+ of its cells as '\*', "
+                       r"100\.0% of them holding 'w', which a '\*' then tells$"):
+        L.lgb(df, qi=["age", "sex"], sensitive=["colour"], k=4, l=2)
     with pytest.warns(anonset.SuppressionWarning,
                       match=r"colour [\d,]+, 100\.0% of them hold 'w'\): a '\*' tells"):
         res = L.lgb(df, qi=["age", "sex"], sensitive=["colour"], k=4, l=2, suppress=True)
@@ -606,7 +611,7 @@ def test_cli_refuses_unnamed_columns(tmp_path, capsys):
     (["--k", "2", "--l", "9", "--qi", "gender", "--sensitive", "disease", "--drop",
       "ID,age,age_flag,zip,zip_flag"], "--l: column 'disease'"),
     (["--k", "2", "--l", "9", "--qi", "gender", "--sensitive", "disease", "--drop",
-      "ID,age,age_flag,zip,zip_flag"], "or --suppress to publish"),
+      "ID,age,age_flag,zip,zip_flag"], "or --suppress, which publishes"),
     (["--k", "2", "--l", "2", "--qi", "gender", "--hierarchy", "gender=/no/such.csv"],
      "does not exist"),
 ])

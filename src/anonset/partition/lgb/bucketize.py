@@ -151,15 +151,19 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
             la = lmap[a]
             cnt = np.bincount(vals)
             if cnt.max() * la > rows.size:
+                keep = suppress_for_eligibility(vals, la)
                 if not suppress:
+                    # what the remedy costs: the '*' cells, and the value they tell
+                    held = np.bincount(vals[~keep], minlength=dom.d)
                     raise InputError(
                         f"its {rows.size} sensitive values are not {la}-eligible (value "
                         f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "
                         f"at most {rows.size // la} allowed; {int((cnt > 0).sum())} distinct "
                         "values)", param="l", column=a,
-                        expected="a lower l for it, or {@suppress=True} to publish the "
-                                 "fewest of its values as '*'")
-                keep = suppress_for_eligibility(vals, la)
+                        expected="a lower l for it, or {@suppress=True}, which publishes "
+                                 f"{int(held.sum()):,} of its cells as '*', "
+                                 f"{held.max() / held.sum():.1%} of them holding "
+                                 f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")
                 suppressed[j, rows[~keep]] = True
                 rows, vals = rows[keep], vals[keep]
                 if rows.size == 0:
