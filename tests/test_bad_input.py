@@ -619,6 +619,11 @@ FILE_CASES = [
     FileCase("missing-input", "in.csv", None, ("in.csv", "does not exist")),
     FileCase("input-is-directory", "in.csv", "dir", ("in.csv", "is a directory")),
     FileCase("input-is-stdin", "-", None, ("'-'", "standard input", "expected a file")),
+    # a shell's <(zcat in.csv.gz) is a pipe: read once, it would hang or
+    # publish nothing on the second read
+    FileCase("input-is-a-pipe", "in.csv", "fifo",
+             ("in.csv", "is not a regular file (a pipe or a device)", "a compressed CSV is "
+              "read as it is")),
     FileCase("input-is-a-parquet-dataset", "in.parquet", "pqdir",
              ("in.parquet", "is a directory", "anonset.dask.publish(dask.dataframe.read_parquet")),
     FileCase("unknown-input-extension", "in.dat", _csv(HEAD + "1,20,a,x,n\n"),
@@ -647,6 +652,10 @@ def test_file_case(case: FileCase, tmp_path, capsys, monkeypatch):
         (tmp_path / case.name).mkdir()
         if case.content == "pqdir":            # a partitioned dataset, as pandas writes it
             frame().to_parquet(tmp_path / case.name / "part-0.parquet")
+    elif case.content == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no named pipes on this system")
+        os.mkfifo(tmp_path / case.name)
     elif case.content is not None:
         (tmp_path / case.name).write_bytes(case.content())
     if case.id == "output-is-a-directory":

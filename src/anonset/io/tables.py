@@ -171,6 +171,13 @@ def check_input_file(path, *, param: str = "input") -> Path:
             "a file (a directory of Parquet files, such as a partitioned dataset: publish it "
             "with anonset.dask.publish(dask.dataframe.read_parquet(DIR), ...), docs/scaling.md)"
             if parquet else "a file"))
+    if not p.is_file():
+        # a pipe (a shell's <(zcat data.csv.gz) is one), a socket or a device
+        raise InputError("is not a regular file (a pipe or a device), which anonset does not "
+                         "read: a table is read more than once, its schema and statistics "
+                         "first, then the work", file=p, param=param,
+                         expected="a file (write the data to one first; a compressed CSV is "
+                                  "read as it is: .csv.gz, .csv.bz2, .csv.xz, .csv.zst)")
     return p
 
 
