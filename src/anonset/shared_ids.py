@@ -131,7 +131,8 @@ def refuse_shared_ids(shared: Mapping[str, int], allow_shared_id: Sequence[str] 
     refused = [c for c in shared if c not in allow_shared_id]
     if refused:
         col = refused[0]
-        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
+        also = (f" (as do those of {', '.join(map(repr, refused[1:]))})" if len(refused) > 1
+                else "")
         if groups:
             how = ("a group of k rows may then hold fewer than k people, and the groups that "
                    "hold one person's rows narrow down the person's values")
