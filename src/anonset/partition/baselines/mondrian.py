@@ -74,11 +74,9 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         sensitive column or a QID (lambda >= 0.9, :mod:`anonset.passthrough`);
         refused otherwise.
     allow_shared_id : column names
-        Identifier columns whose values several rows share that you declare
-        to be different people's rows (a household, a site); refused
-        otherwise, since one person's rows (panel waves, visits) would fill
-        groups as several people and narrow down the person's values.  The
-        metadata (``shared_ids_allowed``) and the audit name them.
+        Identifiers whose values several rows share that you declare to be
+        different people's (a household); refused otherwise
+        (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
 
     Returns
     -------

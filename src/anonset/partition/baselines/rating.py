@@ -195,11 +195,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     keep_order : bool
         Publish the IDT in input order (by default a keyed random order).
     allow_shared_id : column names
-        Identifier columns whose values several rows share that you declare
-        to be different people's rows (a household, a site); refused
-        otherwise, since one person's rows (panel waves, visits) would draw
-        buckets as several people's and narrow down the person's values.  The
-        metadata (``shared_ids_allowed``) and the audit name them.
+        Identifiers whose values several rows share that you declare to be
+        different people's (a household); refused otherwise
+        (:mod:`anonset.shared_ids`: one person's waves fill buckets as several people).
 
     Returns
     -------

@@ -167,11 +167,9 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         drawn at random); refused otherwise.  The metadata and the audit
         name them.
     allow_shared_id : column names
-        Identifier columns whose values several rows share that you declare
-        to be different people's rows (a household, a site); refused
-        otherwise, since one person's rows (panel waves, visits) would fill
-        groups as several people and narrow down the person's values.  The
-        metadata (``shared_ids_allowed``) and the audit name them.
+        Identifiers whose values several rows share that you declare to be
+        different people's (a household); refused otherwise
+        (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
     seed : bytes, str or int, optional
         Key material of at least 128 bits: the release (row order, IDs, the
         order of a bucket's shown values, promoted cells) is a pure function

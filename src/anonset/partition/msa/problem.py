@@ -56,11 +56,9 @@ class MSAProblem:
         person's row inside its class); refused otherwise.  The metadata
         and the audit name them.
     allow_shared_id : column names
-        Identifier columns whose values several rows share that you declare
-        to be different people's rows (a household, a site); refused
-        otherwise, since one person's rows (panel waves, visits) would fill
-        groups as several people and narrow down the person's values.  The
-        metadata (``shared_ids_allowed``) and the audit name them.
+        Identifiers whose values several rows share that you declare to be
+        different people's (a household); refused otherwise
+        (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
     hierarchies : {column: Hierarchy or ARX CSV path}, optional
         Generalization trees of categorical QIs (without one a QI gets the
         one-level tree) and of categorical SAs (their hierarchical ground).
