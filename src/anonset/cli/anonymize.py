@@ -236,7 +236,8 @@ def run(args) -> int:
         missing_token="?" if opts.get("missing_token") is None else opts["missing_token"],
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         allow_recode=opts.get("allow_recode") or (), allow_rare=opts.get("allow_rare") or (),
-        allow_shared_id=opts.get("allow_shared_id") or (), keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
+        allow_shared_id=opts.get("allow_shared_id") or (),
+        keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
     if opts.get("params_from") is not None:
