@@ -175,6 +175,53 @@ def test_a_file_separated_by_semicolons_tabs_or_bars_is_read_as_its_header_says(
                      "--seed", SEED, "-q"]) == 0, capsys.readouterr().err
 
 
+def test_a_file_named_tsv_is_read_with_tabs_and_never_written(tmp_path, capsys):
+    """A file named .tsv was refused ("names no known format") unless
+    --input-format csv was given.  It is read as CSV with the tab as its
+    separator (a comma in a column's name stays part of the name), the same
+    release as the comma-separated file on every path; an output named .tsv
+    is refused on every path (anonset writes comma-separated values only:
+    before, it was written with commas under a .tsv name), nothing written."""
+    from anonset import cli
+    from anonset.io.stream import publish_file
+    from anonset.io.tables import read_typed
+    df = frame().rename(columns={"n": "n, count"})
+    kw = dict(identifiers=["id"], sensitive=["job", "city"], other=["n, count"],
+              domains={"job": list("abcd"), "city": ["x", "y", "z"]}, seed=SEED)
+    df.to_csv(tmp_path / "comma.csv", index=False)
+    df.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    df.to_csv(tmp_path / "t.tab.gz", index=False, sep="\t")
+    want = read_typed(tmp_path / "comma.csv", "csv")
+    for name in ("t.tsv", "t.tab.gz"):
+        assert read_typed(tmp_path / name, "csv").equals(want)
+    ref = publish_file(tmp_path / "comma.csv", tmp_path / "a.parquet", anonset.Diversity(2), **kw)
+    got = publish_file(tmp_path / "t.tsv", tmp_path / "b.parquet", anonset.Diversity(2), **kw)
+    assert got.info == ref.info
+    assert anonset.read_parquet(tmp_path / "b.parquet").equals(
+        anonset.read_parquet(tmp_path / "a.parquet"))
+    args = ["--identifier", "id", "--sensitive", "job,city", "--other", "n\\, count",
+            "--domain", "job=a,b,c,d", "--domain", "city=x,y,z", "--l", "2", "--seed", SEED, "-q"]
+    assert cli.main(["anonymize", str(tmp_path / "t.tsv"), "-o", str(tmp_path / "c.parquet"),
+                     *args]) == 0
+    assert anonset.read_parquet(tmp_path / "c.parquet").equals(
+        anonset.read_parquet(tmp_path / "a.parquet"))
+    # an output named .tsv: refused in memory, streamed and on the command line
+    before = sorted(p.name for p in tmp_path.iterdir())
+    line = "is named as a tab-separated file, which anonset reads but does not write; " \
+           "expected a .csv (comma-separated) or .parquet name"
+    with pytest.raises(ValueError) as mem:
+        anonset.read_parquet(tmp_path / "a.parquet").to_csv(tmp_path / "o.tsv")
+    with pytest.raises(ValueError) as streamed:
+        publish_file(tmp_path / "t.tsv", tmp_path / "o.tsv", anonset.Diversity(2), **kw)
+    capsys.readouterr()
+    assert cli.main(["anonymize", str(tmp_path / "t.tsv"), "-o", str(tmp_path / "o.tsv"),
+                     *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(mem.value) == str(streamed.value) == f"{str(tmp_path / 'o.tsv')!r}: {line}"
+    assert err == f"anonset anonymize: error: {str(tmp_path / 'o.tsv')!r}: {line}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 @given(st.lists(st.text(alphabet="ab,;|\t\" x\n", min_size=1, max_size=6), min_size=1,
                 max_size=12), st.sampled_from([";", "\t", "|"]))
 @settings(max_examples=60, deadline=None)

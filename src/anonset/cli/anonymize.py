@@ -208,7 +208,7 @@ def run(args) -> int:
     src = check_input_file(args.input)
     in_fmt = file_format(src, opts.get("input_format"), param="input_format")
     out = Path(args.output)
-    out_fmt = file_format(out, opts.get("format"), param="format")
+    out_fmt = file_format(out, opts.get("format"), param="format", output=True)
     hier_paths = dict(opts.get("hierarchies") or {})
     for col, p in hier_paths.items():
         A.hierarchy_file(col, p)

@@ -68,7 +68,7 @@ def run(args) -> int:
         from ..audit.plot import require_matplotlib
         require_matplotlib()
     out = Path(args.output) if args.output else None
-    out_fmt = file_format(out, args.format) if out is not None else None
+    out_fmt = file_format(out, args.format, output=True) if out is not None else None
     inputs = [src, Path(str(src) + ".anonset.json")] + \
         ([Path(args.original)] if args.original else [])
     header = check_metadata(read_metadata(src, fmt), src)

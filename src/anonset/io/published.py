@@ -331,7 +331,12 @@ class CsvSink:
         self.meta = meta
         suffix = Path(final).suffix.lower()
         openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-        if suffix not in (".csv", ".txt", ".tsv") and suffix not in openers:
+        from .tables import TSV_SUFFIXES
+        if str(final).lower().endswith(TSV_SUFFIXES):
+            raise InputError("is named as a tab-separated file, which anonset reads but does "
+                             "not write", file=final,
+                             expected="a .csv (comma-separated) or .parquet name")
+        if suffix not in (".csv", ".txt") and suffix not in openers:
             raise InputError("has a compression this writer does not support", param="output",
                              file=final, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")
         opener = openers.get(suffix)

@@ -185,7 +185,7 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     chunk_rows = _check_chunk_rows(chunk_rows)
     opts = engine.Options(model, schema, **options)
     out_path = Path(out_path)
-    fout = file_format(out_path, out_format, param="output_format")
+    fout = file_format(out_path, out_format, param="output_format", output=True)
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)

@@ -31,7 +31,11 @@ __all__ = ["as_frame", "file_format", "check_input_file", "file_columns", "iter_
            "is_missing_text", "text_type", "INT_TEXT", "CODE_TEXT"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+#: Compressions pyarrow reads a text table through (by its suffix).
+TEXT_COMPRESSIONS = ("", ".gz", ".bz2", ".xz", ".zst")
+#: Tab-separated tables: read as CSV with the tab as separator.
+TSV_SUFFIXES = tuple(s + c for s in (".tsv", ".tab") for c in TEXT_COMPRESSIONS)
+CSV_SUFFIXES = tuple(".csv" + c for c in TEXT_COMPRESSIONS) + TSV_SUFFIXES
 #: Text cells that mean "missing" in a column the engine types (pandas' default
 #: markers).  Pass-through and identifier columns keep their text exactly.
 NA_MARKERS = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
@@ -139,8 +143,13 @@ def index_as_columns(frame: pd.DataFrame, *, param: str = "data", file=None) -> 
 
 
 # =================================================================== files
-def file_format(path, fmt=None, *, param: str = "format") -> str:
-    """'parquet' or 'csv', from ``fmt`` or the file name."""
+def file_format(path, fmt=None, *, param: str = "format", output: bool = False) -> str:
+    """'parquet' or 'csv', from ``fmt`` or the file name; a tab-separated
+    name (``.tsv``, ``.tab``) is read as CSV, and refused for an ``output``
+    (anonset writes comma-separated values only)."""
+    if output and str(path).lower().endswith(TSV_SUFFIXES):
+        raise InputError("is named as a tab-separated file, which anonset reads but does not "
+                         "write", file=path, expected="a .csv (comma-separated) or .parquet name")
     if fmt is not None:
         if fmt not in ("csv", "parquet"):
             raise InputError(f"got {fmt!r}", param=param, expected="csv or parquet")
@@ -151,7 +160,7 @@ def file_format(path, fmt=None, *, param: str = "format") -> str:
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     raise InputError("has an extension that names no known format", file=path,
-                     expected=f"a name ending in .csv or .parquet, or {{@{param}}} csv|parquet")
+                     expected=f"a name ending in .csv, .tsv or .parquet, or {{@{param}}} csv|parquet")
 
 
 def check_input_file(path, *, param: str = "input") -> Path:
@@ -206,7 +215,9 @@ def _csv_dialect(path) -> tuple:
             text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
             first = text.readline()
             sep = ","
-            if first.strip("\r\n") and "," not in first:
+            if str(path).lower().endswith(TSV_SUFFIXES) and "\t" in first:
+                sep = "\t"    # named a TSV: a comma may be part of a name
+            elif first.strip("\r\n") and "," not in first:
                 found = [c for c in OTHER_SEPARATORS if c in first]
                 if len(found) > 1:
                     raise InputError(f"has a header line that holds no comma but "
