@@ -485,6 +485,25 @@ static double class_max_emd(const saspec *s, const int64_t *row, double *extra)
     return m;
 }
 
+/* Whether a class holds one value alone of an attribute that must hold two
+ * (s->diverse): its count row has a single non-zero entry there. */
+static int class_single(const saspec *s, const int64_t *row)
+{
+    if (!s->diverse)
+        return 0;
+    for (int32_t a = 0; a < s->n_sa; ++a) {
+        if (!s->diverse[a])
+            continue;
+        const int64_t *r = row + s->d_off[a];
+        int nz = 0;
+        for (int64_t v = 0; v < s->d[a] && nz < 2; ++v)
+            nz += r[v] != 0;
+        if (nz < 2)
+            return 1;
+    }
+    return 0;
+}
+
 static int check_sa(const saspec *s, int64_t *max_nodes)
 {
     int64_t mx = 1;
@@ -588,7 +607,8 @@ int anonset_msa_ensure_t(const anonset_msa_sa *sa, const anonset_msa_qi *qi,
     for (int64_t c = 0; c < n_classes; ++c) {
         if (dead[c])
             continue;
-        while (n_alive > 1 && class_max_emd(&s, counts + c * d_total, extra) > t) {
+        while (n_alive > 1 && (class_max_emd(&s, counts + c * d_total, extra) > t
+                               || class_single(&s, counts + c * d_total))) {
             /* Nearest centroid, ties to the smaller id.  Alive classes are
              * scanned in id order and the scan stops at the first class at
              * the lower bound dist(c, c) (no merge can make c less general),

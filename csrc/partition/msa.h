@@ -13,7 +13,8 @@
  *
  * 2. anonset_msa_ensure_t: EnsureTCloseness (Pseudocode 2).  Classes are
  *    visited in id order; while a class's largest EMD over the sensitive
- *    attributes (Def. 4) exceeds t it absorbs the alive class whose centroid
+ *    attributes (Def. 4) exceeds t (or, where asked, it holds one value of
+ *    an attribute alone) it absorbs the alive class whose centroid
  *    (the LCA of each QI; a range for numeric QIs) is nearest by eq. 2.
  *
  * QI distance (eq. 2), squared: sum over QIs of
@@ -67,6 +68,8 @@ typedef struct {
     const int64_t *n_nodes, *node_off;
     const int64_t *parent;     /* local ids, leaves first, parent > child, root last */
     const double *weight;
+    const uint8_t *diverse;    /* n_sa or NULL: 1 where a class that holds one value of
+                                * the attribute alone also violates (ensure_t only) */
 } anonset_msa_sa;
 
 /* Clusters of Pseudocode 1 and where its seeds come from.  Cluster c holds
@@ -100,7 +103,9 @@ int anonset_msa_generate_ecs(const anonset_msa_qi *qi, const anonset_msa_cluster
  * Centroids: lo, hi: n_classes x n_qi (modified).  Numeric QI: rank range
  *   [lo, hi]; distance: span of the union of the ranges.  Table QI: lo is a
  *   node id; merged centroids take the LCA node.
- * t: a class violates when its largest EMD exceeds t.
+ * t: a class violates when its largest EMD exceeds t, or when it holds one
+ *   value alone of an attribute with sa->diverse[a] set (its rows' value
+ *   would be told by the class).
  * into: output, the class each class ends up in (itself when alive). */
 int anonset_msa_ensure_t(const anonset_msa_sa *sa, const anonset_msa_qi *qi,
                          int64_t n_classes, int64_t *counts, int32_t *lo, int32_t *hi,

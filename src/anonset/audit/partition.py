@@ -240,6 +240,7 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
         rows.add("l_distinct", s, "info", rep.l_distinct, None,
                  f"{s}: every class holds at least {rep.l_distinct} distinct values "
                  f"(entropy l = {rep.l_entropy:.3g})")
+        homogeneous_row(rows, s, classes, frame[s], meta, "class")
         dom = hier[s].leaves if g == "hierarchical" else declared.get(s)
         values = frame[s].astype(str) if dom is not None else frame[s]
         C, domain = _counts(classes, values, dom)
@@ -290,6 +291,26 @@ def _bucket_closeness(a, vals, bid, t, g, original, rows: Rows) -> tuple:
                  f"{a}: largest EMD of a bucket from {what} ({g} ground) {worst:.4g} "
                  f"{'<=' if ok else '>'} t = {t:g}{note}")
     return C, ground
+
+
+def homogeneous_row(rows: Rows, a: str, groups, values, meta, word: str) -> None:
+    """Groups (classes, buckets) whose rows all hold one value of ``a``
+    while the table holds two or more: each such row's value is told
+    (:mod:`anonset.partition.homogeneous`).  A risk: named as the user's
+    where the metadata lists ``a`` in ``homogeneous_allowed``."""
+    from ..partition.homogeneous import single_value_groups
+    n_groups, n_rows = single_value_groups(groups, values.astype(str).to_numpy())
+    if n_groups == 0:
+        rows.add("homogeneous", a, "pass", 0, 0,
+                 f"{a}: no {word} holds one value alone")
+        return
+    allowed = " (published as the user allowed: allow_homogeneous)" \
+        if a in (meta.get("homogeneous_allowed") or ()) else ""
+    plural = "es" if word == "class" else "s"
+    rows.add("homogeneous", a, "risk", n_rows, 0,
+             f"{a}: {n_groups:,} {word}{plural if n_groups > 1 else ''} ({n_rows:,} rows) "
+             f"{'hold' if n_groups > 1 else 'holds'} one value alone, so whoever finds a person's {word} knows their value "
+             f"(within t when the value is common){allowed}")
 
 
 def _suppressed_row(a, role, frame, inb, meta, original, rows: Rows) -> None:
@@ -361,6 +382,7 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
         if a in tmap:
             t, g = float(tmap[a]), grounds.get(a, "equal")
             C, ground = _bucket_closeness(a, vals, bid, t, g, original, rows)
+            homogeneous_row(rows, a, bid, vals, meta, "bucket")
             A = C.sum(axis=0) / max(C.sum(), 1)
             bound = model_bound(SimpleNamespace(l=None, k=None, t=t), A, ground)
             sizes[f"buckets of {a}"] = (bsizes, None)

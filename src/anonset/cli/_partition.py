@@ -130,6 +130,9 @@ def risk_note(summary: dict) -> str:
         notes.append("rows that share an identifier's value published as different people's "
                      "(--allow-shared-id): " + ", ".join(f"{c} ({shared.get(c, 0):,} rows)"
                                                           for c in allowed))
+    from ..partition.homogeneous import homogeneous_words
+    if homogeneous_words(summary):
+        notes.append(homogeneous_words(summary))
     from ..validate import dropped_rows_words
     dropped = dropped_rows_words(summary.get("missing"))
     if dropped:

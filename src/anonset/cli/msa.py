@@ -35,7 +35,7 @@ __all__ = ["register"]
 #: anonymize_msa()'s parameters and their flags (for error messages).
 FLAGS = {"quasi_identifiers": "--qi", "sensitive": "--sa", "numeric": "--numeric",
          "ground": "--ground", "n_threads": "--threads", "k": "--k", "t": "--t",
-         "domains": "--domain",
+         "domains": "--domain", "allow_homogeneous": "--allow-homogeneous",
          "algorithm": "--algorithm"}
 
 
@@ -82,6 +82,10 @@ def register(sub) -> None:
                    help="ground distance of a sensitive column: ordered, equal or "
                         "hierarchical (default: ordered for numeric, hierarchical with a "
                         "hierarchy, else equal)")
+    g.add_argument("--allow-homogeneous", action="append", metavar="SA,...",
+                   help="sensitive columns for which a class may hold one value alone, as "
+                        "the paper allows within t (its rows' value is then told); by "
+                        "default such a class is merged with its nearest one")
     g = p.add_argument_group("release")
     add_key_arguments(g)
     g.add_argument("--threads", type=_k, default=None, help="threads for the kernels")
@@ -124,7 +128,8 @@ def _run(args) -> int:
         prob = MSAProblem(df, qi, sa, hierarchies=hier, numeric=numeric, ground=ground,
                           domains=domains,
                           n_threads=args.threads, **roles)
-        res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args))
+        res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args),
+                       allow_homogeneous=_names(args.allow_homogeneous))
     res.write(out, format=fout, protect=(inp,))
     s = res.summary()
     if args.report:

@@ -3,7 +3,7 @@
 anonset.msa; the kernels re-check codes and sizes and report a status."""
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cnp.import_array()
 
@@ -29,6 +29,7 @@ cdef extern from "msa.h":
         const int64_t *parent
         const double *q
         const double *weight
+        const uint8_t *diverse
     ctypedef struct anonset_msa_clusters:
         int32_t n_clusters
         const int64_t *cl_start
@@ -85,6 +86,7 @@ cdef anonset_msa_sa sa_spec(const int64_t[::1] d, const int64_t[::1] d_off, int6
     s.node_off = &node_off[0]
     s.parent = &parent[0]
     s.weight = &weight[0]
+    s.diverse = NULL
     return s
 
 
@@ -130,9 +132,10 @@ def ensure_t(const int64_t[::1] d, const int64_t[::1] d_off, int64_t[:, ::1] cou
              const int64_t[::1] parent, const double[::1] weight, const int32_t[::1] kind,
              const double[::1] scale, const int32_t[::1] dom, const int64_t[::1] tab_off,
              const double[::1] tab, const int32_t[::1] lca_tab, int32_t[:, ::1] lo,
-             int32_t[:, ::1] hi, double t, int n_threads):
+             int32_t[:, ::1] hi, double t, int n_threads, const uint8_t[::1] diverse=None):
     """Merge map (Pseudocode 2) and the number of merges; counts/lo/hi are
-    updated in place."""
+    updated in place.  ``diverse`` (one flag per SA, optional): a class that
+    holds one value alone of a flagged SA violates too."""
     cdef int64_t n_classes = counts.shape[0], merges = 0
     cdef int status
     cdef anonset_msa_qi qi = qi_spec("ensure_t", kind, scale, dom, tab_off, tab, lca_tab)
@@ -142,6 +145,10 @@ def ensure_t(const int64_t[::1] d, const int64_t[::1] d_off, int64_t[:, ::1] cou
         raise ValueError("ensure_t: shape mismatch")
     cdef anonset_msa_sa sa = sa_spec(d, d_off, counts.shape[1], q, n_nodes, node_off, parent,
                                      weight)
+    if diverse is not None:
+        if diverse.shape[0] != d.shape[0]:
+            raise ValueError("ensure_t: diverse needs one flag per sensitive attribute")
+        sa.diverse = &diverse[0]
     into = np.empty(n_classes, dtype=np.int64)
     cdef int64_t[::1] o = into
     cdef int32_t *lop = &lo[0, 0] if qi.n_qi > 0 else NULL

@@ -81,7 +81,10 @@ def grid(c, progress):
         total = t_enc
         for k in c["ks"]:
             for t in c["ts"]:
-                r = prob.run(alg, k, t, seed=SEED, research_seed=True)
+                # Pseudocode 2 as printed: a class may hold one value of an SA
+                # alone where t allows it (anonset merges such classes unless
+                # named: docs/algorithms.md, "Classes of one value")
+                r = prob.run(alg, k, t, seed=SEED, research_seed=True, allow_homogeneous=SA)
                 total += r.timings["total"]
                 s = r.summary()
                 g = r.generalized()

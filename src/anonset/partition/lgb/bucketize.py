@@ -55,19 +55,23 @@ def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
 
 
 def closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
-                      whole: np.ndarray) -> tuple[np.ndarray, int]:
+                      whole: np.ndarray, *, diverse: bool = True) -> tuple[np.ndarray, int]:
     """Buckets whose value distribution is within EMD t of both the whole
     column's (``whole``: its value counts) and the bucketized values'
     distribution: values sorted and dealt round-robin into m buckets (each
     gets the floor or ceiling of every value's share); the largest m whose
     worst bucket passes (binary search).  m = 1 passes once the flagged
-    values are within t of the column (:func:`.flags.promote_for_closeness`)."""
+    values are within t of the column (:func:`.flags.promote_for_closeness`).
+    With ``diverse`` (the default) a bucket that holds one value alone fails
+    too, where the bucketized values hold two or more: its rows' value would
+    be told (:mod:`anonset.partition.homogeneous`)."""
     from ...emd import emd_batch
     n = codes.size
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
     order = np.argsort(codes, kind="stable")
     refs = (np.bincount(codes, minlength=d), np.asarray(whole))
+    diverse = diverse and np.count_nonzero(refs[0]) > 1
 
     def deal(m):
         b = np.empty(n, dtype=np.int64)
@@ -78,6 +82,8 @@ def closeness_buckets(codes: np.ndarray, d: int, t: float, ground,
         b = deal(m)
         P = np.zeros((m, d), dtype=np.int64)
         np.add.at(P, (b, codes), 1)
+        if diverse and (np.count_nonzero(P, axis=1) < 2).any():
+            return False
         return max(float(emd_batch(P, q, ground).max()) for q in refs) <= t + 1e-12
 
     if not ok(1):
@@ -120,7 +126,8 @@ def closeness_ground(dom) -> str:
 
 
 def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
-                         lmap: dict, closeness: dict, suppress: bool, rng):
+                         lmap: dict, closeness: dict, suppress: bool, rng,
+                         allow_homogeneous=()):
     """Alg. 1 lines 3-6: bucketize every attribute's sensitive cells
     independently (``sens_mask`` (n, q) marks them).
 
@@ -129,6 +136,9 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
     shows -- its bucket's values in a uniformly random order (Fig. 2), so
     that only the bucket, never the row, carries the value -- the cells
     published as ``*`` and the ground of every t-closeness attribute.
+    A t-closeness attribute's buckets each hold two values or more unless
+    it is named in ``allow_homogeneous`` (where its bucketized cells hold
+    one value alone while the column holds more, it is refused unless named).
     """
     q, n = codes.shape
     bid = np.full((q, n), -1, dtype=np.int64)
@@ -142,11 +152,20 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
         vals = codes[j, rows]
         if a in closeness:
             grounds[a] = closeness_ground(dom)
+            whole = np.bincount(codes[j], minlength=dom.d)
+            if np.unique(vals).size == 1 and np.count_nonzero(whole) > 1 and \
+                    a not in allow_homogeneous:
+                raise InputError(
+                    f"its {rows.size:,} bucketized cells all hold "
+                    f"{dom.values[int(vals[0])]!r}, so every bucket of it tells its rows' "
+                    "value", param="closeness", column=a,
+                    expected="cells of two values or more to bucketize (flag more cells), "
+                             "or the risk named: {@allow_homogeneous=" + repr([a]) + "}")
             if dom.d == 1:
                 b, nb = np.zeros(rows.size, dtype=np.int64), 1
             else:
                 b, nb = closeness_buckets(vals, dom.d, float(closeness[a]), grounds[a],
-                                          np.bincount(codes[j], minlength=dom.d))
+                                          whole, diverse=a not in allow_homogeneous)
         else:
             la = lmap[a]
             cnt = np.bincount(vals)

@@ -21,13 +21,14 @@ from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import (check_allow_recode, check_recodes, passthrough_findings,
                              warn_findings)
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_choice, check_int, drop_missing, missing_rows,
-                         resolve_roles)
+from ...validate import (InputError, check_choice, check_int, check_names, drop_missing,
+                         missing_rows, resolve_roles)
+from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
 from .domain import encode_column, make_domain
-from .flags import flags_matrix, promote_for_k, promote_for_closeness
+from .flags import flags_matrix, promote_for_closeness, promote_for_k, promote_second_value
 from .generalize import MDP_SPLITS, METHODS, local_generalization, published_intervals
 from .metrics import c_dm, ncp
 
@@ -117,7 +118,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False, missing: str | None = None,
         mdp_split: str | None = None, allow_recode: Sequence[str] = (),
-        allow_shared_id: Sequence[str] = ()) -> LGBResult:
+        allow_shared_id: Sequence[str] = (),
+        allow_homogeneous: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -170,6 +172,13 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
         (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
+    allow_homogeneous : attribute names
+        Attributes of ``closeness`` whose buckets may hold one value alone
+        (t allows it where the value is common; the bucket then tells its
+        rows' value).  By default every t-bucket holds two values or more
+        (:mod:`anonset.partition.homogeneous`); the metadata
+        (``homogeneous``, ``homogeneous_allowed``) and the audit name the
+        buckets an allowed attribute kept.
     seed : bytes, str or int, optional
         Key material of at least 128 bits: the release (row order, IDs, the
         order of a bucket's shown values, promoted cells) is a pure function
@@ -274,10 +283,17 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     for j, (a, dom) in enumerate(zip(attrs, domains)):
         codes[j] = encode_column(frame[a], dom)
 
+    allow_homogeneous = check_names(allow_homogeneous, "allow_homogeneous")
+    for a in allow_homogeneous:
+        if a not in closeness:
+            raise InputError(f"names {a!r}, which is not a t-closeness attribute",
+                             param="allow_homogeneous",
+                             expected=f"attributes of {{@closeness}}: one of {sorted(closeness)}")
     # flags only ever grow: so that every QI-partition subset holds k rows,
     # and so that the flagged values of every t-closeness attribute are
-    # within t of its column (else no bucketing can be); repeated until
-    # neither adds a flag (at worst every cell: then both hold)
+    # within t of its column (else no bucketing can be) and hold two values
+    # (else every bucket tells them); repeated until none adds a flag (at
+    # worst every cell: then all hold)
     rng = key.generator("lgb-promote")
     promoted = -1
     total = 0
@@ -289,6 +305,9 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                 promoted += promote_for_closeness(semi_flags[:, semi.index(a)], codes[j],
                                                   dom.d, float(closeness[a]),
                                                   closeness_ground(dom), rng)
+                if a not in allow_homogeneous:    # buckets of one value alone tell it
+                    promoted += promote_second_value(semi_flags[:, semi.index(a)], codes[j],
+                                                     dom.d, rng)
         total += promoted
     sens_mask = np.zeros((n, q), dtype=bool)
     sens_mask[:, len(qi):len(qi) + len(semi)] = semi_flags
@@ -296,7 +315,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     qi_mask = ~sens_mask
 
     bid, shown, suppressed, grounds = bucketize_attributes(
-        codes, sens_mask, attrs, domains, lmap, closeness, suppress, key.generator("lgb-show"))
+        codes, sens_mask, attrs, domains, lmap, closeness, suppress, key.generator("lgb-show"),
+        allow_homogeneous)
     gid = local_generalization(codes, qi_mask, domains, k, method, balance=balance,
                                mdp_split=mdp_split)
     glo, ghi = published_intervals(codes, qi_mask, gid, domains)
@@ -329,12 +349,27 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             **shared_without_key(frame, idents, allow_shared_id),      # after every refusal
             "pass_through_risks": warn_findings(found),
             "suppressed": _warn_suppressed(attrs, suppressed, codes, domains),
+            **homogeneous_metadata(_homogeneous_buckets(attrs, closeness, bid, codes),
+                                   allow_homogeneous),
             "missing": missing_record}
     return LGBResult(table=table, idt=idt, sat=sat, k=k, l=lmap, closeness=closeness,
                      method=method, attributes=tuple(attrs), roles=attr_roles,
                      domains=domains, codes=codes, qi_mask=qi_mask, gid=gid, glo=glo,
                      ghi=ghi, bid=bid, shown=shown, suppressed=suppressed, promoted=total,
                      grounds=grounds, order=order, metadata=meta)
+
+
+def _homogeneous_buckets(attrs, closeness, bid: np.ndarray, codes: np.ndarray) -> dict:
+    """Per t-closeness attribute, its buckets that hold one value alone
+    (possible only where the user allowed them): (classes, rows)."""
+    out = {}
+    for a in closeness:
+        j = attrs.index(a)
+        inb = bid[j] >= 0
+        n_b, n_r = single_value_groups(bid[j, inb], codes[j, inb])
+        if n_b:
+            out[a] = {"groups": n_b, "rows": n_r}
+    return out
 
 
 def _warn_suppressed(attrs, suppressed: np.ndarray, codes: np.ndarray, domains) -> dict:

@@ -214,3 +214,32 @@ def promote_for_closeness(flags: np.ndarray, codes: np.ndarray, d: int, t: float
         free = np.flatnonzero(~flags & (codes == v))
         flags[rng.choice(free, size=int(add[v]), replace=False)] = True
     return int(add.sum())
+
+
+def promote_second_value(flags: np.ndarray, codes: np.ndarray, d: int,
+                         rng: np.random.Generator) -> int:
+    """Flag one more cell of a t-closeness attribute whose flagged values
+    hold one value alone while its column holds two or more (``flags``
+    changed in place; returns the cells promoted, 0 or 1): the buckets of
+    one value would tell every flagged row's value
+    (:mod:`anonset.partition.homogeneous`).  The cell is drawn at random
+    among the unflagged cells of the column's most frequent other value.
+
+    Examples
+    --------
+    >>> codes = np.repeat([0, 1], [90, 10])
+    >>> flags = np.r_[np.ones(3, bool), np.zeros(97, bool)]      # three 0s flagged
+    >>> promote_second_value(flags, codes, 2, np.random.default_rng(0))
+    1
+    >>> sorted(set(codes[flags].tolist()))
+    [0, 1]
+    """
+    have = np.bincount(codes[flags], minlength=d)
+    whole = np.bincount(codes, minlength=d)
+    if np.count_nonzero(have) != 1 or np.count_nonzero(whole) < 2:
+        return 0
+    other = whole.copy()
+    other[have > 0] = 0
+    v = int(np.argmax(other))
+    flags[rng.choice(np.flatnonzero(~flags & (codes == v)))] = True
+    return 1

@@ -18,7 +18,9 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_recode, check_passthrough
-from ...validate import InputError, check_int, drop_missing, resolve_roles, row_name
+from ...validate import (InputError, check_int, check_names, drop_missing, resolve_roles,
+                         row_name)
+from ..homogeneous import homogeneous_metadata
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
@@ -435,14 +437,33 @@ class MSAProblem:
             hi[:, a] = node
         return counts, lo, hi
 
-    def ensure(self, counts, lo, hi, t: float):
+    def ensure(self, counts, lo, hi, t: float, diverse=None):
         """EnsureTCloseness (Pseudocode 2) on class state, in place: the merge
-        map (final class of every class) and the number of merges."""
+        map (final class of every class) and the number of merges.
+        ``diverse`` (one flag per SA): a class that holds one value of a
+        flagged SA alone violates too, and is merged as one above t is."""
         from .. import _msa
+        if diverse is not None:
+            diverse = np.ascontiguousarray(diverse, dtype=np.uint8)
         return _msa.ensure_t(self._d, self._d_off, counts, self._q, self._n_nodes,
                              self._node_off, self._parent, self._weight, self._kind,
                              self._scale, self._dom, self._tab_off, self._tab, self._lca,
-                             lo, hi, float(t) - _T_MARGIN, self.n_threads)
+                             lo, hi, float(t) - _T_MARGIN, self.n_threads, diverse)
+
+    def homogeneous_classes(self, counts) -> dict:
+        """Per SA, the classes (rows of ``counts``) that hold one value of it
+        alone while the table holds two or more: (classes, rows)."""
+        out = {}
+        for j, s in enumerate(self.sas):
+            d, off = int(self._d[j]), int(self._d_off[j])
+            if np.count_nonzero(self._q[off:off + d]) < 2:
+                continue
+            block = counts[:, off:off + d]
+            single = np.count_nonzero(block, axis=1) == 1
+            if single.any():
+                out[s.name] = {"groups": int(single.sum()),
+                               "rows": int(block[single].sum())}
+        return out
 
     def class_emd(self, counts) -> np.ndarray:
         """Def. 4 value (largest EMD over the SAs) of every class row."""
@@ -453,12 +474,21 @@ class MSAProblem:
 
     # ------------------------------------------------------------ the whole run
     def run(self, algorithm: str, k: int, t: float, *, seed=None, research_seed: bool = False,
-            keep_order: bool = False, fcm_options: Mapping | None = None):
+            keep_order: bool = False, fcm_options: Mapping | None = None,
+            allow_homogeneous: Sequence[str] = ()):
         """Anonymize: clusters, Pseudocode 1, Pseudocode 2, generalization.
 
-        ``seed``, ``research_seed``, ``keep_order``: see :func:`anonymize_msa`.
+        ``seed``, ``research_seed``, ``keep_order``, ``allow_homogeneous``:
+        see :func:`anonymize_msa`.
         """
         self._check_kt(k, t)
+        allowed = check_names(allow_homogeneous, "allow_homogeneous")
+        for c in allowed:
+            if c not in self.sensitive:
+                raise InputError(f"names {c!r}, which is not a sensitive attribute",
+                                 param="allow_homogeneous",
+                                 expected=f"sensitive attributes: one of {self.sensitive}")
+        diverse = [s.name not in allowed for s in self.sas]
         if algorithm not in ALGORITHMS:
             raise InputError(f"got {algorithm!r}", param="algorithm",
                              expected=f"one of {', '.join(ALGORITHMS)}")
@@ -471,7 +501,7 @@ class MSAProblem:
         classes, n_ec = self.generate(groups, mode, seed=key.generator("msa-classes"))
         counts, lo, hi = self.class_state(classes, n_ec)
         t2 = time.perf_counter()
-        into, merges = self.ensure(counts, lo, hi, t)
+        into, merges = self.ensure(counts, lo, hi, t, diverse)
         t3 = time.perf_counter()
         final, relabel = np.unique(into, return_inverse=True)
         # published class labels and row order: drawn from the key, so that
@@ -494,7 +524,9 @@ class MSAProblem:
                         metadata={"paper": "003", "model": {"k": int(k), "t": float(t),
                                                             "algorithm": algorithm,
                                                             **self.model_columns()},
-                                  **key.metadata(), **self.column_roles()})
+                                  **key.metadata(), **self.column_roles(),
+                                  **homogeneous_metadata(
+                                      self.homogeneous_classes(counts[by_label]), allowed)})
         times.update(partition=t1 - t0, generate=t2 - t1, ensure=t3 - t2,
                      total=t3 - t0)
         res.timings = times

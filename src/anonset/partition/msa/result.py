@@ -148,7 +148,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   fcm_options: Mapping | None = None, missing: str | None = None,
                   domains: Mapping | None = None,
                   allow_recode: Sequence[str] = (),
-                  allow_shared_id: Sequence[str] = ()) -> MSAResult:
+                  allow_shared_id: Sequence[str] = (),
+                  allow_homogeneous: Sequence[str] = ()) -> MSAResult:
     """Publish ``data`` under k-anonymity and t-closeness for every sensitive
     attribute (paper 003, Def. 4).
 
@@ -180,6 +181,14 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
         a class links their exact sensitive values to that attribute.
         Default: rows grouped by class, class labels and the order within a
         class drawn at random from the key.
+    allow_homogeneous : SA names
+        SAs for which a class may hold one value alone, as the paper's
+        Pseudocode 2 allows whenever that value is common enough to be
+        within t: every row of such a class has its value told.  By default
+        such a class violates too and is merged with its nearest class
+        (:mod:`anonset.partition.homogeneous`); the metadata
+        (``homogeneous``, ``homogeneous_allowed``) and the audit name the
+        classes an allowed SA kept.
 
     Returns
     -------
@@ -199,4 +208,5 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                       n_threads=n_threads, missing=missing, domains=domains,
                       allow_recode=allow_recode, allow_shared_id=allow_shared_id)
     return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,
-                    keep_order=keep_order, fcm_options=fcm_options)
+                    keep_order=keep_order, fcm_options=fcm_options,
+                    allow_homogeneous=allow_homogeneous)
