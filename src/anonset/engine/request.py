@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import validate as V
 from ..hierarchy import Hierarchy, hierarchy_of
-from ..io.keys import check_rng, read_key_file
+from ..io.keys import check_research_seed, check_rng, read_key_file
 from ..models import Closeness, DiversityCloseness
 from ..passthrough import check_allow_recode
 from ..schema import Attribute, Schema
@@ -114,6 +114,8 @@ class Options:
         if self.seed is not None and self.key_file is not None:
             raise InputError("was given together with a seed", param="key_file",
                              expected="either a key file or a seed")
+        if self.key_file is None:
+            check_research_seed(self.seed, self.research_seed)
         from ..randomized.prior import prior_of
         params, prior = prior_of(self.params)
         prior = prior if prior is not None else self.prior

@@ -185,6 +185,24 @@ def make_key(seed=None, *, research_seed: bool = False) -> bytes:
     return hashlib.sha256(_DOMAIN + raw).digest()
 
 
+def check_research_seed(seed, research_seed) -> None:
+    """``research_seed`` accepts a short seed for a reproducible research
+    run; without any seed the key is fresh from the operating system and
+    nothing is reproducible, so the flag is refused there rather than
+    ignored.
+
+    >>> check_research_seed(None, True)
+    Traceback (most recent call last):
+    ...
+    anonset.validate.InputError: research_seed: is set, but no seed is given: ...
+    """
+    if research_seed is True and seed is None:
+        raise InputError("is set, but no seed is given: the key would be fresh from the "
+                         "operating system, and the run not reproducible", param="research_seed",
+                         expected="{@seed} given too (what reproduces the run), or no "
+                                  "{@research_seed}")
+
+
 def key_mode(seed, research_seed: bool = False, persistent: bool = False) -> str:
     """The key mode recorded in published metadata."""
     if persistent:

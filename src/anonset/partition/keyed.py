@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.keys import derive_key, key_mode, make_key, shuffled_order
+from ..io.keys import check_research_seed, derive_key, key_mode, make_key, shuffled_order
 
 __all__ = ["ReleaseKey", "ROW_ORDERS"]
 
@@ -55,6 +55,7 @@ class ReleaseKey:
         if not isinstance(keep_order, (bool, np.bool_)):
             from ..validate import InputError
             raise InputError(f"got {keep_order!r}", param="keep_order", expected="True or False")
+        check_research_seed(seed, research_seed)
         return cls(make_key(seed, research_seed=research_seed),
                    key_mode(seed, research_seed), bool(keep_order))
 

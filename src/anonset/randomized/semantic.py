@@ -41,7 +41,7 @@ import pandas as pd
 
 from . import _kernels
 from . import _semantic
-from ..io.keys import check_rng, make_key
+from ..io.keys import check_research_seed, check_rng, make_key
 from ..validate import check_threads as _threads
 from .crosstab import CrossTab
 from ..encode import encode_column
@@ -527,6 +527,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # one person's rows (panel waves) would draw their sets independently
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
+    check_research_seed(seed, research_seed)
     key = make_key(seed, research_seed=research_seed)
     attrs, masks, params = [], {}, {}
     for q in qids:
