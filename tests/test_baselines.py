@@ -32,6 +32,11 @@ def tables(draw, min_rows=6, max_rows=80):
     return pd.DataFrame(cols), [f"q{a}" for a in range(q)], l
 
 
+def _clear(l):
+    """At l = 1 a group may be one row: named, to test the algorithm there."""
+    return ["s"] if l == 1 else []
+
+
 def _groups_distinct(rel):
     """Every group's rows hold distinct sensitive values (Anatomy's groups)."""
     return int(rel.ghist.max()) <= 1
@@ -45,7 +50,7 @@ def test_anatomy_every_group_l_diverse(t):
     # (a small random table's QIDs may predict s by chance: named, so the
     # recode check, tested in test_safe_defaults, lets the groups be tested)
     rel = B.anatomy(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True,
-                    allow_recode=qids)
+                    allow_recode=qids, allow_clear=_clear(l))
     chk = rel.check()
     assert chk["ok"], chk["problems"]
     sizes = rel.ghist.sum(axis=1)
@@ -60,7 +65,8 @@ def test_anatomy_every_group_l_diverse(t):
 @given(tables())
 def test_mondrian_groups_l_diverse_and_strict(t):
     df, qids, l = t
-    rel = B.mondrian(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True)
+    rel = B.mondrian(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True,
+                     allow_clear=_clear(l))
     chk = rel.check()
     assert chk["ok"], chk["problems"]
     fl = B.checks.frequency_l(rel.ghist)
@@ -75,7 +81,8 @@ def test_mondrian_groups_l_diverse_and_strict(t):
 @given(tables())
 def test_tp_groups_l_diverse_exact_or_suppressed(t):
     df, qids, l = t
-    rel = B.tp(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True)
+    rel = B.tp(df, qids=qids, sensitive="s", l=l, seed=7, research_seed=True,
+               allow_clear=_clear(l))
     chk = rel.check()
     assert chk["ok"], chk["problems"]
     for a, c in enumerate(qids):
@@ -228,9 +235,16 @@ def test_rating_refuses_or_clips_non_eligible_attribute():
     with pytest.raises(InputError) as e:
         B.rating(df, attributes=["sex", "job"], l=2, seed=1, research_seed=True)
     assert e.value.column == "sex"
+    # clipped to l = 1, every bucket of sex is one row: in the clear unless named
+    with pytest.raises(InputError, match=r"^l: column 'sex': would publish sex \(l = 1, after "
+                                         r"clip_eligible\) in the clear: .*; expected l >= 2, "
+                                         r"or the risk named: allow_clear=\['sex'\]$"):
+        B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
+                 research_seed=True)
     rel = B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
-                   research_seed=True)
+                   research_seed=True, allow_clear=["sex"])
     assert rel.info["clipped"] == {"sex": {"asked": 2, "used": 1}} and rel.check()["ok"]
+    assert rel.info["clear"] == ["sex"]
 
 
 def test_anatomy_with_classes_is_l_e_diverse():
@@ -258,7 +272,7 @@ def test_query_answers(t, seed):
     df, qids, _ = t
     queries_ = None
     rel1 = B.anatomy(df, qids=qids, sensitive="s", l=1, seed=1, research_seed=True,
-                     allow_recode=qids)
+                     allow_recode=qids, allow_clear=["s"])
     dom = [len(rel1.domains[c]) for c in qids]
     d_s = len(rel1.domains["s"])
     queries_ = Q.random_queries(dom, d_s, 1, 0.3, 20, seed=seed)
@@ -275,7 +289,8 @@ def test_query_answers(t, seed):
         np.testing.assert_allclose(est, x)
     # a generalization answers with the uniform assumption: whole-domain
     # predicates give the exact per-value counts
-    relm = B.mondrian(df, qids=qids, sensitive="s", l=1, seed=1, research_seed=True)
+    relm = B.mondrian(df, qids=qids, sensitive="s", l=1, seed=1, research_seed=True,
+                      allow_clear=["s"])
     full = [Q.CountQuery(qu.attrs, tuple(np.ones_like(m) for m in qu.members), qu.s_members)
             for qu in queries_]
     for est, x in zip(Q.answer_partition(relm, full), Q.answer_true(relm.qcodes, relm.scodes,
@@ -331,8 +346,8 @@ def test_point_cell_answers_equal_the_per_query_answers(t, l_try, seed):
     from anonset.partition.baselines import cells as C
     df, qids, l = t
     l = min(l, l_try)
-    rels = [m(df, qids=qids, sensitive="s", l=l, seed=5, research_seed=True)
-            for m in (B.anatomy, B.mondrian, B.tp)]
+    rels = [m(df, qids=qids, sensitive="s", l=l, seed=5, research_seed=True,
+              allow_clear=_clear(l)) for m in (B.anatomy, B.mondrian, B.tp)]
     qc, sc = rels[0].qcodes, rels[0].scodes
     dom = [len(rels[0].domains[c]) for c in qids]
     d_s = len(rels[0].domains["s"])

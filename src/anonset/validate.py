@@ -17,7 +17,7 @@ import datetime as _dt
 import decimal as _decimal
 import os
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 __all__ = ["InputError", "api_name", "check_int", "check_threads"]
 
@@ -525,6 +525,33 @@ def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> 
                          column=refused[0] if len(refused) == 1 else None, file=file,
                          expected=f"a stronger model ({stronger}), or the risk named: "
                                   "{@allow_clear=" + repr(refused) + "}")
+    return clear
+
+
+def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping | None = None,
+                   file=None) -> list:
+    """The partition publishers' and semantic diversity's form of
+    :func:`check_clear`: an attribute held to l = 1 (``ls``) on a domain of
+    two values or more (``sizes``) is published in the clear (a bucket, a
+    group or a set may hold one row, whose value it then tells).  Refused
+    unless named in ``allow_clear``; returns the named ones (recorded in the
+    metadata as ``clear``).  ``notes``: per attribute, how l came to be 1
+    (', after clip_l')."""
+    allow_clear = check_names(allow_clear, "allow_clear")
+    for a in allow_clear:
+        if a not in ls:
+            raise InputError(f"names {a!r}, which is not held to an l", param="allow_clear",
+                             file=file, expected=f"one of {sorted(ls)}")
+    clear = [a for a, v in ls.items() if v == 1 and sizes.get(a, 2) > 1]
+    refused = [a for a in clear if a not in allow_clear]
+    if refused:
+        notes = notes or {}
+        what = ", ".join(f"{a} (l = 1{notes.get(a, '')})" for a in refused)
+        raise InputError(f"would publish {what} in the clear: at l = 1 a set, bucket or "
+                         "group may hold its row's value alone, and so tells it", param="l",
+                         column=refused[0] if len(refused) == 1 else None, file=file,
+                         expected="l >= 2, or the risk named: {@allow_clear="
+                                  + repr(refused) + "}")
     return clear
 
 

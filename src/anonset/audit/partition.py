@@ -398,6 +398,12 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                      + (f"; {twice} value(s) occur twice in a bucket" if twice else ""))
             bound = (1.0 / la, f"1/l = 1/{la}")
             sizes[f"buckets of {a}"] = (bsizes, la)
+            if la == 1 and C.shape[1] > 1 and (distinct == 1).any():
+                named = " (published as the user allowed: allow_clear)" \
+                    if a in (meta.get("clear") or ()) else ""
+                rows.add("clear", a, "risk", int((distinct == 1).sum()), 0,
+                         f"{a}: held to l = 1, so {int((distinct == 1).sum()):,} buckets hold "
+                         f"one value alone and tell their rows' value{named}")
         attack.append(_adversary(a, C, bound))
     rec = meta.get("utility") or {}
     cdm = int((gsizes.astype(np.int64) ** 2).sum())

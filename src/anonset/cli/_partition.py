@@ -130,6 +130,9 @@ def risk_note(summary: dict) -> str:
         notes.append("rows that share an identifier's value published as different people's "
                      "(--allow-shared-id): " + ", ".join(f"{c} ({shared.get(c, 0):,} rows)"
                                                           for c in allowed))
+    if summary.get("clear"):
+        notes.append("published in the clear at l = 1 (--allow-clear): "
+                     + ", ".join(summary["clear"]))
     from ..partition.homogeneous import homogeneous_words
     if homogeneous_words(summary):
         notes.append(homogeneous_words(summary))

@@ -287,8 +287,7 @@ def _summary(res, model, out, out_fmt) -> None:
                      "inferred" if a.inferred else "declared"])
     A.print_table(rows, ["column", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
     A.print_roles_and_key(res.info)
-    if clear:
-        log.warning("published in the clear (you allowed it): %s", ", ".join(sorted(clear)))
+    A.warn_allowed_clear(res.info)
     A.warn_allowed_recodes(res.info)
     A.warn_allowed_rare(res.info)
     A.warn_allowed_shared_ids(res.info)

@@ -93,6 +93,16 @@ def add_allow_shared_id(group) -> None:
                             "down the person's values")
 
 
+def warn_allowed_clear(info) -> None:
+    """The summary's warning line for the sensitive columns the user allowed
+    to publish in the clear (``allow_clear``)."""
+    clear = info.get("clear") or []
+    if clear:
+        import logging
+        logging.getLogger("anonset").warning("published in the clear (you allowed it): %s",
+                                             ", ".join(sorted(clear)))
+
+
 def warn_allowed_shared_ids(info) -> None:
     """The summary's warning line for the identifiers whose values several
     rows share that the user allowed (``allow_shared_id``)."""

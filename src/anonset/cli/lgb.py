@@ -30,7 +30,8 @@ __all__ = ["register"]
 FLAGS = {"qi": "--qi", "semi_sensitive": "--semi-sensitive", "sensitive": "--sensitive",
          "flags": "--flags", "id_column": "--id", "closeness": "--t", "suppress": "--suppress",
          "k": "--k", "l": "--l", "method": "--method", "mdp_split": "--mdp-split",
-         "balance": "--balance", "allow_homogeneous": "--allow-homogeneous"}
+         "balance": "--balance", "allow_homogeneous": "--allow-homogeneous",
+         "allow_clear": "--allow-clear"}
 
 
 def register(sub) -> None:
@@ -60,6 +61,9 @@ def register(sub) -> None:
     g.add_argument("--k", required=True, metavar="K", help="k-anonymity of the groups")
     g.add_argument("--l", metavar="L|COL=L,...", help="l-diversity of the buckets")
     g.add_argument("--t", metavar="COL=T,...", help="t-closeness instead, for these attributes")
+    g.add_argument("--allow-clear", action="append", metavar="A,B",
+                   help="attributes held to --l 1 that you accept to publish in the clear (a "
+                        "bucket of one row tells its value); refused otherwise")
     g.add_argument("--allow-homogeneous", action="append", metavar="A,B",
                    help="--t attributes whose buckets may hold one value alone, as t allows "
                         "where the value is common (the bucket then tells its rows' value); "
@@ -137,7 +141,8 @@ def _run(args) -> int:
                     l=lval, closeness=tval, method=args.method, hierarchies=hier,
                     id_column=args.id, suppress=args.suppress, balance=args.balance,
                     mdp_split=args.mdp_split,
-                    allow_homogeneous=_names(args.allow_homogeneous), **roles, **key)
+                    allow_homogeneous=_names(args.allow_homogeneous),
+                    allow_clear=_names(args.allow_clear), **roles, **key)
     written = res.write(args.output, format=out_fmt, protect=(args.input,))
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "

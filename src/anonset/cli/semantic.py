@@ -99,7 +99,8 @@ def cmd_anonymize(args) -> int:
                                    n_threads=args.threads, missing=args.missing,
                                    allow_recode=A.names(args.allow_recode),
                                    allow_rare=A.names(args.allow_rare),
-                                   allow_shared_id=A.names(args.allow_shared_id), **key)
+                                   allow_shared_id=A.names(args.allow_shared_id),
+                                   allow_clear=A.names(args.allow_clear), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
     if out.suffix.lower() == ".csv":
@@ -116,6 +117,7 @@ def cmd_anonymize(args) -> int:
     if not getattr(args, "quiet", False):
         A.print_roles_and_key(table.info, series="semantic-anonymize has no persistent key: "
                               "publish these records once")
+    A.warn_allowed_clear(table.info)
     A.warn_allowed_recodes(table.info)
     A.warn_allowed_rare(table.info)
     A.warn_allowed_shared_ids(table.info)
@@ -172,6 +174,9 @@ def register(sub) -> None:
                         "some values are so rare that they are expected in fewer than l sets "
                         "(counting them points at their holders); refused otherwise (declare "
                         "--domain instead)")
+    p.add_argument("--allow-clear", action="append", metavar="COL",
+                   help="the sensitive column, to accept --l 1, whose sets are the true values "
+                        "(published in the clear); refused otherwise")
     A.add_allow_shared_id(p)
     p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
     p.add_argument("--values", metavar="domain|positions|V1,V2,...",

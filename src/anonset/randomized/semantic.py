@@ -388,7 +388,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None, missing: str | None = None,
                      allow_recode: Sequence[str] = (), allow_rare: Sequence[str] = (),
-                     allow_shared_id: Sequence[str] = ()) -> SetTable:
+                     allow_shared_id: Sequence[str] = (),
+                     allow_clear: Sequence[str] = ()) -> SetTable:
     """Publish ``data`` under (l, d)-semantic diversity as a :class:`SetTable`.
 
     Parameters
@@ -429,6 +430,9 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         draw their sets independently and intersect toward the person's
         value.  The metadata (``shared_ids_allowed``) and the audit name
         them.
+    allow_clear : ``[sensitive]`` to accept l = 1, whose sets are the true
+        values (published in the clear); refused otherwise.  The metadata
+        (``clear``) and the audit name it.
     missing : None (default) or 'drop'
         A missing cell in the sensitive column or a QID is refused by
         default; 'drop' leaves those rows out of the release
@@ -509,6 +513,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         raise ValueError(f"distance has {distance.F} values but the domain of {sensitive!r} "
                          f"has {sattr.d}")
     l, d = _check_ld(distance, l, d)
+    from ..validate import refuse_clear_l
+    clear = refuse_clear_l({sensitive: l}, {sensitive: sattr.d}, allow_clear)
     codes = encode_column(frame[sensitive], sattr)
     _kernel_args(distance, l, d, algorithm)
     check_feasible(distance, l, d, codes, sattr.domain)
@@ -554,7 +560,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else
              "identifier" if c in identifiers else "drop" for c in frame.columns}
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
-            "row_order": "input" if keep_order else "shuffled", "clear": [], "roles": roles,
+            "row_order": "input" if keep_order else "shuffled", "clear": clear, "roles": roles,
             "missing": missing_record, **shared,
             "pass_through_risks": recodes, **({"rare": rare} if rare else {}),
             "anonset": __version__}

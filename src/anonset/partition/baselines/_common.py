@@ -25,7 +25,7 @@ from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
 from ...passthrough import check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, resolve_roles
+from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
 
@@ -44,6 +44,7 @@ class Prepared:
     key: ReleaseKey = field(repr=False)
     shared_ids: dict = field(default_factory=dict)   # metadata: rows sharing an id's value
     pass_through_risks: list = field(default_factory=list)   # anonset.passthrough findings
+    clear: list = field(default_factory=list)     # metadata: allowed in the clear at l = 1
 
     @property
     def n(self) -> int:
@@ -81,7 +82,8 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             domains: Mapping[str, Sequence] | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
             need_eligible: bool = True, exact_qids: bool = False,
-            allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = ()) -> Prepared:
+            allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
+            allow_clear: Sequence[str] = ()) -> Prepared:
     """Check roles, encode, check l-eligibility, make the key.
     ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
     they are checked for recodes of the sensitive column as pass-through
@@ -111,6 +113,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
         doms[c], codes = _encode(frame[c], c, domains.get(c))
         qc.append(codes)
     doms[sensitive], sc = _encode(frame[sensitive], sensitive, domains.get(sensitive))
+    clear = refuse_clear_l({sensitive: l}, {sensitive: len(doms[sensitive])}, allow_clear)
     if need_eligible and l > 1:
         best = eligible_l(sc, len(doms[sensitive]))
         if best < l:
@@ -133,7 +136,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                               allow_recode=allow_recode)
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
-                    np.ascontiguousarray(sc), l, key, shared, risks)
+                    np.ascontiguousarray(sc), l, key, shared, risks, clear)
 
 
 def keyed_ids(key: bytes, n: int, purpose: str) -> np.ndarray:

@@ -80,7 +80,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             classes: Mapping | None = None, seed=None,
             research_seed: bool = False, keep_order: bool = False,
             allow_recode: Sequence[str] = (),
-            allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
+            allow_shared_id: Sequence[str] = (),
+            allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
     Parameters
@@ -114,6 +115,10 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
         (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
+    allow_clear : ``[sensitive]``
+        To accept l = 1, at which a group may hold one row and so tell its
+        value (published in the clear); refused otherwise.  The metadata
+        (``clear``) names it.
 
     Returns
     -------
@@ -139,6 +144,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_clear=allow_clear,
                 need_eligible=classes is None, exact_qids=True)
     sdom = p.domains[sensitive]
     d = len(sdom)
@@ -170,7 +176,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                        "count": count})
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
     info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            **p.shared_ids, "pass_through_risks": p.pass_through_risks,
+            "clear": p.clear, **p.shared_ids, "pass_through_risks": p.pass_through_risks,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

@@ -53,7 +53,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              drop: Sequence[str] = (), domains: Mapping[str, Sequence] | None = None,
              seed=None, research_seed: bool = False, keep_order: bool = False,
              allow_recode: Sequence[str] = (),
-             allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
+             allow_shared_id: Sequence[str] = (),
+             allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
     Parameters
@@ -77,6 +78,10 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
         (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
+    allow_clear : ``[sensitive]``
+        To accept l = 1, at which a group may hold one row and so tell its
+        value (published in the clear); refused otherwise.  The metadata
+        (``clear``) names it.
 
     Returns
     -------
@@ -100,7 +105,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                allow_recode=allow_recode, allow_shared_id=allow_shared_id)
+                allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_clear=allow_clear)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]
     group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)
@@ -108,6 +114,6 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
     info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            **p.shared_ids, "pass_through_risks": p.pass_through_risks}
+            "clear": p.clear, **p.shared_ids, "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

@@ -42,7 +42,7 @@ import pandas as pd
 from ..keyed import ReleaseKey
 from ...passthrough import passthrough_findings, warn_findings
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, resolve_roles
+from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
 
@@ -169,7 +169,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
            identifiers: Sequence[str] = (), drop: Sequence[str] = (), schema=None,
            clip_l: bool = False, clip_eligible: bool = False, seed=None,
            research_seed: bool = False, keep_order: bool = False,
-           allow_shared_id: Sequence[str] = ()) -> RatingRelease:
+           allow_shared_id: Sequence[str] = (),
+           allow_clear: Sequence[str] = ()) -> RatingRelease:
     """Publish a table by Rating (our reading; see the module docstring).
 
     Parameters
@@ -198,6 +199,11 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
         (:mod:`anonset.shared_ids`: one person's waves fill buckets as several people).
+    allow_clear : attribute names
+        Attributes held to l = 1 (given, or after ``clip_l`` or
+        ``clip_eligible``) that you accept to publish in the clear (a bucket
+        of one row tells its value); refused otherwise.  The metadata
+        (``clear``) names them.
 
     Returns
     -------
@@ -264,6 +270,11 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         idt[a] = bid[buckets[a]]
         at[a], by_bid = _release_pairs(b, c, bid, dom, a)
         masks[a] = by_bid[idt[a]]
+    notes = {a: (", after clip_eligible" if a in info["clipped"] else ", after clip_l")
+             for a in attrs if ls[a] == 1 and ls[a] != check_int(
+                 l[a] if isinstance(l, Mapping) else l, "l", minimum=1)}
+    info["clear"] = refuse_clear_l(ls, {a: len(doms[a]) for a in attrs}, allow_clear,
+                                   notes=notes)
     info["l"] = dict(ls)
     return RatingRelease(tuple(attrs), ls, doms, pd.DataFrame(idt), at, info, masks, buckets,
                          true)

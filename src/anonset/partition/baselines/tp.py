@@ -110,7 +110,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        domains: Mapping[str, Sequence] | None = None, seed=None,
        research_seed: bool = False, keep_order: bool = False,
        allow_recode: Sequence[str] = (),
-       allow_shared_id: Sequence[str] = ()) -> PartitionRelease:
+       allow_shared_id: Sequence[str] = (),
+       allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
 
@@ -132,7 +133,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     p = prepare(data, qids=qids, sensitive=sensitive, l=l, other=other,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
-                allow_recode=allow_recode, allow_shared_id=allow_shared_id)
+                allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_clear=allow_clear)
     d = len(p.domains[sensitive])
     group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
     group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)
@@ -156,7 +158,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     table, _ = generalized_table(p, group, glo, ghi, "tp")
     info = {"method": "tp", "l": p.l, "groups": int(n_groups), "exact_groups": int(kept.size),
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
-            int(p.n - rest.size), **p.key.metadata(), **p.shared_ids,
+            int(p.n - rest.size), **p.key.metadata(), "clear": p.clear, **p.shared_ids,
             "pass_through_risks": p.pass_through_risks}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
                             glo, ghi, p.qcodes, p.scodes)

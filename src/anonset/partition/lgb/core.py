@@ -22,7 +22,7 @@ from ...passthrough import (check_allow_recode, check_recodes, passthrough_findi
                              warn_findings)
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_choice, check_int, check_names, drop_missing,
-                         missing_rows, resolve_roles)
+                         missing_rows, refuse_clear_l, resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
@@ -119,7 +119,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         balance: bool = False, missing: str | None = None,
         mdp_split: str | None = None, allow_recode: Sequence[str] = (),
         allow_shared_id: Sequence[str] = (),
-        allow_homogeneous: Sequence[str] = ()) -> LGBResult:
+        allow_homogeneous: Sequence[str] = (), allow_clear: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
     Parameters
@@ -172,6 +172,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
         (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
+    allow_clear : attribute names
+        Attributes held to l = 1 that you accept to publish in the clear
+        (a bucket of one row tells its value); refused otherwise.  The
+        metadata (``clear``) and the audit name them.
     allow_homogeneous : attribute names
         Attributes of ``closeness`` whose buckets may hold one value alone
         (t allows it where the value is common; the bucket then tells its
@@ -283,6 +287,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     for j, (a, dom) in enumerate(zip(attrs, domains)):
         codes[j] = encode_column(frame[a], dom)
 
+    clear = refuse_clear_l(lmap, {a: dom.d for a, dom in zip(attrs, domains)}, allow_clear)
     allow_homogeneous = check_names(allow_homogeneous, "allow_homogeneous")
     for a in allow_homogeneous:
         if a not in closeness:
@@ -348,6 +353,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
             "dropped": [c for c in frame.columns if roles[c] == "drop"],
             **shared_without_key(frame, idents, allow_shared_id),      # after every refusal
             "pass_through_risks": warn_findings(found),
+            "clear": clear,
             "suppressed": _warn_suppressed(attrs, suppressed, codes, domains),
             **homogeneous_metadata(_homogeneous_buckets(attrs, closeness, bid, codes),
                                    allow_homogeneous),
