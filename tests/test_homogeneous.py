@@ -80,6 +80,20 @@ def test_the_paper_rule_tells_values_the_default_does_not():
         anonymize_msa(df, ["age", "years", "sex"], sa, 5, 0.3, allow_homogeneous=["age"])
 
 
+def test_an_sa_of_one_value_merges_nothing():
+    """An SA whose table holds one value tells nothing a class could: it
+    must not make every class merge into one."""
+    df = survey(200, 8).assign(constant=7)
+    sa = ["rating", "constant"]
+    one = anonymize_msa(df.drop(columns="affairs"), ["age", "years", "sex"], sa, 5, 0.3,
+                        seed=SEED)
+    ref = anonymize_msa(df.drop(columns=["affairs", "constant"]), ["age", "years", "sex"],
+                        ["rating"], 5, 0.3, seed=SEED)
+    assert np.unique(one.generalized()["ec"]).size > 1
+    assert one.metadata["homogeneous"] == {}
+    assert np.unique(one.generalized()["ec"]).size == np.unique(ref.generalized()["ec"]).size
+
+
 def test_msa_cli_names_the_risk_and_the_audit_reports_it(tmp_path, capsys):
     src = tmp_path / "survey.csv"
     survey(600, 4).to_csv(src, index=False)

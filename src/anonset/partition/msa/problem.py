@@ -488,7 +488,10 @@ class MSAProblem:
                 raise InputError(f"names {c!r}, which is not a sensitive attribute",
                                  param="allow_homogeneous",
                                  expected=f"sensitive attributes: one of {self.sensitive}")
-        diverse = [s.name not in allowed for s in self.sas]
+        # a class of one value tells it only where the table holds two or more
+        diverse = [s.name not in allowed and
+                   np.count_nonzero(self._q[off:off + d]) > 1
+                   for s, off, d in zip(self.sas, self._d_off, self._d)]
         if algorithm not in ALGORITHMS:
             raise InputError(f"got {algorithm!r}", param="algorithm",
                              expected=f"one of {', '.join(ALGORITHMS)}")
