@@ -131,6 +131,35 @@ def test_l_above_domain_is_an_error_unless_clipped():
     assert out["sex"].eta == 1
 
 
+def test_l_above_a_two_valued_domain_suggests_an_l_per_column_not_clipping(capsys):
+    """Salaries (carData) at l = 3: the refusal of sex (d = 2) offered
+    clip_l, which gives l = 1 there: the value in the clear (refused in
+    turn).  It now names an l per column that keeps the other columns' l,
+    in the API's form and the command line's, and offers clip_l only where
+    d - 1 >= 2."""
+    import pandas as pd
+    from anonset import cli
+    attrs = [Attribute("job", domain=tuple("abcde")), Attribute("sex", domain=("F", "M"))]
+    with pytest.raises(ValueError) as e:
+        optimize(anonset.Diversity(3), attrs)
+    assert str(e.value) == ("l: l = 3 for 'sex' exceeds its domain size d = 2: no set of 3 "
+                            "distinct values exists; expected l <= 2 (an l per column: "
+                            "l={'job': 3, 'sex': 2})")
+    with pytest.raises(ValueError, match=r"expected l <= 4, or clip_l=True to use l = d - 1"):
+        optimize(anonset.Diversity(5), [Attribute("job", domain=tuple("abcd"))])
+    out = optimize(anonset.Diversity({"job": 3, "sex": 2}), attrs)
+    assert (out["job"].eta, out["sex"].eta) == (3, 2)
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        pd.DataFrame({"job": list("abcde") * 4, "sex": list("FM") * 10}).to_csv(f"{d}/t.csv",
+                                                                          index=False)
+        assert cli.main(["anonymize", f"{d}/t.csv", "-o", f"{d}/o.csv", "--sensitive",
+                         "job,sex", "--domain", "job=a,b,c,d,e", "--domain", "sex=F,M",
+                         "--l", "3"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "expected l <= 2 (an l per column: --l job=3,sex=2)")
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
 def test_bad_l(bad):
     with pytest.raises(ValueError, match="l must be an integer"):

@@ -23,7 +23,7 @@ __all__ = ["InputError", "api_name", "check_int", "check_threads"]
 
 #: ``{@name}`` or ``{@name=value}`` in a message: a reference to a parameter
 #: (and the value to give it), rendered by the caller's naming convention.
-_REF = re.compile(r"\{@(\w+)(?:=([^}]*))?\}")
+_REF = re.compile(r"\{@(\w+)(?:=(\{[^{}]*\}|[^}]*))?\}")
 
 
 def api_name(param: str, value: str | None = None) -> str:

@@ -272,7 +272,8 @@ def optimize(model: Model, attributes: Sequence[Attribute],
         if isinstance(model, (Diversity, Anonymity)):
             target = model.l_for(attr.name) if isinstance(model, Diversity) else model.k_for(attr.name)
             what = "l" if isinstance(model, Diversity) else "k"
-            target = _check_target(target, d, attr.name, what, clip_l)
+            target = _check_target(target, d, attr.name, what, clip_l,
+                                   _per_column(model, attributes, what))
             kw = {what: target}
             out[attr.name] = AttributeParams(attr.name, 1.0, target, d, **kw)
         elif isinstance(model, (Closeness, DiversityCloseness)):
@@ -281,7 +282,8 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             t = model.t_for(attr.name)
             l_min = 1
             if isinstance(model, DiversityCloseness):
-                l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l)
+                l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l,
+                                      _per_column(model, attributes, "l"))
             g = resolve_ground(model, attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
@@ -317,7 +319,15 @@ def _warn_order_without_missing(attrs: list) -> None:
                   f"(ground={{{api}}}; --ground {cli})", stacklevel=_outside_stacklevel())
 
 
-def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
+def _per_column(model, attributes, what: str) -> dict:
+    """The model's l (or k) per sensitive column, each at most its domain
+    size: the per-column form a refusal of a too large l suggests."""
+    get = model.l_for if what == "l" else model.k_for
+    return {a.name: min(int(get(a.name)), a.d) for a in attributes if a.role != "exact"}
+
+
+def _check_target(v: int, d: int, name: str, what: str, clip: bool,
+                  per_column: dict | None = None) -> int:
     if v > d or (clip and v >= d and d > 1):
         if clip:
             new = max(d - 1, 1)
@@ -326,8 +336,11 @@ def _check_target(v: int, d: int, name: str, what: str, clip: bool) -> int:
                           stacklevel=3)
             return new
         from ..validate import InputError
+        per = f" ({'an' if what == 'l' else 'a'} {what} per column: {{@{what}={per_column!r}}})" \
+            if per_column and len(per_column) > 1 else ""
+        clip_to = (f", or {{@clip_l=True}} to use {what} = d - 1, which is weaker" if d > 2
+                   else "")          # at d = 2, d - 1 = 1 would publish it in the clear
         raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
                          f"{v} distinct values exists", param=what,
-                         expected=f"{what} <= {d}, or {{@clip_l=True}} to use {what} = d - 1, "
-                                  "which is weaker")
+                         expected=f"{what} <= {d}{per}{clip_to}")
     return v
