@@ -12,61 +12,90 @@
  *   ./cliff_popcount
  *
  * Prints ChaCha20's cost of one 64-bit word a cell and the map's cost on
- * given words (ChaCha20 left out), then checks every output's size. */
+ * given words (ChaCha20 left out), then checks every output: 32 members, the
+ * cell's value among them. */
 #include "../csrc/randomized/sample.c"
-#include <stdio.h>
-#include <omp.h>
+
 #include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+
 #define NCELLS (1 << 18)
-static uint64_t words[3*NCELLS], out[NCELLS];
+static uint64_t words[3 * NCELLS], out[NCELLS];
 static uint32_t blocks[6 * NCELLS + 64];
 static int32_t vals[NCELLS];
+
 static double now(void) { return omp_get_wtime(); }
-#define BEST(var, body) do { double best_ = 1e30; for (int rep_ = 0; rep_ < 26; rep_++) { \
- const double t0_ = now(); body; const double t_ = now() - t0_; if (rep_ > 0 && t_ < best_) best_ = t_; } \
- var = best_ / NCELLS * 1e9; } while (0)
-static uint64_t checksum(void){uint64_t s=0;for(int64_t i=0;i<NCELLS;i++)s^=out[i]+(uint64_t)i;return s;}
+
+#define BEST(var, body) do {                                              \
+        double best_ = 1e30;                                                \
+        for (int rep_ = 0; rep_ < 26; rep_++) {                            \
+            const double t0_ = now();                                       \
+            body;                                                           \
+            const double t_ = now() - t0_;                                  \
+            if (rep_ > 0 && t_ < best_) best_ = t_;                         \
+        }                                                                   \
+        var = best_ / NCELLS * 1e9;                                         \
+    } while (0)
+
+/* Head cells: 31 of the 63 values other than v, then the gap at v.  The
+ * first NCELLS words are the cells' own; extra words follow them. */
 __attribute__((target("bmi2,popcnt")))
-static void adjust_all(int64_t ncells, int k, uint64_t *extra_used) {
+static uint64_t popcount_map(int64_t ncells, int k) {
     const uint64_t M63 = (1ull << 63) - 1;
-    int64_t e = NCELLS; uint64_t used = 0;       /* extra words from words[NCELLS...] */
+    int64_t e = NCELLS;
+    uint64_t used = 0;
     for (int64_t i = 0; i < ncells; i++) {
         uint64_t S = words[i] & M63;
         int c = __builtin_popcountll(S);
-        if (c > 31) { S = ~S & M63; c = 63 - c; }
+        if (c > k) {                          /* the complement: at most k members */
+            S = ~S & M63;
+            c = 63 - c;
+        }
         int need = k - c;
-        if (need > 0) {
-            uint64_t r = words[e++]; int left = 6; used++;
-            while (need > 0) {
-                if (left == 0) { r = words[e++]; left = 6; used++; }
-                const uint32_t m = (uint32_t)(63 - c);
-                const uint32_t prod = (uint32_t)(r & 1023) * m;
-                r >>= 10; left--;
-                if ((prod & 1023) < (1024u % m)) continue;
-                const uint64_t bit = _pdep_u64(1ull << (prod >> 10), ~S & M63);
-                S |= bit; c++; need--;
+        uint64_t r = 0;
+        int left = 0;
+        while (need > 0) {
+            if (left == 0) {
+                r = words[e++];
+                left = 6;
+                used++;
             }
+            const uint32_t m = (uint32_t)(63 - c);           /* non-members */
+            const uint32_t prod = (uint32_t)(r & 1023) * m;  /* Lemire, 10 bits */
+            r >>= 10;
+            left--;
+            if ((prod & 1023) < (1024u % m))
+                continue;                                      /* rejected */
+            S |= _pdep_u64(1ull << (prod >> 10), ~S & M63);
+            c++;
+            need--;
         }
         out[i] = gap64(S, vals[i]);
     }
-    *extra_used = used;
+    return used;
 }
+
 int main(void) {
     anonset_key key;
     for (int i = 0; i < 8; i++) key.key[i] = 0x01020304u * (uint32_t)(i + 1);
     key.kind = ANONSET_RNG_CHACHA20;
     for (int64_t i = 0; i < NCELLS; i++) vals[i] = (int32_t)(i % 64);
-    double v; uint64_t used = 0;
-    BEST(v, { anonset_blocks(&key, 0, 0, 0, NCELLS / 8, blocks); memcpy(words, blocks, NCELLS*8);
+    double v;
+    BEST(v, { anonset_blocks(&key, 0, 0, 0, NCELLS / 8, blocks);
+              memcpy(words, blocks, NCELLS * sizeof(uint64_t));
               for (int64_t i = 0; i < NCELLS; i++) out[i] = words[i]; });
-    printf("chacha one word/cell %.2f ns\n", v);
-    anonset_blocks(&key, 0, 0, 0, 3*NCELLS / 8, blocks); memcpy(words, blocks, 3*NCELLS*8);
-    BEST(v, { adjust_all(NCELLS, 31, &used); });
-    printf("adjust only (words given) %.2f ns, extra words/cell %.3f\n", v, (double)used/NCELLS);
-    /* sanity: popcounts */
-    for (int64_t i=0;i<NCELLS;i++) if (__builtin_popcountll(out[i])!=32) {printf("bad %ld\n",(long)i);return 1;}
-    uint64_t cnt[64]={0}; for (int64_t i=0;i<NCELLS;i++) for(int b=0;b<64;b++) cnt[b]+=(out[i]>>b)&1;
-    printf("bit0 %lu bit63 %lu (expect ~%f)\n", cnt[0], cnt[63], NCELLS*32.0/64);
-    printf("%lx\n", checksum());
+    printf("ChaCha20: one 64-bit draw word a cell   %.2f ns\n", v);
+    anonset_blocks(&key, 0, 0, 0, 3 * NCELLS / 8, blocks);
+    memcpy(words, blocks, sizeof words);
+    uint64_t used = 0;
+    BEST(v, { used = popcount_map(NCELLS, 31); });
+    printf("the popcount map on given words          %.2f ns a cell (%.3f extra words a cell)\n",
+           v, (double)used / NCELLS);
+    for (int64_t i = 0; i < NCELLS; i++)
+        if (__builtin_popcountll(out[i]) != 32 || !((out[i] >> vals[i]) & 1)) {
+            printf("cell %ld: not 32 members with its value\n", (long)i);
+            return 1;
+        }
     return 0;
 }

@@ -1129,3 +1129,48 @@ def test_an_alphabetical_order_refusal_shows_the_column_its_own_order():
                                          r"'10-19'"):
         anonset.publish(df, anonset.Diversity(2), identifiers=["id"], exact=["city"],
                         sensitive=["texting"], ordinal=["texting"])
+
+
+def test_an_output_name_too_long_for_the_file_system_is_named(tmp_path, capsys, monkeypatch):
+    """A name over the file system's limit (or one whose temporary name, or a
+    file written beside it, would be) was refused by the OS as "File name
+    too long", naming no option; lgb could write its main table and then
+    fail on a bucket table's longer name.  Now one line names the output,
+    the limit and the longest name that fits, before anything is written,
+    in memory, streamed and on the command line."""
+    import os
+    import re
+    monkeypatch.chdir(tmp_path)
+    df = frame()
+    df.to_csv("in.csv", index=False)
+    long = "x" * 250 + ".parquet"
+    before = snapshot(tmp_path)
+    extra = 23 + len(str(os.getpid()))      # ".NAME.anonset-PID-XXXXXXXX.tmp"
+    want = (f"output: has a name of 258 bytes, and the file system allows 255 (under a "
+            f"temporary name first: {extra} bytes more); expected a name of at most "
+            f"{255 - extra} bytes")
+    pub = anonset.publish(df, anonset.Diversity(2), seed=SEED, **ROLES_API)
+    with pytest.raises(InputError) as mem:
+        pub.to_parquet(long)
+    with pytest.raises(InputError) as streamed:
+        publish_file("in.csv", long, anonset.Diversity(2), seed=SEED, **ROLES_API)
+    for e in (mem.value, streamed.value):
+        assert str(e) == f"{long!r}: {want}"
+    assert cli.main(["anonymize", "in.csv", "-o", long, *ROLES_CLI, "--l", "2"]) == 2
+    err = one_line(capsys.readouterr().err, "anonset anonymize: error: ")
+    assert err == f"anonset anonymize: error: {long!r}: {want.replace('output:', '-o:')}"
+    # lgb: a bucket table's name ('.occupation_group.idt.csv') is the longest;
+    # the main table and its metadata file fit
+    df.rename(columns={"job": "occupation_group"}).to_csv("in2.csv", index=False)
+    before = snapshot(tmp_path)
+    name = "y" * (234 - extra) + ".csv"                  # bucket table: 4 bytes too long
+    assert len(name) + 13 + extra <= 255                  # the metadata file fits
+    assert cli.main(["lgb", "in2.csv", "-o", name, "--qi", "age", "--sensitive",
+                     "occupation_group", "--l", "2", "--k", "3", "--identifier", "id", "--drop",
+                     "city,note"]) == 2
+    err = one_line(capsys.readouterr().err, "anonset lgb: error: ")
+    assert re.search(rf"-o: has a name of {len(name)} bytes, and the file system allows 255 "
+                     rf"\(the files beside it, each under a temporary name first: "
+                     rf"{extra + 21} bytes more\); expected a name of at most "
+                     rf"{255 - extra - 21} bytes$", err), err
+    assert snapshot(tmp_path) == before

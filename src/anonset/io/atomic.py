@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..validate import InputError
 
-__all__ = ["atomic_path", "atomic_paths", "same_file", "remove_stale", "temp_dir"]
+__all__ = ["atomic_path", "atomic_paths", "check_name_lengths", "same_file", "remove_stale", "temp_dir"]
 
 log = logging.getLogger("anonset")
 _TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d)$")
@@ -89,6 +89,29 @@ def _check_target(path: Path, protect) -> Path:
     return parent
 
 
+def check_name_lengths(paths: list, parents: list | None = None) -> None:
+    """Every target's temporary name fits the file system (the OS says only
+    "File name too long", naming no option): refused naming the main
+    target (the first) and the longest name it may have, before anything
+    is written."""
+    paths = [Path(p) for p in paths]
+    if parents is None:
+        parents = [p.parent if str(p.parent) else Path(".") for p in paths]
+    main = len(os.fsencode(paths[0].name))
+    extra = max(len(os.fsencode(Path(_temp_name(p, parent, ".tmp")).name)) - main
+                for p, parent in zip(paths, parents))
+    try:
+        name_max = os.pathconf(parents[0], "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max = 255
+    if main + extra > name_max:
+        also = " (the files beside it, each under a temporary name first" \
+            if len(paths) > 1 else " (under a temporary name first"
+        raise InputError(f"has a name of {main} bytes, and the file system allows {name_max}"
+                         f"{also}: {extra} bytes more)", param="output", file=paths[0],
+                         expected=f"a name of at most {name_max - extra} bytes")
+
+
 def _temp_name(path: Path, parent: Path, suffix: str) -> str:
     return tempfile.mktemp(prefix=f".{path.name}.anonset-{os.getpid()}-", suffix=suffix,
                            dir=parent)
@@ -102,6 +125,7 @@ def atomic_paths(*paths, protect=(), private: bool = False):
     ``private``: the files are readable by their owner only (0600, whatever
     the umask), for what holds statistics of the original data."""
     paths = [Path(p) for p in paths]
+    check_name_lengths(paths)
     parents = [_check_target(p, protect) for p in paths]
     for p in paths:
         remove_stale(p)

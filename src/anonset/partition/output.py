@@ -46,8 +46,12 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
     >>> read_metadata(p)["key"]
     'os'
     """
-    from ..io.atomic import atomic_path, atomic_paths, same_file
+    from ..io.atomic import atomic_path, atomic_paths, check_name_lengths, same_file
     jobs = [(Path(p), f) for p, f in jobs]
+    # every name first: a bucket table's longer name must not fail after
+    # the main table was written
+    check_name_lengths([p for p, _ in jobs] + ([Path(str(jobs[0][0]) + CSV_META_SUFFIX)]
+                                               if jobs and metadata else []))
     for p, _ in jobs:
         for inp in protect:
             if inp is not None and same_file(p, inp):
