@@ -6,7 +6,8 @@ sensitive attributes (paper 003).
         [--algorithm pca|cluster|microagg] [--hierarchy COL=PATH.csv ...] \\
         [--numeric COL,...] [--ground S1=ordered ...] \\
         [--seed S | --seed-env VAR | --key-file F] [--research-seed] \\
-        [--keep-order] [--threads N] [--format csv|parquet] [--report PATH.json]
+        [--keep-order] [--allow-homogeneous S1,...] [--threads N] \\
+        [--format csv|parquet] [--report PATH.json]
 
 Every input column needs a role: ``--qi``, ``--sa``, ``--identifier``,
 ``--other`` (passed through; ``--keep`` is the same) or ``--drop``.  OUT
