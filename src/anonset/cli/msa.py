@@ -138,7 +138,8 @@ def _run(args) -> int:
             tmp.write_text(json.dumps(s, indent=2) + "\n")
     note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
-               f"k={s['k_achieved']}, t={s['t_achieved']:.4f}, IL={s['il']:.4f}; wrote {out}"
+               f"achieved k={s['k_achieved']} (asked {args.k}), t={s['t_achieved']:.4f} "
+               f"(asked {args.t:g}), IL={s['il']:.4f}; wrote {out}"
                f"{risk_note(s)}")
     note(args, key_line(s))
     return EXIT_OK
