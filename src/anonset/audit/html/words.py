@@ -79,6 +79,22 @@ CHECKS = {
                  "stays within t of the whole table's (t-closeness, Def. 4 of paper 003).",
     "record_ids": "Whether the record IDs could give something away (IDs in input order are "
                   "row numbers of the original file).",
+    "l_distinct": "How many different values of each sensitive attribute the most uniform "
+                  "equivalence class holds (for information: t-closeness sets no minimum).",
+    "homogeneous": "Whether a class or bucket holds one value of a sensitive attribute alone: "
+                   "then whoever finds a person's group knows their value.  t-closeness "
+                   "allows it where the value is common; anonset avoids it unless the "
+                   "publisher allowed it.",
+    "suppressed": "Whether cells were published as '*' to make the rest l-diverse: a '*' tells "
+                  "that the value is one held too often, and where one value dominates, that "
+                  "value.",
+    "shared_id": "Whether several rows share an identifier's value: if they are one person's "
+                 "rows (panel waves, visits), linking them narrows down the person's values.",
+    "qi_recode": "Whether a quasi-identifier published exactly nearly gives away a sensitive "
+                 "attribute.",
+    "missing": "Whether rows with a missing answer were left out: a person known to be in the "
+               "data but absent from the release is known to have left a question unanswered.",
+    "utility": "Whether the utility figures recorded at publishing match the published table.",
 }
 
 #: Key modes (``info['key']``) in words.
