@@ -452,7 +452,7 @@ class MSAProblem:
 
     def homogeneous_classes(self, counts) -> dict:
         """Per SA, the classes (rows of ``counts``) that hold one value of it
-        alone while the table holds two or more: (classes, rows)."""
+        alone while the table holds two or more: their number and rows."""
         out = {}
         for j, s in enumerate(self.sas):
             d, off = int(self._d[j]), int(self._d_off[j])
