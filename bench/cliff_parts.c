@@ -22,18 +22,7 @@ static int32_t vals[NCELLS];
 
 typedef struct { const char *name; double ns; } row;
 
-static double now(void) { return omp_get_wtime(); }
-
-#define BEST(var, body) do {                                              \
-        double best_ = 1e30;                                                \
-        for (int rep_ = 0; rep_ < 26; rep_++) {                            \
-            const double t0_ = now();                                       \
-            body;                                                           \
-            const double t_ = now() - t0_;                                  \
-            if (rep_ > 0 && t_ < best_) best_ = t_;                         \
-        }                                                                   \
-        var = best_ / NCELLS * 1e9;                                         \
-    } while (0)
+#include "best_of.h"
 
 static uint64_t checksum(void) {
     uint64_t s = 0;

@@ -25,18 +25,7 @@ static uint64_t words[3 * NCELLS], out[NCELLS];
 static uint32_t blocks[6 * NCELLS + 64];
 static int32_t vals[NCELLS];
 
-static double now(void) { return omp_get_wtime(); }
-
-#define BEST(var, body) do {                                              \
-        double best_ = 1e30;                                                \
-        for (int rep_ = 0; rep_ < 26; rep_++) {                            \
-            const double t0_ = now();                                       \
-            body;                                                           \
-            const double t_ = now() - t0_;                                  \
-            if (rep_ > 0 && t_ < best_) best_ = t_;                         \
-        }                                                                   \
-        var = best_ / NCELLS * 1e9;                                         \
-    } while (0)
+#include "best_of.h"
 
 /* Head cells: 31 of the 63 values other than v, then the gap at v.  The
  * first NCELLS words are the cells' own; extra words follow them. */
