@@ -306,11 +306,12 @@ def homogeneous_row(rows: Rows, a: str, groups, values, meta, word: str) -> None
         return
     allowed = " (published as the user allowed: allow_homogeneous)" \
         if a in (meta.get("homogeneous_allowed") or ()) else ""
-    plural = "es" if word == "class" else "s"
+    many = n_groups > 1
+    groups_words = f"{n_groups:,} {word}{('es' if word == 'class' else 's') if many else ''}"
     rows.add("homogeneous", a, "risk", n_rows, 0,
-             f"{a}: {n_groups:,} {word}{plural if n_groups > 1 else ''} ({n_rows:,} rows) "
-             f"{'hold' if n_groups > 1 else 'holds'} one value alone, so whoever finds a person's {word} knows their value "
-             f"(within t when the value is common){allowed}")
+             f"{a}: {groups_words} ({n_rows:,} rows) {'hold' if many else 'holds'} one value "
+             f"alone, so whoever finds a person's {word} knows their value (within t when the "
+             f"value is common){allowed}")
 
 
 def _suppressed_row(a, role, frame, inb, meta, original, rows: Rows) -> None:

@@ -134,8 +134,9 @@ def risk_note(summary: dict) -> str:
         notes.append("published in the clear at l = 1 (--allow-clear): "
                      + ", ".join(summary["clear"]))
     from ..partition.homogeneous import homogeneous_words
-    if homogeneous_words(summary):
-        notes.append(homogeneous_words(summary))
+    homogeneous = homogeneous_words(summary)
+    if homogeneous:
+        notes.append(homogeneous)
     from ..validate import dropped_rows_words
     dropped = dropped_rows_words(summary.get("missing"))
     if dropped:

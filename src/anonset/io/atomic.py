@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..validate import InputError
 
-__all__ = ["atomic_path", "atomic_paths", "check_name_lengths", "same_file", "remove_stale", "temp_dir"]
+__all__ = ["atomic_path", "atomic_paths", "check_name_lengths", "same_file", "remove_stale",
+           "temp_dir"]
 
 log = logging.getLogger("anonset")
 _TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d)$")

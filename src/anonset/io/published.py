@@ -331,11 +331,8 @@ class CsvSink:
         self.meta = meta
         suffix = Path(final).suffix.lower()
         openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-        from .tables import TSV_SUFFIXES
-        if str(final).lower().endswith(TSV_SUFFIXES):
-            raise InputError("is named as a tab-separated file, which anonset reads but does "
-                             "not write", file=final,
-                             expected="a .csv (comma-separated) or .parquet name")
+        from .tables import refuse_tsv_output
+        refuse_tsv_output(final)
         if suffix not in (".csv", ".txt") and suffix not in openers:
             raise InputError("has a compression this writer does not support", param="output",
                              file=final, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")

@@ -147,9 +147,8 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
     """'parquet' or 'csv', from ``fmt`` or the file name; a tab-separated
     name (``.tsv``, ``.tab``) is read as CSV, and refused for an ``output``
     (anonset writes comma-separated values only)."""
-    if output and str(path).lower().endswith(TSV_SUFFIXES):
-        raise InputError("is named as a tab-separated file, which anonset reads but does not "
-                         "write", file=path, expected="a .csv (comma-separated) or .parquet name")
+    if output:
+        refuse_tsv_output(path)
     if fmt is not None:
         if fmt not in ("csv", "parquet"):
             raise InputError(f"got {fmt!r}", param=param, expected="csv or parquet")
@@ -160,7 +159,15 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     raise InputError("has an extension that names no known format", file=path,
-                     expected=f"a name ending in .csv, .tsv or .parquet, or {{@{param}}} csv|parquet")
+                     expected=f"a name ending in .csv, .tsv or .parquet, or "
+                              f"{{@{param}}} csv|parquet")
+
+
+def refuse_tsv_output(path) -> None:
+    """An output named as tab-separated (anonset writes commas only)."""
+    if str(path).lower().endswith(TSV_SUFFIXES):
+        raise InputError("is named as a tab-separated file, which anonset reads but does not "
+                         "write", file=path, expected="a .csv (comma-separated) or .parquet name")
 
 
 def check_input_file(path, *, param: str = "input") -> Path:
