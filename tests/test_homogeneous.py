@@ -63,6 +63,11 @@ def test_no_class_holds_one_value_alone_unless_named(seed, n, k, t, alg, common)
     gp = paper.generalized()
     assert paper.metadata["homogeneous"] == single_groups(gp["ec"], gp, sa)
     assert paper.metadata["homogeneous_allowed"] == sa
+    # the classes the default merged for holding one value alone (counted on
+    # the same initial classes) include every one the paper's rule kept
+    assert paper.metadata["homogeneous_merged"] == 0
+    for f in paper.metadata["homogeneous"].values():
+        assert f["groups"] <= safe.metadata["homogeneous_merged"]
 
 
 def test_the_paper_rule_tells_values_the_default_does_not():
@@ -101,7 +106,9 @@ def test_msa_cli_names_the_risk_and_the_audit_reports_it(tmp_path, capsys):
             "--k", "5", "--t", "0.3", "--seed", SEED]
     assert cli.main(base + ["-o", str(tmp_path / "safe.csv")]) == 0
     out = capsys.readouterr().out
-    assert "one value alone" not in out
+    assert "one value alone, telling" not in out
+    assert "; merged " in out and " classes within t that held one value alone, which would " \
+        "tell their rows' value (--allow-homogeneous keeps them)" in out
     assert cli.main(base + ["-o", str(tmp_path / "paper.csv"), "--allow-homogeneous",
                             "affairs"]) == 0
     out = capsys.readouterr().out

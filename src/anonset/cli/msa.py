@@ -98,6 +98,16 @@ def register(sub) -> None:
 
 
 
+def _merged_words(summary: dict) -> str:
+    """What the default cost: the classes within t merged only for holding
+    one value of a sensitive attribute alone."""
+    n = summary.get("homogeneous_merged") or 0
+    if not n:
+        return ""
+    return (f"; merged {n:,} class{'es' if n > 1 else ''} within t that held one value "
+            "alone, which would tell their rows' value (--allow-homogeneous keeps them)")
+
+
 def _run(args) -> int:
     from ..hierarchy import hierarchy_of
     from ..io.atomic import atomic_path
@@ -139,7 +149,7 @@ def _run(args) -> int:
     note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
                f"achieved k={s['k_achieved']} (asked {args.k}), t={s['t_achieved']:.4f} "
-               f"(asked {args.t:g}), IL={s['il']:.4f}; wrote {out}"
+               f"(asked {args.t:g}), IL={s['il']:.4f}; wrote {out}{_merged_words(s)}"
                f"{risk_note(s)}")
     note(args, key_line(s))
     return EXIT_OK

@@ -43,13 +43,17 @@ def single_value_groups(groups: np.ndarray, values: np.ndarray) -> tuple:
     return int(single.sum()), int(single[g].sum())
 
 
-def homogeneous_metadata(found: Mapping, allowed: Sequence[str]) -> dict:
-    """The metadata entries: per attribute with such classes, their number
-    and rows (``homogeneous``), and the attributes the user allowed them for
-    (``homogeneous_allowed``; present in every release that checks them).
-    A group is a class (msa) or a bucket (lgb)."""
+def homogeneous_metadata(found: Mapping, allowed: Sequence[str], *,
+                         merged: int | None = None) -> dict:
+    """The metadata entries: per attribute with such groups, their number
+    and rows (``homogeneous``), the attributes the user allowed them for
+    (``homogeneous_allowed``; present in every release that checks them)
+    and, for msa, the classes within t merged only for holding one value
+    alone (``homogeneous_merged``).  A group is a class (msa) or a bucket
+    (lgb)."""
     return {"homogeneous": {a: dict(f) for a, f in found.items()},
-            "homogeneous_allowed": sorted(allowed)}
+            "homogeneous_allowed": sorted(allowed),
+            **({"homogeneous_merged": int(merged)} if merged is not None else {})}
 
 
 def homogeneous_words(meta: Mapping) -> str:

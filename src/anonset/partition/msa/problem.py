@@ -465,6 +465,20 @@ class MSAProblem:
                                "rows": int(block[single].sum())}
         return out
 
+    def _one_value_within_t(self, counts, t: float, diverse) -> int:
+        """Classes within t that hold one value alone of a flagged SA: those
+        Pseudocode 2 merges only because of it (counted before it runs; the
+        summary names them, as they explain information lost)."""
+        if not any(diverse):
+            return 0
+        within = counts[self.class_emd(counts) <= float(t) - _T_MARGIN]
+        single = np.zeros(within.shape[0], dtype=bool)
+        for j, flag in enumerate(diverse):
+            if flag:
+                d, off = int(self._d[j]), int(self._d_off[j])
+                single |= np.count_nonzero(within[:, off:off + d], axis=1) == 1
+        return int(single.sum())
+
     def class_emd(self, counts) -> np.ndarray:
         """Def. 4 value (largest EMD over the SAs) of every class row."""
         from .. import _msa
@@ -504,6 +518,7 @@ class MSAProblem:
         classes, n_ec = self.generate(groups, mode, seed=key.generator("msa-classes"))
         counts, lo, hi = self.class_state(classes, n_ec)
         t2 = time.perf_counter()
+        one_value = self._one_value_within_t(counts, t, diverse)
         into, merges = self.ensure(counts, lo, hi, t, diverse)
         t3 = time.perf_counter()
         final, relabel = np.unique(into, return_inverse=True)
@@ -529,7 +544,8 @@ class MSAProblem:
                                                             **self.model_columns()},
                                   **key.metadata(), **self.column_roles(),
                                   **homogeneous_metadata(
-                                      self.homogeneous_classes(counts[by_label]), allowed)})
+                                      self.homogeneous_classes(counts[by_label]), allowed,
+                                      merged=one_value)})
         times.update(partition=t1 - t0, generate=t2 - t1, ensure=t3 - t2,
                      total=t3 - t0)
         res.timings = times
