@@ -575,6 +575,24 @@ def test_a_wide_release_reads_in_lines_of_bounded_width():
     assert row["attribute"].split(", ") == [f"q{i}" for i in range(150)]
 
 
+def test_one_row_that_singles_itself_out_does_not_read_as_zero_percent():
+    """One row of 3,000 held an age no other row had: the warning said
+    "0.0% of the rows hold a combination no other row has", a warning about
+    nothing to the eye.  It says "under 0.1%"; the value keeps the share."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    df = pd.DataFrame({"age": np.r_[rng.integers(20, 60, n - 1), 99],
+                       "job": rng.integers(0, 5, n)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = audit(anonset.publish(df, anonset.Diversity(2), sensitive=["job"],
+                                    exact=["age"]), df)
+    row = rep.checks[rep.checks["check"] == "repeat"].iloc[0]
+    assert row["status"] == "warn" and 0 < row["value"] < 0.0005 * 2
+    assert "age: under 0.1% of the rows hold a combination" in row["message"]
+    assert "0.0%" not in rep.to_text()
+
+
 @settings(max_examples=6, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.1, 0.2, 0.3]))
 def test_the_audit_verifies_closeness_that_algorithm_1_proved_with_its_bound(seed, t):

@@ -88,6 +88,22 @@ def test_anonymize_csv_and_reconstruct_round_trip(data, tmp_path, capsys):
     assert np.allclose(frame["count"].to_numpy(), est.counts.ravel())
 
 
+def test_the_summary_names_an_l_per_column_in_words_not_as_a_python_dict(data, tmp_path, capsys):
+    """The first line printed ``l={'age': 3, 'job': 2}``; it now reads as the
+    option was written."""
+    df, src = data
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2,age=3", *BASE],
+                  capsys)
+    assert rc == 0, cap.err
+    first = cap.out.splitlines()[0]
+    assert "l per column: age=3, job=2, city=2" in first, first
+    assert "{" not in first and "'" not in first
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "b.parquet", "--l", "2", "--t", "0.5",
+                   *BASE], capsys)
+    assert rc == 0, cap.err
+    assert "(measure=frequency; l=2; t=0.5; ground=auto)" in cap.out.splitlines()[0]
+
+
 def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_path, capsys):
     """A second release of the same records under another fresh key can be
     intersected with the first (docs/security.md): the summary said only

@@ -425,7 +425,9 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
     cols = ", ".join(names)
     persistent = info.get("key") == "persistent"
     st = "pass" if share == 0 or persistent else "warn"
-    msg = (f"{name_list(names)}: {share:.1%} of the rows hold a combination no other row "
+    # any share above 0 warns, so a tiny one must not read as "0.0%"
+    pct = "under 0.1%" if 0 < share < 0.0005 else f"{share:.1%}"
+    msg = (f"{name_list(names)}: {pct} of the rows hold a combination no other row "
            f"has{_sampled(s)}")
     if st == "warn":
         msg += ("; whoever knows a person's values finds their row in every release, so "

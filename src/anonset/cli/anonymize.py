@@ -267,8 +267,12 @@ def _params_from(release, sensitive):
 
 
 def _model_text(model) -> str:
-    d = model.to_dict()
-    return ", ".join(f"{k}={v}" for k, v in d.items() if k != "model")
+    # "l=3", or "l per column: job=3, sex=2" rather than a Python dict
+    def one(k, v):
+        if isinstance(v, dict):
+            return f"{k} per column: " + ", ".join(f"{c}={x}" for c, x in v.items())
+        return f"{k}={v}"
+    return "; ".join(one(k, v) for k, v in model.to_dict().items() if k != "model")
 
 
 def _summary(res, model, out, out_fmt) -> None:
