@@ -30,7 +30,8 @@ def _data(n=700, seed=0):
 def _publish(df, model, **info):
     other = [c for c in ("id", "grp") if c in df.columns]
     schema = Schema.infer(df, sensitive=["a", "b", "c"], other=other, domains=DOMAINS)
-    pub = anonset.publish(df, model, schema, seed=5, research_seed=True, keep_order=True)
+    pub = anonset.publish(df, model, schema, seed=5, research_seed=True, keep_order=True,
+                          allow_identifier=[c for c in other if c == "id"])  # for the audit
     meta = {"key": "os", "row_order": "input", "roles": {c: a.role for c, a in
                                                          zip(schema.names, schema)}}
     meta.update(info)
@@ -172,7 +173,7 @@ def test_cli_names_flags_and_has_missing(tmp_path, capsys):
     dom = dict(DOMAINS, c=DOMAINS["c"] + ["?"])
     schema = Schema.infer(df, sensitive=["a", "b", "c"], other=["id", "grp"], domains=dom)
     pub = anonset.publish(df, anonset.Diversity(2), schema, seed=5, research_seed=True,
-                          missing="category", keep_order=True)
+                          missing="category", keep_order=True, allow_identifier=["id"])
     path = tmp_path / "pub.parquet"
     # a file from before the policy was recorded (no token in the schema, no
     # policy in the metadata): the audit needs the flag

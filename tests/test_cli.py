@@ -157,7 +157,7 @@ def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, cap
     rc, cap = run(["anonymize", pq_in, "-o", out, "--l", "age=2,job=3,city=2", "--t", "0.3",
                    "--entropy", "--seed", "1", "--research-seed", *BASE], capsys)
     assert rc == 0, cap.err
-    assert "under diversity+closeness (measure=entropy, " in cap.out
+    assert "under diversity+closeness (measure=entropy; " in cap.out
     t = anonset.read_parquet(out)
     assert t.model["measure"] == "entropy"
     div = anonset.audit(t).checks.query("check == 'diversity'")
@@ -582,7 +582,7 @@ def test_pass_through_columns_are_copied_exactly(tmp_path, capsys):
     out = tmp_path / "out.csv"
     rc, cap = run(["anonymize", src, "-o", out, "--identifier", "id", "--other", "zip",
                    "--sensitive", "job", "--domain", "job=a,b,c", "--l", "2", "--seed", "1",
-                   "--research-seed", "--keep-order"], capsys)
+                   "--research-seed", "--keep-order", "--allow-identifier", "zip"], capsys)
     assert rc == 0, cap.err
     assert "passed through unchanged: zip" in cap.out
     lines = out.read_text().splitlines()
@@ -737,13 +737,22 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     df.insert(0, "serial", np.arange(len(df)) * 7 + 3)
     df.insert(1, "batch", np.arange(len(df)) % 3)
     df.to_csv(tmp_path / "ids.csv", index=False)
-    rc, cap = run([cmd, tmp_path / "ids.csv", "-o", tmp_path / "ids.parquet", *args,
-                   "--other", "serial,batch", "-q"], capsys)
+    ids = [cmd, tmp_path / "ids.csv", "-o", tmp_path / "ids.parquet", *args,
+           "--other", "serial,batch"]
+    rc, cap = run(ids, capsys)          # refused unless named
+    assert rc == 2 and not (tmp_path / "ids.parquet").exists(), cap.err
+    assert "column 'serial': is a pass-through column: 100.0% of the rows hold a value no " \
+           "other row has" in cap.err and cap.err.strip().endswith("--allow-identifier serial")
+    rc, cap = run(ids + ["--allow-identifier", "serial"], capsys)
     assert rc == 0, cap.err
+    assert "single rows out published unchanged (--allow-identifier): serial (100.0% of the " \
+           "rows)" in cap.out
     rc, cap = run(["audit", tmp_path / "ids.parquet", "-o", tmp_path / "ids-audit.csv"], capsys)
     ident = pd.read_csv(tmp_path / "ids-audit.csv").query("check == 'identifier'") \
         .set_index("attribute")
     assert ident.loc["serial", "status"] == "risk" and float(ident.loc["serial", "value"]) == 1.0
+    assert ident.loc["serial", "message"].endswith("(published as the user allowed: "
+                                                   "allow_identifier)")
     assert ident.loc["batch", "status"] == "pass"
     # an identifier that repeats (one person's rows?) is refused when
     # publishing; named, it is counted in the metadata, said in the summary

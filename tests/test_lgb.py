@@ -580,7 +580,8 @@ def test_cli_round_trip(tmp_path, capsys):
     rc = cli("lgb", str(src), "-o", str(tmp_path / "o2.csv"), "--k", "2", "--l", "2",
              "--qi", "gender", "--semi-sensitive", "age", "--sensitive", "disease",
              "--density", "0.5", "--method", "ncp", "--drop", "age_flag,zip_flag",
-             "--identifier", "ID", "--other", "zip", "--keep-order")
+             "--identifier", "ID", "--other", "zip", "--keep-order",
+             "--allow-identifier", "zip")             # 8 rows: 6 zips held once
     assert rc == 0, capsys.readouterr().err
     line = capsys.readouterr().out
     assert "input order" in line and "passed through unchanged: zip" in line
@@ -794,7 +795,13 @@ def test_every_column_needs_a_role():
     df["ssn"] = np.arange(120) + 10_000
     with pytest.raises(InputError, match=r"'name', 'ssn'.*identifiers.*other.*drop"):
         run(df, flags, 4, 3, "mdp", seed=SEED)
-    r = run(df, flags, 4, 3, "mdp", seed=SEED, identifiers=["ssn"], other=["name"])
+    # a name passed through would tell whose row (and buckets) each is
+    with pytest.raises(InputError, match=r"column 'name': is a pass-through column: 100.0% of "
+                                         r"the rows hold a value no other row has.*"
+                                         r"allow_identifier=\['name'\]"):
+        run(df, flags, 4, 3, "mdp", seed=SEED, identifiers=["ssn"], other=["name"])
+    r = run(df, flags, 4, 3, "mdp", seed=SEED, identifiers=["ssn"], other=["name"],
+            allow_identifier=["name"])
     assert "ssn" not in r.table.columns and "name" in r.table.columns
     # a pass-through column travels with its row
     assert sorted(r.table["name"]) == sorted(df["name"])

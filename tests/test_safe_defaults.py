@@ -876,7 +876,8 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path):
                        "=code": (FORMULAS * 3)[::-1],
                        "n": np.arange(n) - 5})
     pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], exact=["=code"],
-                          other=["note", "n"], keep_order=True)
+                          other=["note", "n"], keep_order=True,
+                          allow_identifier=["n"])             # a row number, by design
     path = tmp_path / "pub.csv"
     pub.to_csv(path)
     raw = path.read_text()
@@ -1230,25 +1231,26 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_
         refusals["memory"]
     assert refusals["memory"].endswith("allow_recode=['firstname']")
     assert not (tmp_path / "o1.parquet").exists() and not (tmp_path / "o2.parquet").exists()
-    # named: published, recorded as allowed; the identifier still warns, the
-    # allowed recodes do not (the summary, the metadata and the audit say it)
-    want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0},
+    # named: published, recorded as allowed, and not warned of (the summary,
+    # the metadata and the audit say it); 'serial', which singles rows out,
+    # is named too (test_a_pass_through_column_that_singles_rows_out_...)
+    want = [{"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0,
+             "allowed": True},
             {"check": "recode", "column": "firstname", "sensitive": "race", "value": 1.0,
              "allowed": True},
             {"check": "recode", "column": "firstname", "sensitive": "gender", "value": 1.0,
              "allowed": True}]
-    runs = _four_paths(df, model, {**kw, "allow_recode": ["firstname"]}, tmp_path,
-                       chunk_rows=170)
+    runs = _four_paths(df, model, {**kw, "allow_recode": ["firstname"],
+                                   "allow_identifier": ["serial"]}, tmp_path, chunk_rows=170)
     for path, run in runs.items():
-        with pytest.warns(anonset.PassThroughWarning) as rec:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.PassThroughWarning)
             pub = run()
-        got = [str(w.message) for w in rec if issubclass(w.category, anonset.PassThroughWarning)]
         assert sorted(pub.info["pass_through_risks"], key=str) == sorted(want, key=str), path
-        assert len(got) == 1 and "'serial': 100.0% of the rows hold a value no other row " \
-            "has" in got[0], (path, got)
     # the audit of the release alone names the recorded recodes as allowed;
     # with the original it measures them itself (one row each, not two)
-    pub = anonset.publish(df, model, allow_recode=["firstname"], **kw)
+    pub = anonset.publish(df, model, allow_recode=["firstname"], allow_identifier=["serial"],
+                          **kw)
     alone = anonset.audit(pub).checks
     recode = alone[alone["check"] == "recode"]
     assert sorted(recode["attribute"]) == ["firstname -> gender", "firstname -> race"]
@@ -1288,6 +1290,80 @@ def test_a_pass_through_column_that_recodes_a_sensitive_one_is_refused_on_every_
     assert "WARNING: published nearly in the clear through columns that recode them (you " \
         "allowed it): firstname -> race (lambda 1.00), firstname -> gender (lambda 1.00)" in err
     assert "predicts" not in err
+
+
+def test_a_pass_through_column_that_singles_rows_out_is_refused_on_every_path(
+        tmp_path, capsys):
+    """`--other rownames` on ISLR's Wage (3,000 rows) published each row's
+    original row name beside its sets with a warning only, and the audit of
+    that release then said RISKS FOUND: a column that singles rows out (a
+    name, an ID, a timestamp) tells whose row each is wherever it is known
+    elsewhere, links releases made under other keys, and beside a partition
+    release's exact sensitive values names them.  Every path now refuses
+    it with the same line unless the user names the risk
+    (`allow_identifier`, `--allow-identifier`); the metadata, the summary
+    and the audit then name it.  A column that few rows hold alone passes."""
+    from anonset.cli import main
+    from anonset.partition import baselines as B
+    from anonset.partition.msa.result import anonymize_msa
+    df = _resume_like().drop(columns=["firstname"])
+    kw = dict(sensitive=["race", "gender"], exact=["city"], other=["serial", "callback"])
+    model = anonset.Diversity(2)
+    msg = _refused_alike(df, model, kw, tmp_path, "serial", chunk_rows=170)
+    assert msg == ("is a pass-through column: 100.0% of the rows hold a value no other row has: "
+                   "published unchanged, it singles those rows out (a likely identifier); "
+                   "expected it named an identifier (never published) or dropped, or the risk "
+                   "named: allow_identifier=['serial']")
+    # named: published, not warned of, recorded as allowed on every path
+    for path, run in _four_paths(df, model, {**kw, "allow_identifier": ["serial"]}, tmp_path,
+                                 chunk_rows=170).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.PassThroughWarning)
+            pub = run()
+        assert pub.info["pass_through_risks"] == [
+            {"check": "identifier", "column": "serial", "sensitive": None, "value": 1.0,
+             "allowed": True}], path
+    row = anonset.audit(pub).checks.query("check == 'identifier'").set_index("attribute")
+    assert row.loc["serial", "status"] == "risk"
+    assert row.loc["serial", "message"].endswith("(published as the user allowed: "
+                                                 "allow_identifier)")
+    assert row.loc["callback", "status"] == "pass"
+    # only a pass-through column can be named (an exact QID singles rows out
+    # as QIDs do, and has no such check)
+    with pytest.raises(InputError, match=r"allow_identifier: names 'city', which is not a "
+                                         r"pass-through column; expected a pass-through column: "
+                                         r"one of \['serial', 'callback'\]"):
+        anonset.publish(df, model, allow_identifier=["city"], **kw)
+    # the partition publishers refuse it alike (beside a class's exact
+    # sensitive values it names them)
+    part = dict(other=["serial", "callback"])
+    calls = {"lgb": lambda **a: anonset.lgb.lgb(df, qi=["city"], sensitive=["race"], k=4, l=2,
+                                                drop=["gender"], **part, **a),
+             "msa": lambda **a: anonymize_msa(df, ["city"], ["race", "gender"], 4, 0.5,
+                                              **part, **a),
+             "mondrian": lambda **a: B.mondrian(df, qids=["city"], sensitive="race", l=2,
+                                                drop=["gender"], **part, **a)}
+    for name, call in calls.items():
+        with pytest.raises(InputError, match=r"^column 'serial': is a pass-through column: "
+                                             r"100.0% .*allow_identifier=\['serial'\]$"):
+            call()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.PassThroughWarning)
+            call(allow_identifier=["serial"])
+    # the command line: exit 2, one line, nothing written; named, the
+    # summary says it
+    cli = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
+           "--sensitive", "race,gender", "--exact", "city", "--other", "serial,callback",
+           "--l", "2"]
+    capsys.readouterr()
+    assert main(cli) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("or the risk named: --allow-identifier serial\n")
+    assert not (tmp_path / "c.parquet").exists()
+    assert main(cli + ["--allow-identifier", "serial"]) == 0
+    err = capsys.readouterr().err
+    assert "published columns that single rows out (you allowed it: each links a row to its " \
+        "person wherever it is known): serial (100.0% of the rows)" in err
 
 
 def _stops_like(n=3000, seed=7):
@@ -1468,11 +1544,10 @@ def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys
                         "allow_recode=['rownum']")
     assert not (tmp_path / "o1.parquet").exists() and not (tmp_path / "o2.parquet").exists()
     # named: published and recorded; the audit of the release alone names it
-    for path, run in _four_paths(df, model, {**kw, "allow_recode": ["rownum"]}, tmp_path,
+    ids = {"allow_identifier": ["rownum", "serial"]}     # both single rows out
+    for path, run in _four_paths(df, model, {**kw, "allow_recode": ["rownum"], **ids}, tmp_path,
                                  chunk_rows=170).items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", anonset.PassThroughWarning)   # the identifiers
-            pub = run()
+        pub = run()
         found = [f for f in pub.info["pass_through_risks"] if f["check"] == "order_recode"]
         assert [(f["column"], f["sensitive"], f["allowed"]) for f in found] == \
             [("rownum", "race", True)], path
@@ -1498,7 +1573,7 @@ def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys
     mixed["rownum"] = np.arange(1, len(df) + 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", anonset.PassThroughWarning)
-        quiet = anonset.publish(mixed, model, **kw)
+        quiet = anonset.publish(mixed, model, **kw, **ids)
     assert [f["check"] for f in quiet.info["pass_through_risks"]] == ["identifier"] * 2
     # the command line: exit 2, one line, nothing written; named, the summary says it
     cli = ["anonymize", str(tmp_path / "r.csv"), "-o", str(tmp_path / "c.parquet"),
@@ -1510,7 +1585,7 @@ def test_a_row_number_of_a_sorted_file_is_refused_on_every_path(tmp_path, capsys
     assert err.count("\n") == 1 and "column 'rownum': is a pass-through column whose order " \
         "predicts 'race'" in err and err.endswith("--allow-recode rownum\n")
     assert not (tmp_path / "c.parquet").exists()
-    assert cli_main(cli + ["--allow-recode", "rownum"]) == 0
+    assert cli_main(cli + ["--allow-recode", "rownum", "--allow-identifier", "rownum"]) == 0
     err = capsys.readouterr().err
     assert "(you allowed it): rownum -> race (lambda 1.00)" in err
 
@@ -1845,9 +1920,12 @@ def test_a_row_number_of_a_file_sorted_by_a_qi_is_refused_by_the_partition_publi
                                          r"generalization; expected it dropped, or made a QI too, "
                                          r"or the risk named: allow_recode=\['rownum'\]$"):
         run()
+    with pytest.raises(InputError, match=r"^column 'rownum': is a pass-through column: 100.0% "
+                                         r"of the rows hold a value no other row has"):
+        run(allow_recode=["rownum"])                    # it singles rows out too
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", anonset.PassThroughWarning)
-        meta = run(allow_recode=["rownum"])
+        warnings.simplefilter("error", anonset.PassThroughWarning)
+        meta = run(allow_recode=["rownum"], allow_identifier=["rownum"])
     assert [(f["check"], f["qi"], f["allowed"]) for f in meta["pass_through_risks"]
             if f["check"] == "order_recode"] == [("order_recode", "age", True)]
 
@@ -2083,7 +2161,8 @@ def test_the_publishing_check_measures_what_the_audit_measures(n, k, noise, grou
             refused = None
         except InputError as e:
             refused = e.column
-        pub = anonset.publish(df, anonset.Diversity(2), allow_recode=["code", "grp"], **kw)
+        pub = anonset.publish(df, anonset.Diversity(2), allow_recode=["code", "grp"],
+                              allow_identifier=["grp"], **kw)
         checks = anonset.audit(pub, df).checks
     measured = checks[checks["check"] == "recode"].set_index("attribute")
     found = {f"{f['column']} -> {f['sensitive']}": f["value"]
@@ -2093,12 +2172,13 @@ def test_the_publishing_check_measures_what_the_audit_measures(n, k, noise, grou
     # refused unless named exactly when a recode is found (the first named);
     # without one, a column that recodes the job by its order, narrows it so
     # far that its 2-sets give it away, or gives it away through some of its
-    # values is refused too
+    # values is refused too; without any, one that singles rows out
     from anonset.passthrough import REFUSED_CHECKS
     others = [f["column"] for f in pub.info["pass_through_risks"]
               if f["check"] in REFUSED_CHECKS]
+    ids = [f["column"] for f in pub.info["pass_through_risks"] if f["check"] == "identifier"]
     assert refused == (min(found).split(" -> ")[0] if found else
-                       others[0] if others else None)
+                       others[0] if others else ids[0] if ids else None)
     for a, v in found.items():
         assert v == pytest.approx(float(risky.loc[a, "value"]), abs=1e-4)
 
@@ -2249,14 +2329,15 @@ def test_a_partition_audit_with_the_original_measures_the_recodes_again(method, 
                        "job": rng.permutation(np.resize(list("abcd"), n)),
                        "note": rng.choice(list("pqrs"), n)})
     df["rownum"] = np.arange(n)
+    allow = dict(allow_recode=["rownum"], allow_identifier=["rownum"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", anonset.PassThroughWarning)
         if method == "lgb":
             res = anonset.lgb.lgb(df, qi=["age", "town"], sensitive=["job"], k=4, l=2,
-                                  other=["rownum", "note"], allow_recode=["rownum"])
+                                  other=["rownum", "note"], **allow)
         else:
             res = anonymize_msa(df, ["age", "town"], ["job"], 4, 0.5, other=["rownum", "note"],
-                                allow_recode=["rownum"])
+                                **allow)
     out = tmp_path / "pub.parquet"
     res.write(out)
     rel = open_release(out)

@@ -1,9 +1,11 @@
 """Pass-through columns: what they publish beside the privacy model.
 
 A pass-through column (role ``other``, ``--other``) is published unchanged,
-so the model protects nothing in it.  Two ways it can still publish what the
-model protects are measured here, the same way by the audit and, as a
-warning, by every publisher at publishing time:
+so the model protects nothing in it.  The ways it can still publish what the
+model protects are measured here, the same way by the audit and by every
+publisher at publishing time, which refuses a likely identifier unless the
+user names it in ``allow_identifier``, and the recodes below
+(``REFUSED_CHECKS``) unless named in ``allow_recode``:
 
 * a **likely identifier**: at least ``IDENTIFIER_SHARE`` of the rows hold a
   value no other row has (a name, an ID, an exact timestamp), which singles
@@ -56,6 +58,7 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "ValueSample", "OrderSample", "order_keys", "set_success", "set_lambda", "hash_values", "hash_cells",
            "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
+           "check_allow_identifier",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
            "columns_of", "sample_cut", "RowSample"]
 
@@ -702,12 +705,15 @@ class PassThroughCheck:
         for c, s in self.ids.items():
             share = s.singleton_share()
             if share == share and share >= IDENTIFIER_SHARE:
+                core = (f"{share:.1%} of the rows hold a value no other row has{first}"
+                        f"{_sampled(s)}: published unchanged, it singles those rows out (a "
+                        "likely identifier)")
                 out.append({"check": "identifier", "column": c, "sensitive": None,
-                            "value": round(share, 4), "message":
-                            f"pass-through column {c!r}: {share:.1%} of the rows hold a value no "
-                            f"other row has{first}{_sampled(s)}: published unchanged, it singles "
-                            "those rows out (a likely identifier); name it an identifier or drop "
-                            "it"})
+                            "value": round(share, 4),
+                            "why": f"is a pass-through column: {core}",
+                            "remedy": "it named an identifier (never published) or dropped",
+                            "message": f"pass-through column {c!r}: {core}; name it an "
+                                       "identifier or drop it"})
         where = self._where(self._measured)
         away = {}                 # column -> [(sensitive, share, sample)]
         for (c, sens), s in self.pairs.items():
@@ -862,14 +868,16 @@ class PassThroughCheck:
                                     f"{kind} column {cols[0]!r} ") + f"{core}; {says}"})
         return out
 
-    def warn(self, allow_recode: Iterable[str] = (), *, file=None) -> list:
-        """Refuse the recodes not named in ``allow_recode``
-        (:func:`check_recodes`), then warn (:class:`PassThroughWarning`)
-        once per other finding, pointing at the first caller outside
-        anonset; returns the findings as the release's metadata records
-        them (``pass_through_risks``: the findings without their
-        messages)."""
-        return warn_findings(check_recodes(self.findings(), allow_recode, file=file))
+    def warn(self, allow_recode: Iterable[str] = (), *, allow_identifier: Iterable[str] = (),
+             file=None) -> list:
+        """Refuse the recodes not named in ``allow_recode`` and the likely
+        identifiers not named in ``allow_identifier`` (:func:`check_recodes`),
+        then warn (:class:`PassThroughWarning`) once per other finding,
+        pointing at the first caller outside anonset; returns the findings
+        as the release's metadata records them (``pass_through_risks``: the
+        findings without their messages)."""
+        return warn_findings(check_recodes(self.findings(), allow_recode,
+                                           allow_identifier=allow_identifier, file=file))
 
 
 def _remedy(exact: bool, qi: bool, two: bool = False) -> tuple:
@@ -952,11 +960,16 @@ def recorded(found: list) -> list:
 REFUSED_CHECKS = ("recode", "qi_recode", "order_recode", "set_recode", "given_away")
 
 
-def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -> list:
+def check_recodes(found: list, allow_recode: Iterable[str] = (), *,
+                  allow_identifier: Iterable[str] = (), file=None) -> list:
     """Refuse the recodes among ``found`` (:meth:`PassThroughCheck.findings`)
     whose column is not named in ``allow_recode``: one line naming the first
     such column, what it predicts, and every column to name to accept the
-    risk.  The allowed ones are marked ``'allowed': True`` (the metadata
+    risk; then the likely identifiers not named in ``allow_identifier`` (a
+    pass-through column that singles rows out links each published row to
+    its person wherever the column is known elsewhere: a name, an ID, a
+    timestamp; beside a partition release's exact sensitive values it names
+    them).  The allowed ones are marked ``'allowed': True`` (the metadata
     records it; the summary and the audit name them).  Returns ``found``."""
     from .validate import InputError
     allow = set(allow_recode)
@@ -970,8 +983,17 @@ def check_recodes(found: list, allow_recode: Iterable[str] = (), *, file=None) -
         raise InputError(what, column=f["column"], file=file,
                          expected=f"{f['remedy']}, or the risk named: {{@allow_recode="
                                   f"{cols!r}}}")
+    allow_id = set(allow_identifier)
+    ids = [f for f in found if f["check"] == "identifier" and f["column"] not in allow_id]
+    if ids:
+        cols = [f["column"] for f in ids]
+        more = f" (and {', '.join(repr(c) for c in cols[1:])})" if len(cols) > 1 else ""
+        raise InputError(ids[0]["why"] + more, column=ids[0]["column"], file=file,
+                         expected=f"{'each' if more else 'it'} named an identifier (never "
+                                  f"published) or dropped, or the risk named: "
+                                  f"{{@allow_identifier={cols!r}}}")
     for f in found:
-        if f["check"] in REFUSED_CHECKS:
+        if f["check"] in REFUSED_CHECKS or f["check"] == "identifier":
             f["allowed"] = True
     return found
 
@@ -989,6 +1011,22 @@ def check_allow_recode(allow_recode, columns: Iterable[str], *, file=None) -> tu
                              expected=f"a column published as it is: one of {columns}"
                              if columns else "no name: this release publishes no column as "
                                              "it is")
+    return names
+
+
+def check_allow_identifier(allow_identifier, passthrough: Iterable[str], *, file=None) -> tuple:
+    """``allow_identifier`` as a tuple of names, each a pass-through column
+    (an exact QID singles rows out as a QID does: it has no such check)."""
+    from .validate import InputError, check_names
+    names = check_names(allow_identifier, "allow_identifier")
+    passthrough = list(passthrough)
+    for n in names:
+        if n not in passthrough:
+            raise InputError(f"names {n!r}, which is not a pass-through column", file=file,
+                             param="allow_identifier",
+                             expected=f"a pass-through column: one of {passthrough}"
+                             if passthrough else "no name: this release passes no column "
+                                                 "through")
     return names
 
 
@@ -1011,15 +1049,17 @@ def _sampled(s: ValueSample) -> str:
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
                       sensitive: Iterable[str], exact: Iterable[str] = (), *,
                       generalized: Iterable[str] = (), allow_recode: Iterable[str] = (),
-                      file=None) -> list:
+                      allow_identifier: Iterable[str] = (), file=None) -> list:
     """The publishing-time check of a table in memory (the partition
     publishers, semantic diversity's exact QIDs): warns once per finding and
     returns them (as :meth:`PassThroughCheck.warn`).  ``generalized``: QIs
     the release generalizes, which a pass-through column must not recode.
-    A recode is refused unless its column is named in ``allow_recode``
+    A recode is refused unless its column is named in ``allow_recode``, a
+    likely identifier unless named in ``allow_identifier``
     (:func:`check_recodes`)."""
     found = passthrough_findings(frame, passthrough, sensitive, exact, generalized=generalized)
-    return warn_findings(check_recodes(found, allow_recode, file=file))
+    return warn_findings(check_recodes(found, allow_recode, allow_identifier=allow_identifier,
+                                       file=file))
 
 
 def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],

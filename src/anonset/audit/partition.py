@@ -37,8 +37,8 @@ from ..partition.checks import check_partition
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import (dropped_row_risks, key_risks, order_risks, passthrough_risks,
-                    recorded_recode_risks, shared_id_risks)
+from .risks import (allowed_identifiers, dropped_row_risks, key_risks, order_risks,
+                    passthrough_risks, recorded_recode_risks, shared_id_risks)
 from .stats import ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
@@ -155,7 +155,8 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
             if c in frame.columns:
                 ids[c] = ValueSample(None)
                 ids[c].add(hash_cells(frame[c]))
-        passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add)
+        passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add,
+                          ids_allowed=allowed_identifiers(meta))
     measured = _recode_risks(meta, original, rows) if original is not None else set()
     recorded_recode_risks(meta, measured, rows.add)
 

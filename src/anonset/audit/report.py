@@ -529,7 +529,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
     allowed = _risks.allowed_recodes(table.info)
-    _risks.passthrough_risks(stats, rows.add, allowed)
+    _risks.passthrough_risks(stats, rows.add, allowed, _risks.allowed_identifiers(table.info))
     measured = _risks.order_and_joint_risks(stats, rows.add, allowed)
     _risks.recorded_recode_risks(table.info, set(stats.pairs) | measured, rows.add)
     _risks.exact_qid_risks(stats, table.info, rows.add, model=table.model)

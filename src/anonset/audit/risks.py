@@ -54,10 +54,11 @@ from ..passthrough import (DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, SAMPLE_ROW
 
 #: What a risk row adds where the user named the column (``allow_recode``).
 _ALLOWED = " (published as the user allowed: allow_recode)"
+_ALLOWED_ID = " (published as the user allowed: allow_identifier)"
 
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
-           "allowed_recodes",
+           "allowed_recodes", "allowed_identifiers",
            "exact_qid_risks", "shared_id_risks", "dropped_row_risks", "attack_risks"]
 
 
@@ -190,9 +191,11 @@ def _sampled(s) -> str:
     return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
 
 
-def passthrough_risks(stats, add, allowed=frozenset()) -> None:
+def passthrough_risks(stats, add, allowed=frozenset(), ids_allowed=frozenset()) -> None:
     """Likely identifiers and recodes among the pass-through columns
-    (``allowed``: columns whose recodes the user named, ``allow_recode``)."""
+    (``allowed``: columns whose recodes the user named, ``allow_recode``;
+    ``ids_allowed``: those the user accepted to single rows out,
+    ``allow_identifier``)."""
     for col, s in stats.ids.items():
         share = s.singleton_share()
         if math.isnan(share):
@@ -200,7 +203,8 @@ def passthrough_risks(stats, add, allowed=frozenset()) -> None:
         st = "risk" if share >= IDENTIFIER_SHARE else "pass"
         add("identifier", col, st, round(share, 4), f"<{IDENTIFIER_SHARE:g}",
             f"{col}: {share:.1%} of the rows hold a value no other row has{_sampled(s)}" +
-            ("; a likely identifier, published unchanged" if st == "risk" else ""))
+            ("; a likely identifier, published unchanged" if st == "risk" else "") +
+            (_ALLOWED_ID if st == "risk" and col in ids_allowed else ""))
     for (col, sens), s in stats.pairs.items():
         lam, acc, prior = s.determination()
         if math.isnan(lam):
@@ -393,7 +397,14 @@ def allowed_recodes(info) -> set:
     """Columns whose recodes the release published because the user named
     them (``allow_recode``)."""
     return {c for f in (info or {}).get("pass_through_risks") or ()
-            if f.get("allowed") for c in columns_of(f)}
+            if f.get("allowed") and f.get("check") != "identifier" for c in columns_of(f)}
+
+
+def allowed_identifiers(info) -> set:
+    """Pass-through columns that single rows out which the release published
+    because the user named them (``allow_identifier``)."""
+    return {f["column"] for f in (info or {}).get("pass_through_risks") or ()
+            if f.get("allowed") and f.get("check") == "identifier"}
 
 
 def name_list(names, most: int = 8) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .args import (add_allow_shared_id, check_not_input, format_of, key_options, read_table,
-                   names as _names)
+from .args import (add_allow_identifier, add_allow_shared_id, check_not_input, format_of,
+                   key_options, read_table, names as _names)
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
            "key_kwargs", "read_input", "check_outputs", "risk_note", "key_line"]
@@ -21,7 +21,7 @@ COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--dr
                 "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
                 "allow_recode": "--allow-recode", "allow_shared_id": "--allow-shared-id",
-                "data": "IN"}
+                "allow_identifier": "--allow-identifier", "data": "IN"}
 
 
 def add_io_arguments(p, output_help: str) -> None:
@@ -48,6 +48,7 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
                        help="pass-through columns you accept to publish although they recode "
                             "an attribute (lambda >= 0.9: a sensitive value nearly in the "
                             "clear, or a QI at its exact values); refused otherwise")
+    add_allow_identifier(group)
     add_allow_shared_id(group)
     group.add_argument("--missing", choices=("error", "drop"), default="error",
                        help="a missing cell in an attribute: error (default) or drop (leave its "
@@ -80,6 +81,7 @@ def role_kwargs(args) -> dict:
     return {"identifiers": _names(args.identifier), "other": _names(args.other),
             "drop": _names(args.drop), "missing": args.missing,
             "allow_recode": _names(args.allow_recode),
+            "allow_identifier": _names(args.allow_identifier),
             "allow_shared_id": _names(args.allow_shared_id)}
 
 
@@ -124,6 +126,12 @@ def risk_note(summary: dict) -> str:
     if recodes:
         notes.append("published nearly in the clear through columns that recode them "
                      f"(--allow-recode): {recodes}")
+    ids = [f for f in summary.get("pass_through_risks") or ()
+           if f.get("allowed") and f.get("check") == "identifier"]
+    if ids:
+        notes.append("columns that single rows out published unchanged (--allow-identifier): "
+                     + ", ".join(f"{f['column']} ({float(f['value']):.1%} of the rows)"
+                                 for f in ids))
     allowed = summary.get("shared_ids_allowed") or []
     if allowed:
         shared = summary.get("shared_ids") or {}

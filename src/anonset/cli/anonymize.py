@@ -71,6 +71,7 @@ def register(sub) -> None:
                         "publish although some values are so rare that counting the sets "
                         "holding one points at its holders; refused otherwise (declaring the "
                         "domain, --domain or --bins, lifts it)")
+    A.add_allow_identifier(g)
     A.add_allow_shared_id(g)
     A.add_key_options(p)
     g = p.add_argument_group("run")
@@ -127,6 +128,7 @@ def _options(args) -> dict:
         "allow_clear": A.names(args.allow_clear), "allow_recode": A.names(args.allow_recode),
         "allow_rare": A.names(args.allow_rare), "new_in_series": A.names(args.new_in_series),
         "allow_shared_id": A.names(args.allow_shared_id),
+        "allow_identifier": A.names(args.allow_identifier),
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
         "ground": A.ground_value(args.ground),
@@ -237,6 +239,7 @@ def run(args) -> int:
         clip_l=bool(opts.get("clip_l")), allow_clear=opts.get("allow_clear") or (),
         allow_recode=opts.get("allow_recode") or (), allow_rare=opts.get("allow_rare") or (),
         allow_shared_id=opts.get("allow_shared_id") or (),
+        allow_identifier=opts.get("allow_identifier") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
@@ -293,6 +296,7 @@ def _summary(res, model, out, out_fmt) -> None:
     A.print_roles_and_key(res.info)
     A.warn_allowed_clear(res.info)
     A.warn_allowed_recodes(res.info)
+    A.warn_allowed_identifiers(res.info)
     A.warn_allowed_rare(res.info)
     A.warn_allowed_shared_ids(res.info)
     whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]

@@ -22,7 +22,8 @@ __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageErr
            "ground_value", "fill_default", "positive_int", "nonneg_int", "nonneg_float",
            "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg",
            "print_table", "fmt", "format_of", "read_table", "read_settable", "check_not_input",
-           "recodes_text", "warn_allowed_recodes"]
+           "recodes_text", "warn_allowed_recodes",
+           "add_allow_identifier", "warn_allowed_identifiers"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
@@ -37,7 +38,8 @@ FLAGS = {
     "other": "--other", "drop": "--drop", "bins": "--bins", "domains": "--domain",
     "hierarchies": "--hierarchy", "ordinal": "--ordinal", "missing": "--missing",
     "missing_token": "--missing-token", "clip_l": "--clip-l", "allow_clear": "--allow-clear",
-    "allow_recode": "--allow-recode", "allow_rare": "--allow-rare",
+    "allow_recode": "--allow-recode", "allow_identifier": "--allow-identifier",
+    "allow_rare": "--allow-rare",
     "allow_shared_id": "--allow-shared-id",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
     "new_in_series": "--new-in-series",
@@ -81,6 +83,29 @@ def warn_allowed_recodes(info) -> None:
         logging.getLogger("anonset").warning(
             "published nearly in the clear through columns that recode them (you allowed it): "
             "%s", recodes)
+
+
+def add_allow_identifier(group) -> None:
+    """``--allow-identifier``, as every publishing subcommand with
+    pass-through columns takes it."""
+    group.add_argument("--allow-identifier", action="append", metavar="A,B",
+                       help="pass-through columns you accept to publish although they single "
+                            "rows out (half the rows or more hold a value no other row has: a "
+                            "name, an ID, a timestamp, a survey weight), which links each row "
+                            "to its person wherever the column is known; refused otherwise")
+
+
+def warn_allowed_identifiers(info) -> None:
+    """The summary's warning line for the pass-through columns that single
+    rows out that the user allowed (``allow_identifier``)."""
+    found = [f for f in info.get("pass_through_risks") or ()
+             if f.get("allowed") and f.get("check") == "identifier"]
+    if found:
+        import logging
+        logging.getLogger("anonset").warning(
+            "published columns that single rows out (you allowed it: each links a row to its "
+            "person wherever it is known): %s",
+            ", ".join(f"{f['column']} ({float(f['value']):.1%} of the rows)" for f in found))
 
 
 def add_allow_shared_id(group) -> None:

@@ -39,7 +39,7 @@ __all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEY
 CONFIG_KEYS = {
     "sensitive": "names", "exact": "names", "identifiers": "names", "other": "names",
     "drop": "names", "ordinal": "names", "allow_clear": "names", "allow_recode": "names",
-    "allow_rare": "names", "allow_shared_id": "names",
+    "allow_rare": "names", "allow_shared_id": "names", "allow_identifier": "names",
     "new_in_series": "names",
     "l": "model", "k": "model", "t": "model", "entropy": "bool", "ground": "ground",
     "bins": "bins", "hierarchies": "paths", "domains": "domains",

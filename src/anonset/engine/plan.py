@@ -116,7 +116,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     shared = stats.shared_rows()
     # pass-through columns that single rows out or recode a sensitive one
     found = stats.passthrough.findings() if stats.passthrough is not None else []
-    check_recodes(found, opts.allow_recode, file=d.file)       # refused unless named
+    check_recodes(found, opts.allow_recode, allow_identifier=opts.allow_identifier,
+                  file=d.file)                                 # refused unless named
     codes_like = _CodesFromCounts(counts)
     given = opts.params
     fresh = []

@@ -15,7 +15,7 @@ from .. import validate as V
 from ..hierarchy import Hierarchy, hierarchy_of
 from ..io.keys import check_research_seed, check_rng, read_key_file
 from ..models import Closeness, DiversityCloseness
-from ..passthrough import check_allow_recode
+from ..passthrough import check_allow_identifier, check_allow_recode
 from ..schema import Attribute, Schema
 from ..validate import InputError
 
@@ -51,6 +51,7 @@ class Options:
     params: Mapping | None = None
     allow_clear: tuple = ()
     allow_recode: tuple = ()
+    allow_identifier: tuple = ()
     allow_rare: tuple = ()
     allow_shared_id: tuple = ()
     keep_order: bool = False
@@ -135,7 +136,9 @@ class Options:
                        allow_clear=V.check_names(self.allow_clear, "allow_clear"),
                        allow_rare=V.check_names(self.allow_rare, "allow_rare"),
                        allow_shared_id=V.check_names(self.allow_shared_id, "allow_shared_id"),
-                       allow_recode=V.check_names(self.allow_recode, "allow_recode"), **roles)
+                       allow_recode=V.check_names(self.allow_recode, "allow_recode"),
+                       allow_identifier=V.check_names(self.allow_identifier,
+                                                      "allow_identifier"), **roles)
 
     def key_material(self):
         """(seed or key-file bytes, research) as make_key takes them."""
@@ -339,6 +342,8 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
                                  file=file, expected="sensitive columns")
     check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
                                            if c.role in ("other", "exact")], file=file)
+    check_allow_identifier(opts.allow_identifier, [c.name for c in drafts.values()
+                                                   if c.role == "other"], file=file)
     for n in opts.allow_shared_id:
         if n not in drafts or drafts[n].role != "identifier":
             raise InputError(f"names {n!r}, which is not an identifier column",

@@ -176,7 +176,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             hierarchies: Mapping[str, Hierarchy | PathLike] | None = None,
             seed: Seed = None, research_seed: bool = False, key_file: PathLike | None = None,
             record_id: str | None = None, allow_clear: Iterable[str] = (),
-            allow_recode: Iterable[str] = (), allow_rare: Iterable[str] = (),
+            allow_recode: Iterable[str] = (), allow_identifier: Iterable[str] = (),
+            allow_rare: Iterable[str] = (),
             allow_shared_id: Iterable[str] = (), keep_order: bool = False,
             missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
@@ -247,6 +248,14 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         that column (or those rows' values) nearly in the clear, so such a
         column is refused otherwise.  The metadata (``pass_through_risks``, ``'allowed':
         True``) and the audit name them.
+    allow_identifier : column names
+        Pass-through columns you accept to publish although they single rows
+        out (at least half of the first 250,000 rows hold a value no other
+        row has: a name, an ID, an exact timestamp, a survey weight): such a
+        column links each published row to its person wherever it is known
+        elsewhere, so it is refused otherwise (name it an identifier, which
+        is never published, or drop it).  The metadata
+        (``pass_through_risks``, ``'allowed': True``) and the audit name them.
     allow_rare : column names
         Sensitive columns with a domain read off the data that you accept to
         publish although some of its values are so rare that counting the
@@ -321,7 +330,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           domains=domains or {}, ordinal=ordinal, hierarchies=hierarchies or {},
                           missing=missing, missing_token=missing_token, clip_l=clip_l,
                           params=params, allow_clear=allow_clear,
-                          allow_recode=allow_recode, allow_rare=allow_rare,
+                          allow_recode=allow_recode, allow_identifier=allow_identifier,
+                          allow_rare=allow_rare,
                           allow_shared_id=allow_shared_id, keep_order=keep_order,
                           record_id=record_id, new_in_series=new_in_series, seed=seed,
                           research_seed=research_seed,

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
-from ...passthrough import check_allow_recode, check_passthrough
+from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
 
@@ -83,13 +83,14 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             research_seed: bool = False, keep_order: bool = False,
             need_eligible: bool = True, exact_qids: bool = False,
             allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
-            allow_clear: Sequence[str] = ()) -> Prepared:
+            allow_clear: Sequence[str] = (), allow_identifier: Sequence[str] = ()) -> Prepared:
     """Check roles, encode, check l-eligibility, make the key.
     ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
     they are checked for recodes of the sensitive column as pass-through
     columns are (:mod:`anonset.passthrough`).  A column published as it is
     that recodes the sensitive column (or a generalized QID) is refused
-    unless named in ``allow_recode``."""
+    unless named in ``allow_recode``; a pass-through column that singles
+    rows out unless named in ``allow_identifier``."""
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"got a {type(data).__name__}", param="data",
                          expected="a pandas DataFrame")
@@ -133,7 +134,9 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                                       other_cols + (list(qids) if exact_qids else []))
     risks = check_passthrough(frame, other_cols, [sensitive], list(qids) if exact_qids else [],
                               generalized=[] if exact_qids else list(qids),
-                              allow_recode=allow_recode)
+                              allow_recode=allow_recode,
+                              allow_identifier=check_allow_identifier(allow_identifier,
+                                                                      other_cols))
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared, risks, clear)

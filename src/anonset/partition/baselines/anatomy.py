@@ -81,6 +81,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             research_seed: bool = False, keep_order: bool = False,
             allow_recode: Sequence[str] = (),
             allow_shared_id: Sequence[str] = (),
+            allow_identifier: Sequence[str] = (),
             allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
@@ -111,6 +112,10 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         recode the sensitive column (lambda >= 0.9,
         :mod:`anonset.passthrough`): the QIT publishes them as they are, so
         they are refused otherwise.
+    allow_identifier : column names
+        Columns of ``other`` you accept to publish although they single rows
+        out (:mod:`anonset.passthrough`: a name, an ID, a timestamp); refused
+        otherwise.
     allow_shared_id : column names
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
@@ -144,6 +149,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_identifier=allow_identifier,
                 allow_clear=allow_clear,
                 need_eligible=classes is None, exact_qids=True)
     sdom = p.domains[sensitive]

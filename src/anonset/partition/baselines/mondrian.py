@@ -54,6 +54,7 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              seed=None, research_seed: bool = False, keep_order: bool = False,
              allow_recode: Sequence[str] = (),
              allow_shared_id: Sequence[str] = (),
+             allow_identifier: Sequence[str] = (),
              allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
@@ -74,6 +75,10 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         Columns of ``other`` you accept to publish although they recode the
         sensitive column or a QID (lambda >= 0.9, :mod:`anonset.passthrough`);
         refused otherwise.
+    allow_identifier : column names
+        Columns of ``other`` you accept to publish although they single rows
+        out (:mod:`anonset.passthrough`: a name, an ID, a timestamp); refused
+        otherwise.
     allow_shared_id : column names
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
@@ -106,6 +111,7 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_identifier=allow_identifier,
                 allow_clear=allow_clear)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]

@@ -111,6 +111,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        research_seed: bool = False, keep_order: bool = False,
        allow_recode: Sequence[str] = (),
        allow_shared_id: Sequence[str] = (),
+       allow_identifier: Sequence[str] = (),
        allow_clear: Sequence[str] = ()) -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
@@ -134,6 +135,7 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 identifiers=identifiers, drop=drop, domains=domains, seed=seed,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                allow_identifier=allow_identifier,
                 allow_clear=allow_clear)
     d = len(p.domains[sensitive])
     group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)

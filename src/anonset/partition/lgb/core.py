@@ -18,8 +18,8 @@ import pandas as pd
 
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...schema import SuppressionWarning, _outside_stacklevel
-from ...passthrough import (check_allow_recode, check_recodes, passthrough_findings,
-                             warn_findings)
+from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
+                             passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_choice, check_int, check_names, drop_missing,
                          missing_rows, refuse_clear_l, resolve_roles)
@@ -118,7 +118,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
         balance: bool = False, missing: str | None = None,
         mdp_split: str | None = None, allow_recode: Sequence[str] = (),
-        allow_shared_id: Sequence[str] = (),
+        allow_identifier: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
         allow_homogeneous: Sequence[str] = (), allow_clear: Sequence[str] = ()) -> LGBResult:
     """Local generalization and bucketization (Alg. 1).
 
@@ -168,6 +168,12 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         (semi-)sensitive attribute or a QI (lambda >= 0.9 over 131,072 rows
         drawn at random); refused otherwise.  The metadata and the audit
         name them.
+    allow_identifier : column names
+        Columns of ``other`` you accept to publish although they single rows
+        out (half of the first 250,000 rows or more hold a value no other
+        row has): beside a row's buckets such a column tells whose row it
+        is wherever it is known elsewhere; refused otherwise (name it an
+        identifier, or drop it; ``id_column`` is what publishes an ID).
     allow_shared_id : column names
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
@@ -275,7 +281,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                            for f in passthrough_findings(frame, as_is, semi + sens,
                                                          generalized=qi)
                            if not (f["check"] == "identifier" and f["column"] == id_column)],
-                          check_allow_recode(allow_recode, as_is))
+                          check_allow_recode(allow_recode, as_is),
+                          allow_identifier=check_allow_identifier(allow_identifier, other_cols))
     n = len(frame)
     order = key.order(n, "lgb-rows")
     semi_flags = np.ascontiguousarray(all_flags[order])

@@ -17,7 +17,7 @@ import pandas as pd
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
-from ...passthrough import check_allow_recode, check_passthrough
+from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ...validate import (InputError, check_int, check_names, drop_missing, resolve_roles,
                          row_name)
 from ..homogeneous import homogeneous_metadata
@@ -57,6 +57,12 @@ class MSAProblem:
         nearly in the clear, or a QI at its exact values, which finds a
         person's row inside its class); refused otherwise.  The metadata
         and the audit name them.
+    allow_identifier : column names
+        Columns of ``other`` you accept to publish although they single rows
+        out (half of the first 250,000 rows or more hold a value no other
+        row has): beside the exact SAs such a column names whose values they
+        are wherever it is known elsewhere; refused otherwise (name it an
+        identifier, or drop it).  The metadata and the audit name them.
     allow_shared_id : column names
         Identifiers whose values several rows share that you declare to be
         different people's (a household); refused otherwise
@@ -90,7 +96,8 @@ class MSAProblem:
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
                  ground: Mapping | None = None, n_threads: int | None = None,
                  missing: str | None = None, domains: Mapping | None = None,
-                 allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = ()):
+                 allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
+                 allow_identifier: Sequence[str] = ()):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -150,7 +157,8 @@ class MSAProblem:
         # (one that recodes an SA or a QI is refused unless named)
         self.pass_through_risks = check_passthrough(
             data, self.other, sa, generalized=qi,
-            allow_recode=check_allow_recode(allow_recode, self.other))
+            allow_recode=check_allow_recode(allow_recode, self.other),
+            allow_identifier=check_allow_identifier(allow_identifier, self.other))
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
         self.n = len(self.data)

@@ -149,7 +149,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   domains: Mapping | None = None,
                   allow_recode: Sequence[str] = (),
                   allow_shared_id: Sequence[str] = (),
-                  allow_homogeneous: Sequence[str] = ()) -> MSAResult:
+                  allow_homogeneous: Sequence[str] = (),
+                  allow_identifier: Sequence[str] = ()) -> MSAResult:
     """Publish ``data`` under k-anonymity and t-closeness for every sensitive
     attribute (paper 003, Def. 4).
 
@@ -165,7 +166,7 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     algorithm : {'cluster', 'pca', 'microagg'}
         Algorithm 1, Algorithm 2, or the t-closeness-first microaggregation.
     identifiers, other, drop, hierarchies, numeric, ground, n_threads, missing, domains,
-    allow_recode, allow_shared_id
+    allow_recode, allow_identifier, allow_shared_id
         See :class:`MSAProblem`.
     seed : bytes, str or int, optional
         Key material of at least 128 bits; the release (FCM's start, the
@@ -206,7 +207,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
                       drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
                       n_threads=n_threads, missing=missing, domains=domains,
-                      allow_recode=allow_recode, allow_shared_id=allow_shared_id)
+                      allow_recode=allow_recode, allow_shared_id=allow_shared_id,
+                      allow_identifier=allow_identifier)
     return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,
                     keep_order=keep_order, fcm_options=fcm_options,
                     allow_homogeneous=allow_homogeneous)
