@@ -56,7 +56,8 @@ def row_number_attack(n=20_000, seed=1):
         except anonset.InputError as e:
             said = "refused: " + str(e).split(": ", 2)[1][:60] + "..."
         pub = anonset.publish(df, anonset.Diversity(3), sensitive=["race", "job"],
-                              other=["rownum"], allow_recode=["rownum"])
+                              other=["rownum"], allow_recode=["rownum"],
+                              allow_identifier=["rownum"])
     rows = pub.other["rownum"].to_numpy()
     order = np.argsort(rows)
     s = sets_of(pub, "race")[order]
