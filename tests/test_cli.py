@@ -535,6 +535,31 @@ def test_every_option_of_every_command_says_what_it_does():
     assert bare == []
 
 
+def test_the_commands_the_demo_suggests_run_as_written_from_the_repository(tmp_path, capsys,
+                                                                          monkeypatch):
+    """The demo's 'next:' lines named a people.csv with two columns
+    nobody gave a role, so a new user's first command was refused.  They
+    now name the repository's examples/people.csv, and run as written from
+    its root (the output written to a temporary copy of the root)."""
+    import shlex
+    import shutil
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "examples" / "people.csv").exists():
+        pytest.skip("run from a clone of the repository")
+    rc, cap = run(["demo", "--seed", "1", "--max-iter", "50"], capsys)
+    assert rc == 0, cap.err
+    lines = cap.out.split("next: ", 1)[1].splitlines()[1:]
+    text = " ".join(ln.strip().rstrip("\\") for ln in lines if ln.startswith("  "))
+    commands = [shlex.split(c.strip()) for c in text.split("anonset ")[1:]]
+    assert [c[0] for c in commands] == ["anonymize", "reconstruct", "audit"]
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        rc, cap = run(argv, capsys)
+        assert rc == 0, (argv, cap.err)
+    assert "PASSED" in cap.out.splitlines()[0]
+
+
 def test_demo(tmp_path, capsys):
     png = tmp_path / "demo.png"
     argv = ["demo", "--seed", "1", "--max-iter", "300"]

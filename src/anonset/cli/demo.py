@@ -131,11 +131,14 @@ def run(args) -> int:
         print("  local differential privacy: p = 1 publishing is not differentially private "
               "(epsilon infinite; see docs/security.md)")
     print()
-    print("next: publish your own table (every column needs a role):\n"
-          "  anonset anonymize people.csv -o published.parquet --identifier name \\\n"
-          "      --sensitive age,job --l 3 --bins age=0:20:40:60:120\n"
-          "  anonset reconstruct published.parquet --attributes age,job\n"
-          "  anonset audit published.parquet --original people.csv\n"
+    # the commands run as written from the repository's root (a test runs them)
+    print("next: publish your own table (every column needs a role), e.g. the repository's "
+          "examples/people.csv:\n"
+          "  anonset anonymize examples/people.csv -o published.parquet --identifier name,ssn \\\n"
+          "      --sensitive age,job,disease --exact sex --drop zip --l 3 "
+          "--bins age=0:20:40:60:120\n"
+          "  anonset reconstruct published.parquet --attributes age,disease\n"
+          "  anonset audit published.parquet --original examples/people.csv\n"
           "see README.md and docs/cli.md; examples/ holds small input files")
     if args.plot:
         from ..audit.plot import bar_chart
