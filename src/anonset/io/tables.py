@@ -202,6 +202,58 @@ def _csv_stream(path):
     return pa.input_stream(str(path), compression="detect")
 
 
+#: Bytes read at most to find where a file stops being UTF-8 (an error path).
+_SCAN_BYTES = 1 << 30
+
+
+def not_utf8(path) -> InputError:
+    """The refusal of a CSV file that is not UTF-8 text, saying where (the
+    line and byte of the first byte that cannot be), what it likely is
+    (UTF-16 from its byte-order mark; else the Windows-1252 / Latin-1 that
+    spreadsheets on Windows write, with the character the byte is there) and
+    how to convert it."""
+    import codecs
+    p = Path(path)
+    cat = {".gz": "zcat", ".bz2": "bzcat", ".xz": "xzcat", ".zst": "zstdcat"}.get(
+        p.suffix.lower())
+    inner = Path(p.stem) if cat else p           # lat.csv.gz -> lat.csv
+    out = f"{inner.stem}-utf8{inner.suffix}"
+
+    def refusal(what, enc):
+        conv = (f"{cat} {p.name} | iconv -f {enc} -t UTF-8 > {out}" if cat else
+                f"iconv -f {enc} -t UTF-8 {p.name} > {out}")
+        return InputError(f"is not UTF-8 text{what}", file=path,
+                          expected=f"a UTF-8 CSV file: convert it first ({conv}), or save it "
+                                   "from the spreadsheet as 'CSV UTF-8'")
+    try:
+        with _csv_stream(path) as f:
+            dec = codecs.getincrementaldecoder("utf-8")()
+            first = f.read(2)
+            if first in (b"\xff\xfe", b"\xfe\xff"):
+                return refusal(" but UTF-16 (it starts with a UTF-16 byte-order mark)", "UTF-16")
+            chunk, offset, lines = first, 0, 1
+            while chunk and offset < _SCAN_BYTES:
+                held = len(dec.getstate()[0])
+                try:
+                    dec.decode(chunk)
+                except UnicodeDecodeError as e:
+                    at = offset - held + e.start
+                    byte = e.object[e.start]
+                    lines += e.object[:e.start].count(b"\n")
+                    ch = bytes([byte]).decode("cp1252", errors="replace")
+                    like = (f"; in Windows-1252 or Latin-1, which spreadsheets on Windows write, "
+                            f"it is {ch!r}") if byte >= 0x80 and ch != "\ufffd" else ""
+                    return refusal(f": line {lines:,} holds the byte 0x{byte:02x} (byte "
+                                   f"{at + 1:,} of its text), which UTF-8 text cannot hold "
+                                   f"there{like}", "WINDOWS-1252")
+                lines += chunk.count(b"\n")
+                offset += len(chunk)
+                chunk = f.read(1 << 20)
+    except OSError:
+        pass
+    return refusal("", "WINDOWS-1252")
+
+
 #: Field separators read besides the comma, where a header line holds no
 #: comma and splits on exactly one of them into several names (the
 #: semicolon of spreadsheets set to a decimal comma, the tab of TSV files).
@@ -236,7 +288,7 @@ def _csv_dialect(path) -> tuple:
             # (a quoted name may hold a line break: the reader goes on reading)
             row = next(csv.reader(itertools.chain([first], text), delimiter=sep), None)
     except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
+        raise not_utf8(path) from None
     except (OSError, EOFError, csv.Error) as e:
         raise InputError(f"is not a readable CSV file ({e})", file=path) from None
     if not row:
@@ -361,7 +413,7 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
     except pa.ArrowInvalid as e:
         msg = str(e)
         if "UTF8" in msg or "utf8" in msg.lower():
-            raise InputError("is not UTF-8 text", file=path, expected="a UTF-8 CSV file") from None
+            raise not_utf8(path) from None
         if "Expected" in msg and "columns" in msg:
             raise InputError(f"has a row with the wrong number of fields after row {row0:,} "
                              f"({msg.splitlines()[0]})", file=path,
