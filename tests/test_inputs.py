@@ -467,3 +467,57 @@ def test_a_column_name_with_a_comma_can_be_named_on_the_command_line(tmp_path, c
     assert pub.schema["Revenu, annuel"].domain == ("<10,000", "10,000+")
     assert not pub.schema["Revenu, annuel"].inferred
     assert pub.params["Revenu, annuel"].l == 2
+
+
+def test_nested_and_binary_pass_through_columns_publish_to_parquet_and_are_refused_in_csv(
+        tmp_path, capsys):
+    """A Parquet file's list, struct and binary columns passed through (as
+    the refusal of them as sensitive suggests): publishing crashed with
+    "unhashable type: 'numpy.ndarray'" in the pass-through check, and so
+    did the audit with the original; msa and lgb wrote "[1 2]" (numpy's
+    text of the array, with '...' inside a long one) into a CSV.  They now
+    publish to Parquet as they are, the audit runs, and a CSV output is
+    refused with one line naming the column, nothing written."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    from anonset.cli import main
+    rng = np.random.default_rng(3)
+    n = 240
+    tags = [list(range(int(k))) for k in rng.integers(0, 4, n)]
+    table = pa.table({"age": rng.integers(20, 60, n), "job": rng.choice(list("abcd"), n),
+                      "tags": tags, "st": [{"x": int(k)} for k in rng.integers(0, 3, n)],
+                      "raw": [bytes([int(k)]) for k in rng.integers(0, 3, n)]})
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    for col in ("tags", "st", "raw"):
+        drop = ",".join(c for c in ("tags", "st", "raw") if c != col)
+        args = ["anonymize", str(src), "--sensitive", "job", "--exact", "age", "--other", col,
+                "--drop", drop, "--l", "2", "-q"]
+        assert main(args + ["-o", str(tmp_path / "o.parquet")]) == 0, capsys.readouterr().err
+        back = pq.read_table(tmp_path / "o.parquet").column(col).to_pylist()
+        assert sorted(map(repr, back)) == sorted(map(repr, table.column(col).to_pylist()))
+        capsys.readouterr()
+        assert main(["audit", str(tmp_path / "o.parquet"), "--original", str(src)]) == 0
+        assert capsys.readouterr().out.startswith("anonset audit of 240 rows")
+        assert main(args + ["-o", str(tmp_path / "o.csv")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"o.csv': column '{col}': holds " in err, err
+        assert "which a CSV file cannot hold as they are; expected a Parquet output" in err
+        assert not (tmp_path / "o.csv").exists()
+        assert not (tmp_path / "o.csv.anonset.json").exists()
+    # in memory alike
+    df = table.to_pandas()
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], exact=["age"],
+                          other=["tags"], drop=["st", "raw"])
+    with pytest.raises(anonset.InputError, match=r"column 'tags': holds nested values \(e\.g\. "):
+        pub.to_csv(tmp_path / "m.csv")
+    assert not (tmp_path / "m.csv").exists()
+    # the partition publishers' CSV outputs
+    for cmd in (["msa-anonymize", "--qi", "age", "--sa", "job", "--k", "5", "--t", "0.5"],
+                ["lgb", "--qi", "age", "--sensitive", "job", "--k", "3", "--l", "2"]):
+        base = [cmd[0], str(src), *cmd[1:], "--other", "tags", "--drop", "st,raw", "-q"]
+        assert main(base + ["-o", str(tmp_path / "p.parquet")]) == 0, capsys.readouterr().err
+        assert main(base + ["-o", str(tmp_path / "p.csv")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "column 'tags': holds nested values" in err, err
+        assert not list(tmp_path.glob("p.csv*")) and not list(tmp_path.glob("p.*.csv"))

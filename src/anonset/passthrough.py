@@ -85,13 +85,19 @@ def hash_values(col: pd.Series) -> np.ndarray:
         .to_numpy(dtype=np.uint64)
 
 
+def _cell_text(v) -> str:
+    """A cell that holds an array, a list or a dict, as text (equal cells,
+    equal texts)."""
+    return repr(v.tolist() if hasattr(v, "tolist") else v)
+
+
 def hash_cells(col: pd.Series) -> np.ndarray:
     """:func:`hash_values`, also for cells that hold arrays or lists (a set
     column stored as lists): equal cells, equal hashes, within one file."""
     try:
         return hash_values(col)
     except TypeError:
-        return hash_values(col.map(lambda v: repr(v.tolist() if hasattr(v, "tolist") else v)))
+        return hash_values(col.map(_cell_text))
 
 
 class ValueSample:
@@ -381,7 +387,11 @@ def order_keys(col: pd.Series) -> tuple:
         num = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         # each distinct cell parsed once (a text column repeats its values)
-        codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+        try:
+            codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+        except TypeError:     # lists, arrays or dicts (a nested Parquet column)
+            s = s.map(_cell_text, na_action="ignore")
+            codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
         parsed = pd.to_numeric(pd.Series(uniq, dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64, na_value=np.nan)
         num = np.where(codes >= 0, parsed[np.maximum(codes, 0)], np.nan)

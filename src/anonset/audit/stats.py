@@ -160,7 +160,7 @@ class AuditStats:
         for name in self.names:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
         for (col, sens), s in self.pairs.items():
-            s.add(hash_values(other[col]), codes[sens])
+            s.add(hash_cells(other[col]), codes[sens])
         if self.pairs and other is not None and len(other):
             part = other[self.sample_columns].reset_index(drop=True)
             for t in self.sample_targets:     # the codes beside, under names no column has
@@ -218,7 +218,7 @@ class AuditStats:
             subs = {t: part["\x00code:" + t].to_numpy(dtype=np.int64) & 0xFFFF for t in targets}
             order.add(part[cols], subs)
             k = min(len(part), max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(joint)))))
-            h = {c: hash_values(part[c].iloc[:k]) for c in cols}
+            h = {c: hash_cells(part[c].iloc[:k]) for c in cols}
             for ((a, b), t), s in joint.items():
                 s.add(_pair_hash(h[a], h[b]), subs[t][:k])
         return order, joint, len(part)

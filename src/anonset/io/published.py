@@ -74,7 +74,34 @@ def csv_unescape(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+def refuse_nested(col: pd.Series, name, *, file=None) -> None:
+    """A CSV cell holds text: a column of lists, arrays, dicts or bytes (a
+    nested or binary Parquet column passed through) would be written as
+    Python's repr of each (numpy elides a long array's middle as '...'),
+    and read back as that text; refused, naming the Parquet output that
+    keeps them.  One C pass over the column (``infer_dtype``), the cells
+    looked at only where it finds mixed kinds."""
+    if col.dtype != object or len(col) == 0:
+        return
+    kind = pd.api.types.infer_dtype(col, skipna=True)
+    if kind == "bytes":
+        bad = next(v for v in col if isinstance(v, (bytes, bytearray)))
+    elif kind.startswith("mixed"):
+        bad = next((v for v in col if isinstance(v, (list, tuple, dict, set, frozenset,
+                                                     np.ndarray, bytes, bytearray))), None)
+        if bad is None:
+            return
+    else:
+        return
+    shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
+    raise InputError(f"holds {'bytes' if isinstance(bad, (bytes, bytearray)) else 'nested values'}"
+                     f" (e.g. {shown[:40]}{'...' if len(shown) > 40 else ''}), which a CSV "
+                     "file cannot hold as they are", column=str(name), file=file,
+                     expected="a Parquet output (-o OUT.parquet), which keeps them, or the "
+                              "column dropped")
+
+
+def csv_safe_frame(frame: pd.DataFrame, *, file=None) -> pd.DataFrame:
     """``frame`` with every text cell and header that a spreadsheet would run
     neutralised by :func:`csv_escape`: what every CSV file anonset writes
     besides a set table (partition releases, cross-tabulations, audit
@@ -89,6 +116,7 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy(deep=False)
     for i in range(frame.shape[1]):
         col = frame.iloc[:, i]
+        refuse_nested(col, frame.columns[i], file=file)
         if col.dtype == object or isinstance(col.dtype, (pd.StringDtype, pd.CategoricalDtype)):
             vals = col.astype(object).to_numpy()
             esc = csv_escape(vals)
@@ -329,6 +357,7 @@ class CsvSink:
         import gzip
         import lzma
         self.meta = meta
+        self.final = final
         suffix = Path(final).suffix.lower()
         openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
         from .tables import refuse_tsv_output
@@ -365,6 +394,7 @@ class CsvSink:
                                                      for r in mem.tolist()]
             elif a.name in table.other.columns:
                 col = table.other[a.name]
+                refuse_nested(col, a.name, file=self.final)
                 vals = col.to_numpy(dtype=object)
                 frame[_escape_header(a.name)] = csv_escape(vals) if not \
                     pd.api.types.is_numeric_dtype(col.dtype) else col.to_numpy()

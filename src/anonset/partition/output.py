@@ -84,7 +84,7 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
 
 def _to_csv(frame: pd.DataFrame, tmp, path: Path) -> None:
     from ..io.published import csv_safe_frame
-    csv_safe_frame(frame).to_csv(tmp, index=False,
+    csv_safe_frame(frame, file=path).to_csv(tmp, index=False,
                                  compression=_COMPRESSION.get(path.suffix.lower()))
 
 
