@@ -573,6 +573,11 @@ class PassThroughWarning(UserWarning):
     an exact QID may predict a sensitive column too.  Drop the
     column, name it an identifier, or publish it as sensitive.  The audit
     with the original data reports the same as a risk.
+
+    The publishers refuse every such column unless the user names it
+    (``allow_identifier``, ``allow_recode``; named, it is not warned of);
+    what still warns is a finding on columns that a release does not
+    publish (Rating's ``other`` columns).
     """
 
 
