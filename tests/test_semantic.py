@@ -114,6 +114,28 @@ def test_distance_validation():
         S.semantic_sets([0], S.SemanticDistance.ordered([0, 1, 5, 6, 20]), 2, 2, algorithm="duplicate")
 
 
+def test_distance_errors_name_their_parameter_and_where():
+    """SemanticDistance's refusals were bare ValueErrors ("distance matrix
+    must be symmetric"); they are InputErrors naming the parameter and the
+    first cell at fault, as every other refusal."""
+    from anonset import InputError
+    cases = [(lambda: S.SemanticDistance.from_matrix([[0, 1, 2], [1, 0, 1], [2, 3, 0]]),
+              "matrix: distance matrix must be symmetric (row 1, column 2: 1, but row 2, column "
+              "1: 3); expected dist(a, b) = dist(b, a)"),
+             (lambda: S.SemanticDistance.from_matrix([[0, 1], [1, 2]]),
+              "matrix: distance matrix must have a zero diagonal (row 1: 2)"),
+             (lambda: S.SemanticDistance.from_matrix([["a"]]), "matrix: is not a matrix of numbers"),
+             (lambda: S.SemanticDistance.ordered([1.0, 3.0, 2.0]),
+              "values: are not strictly increasing (3 then 2 at positions 1 and 2)"),
+             (lambda: S.semantic_sets([0], S.SemanticDistance.ordered([0, 1, 5]), 2, 2,
+                                      algorithm="duplicate"),
+              "algorithm: 'duplicate' (Alg. 3) needs equally spaced values")]
+    for call, want in cases:
+        with pytest.raises(InputError) as e:
+            call()
+        assert str(e.value).startswith(want), str(e.value)
+
+
 def test_scaled_values_equal_index_distance():
     a = S.SemanticDistance.ordered(14)
     b = S.SemanticDistance.ordered(np.arange(14) * 10.0)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..io.published import csv_safe_frame
+from ..validate import InputError
 from . import args as A
 
 __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
@@ -65,6 +66,10 @@ def cmd_anonymize(args) -> int:
         try:
             m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
             distance = S.SemanticDistance.from_matrix(m)
+        except InputError as e:
+            raise InputError(e.what, param="matrix", file=args.matrix,
+                             expected="a CSV of distances (square, non-negative, symmetric, "
+                                      "zero on the diagonal) in --domain order") from None
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise A.UsageError(f"{args.matrix!r}: --matrix: {why}; expected a CSV of distances "
@@ -137,7 +142,6 @@ def cmd_analyze(args) -> int:
     src = check_input_file(args.input)
     table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
     if (table.model or {}).get("name") != "semantic":
-        from ..validate import InputError
         raise InputError("was not published under (l, d)-semantic diversity", file=src,
                          expected="a table written by anonset semantic-anonymize (`anonset "
                                   "reconstruct` reads the tables of anonset anonymize)")

@@ -42,7 +42,7 @@ import pandas as pd
 from . import _kernels
 from . import _semantic
 from ..io.keys import check_research_seed, check_rng, make_key
-from ..validate import check_threads as _threads
+from ..validate import InputError, check_threads as _threads
 from .crosstab import CrossTab
 from ..encode import encode_column
 from ..hierarchy import Hierarchy
@@ -93,15 +93,21 @@ class SemanticDistance:
         representative values (Example 2)."""
         if isinstance(values, (int, np.integer)):
             if values < 1:
-                raise ValueError(f"domain size must be >= 1, got {values}")
+                raise InputError(f"got {values}", param="values",
+                                 expected="a domain size of at least 1")
             pos = np.arange(int(values), dtype=np.float64)
         else:
             pos = np.asarray(values, dtype=np.float64)
             if pos.ndim != 1 or pos.size < 1 or not np.all(np.isfinite(pos)):
-                raise ValueError("representative values must be a non-empty 1-d finite sequence")
+                raise InputError("are not a non-empty 1-d sequence of finite numbers",
+                                 param="values", expected="one representative number per "
+                                                          "domain value")
             if np.any(np.diff(pos) <= 0):
-                raise ValueError("representative values must be strictly increasing "
-                                 "(in domain order)")
+                i = int(np.argmax(np.diff(pos) <= 0))
+                raise InputError(f"are not strictly increasing ({pos[i]:g} then {pos[i + 1]:g} "
+                                 f"at positions {i} and {i + 1})", param="values",
+                                 expected="representative values strictly increasing, in "
+                                          "domain order")
         return cls(np.abs(pos[:, None] - pos[None, :]), "ordered", pos)
 
     @classmethod
@@ -112,15 +118,26 @@ class SemanticDistance:
 
     @classmethod
     def from_matrix(cls, m) -> "SemanticDistance":
-        m = np.asarray(m, dtype=np.float64)
+        try:
+            m = np.asarray(m, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("is not a matrix of numbers", param="matrix",
+                             expected="a square matrix of distances") from None
         if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1:
-            raise ValueError(f"distance matrix must be square, got shape {m.shape}")
+            raise InputError(f"distance matrix must be square, got shape {m.shape}",
+                             param="matrix", expected="one row and column per domain value")
         if not np.all(np.isfinite(m)) or np.any(m < 0):
-            raise ValueError("distance matrix must be finite and non-negative")
+            raise InputError("distance matrix must be finite and non-negative", param="matrix",
+                             expected="distances >= 0")
         if not np.allclose(m, m.T):
-            raise ValueError("distance matrix must be symmetric")
+            i, j = np.argwhere(~np.isclose(m, m.T))[0]
+            raise InputError(f"distance matrix must be symmetric (row {i}, column {j}: "
+                             f"{m[i, j]:g}, but row {j}, column {i}: {m[j, i]:g})",
+                             param="matrix", expected="dist(a, b) = dist(b, a)")
         if np.any(np.diag(m) != 0):
-            raise ValueError("distance matrix must have a zero diagonal")
+            i = int(np.argmax(np.diag(m) != 0))
+            raise InputError(f"distance matrix must have a zero diagonal (row {i}: {m[i, i]:g})",
+                             param="matrix", expected="dist(a, a) = 0")
         return cls(m, "matrix")
 
 
@@ -142,13 +159,16 @@ class SemanticDistance:
         """Window radius (in positions) of Alg. 3: values closer than d to a
         chosen one, for equally spaced ordered values."""
         if self.kind != "ordered":
-            raise ValueError("algorithm='duplicate' (Alg. 3) needs an ordered distance")
+            raise InputError(f"needs an ordered distance, and this one is {self.kind!r}",
+                             param="algorithm", expected="{@algorithm='simple'}, or an "
+                                                         "ordered distance")
         pos = self.positions
         if self.F > 1:
             step = np.diff(pos)
             if not np.allclose(step, step[0]):
-                raise ValueError("algorithm='duplicate' (Alg. 3) needs equally spaced values "
-                                 "(distance |i - j| up to a scale); use algorithm='simple'")
+                raise InputError("'duplicate' (Alg. 3) needs equally spaced values (distance "
+                                 "|i - j| up to a scale)", param="algorithm",
+                                 expected="{@algorithm='simple'}")
             r = int(math.ceil(d / step[0] - 1e-9)) - 1
         else:
             r = 0
