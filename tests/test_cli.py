@@ -485,6 +485,41 @@ def test_reconstruct_plot(data, tmp_path, capsys):
     assert list(ct.columns) == ["age", "city", "count"] and len(ct) == 16
 
 
+def test_an_audit_written_with_the_original_is_its_owners_alone(data, tmp_path, capsys):
+    """`audit --original ... -o checks.csv` wrote the checks, which hold the
+    original's statistics (its most common values and their shares, lambdas
+    measured on it), readable by everyone under the usual umask; the report
+    page made with the original was already 0600.  So is the CSV now, and
+    the attack's chart (written through a side file that kept the umask's
+    mode and was left behind if drawing failed); the summary says so.
+    Without the original the files keep the umask's mode."""
+    pytest.importorskip("matplotlib")
+    _, src = data
+    pub = tmp_path / "pub.parquet"
+    assert run(["anonymize", src, "-o", pub, "--l", "2", *BASE, "--seed", "5",
+                "--research-seed"], capsys)[0] == 0
+    rc, cap = run(["audit", pub, "--original", src, "-o", tmp_path / "a.csv", "--attack",
+                   "--plot", tmp_path / "a.png"], capsys)
+    assert rc in (0, 1), cap.err
+    assert (f"wrote {tmp_path / 'a.csv'} (every check; readable by you only: it holds "
+            "statistics of the original data)") in cap.out
+    assert "(the attack's chart; readable by you only" in cap.out
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "most common" in (tmp_path / "a.csv").read_text()
+    rc, cap = run(["audit", pub, "-o", tmp_path / "b.csv", "--attack", "--plot",
+                   tmp_path / "b.png"], capsys)
+    assert rc in (0, 1), cap.err
+    assert f"wrote {tmp_path / 'b.csv'} (every check)" in cap.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.png", "b.csv", "b.png",
+                                                         "in.csv", "pub.parquet"]
+    if os.name == "posix":
+        assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o600
+        assert (tmp_path / "a.png").stat().st_mode & 0o777 == 0o600
+        mask = os.umask(0)
+        os.umask(mask)
+        assert (tmp_path / "b.csv").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
 def test_plot_without_matplotlib(data, tmp_path, capsys, monkeypatch):
     _, src = data
     pub = tmp_path / "pub.parquet"

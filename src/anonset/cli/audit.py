@@ -144,15 +144,21 @@ def cmd_audit(args) -> int:
     print(report.to_text(every=bool(getattr(args, "verbose", False)),
                          hint="every check: -v, or -o OUT.csv"))
     protect = [args.input] + ([args.original] if args.original else [])
+    # with the original, the checks hold its statistics (true shares, the
+    # most common values, measured lambdas): the files are the owner's
+    # alone, as the report page made with it is
+    private = args.original is not None
+    said = "; readable by you only: it holds statistics of the original data" if private else ""
     if args.output:
         A.check_not_input(args.output, protect)
-        with atomic_path(args.output, protect=protect) as tmp:
+        with atomic_path(args.output, protect=protect, private=private) as tmp:
             csv_safe_frame(report.to_frame()).to_csv(tmp, index=False)
+        A.note(args, f"wrote {args.output} (every check{said})")
     if args.plot:
         A.check_not_input(args.plot, protect)
-        with atomic_path(args.plot, protect=protect) as tmp:
-            report.plot(str(tmp) + ".png")
-            import os
-            os.replace(str(tmp) + ".png", tmp)
+        fig = report.plot()
+        with atomic_path(args.plot, protect=protect, private=private) as tmp:
+            fig.savefig(tmp, format="png")
+        A.note(args, f"wrote {args.plot} (the attack's chart{said})")
     sys.stdout.flush()
     return EXIT_OK if report.ok else EXIT_FAILED
