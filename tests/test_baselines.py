@@ -203,6 +203,26 @@ def test_every_column_needs_a_role(method):
     assert "ssn" not in rel.table.columns
 
 
+def test_rating_publishes_no_other_column_so_it_warns_of_none():
+    """Rating leaves its `other` columns out of its tables, yet it measured
+    them and warned that a serial there was "published unchanged"; it
+    measures nothing of them now.  The baselines that publish them refuse
+    one that singles rows out unless named."""
+    import warnings
+    df = pd.DataFrame({"job": list("abcdabcdab") * 5, "city": list("xyzwxyzwvv") * 5,
+                       "serial": np.arange(50) * 7 + 3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = B.rating(df, attributes=["job", "city"], l=2, other=["serial"], seed=3,
+                       research_seed=True)
+    assert rel.info["pass_through_risks"] == []
+    assert "serial" not in rel.idt.columns
+    assert all("serial" not in t.columns for t in rel.at.values())
+    with pytest.raises(InputError, match="column 'serial': is a pass-through column: 100.0%"):
+        B.anatomy(df, qids=["city"], sensitive="job", l=2, other=["serial"], seed=1,
+                  research_seed=True)
+
+
 @pytest.mark.parametrize("method", [B.anatomy, B.mondrian, B.tp])
 def test_short_seed_needs_research_flag_and_order_is_keyed(method):
     df = _small()

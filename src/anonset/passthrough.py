@@ -574,10 +574,10 @@ class PassThroughWarning(UserWarning):
     column, name it an identifier, or publish it as sensitive.  The audit
     with the original data reports the same as a risk.
 
-    The publishers refuse every such column unless the user names it
-    (``allow_identifier``, ``allow_recode``; named, it is not warned of);
-    what still warns is a finding on columns that a release does not
-    publish (Rating's ``other`` columns).
+    Every publisher now refuses such a column unless the user names it
+    (``allow_identifier``, ``allow_recode``), and a named one is not warned
+    of: the summary, the metadata and the audit name it instead.  The class
+    stays for code that filters it, and for :func:`warn_findings`.
     """
 
 

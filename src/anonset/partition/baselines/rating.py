@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 
 from ..keyed import ReleaseKey
-from ...passthrough import passthrough_findings, warn_findings
 from ...shared_ids import shared_without_key
 from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
 from ._common import eligible_l, keyed_ids
@@ -240,9 +239,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},
             **shared_without_key(frame, list(identifiers), allow_shared_id),
-            # Rating does not publish them: warned of, never refused
-            "pass_through_risks": warn_findings(passthrough_findings(frame, list(other),
-                                                                     attrs))}
+            # Rating publishes no column as it is (``other`` columns are left
+            # out of its tables): nothing to measure, warn of or refuse
+            "pass_through_risks": []}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)
