@@ -1013,36 +1013,35 @@ def check_recodes(found: list, allow_recode: Iterable[str] = (), *,
     return found
 
 
-def check_allow_recode(allow_recode, columns: Iterable[str], *, file=None) -> tuple:
-    """``allow_recode`` as a tuple of names, each one of ``columns`` (those
-    published as they are)."""
+def _named(value, param: str, columns: Iterable[str], what: str, one: str, none: str, *,
+           file=None) -> tuple:
+    """``value`` as a tuple of names, each one of ``columns``: else one line
+    saying the name is not ``what`` and expecting ``one`` of them (``none``
+    where there are none)."""
     from .validate import InputError, check_names
-    names = check_names(allow_recode, "allow_recode")
+    names = check_names(value, param)
     columns = list(columns)
     for n in names:
         if n not in columns:
-            raise InputError(f"names {n!r}, which is not published as it is", file=file,
-                             param="allow_recode",
-                             expected=f"a column published as it is: one of {columns}"
-                             if columns else "no name: this release publishes no column as "
-                                             "it is")
+            raise InputError(f"names {n!r}, which is not {what}", file=file, param=param,
+                             expected=f"{one}: one of {columns}" if columns else none)
     return names
+
+
+def check_allow_recode(allow_recode, columns: Iterable[str], *, file=None) -> tuple:
+    """``allow_recode`` as a tuple of names, each one of ``columns`` (those
+    published as they are)."""
+    return _named(allow_recode, "allow_recode", columns, "published as it is",
+                  "a column published as it is",
+                  "no name: this release publishes no column as it is", file=file)
 
 
 def check_allow_identifier(allow_identifier, passthrough: Iterable[str], *, file=None) -> tuple:
     """``allow_identifier`` as a tuple of names, each a pass-through column
     (an exact QID singles rows out as a QID does: it has no such check)."""
-    from .validate import InputError, check_names
-    names = check_names(allow_identifier, "allow_identifier")
-    passthrough = list(passthrough)
-    for n in names:
-        if n not in passthrough:
-            raise InputError(f"names {n!r}, which is not a pass-through column", file=file,
-                             param="allow_identifier",
-                             expected=f"a pass-through column: one of {passthrough}"
-                             if passthrough else "no name: this release passes no column "
-                                                 "through")
-    return names
+    return _named(allow_identifier, "allow_identifier", passthrough, "a pass-through column",
+                  "a pass-through column", "no name: this release passes no column through",
+                  file=file)
 
 
 def warn_findings(found: list) -> list:
