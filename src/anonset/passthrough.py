@@ -726,7 +726,6 @@ class PassThroughCheck:
                 out.append({"check": "identifier", "column": c, "sensitive": None,
                             "value": round(share, 4),
                             "why": f"is a pass-through column: {core}",
-                            "remedy": "it named an identifier (never published) or dropped",
                             "message": f"pass-through column {c!r}: {core}; name it an "
                                        "identifier or drop it"})
         where = self._where(self._measured)

@@ -126,12 +126,11 @@ def risk_note(summary: dict) -> str:
     if recodes:
         notes.append("published nearly in the clear through columns that recode them "
                      f"(--allow-recode): {recodes}")
-    ids = [f for f in summary.get("pass_through_risks") or ()
-           if f.get("allowed") and f.get("check") == "identifier"]
+    from .args import identifiers_text
+    ids = identifiers_text(summary)
     if ids:
-        notes.append("columns that single rows out published unchanged (--allow-identifier): "
-                     + ", ".join(f"{f['column']} ({float(f['value']):.1%} of the rows)"
-                                 for f in ids))
+        notes.append(f"columns that single rows out published unchanged (--allow-identifier): "
+                     f"{ids}")
     allowed = summary.get("shared_ids_allowed") or []
     if allowed:
         shared = summary.get("shared_ids") or {}

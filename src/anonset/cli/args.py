@@ -23,7 +23,7 @@ __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageErr
            "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg",
            "print_table", "fmt", "format_of", "read_table", "read_settable", "check_not_input",
            "recodes_text", "warn_allowed_recodes",
-           "add_allow_identifier", "warn_allowed_identifiers"]
+           "add_allow_identifier", "warn_allowed_identifiers", "identifiers_text"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1            # the command ran, and what it checked failed (audit)
@@ -95,17 +95,24 @@ def add_allow_identifier(group) -> None:
                             "to its person wherever the column is known; refused otherwise")
 
 
+def identifiers_text(info) -> str:
+    """The pass-through columns that single rows out which a release
+    published because the user named them (``allow_identifier``), as
+    'column (share of the rows)', or ''."""
+    return ", ".join(f"{f['column']} ({float(f['value']):.1%} of the rows)"
+                     for f in info.get("pass_through_risks") or ()
+                     if f.get("allowed") and f.get("check") == "identifier")
+
+
 def warn_allowed_identifiers(info) -> None:
     """The summary's warning line for the pass-through columns that single
     rows out that the user allowed (``allow_identifier``)."""
-    found = [f for f in info.get("pass_through_risks") or ()
-             if f.get("allowed") and f.get("check") == "identifier"]
+    found = identifiers_text(info)
     if found:
         import logging
         logging.getLogger("anonset").warning(
             "published columns that single rows out (you allowed it: each links a row to its "
-            "person wherever it is known): %s",
-            ", ".join(f"{f['column']} ({float(f['value']):.1%} of the rows)" for f in found))
+            "person wherever it is known): %s", found)
 
 
 def add_allow_shared_id(group) -> None:
