@@ -121,12 +121,11 @@ def risk_note(summary: dict) -> str:
                                           summary["suppressed"].items()))
     if summary.get("pass_through"):
         notes.append("passed through unchanged: " + ", ".join(summary["pass_through"]))
-    from .args import recodes_text
+    from .args import identifiers_text, recodes_text
     recodes = recodes_text(summary)
     if recodes:
         notes.append("published nearly in the clear through columns that recode them "
                      f"(--allow-recode): {recodes}")
-    from .args import identifiers_text
     ids = identifiers_text(summary)
     if ids:
         notes.append(f"columns that single rows out published unchanged (--allow-identifier): "
