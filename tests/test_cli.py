@@ -88,6 +88,33 @@ def test_anonymize_csv_and_reconstruct_round_trip(data, tmp_path, capsys):
     assert np.allclose(frame["count"].to_numpy(), est.counts.ravel())
 
 
+def test_a_misspelt_column_attribute_or_config_key_is_suggested(data, tmp_path, capsys):
+    """A typo in a column name ('Job' for 'job', 'citty'), an attribute to
+    cross-tabulate or a configuration key said only what the names are; the
+    line now suggests the one nearly spelt so, and nothing where none is."""
+    df, src = data
+    for wrong, right in (("Job", "job"), ("citty", "city")):
+        rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2", *ROLES,
+                       "--sensitive", f"age,{wrong}"], capsys)
+        assert rc == 2 and (f"--sensitive: names {wrong!r}, which is not a column of the data "
+                            f"(did you mean {right!r}?); expected one of") in cap.err, cap.err
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2", *ROLES,
+                   "--sensitive", "age,zzz"], capsys)
+    assert rc == 2 and "did you mean" not in cap.err
+    assert run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2", *BASE],
+               capsys)[0] == 0
+    rc, cap = run(["reconstruct", tmp_path / "a.parquet", "--attributes", "age,jobb"], capsys)
+    assert rc == 2 and "'jobb' is not a published attribute (did you mean 'job'?)" in cap.err
+    with pytest.raises(anonset.InputError, match=r"names 'jobb', which is not a published "
+                                                 r"attribute \(did you mean 'job'\?\)"):
+        anonset.reconstruct(anonset.read_parquet(tmp_path / "a.parquet"), ["jobb"])
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('sensitve = ["job"]\n')
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "b.parquet", "--config", cfg, "--l", "2"],
+                  capsys)
+    assert rc == 2 and "unknown key 'sensitve' (did you mean 'sensitive'?)" in cap.err
+
+
 def test_the_summary_names_an_l_per_column_in_words_not_as_a_python_dict(data, tmp_path, capsys):
     """The first line printed ``l={'age': 3, 'job': 2}``; it now reads as the
     option was written."""

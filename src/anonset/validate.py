@@ -213,8 +213,9 @@ def resolve_roles(columns, named, *, file=None) -> dict:
             names = [names]
         for c in names or ():
             if c not in cols:
-                raise InputError(f"names {c!r}, which is not a column of the data", param=param,
-                                 file=file, expected=f"one of {cols}" + comma_hint(cols))
+                raise InputError(f"names {c!r}, which is not a column of the data"
+                                 + close_match(c, cols), param=param, file=file,
+                                 expected=f"one of {cols}" + comma_hint(cols))
             if c in roles:
                 raise InputError(f"is named by both {{@{roles[c]}}} and {{@{param}}}",
                                  column=c, file=file, expected="one role per column")
@@ -628,6 +629,26 @@ def check_reconstructable(table, *, file=None) -> None:
                                   "(anonset.semantic.analyze)")
 
 
+def close_match(name, choices) -> str:
+    """' (did you mean 'x'?)' where one of ``choices`` is spelt nearly as
+    ``name`` (a typo, a case slip), else ''.
+
+    Examples
+    --------
+    >>> close_match("sensitve", ["sensitive", "exact"]), close_match("zzz", ["age"])
+    (" (did you mean 'sensitive'?)", '')
+    >>> close_match("Age", ["age", "job"])
+    " (did you mean 'age'?)"
+    """
+    import difflib
+    names = [str(c) for c in choices]
+    lower = {c.lower(): c for c in names}
+    if str(name).lower() in lower:
+        return f" (did you mean {lower[str(name).lower()]!r}?)"
+    m = difflib.get_close_matches(str(name), names, n=1, cutoff=0.8)
+    return f" (did you mean {m[0]!r}?)" if m else ""
+
+
 def comma_hint(cols) -> str:
     """Where a column's name holds a comma: how to write it in a
     comma-separated list on the command line."""
@@ -653,8 +674,9 @@ def check_attributes(table, attributes) -> list:
                          expected="each attribute once")
     for a in attributes:
         if a not in table.params:
-            raise InputError(f"names {a!r}, which is not a published attribute",
-                             param="attributes", expected=f"one of {list(table.names)}")
+            raise InputError(f"names {a!r}, which is not a published attribute"
+                             + close_match(a, table.names), param="attributes",
+                             expected=f"one of {list(table.names)}")
     return attributes
 
 

@@ -99,7 +99,9 @@ def load_config(path) -> dict:
                               "not belong in a configuration file; put it in a key file "
                               "(anonset keygen FILE) and name it with key_file")
         if canon not in CONFIG_KEYS:
-            raise ConfigError(f"config {where!r}: unknown key {key!r}; known keys are "
+            from ..validate import close_match
+            raise ConfigError(f"config {where!r}: unknown key {key!r}"
+                              f"{close_match(key, CONFIG_KEYS)}; known keys are "
                               f"{sorted(CONFIG_KEYS)}")
         if canon in out:
             raise ConfigError(f"config {where!r}: key {key!r} is given twice")

@@ -74,7 +74,9 @@ def run(args) -> int:
     header = check_metadata(read_metadata(src, fmt), src)
     for a in attributes:
         if a not in header.params:
-            raise A.UsageError(f"--attributes: {a!r} is not a published attribute; published: "
+            from ..validate import close_match
+            raise A.UsageError(f"--attributes: {a!r} is not a published attribute"
+                               f"{close_match(a, header.names)}; published: "
                                f"{', '.join(header.names)}")
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
     long_work = header.n_rows * len(attributes) >= LONG_ROWS

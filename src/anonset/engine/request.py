@@ -283,8 +283,9 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         for p in ("bins", "domains", "hierarchies", "ordinal"):
             for c in getattr(opts, p):
                 if c not in cols:
-                    raise InputError(f"names {c!r}, which is not a column of the data", param=p,
-                                     file=file, expected=f"one of {cols}" + V.comma_hint(cols))
+                    raise InputError(f"names {c!r}, which is not a column of the data"
+                                     + V.close_match(c, cols), param=p, file=file,
+                                     expected=f"one of {cols}" + V.comma_hint(cols))
                 if ROLE_OF_PARAM[roles[c]] not in ("sensitive", "exact"):
                     raise InputError(f"names {c!r}, which is not published (its role is "
                                      f"{ROLE_OF_PARAM[roles[c]]})", param=p, file=file,
