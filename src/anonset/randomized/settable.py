@@ -116,7 +116,9 @@ class SetTable:
 
     def _check_name(self, name: str) -> str:
         if name not in self._masks:
-            raise KeyError(f"{name!r} is not a published attribute; published: {self.names}")
+            from ..validate import close_match
+            raise KeyError(f"{name!r} is not a published attribute{close_match(name, self.names)}"
+                           f"; published: {self.names}")
         return name
 
     def __len__(self):
