@@ -288,6 +288,13 @@ TABLE_CASES = [
                "the data has spaces around its values"),
               df=_with_col("job", lambda n: np.resize([" a", " b", " c"], n)),
               side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
+    # a typo in the domain file (or the data): the value spelt nearly so is named
+    TableCase("value-misspelt-in-the-domain", _api(domains={"job": ["nurze", "clerk", "chef"]}),
+              [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "value 'nurse' at row", "is not in the domain (3 values); the "
+               "domain has 'nurze', spelt nearly so"),
+              df=_with_col("job", lambda n: np.resize(["nurse", "clerk", "chef"], n)),
+              side={"jobs.txt": "nurze\nclerk\nchef\n"}),
     TableCase("value-outside-bins", _api(bins={"age": [0, 30, 50]}),
               [*ROLES_CLI[:-1], "age=0:30:50", "--l", "2"], ("column 'age'", "outside the bins")),
     # the value as the data spells it (an integer column's 61, not 61.0)

@@ -117,9 +117,14 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         if isinstance(shown, str) and shown != shown.strip() and shown.strip() in dom:
             # raw survey files pad their values ('  Private' in UCI Adult)
             hint = f"; the domain has {shown.strip()!r}: the data has spaces around its values"
+        elif isinstance(shown, str) and len(dom) <= 10_000:
+            from .validate import nearest              # a typo in the data or the domain
+            near = nearest(shown, [v for v in dom if isinstance(v, str)])
+            hint = f"; the domain has {near!r}, spelt nearly so" if near is not None else ""
+        where = " (the leaves of its hierarchy)" if attr.hierarchy is not None else ""
         raise InputError(f"value {shown!r} at {row_name(row0 + i)} is not in the domain "
                          f"({len(dom):,} values){hint}", column=name,
-                         expected="values of the declared domain")
+                         expected=f"values of the declared domain{where}")
     return codes
 
 

@@ -640,13 +640,20 @@ def close_match(name, choices) -> str:
     >>> close_match("Age", ["age", "job"])
     " (did you mean 'age'?)"
     """
+    m = nearest(name, choices)
+    return f" (did you mean {m!r}?)" if m is not None else ""
+
+
+def nearest(name, choices) -> str | None:
+    """The one of ``choices`` spelt nearly as ``name`` (the same but for
+    case, or difflib's ratio >= 0.8), or None."""
     import difflib
     names = [str(c) for c in choices]
     lower = {c.lower(): c for c in names}
     if str(name).lower() in lower:
-        return f" (did you mean {lower[str(name).lower()]!r}?)"
+        return lower[str(name).lower()]
     m = difflib.get_close_matches(str(name), names, n=1, cutoff=0.8)
-    return f" (did you mean {m[0]!r}?)" if m else ""
+    return m[0] if m else None
 
 
 def comma_hint(cols) -> str:
