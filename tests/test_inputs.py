@@ -521,3 +521,59 @@ def test_nested_and_binary_pass_through_columns_publish_to_parquet_and_are_refus
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "column 'tags': holds nested values" in err, err
         assert not list(tmp_path.glob("p.csv*")) and not list(tmp_path.glob("p.*.csv"))
+
+
+def test_exotic_parquet_types_are_published_or_refused_in_one_line(tmp_path, capsys):
+    """A sweep of Parquet types over every role and the three publishing
+    commands crashed with a traceback on three: an unsigned 64-bit column
+    above 2^63 as sensitive or exact (an OverflowError in the code lookup),
+    an Arrow null column passed through (an IndexError in the order check),
+    and an Arrow map (which pandas reads as lists of pairs) as an msa or lgb
+    attribute or passed through (unhashable lists; a Parquet writer that
+    could not store the pairs).  Each is now published or refused with one
+    line naming the column; nothing is written when refused."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    from anonset.cli import main
+    rng = np.random.default_rng(0)
+    n = 90
+    cols = {"u64": pa.array(rng.integers(0, 4, n).astype(np.uint64) + np.uint64(2 ** 63)),
+            "nulls": pa.nulls(n),
+            "map": pa.array([[("k", int(v))] for v in rng.integers(0, 3, n)],
+                            pa.map_(pa.string(), pa.int64()))}
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"job": rng.choice(list("abcd"), n), "age": rng.integers(20, 60, n),
+                             **cols}), src)
+    out = tmp_path / "o.parquet"
+
+    def run(*args, drop_all_but=None):
+        drop = ",".join(c for c in cols if c != drop_all_but)
+        capsys.readouterr()
+        rc = main([args[0], str(src), "-o", str(out), *args[1:], "--drop", drop, "-q"])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and (rc == 0 or err.count("\n") == 1), err
+        assert rc == 0 or not out.exists()
+        if out.exists():
+            out.unlink()
+        return rc, err
+
+    sens = ("anonymize", "--sensitive", "job,u64", "--exact", "age", "--l", "2")
+    rc, err = run(*sens, drop_all_but="u64")
+    assert rc == 2 and "column 'u64': holds integers beyond 64-bit signed range" in err
+    rc, err = run("anonymize", "--sensitive", "job", "--exact", "age,u64", "--l", "2",
+                  drop_all_but="u64")
+    assert rc == 2 and "column 'u64': holds integers beyond 64-bit signed range" in err
+    for cmd in (("anonymize", "--sensitive", "job", "--exact", "age", "--l", "2"),
+                ("msa-anonymize", "--qi", "age", "--sa", "job", "--k", "3", "--t", "0.5"),
+                ("lgb", "--qi", "age", "--sensitive", "job", "--k", "3", "--l", "2")):
+        rc, err = run(*cmd, "--other", "nulls", drop_all_but="nulls")
+        assert rc == 0, err
+        rc, err = run(*cmd, "--other", "map", drop_all_but="map")
+        assert rc == 2 and f"'{out}': column 'map': holds values Parquet cannot store as " \
+                           "they are read" in err, err
+    rc, err = run("msa-anonymize", "--qi", "age", "--sa", "job,map", "--k", "3", "--t", "0.5",
+                  drop_all_but="map")
+    assert rc == 2 and "column 'map': holds nested values (e.g. [('k', " in err
+    rc, err = run("lgb", "--qi", "age,map", "--sensitive", "job", "--k", "3", "--l", "2",
+                  drop_all_but="map")
+    assert rc == 2 and "column 'map': holds nested values" in err

@@ -394,7 +394,8 @@ def order_keys(col: pd.Series) -> tuple:
             codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
         parsed = pd.to_numeric(pd.Series(uniq, dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64, na_value=np.nan)
-        num = np.where(codes >= 0, parsed[np.maximum(codes, 0)], np.nan)
+        num = np.where(codes >= 0, parsed[np.maximum(codes, 0)], np.nan) if len(uniq) else \
+            np.full(len(s), np.nan)           # every cell missing (an Arrow null column)
     text = ~missing & np.isnan(num)
     kind = np.where(missing, 2, np.where(text, 1, 0)).astype(np.int8)
     words = np.full(len(s), "", dtype=object)

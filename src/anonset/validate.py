@@ -472,6 +472,31 @@ def check_publishable_type(column, dtype, *, file=None) -> None:
                          expected=_TEMPORAL_EXPECTED)
 
 
+def check_plain_values(frame, columns, *, file=None) -> None:
+    """The attributes of a publisher that reads a pandas frame (msa, lgb,
+    the baselines, semantic diversity) hold plain values: a cell that is a
+    list, a tuple, a dict, a set or an array (a nested Parquet column, an
+    Arrow map) is refused as :func:`check_publishable_type` refuses it for
+    the set publishers.  One C pass per object column (``infer_dtype``);
+    the cells are looked at only where it finds mixed kinds."""
+    import numpy as np
+    import pandas as pd
+    for c in columns:
+        col = frame[c]
+        if col.dtype != object or not pd.api.types.infer_dtype(col, skipna=True) \
+                .startswith("mixed"):
+            continue
+        bad = next((v for v in col if isinstance(v, (list, tuple, dict, set, frozenset,
+                                                     np.ndarray))), None)
+        if bad is not None:
+            shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
+            raise InputError(f"holds nested values (e.g. {shown[:40]}"
+                             f"{'...' if len(shown) > 40 else ''})", column=c, file=file,
+                             expected="plain values (text, numbers, booleans) in an attribute; "
+                                      "pass nested columns through ({@other}) or drop them "
+                                      "({@drop})")
+
+
 def check_domain_values(attr, *, file=None) -> None:
     """Every value of a published domain is text, a number or a boolean (an
     object column can hold anything: dates, decimals, tuples)."""
@@ -488,6 +513,12 @@ def check_domain_values(attr, *, file=None) -> None:
                              expected="floats or text to publish as sensitive or exact: cast "
                                       "it to a float (pandas: .astype(float); SQL: CAST AS "
                                       "DOUBLE) or to text, which keeps '1.50' as written")
+        if isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < 2 ** 63:
+            # an unsigned 64-bit ID, say: its codes are looked up as int64
+            raise InputError(f"holds integers beyond 64-bit signed range (e.g. {v})",
+                             column=attr.name, file=file,
+                             expected="integers within +-9,223,372,036,854,775,807, or the "
+                                      "column as text (pandas: .astype(str))")
         if not isinstance(v, (str, bool, int, float)):
             raise InputError(f"holds values of another type ({type(v).__name__}, e.g. {v!r})",
                              column=attr.name, file=file,

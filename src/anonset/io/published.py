@@ -101,6 +101,36 @@ def refuse_nested(col: pd.Series, name, *, file=None) -> None:
                               "column dropped")
 
 
+def arrow_column(col: pd.Series, name, *, file=None):
+    """``col`` as an Arrow array, or one line naming the column where Arrow
+    cannot store its cells as pandas holds them (an Arrow map, which pandas
+    reads as a list of (key, value) pairs, is not written back)."""
+    import pyarrow as pa
+    try:
+        return pa.array(col, from_pandas=True)
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        first = next((v for v in col
+                      if not (v is None or (isinstance(v, float) and v != v))), None)
+        shown = repr(first.tolist() if isinstance(first, np.ndarray) else first)
+        raise InputError(f"holds values Parquet cannot store as they are read (e.g. "
+                         f"{shown[:40]}{'...' if len(shown) > 40 else ''}; an Arrow map is read "
+                         "as a list of (key, value) pairs)", column=str(name), file=file,
+                         expected="the column converted first (e.g. to JSON text) or dropped") \
+            from None
+
+
+def frame_to_arrow(frame: pd.DataFrame, *, file=None):
+    """``frame`` as an Arrow table (no index), naming the column Arrow
+    cannot store (:func:`arrow_column`)."""
+    import pyarrow as pa
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        for c in frame.columns:
+            arrow_column(frame[c], c, file=file)
+        raise
+
+
 def csv_safe_frame(frame: pd.DataFrame, *, file=None) -> pd.DataFrame:
     """``frame`` with every text cell and header that a spreadsheet would run
     neutralised by :func:`csv_escape`: what every CSV file anonset writes
@@ -312,7 +342,7 @@ def settable_to_arrow(table, n_threads=None, sets: str = "masks"):
                 offsets = pa.array(np.arange(0, table.n_rows * eta + 1, eta, dtype=np.int32))
                 arrays.append(pa.ListArray.from_arrays(offsets, vals))
         elif a.name in table.other.columns:
-            arrays.append(pa.array(table.other[a.name], from_pandas=True))
+            arrays.append(arrow_column(table.other[a.name], a.name))
         else:
             continue
         names.append(a.name)
@@ -323,15 +353,19 @@ class ParquetSink:
     """Blocks to one Parquet file: a row group per block; later blocks are
     cast to the first block's schema."""
 
-    def __init__(self, tmp, meta, sets: str = "masks"):
+    def __init__(self, tmp, meta, sets: str = "masks", final=None):
         self.tmp, self.meta, self.sets = tmp, meta, sets
+        self.final = final              # the name errors give (not the temporary one)
         self.writer = None
         self.schema = None
 
     def write(self, table):
         import pyarrow as pa
         import pyarrow.parquet as pq
-        t = settable_to_arrow(table, sets=self.sets)
+        try:
+            t = settable_to_arrow(table, sets=self.sets)
+        except InputError as e:
+            raise e.in_file(self.final) from None
         if self.writer is None:
             self.schema = t.schema.with_metadata({META_KEY: json.dumps(self.meta).encode()})
             self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
@@ -423,7 +457,7 @@ def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
     targets = [path] + ([Path(str(path) + CSV_META_SUFFIX)] if fmt == "csv" else [])
     with atomic_paths(*targets, protect=protect) as tmps:
         tmps = tmps if isinstance(tmps, list) else [tmps]
-        sink = ParquetSink(tmps[0], meta, sets) if fmt == "parquet" else \
+        sink = ParquetSink(tmps[0], meta, sets, path) if fmt == "parquet" else \
             CsvSink(tmps[0], schema, meta, path)
         ok = False
         try:

@@ -62,7 +62,7 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
         fmt = format or format_of(p)
         if fmt == "parquet":
             with atomic_path(p, protect=protect) as tmp:
-                _to_parquet(frame, tmp, metadata)
+                _to_parquet(frame, tmp, metadata, name=p)
         elif i == 0 and metadata:
             # the main table and its metadata file: one unit
             side = Path(str(p) + CSV_META_SUFFIX)
@@ -159,10 +159,10 @@ def read_csv_release(path) -> tuple:
     return meta, pd.DataFrame(out)
 
 
-def _to_parquet(frame: pd.DataFrame, path, metadata: dict | None) -> None:
-    import pyarrow as pa
+def _to_parquet(frame: pd.DataFrame, path, metadata: dict | None, *, name=None) -> None:
     import pyarrow.parquet as pq
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    from ..io.published import frame_to_arrow
+    table = frame_to_arrow(frame, file=name or path)
     if metadata:
         meta = dict(table.schema.metadata or {})
         meta[b"anonset"] = json.dumps(metadata, default=str).encode()

@@ -42,7 +42,7 @@ import pandas as pd
 from . import _kernels
 from . import _semantic
 from ..io.keys import check_research_seed, check_rng, make_key
-from ..validate import InputError, check_threads as _threads
+from ..validate import InputError, check_plain_values, check_threads as _threads
 from .crosstab import CrossTab
 from ..encode import encode_column
 from ..hierarchy import Hierarchy
@@ -485,6 +485,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     keep_order = check_bool(keep_order, "keep_order")
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
+    check_plain_values(frame, [sensitive, *qids])
     frame, missing_record = drop_missing(frame, [sensitive, *qids], missing)
     check_word_names([sensitive, *qids], [sensitive, *qids])
     from ..passthrough import check_allow_recode, check_passthrough

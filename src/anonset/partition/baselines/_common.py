@@ -25,7 +25,8 @@ from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
+from ...validate import (InputError, check_int, check_plain_values, refuse_clear_l,
+                         resolve_roles)
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
 
@@ -102,6 +103,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     roles = resolve_roles(data.columns, {"qids": qids, "sensitive": [sensitive],
                                          "other": list(other), "identifiers": list(identifiers),
                                          "drop": list(drop)})
+    check_plain_values(data, qids + [sensitive])
     l = check_int(l, "l", minimum=1)
     domains = dict(domains or {})
     for c in domains:

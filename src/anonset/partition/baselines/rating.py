@@ -41,7 +41,8 @@ import pandas as pd
 
 from ..keyed import ReleaseKey
 from ...shared_ids import shared_without_key
-from ...validate import InputError, check_int, refuse_clear_l, resolve_roles
+from ...validate import (InputError, check_int, check_plain_values, refuse_clear_l,
+                         resolve_roles)
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
 
@@ -228,6 +229,7 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         raise InputError("is empty", param="attributes", expected="at least one column")
     resolve_roles(data.columns, {"attributes": attrs, "other": list(other),
                                  "identifiers": list(identifiers), "drop": list(drop)})
+    check_plain_values(data, attrs)
     # only read below: a copy of a large frame costs more than the release
     frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
     if schema is None:

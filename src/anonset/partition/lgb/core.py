@@ -21,8 +21,8 @@ from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
                              passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_choice, check_int, check_names, drop_missing,
-                         missing_rows, refuse_clear_l, resolve_roles)
+from ...validate import (InputError, check_choice, check_int, check_names, check_plain_values,
+                         drop_missing, missing_rows, refuse_clear_l, resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
@@ -249,6 +249,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
         "drop": _names(drop, "drop")})
     attrs = qi + semi + sens
+    check_plain_values(frame, attrs)
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")

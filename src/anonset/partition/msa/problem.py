@@ -18,8 +18,8 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
-from ...validate import (InputError, check_int, check_names, drop_missing, resolve_roles,
-                         row_name)
+from ...validate import (InputError, check_int, check_names, check_plain_values, drop_missing,
+                         resolve_roles, row_name)
 from ..homogeneous import homogeneous_metadata
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -107,6 +107,7 @@ class MSAProblem:
         roles = resolve_roles(data.columns, {
             "quasi_identifiers": qi, "sensitive": sa, "identifiers": _names(identifiers),
             "other": _names(other), "drop": _names(drop)})
+        check_plain_values(data, qi + sa)
         hier = {}
         for c, h in dict(hierarchies or {}).items():
             if c not in data.columns:
