@@ -472,6 +472,31 @@ def check_publishable_type(column, dtype, *, file=None) -> None:
                          expected=_TEMPORAL_EXPECTED)
 
 
+#: Cells that are not plain values (a nested Parquet column, an Arrow map).
+NESTED = (list, tuple, dict, set, frozenset)
+
+
+def first_nested(col, *, binary: bool = False):
+    """The first cell of an object column that holds a list, a tuple, a
+    dict, a set or an array (and bytes, with ``binary``), as ``(cell, its
+    text for a message)``; None where there is none.  One C pass
+    (``infer_dtype``); the cells are looked at only where it finds mixed
+    kinds or bytes."""
+    import numpy as np
+    import pandas as pd
+    if col.dtype != object or len(col) == 0:
+        return None
+    kind = pd.api.types.infer_dtype(col, skipna=True)
+    if not (kind.startswith("mixed") or (binary and kind == "bytes")):
+        return None
+    kinds = NESTED + (np.ndarray,) + ((bytes, bytearray) if binary else ())
+    bad = next((v for v in col if isinstance(v, kinds)), None)
+    if bad is None:
+        return None
+    shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
+    return bad, shown[:40] + ("..." if len(shown) > 40 else "")
+
+
 def check_plain_values(frame, columns, *, file=None) -> None:
     """The attributes of a publisher that reads a pandas frame (msa, lgb,
     the baselines, semantic diversity) hold plain values: a cell that is a
@@ -479,19 +504,10 @@ def check_plain_values(frame, columns, *, file=None) -> None:
     Arrow map) is refused as :func:`check_publishable_type` refuses it for
     the set publishers.  One C pass per object column (``infer_dtype``);
     the cells are looked at only where it finds mixed kinds."""
-    import numpy as np
-    import pandas as pd
     for c in columns:
-        col = frame[c]
-        if col.dtype != object or not pd.api.types.infer_dtype(col, skipna=True) \
-                .startswith("mixed"):
-            continue
-        bad = next((v for v in col if isinstance(v, (list, tuple, dict, set, frozenset,
-                                                     np.ndarray))), None)
-        if bad is not None:
-            shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
-            raise InputError(f"holds nested values (e.g. {shown[:40]}"
-                             f"{'...' if len(shown) > 40 else ''})", column=c, file=file,
+        found = first_nested(frame[c])
+        if found is not None:
+            raise InputError(f"holds nested values (e.g. {found[1]})", column=c, file=file,
                              expected="plain values (text, numbers, booleans) in an attribute; "
                                       "pass nested columns through ({@other}) or drop them "
                                       "({@drop})")

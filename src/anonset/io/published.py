@@ -81,22 +81,14 @@ def refuse_nested(col: pd.Series, name, *, file=None) -> None:
     and read back as that text; refused, naming the Parquet output that
     keeps them.  One C pass over the column (``infer_dtype``), the cells
     looked at only where it finds mixed kinds."""
-    if col.dtype != object or len(col) == 0:
+    from ..validate import first_nested
+    found = first_nested(col, binary=True)
+    if found is None:
         return
-    kind = pd.api.types.infer_dtype(col, skipna=True)
-    if kind == "bytes":
-        bad = next(v for v in col if isinstance(v, (bytes, bytearray)))
-    elif kind.startswith("mixed"):
-        bad = next((v for v in col if isinstance(v, (list, tuple, dict, set, frozenset,
-                                                     np.ndarray, bytes, bytearray))), None)
-        if bad is None:
-            return
-    else:
-        return
-    shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
+    bad, shown = found
     raise InputError(f"holds {'bytes' if isinstance(bad, (bytes, bytearray)) else 'nested values'}"
-                     f" (e.g. {shown[:40]}{'...' if len(shown) > 40 else ''}), which a CSV "
-                     "file cannot hold as they are", column=str(name), file=file,
+                     f" (e.g. {shown}), which a CSV file cannot hold as they are",
+                     column=str(name), file=file,
                      expected="a Parquet output (-o OUT.parquet), which keeps them, or the "
                               "column dropped")
 
