@@ -930,6 +930,28 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     assert anonset.read_parquet(tmp_path / "x.parquet").schema["job"].domain == tuple(long)
 
 
+def test_semantic_anonymize_reads_its_domain_from_a_file_as_anonymize_does(data, tmp_path,
+                                                                          capsys):
+    # a file path was read as a one-value inline domain: "l = 2 exceeds the
+    # domain size F = 1"
+    _, src = data
+    (tmp_path / "jobs.txt").write_text("# jobs, in order\nf\ne\nd\nc\nb\na\ng\n")
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    base = ["semantic-anonymize", src, "--sensitive", "job", "--qids", "city", "--identifier",
+            "id", "--drop", "age,note", "--l", "2", "--d", "1", *seed]
+    outs = []
+    for dom in (str(tmp_path / "jobs.txt"), "f,e,d,c,b,a,g"):
+        out = tmp_path / f"s{len(outs)}.parquet"
+        rc, cap = run([*base, "-o", out, "--domain", dom], capsys)
+        assert rc == 0, cap.err
+        outs.append(anonset.read_parquet(out))
+    assert outs[0].schema["job"].domain == tuple("fedcbag")
+    assert outs[0].equals(outs[1])
+    rc, cap = run([*base, "-o", tmp_path / "x.parquet", "--domain", "nofile.txt"], capsys)
+    assert rc == 2 and "--domain: domain file 'nofile.txt' does not exist" in cap.err
+    assert "the values inline: a,b,c)" in cap.err and not (tmp_path / "x.parquet").exists()
+
+
 def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
     """Values and headers a spreadsheet would run as a formula (OWASP: a
     leading = + - @ tab or CR) reach every CSV file anonset writes --

@@ -227,7 +227,7 @@ def parse_bins(edges) -> list:
     return out
 
 
-def read_domain_file(path) -> list:
+def read_domain_file(path, inline: str = "COL=a,b,c") -> list:
     """Domain values from a text file: one value per line, blank lines and
     lines starting with '#' ignored, order kept.  A value that names no file
     and holds a comma lists the values inline (``a,b,c``), as
@@ -245,7 +245,7 @@ def read_domain_file(path) -> list:
         return vals
     if not is_file:
         raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
-                         "line, or the values inline: COL=a,b,c)")
+                         f"line, or the values inline: {inline})")
     vals = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]
     vals = [v for v in vals if v and not v.startswith("#")]
     if not vals:

@@ -1,7 +1,7 @@
 """``anonset semantic-anonymize`` and ``anonset semantic-analyze`` (paper 001).
 
     anonset semantic-anonymize IN.csv -o OUT.parquet --sensitive income --l 3 --d 2
-        --qids age,sex [--identifier id] [--drop note] [--domain v1,v2,...] [--values 0.5,1.5,...]
+        --qids age,sex [--identifier id] [--drop note] [--domain PATH.txt|v1,v2,...] [--values 0.5,1.5,...]
         [--hierarchy H.csv | --matrix M.csv] [--algorithm simple|duplicate]
         [--rows ROWS.csv] [--seed S | --key-file F] [--keep-order] [--threads N]
     anonset semantic-analyze OUT.parquet -o TAB.csv [--qids age,sex]
@@ -26,6 +26,18 @@ __all__ = ["register", "cmd_anonymize", "cmd_analyze"]
 
 def _split(s):
     return A.split_commas(s) if s else None
+
+
+def _read_domain(given):
+    """--domain: a file with one value per line, or the values inline
+    (comma-separated), as anonymize and msa-anonymize read it."""
+    from .config import read_domain_file
+    if not given:
+        return None
+    try:
+        return read_domain_file(given, inline="a,b,c")
+    except ValueError as e:
+        raise A.UsageError(f"--domain: {e}") from None
 
 
 def _domain_values(frame: pd.DataFrame, col: str, given):
@@ -53,7 +65,7 @@ def cmd_anonymize(args) -> int:
     frame = read_typed(src, file_format(src), text_columns=A.names(args.identifier))
     if args.sensitive not in frame.columns:
         raise A.UsageError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
-    domain = _domain_values(frame, args.sensitive, _split(args.domain))
+    domain = _domain_values(frame, args.sensitive, _read_domain(args.domain))
     distance = hierarchy = None
     if args.hierarchy:
         hierarchy = hierarchy_of(args.sensitive, A.hierarchy_file(args.sensitive, args.hierarchy))
@@ -182,7 +194,9 @@ def register(sub) -> None:
                    help="the sensitive column, to accept --l 1, whose sets are the true values "
                         "(published in the clear); refused otherwise")
     A.add_allow_shared_id(p)
-    p.add_argument("--domain", help="declared ordered domain of the sensitive column, comma-separated")
+    p.add_argument("--domain", metavar="PATH.txt|A,B,...",
+                   help="declared ordered domain of the sensitive column: a file with one "
+                        "value per line, or the values inline, comma-separated")
     p.add_argument("--values", metavar="domain|positions|V1,V2,...",
                    help="what the ordered distance measures: 'domain' |v_i - v_j| over the "
                         "numeric values themselves, 'positions' |i - j| in the ordered domain "
