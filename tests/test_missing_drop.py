@@ -19,7 +19,7 @@ from anonset.cli import main
 from anonset.partition.lgb import lgb
 from anonset.msa import anonymize_msa
 from anonset.randomized.semantic import semantic_publish
-from anonset.validate import InputError, drop_missing
+from anonset.validate import InputError, apply_missing
 
 SEED = "missing-drop-test-key-0123456789"
 
@@ -43,7 +43,7 @@ def gone(df, cols) -> np.ndarray:
 
 def test_drop_missing_counts_and_refuses_what_it_must():
     df = survey()
-    kept, rec = drop_missing(df, ["age", "score"], "drop")
+    kept, rec = apply_missing(df, ["age", "score"], "drop")
     g = gone(df, ["age", "score"])
     assert len(kept) == len(df) - g.sum() and not kept[["age", "score"]].isna().any().any()
     assert rec == {"policy": "drop", "rows": int(g.sum()),
@@ -52,13 +52,14 @@ def test_drop_missing_counts_and_refuses_what_it_must():
     # the default refuses, naming the remedy
     with pytest.raises(InputError, match=r"column 'score': has 30 missing value\(s\).*"
                                          r"missing='drop' to leave those rows out"):
-        drop_missing(df, ["score", "age"], None)
-    with pytest.raises(InputError, match=r"missing: got 'category'; expected one of error, drop"):
-        drop_missing(df, ["score"], "category")
+        apply_missing(df, ["score", "age"], None)
+    with pytest.raises(InputError, match=r"missing: got 'impute'; expected one of error, "
+                                         r"category, drop"):
+        apply_missing(df, ["score"], "impute")
     with pytest.raises(InputError, match=r"every one of its 3 rows has a missing value in 'a'"):
-        drop_missing(pd.DataFrame({"a": [np.nan] * 3}), ["a"], "drop")
+        apply_missing(pd.DataFrame({"a": [np.nan] * 3}), ["a"], "drop")
     # nothing missing: nothing left out, and the record says 0
-    assert drop_missing(df, ["sex"], "drop")[1]["rows"] == 0
+    assert apply_missing(df, ["sex"], "drop")[1]["rows"] == 0
 
 
 def test_semantic_diversity_leaves_the_rows_out_and_the_audit_follows(tmp_path):

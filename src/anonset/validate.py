@@ -376,8 +376,8 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
 
 
 def check_no_missing(frame, columns, *, file=None) -> None:
-    """Refuse missing cells in the publishers that have no missing-value
-    category (semantic diversity, LGB, msa): the count and the first row."""
+    """Refuse missing cells (semantic diversity, LGB, msa by default): the
+    count and the first row."""
     import numpy as np
     for c in columns:
         na = frame[c].isna().to_numpy()
@@ -385,8 +385,9 @@ def check_no_missing(frame, columns, *, file=None) -> None:
             first = int(np.flatnonzero(na)[0])
             raise InputError(f"has {int(na.sum()):,} missing value(s) (first at {row_name(first)})",
                              column=c, file=file,
-                             expected="no missing values: impute them first, or "
-                                      "{@missing='drop'} to leave those rows out of the "
+                             expected="no missing values: impute them first, publish "
+                                      "them as a value of their own ({@missing='category'}), "
+                                      "or {@missing='drop'} to leave those rows out of the "
                                       "release (the summary, the metadata and the audit say "
                                       "how many)")
 
@@ -405,23 +406,35 @@ def missing_rows(frame, columns) -> tuple:
     return na, per
 
 
-def drop_missing(frame, columns, missing, *, file=None):
-    """The missing-value policy of the publishers without a missing category
-    (semantic diversity, LGB, msa): ``missing`` None or 'error' refuses a
-    missing cell in ``columns`` (:func:`check_no_missing`); 'drop' leaves
-    the rows that have one out of the release.
+def apply_missing(frame, columns, missing, *, token: str = "?", file=None):
+    """The missing-value policy of the partition publishers and semantic
+    diversity (LGB, msa, paper 001): ``missing`` None or 'error' refuses a
+    missing cell in ``columns`` (:func:`check_no_missing`); 'category'
+    publishes it as the value ``token``, a value of its own, as
+    ``anonset.publish`` does; 'drop' leaves the rows that have one out of the
+    release.
 
-    Returns ``(frame, record)``: the rows kept (renumbered) and what the
-    metadata records, ``{'policy': 'drop', 'rows': n, 'columns': {column:
-    missing cells}}`` with the count left out (0 when none was missing).
+    'category' refuses a column of numbers with missing cells (a category
+    has no place among numbers that are ordered, averaged or cut into
+    intervals) and a column with missing cells that holds ``token`` as a
+    value already (the two would be one value); a column it fills is text
+    (booleans become 'True' and 'False').
+
+    Returns ``(frame, record)``: the rows kept (renumbered) or filled, and
+    what the metadata records, ``{'policy': 'drop', 'rows': n, 'columns':
+    {column: missing cells}}`` with the count left out (0 when none was
+    missing), or ``{'policy': 'category', 'token': token, 'columns': {...}}``.
     Leaving rows out tells that whoever is in the release answered every
     published column; the summary and the audit say so."""
-    policy = check_choice("error" if missing is None else missing, "missing", ("error", "drop"))
+    policy = check_choice("error" if missing is None else missing, "missing",
+                          ("error", "category", "drop"))
     columns = list(columns)
     if policy == "error":
         check_no_missing(frame, columns, file=file)
         return frame, {"policy": "error"}
     na, per = missing_rows(frame, columns)
+    if policy == "category":
+        return _missing_category(frame, per, token, file=file)
     if na.all():
         raise InputError(f"every one of its {len(frame):,} rows has a missing value in "
                          + ", ".join(repr(c) for c in per), param="missing", file=file,
@@ -429,6 +442,68 @@ def drop_missing(frame, columns, missing, *, file=None):
     if na.any():
         frame = frame.loc[~na].reset_index(drop=True)
     return frame, {"policy": "drop", "rows": int(na.sum()), "columns": per}
+
+
+def _missing_category(frame, per: dict, token, *, file=None):
+    """missing='category': the missing cells of the columns in ``per``
+    become ``token`` (a copy of ``frame``; the caller's is left as it is)."""
+    import numpy as np
+    import pandas as pd
+    if not isinstance(token, str) or not token:
+        raise InputError(f"got {token!r}", param="missing_token", expected="a non-empty string")
+    if per:
+        frame = frame.copy()
+    for c, n in per.items():
+        col = frame[c]
+        na = col.isna().to_numpy()
+        first = row_name(int(np.flatnonzero(na)[0]))
+        if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+            raise InputError(f"is a column of numbers with {n:,} missing value(s) (first at "
+                             f"{first}): a missing-value category has no place among numbers "
+                             "that are ordered, averaged or cut into intervals", column=c,
+                             file=file, expected="imputed values, or {@missing='drop'} to leave "
+                                                 "those rows out (the summary, the metadata "
+                                                 "and the audit say how many)")
+        if (col[~na].astype(str) == token).any():
+            raise InputError(f"holds the value {token!r}, which is the missing-value token, and "
+                             f"has {n:,} missing cell(s): the two would publish as one value",
+                             column=c, file=file, expected="another {@missing_token}")
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            frame[c] = col.cat.add_categories([token]).fillna(token)
+        elif pd.api.types.is_string_dtype(col.dtype) and not pd.api.types.is_object_dtype(col):
+            frame[c] = col.fillna(token)
+        else:       # the column becomes text (booleans 'True', 'False'), the token a value
+            frame[c] = col.astype(object).map(str).where(~na, token)
+    return frame, {"policy": "category", "token": token, "columns": dict(per)}
+
+
+def check_token_declared(record, declared, *, file=None) -> None:
+    """missing='category': a column with missing cells whose values are
+    declared (``declared``: {column: values}, a declared domain or a
+    hierarchy's leaves) lists the token among them, where it belongs; it
+    does not join a declared order at a place nobody chose."""
+    if not isinstance(record, dict) or record.get("policy") != "category":
+        return
+    token = record["token"]
+    for c in record.get("columns") or {}:
+        vals = declared.get(c)
+        if vals is not None and token not in {str(v) for v in vals}:
+            raise InputError(f"has missing cells, published as {token!r} "
+                             "({@missing='category'}), "
+                             "but its declared values (a domain, a hierarchy's leaves) do not "
+                             "list it", column=c, file=file,
+                             expected=f"{token!r} among them, where it belongs in their order")
+
+
+def category_words(record) -> str | None:
+    """The words for missing cells published as a value of their own
+    (missing='category'; None where none were), the same in every summary."""
+    if not isinstance(record, dict) or record.get("policy") != "category" \
+            or not record.get("columns"):
+        return None
+    cols = ", ".join(f"{c} {k:,}" for c, k in record["columns"].items())
+    return (f"missing cells published as the value {record.get('token')!r} "
+            f"(missing='category'): {cols}")
 
 
 def dropped_rows_words(record) -> str | None:

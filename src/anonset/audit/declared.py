@@ -38,6 +38,8 @@ def secrets_in(obj, path: str = "") -> list:
     ['info.key']
     >>> secrets_in({"info": {"missing": {"policy": "category", "token": "?"}}})
     []
+    >>> secrets_in({"missing": {"policy": "category", "token": "NA"}})    # a partition release's
+    []
     >>> secrets_in({"info": {"key_check": "d456c24f825af001"}})
     []
     >>> secrets_in({"info": {"key_check": "d456c24f825af001" * 4}})
@@ -52,7 +54,8 @@ def secrets_in(obj, path: str = "") -> list:
             # a persistent key's check value (16 hex digits of a one-way
             # derivation: io.keys.key_check)
             mode = (p == "info.key" and v in KEY_MODES) or \
-                (p == "info.missing.token" and isinstance(v, str) and len(v) < 32) or \
+                (p in ("info.missing.token", "missing.token") and isinstance(v, str)
+                 and len(v) < 32) or \
                 (p == "info.key_check" and isinstance(v, str) and _KEY_CHECK.fullmatch(v))
             if path not in _NAME_KEYED and not mode and _SECRET_NAMES.search(str(k)) \
                     and not isinstance(v, (bool, type(None))):

@@ -419,15 +419,21 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
 
 
 def _kept_rows(meta: dict, original):
-    """The original's rows the release holds: where the publisher left the
-    rows with a missing attribute out (missing='drop'), those with a missing
-    cell in a column the metadata names (the columns that had any)."""
+    """The original's rows as the release holds them: where the publisher
+    left the rows with a missing attribute out (missing='drop'), those with a
+    missing cell in a column the metadata names (the columns that had any);
+    where it published them as a value (missing='category'), with that
+    value in those cells."""
     record = meta.get("missing")
-    if original is None or not isinstance(record, dict) or record.get("policy") != "drop":
+    if original is None or not isinstance(record, dict) \
+            or record.get("policy") not in ("drop", "category"):
         return original
+    cols = [c for c in (record.get("columns") or {}) if c in original.columns]
+    if record["policy"] == "category":
+        from ..validate import apply_missing
+        return apply_missing(original, cols, "category", token=record.get("token", "?"))[0]
     from ..validate import missing_rows
-    gone = missing_rows(original, [c for c in (record.get("columns") or {})
-                                   if c in original.columns])[0]
+    gone = missing_rows(original, cols)[0]
     return original.loc[~gone].reset_index(drop=True) if gone.any() else original
 
 

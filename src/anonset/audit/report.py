@@ -293,8 +293,8 @@ class Options:
         if not self.drop or original is None:
             return original
         from ..io.tables import as_frame
-        from ..validate import drop_missing
-        return drop_missing(as_frame(original), names, "drop", file=file)[0]
+        from ..validate import apply_missing
+        return apply_missing(as_frame(original), names, "drop", file=file)[0]
 
     def pairs(self, table, columns) -> list:
         """(column published as it is, sensitive attribute) pairs the

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .args import (add_allow_identifier, add_allow_shared_id, check_not_input, format_of,
+from .args import (add_allow_identifier, add_allow_shared_id, add_missing, check_missing_token,
+                   check_not_input, format_of,
                    key_options, read_table, names as _names)
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
@@ -16,7 +17,7 @@ __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
-                "missing": "--missing",
+                "missing": "--missing", "missing_token": "--missing-token",
                 "seed": "--seed", "seed_env": "--seed-env", "key_file": "--key-file",
                 "research_seed": "--research-seed",
                 "keep_order": "--keep-order", "hierarchies": "--hierarchy",
@@ -50,11 +51,7 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
                             "clear, or a QI at its exact values); refused otherwise")
     add_allow_identifier(group)
     add_allow_shared_id(group)
-    group.add_argument("--missing", choices=("error", "drop"), default="error",
-                       help="a missing cell in an attribute: error (default) or drop (leave its "
-                            "row out of the release; the summary, the metadata and the audit "
-                            "say how many rows, since absence from the release then tells that "
-                            "a person left an attribute unanswered)")
+    add_missing(group)
 
 
 def add_key_arguments(group) -> None:
@@ -78,8 +75,10 @@ def add_key_arguments(group) -> None:
 
 
 def role_kwargs(args) -> dict:
+    check_missing_token(args)
     return {"identifiers": _names(args.identifier), "other": _names(args.other),
             "drop": _names(args.drop), "missing": args.missing,
+            "missing_token": args.missing_token,
             "allow_recode": _names(args.allow_recode),
             "allow_identifier": _names(args.allow_identifier),
             "allow_shared_id": _names(args.allow_shared_id)}
@@ -143,10 +142,13 @@ def risk_note(summary: dict) -> str:
     homogeneous = homogeneous_words(summary)
     if homogeneous:
         notes.append(homogeneous)
-    from ..validate import dropped_rows_words
+    from ..validate import category_words, dropped_rows_words
     dropped = dropped_rows_words(summary.get("missing"))
     if dropped:
         notes.append(dropped.replace("missing='drop'", "--missing drop"))
+    category = category_words(summary.get("missing"))
+    if category:
+        notes.append(category.replace("missing='category'", "--missing category"))
     return "".join(f"; {n}" for n in notes)
 
 

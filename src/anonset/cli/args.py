@@ -412,10 +412,13 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     if info.get("new_in_series"):
         print(f"new in this series (parameters chosen for this release): "
               f"{', '.join(info['new_in_series'])}")
-    from ..validate import dropped_rows_words
+    from ..validate import category_words, dropped_rows_words
     dropped = dropped_rows_words(info.get("missing"))
     if dropped:
         print(dropped.replace("missing='drop'", "--missing drop"))
+    category = category_words(info.get("missing"))
+    if category:
+        print(category.replace("missing='category'", "--missing category"))
     key = {"os": "a fresh key from the operating system (never stored: releasing these "
                  f"records again under another key lets the two releases be intersected; {series})",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
@@ -430,14 +433,26 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
              else "in a random order"))
 
 
-def add_missing_drop(p) -> None:
-    """--missing {error,drop} of the publishers without a missing category
-    (semantic-anonymize, lgb, msa-anonymize)."""
-    p.add_argument("--missing", choices=("error", "drop"), default="error",
-                   help="a missing cell in a published column: error (default) or drop (leave "
-                        "its row out of the release; the summary, the metadata and the audit "
-                        "say how many rows, since absence from the release then tells that a "
-                        "person left a column unanswered)")
+def add_missing(p) -> None:
+    """--missing {error,category,drop} and --missing-token of the publishers
+    with one sensitive table per release (semantic-anonymize, lgb,
+    msa-anonymize)."""
+    p.add_argument("--missing", choices=("error", "category", "drop"), default="error",
+                   help="a missing cell in a published column: error (default), category "
+                        "(published as a value of its own, --missing-token; a column of numbers "
+                        "refuses it) or drop (leave its row out of the release; the summary, "
+                        "the metadata and the audit say how many rows, since absence from the "
+                        "release then tells that a person left a column unanswered)")
+    p.add_argument("--missing-token", default="?", metavar="TEXT",
+                   help="the value that stands for a missing cell with --missing category "
+                        "(default '?'; it must not be a real value of the column)")
+
+
+def check_missing_token(args) -> None:
+    """--missing-token only with --missing category: refused, not ignored."""
+    if args.missing_token != "?" and args.missing != "category":
+        raise UsageError(f"--missing-token {args.missing_token!r} applies to --missing category "
+                         "only; expected --missing category with it, or no --missing-token")
 
 
 def note(args, text: str) -> None:

@@ -61,6 +61,7 @@ def cmd_anonymize(args) -> int:
     if same_file(out, src) or (args.rows and same_file(Path(args.rows), src)):
         raise A.UsageError(f"output is the input file {str(src)!r}; choose another name "
                            "(the input is never overwritten)")
+    A.check_missing_token(args)
     key = A.key_options(args)
     frame = read_typed(src, file_format(src), text_columns=A.names(args.identifier))
     if args.sensitive not in frame.columns:
@@ -114,6 +115,7 @@ def cmd_anonymize(args) -> int:
                                    algorithm=args.algorithm,
                                    keep_order=bool(args.keep_order), rng=args.rng,
                                    n_threads=args.threads, missing=args.missing,
+                                   missing_token=args.missing_token,
                                    allow_recode=A.names(args.allow_recode),
                                    allow_rare=A.names(args.allow_rare),
                                    allow_shared_id=A.names(args.allow_shared_id),
@@ -209,7 +211,7 @@ def register(sub) -> None:
                    help="simple: Alg. 1, each dummy drawn among the values at distance >= d "
                         "(default); duplicate: Alg. 3, for ordered, equally spaced values")
     p.add_argument("--rows", help="also write the shuffled N x l rows (Table 7) to this CSV")
-    A.add_missing_drop(p)
+    A.add_missing(p)
     A.add_key_options(p)
     p.add_argument("--keep-order", action="store_true",
                    help="keep the input row order (default: a keyed random order)")

@@ -407,6 +407,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      seed=None, research_seed: bool = False,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None, missing: str | None = None,
+                     missing_token: str = "?",
                      allow_recode: Sequence[str] = (), allow_rare: Sequence[str] = (),
                      allow_shared_id: Sequence[str] = (),
                      allow_clear: Sequence[str] = ()) -> SetTable:
@@ -453,12 +454,17 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     allow_clear : ``[sensitive]`` to accept l = 1, whose sets are the true
         values (published in the clear); refused otherwise.  The metadata
         (``clear``) and the audit name it.
-    missing : None (default) or 'drop'
+    missing : None (default), 'category' or 'drop'
         A missing cell in the sensitive column or a QID is refused by
-        default; 'drop' leaves those rows out of the release
-        (:func:`anonset.validate.drop_missing`; the metadata records how many,
-        and the audit names it: presence in the release tells that a person's
-        published columns are all answered).
+        default; 'category' publishes it as the value ``missing_token``, a
+        value of its own (a column of numbers refuses it; a declared domain,
+        hierarchy or ordered Categorical of the sensitive column lists the
+        token where it belongs in the order); 'drop' leaves those rows out of
+        the release (:func:`anonset.validate.apply_missing`; the metadata
+        records how many, and the audit names it: presence in the release
+        tells that a person's published columns are all answered).
+    missing_token : str
+        The value of a missing cell under ``missing='category'`` (default '?').
 
     All validation (columns, domain, feasibility of every occurring value)
     happens before anything is drawn.
@@ -476,7 +482,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from ..io.keys import derive_key, shuffled_order
     from ..io.tables import as_frame
     from ..validate import (InputError, check_bool, check_names, check_word_names,
-                            drop_missing, resolve_roles)
+                            apply_missing, check_token_declared, resolve_roles)
     frame = as_frame(data)
     if len(frame) == 0:
         raise InputError("is empty (no rows)", param="data", expected="at least one row")
@@ -486,7 +492,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
     check_plain_values(frame, [sensitive, *qids])
-    frame, missing_record = drop_missing(frame, [sensitive, *qids], missing)
+    sdtype = frame[sensitive].dtype                 # before a missing token joins it
+    frame, missing_record = apply_missing(frame, [sensitive, *qids], missing, token=missing_token)
     check_word_names([sensitive, *qids], [sensitive, *qids])
     from ..passthrough import check_allow_recode, check_passthrough
     allow_recode = check_allow_recode(allow_recode, qids)
@@ -502,12 +509,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
         domain = hierarchy.leaves
-    dtype = frame[sensitive].dtype
-    if domain is None and distance is None and isinstance(dtype, pd.CategoricalDtype) \
-            and dtype.ordered:
+    if domain is None and distance is None and isinstance(sdtype, pd.CategoricalDtype) \
+            and sdtype.ordered:
         # an ordered pandas Categorical declares its domain and its order, as
         # it does for anonset.publish
-        domain = [v.item() if hasattr(v, "item") else v for v in dtype.categories]
+        domain = [v.item() if hasattr(v, "item") else v for v in sdtype.categories]
+    if domain is not None:           # declared: a missing token is listed where it belongs
+        check_token_declared(missing_record, {sensitive: domain})
+    token = (missing_record.get("token"), missing_record.get("columns") or {})
     inferred = domain is None            # read off the data: it reveals which values occur
     if domain is None:
         domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
@@ -524,7 +533,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = hierarchy.reorder(list(domain))
     sattr = Attribute(sensitive, "sensitive", tuple(domain),
                       "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy,
-                      inferred=inferred)
+                      inferred=inferred, missing=token[0] if sensitive in token[1] else None)
     if distance is None:
         if hierarchy is not None:
             distance = SemanticDistance.tree(hierarchy)
@@ -561,7 +570,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
         a = Attribute(q, "exact", dom,
                       "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal",
-                      inferred=True)
+                      inferred=True, missing=token[0] if q in token[1] else None)
         c = encode_column(frame[q], a)
         attrs.append(a)
         masks[q] = _pack_codes(c, a.d)

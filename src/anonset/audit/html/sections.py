@@ -111,6 +111,11 @@ def _release_facts(release, version: str) -> list:
         items.append(("rows left out", esc(f"{num(rec.get('rows', 0))}, for a missing value "
                                            f"(missing='drop'; missing cells: {cols or 'none'})"),
                       {"id": "rows-left-out", "data-value": data_value(rec.get("rows", 0))}))
+    if isinstance(rec, dict) and rec.get("policy") == "category" and rec.get("columns"):
+        cols = ", ".join(f"{c} {num(k)}" for c, k in rec["columns"].items())
+        items.append(("missing cells", esc(f"published as the value {rec.get('token')!r} "
+                                           f"(missing='category'): {cols}"),
+                      {"id": "missing-category", "data-value": rec.get("token")}))
     made = info.get("anonset") or meta.get("anonset")
     items.append(("published with", esc(f"anonset {made}" if made else "not recorded")))
     items.append(("report made with", esc(f"anonset {version}")))

@@ -22,7 +22,8 @@ from ...passthrough import (check_allow_identifier, check_allow_recode, check_re
                              passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_choice, check_int, check_names, check_plain_values,
-                         drop_missing, missing_rows, refuse_clear_l, resolve_roles)
+                         apply_missing, check_token_declared, missing_rows, refuse_clear_l,
+                         resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ..output import format_of, write_tables
@@ -116,7 +117,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         id_column: str | None = None, identifiers: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
         research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
-        balance: bool = False, missing: str | None = None,
+        balance: bool = False, missing: str | None = None, missing_token: str = "?",
         mdp_split: str | None = None, allow_recode: Sequence[str] = (),
         allow_identifier: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
         allow_homogeneous: Sequence[str] = (), allow_clear: Sequence[str] = ()) -> LGBResult:
@@ -227,12 +228,16 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         groups of >= k rows; on the Youth Risk Behavior Survey (age, sex,
         race; k = 5, l = 2) 'paper' made 6 groups (C_DM 18.3 M), 'below_max'
         53 (5.1 M).  See docs/lgb.md.
-    missing : None (default) or 'drop'
-        A missing cell in an attribute is refused by default; 'drop' leaves
-        those rows (and their flags) out of the release
-        (:func:`anonset.validate.drop_missing`; the metadata records how
+    missing : None (default), 'category' or 'drop'
+        A missing cell in an attribute is refused by default; 'category'
+        publishes it as the value ``missing_token``, a value of its own
+        (columns of numbers refuse it; a hierarchy lists the token among its
+        leaves); 'drop' leaves those rows (and their flags) out of the release
+        (:func:`anonset.validate.apply_missing`; the metadata records how
         many, and the audit names it: presence in the release tells that a
         person's attributes are all answered).
+    missing_token : str
+        The value of a missing cell under ``missing='category'`` (default '?').
 
     Returns
     -------
@@ -268,7 +273,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                                             method, hierarchies)
     all_flags = flags_matrix(frame, semi, flags)
     kept = ~missing_rows(frame, attrs)[0] if missing == "drop" else None
-    frame, missing_record = drop_missing(frame, attrs, missing)
+    frame, missing_record = apply_missing(frame, attrs, missing, token=missing_token)
+    check_token_declared(missing_record, {c: h.leaves for c, h in hier.items()})
     if kept is not None:                 # a row's flags leave with it
         all_flags = all_flags[kept]
     # a pass-through column that recodes an attribute: refused before any

@@ -18,8 +18,8 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
-from ...validate import (InputError, check_int, check_names, check_plain_values, drop_missing,
-                         resolve_roles, row_name)
+from ...validate import (InputError, apply_missing, check_int, check_names, check_plain_values,
+                         check_token_declared, resolve_roles, row_name)
 from ..homogeneous import homogeneous_metadata
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -77,11 +77,16 @@ class MSAProblem:
         Ground distance of each SA for t-closeness.  Default: 'ordered' for
         numeric SAs, 'hierarchical' when a hierarchy is given, else 'equal'.
     n_threads : int, optional
-    missing : None (default) or 'drop'
-        A missing cell in a QI or SA is refused by default; 'drop' leaves
-        those rows out of the release (:func:`anonset.validate.drop_missing`;
-        the metadata records how many, and the audit names it: presence in
-        the release tells that a person's QIs and SAs are all answered).
+    missing : None (default), 'category' or 'drop'
+        A missing cell in a QI or SA is refused by default; 'category'
+        publishes it as the value ``missing_token``, a value of its own
+        (columns of numbers refuse it; a declared domain or hierarchy lists
+        the token); 'drop' leaves those rows out of the release
+        (:func:`anonset.validate.apply_missing`; the metadata records how
+        many, and the audit names it: presence in the release tells that a
+        person's QIs and SAs are all answered).
+    missing_token : str
+        The value of a missing cell under ``missing='category'`` (default '?').
     domains : {SA: values in order}, optional
         The declared domain of a text SA, in its order: an answer scale
         ('never', 'rarely', ..., 'always') can then be measured under the
@@ -95,9 +100,9 @@ class MSAProblem:
                  other: Sequence[str] = (), drop: Sequence[str] = (),
                  hierarchies: Mapping | None = None, numeric: Sequence[str] | None = None,
                  ground: Mapping | None = None, n_threads: int | None = None,
-                 missing: str | None = None, domains: Mapping | None = None,
-                 allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
-                 allow_identifier: Sequence[str] = ()):
+                 missing: str | None = None, missing_token: str = "?",
+                 domains: Mapping | None = None, allow_recode: Sequence[str] = (),
+                 allow_shared_id: Sequence[str] = (), allow_identifier: Sequence[str] = ()):
         data = _as_frame(data)
         qi = _names(quasi_identifiers)
         sa = _names(sensitive)
@@ -144,7 +149,9 @@ class MSAProblem:
                                  "repeated", param="domains", column=c,
                                  expected="each value once, in order")
             declared[c] = vals
-        data, self.missing = drop_missing(data, qi + sa, missing)
+        data, self.missing = apply_missing(data, qi + sa, missing, token=missing_token)
+        check_token_declared(self.missing, {**{c: h.leaves for c, h in hier.items()},
+                                            **declared})
         #: the text SAs' declared domains, in order (recorded for the audit)
         self.declared = declared
         #: every input column's role, as the caller named it

@@ -146,7 +146,7 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   drop: Sequence[str] = (), seed=None, research_seed: bool = False,
                   keep_order: bool = False, n_threads: int | None = None,
                   fcm_options: Mapping | None = None, missing: str | None = None,
-                  domains: Mapping | None = None,
+                  missing_token: str = "?", domains: Mapping | None = None,
                   allow_recode: Sequence[str] = (),
                   allow_shared_id: Sequence[str] = (),
                   allow_homogeneous: Sequence[str] = (),
@@ -165,8 +165,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
         Largest EMD between a class's and the table's distribution of any SA.
     algorithm : {'cluster', 'pca', 'microagg'}
         Algorithm 1, Algorithm 2, or the t-closeness-first microaggregation.
-    identifiers, other, drop, hierarchies, numeric, ground, n_threads, missing, domains,
-    allow_recode, allow_identifier, allow_shared_id
+    identifiers, other, drop, hierarchies, numeric, ground, n_threads, missing, missing_token,
+    domains, allow_recode, allow_identifier, allow_shared_id
         See :class:`MSAProblem`.
     seed : bytes, str or int, optional
         Key material of at least 128 bits; the release (FCM's start, the
@@ -206,7 +206,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     """
     prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
                       drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
-                      n_threads=n_threads, missing=missing, domains=domains,
+                      n_threads=n_threads, missing=missing, missing_token=missing_token,
+                      domains=domains,
                       allow_recode=allow_recode, allow_shared_id=allow_shared_id,
                       allow_identifier=allow_identifier)
     return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,

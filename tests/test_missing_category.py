@@ -1,0 +1,263 @@
+"""missing='category' (--missing category) for semantic diversity (paper
+001), LGB (paper 002) and msa (paper 003), as paper 000's publishing has it:
+a missing cell is published as a value of its own (``missing_token``,
+default '?') instead of being refused or leaving its row out.  The row
+stays in the release, so its absence tells nothing; the token is a value
+like any other under the privacy model.  A column of numbers refuses it, a
+column that already holds the token refuses it, and a declared domain or
+hierarchy must list the token where it belongs.  The metadata, the summary,
+the audit (which fills the original's cells alike before comparing) and the
+report name it."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from anonset.audit import audit, audit_file
+from anonset.audit.partition import audit_partition
+from anonset.cli import main
+from anonset.hierarchy import Hierarchy
+from anonset.msa import anonymize_msa
+from anonset.partition.lgb import lgb
+from anonset.randomized.semantic import semantic_publish
+from anonset.validate import InputError, apply_missing
+
+SEED = "missing-category-test-key-012345"
+
+
+def survey(n: int = 400, seed: int = 0, *, rate: float = 0.08) -> pd.DataFrame:
+    """Answers in text, some unanswered (None), and a number column."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"id": np.arange(n),
+                       "sex": rng.choice(["f", "m"], n).astype(object),
+                       "region": rng.choice(["north", "south", "east", "west"], n).astype(object),
+                       "health": rng.choice(["poor", "fair", "good", "excellent"], n)
+                       .astype(object),
+                       "smoker": rng.choice(["yes", "no", "former"], n).astype(object),
+                       "age": rng.integers(18, 80, n).astype(float)})
+    for c in ("region", "health", "smoker"):
+        df.loc[rng.random(n) < rate, c] = None
+    return df
+
+
+def filled(df, cols, token="?"):
+    out = df.copy()
+    for c in cols:
+        out[c] = out[c].astype(object).where(out[c].notna(), token)
+    return out
+
+
+def _release(res):
+    from anonset.audit.html.release import _from_object
+    return _from_object(res)
+
+
+def test_apply_missing_fills_counts_and_refuses_what_it_must():
+    df = survey()
+    before = df.copy()
+    out, rec = apply_missing(df, ["sex", "health", "smoker"], "category")
+    pd.testing.assert_frame_equal(df, before)             # the caller's frame is left as it is
+    assert len(out) == len(df) and not out[["health", "smoker"]].isna().any().any()
+    assert rec == {"policy": "category", "token": "?",
+                   "columns": {"health": int(df.health.isna().sum()),
+                               "smoker": int(df.smoker.isna().sum())}}
+    assert (out.health == "?").sum() == df.health.isna().sum()
+    assert (out.health[df.health.notna()] == df.health[df.health.notna()]).all()
+    # another token
+    out, rec = apply_missing(df, ["health"], "category", token="(none)")
+    assert rec["token"] == "(none)" and (out.health == "(none)").sum() == df.health.isna().sum()
+    # a pandas Categorical gains the token as a category
+    cat = df.assign(health=df.health.astype("category"))
+    out, _ = apply_missing(cat, ["health"], "category")
+    assert "?" in out.health.cat.categories and not out.health.isna().any()
+    # booleans with a missing cell become text
+    b = pd.DataFrame({"flag": [True, False, None, True]})
+    out, _ = apply_missing(b, ["flag"], "category")
+    assert list(out.flag) == ["True", "False", "?", "True"]
+    # refused: a column of numbers, a column holding the token, a bad token
+    num = df.assign(age=df.age.where(df.index % 7 != 3))
+    with pytest.raises(InputError, match=r"column 'age': is a column of numbers with 57 missing "
+                                         r"value\(s\) \(first at row 4\).*missing='drop'"):
+        apply_missing(num, ["age", "health"], "category")
+    clash = df.assign(health=df.health.where(df.index != 0, "?"))
+    with pytest.raises(InputError, match=r"column 'health': holds the value '\?', which is the "
+                                         r"missing-value token.*another missing_token"):
+        apply_missing(clash, ["health"], "category")
+    with pytest.raises(InputError, match=r"missing_token: got ''"):
+        apply_missing(df, ["health"], "category", token="")
+    # nothing missing: nothing changes, the record lists no column
+    out, rec = apply_missing(df, ["sex"], "category")
+    assert out is df and rec["columns"] == {}
+
+
+def test_msa_publishes_missing_cells_as_a_value_and_the_audit_follows():
+    df = survey()
+    kw = dict(identifiers=["id"], drop=["age"], seed=SEED)
+    with pytest.raises(InputError, match=r"missing='category'"):
+        anonymize_msa(df, ["sex", "region"], ["health", "smoker"], 5, 0.3, **kw)
+    r = anonymize_msa(df, ["sex", "region"], ["health", "smoker"], 5, 0.3,
+                      missing="category", missing_token="NA", **kw)
+    assert r.problem.n == len(df)                          # every row published
+    rec = r.summary()["missing"]
+    assert rec["policy"] == "category" and rec["token"] == "NA"
+    assert set(rec["columns"]) == {"region", "health", "smoker"}
+    g = r.generalized()
+    orig = filled(df, ["region", "health", "smoker"], "NA").iloc[r.order].reset_index(drop=True)
+    for sa in ("health", "smoker"):                        # exact SAs: the token where missing
+        assert list(g[sa]) == list(orig[sa])
+    a = audit_partition(_release(r), df)
+    assert a.report.conforms, a.report.checks.query("status == 'fail'")
+    checks = a.report.checks.set_index("check")
+    assert checks.loc["rows", "status"] == "pass"
+    # a declared domain lists the token where it belongs, or is refused
+    dom = {"health": ["poor", "fair", "good", "excellent"]}
+    with pytest.raises(InputError, match=r"column 'health': has missing cells, published as "
+                                         r"'\?'.*do not list it"):
+        anonymize_msa(df, ["sex"], ["health"], 5, 0.3, missing="category", domains=dom,
+                      identifiers=["id"], drop=["age", "region", "smoker"], seed=SEED)
+    dom = {"health": ["?", "poor", "fair", "good", "excellent"]}
+    r = anonymize_msa(df, ["sex"], ["health"], 5, 0.5, missing="category", domains=dom,
+                      ground={"health": "ordered"}, identifiers=["id"],
+                      drop=["age", "region", "smoker"], seed=SEED)
+    assert "?" in set(r.generalized()["health"])
+    # a column of numbers refuses it
+    num = df.assign(age=df.age.where(df.index % 5 != 0))
+    with pytest.raises(InputError, match=r"column 'age': is a column of numbers"):
+        anonymize_msa(num, ["age", "sex"], ["health"], 5, 0.3, missing="category",
+                      identifiers=["id"], drop=["region", "smoker"], seed=SEED)
+
+
+def test_lgb_publishes_missing_cells_as_a_value():
+    df = survey()
+    kw = dict(qi=["sex", "region"], sensitive=["health"], k=4, l=2, identifiers=["id"],
+              drop=["age", "smoker"], seed=SEED)
+    res = lgb(df, missing="category", **kw)
+    assert res.n == len(df)
+    assert res.metadata["missing"] == {"policy": "category", "token": "?",
+                                       "columns": {"region": int(df.region.isna().sum()),
+                                                   "health": int(df.health.isna().sum())}}
+    sat = res.sat["health"]
+    assert (sat["health"] == "?").sum() == df.health.isna().sum()
+    a = audit_partition(_release(res), df)
+    assert a.report.conforms, a.report.checks.query("status == 'fail'")
+    assert a.report.checks.set_index("check").loc["rows", "status"] == "pass"
+    # a hierarchy lists the token among its leaves, or is refused
+    h = Hierarchy.flat(["east", "north", "south", "west"])
+    with pytest.raises(InputError, match=r"column 'region': has missing cells"):
+        lgb(df, missing="category", hierarchies={"region": h}, **kw)
+    h = Hierarchy.flat(["?", "east", "north", "south", "west"])
+    assert lgb(df, missing="category", hierarchies={"region": h}, **kw).n == len(df)
+
+
+def test_semantic_diversity_publishes_missing_cells_as_a_value(tmp_path):
+    df = survey()
+    order = ["poor", "fair", "good", "excellent"]
+    kw = dict(qids=["sex", "region"], identifiers=["id"], drop=["age", "smoker"], seed=SEED)
+    with pytest.raises(InputError, match=r"column 'health': has missing cells, published as "
+                                         r"'\?'"):
+        semantic_publish(df, "health", 2, 1, domain=order, missing="category", **kw)
+    t = semantic_publish(df, "health", 2, 1, domain=["?", *order], missing="category", **kw)
+    assert t.n_rows == len(df)
+    assert t.schema["health"].missing == "?" and t.schema["region"].missing == "?"
+    assert "?" in t.schema["region"].domain and t.schema["sex"].missing is None
+    p = tmp_path / "s.parquet"
+    t.to_parquet(p)
+    for rep in (audit(t, df), audit_file(p, df, chunk_rows=97)):
+        assert rep.conforms, rep.checks.query("status == 'fail'")
+        assert rep.checks.set_index("check").loc["rows", "status"] == "pass"
+    # an ordered Categorical declares the order: the token must be in it
+    cat = df.assign(health=pd.Categorical(df.health, categories=order, ordered=True))
+    with pytest.raises(InputError, match=r"column 'health': has missing cells"):
+        semantic_publish(cat, "health", 2, 1, missing="category", **kw)
+
+
+@pytest.mark.parametrize("cmd", ["semantic", "lgb", "msa"])
+def test_the_cli_publishes_missing_cells_as_a_value_and_says_so(cmd, tmp_path, capsys):
+    df = survey()
+    src = tmp_path / "survey.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "pub.parquet"
+    argv = {"semantic": ["semantic-anonymize", str(src), "-o", str(out), "--sensitive", "health",
+                         "--qids", "sex,region", "--identifier", "id", "--drop", "age,smoker",
+                         "--l", "2", "--d", "1", "--domain", "NA,poor,fair,good,excellent"],
+            "lgb": ["lgb", str(src), "-o", str(out), "--qi", "sex,region", "--sensitive",
+                    "health", "--identifier", "id", "--drop", "age,smoker", "--k", "4",
+                    "--l", "2"],
+            "msa": ["msa-anonymize", str(src), "-o", str(out), "--qi", "sex,region", "--sa",
+                    "health,smoker", "--identifier", "id", "--drop", "age", "--k", "5",
+                    "--t", "0.3"]}[cmd]
+    # the refusal names the category first
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(--missing category)" in err and not out.exists()
+    # a token without the category is refused, not ignored
+    assert main([*argv, "--missing-token", "NA"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--missing-token 'NA' applies to --missing category" in err
+    assert not out.exists()
+    assert main([*argv, "--missing", "category", "--missing-token", "NA"]) == 0
+    said = capsys.readouterr().out
+    assert "missing cells published as the value 'NA' (--missing category): " in said
+    assert f"health {int(df.health.isna().sum()):,}" in said
+    assert main(["audit", str(out), "--original", str(src)]) == 0
+    assert "PASSED" in capsys.readouterr().out
+    # the report names it
+    assert main(["report", str(out), "-o", str(tmp_path / "r.html"), "--original", str(src),
+                 "--no-attack"] if cmd == "semantic" else
+                ["report", str(out), "-o", str(tmp_path / "r.html"), "--original", str(src)]) \
+        in (0, 1)
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="missing-category" data-value="NA"' in html
+    # a column of numbers with missing cells is refused in one line
+    num = df.assign(age=df.age.where(df.index % 9 != 2))
+    num.to_csv(src, index=False)
+    capsys.readouterr()
+    argv2 = {"semantic": ["semantic-anonymize", str(src), "-o", str(out), "--sensitive",
+                          "health", "--qids", "sex,age", "--identifier", "id", "--drop",
+                          "region,smoker", "--l", "2", "--d", "1", "--domain",
+                          "?,poor,fair,good,excellent"],
+             "lgb": ["lgb", str(src), "-o", str(out), "--qi", "sex,age", "--sensitive", "health",
+                     "--identifier", "id", "--drop", "region,smoker", "--k", "4", "--l", "2"],
+             "msa": ["msa-anonymize", str(src), "-o", str(out), "--qi", "sex,age", "--sa",
+                     "health", "--identifier", "id", "--drop", "region,smoker", "--k", "5",
+                     "--t", "0.3"]}[cmd]
+    out.unlink()
+    rc = main([*argv2, "--missing", "category"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "column 'age': is a column of numbers with 45 missing value(s)" in err
+    assert not out.exists()
+
+
+@given(n=st.integers(30, 120), k=st.integers(2, 6), t=st.sampled_from([0.2, 0.4, 0.7]),
+       rate=st.sampled_from([0.0, 0.05, 0.3, 0.6]), seed=st.integers(0, 10 ** 6),
+       alg=st.sampled_from(["pca", "cluster", "microagg"]))
+@settings(max_examples=25, deadline=None)
+def test_every_msa_release_with_a_missing_category_is_k_anonymous_and_t_close(n, k, t, rate,
+                                                                             seed, alg):
+    df = survey(n, seed, rate=rate)
+    r = anonymize_msa(df, ["sex", "region"], ["health", "smoker"], k, t, algorithm=alg,
+                      missing="category", identifiers=["id"], drop=["age"], seed=seed,
+                      research_seed=True)
+    g = r.generalized()
+    assert len(g) == n and g.groupby("ec").size().min() >= k
+    orig = filled(df, ["region", "health", "smoker"]).iloc[r.order].reset_index(drop=True)
+    assert list(g["health"]) == list(orig["health"])
+    a = audit_partition(_release(r), df)
+    assert a.report.conforms, a.report.checks.query("status == 'fail'")
+    assert r.t_achieved <= t
+
+
+@given(n=st.integers(30, 120), k=st.integers(2, 5), rate=st.sampled_from([0.0, 0.1, 0.4]),
+       seed=st.integers(0, 10 ** 6))
+@settings(max_examples=20, deadline=None)
+def test_every_lgb_release_with_a_missing_category_holds_its_model(n, k, rate, seed):
+    df = survey(n, seed, rate=rate)
+    res = lgb(df, qi=["sex", "region"], sensitive=["smoker"], k=k, l=2, missing="category",
+              identifiers=["id"], drop=["age", "health"], seed=seed, research_seed=True,
+              suppress=True)
+    assert res.n == n
+    a = audit_partition(_release(res), df)
+    assert a.report.conforms, a.report.checks.query("status == 'fail'")
