@@ -64,6 +64,20 @@ def test_every_column_needs_a_role():
         anonset.publish(df, anonset.Diversity(2), part)
 
 
+def test_a_wide_file_is_refused_naming_ten_columns_and_pasting_all():
+    # a survey file of 172 columns (medicaldata's opt) printed 165 names
+    # twice on one line; the count, ten names and the full --drop list now
+    cols = [f"q{i:03d}" for i in range(30)]
+    df = pd.DataFrame({c: ["a"] for c in ["job", *cols]})
+    with pytest.raises(ValueError) as e:
+        Schema.infer(df, sensitive=["job"])
+    msg = str(e.value)
+    assert msg.startswith("30 columns have no role: " + ", ".join(repr(c) for c in cols[:10])
+                          + " and 20 more; expected")
+    assert msg.endswith(f"(to leave them all out: drop={cols!r})")
+    assert repr(cols[10]) not in msg.split("; expected")[0]
+
+
 def test_hierarchy_gives_domain_and_is_reordered():
     h = Hierarchy([["b", "B", "*"], ["a", "A", "*"], ["c", "A", "*"]])
     a = Attribute("x", domain=("a", "b", "c"), hierarchy=h)

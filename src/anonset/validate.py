@@ -180,6 +180,10 @@ def check_word_names(published, columns, *, file=None) -> None:
                              expected="another name for the column (rename it)")
 
 
+#: The columns without a role a refusal names one by one (the remedy lists all).
+_ROLELESS_SHOWN = 10
+
+
 def resolve_roles(columns, named, *, file=None) -> dict:
     """Every column's role, as the caller named it: ``{column: param}``.
 
@@ -235,9 +239,12 @@ def resolve_roles(columns, named, *, file=None) -> dict:
             if "drop" in params and not any("," in c or "}" in c for c in unnamed):
                 # ready to paste: leaving a column out never publishes it
                 expected += f" (to leave them all out: {{@drop={unnamed!r}}})"
+        shown = ", ".join(repr(c) for c in unnamed[:_ROLELESS_SHOWN])
+        if len(unnamed) > _ROLELESS_SHOWN:   # a wide file: the paste-ready list has them all
+            shown += f" and {len(unnamed) - _ROLELESS_SHOWN:,} more"
         raise InputError(f"{len(unnamed)} column{'s' if len(unnamed) > 1 else ''} "
-                         f"ha{'ve' if len(unnamed) > 1 else 's'} no role: "
-                         + ", ".join(repr(c) for c in unnamed), file=file, expected=expected)
+                         f"ha{'ve' if len(unnamed) > 1 else 's'} no role: " + shown,
+                         file=file, expected=expected)
     return {c: roles[c] for c in cols}
 
 
