@@ -930,6 +930,24 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     assert anonset.read_parquet(tmp_path / "x.parquet").schema["job"].domain == tuple(long)
 
 
+def test_the_summary_of_a_wide_file_names_ten_dropped_columns(tmp_path, capsys):
+    # 160 dropped columns of a survey file filled a summary line; what is
+    # published (exact, passed through) is still listed whole
+    rng = np.random.default_rng(1)
+    cols = {f"q{i:02d}": rng.integers(0, 3, 200) for i in range(25)}
+    df = pd.DataFrame({"job": rng.choice(list("abcd"), 200), "town": rng.choice(list("xy"), 200),
+                       **cols})
+    df.to_csv(tmp_path / "wide.csv", index=False)
+    rc, cap = run(["anonymize", tmp_path / "wide.csv", "-o", tmp_path / "w.parquet", "--sensitive",
+                   "job", "--exact", "town", "--drop", ",".join(cols), "--l", "2"], capsys)
+    assert rc == 0, cap.err
+    line = [ln for ln in cap.out.splitlines() if ln.startswith("not published (dropped)")]
+    assert line == ["not published (dropped): " + ", ".join(list(cols)[:10])
+                    + " and 15 more (the metadata's roles list them)"]
+    info = anonset.read_parquet(tmp_path / "w.parquet").info
+    assert [c for c, r in info["roles"].items() if r == "drop"] == list(cols)
+
+
 def test_semantic_anonymize_reads_its_domain_from_a_file_as_anonymize_does(data, tmp_path,
                                                                           capsys):
     # a file path was read as a one-value inline domain: "l = 2 exceeds the

@@ -407,8 +407,12 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
                         ("identifier", "not published (identifiers)"),
                         ("drop", "not published (dropped)")):
         cols = [c for c, r in roles.items() if r == role]
+        more = ""
+        if role == "drop" and len(cols) > 12:   # a wide file: what is published is listed whole
+            cols, more = cols[:10], (f" and {len(cols) - 10:,} more (the metadata's roles "
+                                     "list them)")
         if cols:
-            print(f"{words}: {', '.join(cols)}")
+            print(f"{words}: {', '.join(cols)}{more}")
     if info.get("new_in_series"):
         print(f"new in this series (parameters chosen for this release): "
               f"{', '.join(info['new_in_series'])}")
