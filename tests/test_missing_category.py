@@ -261,3 +261,48 @@ def test_every_lgb_release_with_a_missing_category_holds_its_model(n, k, rate, s
     assert res.n == n
     a = audit_partition(_release(res), df)
     assert a.report.conforms, a.report.checks.query("status == 'fail'")
+
+
+@pytest.mark.parametrize("method", ["mondrian", "anatomy", "tp", "rating"])
+def test_the_baselines_take_the_same_missing_category(method):
+    """The papers' baselines (Mondrian, Anatomy, TP, Rating) refused a
+    missing cell with "declare a category for missing values", a parameter
+    none of them had (Rating named missing='category' and then refused it as
+    an unexpected keyword).  They take the same policy now, so a comparison
+    runs on the same survey rows."""
+    from anonset.partition.baselines import anatomy, mondrian, tp
+    from anonset.partition.baselines.rating import rating
+    df = survey(600, 3)
+    n_health = int(df.health.isna().sum())
+    if method == "rating":
+        run = lambda **kw: rating(df, attributes=["health", "smoker"], l=2,   # noqa: E731
+                                  drop=["id", "sex", "region", "age"], seed=SEED, **kw)
+    else:
+        f = {"mondrian": mondrian, "anatomy": anatomy, "tp": tp}[method]
+        run = lambda **kw: f(df, qids=["sex", "region"], sensitive="health", l=2,  # noqa: E731
+                             drop=["id", "smoker", "age"], seed=SEED, **kw)
+    with pytest.raises(InputError, match=r"missing='category'"):
+        run()
+    rel = run(missing="category", missing_token="NA")
+    assert rel.check()["ok"]
+    rec = rel.info["missing"]
+    assert rec["policy"] == "category" and rec["token"] == "NA"
+    assert rec["columns"]["health"] == n_health
+    if method == "rating":
+        assert "NA" in rel.domains["health"]
+        with pytest.raises(InputError, match=r"missing: got 'drop'"):
+            run(missing="drop")           # Rating keeps every row, as paper 000 does
+        return
+    assert "NA" in rel.domains["health"] and "NA" in rel.domains["region"]
+    held = (rel.st["health"] if rel.st is not None else rel.table["health"]).astype(str)
+    assert (held == "NA").sum() == n_health
+    # a declared domain lists the token, or is refused
+    order = ["poor", "fair", "good", "excellent"]
+    with pytest.raises(InputError, match=r"column 'health': has missing cells"):
+        run(missing="category", domains={"health": order})
+    assert run(missing="category", missing_token="NA",
+               domains={"health": ["NA", *order]}).check()["ok"]
+    # drop leaves the rows out and says how many
+    rel = run(missing="drop")
+    assert rel.info["missing"]["policy"] == "drop"
+    assert rel.check()["ok"] and len(rel.scodes) == len(df) - rel.info["missing"]["rows"]

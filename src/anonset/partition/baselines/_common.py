@@ -25,8 +25,8 @@ from ...io.keys import derive_key, shuffled_order
 from ..keyed import ReleaseKey
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_int, check_plain_values, refuse_clear_l,
-                         resolve_roles)
+from ...validate import (InputError, apply_missing, check_int, check_plain_values,
+                         check_token_declared, refuse_clear_l, resolve_roles)
 
 __all__ = ["Prepared", "prepare", "PartitionRelease", "eligible_l", "keyed_ids", "range_label"]
 
@@ -46,6 +46,7 @@ class Prepared:
     shared_ids: dict = field(default_factory=dict)   # metadata: rows sharing an id's value
     pass_through_risks: list = field(default_factory=list)   # anonset.passthrough findings
     clear: list = field(default_factory=list)     # metadata: allowed in the clear at l = 1
+    missing: dict = field(default_factory=dict)   # metadata: the missing-value policy applied
 
     @property
     def n(self) -> int:
@@ -62,7 +63,7 @@ def eligible_l(scodes: np.ndarray, d: int) -> int:
 def _encode(col: pd.Series, name: str, domain) -> tuple:
     if col.isna().any():
         raise InputError(f"has {int(col.isna().sum())} missing values", column=name,
-                         expected="a value in every row (declare a category for missing values)")
+                         expected="a value in every row, or {@missing='category'}")
     if domain is None:
         dom = tuple(sorted(pd.unique(col).tolist()))
     else:
@@ -84,14 +85,18 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             research_seed: bool = False, keep_order: bool = False,
             need_eligible: bool = True, exact_qids: bool = False,
             allow_recode: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
-            allow_clear: Sequence[str] = (), allow_identifier: Sequence[str] = ()) -> Prepared:
+            allow_clear: Sequence[str] = (), allow_identifier: Sequence[str] = (),
+            missing: str | None = None, missing_token: str = "?") -> Prepared:
     """Check roles, encode, check l-eligibility, make the key.
     ``exact_qids``: the method publishes the QIDs as they are (Anatomy), so
     they are checked for recodes of the sensitive column as pass-through
     columns are (:mod:`anonset.passthrough`).  A column published as it is
     that recodes the sensitive column (or a generalized QID) is refused
     unless named in ``allow_recode``; a pass-through column that singles
-    rows out unless named in ``allow_identifier``."""
+    rows out unless named in ``allow_identifier``.  ``missing``: a missing
+    cell in a QID or the sensitive column is refused (None, 'error'),
+    published as ``missing_token`` ('category') or leaves its row out
+    ('drop'), as msa and LGB do (:func:`anonset.validate.apply_missing`)."""
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"got a {type(data).__name__}", param="data",
                          expected="a pandas DataFrame")
@@ -110,7 +115,9 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
         if c not in qids and c != sensitive:
             raise InputError(f"names {c!r}, which is not a QID or the sensitive column",
                              param="domains", expected=f"one of {qids + [sensitive]}")
-    frame = data.reset_index(drop=True)
+    frame, missing_record = apply_missing(data, qids + [sensitive], missing, token=missing_token)
+    check_token_declared(missing_record, domains)
+    frame = frame.reset_index(drop=True)
     doms, qc = {}, []
     for c in qids:
         doms[c], codes = _encode(frame[c], c, domains.get(c))
@@ -141,7 +148,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                                                                       other_cols))
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
-                    np.ascontiguousarray(sc), l, key, shared, risks, clear)
+                    np.ascontiguousarray(sc), l, key, shared, risks, clear, missing_record)
 
 
 def keyed_ids(key: bytes, n: int, purpose: str) -> np.ndarray:

@@ -82,7 +82,8 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
             allow_recode: Sequence[str] = (),
             allow_shared_id: Sequence[str] = (),
             allow_identifier: Sequence[str] = (),
-            allow_clear: Sequence[str] = ()) -> PartitionRelease:
+            allow_clear: Sequence[str] = (), missing: str | None = None,
+            missing_token: str = "?") -> PartitionRelease:
     """Publish a table by Anatomy: a QI table and a sensitive table.
 
     Parameters
@@ -124,6 +125,13 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         To accept l = 1, at which a group may hold one row and so tell its
         value (published in the clear); refused otherwise.  The metadata
         (``clear``) names it.
+    missing : None (default), 'category' or 'drop'
+        A missing cell in a QID or the sensitive column is refused; 'category'
+        publishes it as the value ``missing_token`` (default '?'), a value of
+        its own; 'drop' leaves its row out (:func:`anonset.validate.apply_missing`,
+        as msa and LGB; the metadata records ``missing``).
+    missing_token : str
+        The value of a missing cell under ``missing='category'``.
 
     Returns
     -------
@@ -151,15 +159,16 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
                 allow_identifier=allow_identifier,
                 allow_clear=allow_clear,
-                need_eligible=classes is None, exact_qids=True)
+                need_eligible=classes is None, exact_qids=True,
+                missing=missing, missing_token=missing_token)
     sdom = p.domains[sensitive]
     d = len(sdom)
     if classes is None:
         codes, dc = p.scodes, d
     else:
-        missing = [v for v in sdom if v not in classes]
-        if missing:
-            raise InputError(f"has no class for {missing[:5]}", param="classes",
+        unclassed = [v for v in sdom if v not in classes]
+        if unclassed:
+            raise InputError(f"has no class for {unclassed[:5]}", param="classes",
                              expected="a class for every value of the sensitive domain")
         labels = sorted({classes[v] for v in sdom}, key=str)
         cls = np.array([labels.index(classes[v]) for v in sdom], dtype=np.int32)
@@ -183,6 +192,7 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     st = st.sort_values(["GID", sensitive], kind="stable").reset_index(drop=True)
     info = {"method": "anatomy", "l": p.l, "groups": n_groups, **p.key.metadata(),
             "clear": p.clear, **p.shared_ids, "pass_through_risks": p.pass_through_risks,
+            "missing": p.missing,
             "diversity_over": "classes" if classes is not None else "values"}
     return PartitionRelease("anatomy", p.l, p.qids, sensitive, p.domains, pd.DataFrame(qit), st,
                             info, group, glo, ghi, p.qcodes, p.scodes, exact_qids=True)

@@ -55,7 +55,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
              allow_recode: Sequence[str] = (),
              allow_shared_id: Sequence[str] = (),
              allow_identifier: Sequence[str] = (),
-             allow_clear: Sequence[str] = ()) -> PartitionRelease:
+             allow_clear: Sequence[str] = (), missing: str | None = None,
+             missing_token: str = "?") -> PartitionRelease:
     """Publish a table by l-diverse strict multidimensional Mondrian.
 
     Parameters
@@ -87,6 +88,13 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         To accept l = 1, at which a group may hold one row and so tell its
         value (published in the clear); refused otherwise.  The metadata
         (``clear``) names it.
+    missing : None (default), 'category' or 'drop'
+        A missing cell in a QID or the sensitive column is refused; 'category'
+        publishes it as the value ``missing_token`` (default '?'), a value of
+        its own; 'drop' leaves its row out (:func:`anonset.validate.apply_missing`,
+        as msa and LGB; the metadata records ``missing``).
+    missing_token : str
+        The value of a missing cell under ``missing='category'``.
 
     Returns
     -------
@@ -112,7 +120,8 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
                 allow_identifier=allow_identifier,
-                allow_clear=allow_clear)
+                allow_clear=allow_clear,
+                missing=missing, missing_token=missing_token)
     d = len(p.domains[sensitive])
     dom = [len(p.domains[c]) for c in p.qids]
     group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)
@@ -120,6 +129,7 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")
     info = {"method": "mondrian", "l": p.l, "groups": n_groups, **p.key.metadata(),
-            "clear": p.clear, **p.shared_ids, "pass_through_risks": p.pass_through_risks}
+            "clear": p.clear, **p.shared_ids, "pass_through_risks": p.pass_through_risks,
+            "missing": p.missing}
     return PartitionRelease("mondrian", p.l, p.qids, sensitive, p.domains, table, None, info,
                             group, glo, ghi, p.qcodes, p.scodes)

@@ -41,7 +41,7 @@ import pandas as pd
 
 from ..keyed import ReleaseKey
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_int, check_plain_values, refuse_clear_l,
+from ...validate import (InputError, check_choice, check_int, check_plain_values, refuse_clear_l,
                          resolve_roles)
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
@@ -170,7 +170,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
            clip_l: bool = False, clip_eligible: bool = False, seed=None,
            research_seed: bool = False, keep_order: bool = False,
            allow_shared_id: Sequence[str] = (),
-           allow_clear: Sequence[str] = ()) -> RatingRelease:
+           allow_clear: Sequence[str] = (), missing: str = "error",
+           missing_token: str = "?") -> RatingRelease:
     """Publish a table by Rating (our reading; see the module docstring).
 
     Parameters
@@ -204,6 +205,13 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         ``clip_eligible``) that you accept to publish in the clear (a bucket
         of one row tells its value); refused otherwise.  The metadata
         (``clear``) names them.
+    missing : 'error' (default) or 'category'
+        A missing cell in an attribute is refused, or published as the value
+        ``missing_token`` (default '?'), a value of its own, as
+        :func:`anonset.publish` does (Rating keeps every row, as paper 000
+        does; the metadata records ``missing``).
+    missing_token : str
+        The value of a missing cell under ``missing='category'``.
 
     Returns
     -------
@@ -232,9 +240,12 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     check_plain_values(data, attrs)
     # only read below: a copy of a large frame costs more than the release
     frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
+    check_choice(missing, "missing", ("error", "category"))
     if schema is None:
-        schema = Schema.infer(frame[attrs], sensitive=attrs)
-    codes = encode(frame, schema, columns=attrs)
+        schema = Schema.infer(frame[attrs], sensitive=attrs, missing=missing,
+                              missing_token=missing_token)
+    codes = encode(frame, schema, columns=attrs, missing=missing)
+    filled = {a: int(frame[a].isna().sum()) for a in attrs} if missing == "category" else {}
     ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1) for a in attrs}
     rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     key = rkey.key
@@ -243,7 +254,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
             **shared_without_key(frame, list(identifiers), allow_shared_id),
             # Rating publishes no column as it is (``other`` columns are left
             # out of its tables): nothing to measure, warn of or refuse
-            "pass_through_risks": []}
+            "pass_through_risks": [],
+            "missing": {"policy": missing, **({"token": missing_token, "columns": {
+                a: k for a, k in filled.items() if k}} if missing == "category" else {})}}
     doms, masks, buckets, at, idt, true = {}, {}, {}, {}, {}, {}
     for a in attrs:
         dom = tuple(schema[a].domain)

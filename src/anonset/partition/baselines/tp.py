@@ -112,7 +112,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
        allow_recode: Sequence[str] = (),
        allow_shared_id: Sequence[str] = (),
        allow_identifier: Sequence[str] = (),
-       allow_clear: Sequence[str] = ()) -> PartitionRelease:
+       allow_clear: Sequence[str] = (), missing: str | None = None,
+       missing_token: str = "?") -> PartitionRelease:
     """Publish a table by TP (exact groups, eligibility repair, suppressed
     groups; see the module docstring).
 
@@ -136,7 +137,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 research_seed=research_seed, keep_order=keep_order,
                 allow_recode=allow_recode, allow_shared_id=allow_shared_id,
                 allow_identifier=allow_identifier,
-                allow_clear=allow_clear)
+                allow_clear=allow_clear,
+                missing=missing, missing_token=missing_token)
     d = len(p.domains[sensitive])
     group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
     group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)
@@ -161,6 +163,6 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     info = {"method": "tp", "l": p.l, "groups": int(n_groups), "exact_groups": int(kept.size),
             "suppressed_groups": int(n_groups - kept.size), "rows_in_exact_groups":
             int(p.n - rest.size), **p.key.metadata(), "clear": p.clear, **p.shared_ids,
-            "pass_through_risks": p.pass_through_risks}
+            "pass_through_risks": p.pass_through_risks, "missing": p.missing}
     return PartitionRelease("tp", p.l, p.qids, sensitive, p.domains, table, None, info, group,
                             glo, ghi, p.qcodes, p.scodes)
