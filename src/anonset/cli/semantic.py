@@ -44,10 +44,19 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
     """Declared domain values converted to the column's type."""
     if given is None:
         return None
-    if pd.api.types.is_integer_dtype(frame[col]):
-        return [int(v) for v in given]
-    if pd.api.types.is_float_dtype(frame[col]):
-        return [float(v) for v in given]
+    for test, kind, words in ((pd.api.types.is_integer_dtype, int, "integers"),
+                              (pd.api.types.is_float_dtype, float, "numbers")):
+        if test(frame[col]):
+            out = []
+            for v in given:
+                try:
+                    out.append(kind(v))
+                except ValueError:
+                    raise A.UsageError(f"--domain: column {col!r} holds {words}, and the domain "
+                                       f"lists {v!r}; expected {words} (a missing cell of a "
+                                       "column of numbers cannot be a category: impute it, or "
+                                       "--missing drop)") from None
+            return out
     return given
 
 
