@@ -72,6 +72,14 @@ def test_apply_missing_fills_counts_and_refuses_what_it_must():
     cat = df.assign(health=df.health.astype("category"))
     out, _ = apply_missing(cat, ["health"], "category")
     assert "?" in out.health.cat.categories and not out.health.isna().any()
+    # an order that lists the token already keeps it where it is; categories
+    # that are not text become text (as every filled column does)
+    cat = pd.Series(pd.Categorical(["x", None, "y"], categories=["x", "?", "y"], ordered=True))
+    out, _ = apply_missing(pd.DataFrame({"c": cat}), ["c"], "category")
+    assert list(out.c) == ["x", "?", "y"] and list(out.c.cat.categories) == ["x", "?", "y"]
+    ints = pd.DataFrame({"c": pd.Categorical([1, None, 2])})
+    out, _ = apply_missing(ints, ["c"], "category")
+    assert list(out.c) == ["1", "?", "2"]
     # booleans with a missing cell become text
     b = pd.DataFrame({"flag": [True, False, None, True]})
     out, _ = apply_missing(b, ["flag"], "category")
@@ -171,6 +179,9 @@ def test_semantic_diversity_publishes_missing_cells_as_a_value(tmp_path):
     cat = df.assign(health=pd.Categorical(df.health, categories=order, ordered=True))
     with pytest.raises(InputError, match=r"column 'health': has missing cells"):
         semantic_publish(cat, "health", 2, 1, missing="category", **kw)
+    cat = df.assign(health=pd.Categorical(df.health, categories=["?", *order], ordered=True))
+    t = semantic_publish(cat, "health", 2, 1, missing="category", **kw)
+    assert t.schema["health"].domain == ("?", *order)
 
 
 @pytest.mark.parametrize("cmd", ["semantic", "lgb", "msa"])

@@ -476,7 +476,11 @@ def _missing_category(frame, per: dict, token, *, file=None):
                              f"has {n:,} missing cell(s): the two would publish as one value",
                              column=c, file=file, expected="another {@missing_token}")
         if isinstance(col.dtype, pd.CategoricalDtype):
-            frame[c] = col.cat.add_categories([token]).fillna(token)
+            if not all(isinstance(v, str) for v in col.cat.categories):   # text, as below
+                col = col.cat.rename_categories([str(v) for v in col.cat.categories])
+            if token not in col.cat.categories:     # a declared order may list it already
+                col = col.cat.add_categories([token])
+            frame[c] = col.fillna(token)
         elif pd.api.types.is_string_dtype(col.dtype) and not pd.api.types.is_object_dtype(col):
             frame[c] = col.fillna(token)
         else:       # the column becomes text (booleans 'True', 'False'), the token a value
