@@ -264,6 +264,7 @@ def test_every_msa_release_with_a_missing_category_is_k_anonymous_and_t_close(n,
 @given(n=st.integers(30, 120), k=st.integers(2, 5), rate=st.sampled_from([0.0, 0.1, 0.4]),
        seed=st.integers(0, 10 ** 6))
 @settings(max_examples=20, deadline=None)
+@pytest.mark.filterwarnings("ignore::anonset.SuppressionWarning")    # suppress=True: named
 def test_every_lgb_release_with_a_missing_category_holds_its_model(n, k, rate, seed):
     df = survey(n, seed, rate=rate)
     res = lgb(df, qi=["sex", "region"], sensitive=["smoker"], k=k, l=2, missing="category",
