@@ -41,7 +41,8 @@ def register(sub) -> None:
         "epsilon.  Exit code 0 only when the table conforms and no risk is found (PASSED); "
         "1 when it FAILED or RISKS FOUND.")
     p.add_argument("input", metavar="PUBLISHED", help="published table (.parquet, or .csv with "
-                   "its .anonset.json), or an lgb / msa-anonymize release written as .parquet")
+                   "its .anonset.json), of any anonset publishing command (anonymize, "
+                   "semantic-anonymize, lgb, msa-anonymize)")
     p.add_argument("--original", metavar="ORIG", help="the original table (data holder side)")
     p.add_argument("--missing", choices=("error", "category"), default=None,
                    help="missing values in --original: as published (default: the policy the "

@@ -36,8 +36,8 @@ def register(sub) -> None:
         "marginals), or for lgb and msa-anonymize releases the class sizes and the "
         "information loss.  See docs/report.md.")
     p.add_argument("input", metavar="PUBLISHED",
-                   help="the release: a set table (.parquet, or .csv with its .anonset.json) "
-                        "or an lgb / msa-anonymize output (.parquet)")
+                   help="the release of any publishing command: a set table or an lgb / "
+                        "msa-anonymize output (.parquet, or .csv with its .anonset.json)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.html", help="the page")
     p.add_argument("--original", metavar="ORIG", help="the original table (data holder side)")
     p.add_argument("--pairs", metavar="A:B,C:D",
