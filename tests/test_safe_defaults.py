@@ -594,6 +594,15 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
                  "--drop", "wave", "--config", str(tmp_path / "c.json"), *common]) == 0
     p4 = anonset.read_parquet(tmp_path / "p4.parquet")
     assert p4.info["params"] == "given" and np.array_equal(p4.mask("job"), p2.mask("job"))
+    # a domain the earlier release declared and this one does not: the line
+    # says the earlier release holds it (declare it again, the same)
+    i = common.index(f"town={tmp_path / 'towns.txt'}")
+    partial = common[:i - 1] + common[i + 1:]              # without --domain town=...
+    assert main(["anonymize", str(tmp_path / "w2.csv"), "-o", str(tmp_path / "p6.parquet"),
+                 "--drop", "wave", "--params-from", str(tmp_path / "p1.parquet"), *partial]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and not (tmp_path / "p6.parquet").exists()
+    assert "p1.parquet' holds the domain of ['town']: declare it again, the same" in err, err
     # a release without a column's parameters: exit 2, one line, no output
     df.assign(extra=df.job).to_csv(tmp_path / "w3.csv", index=False)
     assert main(["anonymize", str(tmp_path / "w3.csv"), "-o", str(tmp_path / "p3.parquet"),

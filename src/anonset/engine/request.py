@@ -314,11 +314,18 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
         inferred = [c.name for c in drafts.values() if c.role == "sensitive"
                     and (c.inferred or (c.domain is None and c.bins is None))]
         if inferred:
+            # a series' earlier release fixed them: say so (they are declared
+            # again, the same, and the plan checks that they are)
+            held = [c for c in inferred if opts.prior is not None
+                    and c in (opts.prior.domains or {})]
+            again = (f"; {opts.prior.where} holds the domain{'s' if len(held) > 1 else ''} of "
+                     f"{held}: declare {'them' if len(held) > 1 else 'it'} again, the same"
+                     if held else "")
             raise InputError(f"needs a declared domain for every sensitive column; "
                              f"{inferred} would be read off this release's data, and a value "
                              f"that appears or disappears between releases redraws every set "
-                             f"of the column (releases then intersect to the true values)",
-                             param="record_id", file=file,
+                             f"of the column (releases then intersect to the true values)"
+                             + again, param="record_id", file=file,
                              expected="{@domains}, {@bins} or {@hierarchies} for each (in "
                                       "Python also a pandas Categorical or a Polars Enum)")
     for c in drafts.values():
