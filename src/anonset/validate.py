@@ -579,8 +579,15 @@ def first_nested(col, *, binary: bool = False):
     bad = next((v for v in col if isinstance(v, kinds)), None)
     if bad is None:
         return None
-    shown = repr(bad.tolist() if isinstance(bad, np.ndarray) else bad)
-    return bad, shown[:40] + ("..." if len(shown) > 40 else "")
+    return bad, cell_text(bad)
+
+
+def cell_text(value, width: int = 40) -> str:
+    """A cell as a message shows it: its repr (an array's as a list), cut
+    to ``width`` characters with '...'."""
+    import numpy as np
+    shown = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return shown[:width] + ("..." if len(shown) > width else "")
 
 
 def check_plain_values(frame, columns, *, file=None) -> None:

@@ -101,11 +101,11 @@ def arrow_column(col: pd.Series, name, *, file=None):
     try:
         return pa.array(col, from_pandas=True)
     except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        from ..validate import cell_text
         first = next((v for v in col
                       if not (v is None or (isinstance(v, float) and v != v))), None)
-        shown = repr(first.tolist() if isinstance(first, np.ndarray) else first)
         raise InputError(f"holds values Parquet cannot store as they are read (e.g. "
-                         f"{shown[:40]}{'...' if len(shown) > 40 else ''}; an Arrow map is read "
+                         f"{cell_text(first)}; an Arrow map is read "
                          "as a list of (key, value) pairs)", column=str(name), file=file,
                          expected="the column converted first (e.g. to JSON text) or dropped") \
             from None
