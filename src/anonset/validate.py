@@ -471,20 +471,25 @@ def _missing_category(frame, per: dict, token, *, file=None):
                              file=file, expected="imputed values, or {@missing='drop'} to leave "
                                                  "those rows out (the summary, the metadata "
                                                  "and the audit say how many)")
-        if (col[~na].astype(str) == token).any():
+        # the column as text (booleans 'True', 'False'), its missing cells still missing
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            if not all(isinstance(v, str) for v in col.cat.categories):
+                col = col.cat.rename_categories([str(v) for v in col.cat.categories])
+        elif pd.api.types.is_object_dtype(col.dtype) and \
+                pd.api.types.infer_dtype(col, skipna=True) != "string":
+            col = col.map(str, na_action="ignore")
+        if bool((col == token).any()):
             raise InputError(f"holds the value {token!r}, which is the missing-value token, and "
                              f"has {n:,} missing cell(s): the two would publish as one value",
                              column=c, file=file, expected="another {@missing_token}")
         if isinstance(col.dtype, pd.CategoricalDtype):
-            if not all(isinstance(v, str) for v in col.cat.categories):   # text, as below
-                col = col.cat.rename_categories([str(v) for v in col.cat.categories])
             if token not in col.cat.categories:     # a declared order may list it already
                 col = col.cat.add_categories([token])
             frame[c] = col.fillna(token)
-        elif pd.api.types.is_string_dtype(col.dtype) and not pd.api.types.is_object_dtype(col):
+        elif pd.api.types.is_object_dtype(col.dtype):
+            frame[c] = col.where(~na, token)
+        else:
             frame[c] = col.fillna(token)
-        else:       # the column becomes text (booleans 'True', 'False'), the token a value
-            frame[c] = col.astype(object).map(str).where(~na, token)
     return frame, {"policy": "category", "token": token, "columns": dict(per)}
 
 
