@@ -125,13 +125,9 @@ def anatomy(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
         To accept l = 1, at which a group may hold one row and so tell its
         value (published in the clear); refused otherwise.  The metadata
         (``clear``) names it.
-    missing : None (default), 'category' or 'drop'
-        A missing cell in a QID or the sensitive column is refused; 'category'
-        publishes it as the value ``missing_token`` (default '?'), a value of
-        its own; 'drop' leaves its row out (:func:`anonset.validate.apply_missing`,
-        as msa and LGB; the metadata records ``missing``).
-    missing_token : str
-        The value of a missing cell under ``missing='category'``.
+    missing, missing_token
+        As :func:`anonset.partition.baselines.mondrian` (a missing cell refused,
+        published as a value of its own, or its row left out).
 
     Returns
     -------
