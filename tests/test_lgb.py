@@ -429,14 +429,47 @@ def test_flags_inputs_and_errors():
         run(df, None, 3, 2, "mdp")
     with pytest.raises(ValueError, match="shape"):
         run(df, arr[:, :2], 3, 2, "mdp")
-    with pytest.raises(ValueError, match="not yes/no"):
+    with pytest.raises(ValueError, match=r"holds 'maybe' among the flags of 'age'; expected "
+                                         r"yes/no, true/false or 1/0"):
         run(df, {"age": ["maybe"] * 80, "job": flags["job"], "sex": flags["sex"]}, 3, 2, "mdp")
+    # an empty or missing flag is not a 'no' (which would publish the cell
+    # generalized, as a QI value): refused, naming the flag column
+    yn = {a: flags[a].map({True: "yes", False: "no"}) for a in flags.columns}
+    for blank in ("", " ", None):
+        col = yn["job"].copy()
+        col.iloc[5] = blank
+        frame = df.assign(job_flag=col)
+        with pytest.raises(ValueError, match=r"column 'job_flag': holds 1 missing or empty "
+                                             r"flag\(s\) of 'job' \(first at row 6\).*safest "
+                                             r"flagged yes"):
+            run(frame, {"age": yn["age"], "job": "job_flag", "sex": yn["sex"]}, 3, 2, "mdp")
     with pytest.raises(ValueError, match="method"):
         run(df, flags, 3, 2, "median")
     with pytest.raises(ValueError, match="k: got 0"):
         run(df, flags, 0, 2, "mdp")
     with pytest.raises(ValueError, match="not a column of the data"):
         L.lgb(df, qi=["nope"], k=2)
+
+
+def test_the_cli_refuses_an_unknown_flag_in_one_line(tmp_path, capsys):
+    from anonset.cli import main
+    rng = np.random.default_rng(0)
+    n = 200
+    df = pd.DataFrame({"id": range(n), "age": rng.integers(20, 60, n),
+                       "sex": rng.choice(["f", "m"], n), "hiv": rng.choice(["a", "b", "c", "d"], n),
+                       "hiv_flag": rng.choice(["yes", "no", None], n)})
+    df.to_csv(tmp_path / "fl.csv", index=False)
+    out = tmp_path / "o.csv"
+    argv = ["lgb", str(tmp_path / "fl.csv"), "-o", str(out), "--qi", "age,sex",
+            "--semi-sensitive", "hiv", "--flags", "hiv=hiv_flag", "--identifier", "id",
+            "--k", "3", "--l", "2"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    n_none = int(df.hiv_flag.isna().sum())
+    assert err.count("\n") == 1 and not out.exists()
+    assert f"fl.csv': column 'hiv_flag': holds {n_none} missing or empty flag(s) of 'hiv'" in err
+    df.assign(hiv_flag=df.hiv_flag.fillna("yes")).to_csv(tmp_path / "fl.csv", index=False)
+    assert main(argv) == 0
 
 
 def test_draw_flags_density_and_seed():

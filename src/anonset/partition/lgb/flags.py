@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 _YES = {"yes", "y", "true", "t", "1", "sensitive", "s"}
-_NO = {"no", "n", "false", "f", "0", "qi", "q", ""}
+_NO = {"no", "n", "false", "f", "0", "qi", "q"}     # an empty flag is not a 'no': refused
 
 
 def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd.DataFrame:
@@ -60,22 +60,39 @@ def experiment_generator(seed, purpose: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.tolist())))
 
 
-def _flag_values(x, name: str) -> np.ndarray:
+def _flag_values(x, name: str, column: str | None = None) -> np.ndarray:
+    """One semi-sensitive attribute's flags as booleans.  ``column``: the
+    flag column they came from (named in messages)."""
+    from ...validate import InputError, row_name
+    where = dict(column=column) if column is not None else dict(param="flags")
     s = pd.Series(x)
     if pd.api.types.is_bool_dtype(s.dtype):
         return s.to_numpy(dtype=bool)
-    if s.isna().any():
-        raise ValueError(f"flags of {name!r} have missing values")
+    unknown = s.isna().to_numpy()
+    if not pd.api.types.is_numeric_dtype(s.dtype):
+        unknown = unknown | (s.astype(str).str.strip() == "").to_numpy()
+    if unknown.any():
+        # whether the person counts the value as sensitive is not known: never
+        # read as a 'no' (that would publish it generalized, as a QI value)
+        raise InputError(f"holds {int(unknown.sum()):,} missing or empty flag(s) of {name!r} "
+                         f"(first at {row_name(int(np.flatnonzero(unknown)[0]))}): whether those "
+                         "cells are sensitive is not known", **where,
+                         expected="a flag in every row: yes/no, true/false or 1/0 (a cell "
+                                  "whose flag is unknown is safest flagged yes: its value is "
+                                  "then bucketized)")
     if pd.api.types.is_numeric_dtype(s.dtype):
         v = s.to_numpy()
         if not np.isin(v, (0, 1)).all():
-            raise ValueError(f"flags of {name!r} must be 0/1, yes/no or true/false")
+            bad = v[~np.isin(v, (0, 1))][0].item()
+            raise InputError(f"holds {bad!r} among the flags of {name!r}", **where,
+                             expected="0/1, yes/no or true/false")
         return v.astype(bool)
     low = s.astype(str).str.strip().str.lower()
     yes, no = low.isin(_YES), low.isin(_NO)
     if not (yes | no).all():
         bad = s[~(yes | no)].iloc[0]
-        raise ValueError(f"flags of {name!r}: {bad!r} is not yes/no, true/false or 1/0")
+        raise InputError(f"holds {bad!r} among the flags of {name!r}", **where,
+                         expected="yes/no, true/false or 1/0")
     return yes.to_numpy()
 
 
@@ -107,9 +124,11 @@ def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
     if extra:
         raise ValueError(f"flags: {extra} are not semi-sensitive attributes {semi}")
     out = np.empty((n, len(semi)), dtype=bool)
+    named = dict(flags) if isinstance(flags, Mapping) else {}
     for j, a in enumerate(semi):
         v = _flag_values(np.asarray(cols[a]) if not isinstance(cols[a], pd.Series)
-                         else cols[a].reset_index(drop=True), a)
+                         else cols[a].reset_index(drop=True), a,
+                         named[a] if isinstance(named.get(a), str) else None)
         if v.shape != (n,):
             raise ValueError(f"flags of {a!r}: expected {n} values, got {v.shape[0]}")
         out[:, j] = v
