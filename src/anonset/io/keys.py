@@ -419,8 +419,14 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.n
     from ..engine.stats import missing_text
     vals = np.asarray(values, dtype=object)
     miss = missing_text(vals) if text else pd.isna(vals)
+    if pd.api.types.infer_dtype(vals, skipna=True) not in ("integer", "floating", "empty"):
+        # an empty or blank id is a placeholder, not an id: taken as one, it
+        # would make every row that holds it one record, whose equal values
+        # share one set (equal sets would then tell equal values)
+        miss = miss | np.fromiter((isinstance(v, str) and not v.strip() for v in vals),
+                                  dtype=bool, count=len(vals))
     if miss.any():
-        raise InputError(f"has {int(miss.sum()):,} missing value(s)", param="record_id",
+        raise InputError(f"has {int(miss.sum()):,} missing or empty value(s)", param="record_id",
                          column=column, file=file, expected="one stable id per record")
     ints = _whole_ints(vals)
     if ints is not None:
