@@ -948,6 +948,23 @@ def test_the_summary_of_a_wide_file_names_ten_dropped_columns(tmp_path, capsys):
     assert [c for c, r in info["roles"].items() if r == "drop"] == list(cols)
 
 
+def test_a_value_with_set_notation_is_refused_in_csv_naming_the_output(tmp_path, capsys):
+    # '{a|b}' is how a CSV set table writes a set: a value holding '|' (or a
+    # brace) cannot be told from two values; Parquet stores it
+    df = pd.DataFrame({"job": ["a|b", "c", "d", "e"] * 20, "town": ["x", "y"] * 40})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    base = ["anonymize", tmp_path / "in.csv", "--sensitive", "job", "--exact", "town",
+            "--l", "2"]
+    rc, cap = run([*base, "-o", tmp_path / "o.csv"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1, cap.err
+    assert "o.csv': -o: column 'job': has the value 'a|b'" in cap.err
+    assert "expected Parquet output for such values" in cap.err
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "o.csv.anonset.json").exists()
+    rc, cap = run([*base, "-o", tmp_path / "o.parquet"], capsys)
+    assert rc == 0, cap.err
+    assert "a|b" in anonset.read_parquet(tmp_path / "o.parquet").schema["job"].domain
+
+
 def test_semantic_anonymize_reads_its_domain_from_a_file_as_anonymize_does(data, tmp_path,
                                                                           capsys):
     # a file path was read as a one-value inline domain: "l = 2 exceeds the

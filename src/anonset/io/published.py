@@ -404,6 +404,7 @@ class CsvSink:
                 self.f.close()
                 raise InputError(f"has the value {bad[0]!r}, which holds one of '{{', '|', '}}' "
                                  "that the CSV set notation reserves", column=a.name,
+                                 param="output", file=final,
                                  expected="Parquet output for such values")
             # a set cell starts with '{'; a plain (exact) value may need escaping
             self.labels[a.name] = csv_escape(labels) if a.role == "exact" else labels
