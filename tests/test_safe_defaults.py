@@ -2362,3 +2362,36 @@ def test_a_partition_audit_with_the_original_measures_the_recodes_again(method, 
                                    "allowed: allow_recode)"), row["message"]
     note = rep[(rep["check"] == "recode") & (rep["attribute"] == "note")]
     assert note["status"].tolist() == ["pass"], note
+
+
+@pytest.mark.parametrize("method", ["msa", "lgb"])
+def test_a_partition_audit_names_a_shared_id_the_user_allowed(method, tmp_path):
+    """The audit of an msa or LGB release said nothing of the user's
+    allow_shared_id (the set tables' audit did), and spoke of sets drawn
+    independently, words of the set tables: a partition release groups the
+    rows, and one person's rows count as several people in a group."""
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    from anonset.msa import anonymize_msa
+    from anonset.partition.lgb import lgb
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"household": np.arange(n) // 3, "sex": rng.choice(["f", "m"], n),
+                       "region": rng.choice(list("nsew"), n), "job": rng.choice(list("abcd"), n)})
+    kw = dict(identifiers=["household"], seed=SEED)
+    if method == "msa":
+        def run(**more):
+            return anonymize_msa(df, ["sex", "region"], ["job"], 5, 0.4, **kw, **more)
+    else:
+        def run(**more):
+            return lgb(df, qi=["sex", "region"], sensitive=["job"], k=4, l=2, **kw, **more)
+    with pytest.raises(InputError, match=r"the risk named: allow_shared_id=\['household'\]"):
+        run()
+    res = run(allow_shared_id=["household"])
+    res.write(tmp_path / "r.parquet")
+    report = audit_partition(open_release(tmp_path / "r.parquet"), df).report
+    row = report.checks.query("check == 'shared_id'").iloc[0]
+    assert (row.attribute, row.status) == ("household", "warn")
+    assert "a group of k rows may hold fewer than k people" in row.message, row.message
+    assert "sets were drawn" not in row.message
+    assert row.message.endswith("(published as the user allowed: allow_shared_id)"), row.message

@@ -129,7 +129,8 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
     key_risks(info, rows.add)
     order_risks(info, rows.add)
     dropped_row_risks({"missing": meta.get("missing")}, rows.add)
-    shared_id_risks({"shared_ids": meta.get("shared_ids")}, rows.add,
+    shared_id_risks({"shared_ids": meta.get("shared_ids"),
+                     "shared_ids_allowed": meta.get("shared_ids_allowed")}, rows.add,
                     model={"name": "partition"})
     ids = meta.get("ids")
     if ids == "input row numbers":

@@ -488,10 +488,13 @@ def shared_id_risks(info, add, model=None) -> None:
             remedy = (f"{method} releases have no persistent key: publish one row per person"
                       if method else
                       "a key file and the person's id as record id give them one set per value")
+            how = ("a group of k rows may hold fewer than k people, and the groups that hold "
+                   "one person's rows narrow down the person's values" if method == "partition"
+                   else "their sets were drawn independently and intersect toward the "
+                   "person's true values wherever the rows can be linked")
             add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
-                "one person's (panel waves, visits), their sets were drawn independently and "
-                "intersect toward the person's true values wherever the rows can be linked "
-                f"({remedy}: docs/security.md)" + allowed)
+                f"one person's (panel waves, visits), {how} ({remedy}: docs/security.md)"
+                + allowed)
 
 
 def attack_risks(att, add) -> None:
