@@ -965,6 +965,92 @@ def test_a_value_with_set_notation_is_refused_in_csv_naming_the_output(tmp_path,
     assert "a|b" in anonset.read_parquet(tmp_path / "o.parquet").schema["job"].domain
 
 
+@pytest.mark.parametrize("cmd", ["msa-anonymize", "lgb", "semantic-anonymize"])
+def test_the_partition_and_semantic_commands_read_a_config_file(cmd, tmp_path, capsys):
+    """--config was anonymize's alone: a wide survey's roles, a model and a
+    hierarchy could not be kept in a file for msa, lgb and semantic.  The
+    file's keys are the command's long options; the release equals the one
+    from the same options on the command line; the command line wins for an
+    option of one value; paths are relative to the file."""
+    import json
+    rng = np.random.default_rng(2)
+    n = 300
+    df = pd.DataFrame({"id": np.arange(n), "sex": rng.choice(["f", "m"], n),
+                       "town": rng.choice(["x", "y", "z", "w"], n),
+                       "job": rng.choice(["a", "b", "c", "d"], n),
+                       "edu": rng.choice(["e1", "e2", "e3", "e4", "e5"], n),
+                       "note": [f"n{i % 7}" for i in range(n)]})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "town.csv").write_text("x;xy;*\ny;xy;*\nz;zw;*\nw;zw;*\n")
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    if cmd == "msa-anonymize":
+        conf = {"qi": ["sex", "town"], "sa": ["job", "edu"], "identifier": ["id"],
+                "drop": ["note"], "k": 5, "t": 0.4, "hierarchy": {"town": "town.csv"}}
+        flags = ["--qi", "sex,town", "--sa", "job,edu", "--identifier", "id", "--drop", "note",
+                 "--k", "5", "--t", "0.4", "--hierarchy", f"town={tmp_path / 'cfg' / 'town.csv'}"]
+    elif cmd == "lgb":
+        conf = {"qi": ["sex", "town"], "sensitive": ["job"], "identifiers": ["id"],
+                "drop": ["note", "edu"], "k": 4, "l": {"job": 2},
+                "hierarchies": {"town": "town.csv"}, "keep_order": False}
+        flags = ["--qi", "sex,town", "--sensitive", "job", "--identifier", "id", "--drop",
+                 "note,edu", "--k", "4", "--l", "job=2",
+                 "--hierarchy", f"town={tmp_path / 'cfg' / 'town.csv'}"]
+    else:
+        conf = {"sensitive": "edu", "l": 2, "d": 1, "qids": ["sex", "town"], "identifier": ["id"],
+                "drop": ["note", "job"], "domain": ["e1", "e2", "e3", "e4", "e5"]}
+        flags = ["--sensitive", "edu", "--l", "2", "--d", "1", "--qids", "sex,town",
+                 "--identifier", "id", "--drop", "note,job", "--domain", "e1,e2,e3,e4,e5"]
+    cfg = tmp_path / "cfg" / "c.json"
+    cfg.write_text(json.dumps(conf))
+    out = [tmp_path / f"o{i}.parquet" for i in range(3)]
+    rc, cap = run([cmd, src, "-o", out[0], "--config", cfg, *seed], capsys)
+    assert rc == 0, cap.err
+    rc, cap = run([cmd, src, "-o", out[1], *flags, *seed], capsys)
+    assert rc == 0, cap.err
+    assert pd.read_parquet(out[0]).equals(pd.read_parquet(out[1]))
+    # the command line wins for an option of one value
+    one = {"msa-anonymize": ["--k", "10"], "lgb": ["--k", "8"],
+           "semantic-anonymize": ["--l", "3"]}[cmd]
+    rc, cap = run([cmd, src, "-o", out[2], "--config", cfg, *one, *seed], capsys)
+    assert rc == 0, cap.err
+    if cmd == "semantic-anonymize":
+        assert anonset.read_parquet(out[2]).model["l"] == 3
+    else:
+        assert f"k={one[1]}" in cap.out
+    # and adds to an option that repeats: a second role for a column is refused
+    rc, cap = run([cmd, src, "-o", tmp_path / "x.parquet", "--config", cfg, "--identifier",
+                   "note", *seed], capsys)
+    assert rc == 2 and "column 'note': is named by both" in cap.err, cap.err
+    # refused in one line, nothing written: a seed, a misspelt key, a switch
+    # that is not true or false, the file as the output
+    for bad, said in (({"seed": "d1f3a8c04e9b27f65a0c3e81b7d9f246"}, "key 'seed': a seed is "
+                       "key material"),
+                      ({"identifer": ["id"]}, "unknown key 'identifer' (did you mean "
+                       "'identifier'?)"),
+                      ({"keep_order": "yes"}, "'keep_order': expected true or false")):
+        (tmp_path / "bad.json").write_text(json.dumps({**conf, **bad}))
+        rc, cap = run([cmd, src, "-o", tmp_path / "x.parquet", "--config", tmp_path / "bad.json"],
+                      capsys)
+        assert rc == 2 and cap.err.count("\n") == 1 and said in cap.err, cap.err
+    rc, cap = run([cmd, src, "-o", cfg, "--config", cfg, *seed], capsys)
+    assert rc == 2 and "the output is the configuration file" in cap.err
+    assert json.loads(cfg.read_text()) == conf and not (tmp_path / "x.parquet").exists()
+
+
+def test_a_column_named_like_a_command_is_not_taken_for_one(data, tmp_path, capsys):
+    # anonymize's own --config, with a column called 'lgb' in the arguments
+    _, src = data
+    frame = pd.read_csv(src).rename(columns={"note": "lgb"})
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "c.json").write_text('{"l": 2}')
+    rc, cap = run(["anonymize", tmp_path / "in.csv", "-o", tmp_path / "o.parquet",
+                   "--identifier", "id", "--bins", BINS, "--sensitive", "age,job,city",
+                   "--drop", "lgb", "--config", tmp_path / "c.json"], capsys)
+    assert rc == 0, cap.err
+
+
 def test_semantic_anonymize_reads_its_domain_from_a_file_as_anonymize_does(data, tmp_path,
                                                                           capsys):
     # a file path was read as a one-value inline domain: "l = 2 exceeds the

@@ -165,6 +165,14 @@ def main(argv=None) -> int:
         Arguments without the program name (default: ``sys.argv[1:]``).
     """
     parser = build_parser()
+    from .option_file import check_not_config, with_config
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = with_config(parser, argv)       # --config of msa-anonymize, lgb, semantic-anonymize
+    except ValueError as e:
+        cmd = next((a for a in argv if not a.startswith("-")), "")
+        print(f"anonset {cmd}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:            # --help, --version, usage errors
@@ -174,6 +182,7 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     where = f"anonset {args.command}"
     try:
+        check_not_config(args)
         with _signals(), _logging(args.quiet, args.verbose):
             return args.func(args)
     except (KeyboardInterrupt, _Signal) as e:

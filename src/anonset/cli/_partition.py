@@ -33,6 +33,8 @@ def add_io_arguments(p, output_help: str) -> None:
                    help="output format (default: from the output's extension)")
     p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from the input's extension)")
+    from .option_file import add_config
+    add_config(p)
 
 
 def add_role_arguments(group, *, other_aliases=()) -> None:

@@ -30,7 +30,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["load_config", "merge", "parse_bins", "read_domain_file", "CONFIG_KEYS", "ConfigError"]
+__all__ = ["load_config", "read_raw", "merge", "parse_bins", "read_domain_file", "CONFIG_KEYS",
+           "ConfigError"]
 
 #: key -> expected kind: 'names' (list of column names), 'model' (number or
 #: {column: number}), 'ground' (name or {column: name}), 'bins' ({column:
@@ -73,22 +74,7 @@ def load_config(path) -> dict:
     """
     path = Path(path)
     where = str(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {where!r} does not exist")
-    text = path.read_text(encoding="utf-8-sig")
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"config {where!r}: invalid JSON at line {e.lineno}: {e.msg}") from None
-    elif suffix == ".toml":
-        raw = _load_toml(text, where)
-    else:
-        raise ConfigError(f"config {where!r}: unknown format {suffix or '(no suffix)'!r}; "
-                          "use a .json or .toml file")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"config {where!r}: the top level must be a table/object of options")
+    raw = read_raw(path)
     base = path.resolve().parent
     out: dict[str, Any] = {}
     for key, value in raw.items():
@@ -107,6 +93,30 @@ def load_config(path) -> dict:
             raise ConfigError(f"config {where!r}: key {key!r} is given twice")
         out[canon] = _check(CONFIG_KEYS[canon], value, f"config {where!r}: {key!r}", base)
     return out
+
+
+def read_raw(path) -> dict:
+    """The top-level table of a JSON (``.json``) or TOML (``.toml``) file,
+    unchecked; :class:`ConfigError` names the file where it cannot be read."""
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {where!r} does not exist")
+    text = path.read_text(encoding="utf-8-sig")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"config {where!r}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    elif suffix == ".toml":
+        raw = _load_toml(text, where)
+    else:
+        raise ConfigError(f"config {where!r}: unknown format {suffix or '(no suffix)'!r}; "
+                          "use a .json or .toml file")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {where!r}: the top level must be a table/object of options")
+    return raw
 
 
 def _load_toml(text: str, where: str) -> dict:

@@ -205,6 +205,8 @@ def register(sub) -> None:
                    help="the sensitive column, to accept --l 1, whose sets are the true values "
                         "(published in the clear); refused otherwise")
     A.add_allow_shared_id(p)
+    from .option_file import add_config
+    add_config(p)
     p.add_argument("--domain", metavar="PATH.txt|A,B,...",
                    help="declared ordered domain of the sensitive column: a file with one "
                         "value per line, or the values inline, comma-separated")
