@@ -95,6 +95,11 @@ def test_apply_missing_fills_counts_and_refuses_what_it_must():
         apply_missing(clash, ["health"], "category")
     with pytest.raises(InputError, match=r"missing_token: got ''"):
         apply_missing(df, ["health"], "category", token="")
+    # a token without the category would be ignored: refused, as publish does
+    for policy in (None, "error", "drop"):
+        with pytest.raises(InputError, match=r"missing_token: is 'NA', which only "
+                                             r"missing='category' uses"):
+            apply_missing(df, ["health"], policy, token="NA")
     # nothing missing: nothing changes, the record lists no column
     out, rec = apply_missing(df, ["sex"], "category")
     assert out is df and rec["columns"] == {}
@@ -304,6 +309,8 @@ def test_the_baselines_take_the_same_missing_category(method):
         assert "NA" in rel.domains["health"]
         with pytest.raises(InputError, match=r"missing: got 'drop'"):
             run(missing="drop")           # Rating keeps every row, as paper 000 does
+        with pytest.raises(InputError, match=r"missing_token: is 'NA', which only"):
+            run(missing_token="NA")       # it would be ignored
         return
     assert "NA" in rel.domains["health"] and "NA" in rel.domains["region"]
     held = (rel.st["health"] if rel.st is not None else rel.table["health"]).astype(str)

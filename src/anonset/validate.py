@@ -435,6 +435,9 @@ def apply_missing(frame, columns, missing, *, token: str = "?", file=None):
     published column; the summary and the audit say so."""
     policy = check_choice("error" if missing is None else missing, "missing",
                           ("error", "category", "drop"))
+    if token != "?" and policy != "category":       # it would be ignored: refused, as publish does
+        raise InputError(f"is {token!r}, which only {{@missing='category'}} uses",
+                         param="missing_token", expected="{@missing='category'} with it, or no {@missing_token}")
     columns = list(columns)
     if policy == "error":
         check_no_missing(frame, columns, file=file)

@@ -241,6 +241,10 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     # only read below: a copy of a large frame costs more than the release
     frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
     check_choice(missing, "missing", ("error", "category"))
+    if missing_token != "?" and missing != "category":     # it would be ignored: refused
+        raise InputError(f"is {missing_token!r}, which only {{@missing='category'}} uses",
+                         param="missing_token",
+                         expected="{@missing='category'} with it, or no {@missing_token}")
     if schema is None:
         schema = Schema.infer(frame[attrs], sensitive=attrs, missing=missing,
                               missing_token=missing_token)
