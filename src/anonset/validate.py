@@ -474,26 +474,59 @@ def _missing_category(frame, per: dict, token, *, file=None):
                              file=file, expected="imputed values, or {@missing='drop'} to leave "
                                                  "those rows out (the summary, the metadata "
                                                  "and the audit say how many)")
-        # the column as text (booleans 'True', 'False'), its missing cells still missing
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            if not all(isinstance(v, str) for v in col.cat.categories):
-                col = col.cat.rename_categories([str(v) for v in col.cat.categories])
-        elif pd.api.types.is_object_dtype(col.dtype) and \
-                pd.api.types.infer_dtype(col, skipna=True) != "string":
-            col = col.map(str, na_action="ignore")
+        col = _as_text(col)
         if bool((col == token).any()):
             raise InputError(f"holds the value {token!r}, which is the missing-value token, and "
                              f"has {n:,} missing cell(s): the two would publish as one value",
                              column=c, file=file, expected="another {@missing_token}")
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            if token not in col.cat.categories:     # a declared order may list it already
-                col = col.cat.add_categories([token])
-            frame[c] = col.fillna(token)
-        elif pd.api.types.is_object_dtype(col.dtype):
-            frame[c] = col.where(~na, token)
-        else:
-            frame[c] = col.fillna(token)
+        frame[c] = _filled(col, token)
     return frame, {"policy": "category", "token": token, "columns": dict(per)}
+
+
+def _as_text(col):
+    """A column as text (booleans 'True', 'False'), its missing cells still
+    missing: pandas' string dtypes and text categories as they are."""
+    import pandas as pd
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        if all(isinstance(v, str) for v in col.cat.categories):
+            return col
+        return col.cat.rename_categories([str(v) for v in col.cat.categories])
+    if pd.api.types.is_string_dtype(col.dtype) and not pd.api.types.is_object_dtype(col.dtype):
+        return col
+    col = col.astype(object)        # object, nullable or Arrow booleans, other extensions
+    if pd.api.types.infer_dtype(col, skipna=True) == "string":
+        return col
+    return col.map(str, na_action="ignore")
+
+
+def _filled(col, token):
+    """A text column (:func:`_as_text`) with ``token`` in its missing cells."""
+    import pandas as pd
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        if token not in col.cat.categories:     # a declared order may list it already
+            col = col.cat.add_categories([token])
+        return col.fillna(token)
+    if pd.api.types.is_object_dtype(col.dtype):
+        return col.where(col.notna(), token)
+    return col.fillna(token)
+
+
+def as_published(frame, record):
+    """The original's columns as a release made with missing='category'
+    published them (``record``: its metadata's ``missing``, with the columns
+    it filled): text, with the token in the missing cells; the same for
+    every chunk of a file, whether it holds a missing cell or not.  Other
+    records leave ``frame`` as it is."""
+    if not isinstance(record, dict) or record.get("policy") != "category" \
+            or not record.get("columns"):
+        return frame
+    cols = [c for c in record["columns"] if c in frame.columns]
+    if not cols:
+        return frame
+    frame = frame.copy()
+    for c in cols:
+        frame[c] = _filled(_as_text(frame[c]), record.get("token", "?"))
+    return frame
 
 
 def check_token_declared(record, declared, *, file=None) -> None:

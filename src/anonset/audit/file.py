@@ -110,7 +110,7 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
     check_original_columns(names, cols,
                            file=None if isinstance(original, pd.DataFrame) else original)
     from ..engine import cast_text
-    from ..validate import missing_rows
+    from ..validate import as_published, missing_rows
     csv = False
     if isinstance(original, pd.DataFrame):
         chunks = (original.iloc[i:i + chunk_rows].reset_index(drop=True)
@@ -133,6 +133,7 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
             gone = missing_rows(chunk, names)[0]
             if gone.any():
                 chunk = chunk.loc[~gone].reset_index(drop=True)
+        chunk = as_published(chunk, opts.category)      # missing='category' of semantic
         yield encode(chunk, header.schema, columns=names, missing=opts.missing), chunk
 
 

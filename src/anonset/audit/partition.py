@@ -431,8 +431,8 @@ def _kept_rows(meta: dict, original):
         return original
     cols = [c for c in (record.get("columns") or {}) if c in original.columns]
     if record["policy"] == "category":
-        from ..validate import apply_missing
-        return apply_missing(original, cols, "category", token=record.get("token", "?"))[0]
+        from ..validate import as_published
+        return as_published(original, record)
     from ..validate import missing_rows
     gone = missing_rows(original, cols)[0]
     return original.loc[~gone].reset_index(drop=True) if gone.any() else original

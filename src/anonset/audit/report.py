@@ -257,6 +257,10 @@ class Options:
     #: the publisher left the rows with a missing cell out (missing='drop'):
     #: the original's such rows are left out before it is compared
     drop: bool = False
+    #: the publisher made the columns it names text with a missing-value
+    #: token (semantic diversity's missing='category': ``info['missing']``):
+    #: the original's are made so before it is compared
+    category: dict | None = None
 
     @classmethod
     def resolve(cls, table, *, missing=None, aligned=None, z_max=4.0, closeness_margin=0.01):
@@ -284,16 +288,22 @@ class Options:
             semantic = (sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]),
                         int(m["l"]), float(m["d"]))
         other = tuple(a.name for a in table.schema if a.role == "other")
-        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin, drop)
+        recorded = info.get("missing")
+        category = recorded if isinstance(recorded, dict) and recorded.get("columns") \
+            and recorded.get("policy") == "category" else None
+        return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin, drop,
+                   category)
 
     def kept(self, original, names, *, file=None):
         """The original's rows the publication holds: all of them, or those
         with a value in every published column where the publisher left the
         others out (missing='drop')."""
-        if not self.drop or original is None:
+        if original is None or not (self.drop or self.category):
             return original
         from ..io.tables import as_frame
-        from ..validate import apply_missing
+        from ..validate import apply_missing, as_published
+        if self.category:
+            return as_published(as_frame(original), self.category)
         return apply_missing(as_frame(original), names, "drop", file=file)[0]
 
     def pairs(self, table, columns) -> list:

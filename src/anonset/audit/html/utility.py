@@ -135,12 +135,16 @@ def check_methods(methods, semantic: bool):
 
 # --------------------------------------------------------------- true counts
 def true_crosstabs_file(path, schema, attribute_sets, *, chunk_rows: int, fmt=None,
-                        progress=None, dropped=()) -> dict:
+                        progress=None, dropped=(), category=None) -> dict:
     """True counts of several attribute sets of an original file in one
     pass, with the published domains and the engine's typing of CSV text:
     ``{attributes: CrossTab}``.  ``dropped``: columns whose missing cells
     left their rows out of the release (missing='drop'); such rows are not
-    counted."""
+    counted.  ``category``: the release's ``info['missing']`` where a
+    missing='category' made columns text with a token
+    (:func:`anonset.validate.as_published`)."""
+    import pandas as pd
+    from ...validate import as_published
     from ... import engine
     from ...encode import encode_column
     from ...io.tables import check_input_file, file_columns, file_format, iter_blocks
@@ -161,7 +165,8 @@ def true_crosstabs_file(path, schema, attribute_sets, *, chunk_rows: int, fmt=No
             col = block[a].reset_index(drop=True)
             if fmt == "csv":
                 col = engine.cast_text(col, schema[a], a, path)
-            cols[a] = col
+            cols[a] = as_published(pd.DataFrame({a: col}), category)[a] \
+                if category else col
         if dropped:
             keep = ~np.logical_or.reduce([cols[a].isna().to_numpy() for a in dropped])
             cols = {a: c[keep].reset_index(drop=True) for a, c in cols.items()}
@@ -272,15 +277,20 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
 def _truth(release, original, sets, chunk_rows, steps) -> dict:
     import pandas as pd
     from ...randomized.crosstab import true_crosstab
+    from ...validate import as_published
     header = release.header
     gone = release.dropped_columns
+    recorded = (header.info or {}).get("missing")
+    category = recorded if isinstance(recorded, dict) and recorded.get("policy") == "category" \
+        and recorded.get("columns") else None
     if isinstance(original, pd.DataFrame):
         if gone:                # the rows the publisher left out (missing='drop')
             from ...validate import missing_rows
             original = original.loc[~missing_rows(original, gone)[0]]
+        original = as_published(original, category)
         return {s: true_crosstab(original, header.schema, list(s),
                                  missing=release.missing) for s in sets}
     if steps is not None:
         steps.stage("true counts", release.n_rows)
     return true_crosstabs_file(original, header.schema, sets, chunk_rows=chunk_rows,
-                               progress=steps, dropped=gone)
+                               progress=steps, dropped=gone, category=category)
