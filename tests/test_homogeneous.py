@@ -63,11 +63,15 @@ def test_no_class_holds_one_value_alone_unless_named(seed, n, k, t, alg, common)
     gp = paper.generalized()
     assert paper.metadata["homogeneous"] == single_groups(gp["ec"], gp, sa)
     assert paper.metadata["homogeneous_allowed"] == sa
-    # the classes the default merged for holding one value alone (counted on
-    # the same initial classes) include every one the paper's rule kept
     assert paper.metadata["homogeneous_merged"] == 0
-    for f in paper.metadata["homogeneous"].values():
-        assert f["groups"] <= safe.metadata["homogeneous_merged"]
+    # the paper's release holds its model too.  (Its one-value classes are
+    # not a subset of the initial ones within t that the default counts as
+    # merged: two classes that hold one same affairs value, each beyond t on
+    # rating, merge into one within t that Pseudocode 2 keeps; seed 279,
+    # n = 44, k = 2, t = 0.2, pca kept 5 where the default counted 4.)
+    rp = check_partition(gp, gp["ec"].to_numpy(), sa, ground={"affairs": "ordered",
+                                                              "rating": "ordered"})
+    assert rp.k >= k and rp.t <= t + 1e-12
 
 
 def test_the_paper_rule_tells_values_the_default_does_not():
