@@ -190,14 +190,16 @@ TABLE_CASES = [
     # a record id must name one record in every release, whatever the path
     TableCase("record-id-missing", _api(record_id="id", seed=SEED, domains=DECLARED),
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
-              ("column 'id'", "has 1 missing or empty value(s)", "one stable id per record"),
+              ("column 'id'", "has 1 missing or empty value(s) (first at row 10)",
+               "one stable id per record"),
               df=_with_col("id", lambda n: np.where(np.arange(n) == 9, np.nan, np.arange(n))),
               side=DECLARED_FILES),
     # a blank id is a placeholder: taken as an id, every row holding it would
     # be one record, whose equal values share one set (equal sets, equal values)
     TableCase("record-id-blank", _api(record_id="id", seed=SEED, domains=DECLARED),
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
-              ("column 'id'", "has 2 missing or empty value(s)", "one stable id per record"),
+              ("column 'id'", "has 2 missing or empty value(s) (first at row 10)",
+               "one stable id per record"),
               df=_with_col("id", lambda n: np.where(np.isin(np.arange(n), (9, 10)), "  ",
                                                     [f"p{i}" for i in range(n)])),
               side=DECLARED_FILES),

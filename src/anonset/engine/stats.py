@@ -102,7 +102,8 @@ class Stats:
         rid = d.options.record_id
         if rid is not None:
             self.ids.append(checked_record_hashes(block[rid].to_numpy(dtype=object),
-                                                  text=d.text, column=rid, file=d.file))
+                                                  text=d.text, column=rid, file=d.file,
+                                                  row0=row0))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):

@@ -411,7 +411,8 @@ def record_id_texts(values) -> tuple:
     return out, frac
 
 
-def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.ndarray:
+def checked_record_hashes(values, *, text: bool, column: str, file=None,
+                          row0: int = 0) -> np.ndarray:
     """:func:`record_hashes` of ids that must be present and, when numbers,
     whole: a missing id would give unrelated records one id, and a
     fractional one has no text that every release and path agrees on (2.5
@@ -426,7 +427,9 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None) -> np.n
         miss = miss | np.fromiter((isinstance(v, str) and not v.strip() for v in vals),
                                   dtype=bool, count=len(vals))
     if miss.any():
-        raise InputError(f"has {int(miss.sum()):,} missing or empty value(s)", param="record_id",
+        from ..validate import row_name
+        raise InputError(f"has {int(miss.sum()):,} missing or empty value(s) (first at "
+                         f"{row_name(row0 + int(np.flatnonzero(miss)[0]))})", param="record_id",
                          column=column, file=file, expected="one stable id per record")
     ints = _whole_ints(vals)
     if ints is not None:
