@@ -144,13 +144,8 @@ def risk_note(summary: dict) -> str:
     homogeneous = homogeneous_words(summary)
     if homogeneous:
         notes.append(homogeneous)
-    from ..validate import category_words, dropped_rows_words
-    dropped = dropped_rows_words(summary.get("missing"))
-    if dropped:
-        notes.append(dropped.replace("missing='drop'", "--missing drop"))
-    category = category_words(summary.get("missing"))
-    if category:
-        notes.append(category.replace("missing='category'", "--missing category"))
+    from .args import missing_lines
+    notes += missing_lines(summary.get("missing"))
     return "".join(f"; {n}" for n in notes)
 
 

@@ -416,13 +416,8 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     if info.get("new_in_series"):
         print(f"new in this series (parameters chosen for this release): "
               f"{', '.join(info['new_in_series'])}")
-    from ..validate import category_words, dropped_rows_words
-    dropped = dropped_rows_words(info.get("missing"))
-    if dropped:
-        print(dropped.replace("missing='drop'", "--missing drop"))
-    category = category_words(info.get("missing"))
-    if category:
-        print(category.replace("missing='category'", "--missing category"))
+    for line in missing_lines(info.get("missing")):
+        print(line)
     key = {"os": "a fresh key from the operating system (never stored: releasing these "
                  f"records again under another key lets the two releases be intersected; {series})",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
@@ -435,6 +430,15 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     print(f"key: {key.get(info.get('key'), info.get('key'))}; rows: "
           + ("in INPUT ORDER (--keep-order)" if info.get("row_order") == "input"
              else "in a random order"))
+
+
+def missing_lines(record) -> list:
+    """The summary's words for missing cells left out or published as a
+    value (the metadata's ``missing``), with the flags' spelling."""
+    from ..validate import category_words, dropped_rows_words
+    dropped, category = dropped_rows_words(record), category_words(record)
+    return ([dropped.replace("missing='drop'", "--missing drop")] if dropped else []) + \
+        ([category.replace("missing='category'", "--missing category")] if category else [])
 
 
 def add_missing(p) -> None:

@@ -516,7 +516,10 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         domain = [v.item() if hasattr(v, "item") else v for v in sdtype.categories]
     if domain is not None:           # declared: a missing token is listed where it belongs
         check_token_declared(missing_record, {sensitive: domain})
-    token = (missing_record.get("token"), missing_record.get("columns") or {})
+    filled = missing_record.get("columns") or {}    # the columns a missing token fills
+
+    def token_of(column):
+        return missing_record.get("token") if column in filled else None
     inferred = domain is None            # read off the data: it reveals which values occur
     if domain is None:
         domain = sorted(pd.unique(frame[sensitive].dropna()).tolist())
@@ -533,7 +536,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = hierarchy.reorder(list(domain))
     sattr = Attribute(sensitive, "sensitive", tuple(domain),
                       "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy,
-                      inferred=inferred, missing=token[0] if sensitive in token[1] else None)
+                      inferred=inferred, missing=token_of(sensitive))
     if distance is None:
         if hierarchy is not None:
             distance = SemanticDistance.tree(hierarchy)
@@ -570,7 +573,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
         a = Attribute(q, "exact", dom,
                       "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal",
-                      inferred=True, missing=token[0] if q in token[1] else None)
+                      inferred=True, missing=token_of(q))
         c = encode_column(frame[q], a)
         attrs.append(a)
         masks[q] = _pack_codes(c, a.d)
