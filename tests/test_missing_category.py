@@ -364,3 +364,48 @@ def test_typed_columns_with_missing_cells_publish_and_audit_alike(tmp_path):
               identifiers=["id"], drop=["age", "region", "health"], seed=SEED)
     for rel in (r, res):
         assert audit_partition(_release(rel), df).report.conforms
+
+
+def test_anonymize_records_its_missing_cells_alike_in_memory_streamed_and_on_dask(
+        tmp_path, capsys):
+    # the summary, the report and the audit name the columns whose missing
+    # cells the token stands for, with their counts, on every path; the
+    # random sets keep the columns' types, so the audit compares the
+    # original as it is (not made text as a partition release's is)
+    import anonset
+    from anonset.audit.report import Options
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"vote": rng.choice([0.0, 1.0, np.nan], n),
+                       "ideo": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], n),
+                       "race": rng.choice(["a", "b", "c", None], n),
+                       "state": rng.choice(["x", "y"], n)})
+    want = {"policy": "category", "token": "?", "as_text": False,
+            "columns": {"vote": int(df["vote"].isna().sum()),
+                        "race": int(df["race"].isna().sum())}}
+    kw = dict(sensitive=["vote", "ideo", "race"], exact=["state"], missing="category")
+    pub = anonset.publish(df, anonset.Diversity(2), **kw)
+    assert pub.info["missing"] == want
+    assert Options.resolve(pub).category is None          # compared as it is
+    assert f"published as &#x27;?&#x27;: vote {want['columns']['vote']:,}" in pub._repr_html_()
+    assert audit(pub, df).conforms
+    src = tmp_path / "in.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "out.parquet"
+    anonset.stream.publish_file(src, out, anonset.Diversity(2), chunk_rows=97, **kw)
+    streamed = anonset.read_parquet(out)
+    assert streamed.info["missing"] == want
+    assert audit_file(out, src).conforms
+    dd = pytest.importorskip("dask.dataframe")
+    lazy = anonset.dask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2), **kw)
+    assert lazy.info["missing"] == want
+    df.to_csv(tmp_path / "in.csv", index=False)
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "c.parquet"),
+                 "--sensitive", "vote,ideo,race", "--exact", "state", "--l", "2",
+                 "--missing", "category"]) == 0
+    line = (f"missing cells published as the value '?' (--missing category): "
+            f"vote {want['columns']['vote']:,}, race {want['columns']['race']:,}")
+    assert line in capsys.readouterr().out
+    assert main(["audit", str(tmp_path / "c.parquet"), "--original",
+                 str(tmp_path / "in.csv")]) == 0

@@ -909,7 +909,8 @@ def test_missing_values_end_to_end_text_numeric_and_binned(tmp_path):
     pub = anonset.publish(df, anonset.Diversity(2), sensitive=["age", "n", "job"],
                           bins={"age": [0, 30, 50, 120]}, missing="category")
     assert pub.schema["age"].domain[-1] == pub.schema["n"].domain[-1] == "?"
-    assert pub.info["missing"] == {"policy": "category", "token": "?"}
+    assert pub.info["missing"] == {"policy": "category", "token": "?", "as_text": False,
+                                   "columns": {"age": 5, "n": 5, "job": 5}}
     for name in ("m.parquet", "m.csv"):
         (pub.to_parquet if name.endswith("parquet") else pub.to_csv)(tmp_path / name)
         back = (anonset.read_parquet if name.endswith("parquet") else anonset.read_csv)(

@@ -511,14 +511,25 @@ def _filled(col, token):
     return col.fillna(token)
 
 
+def filled_as_text(record) -> dict | None:
+    """The metadata's ``missing`` where its publisher made the filled columns
+    text (semantic diversity, LGB, msa and the baselines), else None.  The
+    random sets of ``anonymize`` keep a column's values as they are and add
+    the token beside them (``"as_text": false``): its original is compared
+    as it is."""
+    if not isinstance(record, dict) or record.get("policy") != "category" \
+            or not record.get("columns") or record.get("as_text", True) is False:
+        return None
+    return record
+
+
 def as_published(frame, record):
     """The original's columns as a release made with missing='category'
     published them (``record``: its metadata's ``missing``, with the columns
     it filled): text, with the token in the missing cells; the same for
     every chunk of a file, whether it holds a missing cell or not.  Other
     records leave ``frame`` as it is."""
-    if not isinstance(record, dict) or record.get("policy") != "category" \
-            or not record.get("columns"):
+    if filled_as_text(record) is None:
         return frame
     cols = [c for c in record["columns"] if c in frame.columns]
     if not cols:

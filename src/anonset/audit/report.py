@@ -288,9 +288,8 @@ class Options:
             semantic = (sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]),
                         int(m["l"]), float(m["d"]))
         other = tuple(a.name for a in table.schema if a.role == "other")
-        recorded = info.get("missing")
-        category = recorded if isinstance(recorded, dict) and recorded.get("columns") \
-            and recorded.get("policy") == "category" else None
+        from ..validate import filled_as_text
+        category = filled_as_text(info.get("missing"))
         return cls(missing, bool(aligned), other, semantic, z_max, closeness_margin, drop,
                    category)
 

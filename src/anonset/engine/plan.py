@@ -201,8 +201,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         "clear": clear,
         **({"rare": rare} if rare else {}),
         "roles": {a.name: a.role for a in source},
-        "missing": {"policy": opts.missing, "token": opts.missing_token}
-                   if opts.missing == "category" else {"policy": "error"},
+        "missing": category_record(opts, published, stats.na),
         "shared_ids": shared,
         **({"shared_ids_allowed": shared_allowed} if shared_allowed else {}),
         "pass_through_risks": recorded(found),
@@ -219,6 +218,18 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                 opts.n_threads, d.text, opts.record_id, info)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
+
+
+def category_record(opts, published, na: dict) -> dict:
+    """The metadata's ``missing``: with missing='category', the token and
+    how many cells of each published column it stands for (the summary, the
+    report and the audit name them); the random sets keep each column's
+    values as they are, the token beside them (``as_text``: false)."""
+    if opts.missing != "category":
+        return {"policy": "error"}
+    cols = {a.name: int(na[a.name]) for a in published if na.get(a.name)}
+    return {"policy": "category", "token": opts.missing_token, "columns": cols,
+            "as_text": False}
 
 
 def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:

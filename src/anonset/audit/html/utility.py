@@ -277,12 +277,11 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
 def _truth(release, original, sets, chunk_rows, steps) -> dict:
     import pandas as pd
     from ...randomized.crosstab import true_crosstab
-    from ...validate import as_published
+    from ...validate import as_published, filled_as_text
     header = release.header
     gone = release.dropped_columns
     recorded = (header.info or {}).get("missing")
-    category = recorded if isinstance(recorded, dict) and recorded.get("policy") == "category" \
-        and recorded.get("columns") else None
+    category = filled_as_text(recorded)
     if isinstance(original, pd.DataFrame):
         if gone:                # the rows the publisher left out (missing='drop')
             from ...validate import missing_rows
