@@ -482,7 +482,21 @@ def test_cli_roundtrip_and_errors(tmp_path, capsys):
     assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.csv"),
                  "--estimator", "linear"]) == 0
     assert len(pd.read_csv(tmp_path / "x.csv")) == 6 * 2 * 14
+    # without -o the table is printed, as `anonset reconstruct` prints it; a
+    # .parquet name gets Parquet (it got CSV text); a name of no known
+    # format is refused in one line, naming --format, with nothing written
     capsys.readouterr()
+    assert _run(["semantic-analyze", str(out), "--estimator", "linear"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1].split() == ["age", "sex", "income", "count"] and len(printed) == 2 + 168
+    assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.parquet"),
+                 "--estimator", "linear"]) == 0
+    assert pd.read_parquet(tmp_path / "x.parquet").equals(pd.read_csv(tmp_path / "x.csv"))
+    capsys.readouterr()
+    assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "x.txt'" in err and "--format csv|parquet" in err
+    assert not (tmp_path / "x.txt").exists()
     # infeasible: clean one-line error, nothing written
     bad = tmp_path / "bad.parquet"
     assert _run(["semantic-anonymize", str(src), "-o", str(bad), "--sensitive", "income",

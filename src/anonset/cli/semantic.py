@@ -4,7 +4,7 @@
         --qids age,sex [--identifier id] [--drop note] [--domain PATH.txt|v1,v2,...] [--values 0.5,1.5,...]
         [--hierarchy H.csv | --matrix M.csv] [--algorithm simple|duplicate]
         [--rows ROWS.csv] [--seed S | --key-file F] [--keep-order] [--threads N]
-    anonset semantic-analyze OUT.parquet -o TAB.csv [--qids age,sex]
+    anonset semantic-analyze OUT.parquet [-o TAB.csv|TAB.parquet] [--qids age,sex]
         [--estimator em|linear|existing|simple] [--selection auto|exact|montecarlo|paper]
 
 Exit codes: 0 success, 2 usage or data error (one line on stderr).  Outputs
@@ -162,7 +162,10 @@ def cmd_analyze(args) -> int:
     from ..io.atomic import atomic_path
     from ..randomized.settable import read_csv, read_parquet
     from ..io.tables import check_input_file
+    from ..io.tables import file_format
     src = check_input_file(args.input)
+    out = Path(args.output) if args.output else None
+    out_fmt = file_format(out, args.format, output=True) if out is not None else None
     table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
     if (table.model or {}).get("name") != "semantic":
         raise InputError("was not published under (l, d)-semantic diversity", file=src,
@@ -172,10 +175,19 @@ def cmd_analyze(args) -> int:
         ct = S.analyze(table, _split(args.qids), estimator=args.estimator,
                        method=args.selection, n_threads=args.threads)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
-    with atomic_path(args.output, protect=(src,)) as tmp:
-        csv_safe_frame(frame).to_csv(tmp, index=False)
+    if out is None:
+        # as `anonset reconstruct` prints it: two decimals on a terminal
+        A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
+                     f"({args.estimator}) from {table.n_rows:,} records")
+        print(frame.to_string(index=False, formatters={"count": lambda v: f"{v:,.2f}"}))
+        return A.EXIT_OK
+    with atomic_path(out, protect=(src, Path(str(src) + ".anonset.json"))) as tmp:
+        if out_fmt == "parquet":       # the name says Parquet: CSV text under it was a trap
+            frame.to_parquet(tmp, index=False)
+        else:
+            csv_safe_frame(frame).to_csv(tmp, index=False)
     A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
-                 f"({args.estimator}) -> {args.output}")
+                 f"({args.estimator}) -> {out}")
     return A.EXIT_OK
 
 
@@ -235,7 +247,11 @@ def register(sub) -> None:
     p = sub.add_parser("semantic-analyze",
                        help="estimate QIDs x sensitive counts from a semantic-diversity table")
     p.add_argument("input", metavar="IN", help="table written by semantic-anonymize")
-    p.add_argument("-o", "--output", required=True, help="CSV cross-tabulation")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="cross-tabulation, long form: QID columns, the sensitive column and "
+                        "count (.csv or .parquet); default: print it")
+    p.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="output format (default: from OUT's extension)")
     p.add_argument("--qids", help="QIDs to cross with the sensitive value (default: all)")
     p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em",
                    help="em: non-negative EM with the sampler's selection probabilities "
