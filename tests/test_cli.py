@@ -1235,3 +1235,51 @@ def test_a_model_value_takes_a_default_then_the_exceptions(tmp_path, capsys):
         rc, cap = run(base + ["-o", str(tmp_path / "c.parquet"), *bad], capsys)
         assert rc == 2 and needle in cap.err, cap.err
         assert not (tmp_path / "c.parquet").exists()
+
+
+def test_every_output_is_written_in_the_format_its_name_says(data, tmp_path, capsys):
+    # a .parquet name got CSV text (semantic-analyze, --rows, audit -o), a
+    # .csv.gz name plain text (reconstruct), a .pdf name an HTML page
+    # (report): files that nothing opens.  Now each name gets its format, or
+    # is refused in one line before any work, with nothing written
+    import gzip
+    _, src = data
+    pub = tmp_path / "pub.parquet"
+    assert run(["anonymize", src, "-o", pub, "--l", "2", *BASE, "-q"])[0] == 0
+    rc, cap = run(["reconstruct", pub, "--attributes", "age,job", "-o", tmp_path / "r.csv.gz"],
+                  capsys)
+    assert rc == 0, cap.err
+    with gzip.open(tmp_path / "r.csv.gz", "rt") as f:
+        assert f.readline().strip() == "age,job,count"
+    rc, cap = run(["audit", pub, "-o", tmp_path / "a.csv.bz2"], capsys)
+    assert rc == 0 and "check" in pd.read_csv(tmp_path / "a.csv.bz2").columns
+    sem = tmp_path / "sem.csv"
+    rc, cap = run(["semantic-anonymize", src, "-o", sem, "--sensitive", "job", "--qids", "city",
+                   "--identifier", "id", "--drop", "age,note", "--l", "2", "--d", "1",
+                   "--domain", "a,b,c,d,e,f", "--rows", tmp_path / "rows.parquet"], capsys)
+    assert rc == 0, cap.err
+    assert len(pd.read_parquet(tmp_path / "rows.parquet")) == 2 * 240
+    refused = [
+        (["reconstruct", pub, "--attributes", "age", "-o", tmp_path / "x.csv.zst"],
+         "x.csv.zst': -o: has a compression this writer does not support"),
+        (["audit", pub, "-o", tmp_path / "x.parquet"],
+         "-o: '" + str(tmp_path / "x.parquet") + "' is written as CSV"),
+        (["audit", pub, "--attack", "--plot", tmp_path / "x.pdf"],
+         "--plot: '" + str(tmp_path / "x.pdf") + "' is written as a PNG image"),
+        (["audit", pub, "--original", src, "-o", src], "is an input file"),
+        (["report", pub, "-o", tmp_path / "x.pdf"],
+         "-o: '" + str(tmp_path / "x.pdf") + "' is written as one HTML page"),
+        (["semantic-anonymize", src, "-o", tmp_path / "x.txt", "--sensitive", "job", "--qids",
+          "city", "--identifier", "id", "--drop", "age,note", "--l", "2", "--d", "1"],
+         "x.txt': has an extension that names no known format"),
+        (["semantic-anonymize", src, "-o", tmp_path / "y.csv", "--sensitive", "job", "--qids",
+          "city", "--identifier", "id", "--drop", "age,note", "--l", "2", "--d", "1",
+          "--rows", tmp_path / "x.txt"], "--rows: '" + str(tmp_path / "x.txt") + "' is written"),
+        (["semantic-analyze", sem, "-o", tmp_path / "x.txt"],
+         "expected a name ending in .csv, .tsv or .parquet, or --format csv|parquet"),
+    ]
+    before = files(tmp_path)
+    for argv, words in refused:
+        rc, cap = run(argv, capsys)
+        assert rc == 2 and cap.err.count("\n") == 1 and words in cap.err, (argv[0], cap.err)
+        assert files(tmp_path) == before, argv[0]

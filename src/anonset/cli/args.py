@@ -526,6 +526,29 @@ def read_settable(path, fmt):
     return read(path, fmt)
 
 
+def check_suffix(out, option: str, suffixes: tuple, what: str) -> None:
+    """An output whose name does not say the format it gets is refused
+    before any work (an HTML page or CSV text under a name ending in
+    .parquet or .pdf is a file nothing opens)."""
+    if out is not None and not str(out).lower().endswith(suffixes):
+        raise UsageError(f"{option}: {str(out)!r} is written as {what}; expected a name "
+                         f"ending in {' or '.join(suffixes)}")
+
+
+def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False) -> None:
+    """A table of results (a cross-tabulation, rows) written atomically:
+    Parquet, or CSV with cells that spreadsheets would run as formulas
+    quoted."""
+    from ..io.atomic import atomic_path
+    from ..io.published import csv_safe_frame
+    from ..io.tables import csv_compression
+    with atomic_path(out, protect=protect, private=private) as tmp:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:       # r.csv.gz gzipped, as a published table's is (it got plain text)
+            csv_safe_frame(frame).to_csv(tmp, index=False, compression=csv_compression(out))
+
+
 def check_not_input(out, inputs) -> None:
     """An output that is an input, or in a directory that does not exist, is
     refused before anything is written."""

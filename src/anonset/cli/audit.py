@@ -125,9 +125,17 @@ def _run(args, fmt):
 
 def cmd_audit(args) -> int:
     from ..io.atomic import atomic_path
-    from ..io.published import csv_safe_frame
     if args.plot and not args.attack:
         raise A.UsageError("--plot needs --attack")
+    A.check_suffix(args.output, "-o", (".csv", ".csv.gz", ".csv.bz2", ".csv.xz"),
+                   "CSV (one row per check)")
+    A.check_suffix(args.plot, "--plot", (".png",), "a PNG image")
+    # outputs that are inputs are refused before the audit runs, not after
+    protect = [args.input, str(args.input) + ".anonset.json"] + \
+        ([args.original] if args.original else [])
+    for out in (args.output, args.plot):
+        if out:
+            A.check_not_input(out, protect)
     if args.known is not None and args.known < 0:
         raise A.UsageError(f"--known must be >= 0, got {args.known}")
     if args.chunk_rows is not None and args.chunk_rows < 0:
@@ -144,19 +152,15 @@ def cmd_audit(args) -> int:
     # survey's audit has over a hundred rows, nearly all of them passing
     print(report.to_text(every=bool(getattr(args, "verbose", False)),
                          hint="every check: -v, or -o OUT.csv"))
-    protect = [args.input] + ([args.original] if args.original else [])
     # with the original, the checks hold its statistics (true shares, the
     # most common values, measured lambdas): the files are the owner's
     # alone, as the report page made with it is
     private = args.original is not None
     said = "; readable by you only: it holds statistics of the original data" if private else ""
     if args.output:
-        A.check_not_input(args.output, protect)
-        with atomic_path(args.output, protect=protect, private=private) as tmp:
-            csv_safe_frame(report.to_frame()).to_csv(tmp, index=False)
+        A.write_frame(report.to_frame(), args.output, "csv", protect=protect, private=private)
         A.note(args, f"wrote {args.output} (every check{said})")
     if args.plot:
-        A.check_not_input(args.plot, protect)
         fig = report.plot()
         with atomic_path(args.plot, protect=protect, private=private) as tmp:
             fig.savefig(tmp, format="png")

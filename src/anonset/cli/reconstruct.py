@@ -52,8 +52,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     import anonset
-    from ..io.atomic import atomic_path
-    from ..io.published import check_metadata, csv_safe_frame, read_metadata
+    from ..io.published import check_metadata, read_metadata
     from ..io.stream import DEFAULT_CHUNK_ROWS, reconstruct_file, true_crosstab_file
     from ..io.tables import check_input_file, file_format
 
@@ -67,6 +66,7 @@ def run(args) -> int:
     if args.plot:
         from ..audit.plot import require_matplotlib
         require_matplotlib()
+        A.check_suffix(args.plot, "--plot", (".png",), "a PNG image")
     out = Path(args.output) if args.output else None
     out_fmt = file_format(out, args.format, output=True) if out is not None else None
     inputs = [src, Path(str(src) + ".anonset.json")] + \
@@ -89,12 +89,7 @@ def run(args) -> int:
                                seed=A.seed_arg(args.seed), format=fmt, progress=prog)
         elapsed = time.perf_counter() - t0
         if out is not None:
-            with atomic_path(out, protect=inputs) as tmp:
-                frame = est.to_frame()
-                if out_fmt == "parquet":
-                    frame.to_parquet(tmp, index=False)
-                else:
-                    csv_safe_frame(frame).to_csv(tmp, index=False)
+            A.write_frame(est.to_frame(), out, out_fmt, protect=inputs)
         truth = None
         if args.original:
             prog.stage(f"reconstruct: true counts of {Path(args.original).name}", header.n_rows)

@@ -81,6 +81,7 @@ def cmd_report(args) -> int:
     out = Path(args.output)
     A.check_not_input(out, [src, Path(str(src) + ".anonset.json")] +
                       ([Path(args.original)] if args.original else []))
+    A.check_suffix(out, "-o", (".html", ".htm"), "one HTML page")
     methods = A.names([args.methods]) if args.methods else None
     rows = _rows(src, args.input_format)
     enabled = progress_enabled(args.progress, rows >= LONG_ROWS, getattr(args, "quiet", False))

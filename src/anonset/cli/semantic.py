@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io.published import csv_safe_frame
 from ..validate import InputError
 from . import args as A
 
@@ -67,6 +66,10 @@ def cmd_anonymize(args) -> int:
     from ..randomized import semantic as S
     src = check_input_file(args.input)
     out = Path(args.output)
+    out_fmt = file_format(out, args.format, output=True)
+    A.check_suffix(args.rows, "--rows", (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".parquet"),
+                   "CSV or Parquet (by its name)")
+    rows_fmt = file_format(args.rows, None, output=True) if args.rows else None
     if same_file(out, src) or (args.rows and same_file(Path(args.rows), src)):
         raise A.UsageError(f"output is the input file {str(src)!r}; choose another name "
                            "(the input is never overwritten)")
@@ -131,15 +134,13 @@ def cmd_anonymize(args) -> int:
                                    allow_clear=A.names(args.allow_clear), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
-    if out.suffix.lower() == ".csv":
+    if out_fmt == "csv":
         table.to_csv(out, protect=(src,))
     else:
         table.to_parquet(out, protect=(src,))
     if rows is not None:
-        from ..io.atomic import atomic_path
-        with atomic_path(args.rows, protect=(src, out)) as tmp:
-            csv_safe_frame(rows).to_csv(tmp, index=False)
-    extra = f" and {out}.anonset.json" if out.suffix.lower() == ".csv" else ""
+        A.write_frame(rows, args.rows, rows_fmt, protect=(src, out))
+    extra = f" and {out}.anonset.json" if out_fmt == "csv" else ""
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
                  f"diversity ({args.algorithm}) -> {out}{extra}")
     if not getattr(args, "quiet", False):
@@ -159,7 +160,6 @@ def cmd_anonymize(args) -> int:
 
 def cmd_analyze(args) -> int:
     from ..randomized import semantic as S
-    from ..io.atomic import atomic_path
     from ..randomized.settable import read_csv, read_parquet
     from ..io.tables import check_input_file
     from ..io.tables import file_format
@@ -181,11 +181,8 @@ def cmd_analyze(args) -> int:
                      f"({args.estimator}) from {table.n_rows:,} records")
         print(frame.to_string(index=False, formatters={"count": lambda v: f"{v:,.2f}"}))
         return A.EXIT_OK
-    with atomic_path(out, protect=(src, Path(str(src) + ".anonset.json"))) as tmp:
-        if out_fmt == "parquet":       # the name says Parquet: CSV text under it was a trap
-            frame.to_parquet(tmp, index=False)
-        else:
-            csv_safe_frame(frame).to_csv(tmp, index=False)
+    # the name says the format: CSV text under a .parquet name was a trap
+    A.write_frame(frame, out, out_fmt, protect=(src, Path(str(src) + ".anonset.json")))
     A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
                  f"({args.estimator}) -> {out}")
     return A.EXIT_OK
@@ -198,6 +195,8 @@ def register(sub) -> None:
     p.add_argument("input", metavar="IN", help="CSV or Parquet table")
     p.add_argument("-o", "--output", required=True,
                    help="published table (.parquet, or .csv with a .anonset.json beside it)")
+    p.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="output format (default: from OUT's extension)")
     p.add_argument("--sensitive", required=True, help="the sensitive column")
     p.add_argument("--l", type=A.positive_int, required=True, help="set size l")
     p.add_argument("--d", type=A.nonneg_float, required=True, help="minimum semantic distance d")
@@ -233,7 +232,8 @@ def register(sub) -> None:
     p.add_argument("--algorithm", choices=("simple", "duplicate"), default="simple",
                    help="simple: Alg. 1, each dummy drawn among the values at distance >= d "
                         "(default); duplicate: Alg. 3, for ordered, equally spaced values")
-    p.add_argument("--rows", help="also write the shuffled N x l rows (Table 7) to this CSV")
+    p.add_argument("--rows", metavar="ROWS.csv|ROWS.parquet",
+                   help="also write the shuffled N x l rows (Table 7) to this file")
     A.add_missing(p)
     A.add_key_options(p)
     p.add_argument("--keep-order", action="store_true",

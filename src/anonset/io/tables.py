@@ -164,10 +164,24 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
 
 
 def refuse_tsv_output(path) -> None:
-    """An output named as tab-separated (anonset writes commas only)."""
+    """An output named as tab-separated (anonset writes commas only), or as
+    a compression it does not write (zstd: read, not written)."""
     if str(path).lower().endswith(TSV_SUFFIXES):
         raise InputError("is named as a tab-separated file, which anonset reads but does not "
                          "write", file=path, expected="a .csv (comma-separated) or .parquet name")
+    if str(path).lower().endswith(".zst"):
+        raise InputError("has a compression this writer does not support", param="output",
+                         file=path, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")
+
+
+#: The compressions a CSV output is written through, by its name's suffix.
+CSV_OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+
+
+def csv_compression(path) -> str | None:
+    """The compression a CSV written to ``path`` gets from its name (None:
+    plain text); a temporary file's own name does not carry it."""
+    return CSV_OUTPUT_COMPRESSIONS.get(Path(path).suffix.lower())
 
 
 def check_input_file(path, *, param: str = "input") -> Path:
