@@ -1275,6 +1275,9 @@ def test_every_output_is_written_in_the_format_its_name_says(data, tmp_path, cap
         (["semantic-anonymize", src, "-o", tmp_path / "y.csv", "--sensitive", "job", "--qids",
           "city", "--identifier", "id", "--drop", "age,note", "--l", "2", "--d", "1",
           "--rows", tmp_path / "x.txt"], "--rows: '" + str(tmp_path / "x.txt") + "' is written"),
+        (["msa-anonymize", src, "-o", tmp_path / "m.csv", "--qi", "city", "--sa", "job",
+          "--k", "3", "--t", "0.6", "--drop", "age,note,id", "--report", tmp_path / "x.csv"],
+         "--report: '" + str(tmp_path / "x.csv") + "' is written as JSON"),
         (["semantic-analyze", sem, "-o", tmp_path / "x.txt"],
          "expected a name ending in .csv, .tsv or .parquet, or --format csv|parquet"),
     ]

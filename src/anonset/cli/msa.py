@@ -117,6 +117,8 @@ def _run(args) -> int:
     inp, out = Path(args.input), Path(args.output)
     fout = args.format or format_of(out)
     check_outputs(inp, [out, args.report])
+    from .args import check_suffix
+    check_suffix(args.report, "--report", (".json",), "JSON")
     qi, sa = _names(args.qi), _names(args.sa)
     hier = {}
     for col, path in _kv(args.hierarchy, "--hierarchy", commas=True).items():
