@@ -302,6 +302,41 @@ def test_lgb_and_msa_take_the_inputs_publish_takes():
             bad()
 
 
+
+def test_the_audit_takes_the_inputs_publish_takes_and_lgb_and_msa_results(tmp_path):
+    # anonset.audit(pub, arrow_table) was a bare pandas ValueError ("DataFrame
+    # constructor not properly called!"); an LGB or msa result had no Python
+    # audit (anonset.audit refused it, expecting a SetTable): it gets the
+    # checks `anonset audit` runs on the release's file
+    import pyarrow as pa
+    from anonset import lgb as L
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    from anonset.partition.msa import MSAProblem
+    df = frame()
+    pub = anonset.publish(df, anonset.Diversity(2), seed=SEED, keep_order=True, **ROLES)
+    ref = anonset.audit(pub, df).checks
+    inputs = [pa.table(df)]
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    inputs.append(pl.from_pandas(df))
+    for data in inputs:
+        pd.testing.assert_frame_equal(anonset.audit(pub, data).checks, ref)
+    part = df.assign(age=np.random.default_rng(2).integers(20, 70, len(df)))
+    results = [L.lgb(part, qi=["age", "city"], sensitive=["job"], k=3, l=2, seed=SEED,
+                     identifiers=["id"], other=["n"]),
+               MSAProblem(part, ["age", "city"], ["job"], identifiers=["id"], drop=["n"]).run(
+                   "pca", 3, 0.5, seed=SEED)]
+    for res, name in zip(results, ("l.parquet", "m.parquet")):
+        res.write(tmp_path / name)
+        on_file = audit_partition(open_release(tmp_path / name), part).report
+        for data in (part, pa.table(part)):
+            rep = anonset.audit(res, data)
+            assert rep.verdict == on_file.verdict and rep.conforms
+            assert set(rep.checks["check"]) == set(on_file.checks["check"])
+        with pytest.raises(ValueError, match=r"^attack: applies to a table of random sets"):
+            anonset.audit(res, part, attack=True)
+
+
 def _dictionary_files(tmp_path):
     """A pandas Categorical (ordered, one category unused, five row groups)
     and a column whose row groups carry different dictionaries."""

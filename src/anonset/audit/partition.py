@@ -448,6 +448,9 @@ def audit_partition(release, original=None) -> PartitionAudit:
     """
     meta, frame = release.meta, release.frame
     rows = Rows()
+    if original is not None:        # any table publish takes (Arrow, Polars, DuckDB, ...)
+        from ..io.tables import as_frame
+        original = as_frame(original, param="original")
     original = _kept_rows(meta, original)
     if original is not None:
         same = len(original) == len(frame)

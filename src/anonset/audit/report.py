@@ -582,10 +582,16 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     (:func:`~anonset.audit.attack`).  The report also gives each attribute's
     local differential privacy epsilon (:mod:`anonset.audit.ldp`).
 
+    An LGB or msa result (paper 002, 003) is audited by its classes and
+    buckets instead: k-anonymity, diversity and closeness of each group,
+    the adversary's success per attribute, and the risks of the columns
+    published as they are (the checks `anonset audit` runs on its file);
+    the options above that concern random sets are refused for it.
+
     Parameters
     ----------
-    table : SetTable
-    original : DataFrame, optional
+    table : SetTable, LGBResult or MSAResult
+    original : DataFrame, or any table `publish` takes, optional
         The original rows of this publication.
     missing : {'error', 'category'}, optional
         How the original's missing values were published (default: as the
@@ -611,15 +617,37 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     >>> rep.conforms, sorted(rep.attack.summary["attribute"])
     (True, ['a', 'b'])
     """
+    from ..partition.lgb.core import LGBResult
+    from ..partition.msa.result import MSAResult
+    if isinstance(table, (LGBResult, MSAResult)):
+        given = {"schema": schema is not None, "attack": attack, "known": known is not None,
+                 "n_targets": n_targets != 10_000, "n_classes": n_classes != 200,
+                 "prior": prior != "marginal", "z_max": z_max != 4.0,
+                 "closeness_margin": closeness_margin != 0.01, "seed": seed is not None,
+                 "missing": missing is not None, "aligned": aligned is not None}
+        for name, set_ in given.items():
+            if set_:
+                raise InputError(f"applies to a table of random sets, not to an "
+                                 f"{type(table).__name__[:-6].lower()} release", param=name,
+                                 expected="it left out (a partition release is audited by its "
+                                          "classes and buckets, its attack included)")
+        from .html.release import _from_object
+        from .partition import audit_partition
+        return audit_partition(_from_object(table), original).report
     if not isinstance(table, SetTable):
-        raise InputError(f"got {type(table).__name__}", param="table", expected="a SetTable")
+        raise InputError(f"got {type(table).__name__}", param="table",
+                         expected="a SetTable, or an LGB or msa result")
     check_int(n_classes, "n_classes", minimum=1)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
-    if opts.drop and original is not None:
+    if original is not None:
+        # any table publish takes (Arrow, Polars, DuckDB, ...): an Arrow
+        # table here was a bare pandas ValueError
         from ..io.tables import as_frame
+        original = as_frame(original, param="original")
+    if opts.drop and original is not None:
         from ..validate import check_original_columns
-        check_original_columns(table.names, as_frame(original).columns)
+        check_original_columns(table.names, original.columns)
     original = opts.kept(original, table.names)
     codes = codes_of(original, table, schema, opts.missing) if original is not None else None
     frame = pd.DataFrame(original) if original is not None else None
