@@ -203,6 +203,16 @@ TABLE_CASES = [
               df=_with_col("id", lambda n: np.where(np.isin(np.arange(n), (9, 10)), "  ",
                                                     [f"p{i}" for i in range(n)])),
               side=DECLARED_FILES),
+    # counted over the whole table on every path (a stream of 37-row blocks
+    # and Dask partitions counted the first block's alone)
+    TableCase("record-id-missing-in-two-blocks", _api(record_id="id", seed=SEED,
+                                                      domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              ("column 'id'", "has 3 missing or empty value(s) (first at row 10)",
+               "one stable id per record"),
+              df=_with_col("id", lambda n: np.where(np.isin(np.arange(n), (9, 80, n - 1)), "",
+                                                    [f"p{i}" for i in range(n)])),
+              side=DECLARED_FILES),
     TableCase("record-id-fractional", _api(record_id="id", seed=SEED, domains=DECLARED),
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "holds the fractional number", "whole numbers or text"),

@@ -72,6 +72,10 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
                          expected="at least one row to publish")
+    if stats.ids_missing:
+        from ..io.keys import refuse_missing_record_ids
+        refuse_missing_record_ids(stats.ids_missing, stats.first_id_missing,
+                                  column=opts.record_id, file=d.file)
     attrs, counts, inferred = [], dict(stats.counts), {}
     persistent = opts.record_id is not None
     for c in d.columns:

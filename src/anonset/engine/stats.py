@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import validate as V
 from ..encode import encode_column
-from ..io.keys import checked_record_hashes
+from ..io.keys import checked_record_hashes, missing_record_ids
 from ..io.tables import INT_TEXT, text_type
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
@@ -47,6 +47,8 @@ class Stats:
         self.first_na: dict = {}
         self.counts: dict = {}
         self.ids: list = []
+        self.ids_missing = 0                    # record ids missing, empty or blank
+        self.first_id_missing: int | None = None
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
             if count_shared else {}
         self.shared_counts: dict | None = None
@@ -101,9 +103,18 @@ class Stats:
                 self.counts[c] += np.bincount(codes, minlength=attr.d)
         rid = d.options.record_id
         if rid is not None:
-            self.ids.append(checked_record_hashes(block[rid].to_numpy(dtype=object),
-                                                  text=d.text, column=rid, file=d.file,
-                                                  row0=row0))
+            # missing ids are counted over the whole table and refused with
+            # the total (make_plan), as missing cells are, on every path
+            vals = block[rid].to_numpy(dtype=object)
+            miss = missing_record_ids(vals, text=d.text)
+            if miss.any():
+                self.ids_missing += int(miss.sum())
+                first = row0 + int(np.flatnonzero(miss)[0])
+                self.first_id_missing = first if self.first_id_missing is None else \
+                    min(first, self.first_id_missing)
+            elif not self.ids_missing:
+                self.ids.append(checked_record_hashes(vals, text=d.text, column=rid,
+                                                      file=d.file, row0=row0))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
@@ -130,6 +141,10 @@ class Stats:
         for c in self.counts:
             self.counts[c] += other.counts[c]
         self.ids.extend(other.ids)
+        self.ids_missing += other.ids_missing
+        if other.first_id_missing is not None:
+            self.first_id_missing = other.first_id_missing if self.first_id_missing is None \
+                else min(other.first_id_missing, self.first_id_missing)
         for c, parts in self.shared.items():
             parts.extend(other.shared[c])
         if self.passthrough is not None:

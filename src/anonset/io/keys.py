@@ -411,26 +411,40 @@ def record_id_texts(values) -> tuple:
     return out, frac
 
 
+def missing_record_ids(values, *, text: bool) -> np.ndarray:
+    """Where a record id is missing, empty or blank.  An empty or blank id
+    is a placeholder, not an id: taken as one, it would make every row that
+    holds it one record, whose equal values share one set (equal sets would
+    then tell equal values)."""
+    from ..engine.stats import missing_text
+    vals = np.asarray(values, dtype=object)
+    miss = missing_text(vals) if text else pd.isna(vals)
+    if pd.api.types.infer_dtype(vals, skipna=True) not in ("integer", "floating", "empty"):
+        miss = miss | np.fromiter((isinstance(v, str) and not v.strip() for v in vals),
+                                  dtype=bool, count=len(vals))
+    return miss
+
+
+def refuse_missing_record_ids(count: int, first: int, *, column: str, file=None):
+    """The refusal of missing record ids: how many in the whole table and
+    the first one's row, the same in memory, streamed and on Dask."""
+    from ..validate import row_name
+    raise InputError(f"has {count:,} missing or empty value(s) (first at {row_name(first)})",
+                     param="record_id", column=column, file=file,
+                     expected="one stable id per record")
+
+
 def checked_record_hashes(values, *, text: bool, column: str, file=None,
                           row0: int = 0) -> np.ndarray:
     """:func:`record_hashes` of ids that must be present and, when numbers,
     whole: a missing id would give unrelated records one id, and a
     fractional one has no text that every release and path agrees on (2.5
     in memory, '2.5' in a CSV)."""
-    from ..engine.stats import missing_text
     vals = np.asarray(values, dtype=object)
-    miss = missing_text(vals) if text else pd.isna(vals)
-    if pd.api.types.infer_dtype(vals, skipna=True) not in ("integer", "floating", "empty"):
-        # an empty or blank id is a placeholder, not an id: taken as one, it
-        # would make every row that holds it one record, whose equal values
-        # share one set (equal sets would then tell equal values)
-        miss = miss | np.fromiter((isinstance(v, str) and not v.strip() for v in vals),
-                                  dtype=bool, count=len(vals))
+    miss = missing_record_ids(vals, text=text)
     if miss.any():
-        from ..validate import row_name
-        raise InputError(f"has {int(miss.sum()):,} missing or empty value(s) (first at "
-                         f"{row_name(row0 + int(np.flatnonzero(miss)[0]))})", param="record_id",
-                         column=column, file=file, expected="one stable id per record")
+        refuse_missing_record_ids(int(miss.sum()), row0 + int(np.flatnonzero(miss)[0]),
+                                  column=column, file=file)
     ints = _whole_ints(vals)
     if ints is not None:
         return _mix64(_fnv1a64_decimal(ints))
