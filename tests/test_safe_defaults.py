@@ -2396,3 +2396,74 @@ def test_a_partition_audit_names_a_shared_id_the_user_allowed(method, tmp_path):
     assert "a group of k rows may hold fewer than k people" in row.message, row.message
     assert "sets were drawn" not in row.message
     assert row.message.endswith("(published as the user allowed: allow_shared_id)"), row.message
+
+
+def test_replacing_a_release_under_another_key_is_warned_of_on_every_path(tmp_path, capsys):
+    # a monthly job that writes to one file with fresh keys publishes
+    # releases that intersect to the true values, if any was shared; the
+    # file it replaces says what it held, so the writer warns (every path:
+    # a SetTable, a stream, Dask, the command line)
+    import warnings
+    import dask.dataframe as dd
+    from anonset import RepeatedReleaseWarning
+    from anonset.cli import main
+    from anonset.io.stream import publish_file
+    rng = np.random.default_rng(4)
+    n = 200
+    df = pd.DataFrame({"rid": [f"r{i}" for i in range(n)], "job": rng.choice(list("abcd"), n),
+                       "age": rng.choice(["young", "old"], n), "city": rng.choice(list("xy"), n)})
+    kw = dict(sensitive=["job", "age"], exact=["city"], identifiers=["rid"],
+              domains={"job": list("abcd"), "age": ["young", "old"]})
+    out = tmp_path / "pub.parquet"
+
+    def write(pub, path=out):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            pub.to_parquet(path) if not callable(pub) else pub(path)
+        return [str(w.message) for w in got if issubclass(w.category, RepeatedReleaseWarning)]
+
+    assert write(anonset.publish(df, anonset.Diversity(2), **kw)) == []     # nothing there yet
+    said = write(anonset.publish(df, anonset.Diversity(2), **kw))
+    assert len(said) == 1 and said[0].startswith(
+        f"{str(out)!r} held a release of {n} records with the sensitive column(s) job, age "
+        "under a fresh key; it is replaced.  If it was shared, the two can be intersected")
+    # a stream and Dask say it alike; as CSV its metadata file tells
+    df.to_parquet(tmp_path / "in.parquet")
+    assert len(write(lambda p: publish_file(tmp_path / "in.parquet", p, anonset.Diversity(2),
+                                            **kw))) == 1
+    lazy = anonset.dask.publish(dd.from_pandas(df, npartitions=2), anonset.Diversity(2), **kw)
+    assert len(write(lazy)) == 1
+    csv = tmp_path / "pub.csv"
+    write(anonset.publish(df, anonset.Diversity(2), **kw), csv)
+    assert len(write(anonset.publish(df, anonset.Diversity(2), **kw), csv)) == 1
+    # not warned: other sensitive columns; a file that is not a release;
+    # two seeded releases (a seed reproduces its release); one persistent key
+    assert write(anonset.publish(df, anonset.Diversity(2), sensitive=["city"],
+                                 drop=["job", "age"], identifiers=["rid"],
+                                 domains={"city": list("xy")})) == []
+    df.to_parquet(tmp_path / "plain.parquet")
+    assert write(anonset.publish(df, anonset.Diversity(2), **kw), tmp_path / "plain.parquet") \
+        == []
+    seeded = dict(kw, seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    write(anonset.publish(df, anonset.Diversity(2), **seeded))
+    assert write(anonset.publish(df, anonset.Diversity(2), **seeded)) == []
+    for name in ("a.key", "b.key"):
+        (tmp_path / name).write_text(anonset.io.keys.secrets.token_hex(32))
+        (tmp_path / name).chmod(0o600)
+    series = dict(kw, key_file=tmp_path / "a.key", record_id="rid")
+    assert len(write(anonset.publish(df, anonset.Diversity(2), **series))) == 1   # was seeded
+    assert write(anonset.publish(df, anonset.Diversity(2), **series)) == []
+    other = dict(series, key_file=tmp_path / "b.key")
+    said = write(anonset.publish(df, anonset.Diversity(2), **other))
+    assert len(said) == 1 and "under another key" in said[0]
+    # the command line prints it as a warning of its own
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    argv = ["anonymize", str(src), "-o", str(tmp_path / "cli.parquet"), "--sensitive", "job,age",
+            "--exact", "city", "--identifier", "rid", "--domain", "job=a,b,c,d",
+            "--domain", "age=young,old", "--l", "2"]
+    assert main(argv) == 0
+    assert "held a release" not in capsys.readouterr().err
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "anonset: WARNING: '" in err and "cli.parquet' held a release of 200 records" in err

@@ -6,7 +6,8 @@ The public API, re-exported here:
 
 * schema:   :class:`Attribute`, :class:`Schema`, :class:`Hierarchy`,
             :class:`InferredDomainWarning`, :class:`SharedIdWarning`,
-            :class:`SuppressionWarning`, :class:`PassThroughWarning`
+            :class:`SuppressionWarning`, :class:`PassThroughWarning`,
+            :class:`RepeatedReleaseWarning`
 * models:   :class:`Diversity`, :func:`EntropyDiversity`, :class:`Anonymity`,
             :class:`Closeness`, :class:`DiversityCloseness`
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
@@ -39,8 +40,8 @@ from ._version import __version__
 from .hierarchy import Hierarchy
 from .passthrough import PassThroughWarning
 from .validate import InputError
-from .schema import (Attribute, InferredDomainWarning, Schema, SharedIdWarning,
-                     SuppressionWarning)
+from .schema import (Attribute, InferredDomainWarning, RepeatedReleaseWarning, Schema,
+                     SharedIdWarning, SuppressionWarning)
 from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
 from .emd import Ground, emd, emd_batch
 from . import metrics
@@ -69,7 +70,7 @@ del _name, _module
 __all__ = [
     "__version__", "Attribute", "Schema", "Hierarchy", "InferredDomainWarning",
     "SharedIdWarning",
-    "SuppressionWarning",
+    "SuppressionWarning", "RepeatedReleaseWarning",
     "PassThroughWarning", "InputError",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",

@@ -439,14 +439,57 @@ class CsvSink:
             Path(meta_tmp).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
 
+def _sensitive_names(meta: dict) -> list:
+    return [a.get("name") for a in (meta.get("schema") or {}).get("attributes", ())
+            if isinstance(a, dict) and a.get("role") == "sensitive"]
+
+
+def warn_replaced_release(path, fmt, meta: dict) -> None:
+    """Warn (:class:`~anonset.RepeatedReleaseWarning`) when ``path`` holds a
+    release of some of the same sensitive columns under another key: if it
+    was shared, the release that replaces it can be intersected with it.
+    Not when both are under one persistent key (the same sets), nor when
+    both were drawn from seeds (a seed reproduces its release; which seed
+    was used is not recorded)."""
+    import warnings
+    path = Path(path)
+    try:
+        if not path.is_file():       # (a name too long is refused by the writer, by name)
+            return
+        old = read_metadata(path, fmt)
+    except (InputError, OSError, ValueError):
+        return                               # not a release: nothing to intersect
+    new_info, old_info = meta.get("info") or {}, old.get("info") or {}
+    shared = [n for n in _sensitive_names(meta) if n in set(_sensitive_names(old))]
+    if not shared:
+        return
+    keys = (old_info.get("key"), new_info.get("key"))
+    if keys == ("persistent", "persistent") and \
+            old_info.get("key_check") == new_info.get("key_check"):
+        return
+    if "os" not in keys and "persistent" not in keys:
+        return
+    from ..schema import RepeatedReleaseWarning, _outside_stacklevel
+    how = "a fresh key" if keys[0] == "os" else "another key"
+    warnings.warn(
+        f"{str(path)!r} held a release of {int(old.get('n_rows') or 0):,} records with the "
+        f"sensitive column(s) {', '.join(shared)} under {how}; it is replaced.  If it was "
+        "shared, the two can be intersected (a person's true value is in both of their sets; "
+        "docs/security.md, repeated releases): for releases of the same people use one key "
+        "file and a record id in every release (key_file=, record_id=; --key-file, "
+        "--record-id)", RepeatedReleaseWarning, stacklevel=_outside_stacklevel())
+
+
 @contextlib.contextmanager
 def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
     """A sink that writes a published table to ``path`` (and its metadata
     file, for CSV) as one atomic unit; ``sets`` is the Parquet encoding of the
-    sets (see :func:`settable_to_arrow`)."""
+    sets (see :func:`settable_to_arrow`).  A release it replaces there under
+    another key is warned of (:func:`warn_replaced_release`)."""
     path = Path(path)
     if sets not in SET_ENCODINGS:
         raise InputError(f"got {sets!r}", param="sets", expected="masks or lists")
+    warn_replaced_release(path, fmt, meta)
     targets = [path] + ([Path(str(path) + CSV_META_SUFFIX)] if fmt == "csv" else [])
     with atomic_paths(*targets, protect=protect) as tmps:
         tmps = tmps if isinstance(tmps, list) else [tmps]
