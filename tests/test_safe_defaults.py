@@ -2467,3 +2467,38 @@ def test_replacing_a_release_under_another_key_is_warned_of_on_every_path(tmp_pa
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "anonset: WARNING: '" in err and "cli.parquet' held a release of 200 records" in err
+
+
+def test_replacing_an_lgb_or_msa_release_under_a_fresh_key_is_warned_of(tmp_path):
+    # a partition release under another key draws other groups, which
+    # intersect with the earlier ones: the writer warns as the sets' does
+    import warnings
+    from anonset import RepeatedReleaseWarning
+    from anonset.msa import anonymize_msa
+    from anonset.partition.lgb import lgb
+    rng = np.random.default_rng(5)
+    n = 120
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
+                       "job": rng.choice(list("abcdef"), n)})
+    seed = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+    makers = {"lgb": lambda **k: lgb(df, qi=["age", "sex"], sensitive=["job"], k=3, l=2, **k),
+              "msa": lambda **k: anonymize_msa(df, ["age", "sex"], ["job"], 3, 0.5, **k)}
+
+    def write(res, path):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            res.write(path)
+        return [str(w.message) for w in got if issubclass(w.category, RepeatedReleaseWarning)]
+
+    for name, make in makers.items():
+        for ext in ("parquet", "csv"):
+            out = tmp_path / f"{name}.{ext}"
+            assert write(make(), out) == []
+            said = write(make(), out)
+            assert len(said) == 1 and said[0].startswith(
+                f"{str(out)!r} held a release of the sensitive column(s) job under a fresh key")
+            seeded = tmp_path / f"{name}-seeded.{ext}"
+            write(make(seed=seed), seeded)
+            assert write(make(seed=seed), seeded) == []          # one key reproduces it
+    # an LGB release over an msa one (another paper's release) is not warned of
+    assert write(makers["lgb"](), tmp_path / "msa.parquet") == []

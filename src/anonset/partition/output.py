@@ -57,6 +57,8 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
             if inp is not None and same_file(p, inp):
                 raise ValueError(f"output {str(p)!r} is the input file; choose another name "
                                  "(the input is never overwritten)")
+    if jobs and metadata:
+        warn_replaced_partition(jobs[0][0], format or format_of(jobs[0][0]), metadata)
     written = []
     for i, (p, frame) in enumerate(jobs):
         fmt = format or format_of(p)
@@ -168,6 +170,44 @@ def _to_parquet(frame: pd.DataFrame, path, metadata: dict | None, *, name=None) 
         meta[b"anonset"] = json.dumps(metadata, default=str).encode()
         table = table.replace_schema_metadata(meta)
     pq.write_table(table, path)
+
+
+def _protected(meta: dict) -> set:
+    """The columns a partition release protects: msa's sensitive attributes,
+    LGB's sensitive and semi-sensitive ones."""
+    model = meta.get("model") or {}
+    if str(meta.get("paper")) == "003":
+        return set(model.get("sensitive") or ())
+    return {a for a, r in (model.get("attributes") or {}).items() if r != "qi"}
+
+
+def warn_replaced_partition(path, fmt: str, metadata: dict) -> None:
+    """As :func:`anonset.io.published.warn_replaced_release`, for LGB and
+    msa: a release of the same paper and protected columns replaced under a
+    fresh key draws other groups, which intersect with the earlier ones if
+    it was shared.  Not warned of when neither key is fresh (one key file
+    reproduces a release)."""
+    import warnings
+    path = Path(path)
+    try:
+        if not path.is_file():
+            return
+        old = read_metadata(path) if fmt == "parquet" else csv_metadata(path)
+    except Exception:               # not a release (or unreadable): nothing to intersect
+        return
+    if str(old.get("paper")) != str(metadata.get("paper")) or \
+            "os" not in (old.get("key"), metadata.get("key")):
+        return
+    shared = sorted(_protected(old) & _protected(metadata))
+    if not shared:
+        return
+    from ..schema import RepeatedReleaseWarning, _outside_stacklevel
+    warnings.warn(
+        f"{str(path)!r} held a release of the sensitive column(s) {', '.join(shared)} under "
+        f"{'a fresh key' if old.get('key') == 'os' else 'another key'}; it is replaced.  If "
+        "it was shared, the two draw other groups, which can be intersected (docs/security.md,"
+        " repeated releases): one key file reproduces a release (key_file=; --key-file)",
+        RepeatedReleaseWarning, stacklevel=_outside_stacklevel())
 
 
 def read_metadata(path) -> dict:
