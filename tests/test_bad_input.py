@@ -1217,3 +1217,37 @@ def test_an_output_name_too_long_for_the_file_system_is_named(tmp_path, capsys, 
                      rf"{extra + 21} bytes more\); expected a name of at most "
                      rf"{255 - extra - 21} bytes$", err), err
     assert snapshot(tmp_path) == before
+
+
+def test_a_value_outside_its_hierarchy_is_named_at_its_row_by_lgb_and_msa(tmp_path, capsys):
+    # LGB named a row of its shuffled frame ("at row 11" for the value in row
+    # 3) and the value's numpy repr ("np.int64(13067)"); msa named neither
+    # the row, the count nor the file.  Now both say it as anonymize does
+    from anonset.cli import main
+    from anonset.msa import anonymize_msa
+    from anonset.partition.lgb import lgb
+    rng = np.random.default_rng(0)
+    zips = ["13053", "13068", "13067", "14850"]
+    df = pd.DataFrame({"zip": rng.choice(zips[:2] + zips[3:], 60).astype(int),
+                       "sex": rng.choice(["f", "m"], 60), "job": rng.choice(list("abcd"), 60)})
+    df.loc[[7, 30], "zip"] = 13067
+    hz = tmp_path / "zip.csv"
+    hz.write_text("13053;1305*;*\n13068;1306*;*\n14850;1485*;*\n")
+    want = ("column 'zip': has 2 value(s) that are not leaves of its hierarchy (first: '13067' "
+            "at row 8); expected every value a leaf of the hierarchy")
+    with pytest.raises(ValueError) as e:
+        lgb(df, qi=["zip", "sex"], sensitive=["job"], k=3, l=2, hierarchies={"zip": str(hz)})
+    assert str(e.value).startswith(want)
+    with pytest.raises(ValueError) as e:
+        anonymize_msa(df, ["zip", "sex"], ["job"], 3, 0.5, hierarchies={"zip": str(hz)})
+    assert str(e.value).startswith(want)
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    for argv in (["lgb", src, "-o", tmp_path / "o.csv", "--qi", "zip,sex", "--sensitive", "job",
+                  "--k", "3", "--l", "2"],
+                 ["msa-anonymize", src, "-o", tmp_path / "o.csv", "--qi", "zip,sex", "--sa",
+                  "job", "--k", "3", "--t", "0.5"]):
+        assert main([*map(str, argv), "--hierarchy", f"zip={hz}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"'{src}': {want}" in err, err
+        assert not (tmp_path / "o.csv").exists()

@@ -291,15 +291,18 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                           check_allow_recode(allow_recode, as_is),
                           allow_identifier=check_allow_identifier(allow_identifier, other_cols))
     n = len(frame)
-    order = key.order(n, "lgb-rows")
-    semi_flags = np.ascontiguousarray(all_flags[order])
-    frame = frame.iloc[order].reset_index(drop=True)
-
+    # domains and codes in the input's order (a domain does not depend on
+    # it), so that a value outside a hierarchy is named at its own row, not
+    # at a row of the shuffled frame
     domains = [make_domain(a, frame[a], hier.get(a)) for a in attrs]
     q = len(attrs)
     codes = np.empty((q, n), dtype=np.int32)
     for j, (a, dom) in enumerate(zip(attrs, domains)):
         codes[j] = encode_column(frame[a], dom)
+    order = key.order(n, "lgb-rows")
+    semi_flags = np.ascontiguousarray(all_flags[order])
+    frame = frame.iloc[order].reset_index(drop=True)
+    codes = np.ascontiguousarray(codes[:, order])
 
     clear = refuse_clear_l(lmap, {a: dom.d for a, dom in zip(attrs, domains)}, allow_clear)
     allow_homogeneous = check_names(allow_homogeneous, "allow_homogeneous")

@@ -151,7 +151,11 @@ def encode_column(col: pd.Series, dom: Domain) -> np.ndarray:
         return codes.astype(np.int32)
     codes = domain_codes(col.astype(str), [str(v) for v in dom.values])
     if (codes < 0).any():
-        i = int(np.flatnonzero(codes < 0)[0])
-        raise ValueError(f"column {dom.name!r}: value {col.iloc[i]!r} at {row_name(i)} is not a "
-                         "leaf of its hierarchy")
+        from ...validate import InputError
+        bad = np.flatnonzero(codes < 0)
+        v = col.iloc[int(bad[0])]
+        v = v.item() if isinstance(v, np.generic) else v
+        raise InputError(f"has {len(bad):,} value(s) that are not leaves of its hierarchy "
+                         f"(first: {str(v)!r} at {row_name(int(bad[0]))})", column=dom.name,
+                         expected="every value a leaf of the hierarchy (add a line for it)")
     return codes

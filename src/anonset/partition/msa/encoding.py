@@ -92,7 +92,10 @@ def leaf_codes(col: pd.Series, h: Hierarchy, name: str, what: str) -> np.ndarray
         else col.to_numpy().astype(str)
     codes = domain_codes(vals, h.leaves).astype(np.int64)
     if (codes < 0).any():
-        bad = pd.unique(vals[codes < 0])[:5]
-        raise ValueError(f"{what} {name!r}: value(s) {[str(b) for b in bad]!r} are not leaves "
-                         "of its hierarchy")
+        from ...validate import InputError, row_name
+        bad = np.flatnonzero(codes < 0)
+        raise InputError(f"has {len(bad):,} value(s) that are not leaves of its "
+                         f"hierarchy (first: {str(vals[bad[0]])!r} at {row_name(int(bad[0]))})",
+                         column=name,
+                         expected="every value a leaf of the hierarchy (add a line for it)")
     return codes
