@@ -814,3 +814,41 @@ def test_an_inferred_domain_with_rare_values_is_refused_and_the_dummy_estimate_h
     assert main(["semantic-anonymize", str(tmp_path / "s.csv"), "-o", str(out), "--sensitive",
                  "score", "--l", "3", "--d", "2", "--qids", "age", "--values", "positions", "--allow-rare", "score"]) == 0
     assert "(you allowed it): score (expected" in capsys.readouterr().err
+
+
+def test_a_column_of_integer_codes_takes_a_hierarchy_of_their_text(tmp_path, capsys):
+    # zip or occupation codes read as integers, under an ARX hierarchy whose
+    # leaves are their text: anonset.publish takes it; semantic diversity
+    # refused it ("is numeric but its domain has non-numeric values")
+    from anonset.audit import audit
+    from anonset.cli import main
+    from anonset.hierarchy import Hierarchy
+    semantic_publish = S.semantic_publish
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"zip": rng.choice([13053, 13068, 13067, 14850, 14853], 200),
+                       "sex": rng.choice(["f", "m"], 200)})
+    text = ("13053;1305*;130**;*\n13068;1306*;130**;*\n13067;1306*;130**;*\n"
+            "14850;1485*;148**;*\n14853;1485*;148**;*\n")
+    h = Hierarchy.from_csv(text)
+    t = semantic_publish(df, "zip", 2, 1, qids=["sex"], hierarchy=h)
+    assert t.schema["zip"].domain == (13053, 13068, 13067, 14850, 14853)
+    assert audit(t, df).conforms
+    with pytest.raises(ValueError, match=r"^column 'zip': is integer but its hierarchy has "
+                                         r"non-integer leaves"):
+        semantic_publish(df, "zip", 2, 1, qids=["sex"],
+                         hierarchy=Hierarchy.from_csv(text.replace("14853;", "1485x;")))
+    src, hz = tmp_path / "in.csv", tmp_path / "zip.csv"
+    df.to_csv(src, index=False)
+    hz.write_text(text)
+    assert main(["semantic-anonymize", str(src), "-o", str(tmp_path / "s.parquet"),
+                 "--sensitive", "zip", "--qids", "sex", "--l", "2", "--d", "1",
+                 "--hierarchy", str(hz), "-q"]) == 0
+    assert main(["audit", str(tmp_path / "s.parquet"), "--original", str(src)]) == 0
+    hz.write_text(text.replace("13067;1306*;130**;*\n", ""))
+    capsys.readouterr()
+    assert main(["semantic-anonymize", str(src), "-o", str(tmp_path / "t.parquet"),
+                 "--sensitive", "zip", "--qids", "sex", "--l", "2", "--d", "1",
+                 "--hierarchy", str(hz)]) == 2
+    row = int(np.flatnonzero(df["zip"].to_numpy() == 13067)[0]) + 1
+    err = capsys.readouterr().err
+    assert f"column 'zip': value 13067 at row {row} is not in the domain" in err

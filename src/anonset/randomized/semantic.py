@@ -509,6 +509,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
         domain = hierarchy.leaves
+        if pd.api.types.is_integer_dtype(sdtype):
+            # as anonset.publish does: a column of integer codes (zip codes,
+            # occupation codes) under a hierarchy whose leaves are their text
+            try:
+                domain = [int(v) for v in domain]
+            except ValueError:
+                raise InputError("is integer but its hierarchy has non-integer leaves",
+                                 column=sensitive, expected="integer leaves") from None
     if domain is None and distance is None and isinstance(sdtype, pd.CategoricalDtype) \
             and sdtype.ordered:
         # an ordered pandas Categorical declares its domain and its order, as
