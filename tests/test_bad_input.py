@@ -1251,3 +1251,40 @@ def test_a_value_outside_its_hierarchy_is_named_at_its_row_by_lgb_and_msa(tmp_pa
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"'{src}': {want}" in err, err
         assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_sensitive_column_of_a_million_values_is_refused_before_the_work(tmp_path, capsys,
+                                                                            monkeypatch):
+    # an id named as the sensitive column: semantic diversity built its
+    # F x F distances (a MemoryError asking for 14.6 TiB) and msa its class
+    # counts (2.9 TiB) before any refusal; anonymize and lgb already refused
+    # or coped.  Now both refuse in one line before the work, naming why
+    import os
+    from anonset.cli import main
+    from anonset.msa import anonymize_msa
+    from anonset.randomized.semantic import semantic_publish
+    n = 5000
+    df = pd.DataFrame({"rid": np.arange(n), "q": np.resize(["a", "b"], n)})
+    with pytest.raises(ValueError, match=r"^column 'rid': has 5,000 distinct values; expected "
+                                         r"at most 1,024 \(semantic publishing"):
+        semantic_publish(df, "rid", 3, 1, qids=["q"])
+    # the class table is checked against this machine's memory: made small here
+    real = os.sysconf
+    monkeypatch.setattr(os, "sysconf", lambda name: 1 if name == "SC_PHYS_PAGES"
+                        else real(name))
+    with pytest.raises(ValueError, match=r"^sensitive: its classes' value counts would take "
+                                         r"0\.1 GiB \(1,000 classes of k = 5 by 5,000 sensitive "
+                                         r"values; 'rid' has 5,000\), more than this machine"):
+        anonymize_msa(df, ["q"], ["rid"], 5, 0.5)
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    for argv, words in ((["semantic-anonymize", src, "-o", tmp_path / "o.parquet", "--sensitive",
+                          "rid", "--qids", "q", "--l", "3", "--d", "1"],
+                         "column 'rid': has 5,000 distinct values"),
+                        (["msa-anonymize", src, "-o", tmp_path / "o.parquet", "--sa", "rid",
+                          "--qi", "q", "--k", "5", "--t", "0.5"],
+                         "--sa: its classes' value counts would take")):
+        assert main([str(a) for a in argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+        assert not (tmp_path / "o.parquet").exists()

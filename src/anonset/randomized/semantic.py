@@ -540,6 +540,15 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                              expected="a declared domain in order (domain=[...], --domain), a "
                                       "hierarchy (hierarchy=..., --hierarchy), or a distance "
                                       "matrix over a declared domain")
+    if len(domain) > _semantic.MAX_DOMAIN:
+        # before the F x F distances are built (a column of a million values,
+        # an id named as the sensitive one, asked for terabytes)
+        raise InputError(f"has {len(domain):,} distinct values" if inferred else
+                         f"has {len(domain):,} values", column=sensitive,
+                         param=None if inferred else "domain",
+                         expected=f"at most {_semantic.MAX_DOMAIN:,} (semantic publishing: "
+                                  "every pair of values has a distance): bins or a hierarchy "
+                                  "level; an identifier is not a sensitive attribute")
     if hierarchy is not None:
         hierarchy = hierarchy.reorder(list(domain))
     sattr = Attribute(sensitive, "sensitive", tuple(domain),

@@ -503,6 +503,30 @@ class MSAProblem:
                               self._weight)
 
     # ------------------------------------------------------------ the whole run
+    def _check_class_table(self, k: int) -> None:
+        """Refuse, before any work, a release whose classes' value counts
+        (up to n / k classes by every value of every SA, with a temporary
+        as large) would not fit in this machine's memory: a sensitive
+        column of a million distinct values (an id named as an SA) was a
+        MemoryError after the clustering, asking for terabytes."""
+        import os
+        n_classes = max(1, self.n // int(k))
+        need = 16 * n_classes * self._d_total
+        try:
+            have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):    # not POSIX: not checked
+            return
+        if need <= have:
+            return
+        big = max(zip(self._d, (s.name for s in self.sas)))
+        raise InputError(f"its classes' value counts would take {need / 2**30:,.1f} GiB "
+                         f"({n_classes:,} classes of k = {k} by {self._d_total:,} sensitive "
+                         f"values; {big[1]!r} has {big[0]:,}), more than this machine's "
+                         f"{have / 2**30:,.0f} GiB", param="sensitive",
+                         expected="fewer distinct sensitive values (bins or a hierarchy "
+                                  "level; an identifier is not a sensitive attribute) or a "
+                                  "larger k")
+
     def run(self, algorithm: str, k: int, t: float, *, seed=None, research_seed: bool = False,
             keep_order: bool = False, fcm_options: Mapping | None = None,
             allow_homogeneous: Sequence[str] = ()):
@@ -512,6 +536,7 @@ class MSAProblem:
         see :func:`anonymize_msa`.
         """
         self._check_kt(k, t)
+        self._check_class_table(k)
         allowed = check_names(allow_homogeneous, "allow_homogeneous")
         for c in allowed:
             if c not in self.sensitive:
