@@ -45,7 +45,7 @@ from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
 from ..validate import InputError, check_int, check_original_columns
-from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, membership,
+from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, lazy_membership,
                       sample_keys, sampled_counts)
 from .masks import row_sizes
 
@@ -113,7 +113,7 @@ def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) ->
             return sizes, expanded_counts(table, None if method == "expand" else max_rows)
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, table.n_rows, size=n_classes)
-    Ms = [membership(table, n) for n in table.names]
+    Ms = [lazy_membership(table, n) for n in table.names]
     keys = sample_keys([M[rows] for M in Ms], rng)
     return sizes, sampled_counts(table.names, class_counts(Ms, keys))
 

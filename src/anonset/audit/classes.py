@@ -67,7 +67,8 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
     16
     """
     names = table.names
-    rec, cols = _expand_codes([membership(table, n) for n in names], table.n_rows, max_rows)
+    rec, cols = _expand_codes([lazy_membership(table, n) for n in names], table.n_rows,
+                              max_rows)
     out = pd.DataFrame({n: c for n, c in zip(names, cols)})
     if values:
         for n in names:
@@ -78,11 +79,19 @@ def expand(table: SetTable, *, values: bool = False, max_rows: int | None = EXPA
     return out
 
 
+def lazy_membership(table: SetTable, name: str):
+    """:func:`membership` as a :class:`~anonset.audit.masks.MaskMembership`:
+    columns and rows on demand, never the whole n x d matrix."""
+    from .masks import MaskMembership
+    return MaskMembership(table.mask(name), table.schema[name].d)
+
+
 def _expand_codes(Ms: list, n: int, max_rows) -> tuple:
-    """(record index, [codes per attribute]) of every expanded row."""
+    """(record index, [codes per attribute]) of every expanded row (``Ms``:
+    dense membership matrices or :class:`MaskMembership`)."""
     sizes = np.ones(n, dtype=np.float64)
     for M in Ms:
-        sizes *= M.sum(axis=1, dtype=np.int64)
+        sizes *= M.row_sizes() if hasattr(M, "row_sizes") else M.sum(axis=1, dtype=np.int64)
     total = float(sizes.sum())
     if max_rows is not None and total > max_rows:
         raise ValueError(f"the expanded table would have {total:.3g} rows (max_rows={max_rows}); "
@@ -90,7 +99,7 @@ def _expand_codes(Ms: list, n: int, max_rows) -> tuple:
     rec = np.arange(n)
     cols = []
     for M in Ms:
-        rr, vv = np.nonzero(M)                      # row-major: sorted by row
+        rr, vv = M.nonzero() if hasattr(M, "row_sizes") else np.nonzero(M)  # sorted by row
         cnt = np.bincount(rr, minlength=n)
         start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
         rep = cnt[rec]
@@ -138,7 +147,8 @@ def expanded_counts(table: SetTable, max_rows) -> dict:
     the expanded rows rather than q keys of q - 1 codes each (a release of
     150 exact columns took minutes per attribute)."""
     names = table.names
-    _, cols = _expand_codes([membership(table, n) for n in names], table.n_rows, max_rows)
+    _, cols = _expand_codes([lazy_membership(table, n) for n in names], table.n_rows,
+                            max_rows)
     dims = [table.schema[n].d for n in names]
     q = len(names)
     rows = cols[0].size if cols else 0
@@ -198,7 +208,8 @@ def class_counts(Ms: Sequence[np.ndarray], keys: np.ndarray) -> list:
             if other not in seen[j]:
                 inj = cols[j][near]
                 rows = near[(s_near == q) | ((s_near == q - 1) & ~inj)]
-                seen[j][other] = Ms[j][rows].sum(axis=0, dtype=np.int64)
+                seen[j][other] = Ms[j].column_sums(rows) if hasattr(Ms[j], "column_sums") \
+                    else Ms[j][rows].sum(axis=0, dtype=np.int64)
             out[j][r] = seen[j][other]
     return out
 

@@ -39,6 +39,61 @@ def bits(mask: np.ndarray, d: int) -> np.ndarray:
     return np.unpackbits(_u8(mask), axis=1, bitorder="little")[:, :d].astype(bool)
 
 
+class MaskMembership:
+    """The (n, d) membership of a bitmask column without building it: a
+    value's column (``M[:, v]``) or some rows (``M[rows]``, dense) at a
+    time, so that a table of wide domains is not held as n x d bytes (a
+    30,000-row release over 60,000 codes took 1.8 GB per attribute and
+    pass, and 31 s to audit)."""
+
+    def __init__(self, mask: np.ndarray, d: int):
+        m = np.ascontiguousarray(mask, dtype=np.uint64)
+        self.mask = m.reshape(-1, 1) if m.ndim == 1 else m
+        self.d = int(d)
+        self.shape = (self.mask.shape[0], self.d)
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            rows, v = key
+            if not (isinstance(rows, slice) and rows == slice(None)):
+                raise IndexError("a MaskMembership gives whole columns or rows")
+            v = int(v)
+            word = self.mask[:, v >> 6]
+            return ((word >> np.uint64(v & 63)) & np.uint64(1)).astype(bool)
+        return bits(self.mask[key], self.d)
+
+    def nonzero(self) -> tuple:
+        """(rows, values) of every member, sorted by row then value (as
+        ``np.nonzero`` of the dense matrix), from the set bits alone."""
+        rows, vals = [], []
+        for w in range(self.mask.shape[1]):
+            col = self.mask[:, w]
+            at = np.flatnonzero(col)
+            if at.size == 0:
+                continue
+            b = np.unpackbits(col[at].view(np.uint8).reshape(-1, 8), axis=1,
+                              bitorder="little")
+            r, k = np.nonzero(b)
+            rows.append(at[r])
+            vals.append(k + 64 * w)
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        r, v = np.concatenate(rows), np.concatenate(vals)
+        keep = v < self.d
+        r, v = r[keep], v[keep]
+        order = np.lexsort((v, r))
+        return r[order], v[order]
+
+    def row_sizes(self) -> np.ndarray:
+        return row_sizes(self.mask)
+
+    def column_sums(self, rows) -> np.ndarray:
+        """``M[rows].sum(axis=0)``: how many of the rows' sets hold each
+        value, from their set bits."""
+        _, vals = MaskMembership(self.mask[rows], self.d).nonzero()
+        return np.bincount(vals, minlength=self.d).astype(np.int64)
+
+
 def row_sizes(mask: np.ndarray) -> np.ndarray:
     """|R_i| of every row (bits set over all words), int64."""
     m = np.ascontiguousarray(mask, dtype=np.uint64)

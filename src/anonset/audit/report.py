@@ -43,7 +43,7 @@ from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
 from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
                      declared_target)
-from .classes import class_counts, membership, record_class_stats
+from .classes import class_counts, lazy_membership, record_class_stats
 from .declared import metadata_checks, param_checks
 from .ldp import epsilon_table
 from .stats import AuditStats, mask_hashes
@@ -730,7 +730,7 @@ def _record_classes(table: SetTable, codes: dict, n_classes: int, seed) -> pd.Da
     rng = np.random.default_rng(seed)
     picks = rng.choice(table.n_rows, size=min(n_classes, table.n_rows), replace=False)
     keys = np.stack([codes[n][picks] for n in table.names], axis=1).astype(np.int64)
-    counts = class_counts([membership(table, n) for n in table.names], keys)
+    counts = class_counts([lazy_membership(table, n) for n in table.names], keys)
     return record_class_stats(table.names, [declared_target(table.params, n, "l")
                                             for n in table.names], keys, counts)
 

@@ -530,6 +530,9 @@ def popcount(masks):
     m = np.ascontiguousarray(masks, dtype=np.uint64)
     if m.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
+    m = m.reshape(m.shape[0], -1)
+    if hasattr(np, "bitwise_count"):        # NumPy >= 2.0: no 64 bytes a word
+        return np.bitwise_count(m).sum(axis=1, dtype=np.int64)
     return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1).sum(axis=1)
 
 
