@@ -31,7 +31,7 @@ from . import report as _report
 from .attack import attack_rows, check_attack_args, choose_victims, reconstructed_marginal
 from .checks import anonymity_result, declared_target, diversity_result
 from .classes import class_counts, record_class_stats, sample_keys, sampled_counts
-from .masks import bits
+from .masks import MaskMembership, bits
 from .stats import DEFAULT_BUDGET, AuditStats, hash_cells
 
 __all__ = ["audit_file", "FileHeader"]
@@ -188,7 +188,10 @@ def _pass_two(path, fmt, header, stats, picks, class_rows, record_rows, seed, ch
         keys = np.concatenate([keys, rkeys])
     totals = [np.zeros((len(keys), d), dtype=np.int64) for d in dims]
     for _, masks in iter_masks(path, names, chunk_rows=chunk_rows, fmt=fmt, meta=header.meta):
-        for acc, c in zip(totals, class_counts([bits(m, d) for m, d in zip(masks, dims)], keys)):
+        # a column or a class at a time: a chunk of 262,144 rows over 60,000
+        # values would be 15.7 GB as a dense matrix
+        lazy = [MaskMembership(m, d) for m, d in zip(masks, dims)]
+        for acc, c in zip(totals, class_counts(lazy, keys)):
             acc += c
         if progress is not None:
             progress(masks[0].shape[0] if masks else 0)
@@ -317,5 +320,6 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
         _report.attack_closeness_section(att, rows)
     eps = _report.risk_sections(header, stats, att, rows)
     return _report.AuditReport(rows.frame(), div, an, clo, classes, att, original is not None,
-                               eps, {"rows": n, "how": f"in {chunks} chunks of up to "
-                                     f"{chunk_rows:,} rows", "aligned": opts.aligned})
+                               eps, {"rows": n, "how": f"in {chunks:,} chunk"
+                                     f"{'' if chunks == 1 else 's'} of up to {chunk_rows:,} rows",
+                                     "aligned": opts.aligned})
