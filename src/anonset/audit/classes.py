@@ -88,10 +88,10 @@ def lazy_membership(table: SetTable, name: str):
 
 def _expand_codes(Ms: list, n: int, max_rows) -> tuple:
     """(record index, [codes per attribute]) of every expanded row (``Ms``:
-    dense membership matrices or :class:`MaskMembership`)."""
+    :class:`~anonset.audit.masks.MaskMembership` of each attribute)."""
     sizes = np.ones(n, dtype=np.float64)
     for M in Ms:
-        sizes *= M.row_sizes() if hasattr(M, "row_sizes") else M.sum(axis=1, dtype=np.int64)
+        sizes *= M.row_sizes()
     total = float(sizes.sum())
     if max_rows is not None and total > max_rows:
         raise ValueError(f"the expanded table would have {total:.3g} rows (max_rows={max_rows}); "
@@ -99,7 +99,7 @@ def _expand_codes(Ms: list, n: int, max_rows) -> tuple:
     rec = np.arange(n)
     cols = []
     for M in Ms:
-        rr, vv = M.nonzero() if hasattr(M, "row_sizes") else np.nonzero(M)  # sorted by row
+        rr, vv = M.nonzero()                        # sorted by row
         cnt = np.bincount(rr, minlength=n)
         start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
         rep = cnt[rec]

@@ -65,6 +65,12 @@ class MaskMembership:
     def nonzero(self) -> tuple:
         """(rows, values) of every member, sorted by row then value (as
         ``np.nonzero`` of the dense matrix), from the set bits alone."""
+        r, v = self._members()
+        order = np.lexsort((v, r))
+        return r[order], v[order]
+
+    def _members(self) -> tuple:
+        """(rows, values) of every member, in no particular order."""
         rows, vals = [], []
         for w in range(self.mask.shape[1]):
             col = self.mask[:, w]
@@ -80,9 +86,7 @@ class MaskMembership:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         r, v = np.concatenate(rows), np.concatenate(vals)
         keep = v < self.d
-        r, v = r[keep], v[keep]
-        order = np.lexsort((v, r))
-        return r[order], v[order]
+        return r[keep], v[keep]
 
     def row_sizes(self) -> np.ndarray:
         return row_sizes(self.mask)
@@ -90,7 +94,7 @@ class MaskMembership:
     def column_sums(self, rows) -> np.ndarray:
         """``M[rows].sum(axis=0)``: how many of the rows' sets hold each
         value, from their set bits."""
-        _, vals = MaskMembership(self.mask[rows], self.d).nonzero()
+        _, vals = MaskMembership(self.mask[rows], self.d)._members()    # order not needed
         return np.bincount(vals, minlength=self.d).astype(np.int64)
 
 
