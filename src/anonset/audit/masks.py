@@ -99,13 +99,10 @@ class MaskMembership:
 
 
 def row_sizes(mask: np.ndarray) -> np.ndarray:
-    """|R_i| of every row (bits set over all words), int64."""
-    m = np.ascontiguousarray(mask, dtype=np.uint64)
-    if m.ndim == 1:
-        m = m.reshape(-1, 1)
-    if hasattr(np, "bitwise_count"):                     # NumPy >= 2.0
-        return np.bitwise_count(m).sum(axis=1, dtype=np.int64)
-    return np.unpackbits(_u8(m), axis=1).sum(axis=1, dtype=np.int64)
+    """|R_i| of every row (bits set over all words), int64: the reader's
+    own count (:func:`anonset.io.published.popcount`)."""
+    from ..io.published import popcount
+    return popcount(mask).astype(np.int64, copy=False)
 
 
 def stray_rows(mask: np.ndarray, d: int) -> int:
