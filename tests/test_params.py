@@ -266,3 +266,17 @@ def test_closeness_parameters_on_a_wide_domain_need_no_subset_sum_dp(monkeypatch
     assert max(runs, default=0) <= 64          # at most for a few small sizes
     assert got == _closeness_parameters_every_eta(A, int(A.sum()), 0.4, Ground.equal(1500), 5)
     assert got[0] > 0 and got[1] > 100          # the best size lies far out
+
+
+def test_integer_parameters_stay_exact():
+    """l and k are integers end to end: an l beyond a float's 53 bits is named
+    as given in the refusal, not as the float nearest to it."""
+    big = 10 ** 30
+    assert anonset.Diversity(big).l_for("age") == big
+    assert anonset.Anonymity({"age": big}).k_for("age") == big
+    assert anonset.Diversity(5.0).l_for("age") == 5 and isinstance(
+        anonset.Diversity(5.0).l_for("age"), int)
+    df = pd.DataFrame({"age": ["a", "b", "c"] * 4})
+    with pytest.raises(anonset.InputError, match=f"l = {big} for 'age'"):
+        anonset.publish(df, anonset.Diversity(big), sensitive=["age"],
+                        domains={"age": ["a", "b", "c"]})

@@ -49,6 +49,19 @@ def _plain(value):
     return value
 
 
+GROUNDS = ("auto", "equal", "ordered", "hierarchical")
+
+
+def _check_ground(ground) -> None:
+    """A ground distance named (one, or one per attribute) is one we know, when
+    the model is made, not when a column first asks for it."""
+    items = ground.items() if isinstance(ground, Mapping) else [(None, ground)]
+    for attr, g in items:
+        if not isinstance(g, str) or g not in GROUNDS:
+            raise InputError(f"got {g!r}", param="ground", column=attr,
+                             expected="auto, equal, ordered or hierarchical")
+
+
 def _check_mapping(value, name, check, expected):
     """Every value of a model parameter (one, or one per attribute) checked."""
     items = value.items() if isinstance(value, Mapping) else [(None, value)]
@@ -75,7 +88,7 @@ class Diversity:
                        "an integer >= 1 (l must be an integer >= 1)")
 
     def l_for(self, attr: str) -> int:
-        return int(_per_attr(self.l, "l", attr))
+        return _per_attr(self.l, "l", attr, kind=int)
 
     @property
     def name(self) -> str:
@@ -104,7 +117,7 @@ class Anonymity:
                        "an integer >= 1 (k must be an integer >= 1)")
 
     def k_for(self, attr: str) -> int:
-        return int(_per_attr(self.k, "k", attr))
+        return _per_attr(self.k, "k", attr, kind=int)
 
     name = "anonymity"
 
@@ -133,6 +146,7 @@ class Closeness:
         object.__setattr__(self, "t", _plain(self.t))
         _check_mapping(self.t, "t", lambda v: 0 <= v <= 1 or v == math.inf,
                        "a number in [0, 1], or inf (t must lie in [0, 1])")
+        _check_ground(self.ground)
 
     def t_for(self, attr: str) -> float:
         return float(_per_attr(self.t, "t", attr))
@@ -141,7 +155,7 @@ class Closeness:
         g = self.ground
         if isinstance(g, Mapping):
             g = g.get(attr, "auto")
-        if g not in ("auto", "equal", "ordered", "hierarchical"):
+        if g not in GROUNDS:
             raise InputError(f"got {g!r}", param="ground", column=attr,
                              expected="auto, equal, ordered or hierarchical")
         return g
