@@ -541,12 +541,13 @@ def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False) -> N
     quoted."""
     from ..io.atomic import atomic_path
     from ..io.published import csv_safe_frame
-    from ..io.tables import csv_compression
+    from ..io.tables import csv_output
     with atomic_path(out, protect=protect, private=private) as tmp:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)
         else:       # r.csv.gz gzipped, as a published table's is (it got plain text)
-            csv_safe_frame(frame).to_csv(tmp, index=False, compression=csv_compression(out))
+            with csv_output(tmp, out) as f:
+                csv_safe_frame(frame).to_csv(f, index=False)
 
 
 def check_not_input(out, inputs) -> None:

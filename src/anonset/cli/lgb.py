@@ -8,10 +8,11 @@
 
 Every input column needs a role: an attribute, a flag column (``--flags``),
 ``--id``, ``--identifier``, ``--other`` (passed through) or ``--drop``.  OUT
-(.csv or .parquet) gets the table in the shape of the paper's Fig. 2, rows in
+(.csv, .csv.gz, .csv.bz2, .csv.xz or .parquet) gets the table in the shape of the paper's Fig. 2, rows in
 a random order with random IDs (``--keep-order``: input order, IDs = input
 row numbers); the bucket tables go beside it as ``<stem>.<attr>.idt.<ext>``
-(ID, BID) and ``<stem>.<attr>.sat.<ext>`` (value, BID).  Exit codes: 0 ok, 2
+(ID, BID) and ``<stem>.<attr>.sat.<ext>`` (value, BID), compressed as OUT is
+(``out.csv.gz``: ``out.<attr>.idt.csv.gz``).  Exit codes: 0 ok, 2
 a usage or data error (one line on stderr), 130 interrupted.  Every output is
 written atomically and the input is never overwritten.
 """
@@ -98,7 +99,7 @@ def _int(text: str, option: str) -> int:
 
 def _run(args) -> int:
     from ..partition import lgb as L
-    from ..partition.output import format_of
+    from ..partition.output import check_csv_name, format_of
     qi, semi, sens = _names(args.qi), _names(args.semi_sensitive), _names(args.sensitive)
     if not (qi or semi or sens):
         raise ValueError("name the attributes: --qi, --semi-sensitive, --sensitive")
@@ -112,6 +113,8 @@ def _run(args) -> int:
     tval = {c: _number(v, "--t", float) for c, v in _kv([args.t], "--t", commas=True).items()} \
         if args.t else {}
     out_fmt = args.format or format_of(args.output)
+    if out_fmt == "csv":
+        check_csv_name(args.output)
     check_outputs(args.input, [args.output])
     flag_cols = _kv(args.flags, "--flags", commas=True)
     if flag_cols and args.density is not None:

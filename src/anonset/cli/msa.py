@@ -112,10 +112,12 @@ def _run(args) -> int:
     from ..hierarchy import hierarchy_of
     from ..io.atomic import atomic_path
     from ..partition.msa import MSAProblem
-    from ..partition.output import format_of
+    from ..partition.output import check_csv_name, format_of
 
     inp, out = Path(args.input), Path(args.output)
     fout = args.format or format_of(out)
+    if fout == "csv":
+        check_csv_name(out)
     check_outputs(inp, [out, args.report])
     from .args import check_suffix
     check_suffix(args.report, "--report", (".json",), "JSON")

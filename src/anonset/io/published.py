@@ -379,21 +379,18 @@ class CsvSink:
     """Blocks to one CSV of ``{a|b|c}`` cells; the metadata goes beside it."""
 
     def __init__(self, tmp, schema, meta, final):
-        import bz2
-        import gzip
-        import lzma
+        import contextlib
+
+        from .tables import CSV_OUTPUT_COMPRESSIONS, csv_output, refuse_tsv_output
         self.meta = meta
         self.final = final
         suffix = Path(final).suffix.lower()
-        openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-        from .tables import refuse_tsv_output
         refuse_tsv_output(final)
-        if suffix not in (".csv", ".txt") and suffix not in openers:
+        if suffix not in (".csv", ".txt") and suffix not in CSV_OUTPUT_COMPRESSIONS:
             raise InputError("has a compression this writer does not support", param="output",
                              file=final, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")
-        opener = openers.get(suffix)
-        self.f = opener(tmp, "wt", newline="", encoding="utf-8") if opener else \
-            open(tmp, "w", newline="", encoding="utf-8")
+        self._files = contextlib.ExitStack()
+        self.f = self._files.enter_context(csv_output(tmp, final))
         self.header = True
         self.dtypes = None
         self.labels = {}
@@ -401,7 +398,7 @@ class CsvSink:
             labels = np.array([str(v) for v in a.domain], dtype=object)
             bad = [v for v in labels if _CSV_RESERVED & set(v)]
             if bad:
-                self.f.close()
+                self._files.close()
                 raise InputError(f"has the value {bad[0]!r}, which holds one of '{{', '|', '}}' "
                                  "that the CSV set notation reserves", column=a.name,
                                  param="output", file=final,
@@ -431,7 +428,7 @@ class CsvSink:
         self.header = False
 
     def close(self, meta_tmp=None):
-        self.f.close()
+        self._files.close()
         if meta_tmp is not None:
             meta = dict(self.meta)
             meta["csv_dtypes"] = self.dtypes or {}

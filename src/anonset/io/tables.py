@@ -16,6 +16,7 @@ Parquet files keep their stored types.  Every error names the file.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
@@ -182,6 +183,31 @@ def csv_compression(path) -> str | None:
     """The compression a CSV written to ``path`` gets from its name (None:
     plain text); a temporary file's own name does not carry it."""
     return CSV_OUTPUT_COMPRESSIONS.get(Path(path).suffix.lower())
+
+
+@contextlib.contextmanager
+def csv_output(tmp, final):
+    """A text handle on ``tmp`` that writes CSV compressed as ``final``'s
+    name says.  A gzip stream names no file and no time (as ``gzip -n``
+    writes), so its header does not hold the temporary file's name (process
+    id and random letters) and one key's release is the same bytes each
+    time; bzip2 and xz headers hold neither."""
+    import bz2
+    import gzip
+    import lzma
+    method = csv_compression(final)
+    if method == "gzip":
+        raw = open(tmp, "wb")
+        try:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as z, \
+                    io.TextIOWrapper(z, encoding="utf-8", newline="") as f:
+                yield f
+        finally:
+            raw.close()
+        return
+    opener = {"bz2": bz2.open, "xz": lzma.open}.get(method, open)
+    with opener(tmp, "wt", newline="", encoding="utf-8") as f:
+        yield f
 
 
 def check_input_file(path, *, param: str = "input") -> Path:

@@ -15,20 +15,34 @@ import numpy as np
 import pandas as pd
 
 from ..io.published import CSV_META_SUFFIX     # the file beside a CSV, as for set tables
+from ..validate import InputError
 
-__all__ = ["format_of", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
-
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
-
+__all__ = ["format_of", "check_csv_name", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
 
 def format_of(path) -> str:
-    """'parquet' or 'csv' from a file name."""
+    """'parquet' or 'csv' from an output's name (``.csv``, ``.csv.gz``,
+    ``.csv.bz2``, ``.csv.xz`` or ``.parquet``); a name of a format or a
+    compression anonset does not write is refused before any work."""
+    from ..io.tables import CSV_OUTPUT_COMPRESSIONS, refuse_tsv_output
+    refuse_tsv_output(path)
     name = str(path).lower()
     if name.endswith((".parquet", ".pq", ".parq")):
         return "parquet"
-    if name.endswith(".csv") or any(name.endswith(".csv" + s) for s in _COMPRESSION):
+    if name.endswith(".csv") or any(name.endswith(".csv" + s) for s in CSV_OUTPUT_COMPRESSIONS):
         return "csv"
-    raise ValueError(f"cannot tell the format of {str(path)!r}: use .csv or .parquet")
+    raise InputError("names no format anonset writes", file=path, param="output",
+                     expected="a name ending in .parquet, .csv, .csv.gz, .csv.bz2 or .csv.xz")
+
+
+def check_csv_name(path) -> None:
+    """A CSV output (also one whose format was named) is written through no
+    compression anonset does not write (a .zip, a .zst)."""
+    from ..io.tables import CSV_OUTPUT_COMPRESSIONS, refuse_tsv_output
+    refuse_tsv_output(path)
+    if Path(path).suffix.lower() in (".zip", ".zst", ".bz", ".7z", ".lz4", ".tar"):
+        raise InputError("has a compression this writer does not support", param="output",
+                         file=path, expected="a .csv, " + ", ".join(
+                             ".csv" + s for s in CSV_OUTPUT_COMPRESSIONS) + " name")
 
 
 def write_tables(jobs, *, format: str | None = None, metadata: dict | None = None,
@@ -53,6 +67,8 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
     check_name_lengths([p for p, _ in jobs] + ([Path(str(jobs[0][0]) + CSV_META_SUFFIX)]
                                                if jobs and metadata else []))
     for p, _ in jobs:
+        if (format or format_of(p)) == "csv":
+            check_csv_name(p)
         for inp in protect:
             if inp is not None and same_file(p, inp):
                 raise ValueError(f"output {str(p)!r} is the input file; choose another name "
@@ -86,8 +102,9 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
 
 def _to_csv(frame: pd.DataFrame, tmp, path: Path) -> None:
     from ..io.published import csv_safe_frame
-    csv_safe_frame(frame, file=path).to_csv(tmp, index=False,
-                                 compression=_COMPRESSION.get(path.suffix.lower()))
+    from ..io.tables import csv_output
+    with csv_output(tmp, path) as f:
+        csv_safe_frame(frame, file=path).to_csv(f, index=False)
 
 
 def _kind(col: pd.Series) -> str:

@@ -26,6 +26,7 @@ from ...validate import (InputError, check_choice, check_int, check_names, check
                          resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
+from ...io.tables import csv_compression
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
 from .domain import encode_column, make_domain
@@ -90,15 +91,18 @@ class LGBResult:
 
     def write(self, path, *, format: str | None = None, protect=()) -> list:
         """Write the table to ``path`` and the bucket tables beside it as
-        ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>``; each
+        ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>`` (compressed
+        as the table is: ``out.csv.gz`` gets ``out.<attr>.idt.csv.gz``); each
         file atomically, Parquet files with the release's metadata (and its
         C_DM and NCP under ``utility``).  Returns
         the paths written."""
         path = Path(path)
         fmt = format or format_of(path)
-        ext = ".parquet" if fmt == "parquet" else ".csv"
+        # out.csv.gz -> out.<attr>.idt.csv.gz: compressed as the table is
+        zipped = csv_compression(path) and path.suffix.lower()
+        ext = ".parquet" if fmt == "parquet" else ".csv" + (zipped or "")
         stem = path.name
-        for suf in (".parquet", ".pq", ".csv"):
+        for suf in (".parquet", ".pq", ".csv" + (zipped or "")):
             if stem.lower().endswith(suf):
                 stem = stem[: -len(suf)]
                 break
