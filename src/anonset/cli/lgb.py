@@ -9,8 +9,9 @@
 Every input column needs a role: an attribute, a flag column (``--flags``),
 ``--id``, ``--identifier``, ``--other`` (passed through) or ``--drop``.  OUT
 (.csv, .csv.gz, .csv.bz2, .csv.xz or .parquet) gets the table in the shape
-of the paper's Fig. 2, rows in a random order with random IDs (``--keep-order``: input order, IDs = input
-row numbers); the bucket tables go beside it as ``<stem>.<attr>.idt.<ext>``
+of the paper's Fig. 2, rows in a random order with random IDs
+(``--keep-order``: input order, IDs = input row numbers); the bucket tables
+go beside it as ``<stem>.<attr>.idt.<ext>``
 (ID, BID) and ``<stem>.<attr>.sat.<ext>`` (value, BID), compressed as OUT is
 (``out.csv.gz``: ``out.<attr>.idt.csv.gz``).  Exit codes: 0 ok, 2
 a usage or data error (one line on stderr), 130 interrupted.  Every output is

@@ -17,7 +17,8 @@ import pandas as pd
 from ..io.published import CSV_META_SUFFIX     # the file beside a CSV, as for set tables
 from ..validate import InputError
 
-__all__ = ["format_of", "check_csv_name", "write_tables", "read_metadata", "read_csv_release", "csv_metadata"]
+__all__ = ["format_of", "check_csv_name", "write_tables", "read_metadata", "read_csv_release",
+           "csv_metadata"]
 
 def format_of(path) -> str:
     """'parquet' or 'csv' from an output's name (``.csv``, ``.csv.gz``,
