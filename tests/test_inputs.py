@@ -42,10 +42,40 @@ def test_arrow_polars_and_duckdb_inputs_equal_pandas():
     got.append(anonset.publish(rel, anonset.Diversity(2), seed=SEED, **ROLES))
     for g in got:
         assert g.equals(ref)
-    with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame"):
+    with pytest.raises(ValueError, match=r"^data: got a list \(plain Python data: "
+                                         r"pd.DataFrame\(data\) first\); expected a pandas "):
         anonset.publish([1, 2], anonset.Diversity(2), **ROLES)
     with pytest.raises(ValueError, match=r"lf\.collect\(\)"):
         anonset.publish(pl.from_pandas(df).lazy(), anonset.Diversity(2), **ROLES)
+
+
+@pytest.mark.parametrize("what, needle", [
+    ("path", "got a str (a file name: read the file first, or publish it block by block with "
+             "anonset.stream.publish_file(path, out, model, ...))"),
+    ("pathlib", "got a PosixPath (a file name"),
+    ("dataset", "(a dataset: ds.to_table() reads it into memory"),
+    ("series", "got a pandas Series (one column); expected a table: s.to_frame()"),
+    ("array", "got a ndarray (an array: pd.DataFrame(a, columns=[...]) first"),
+    ("dict", "got a dict (plain Python data"),
+])
+def test_what_is_not_a_table_is_named_with_how_to_make_one(tmp_path, what, needle):
+    """A file name, a pyarrow dataset, a Series or an array handed to
+    publish is refused in one line that says how to make a table of it."""
+    import pathlib
+
+    import pyarrow.dataset as ds
+    df = frame()
+    df.to_parquet(tmp_path / "t.parquet")
+    data = {"path": str(tmp_path / "t.parquet"), "pathlib": pathlib.PosixPath(tmp_path),
+            "dataset": ds.dataset(tmp_path / "t.parquet"), "series": df["job"],
+            "array": df.to_numpy(), "dict": df.to_dict("list")}[what]
+    for call in (lambda: anonset.publish(data, anonset.Diversity(2), **ROLES),
+                 lambda: anonset.semantic.semantic_publish(data, "job", l=2, d=1,
+                                                           qids=["city"]),
+                 lambda: anonset.lgb.lgb(data, qi=["city"], sensitive=["job"], k=2, l=2)):
+        with pytest.raises(anonset.InputError) as e:
+            call()
+        assert needle in str(e.value) and "\n" not in str(e.value)
 
 
 def test_categorical_categories_are_the_declared_domain():
@@ -297,8 +327,9 @@ def test_lgb_and_msa_take_the_inputs_publish_takes():
             "pca", 3, 0.5, seed=SEED).generalized().equals(ref_m)
     for bad in (lambda: L.lgb([1, 2], qi=["age"], k=2),
                 lambda: MSAProblem([1, 2], ["age"], ["job"])):
-        with pytest.raises(ValueError, match="^data: got a list; expected a pandas DataFrame, "
-                                             "a pyarrow Table"):
+        with pytest.raises(ValueError, match=r"^data: got a list \(plain Python data: "
+                                             r"pd.DataFrame\(data\) first\); expected a pandas "
+                                             "DataFrame, a pyarrow Table"):
             bad()
 
 

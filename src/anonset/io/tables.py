@@ -62,6 +62,9 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     """
     if isinstance(data, pd.DataFrame):
         return index_as_columns(data, param=param)
+    if isinstance(data, pd.Series):
+        raise InputError("got a pandas Series (one column)", param=param,
+                         expected="a table: s.to_frame(), with the column's role named")
     if type(data).__module__.split(".")[0] == "dask":
         # its interchange object fails half-way with an error about chunks
         raise InputError(f"got a Dask {type(data).__name__}, which this function reads whole",
@@ -88,11 +91,27 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
         except Exception as e:     # noqa: BLE001 - any failure of the protocol
             raise InputError(f"could not be read through the dataframe interchange protocol "
                              f"({e})", param=param) from None
-    lazy = " (a lazy table: collect it first, e.g. lf.collect())" \
-        if callable(getattr(data, "collect", None)) else ""
-    raise InputError(f"got a {type(data).__name__}{lazy}", param=param,
+    raise InputError(f"got a {type(data).__name__}{_table_hint(data)}", param=param,
                      expected="a pandas DataFrame, a pyarrow Table, or a table that speaks the "
                               "Arrow PyCapsule or dataframe interchange protocol (Polars, DuckDB)")
+
+
+def _table_hint(data) -> str:
+    """How to make a table of what was given instead of one."""
+    import os
+    if isinstance(data, (str, bytes, os.PathLike)):
+        return (" (a file name: read the file first, or publish it block by block with "
+                "anonset.stream.publish_file(path, out, model, ...))")
+    if callable(getattr(data, "collect", None)):
+        return " (a lazy table: collect it first, e.g. lf.collect())"
+    if callable(getattr(data, "to_table", None)) and callable(getattr(data, "scanner", None)):
+        return (" (a dataset: ds.to_table() reads it into memory; its files are published "
+                "block by block with anonset.stream.publish_file)")
+    if isinstance(data, (dict, list, tuple)):
+        return " (plain Python data: pd.DataFrame(data) first)"
+    if type(data).__module__ == "numpy":
+        return " (an array: pd.DataFrame(a, columns=[...]) first, naming the columns)"
+    return ""
 
 
 def _arrow_to_pandas(table) -> pd.DataFrame:
