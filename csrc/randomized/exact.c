@@ -125,6 +125,8 @@ typedef struct {
     int q;
     const int32_t *dims;
     const uint64_t *const *masks;
+    const int32_t *const *members;  /* per depth: U x k[t] ascending, or NULL */
+    const int32_t *k;
     const int *words;
     const double *u, *weight;
     const int64_t *R;           /* R[t] = prod_{j > t} d_j */
@@ -139,6 +141,13 @@ typedef struct {
 } trie_scratch;
 
 static int same_set(const trie_ctx *c, int t, int64_t i, int64_t j) {
+    if (c->members && c->members[t]) {
+        const int kt = c->k[t];
+        const int32_t *a = c->members[t] + i * kt, *b = c->members[t] + j * kt;
+        for (int e = 0; e < kt; e++)
+            if (a[e] != b[e]) return 0;
+        return 1;
+    }
     const int wt = c->words[t];
     const uint64_t *m = c->masks[t];
     for (int x = 0; x < wt; x++)
@@ -168,20 +177,52 @@ static void child_of(const trie_ctx *c, int t, int64_t i, const double *T, const
                      double *child) {
     const int64_t R = c->R[t];
     const double ut = c->u[t], vt = 1.0 - c->u[t];
-    const int wt = c->words[t];
-    const uint64_t *m = c->masks[t] + i * wt;
     for (int64_t r = 0; r < R; r++) child[r] = 0.0;
-    for (int x = 0; x < wt; x++)
-        for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
-            const double *row = T + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+    if (c->members && c->members[t]) {
+        const int kt = c->k[t];
+        const int32_t *mem = c->members[t] + i * kt;
+        for (int e = 0; e < kt; e++) {
+            const double *row = T + (int64_t)mem[e] * R;
             for (int64_t r = 0; r < R; r++) child[r] += row[r];
         }
+    } else {
+        const int wt = c->words[t];
+        const uint64_t *m = c->masks[t] + i * wt;
+        for (int x = 0; x < wt; x++)
+            for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
+                const double *row = T + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+                for (int64_t r = 0; r < R; r++) child[r] += row[r];
+            }
+    }
     for (int64_t r = 0; r < R; r++) child[r] = ut * S[r] + vt * child[r];
 }
 
 /* Whether set i of depth t is below set j in the tuples' byte order (the
  * order _unique_rows sorts by): the first differing byte decides. */
 static inline int set_below(const trie_ctx *c, int t, int64_t i, int64_t j) {
+#if !(defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+      __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+    if (c->members && c->members[t]) {
+        /* The same order from the members (little-endian words: value v is
+         * bit v & 7 of byte v >> 3).  The first differing byte is the byte of
+         * the smallest value in one set only; of two bytes, the larger is the
+         * one holding the highest bit in which they differ. */
+        const int kt = c->k[t];
+        const int32_t *a = c->members[t] + i * kt, *b = c->members[t] + j * kt;
+        int x = 0, y = 0;
+        while (x < kt && y < kt && a[x] == b[y]) { x++; y++; }
+        if (x == kt && y == kt) return 0;                  /* the same set */
+        const int32_t v = y == kt || (x < kt && a[x] < b[y]) ? a[x] : b[y];
+        const int32_t byte = v >> 3;
+        unsigned ba = 0, bb = 0;
+        for (; x < kt && (a[x] >> 3) == byte; x++) ba |= 1u << (a[x] & 7);
+        for (; y < kt && (b[y] >> 3) == byte; y++) bb |= 1u << (b[y] & 7);
+        const unsigned diff = ba ^ bb;                     /* nonzero: v is in one */
+        int h = 7;
+        while (!((diff >> h) & 1u)) h--;
+        return (int)((bb >> h) & 1u);
+    }
+#endif
     const int wt = c->words[t];
     const uint64_t *a = c->masks[t] + i * wt, *b = c->masks[t] + j * wt;
     if (wt == 1) return anonset_byte_order64(a[0]) < anonset_byte_order64(b[0]);
@@ -236,17 +277,24 @@ static int trie_leaves(const trie_ctx *c, int t, const double *T, const double *
     const double ut = c->u[t], vt = 1.0 - c->u[t], uS = ut * S[0];
     const int wt = c->words[t];
     const uint64_t *masks = c->masks[t];
+    const int32_t *members = c->members ? c->members[t] : NULL;
+    const int kt = members ? c->k[t] : 0;
     const double *weight = c->weight;
     double Z[LEAF_BLOCK], lg[LEAF_BLOCK], adj[LEAF_BLOCK];
     double l = *ll, h = H[0];
     for (int64_t i0 = lo; i0 < hi; i0 += LEAF_BLOCK) {
         const int n = (int)(hi - i0 < LEAF_BLOCK ? hi - i0 : LEAF_BLOCK);
         for (int k = 0; k < n; k++) {
-            const uint64_t *m = masks + (i0 + k) * wt;
             double z = 0.0;
-            for (int x = 0; x < wt; x++)
-                for (uint64_t bits = m[x]; bits; bits &= bits - 1)
-                    z += T[x * 64 + anonset_ctz64(bits)];
+            if (members) {
+                const int32_t *mem = members + (i0 + k) * kt;
+                for (int e = 0; e < kt; e++) z += T[mem[e]];
+            } else {
+                const uint64_t *m = masks + (i0 + k) * wt;
+                for (int x = 0; x < wt; x++)
+                    for (uint64_t bits = m[x]; bits; bits &= bits - 1)
+                        z += T[x * 64 + anonset_ctz64(bits)];
+            }
             Z[k] = uS + vt * z;
         }
 #if ANONSET_X86_DISPATCH
@@ -260,10 +308,15 @@ static int trie_leaves(const trie_ctx *c, int t, const double *T, const double *
             l += lg[k];
             h += adj[k];
             const double va = vt * adj[k];
-            const uint64_t *m = masks + i * wt;
-            for (int x = 0; x < wt; x++)
-                for (uint64_t bits = m[x]; bits; bits &= bits - 1)
-                    Gt[x * 64 + anonset_ctz64(bits)] += va;
+            if (members) {
+                const int32_t *mem = members + i * kt;
+                for (int e = 0; e < kt; e++) Gt[mem[e]] += va;
+            } else {
+                const uint64_t *m = masks + i * wt;
+                for (int x = 0; x < wt; x++)
+                    for (uint64_t bits = m[x]; bits; bits &= bits - 1)
+                        Gt[x * 64 + anonset_ctz64(bits)] += va;
+            }
         }
     }
     *ll = l;
@@ -301,13 +354,22 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
         }
         /* adjoint of child_of: u_t part into H (every row), set rows here */
         for (int64_t r = 0; r < R; r++) H[r] += adj[r];
-        const int wt = c->words[t];
-        const uint64_t *m = c->masks[t] + i * wt;
-        for (int x = 0; x < wt; x++)
-            for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
-                double *row = Gt + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+        if (c->members && c->members[t]) {
+            const int kt = c->k[t];
+            const int32_t *mem = c->members[t] + i * kt;
+            for (int e = 0; e < kt; e++) {
+                double *row = Gt + (int64_t)mem[e] * R;
                 for (int64_t r = 0; r < R; r++) row[r] += vt * adj[r];
             }
+        } else {
+            const int wt = c->words[t];
+            const uint64_t *m = c->masks[t] + i * wt;
+            for (int x = 0; x < wt; x++)
+                for (uint64_t bits = m[x]; bits; bits &= bits - 1) {
+                    double *row = Gt + (int64_t)(x * 64 + anonset_ctz64(bits)) * R;
+                    for (int64_t r = 0; r < R; r++) row[r] += vt * adj[r];
+                }
+        }
         /* sorted by their bytes: the next set compares larger */
         if (g < hi && !set_below(c, t, i, g)) return 1;
         i = g;
@@ -316,6 +378,7 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
 }
 
 int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
+                       const int32_t *const *members, const int32_t *k,
                        const double *u, const double *weight, const double *pi, double *G,
                        double *loglik, int nchunk, int n_threads) {
     if (q < 1 || q > 30 || U < 0 || nchunk < 1) return ANONSET_ERR_VALUE;
@@ -325,7 +388,10 @@ int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *co
     for (int t = q - 2; t >= 0; t--) R[t] = R[t + 1] * dims[t + 1];
     for (int t = 0; t < q; t++) words[t] = (dims[t] + 63) >> 6;
     const int64_t ncells = R[0] * dims[0];
-    trie_ctx c = {q, dims, masks, words, u, weight, R, ANONSET_SIMD_GENERIC};
+    if (members)
+        for (int t = 0; t < q; t++)
+            if (members[t] && (!k || k[t] < 0)) return ANONSET_ERR_VALUE;
+    trie_ctx c = {q, dims, masks, members, k, words, u, weight, R, ANONSET_SIMD_GENERIC};
 #if ANONSET_X86_DISPATCH
     if (anonset_cpu_avx2()) c.simd = ANONSET_SIMD_AVX2;
 #endif

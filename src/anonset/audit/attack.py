@@ -173,23 +173,39 @@ def _margin(b: float, nv: int) -> float:
     return max(0.01, 3.0 * math.sqrt(max(b * (1.0 - b), 0.0) / max(nv, 1)))
 
 
-def _adversary(header, j: str, vj, P, M, A, truth) -> tuple:
-    """(victims' rows, summary row) of the attack on one attribute."""
-    par = header.params[j]
+#: Cells (victims x domain values) of one block of the adversary's dense
+#: posterior: a wide domain's victims are taken a block at a time (10,000
+#: victims over 60,000 values held 4.8 GB a matrix, several at once).
+ADVERSARY_BLOCK_CELLS = 1 << 22
+
+
+def _posterior_block(par, g, P, M, A, truth) -> dict:
+    """The adversary's guesses on one block of victims (rows independent)."""
     d = par.d
     u = u_of_p(par.p, par.eta, d) if par.eta < d else 1.0
     post = P * np.where(M, 1.0, u)
     s = post.sum(axis=1, keepdims=True)
     post = np.divide(post, s, out=np.array(P, dtype=np.float64, copy=True), where=s > 0)
     guess = post.argmax(axis=1)
-    conf = post[np.arange(vj.size), guess]
-    pconf = np.asarray(P).max(axis=1)
+    n = guess.size
+    return {"guess": guess, "conf": post[np.arange(n), guess],
+            "pconf": np.asarray(P).max(axis=1), "pguess": np.asarray(P).argmax(axis=1),
+            "shift": emd_batch(post, A, g) if par.t is not None else np.full(n, np.nan)}
+
+
+def _adversary(header, j: str, vj, blocks, A, truth) -> tuple:
+    """(victims' rows, summary row) of the attack on one attribute;
+    ``blocks``: each block of victims' (prior rows, membership rows)."""
+    par = header.params[j]
+    d = par.d
     g = ground_object(ground_name(header, j), header.schema[j])
-    shift = emd_batch(post, A, g) if par.t is not None else np.full(vj.size, np.nan)
+    got = [_posterior_block(par, g, P, M, A, truth) for P, M in blocks]
+    guess, conf, pconf, pguess, shift = (np.concatenate([b[k] for b in got]) for k in
+                                         ("guess", "conf", "pconf", "pguess", "shift"))
     known = truth is not None
     truth = truth if known else np.full(vj.size, -1)
     correct = guess == truth
-    pcorrect = np.asarray(P).argmax(axis=1) == truth
+    pcorrect = pguess == truth
     part = pd.DataFrame({"row": vj, "attribute": j, "confidence": conf, "guess": guess,
                          "truth": truth, "correct": correct if known else False,
                          "prior_confidence": pconf, "shift": shift})
@@ -217,15 +233,23 @@ def attack_rows(header, sens, victims, K, member_rows, truth_of, prior_of, margi
                 settings) -> AttackResult:
     """Run the adversary on every target attribute.  ``member_rows(j, sel)``
     gives the victims' membership rows, ``truth_of(j, sel)`` their true codes
-    (or None), ``prior_of(j, sel)`` their prior rows."""
+    (or None), ``prior_of(j, sel)`` their prior rows; ``sel`` a boolean mask
+    over the victims, asked for a block at a time on a wide domain."""
     parts, rows = [], []
     for jj, j in enumerate(sens):
         sel = ~K[:, jj]
         vj = victims[sel]
         if vj.size == 0:
             continue
-        part, row = _adversary(header, j, vj, prior_of(j, sel), member_rows(j, sel),
-                               marginals[j], truth_of(j, sel))
+        idx = np.flatnonzero(sel)
+        step = max(1, ADVERSARY_BLOCK_CELLS // max(header.params[j].d, 1))
+
+        def blocks(j=j, idx=idx, step=step):
+            for lo in range(0, idx.size, step):
+                block = np.zeros(sel.size, dtype=bool)
+                block[idx[lo:lo + step]] = True
+                yield prior_of(j, block), member_rows(j, block)
+        part, row = _adversary(header, j, vj, blocks(), marginals[j], truth_of(j, sel))
         parts.append(part)
         rows.append(row)
     return AttackResult(pd.DataFrame(rows), pd.concat(parts, ignore_index=True) if parts

@@ -86,6 +86,7 @@ cdef extern from "em.h":
 
 cdef extern from "exact.h":
     int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
+                           const int32_t *const *members, const int32_t *k,
                            const double *u, const double *weight, const double *pi, double *G,
                            double *loglik, int nchunk, int n_threads) nogil
     int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
@@ -613,10 +614,14 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
     return accs, float(ll)
 
 
-def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
+def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0,
+               members=None):
     """The exact EM's E-step by prefix-trie contraction (exact.h): returns
     (G, loglik) for tuples masks[j] (U x words), distinct and sorted by their
-    bytes (attribute 0 first)."""
+    bytes (attribute 0 first).  ``members``: None, or per attribute None or
+    the (U, k) int32 members of masks[j]'s sets in ascending order
+    (``members(masks[j], d, k)``), read instead of the words (the same sums,
+    faster where a few values span many words)."""
     cdef int q = len(masks)
     if not 1 <= q <= 30:
         raise ValueError(f"exact_trie: 1 to 30 attributes, got {q}")
@@ -642,18 +647,41 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
         if cols[j].shape != (U, (d_a[j] + 63) // 64):
             raise ValueError(f"exact_trie: masks[{j}] must be ({U}, {(d_a[j] + 63) // 64})")
         _check_mask_bits(cols[j], d_a[j], f"exact_trie: masks[{j}]")
+    if members is None:
+        members = [None] * q
+    if len(members) != q:
+        raise ValueError(f"exact_trie: members must give one entry per attribute ({q})")
+    mems = [None if m is None else np.ascontiguousarray(m, dtype=np.int32) for m in members]
+    cdef cnp.ndarray k_a = np.zeros(q, dtype=np.int32)
+    for j in range(q):
+        if mems[j] is None:
+            continue
+        if mems[j].ndim != 2 or mems[j].shape[0] != U:
+            raise ValueError(f"exact_trie: members[{j}] must be ({U}, k)")
+        # the kernel turns members into cell offsets: each must lie in the domain
+        if mems[j].size and (mems[j].min() < 0 or mems[j].max() >= d_a[j]):
+            raise ValueError(f"exact_trie: members[{j}] must lie in [0, {d_a[j]})")
+        k_a[j] = mems[j].shape[1]
     cdef cnp.ndarray G = np.empty(ncells, dtype=np.float64)
     cdef const uint64_t **mp = <const uint64_t **>malloc(q * sizeof(uint64_t *))
+    cdef const int32_t **ip = <const int32_t **>malloc(q * sizeof(int32_t *))
     cdef cnp.ndarray tmp
     cdef double ll = 0.0
-    if mp == NULL:
+    if mp == NULL or ip == NULL:
+        free(mp); free(ip)
         raise MemoryError()
     try:
         for j in range(q):
             tmp = cols[j]
             mp[j] = <const uint64_t *>tmp.data
+            if mems[j] is None:
+                ip[j] = NULL
+            else:
+                tmp = mems[j]
+                ip[j] = <const int32_t *>tmp.data
         with nogil:
-            status = anonset_exact_trie(U, q, <int32_t *>d_a.data, mp, <double *>u_a.data,
+            status = anonset_exact_trie(U, q, <int32_t *>d_a.data, mp, ip,
+                                        <int32_t *>k_a.data, <double *>u_a.data,
                                         <double *>wt.data, <double *>p_a.data,
                                         <double *>G.data, &ll, nchunk, n_threads)
         if status == ANONSET_ERR_VALUE:
@@ -661,5 +689,5 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0):
                              "and distinct")
         _check(status, "exact_trie")
     finally:
-        free(mp)
+        free(mp); free(ip)
     return G.reshape(shape), float(ll)

@@ -281,6 +281,12 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
             cols.append(np.ascontiguousarray(srt[:, c0:c0 + width]))
             c0 += width
         ds, us = [dims[j] for j in order], [u[j] for j in order]
+        # a wide domain's set of eta values spans many zero words: its members,
+        # listed once, are read instead of the words in every update (the same
+        # sums in the same order: the same bits)
+        mems = [_kernels.members(col, d, params[j].eta, n_threads=nt)
+                if col.shape[1] > params[j].eta else None
+                for col, d, j in zip(cols, ds, order)]
         # chunks (fixed for any thread count: the sums' order) each cost a
         # tensor of ncells to clear and add: about as many as keep that under
         # an eighth of the leaves' work (U tuples x eta), at most 64
@@ -290,7 +296,7 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
 
         def step(x, nt_, ll=True):
             pi = x / N
-            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_)
+            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_, mems)
             return pi * G, loglik
     else:
         order = list(range(q))
