@@ -569,6 +569,14 @@ def test_progress(data, tmp_path, capsys):
     rc, cap = run(["-q", "anonymize", src, "-o", tmp_path / "o.parquet", "--l", "2", *BASE,
                    "--progress"], capsys)
     assert rc == 0 and cap.err == ""                       # -q: nothing but errors
+    # the audit of a file chunk by chunk (a 3.5 M-row audit took minutes with
+    # no sign of life): its bar, asked for; none when not
+    pub = tmp_path / "o.parquet"
+    rc, cap = run(["audit", pub, "--original", src, "--chunk-rows", "50", "--progress"], capsys)
+    assert rc in (0, 1) and "audit" in cap.err and "rows" in cap.err, cap.err
+    rc, cap = run(["audit", pub, "--original", src, "--chunk-rows", "50", "--no-progress"],
+                  capsys)
+    assert rc in (0, 1) and " rows/s" not in cap.err and "rows]" not in cap.err, cap.err
 
 
 # ------------------------------------------------------------- info, demo, -m

@@ -70,6 +70,9 @@ def register(sub) -> None:
     p.add_argument("--plot", metavar="OUT.png", help="attack confidence plot (needs --attack)")
     p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="format of the release (default: from its extension)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr while a file is audited chunk by chunk "
+                        "(default: on long work when stderr is a terminal; never with -q)")
     p.set_defaults(func=cmd_audit, flag_names=FLAGS)
 
 
@@ -111,9 +114,14 @@ def _run(args, fmt):
                   prior=args.prior, n_classes=args.classes, seed=args.seed,
                   missing=args.missing, aligned=args.aligned)
     if chunk > 0:
+        from .progress import LONG_ROWS, Progress, progress_enabled
         ofmt = A.format_of(args.original, None, "--original") if args.original else None
-        return audit_file(args.input, args.original, chunk_rows=chunk, format=fmt,
-                          original_format=ofmt, **common)
+        on = progress_enabled(args.progress, read_metadata(args.input, fmt)["n_rows"] >= LONG_ROWS,
+                              getattr(args, "quiet", False))
+        # the rows of each pass (the second reads the rows the checks picked)
+        with Progress(None, "audit", on) as prog:
+            return audit_file(args.input, args.original, chunk_rows=chunk, format=fmt,
+                              original_format=ofmt, progress=prog, **common)
     table = A.read_settable(args.input, fmt)
     original = None
     if args.original:
