@@ -497,6 +497,28 @@ def test_cli_roundtrip_and_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "x.txt'" in err and "--format csv|parquet" in err
     assert not (tmp_path / "x.txt").exists()
+    # a gzipped CSV release is read as CSV (it was read as Parquet: "magic
+    # bytes not found"), and an input of another name takes --input-format
+    # (the refusal named --format, which sets the output's)
+    gz = tmp_path / "out.csv.gz"
+    assert _run(["semantic-anonymize", str(src), "-o", str(gz), "--sensitive", "income",
+                 "--l", "3", "--d", "2", "--domain", dom, "--seed", "5", "--research-seed"]) == 0
+    capsys.readouterr()
+    assert _run(["semantic-analyze", str(gz), "--estimator", "linear"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == printed[1:]     # the same key, sets
+    dat = tmp_path / "in.dat"
+    dat.write_bytes(src.read_bytes())
+    assert _run(["semantic-anonymize", str(dat), "-o", str(tmp_path / "d.parquet"),
+                 "--sensitive", "income", "--l", "3", "--d", "2", "--domain", dom]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "in.dat'" in err and "--input-format csv|parquet" in err
+    assert _run(["semantic-anonymize", str(dat), "--input-format", "csv", "-o",
+                 str(tmp_path / "d.parquet"), "--sensitive", "income", "--l", "3", "--d", "2",
+                 "--domain", dom]) == 0
+    (tmp_path / "d.bin").write_bytes((tmp_path / "d.parquet").read_bytes())
+    assert _run(["semantic-analyze", str(tmp_path / "d.bin")]) == 2
+    assert "--input-format csv|parquet" in capsys.readouterr().err
+    assert _run(["semantic-analyze", str(tmp_path / "d.bin"), "--input-format", "parquet"]) == 0
     # infeasible: clean one-line error, nothing written
     bad = tmp_path / "bad.parquet"
     assert _run(["semantic-anonymize", str(src), "-o", str(bad), "--sensitive", "income",

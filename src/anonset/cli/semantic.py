@@ -75,7 +75,8 @@ def cmd_anonymize(args) -> int:
                            "(the input is never overwritten)")
     A.check_missing_token(args)
     key = A.key_options(args)
-    frame = read_typed(src, file_format(src), text_columns=A.names(args.identifier))
+    frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),
+                       text_columns=A.names(args.identifier))
     if args.sensitive not in frame.columns:
         raise A.UsageError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
     domain = _domain_values(frame, args.sensitive, _read_domain(args.domain))
@@ -160,13 +161,13 @@ def cmd_anonymize(args) -> int:
 
 def cmd_analyze(args) -> int:
     from ..randomized import semantic as S
-    from ..randomized.settable import read_csv, read_parquet
     from ..io.tables import check_input_file
     from ..io.tables import file_format
     src = check_input_file(args.input)
     out = Path(args.output) if args.output else None
     out_fmt = file_format(out, args.format, output=True) if out is not None else None
-    table = read_csv(src) if src.suffix.lower() == ".csv" else read_parquet(src)
+    # by the name's format, as every reader: a .csv.gz was read as Parquet
+    table = A.read_settable(src, A.format_of(src, args.input_format, "--input-format"))
     if (table.model or {}).get("name") != "semantic":
         raise InputError("was not published under (l, d)-semantic diversity", file=src,
                          expected="a table written by anonset semantic-anonymize (`anonset "
@@ -197,6 +198,8 @@ def register(sub) -> None:
                    help="published table (.parquet, or .csv with a .anonset.json beside it)")
     p.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help="output format (default: from OUT's extension)")
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="input format (default: from IN's extension)")
     p.add_argument("--sensitive", required=True, help="the sensitive column")
     p.add_argument("--l", type=A.positive_int, required=True, help="set size l")
     p.add_argument("--d", type=A.nonneg_float, required=True, help="minimum semantic distance d")
@@ -252,6 +255,8 @@ def register(sub) -> None:
                         "count (.csv or .parquet); default: print it")
     p.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help="output format (default: from OUT's extension)")
+    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
+                   help="input format (default: from IN's extension)")
     p.add_argument("--qids", help="QIDs to cross with the sensitive value (default: all)")
     p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em",
                    help="em: non-negative EM with the sampler's selection probabilities "
