@@ -239,15 +239,56 @@ class Hierarchy:
         return f"Hierarchy(d={self.d}, height={self.height}, root={self.paths[0][-1]!r})"
 
 
-def hierarchy_of(column: str, h) -> Hierarchy:
-    """``h`` as the Hierarchy of ``column``: itself, or read with
-    :meth:`Hierarchy.from_csv`; an error in a file names the file and the
-    column."""
+def hierarchy_of(column: "str | None", h) -> Hierarchy:
+    """``h`` as the Hierarchy of ``column``: itself; an ARX file's path or
+    text (:meth:`Hierarchy.from_csv`); or its rows, ``leaf, ..., root`` each,
+    as a list of lists or a table (a pandas DataFrame, as
+    ``pd.read_csv(path, sep=";", header=None)`` reads an ARX file).  An
+    error names the column, and the file where there is one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame([[13053, "1305*", "*"], [13068, "1306*", "*"]])
+    >>> hierarchy_of("zip", rows).leaves
+    ('13053', '13068')
+    """
     if isinstance(h, Hierarchy):
         return h
     from .validate import InputError
+    if isinstance(h, (str, Path)):
+        try:
+            return Hierarchy.from_csv(h)
+        except InputError as e:
+            raise InputError(e.what, param=e.param, column=column, file=e.file,
+                             expected=e.expected) from None
+    rows = _table_rows(h)
+    if rows is None:
+        raise InputError(f"got an object of type {type(h).__name__}", param="hierarchies",
+                         column=column,
+                         expected="a Hierarchy, an ARX file's path or text, or its rows "
+                                  "(leaf, ..., root each) as a list of lists or a DataFrame")
     try:
-        return Hierarchy.from_csv(h)
-    except InputError as e:
-        raise InputError(e.what, param=e.param, column=column, file=e.file,
-                         expected=e.expected) from None
+        return Hierarchy(rows)
+    except ValueError as e:
+        what = str(e)
+        raise InputError(what[len("hierarchy: "):] if what.startswith("hierarchy: ") else what,
+                         param="hierarchies", column=column,
+                         expected="an ARX hierarchy: one row per leaf, leaf, ..., root, "
+                                  "every row as deep") from None
+
+
+def _table_rows(h):
+    """The rows of a table of paths (text cells; a missing cell ends its row,
+    as in a ragged CSV), or None for what is not one."""
+    if hasattr(h, "to_pandas") and not hasattr(h, "itertuples"):
+        try:
+            h = h.to_pandas()              # a pyarrow or Polars table
+        except Exception:  # noqa: BLE001 - not a table after all
+            return None
+    if hasattr(h, "itertuples") and hasattr(h, "columns"):
+        return [[str(v) for v in row if not (v is None or v != v)]
+                for row in h.itertuples(index=False, name=None)]
+    if isinstance(h, (list, tuple)) and all(isinstance(r, (list, tuple)) for r in h):
+        return [[str(v) for v in r] for r in h]
+    return None

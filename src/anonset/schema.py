@@ -374,7 +374,7 @@ class Schema:
         ordinal : column names, or {column: ordered values}
             Columns whose domain order is meaningful.  An order that would
             come from sorting text values is refused: declare it.
-        hierarchies : {column: Hierarchy or ARX CSV path}
+        hierarchies : {column: Hierarchy, ARX CSV path or text, or its rows}
             Generalization trees; without a declared domain the tree's leaves
             are the domain.
         warn_inferred : bool

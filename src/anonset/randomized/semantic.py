@@ -113,7 +113,11 @@ class SemanticDistance:
     @classmethod
     def tree(cls, hierarchy: Hierarchy) -> "SemanticDistance":
         """Height of the lowest common ancestor (Sec. 6.3, Fig. 7): siblings are
-        at distance 1, cousins at 2, ..."""
+        at distance 1, cousins at 2, ...  ``hierarchy``: a Hierarchy, or what
+        :func:`anonset.hierarchy.hierarchy_of` reads as one (an ARX file, its
+        rows)."""
+        from ..hierarchy import hierarchy_of
+        hierarchy = hierarchy_of(None, hierarchy)
         return cls(np.asarray(hierarchy.lca_heights(), dtype=np.float64), "tree", None, hierarchy)
 
     @classmethod
