@@ -449,6 +449,20 @@ TABLE_CASES = [
               paths=("memory", "parquet", "dask")),
     TableCase("model-not-a-model", dict(ROLES_API, model="l=2"), [], ("model:", "got a str"),
               paths=("memory", "parquet", "dask")),
+    # a set's order is not the caller's (text in a set is ordered anew in each
+    # run: one seed drew other sets), and text was read a character at a time
+    TableCase("domain-a-set", _api(domains={"job": set("abcdef")}), [],
+              ("domains: column 'job': got a set, which has no order of its own",
+               "e.g. sorted(...)"), paths=("memory", "parquet", "dask")),
+    TableCase("domain-text", _api(domains={"job": "abcdef"}), [],
+              ("domains: column 'job': got the text 'abcdef'; expected a list of the domain's "
+               "values",), paths=("memory", "parquet", "dask")),
+    TableCase("bins-text", _api(bins={"age": "0:30:120"}), [],
+              ("bins: column 'age': got the text '0:30:120'; expected a list of increasing bin "
+               "edges",), paths=("memory", "parquet", "dask")),
+    TableCase("ordinal-text", _api(ordinal={"job": "fedcba"}), [],
+              ("ordinal: column 'job': got the text 'fedcba'",),
+              paths=("memory", "parquet", "dask")),
     TableCase("schema-and-roles", dict(STD, schema=anonset.Schema((anonset.Attribute(
         "job", domain=tuple("abcdef")),))), [], ("schema:", "either a schema or role arguments"),
               paths=("memory", "parquet", "dask")),

@@ -3,6 +3,7 @@ estimators, eq. 11-12, the worked example, data sets and CLI."""
 import argparse
 import itertools
 import math
+import re
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import anonset
 from anonset import semantic as S
 from anonset.datasets import semantic as SD
 from anonset.cli import semantic as _cli_semantic
@@ -874,3 +876,16 @@ def test_a_column_of_integer_codes_takes_a_hierarchy_of_their_text(tmp_path, cap
     row = int(np.flatnonzero(df["zip"].to_numpy() == 13067)[0]) + 1
     err = capsys.readouterr().err
     assert f"column 'zip': value 13067 at row {row} is not in the domain" in err
+
+
+def test_a_domain_given_as_a_set_or_text_is_refused():
+    """semantic_publish's domain and values, as publish's: a set has no
+    order of its own (one seed drew other sets from one run to the next), and
+    text was read a character at a time."""
+    df = pd.DataFrame({"inc": list("abcabcabca"), "q": [1, 2] * 5})
+    for kw, needle in ((dict(domain=set("abc")), "domain: column 'inc': got a set"),
+                       (dict(domain="abc"), "domain: column 'inc': got the text 'abc'"),
+                       (dict(domain=list("abc"), values={1.0, 2.0, 3.0}),
+                        "values: column 'inc': got a set")):
+        with pytest.raises(anonset.InputError, match=re.escape(needle)):
+            S.semantic_publish(df, "inc", l=2, d=1, qids=["q"], **kw)

@@ -282,6 +282,30 @@ def check_names(value, param: str) -> tuple:
     return names
 
 
+def check_value_list(values, param: str, column, what: str) -> None:
+    """A declared domain, order or bins: values in an order the caller
+    fixed.  Text is refused (it would be read a character at a time, as
+    'abc' gave the domain a, b, c), and so is a set: its order is not the
+    caller's, and Python orders text in a set differently in each run, so one
+    seed would draw other sets from one run to the next."""
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"got the text {values!r}", param=param, column=column,
+                         expected=f"a list of {what} (a list, tuple or array)")
+    if isinstance(values, (set, frozenset)):
+        raise InputError("got a set, which has no order of its own (a set of text is ordered "
+                         "anew in each run: one seed would draw other sets)",
+                         param=param, column=column,
+                         expected=f"a list of {what} in their order, e.g. sorted(...)")
+    if hasattr(values, "keys"):
+        raise InputError(f"got a {type(values).__name__}", param=param, column=column,
+                         expected=f"a list of {what}")
+    try:
+        iter(values)
+    except TypeError:
+        raise InputError(f"got an object of type {type(values).__name__}", param=param,
+                         column=column, expected=f"a list of {what}") from None
+
+
 def check_model(model) -> None:
     from .models import Anonymity, Closeness, Diversity, DiversityCloseness
     if not isinstance(model, (Diversity, Anonymity, Closeness, DiversityCloseness)):

@@ -82,8 +82,14 @@ class Options:
             if not isinstance(v, Mapping):
                 raise InputError(f"got a {type(v).__name__}", param=p,
                                  expected="a mapping {column: ...}")
+        for p, what in (("bins", "increasing bin edges"), ("domains", "the domain's values")):
+            for c, v in getattr(self, p).items():
+                V.check_value_list(v, p, c, what)
         ordinal = self.ordinal if isinstance(self.ordinal, Mapping) else \
             {c: None for c in V.check_names(self.ordinal, "ordinal")}
+        for c, v in ordinal.items():
+            if v is not None:
+                V.check_value_list(v, "ordinal", c, "the domain's values in their order")
         if self.missing == "drop":
             # leaving out the rows with a missing cell tells whoever knows a
             # person is in the data that they left a question unanswered; a

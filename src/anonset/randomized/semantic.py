@@ -485,14 +485,18 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     """
     from ..io.keys import derive_key, shuffled_order
     from ..io.tables import as_frame
-    from ..validate import (InputError, check_bool, check_names, check_word_names,
-                            apply_missing, check_token_declared, resolve_roles)
+    from ..validate import (InputError, check_bool, check_names, check_value_list,
+                            check_word_names, apply_missing, check_token_declared, resolve_roles)
     frame = as_frame(data)
     if len(frame) == 0:
         raise InputError("is empty (no rows)", param="data", expected="at least one row")
     qids, identifiers, drop = (check_names(v, p) for v, p in
                                ((qids, "qids"), (identifiers, "identifiers"), (drop, "drop")))
     keep_order = check_bool(keep_order, "keep_order")
+    if domain is not None:
+        check_value_list(domain, "domain", sensitive, "the domain's values")
+    if values is not None and not isinstance(values, str):
+        check_value_list(values, "values", sensitive, "representative values in domain order")
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
     check_plain_values(frame, [sensitive, *qids])
