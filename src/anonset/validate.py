@@ -263,11 +263,17 @@ def check_bool(value, param: str) -> bool:
 
 
 def check_names(value, param: str) -> tuple:
-    """Column names given as one name or a sequence of names."""
+    """Column names given as one name or a sequence of names.  A set's are
+    taken in sorted order: its own order changes from run to run (text is
+    hashed anew in each), and an order that decides the work (LGB's and
+    msa's quasi-identifiers: which attribute a tie splits on) would make one
+    seed's release another in the next run."""
     if value is None:
         return ()
     if isinstance(value, str):
         value = [value]
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value, key=repr)
     try:
         names = tuple(value)
     except TypeError:

@@ -442,10 +442,7 @@ def _check_frame(data) -> pd.DataFrame:
 
 
 def _names(v, param: str) -> list:
-    names = [v] if isinstance(v, str) else list(v or ())
-    if len(set(names)) != len(names):
-        raise InputError(f"names a column twice: {names}", param=param)
-    return names
+    return list(check_names(v, param))
 
 
 def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):

@@ -104,14 +104,15 @@ class MSAProblem:
                  domains: Mapping | None = None, allow_recode: Sequence[str] = (),
                  allow_shared_id: Sequence[str] = (), allow_identifier: Sequence[str] = ()):
         data = _as_frame(data)
-        qi = _names(quasi_identifiers)
-        sa = _names(sensitive)
+        qi = _names(quasi_identifiers, "quasi_identifiers")
+        sa = _names(sensitive, "sensitive")
         if not sa:
             raise InputError("names no column", param="sensitive",
                              expected="at least one sensitive attribute")
         roles = resolve_roles(data.columns, {
-            "quasi_identifiers": qi, "sensitive": sa, "identifiers": _names(identifiers),
-            "other": _names(other), "drop": _names(drop)})
+            "quasi_identifiers": qi, "sensitive": sa,
+            "identifiers": _names(identifiers, "identifiers"),
+            "other": _names(other, "other"), "drop": _names(drop, "drop")})
         check_plain_values(data, qi + sa)
         hier = {}
         for c, h in dict(hierarchies or {}).items():
@@ -622,5 +623,5 @@ def _as_frame(data) -> pd.DataFrame:
     return data
 
 
-def _names(v) -> list:
-    return [v] if isinstance(v, str) else list(v or ())
+def _names(v, param: str) -> list:
+    return list(check_names(v, param))
