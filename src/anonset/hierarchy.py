@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -256,6 +257,8 @@ def hierarchy_of(column: "str | None", h) -> Hierarchy:
     if isinstance(h, Hierarchy):
         return h
     from .validate import InputError
+    if isinstance(h, os.PathLike) and not isinstance(h, Path):
+        h = Path(os.fspath(h))
     if isinstance(h, (str, Path)):
         try:
             return Hierarchy.from_csv(h)
