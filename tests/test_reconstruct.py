@@ -198,7 +198,7 @@ def test_totals_and_info():
     assert list(frame.columns) == ["age", "education", "count"] and len(frame) == 144
 
 
-def test_reconstruct_errors():
+def test_reconstruct_errors(tmp_path):
     df = pd.DataFrame({"a": list("xyzx"), "b": list("uvuv")})
     pub = anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True,
                           sensitive=list(df.columns), domains={"a": list("xyz"), "b": list("uv")})
@@ -212,6 +212,20 @@ def test_reconstruct_errors():
         anonset.reconstruct(pub, ["a"], max_iter=-1)
     with pytest.raises(ValueError, match="n_threads"):
         anonset.reconstruct(pub, ["a"], n_threads=0)
+    # the stopping rule's numbers and switch by name (a text tol was a bare
+    # TypeError, a text accelerate taken as true), in memory and before a
+    # file is read
+    for kw, needle in ((dict(tol="x"), "^tol: got 'x'; expected a number >= 0"),
+                       (dict(tol=True), "^tol: got True"),
+                       (dict(tol_ll=-1.0), "^tol_ll: got -1.0"),
+                       (dict(accelerate="yes"), "^accelerate: got 'yes'; expected True or False")):
+        for method in ("em", "exact_em"):
+            with pytest.raises(anonset.InputError, match=needle):
+                anonset.reconstruct(pub, ["a"], method, **kw)
+    from anonset.stream import reconstruct_file
+    pub.to_parquet(tmp_path / "p.parquet")
+    with pytest.raises(anonset.InputError, match="^tol: got 'x'"):
+        reconstruct_file(tmp_path / "p.parquet", ["a"], "em", tol="x")
 
 
 # ------------------------------------------------------------------ bias

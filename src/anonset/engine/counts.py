@@ -23,8 +23,10 @@ class ReconstructionPlan:
 
     def __init__(self, header, attributes, method: str = "em", *, max_iter=None, tol=None,
                  n_threads=None, seed=None):
-        from ..randomized.reconstruct import METHODS
+        from ..randomized.reconstruct import METHODS, _check_stopping
         V.check_choice(method, "method", METHODS)
+        # the stopping rule before the file is read, not after
+        _check_stopping(0 if max_iter is None else max_iter, 0.0 if tol is None else tol)
         V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)

@@ -103,13 +103,10 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     from ..validate import check_choice, check_informative, check_reconstructable
     check_choice(method, "method", METHODS)
     check_reconstructable(table)
-    _check_stopping(max_iter, tol)
+    _check_stopping(max_iter, tol, tol_ll, accelerate)
     max_iter = int(max_iter)
     if tol_ll is None:
         tol_ll = emdrive.TOL_LL.get(method, 0.0)
-    if not (tol_ll >= 0):
-        from ..validate import InputError
-        raise InputError(f"got {tol_ll!r}", param="tol_ll", expected="a number >= 0")
     attributes = _check_attrs(table, attributes)
     check_informative(table, attributes)
     dims = _dims(table, attributes)
@@ -414,7 +411,7 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
     from ..validate import check_informative
     check_informative(header, attributes)
     dims = _dims(header, attributes)
-    _check_stopping(max_iter, tol)
+    _check_stopping(max_iter, tol, tol_ll, accelerate)
     if tol_ll is None:
         tol_ll = emdrive.TOL_LL["exact_em"]
     pm, weight = patterns
@@ -426,8 +423,15 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
                     counts, "exact_em", info)
 
 
-def _check_stopping(max_iter, tol) -> None:
-    from ..validate import InputError, check_int
+def _check_stopping(max_iter, tol, tol_ll=None, accelerate=True) -> None:
+    """The stopping rule's numbers and the SQUAREM switch, each by name."""
+    import numbers
+
+    from ..validate import InputError, check_bool, check_int
     check_int(max_iter, "max_iter", minimum=0)
-    if not (tol >= 0):
-        raise InputError(f"got {tol!r}", param="tol", expected="a number >= 0")
+    for name, v in (("tol", tol), ("tol_ll", tol_ll)):
+        if v is None and name == "tol_ll":
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (v >= 0):
+            raise InputError(f"got {v!r}", param=name, expected="a number >= 0")
+    check_bool(accelerate, "accelerate")
