@@ -530,7 +530,7 @@ def test_attack_plot(adult_l5, tmp_path):
         audit(pub).plot()
 
 
-def test_bad_arguments():
+def test_bad_arguments(tmp_path):
     df = _small()
     pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1, research_seed=True)
     with pytest.raises(ValueError, match="method"):
@@ -545,6 +545,25 @@ def test_bad_arguments():
         audit(df)
     with pytest.raises(ValueError, match="expanded"):
         expand(pub, max_rows=10)
+    # the samples' seed and size by name, before any work (a text seed was
+    # NumPy's TypeError, n_classes=10**12 a MemoryError of 7.3 TiB), in
+    # memory, on a file and in the attack alone
+    path = tmp_path / "pub.parquet"
+    pub.to_parquet(path)
+    for kw, needle in ((dict(seed="x"), "^seed: got 'x'; expected None or an integer >= 0"),
+                       (dict(seed=-1), "^seed: got -1"), (dict(seed=2.5), "^seed: got 2.5"),
+                       (dict(n_classes=10 ** 12),
+                        "^n_classes: got 1,000,000,000,000; expected an integer from 1 to ")):
+        for call in (lambda: audit(pub, df, **kw), lambda: audit_file(path, df, **kw),
+                     lambda: check_diversity(pub, method="sample", **kw)):
+            with pytest.raises(anonset.InputError, match=needle):
+                call()
+    with pytest.raises(anonset.InputError, match="^seed: got 'x'"):
+        attack(pub, df, seed="x")
+    assert audit(pub, df, seed=np.random.default_rng(3), n_classes=5).conforms
+    with pytest.raises(anonset.InputError, match="^n_threads: got 100000; expected an integer "
+                                                 "from 1 to 4,096"):
+        anonset.publish(df, anonset.Diversity(2), _schema(df), n_threads=100_000)
 
 
 def test_a_wide_release_reads_in_lines_of_bounded_width():

@@ -134,12 +134,48 @@ def check_int(value, param: str, *, minimum: int | None = None, column=None) -> 
     return v
 
 
+#: Most kernel threads asked for (a C int holds the count; no machine has more).
+MAX_THREADS = 4096
+
+
 def check_threads(n_threads) -> int:
     """``n_threads`` as the kernels take it: None -> 0 (OpenMP's default),
-    else a positive int."""
+    else a positive int of at most :data:`MAX_THREADS`."""
     if n_threads is None:
         return 0
-    return check_int(n_threads, "n_threads", minimum=1)
+    v = check_int(n_threads, "n_threads", minimum=1)
+    if v > MAX_THREADS:
+        raise InputError(f"got {v}", param="n_threads",
+                         expected=f"an integer from 1 to {MAX_THREADS:,}")
+    return v
+
+
+#: Most classes an audit measures exactly (each a drawn row's class: more
+#: than this asks for memory that no table needs).
+MAX_CLASSES = 10_000_000
+
+
+def check_n_classes(n_classes) -> int:
+    v = check_int(n_classes, "n_classes", minimum=1)
+    if v > MAX_CLASSES:
+        raise InputError(f"got {v:,}", param="n_classes",
+                         expected=f"an integer from 1 to {MAX_CLASSES:,}")
+    return v
+
+
+def check_sampling_seed(seed, param: str = "seed"):
+    """The seed of an audit's samples (victims, classes; not key material):
+    None, an integer >= 0, or a NumPy Generator or SeedSequence."""
+    import numbers
+
+    import numpy as np
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise InputError(f"got {seed!r}", param=param,
+                         expected="None or an integer >= 0 (the seed of the audit's samples, "
+                                  "not of the publication)")
+    return int(seed)
 
 
 # ---------------------------------------------------------------- roles

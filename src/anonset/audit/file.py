@@ -26,7 +26,8 @@ from ..io.stream import DEFAULT_CHUNK_ROWS, iter_masks, read_metadata
 from ..io.tables import file_format, iter_blocks
 from ..randomized.params import AttributeParams
 from ..schema import Schema
-from ..validate import InputError, check_int, check_original_columns
+from ..validate import (InputError, check_int, check_n_classes, check_original_columns,
+                        check_sampling_seed)
 from . import report as _report
 from .attack import attack_rows, check_attack_args, choose_victims, reconstructed_marginal
 from .checks import anonymity_result, declared_target, diversity_result
@@ -264,7 +265,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     (True, 'in 3 chunks of up to 3 rows')
     """
     chunk_rows = check_int(chunk_rows, "chunk_rows", minimum=1)
-    n_classes = check_int(n_classes, "n_classes", minimum=1)
+    n_classes = check_n_classes(n_classes)
+    check_sampling_seed(seed)
     fmt = file_format(path, format)
     header = FileHeader(read_metadata(path, fmt))
     opts = _report.Options.resolve(header, missing=missing, aligned=aligned, z_max=z_max,

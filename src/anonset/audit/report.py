@@ -38,7 +38,8 @@ from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
-from ..validate import InputError, check_int, row_name
+from ..validate import (InputError, check_n_classes, check_sampling_seed,
+                        row_name)
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
 from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
@@ -671,7 +672,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     if not isinstance(table, SetTable):
         raise InputError(f"got {type(table).__name__}", param="table",
                          expected="a SetTable, or an LGB or msa result")
-    check_int(n_classes, "n_classes", minimum=1)
+    check_n_classes(n_classes)
+    check_sampling_seed(seed)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
     if original is not None:
