@@ -416,3 +416,17 @@ def test_one_persons_rows_are_refused_by_the_baselines_unless_named(method):
         run(allow_shared_id=["age"])
     rel = run(allow_shared_id=["pid"])
     assert rel.info["shared_ids"] == {"pid": n} and rel.info["shared_ids_allowed"] == ["pid"]
+
+
+def test_rating_l_per_attribute_is_checked_by_name():
+    """An l per attribute that misses one was a KeyError naming it, one that
+    names another column was ignored; both are refused by name."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.choice(list("xyz"), 60), "b": rng.choice(list("uvw"), 60)})
+    for l, needle in (({"a": 2}, "l: gives no value for the attribute 'b'"),
+                      ({"a": 2, "b": 2, "c": 2}, "l: names 'c', which is not an attribute"),
+                      ({"a": 2, "b": "2"}, "l: column 'b': got '2'")):
+        with pytest.raises(InputError, match=needle):
+            B.rating(df, attributes=["a", "b"], l=l)
+    assert B.rating(df, attributes=["a", "b"], l={"a": 2, "b": 2}, seed=5,
+                    research_seed=True).check()["ok"]

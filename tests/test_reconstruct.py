@@ -222,6 +222,13 @@ def test_reconstruct_errors(tmp_path):
         for method in ("em", "exact_em"):
             with pytest.raises(anonset.InputError, match=needle):
                 anonset.reconstruct(pub, ["a"], method, **kw)
+    # the true counts name a wrong attribute as the estimate does (a
+    # KeyError, or "'int' object is not iterable")
+    for bad, needle in (("c", "attributes: names 'c', which is not a published attribute"),
+                        (3, "attributes: got a int"), ([1], "attributes: names 1")):
+        with pytest.raises(anonset.InputError, match=needle):
+            anonset.true_crosstab(df, pub.schema, bad)
+    assert anonset.true_crosstab(df, pub.schema, "a").counts.tolist() == [2, 1, 1]
     from anonset.stream import reconstruct_file
     pub.to_parquet(tmp_path / "p.parquet")
     with pytest.raises(anonset.InputError, match="^tol: got 'x'"):

@@ -937,11 +937,14 @@ def check_attributes(table, attributes) -> list:
     if len(set(attributes)) != len(attributes):
         raise InputError(f"names an attribute twice: {attributes}", param="attributes",
                          expected="each attribute once")
+    # a published table's attributes, or a schema's published ones
+    names = list(table.names) if hasattr(table, "params") else \
+        [a.name for a in table.published]
     for a in attributes:
-        if a not in table.params:
+        if not isinstance(a, str) or a not in names:
             raise InputError(f"names {a!r}, which is not a published attribute"
-                             + close_match(a, table.names), param="attributes",
-                             expected=f"one of {list(table.names)}")
+                             + (close_match(a, names) if isinstance(a, str) else ""),
+                             param="attributes", expected=f"one of {names}")
     return attributes
 
 

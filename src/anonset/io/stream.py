@@ -448,6 +448,8 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     evaluating a reconstruction), block by block, with the published
     schema's domains and the engine's typing of CSV text."""
     from ..encode import encode_column
+    from ..validate import check_attributes
+    attributes = check_attributes(schema, attributes)
     path = check_input_file(path, param="original")
     fmt = file_format(path, format, param="original")
     attrs = [schema[a] for a in attributes]

@@ -72,8 +72,9 @@ class CrossTab:
 def true_crosstab(data: TableLike, schema: Schema, attributes: Names, *,
                   missing: str = "error") -> CrossTab:
     """The true counts x_m of the original data (for evaluation)."""
+    from ..validate import check_attributes
     frame = _as_frame(data)
-    attributes = list(attributes)
+    attributes = check_attributes(schema, attributes)
     codes = encode(frame, schema, missing=missing, columns=attributes)
     dims = tuple(schema[a].d for a in attributes)
     flat = np.ravel_multi_index(tuple(codes[a] for a in attributes), dims)

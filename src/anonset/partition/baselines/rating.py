@@ -250,7 +250,16 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
                               missing_token=missing_token)
     codes = encode(frame, schema, columns=attrs, missing=missing)
     filled = {a: int(frame[a].isna().sum()) for a in attrs} if missing == "category" else {}
-    ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1) for a in attrs}
+    if isinstance(l, Mapping):
+        for a in list(l) + attrs:
+            if a not in attrs:
+                raise InputError(f"names {a!r}, which is not an attribute", param="l",
+                                 expected=f"values for the attributes {attrs}")
+            if a not in l:
+                raise InputError(f"gives no value for the attribute {a!r}", param="l",
+                                 expected="one value for all, or one per attribute")
+    ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1, column=a)
+          for a in attrs}
     rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     key = rkey.key
     order = rkey.order(len(frame))
