@@ -211,3 +211,24 @@ def test_csv_escape_leaves_numbers_and_lone_signs_and_round_trips():
         if isinstance(v, str):
             assert (e == v) if v in kept else (e == "'" + v), (v, e)
     assert list(csv_unescape(esc)) == list(vals)
+
+
+def test_take_reads_a_boolean_mask_as_a_mask():
+    """A boolean mask was read as the positions 0 and 1 (every True row
+    became row 1), a float position as its truncation; both now mean what
+    they say or are refused, and a position outside the table is named."""
+    import numpy as np
+    df = pd.DataFrame({"a": list("xyzxyzxyz")})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], domains={"a": list("xyz")},
+                          keep_order=True)
+    keep = np.array([True, False, False] * 3)
+    got = pub.take(keep)
+    assert got.n_rows == 3 and got.source_rows.tolist() == [0, 3, 6]
+    assert pub.take(slice(1, 3)).source_rows.tolist() == [1, 2]
+    assert pub.take([-1, 0]).source_rows.tolist() == [8, 0]
+    for bad, needle in (([1.5], "rows: holds values of type float64"),
+                        (keep[:4], "rows: is a boolean mask of 4 values; expected one per row"),
+                        ([9], "rows: holds a position outside the 9 rows"),
+                        ([[0]], "rows: got an array of shape")):
+        with pytest.raises(anonset.InputError, match=needle):
+            pub.take(bad)

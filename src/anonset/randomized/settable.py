@@ -124,9 +124,22 @@ class SetTable:
     def __len__(self):
         return self.n_rows
 
-    def take(self, rows: Sequence[int] | np.ndarray) -> "SetTable":
-        """The rows at the given positions, in that order."""
-        rows = np.asarray(rows, dtype=np.int64)
+    def take(self, rows: Sequence[int] | np.ndarray | slice) -> "SetTable":
+        """The rows at the given positions, in that order: integer positions
+        (negative ones count from the end), a slice, or a boolean mask of
+        one value per row.
+
+        Examples
+        --------
+        >>> import pandas as pd, anonset
+        >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyz")}), anonset.Diversity(2),
+        ...                       sensitive=["a"], domains={"a": list("xyz")})
+        >>> pub.take([0, -1]).n_rows, pub.take(slice(0, 4)).n_rows
+        (2, 4)
+        >>> pub.take(pub.to_pandas()["a"].map(len) == 2).n_rows
+        6
+        """
+        rows = _row_positions(rows, self.n_rows)
         other = self.other.iloc[rows].reset_index(drop=True) if len(self.other.columns) else \
             pd.DataFrame(index=range(len(rows)))
         out = SetTable(self.schema, {k: v[rows] for k, v in self._masks.items()}, self.params,
@@ -254,3 +267,32 @@ def read_csv(path: PathLike) -> SetTable:
     ``.anonset.json`` file beside it; checked)."""
     from ..io.published import read_settable
     return read_settable(path, "csv")
+
+
+def _row_positions(rows, n: int) -> np.ndarray:
+    """``rows`` (positions, a slice or a boolean mask of n values) as int64
+    positions in [0, n); a boolean mask was read as the positions 0 and 1,
+    a float as its truncation."""
+    from ..validate import InputError
+    if isinstance(rows, slice):
+        return np.arange(n, dtype=np.int64)[rows]
+    a = np.asarray(rows)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise InputError(f"got an array of shape {a.shape}", param="rows",
+                         expected="row positions, a slice or a boolean mask (1-d)")
+    if a.dtype == bool:
+        if a.size != n:
+            raise InputError(f"is a boolean mask of {a.size:,} values", param="rows",
+                             expected=f"one per row ({n:,})")
+        return np.flatnonzero(a).astype(np.int64)
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise InputError(f"holds values of type {a.dtype}", param="rows",
+                         expected="integer row positions, a slice or a boolean mask")
+    a = a.astype(np.int64, copy=False)
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    if lo < -n or hi >= n:
+        raise InputError(f"holds a position outside the {n:,} rows", param="rows",
+                         expected=f"positions in [{-n}, {n})")
+    return np.where(a < 0, a + n, a) if lo < 0 else a
