@@ -190,3 +190,13 @@ def test_missing_as_category_with_inferred_domain():
     assert pub.schema["a"].domain == ("x", "y", "?")
     with pytest.raises(ValueError, match=r"column 'a': has 1 missing value"):
         anonset.publish(df, anonset.Diversity(2), seed=0, research_seed=True, sensitive=["a", "b"])
+
+
+def test_a_schema_of_something_else_is_refused_by_name():
+    """Schema([1]) failed with "'int' object has no attribute 'name'"."""
+    import pytest
+    import anonset
+    for bad, needle in ((None, "got NoneType"), ([1], "holds 1"), ({"a": 1}, "holds 'a'"),
+                        (anonset.Attribute("a", domain=("x", "y")), "got Attribute")):
+        with pytest.raises(anonset.InputError, match=f"^attributes: {needle}"):
+            anonset.Schema(bad)

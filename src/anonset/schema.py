@@ -292,7 +292,18 @@ class Schema:
     attributes: tuple
 
     def __post_init__(self):
+        from .validate import InputError
+        if isinstance(self.attributes, (str, bytes, Attribute)) or \
+                not hasattr(self.attributes, "__iter__"):
+            raise InputError(f"got {type(self.attributes).__name__}", param="attributes",
+                             expected="a sequence of anonset.Attribute (or Schema.infer(df, "
+                                      "...) to read them off a table)")
         attrs = tuple(self.attributes)
+        for a in attrs:
+            if not isinstance(a, Attribute):
+                raise InputError(f"holds {a!r}", param="attributes",
+                                 expected="anonset.Attribute objects (or Schema.infer(df, ...) "
+                                          "to read them off a table)")
         names = [a.name for a in attrs]
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
