@@ -746,3 +746,24 @@ def test_exact_trie_reads_members_as_it_reads_words(dims, seed, data):
     with pytest.raises(ValueError, match=r"members\[0\] must lie in"):
         _kernels.exact_trie(cols, list(dims), u, wt, pi, 1, 1,
                             [mems[0] + dims[0]] + [None] * (len(dims) - 1))
+
+
+def test_exact_trie_checks_the_order_pair_by_pair():
+    """The trie compares the first tuple of each group only and finds a
+    group's end by galloping, which stepped over a tuple out of order inside a
+    run of equal sets (set 9 between two 8s below): accepted, with a wrong
+    E-step.  The pair-by-pair pass (on by default; an EM runs it on its first
+    update) refuses it, with the sets read from their words or members."""
+    def masks(vals, d):
+        a = np.zeros((len(vals), (d + 63) // 64), dtype=np.uint64)
+        for i, v in enumerate(vals):
+            a[i, v >> 6] |= np.uint64(1 << (v & 63))
+        return a
+    dims = [89, 2, 11]
+    cols = [masks([8, 8, 9, 8, 10], 89), masks([0, 1, 1, 1, 0], 2), masks([5, 8, 0, 1, 4], 11)]
+    pi = np.random.default_rng(1).random(dims)
+    args = (cols, dims, [.1, .1, .1], np.ones(5), pi, 1, 1)
+    _kernels.exact_trie(*args, check_order=False)         # the trie's own checks pass it
+    for mem in (None, [_kernels.members(c, d, 1) for c, d in zip(cols, dims)]):
+        with pytest.raises(ValueError, match="sorted"):
+            _kernels.exact_trie(*args, members=mem)

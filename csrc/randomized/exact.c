@@ -229,6 +229,19 @@ static inline int set_below(const trie_ctx *c, int t, int64_t i, int64_t j) {
     return memcmp(a, b, (size_t)wt * sizeof(uint64_t)) < 0;
 }
 
+/* Whether the tuples are strictly increasing in their bytes (attribute 0
+ * first): one pass over adjacent pairs.  The trie's own checks compare the
+ * first tuple of each group only, and a group's end is found by galloping,
+ * which steps over a tuple out of order inside a run of equal sets. */
+static int tuples_sorted(const trie_ctx *c, int64_t U) {
+    for (int64_t s = 1; s < U; s++) {
+        int t = 0;
+        while (t < c->q && same_set(c, t, s - 1, s)) t++;
+        if (t == c->q || !set_below(c, t, s - 1, s)) return 0;
+    }
+    return 1;
+}
+
 /* The leaves' log-likelihood terms w log Z and adjoints w / Z; Z = 0 is
  * impossible under pi and carries no mass (its weight is taken as 0).
  * Selects, no branch: the loop vectorizes where 64-bit integer compares are
@@ -380,7 +393,7 @@ static int trie_node(const trie_ctx *c, trie_scratch *sc, int t, const double *T
 int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
                        const int32_t *const *members, const int32_t *k,
                        const double *u, const double *weight, const double *pi, double *G,
-                       double *loglik, int nchunk, int n_threads) {
+                       double *loglik, int nchunk, int check_order, int n_threads) {
     if (q < 1 || q > 30 || U < 0 || nchunk < 1) return ANONSET_ERR_VALUE;
     int64_t R[32];
     int words[32];
@@ -403,6 +416,7 @@ int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *co
     double *llp = (double *)calloc((size_t)nchunk, sizeof(double));
     double *S0 = (double *)calloc((size_t)R[0], sizeof(double));
     int status = cb && part && hpart && llp && S0 ? ANONSET_OK : ANONSET_ERR_NOMEM;
+    if (status == ANONSET_OK && check_order && !tuples_sorted(&c, U)) status = ANONSET_ERR_VALUE;
     if (status == ANONSET_OK) {
         /* one pass over the top-level group starts */
         int k = 0;

@@ -47,7 +47,10 @@ int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
  * loglik (out): sum_u weight_u log Z_u.  The top-level groups are cut into
  * nchunk fixed chunks whose sums are added in chunk order: the result does
  * not depend on the number of threads.  ANONSET_ERR_VALUE if the tuples are
- * not sorted and distinct.
+ * not sorted and distinct: checked pair by pair where check_order is
+ * nonzero (one pass; an EM checks its first update only, its tuples do not
+ * change), else only where the trie compares them (the first tuple of each
+ * group: a tuple out of order inside a run of equal sets passes).
  * members[j] (may be NULL, or NULL for an attribute): U x k[j] int32, the
  * members of masks[j]'s sets in ascending order, each in [0, d_j); where
  * given, the sets are read from them instead of scanning their words (a wide
@@ -56,6 +59,6 @@ int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
 int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
                        const int32_t *const *members, const int32_t *k,
                        const double *u, const double *weight, const double *pi, double *G,
-                       double *loglik, int nchunk, int n_threads);
+                       double *loglik, int nchunk, int check_order, int n_threads);
 
 #endif

@@ -88,7 +88,7 @@ cdef extern from "exact.h":
     int anonset_exact_trie(int64_t U, int q, const int32_t *dims, const uint64_t *const *masks,
                            const int32_t *const *members, const int32_t *k,
                            const double *u, const double *weight, const double *pi, double *G,
-                           double *loglik, int nchunk, int n_threads) nogil
+                           double *loglik, int nchunk, int check_order, int n_threads) nogil
     int anonset_exact_estep(int64_t U, int q, const int32_t *dims,
                             const int32_t *const *members, const int32_t *k,
                             const double *weight, int nsub, const int32_t *sub,
@@ -615,13 +615,15 @@ def exact_estep(list members, dims, weight, list subsets, coef, list margs,
 
 
 def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0,
-               members=None):
+               members=None, bint check_order=True):
     """The exact EM's E-step by prefix-trie contraction (exact.h): returns
     (G, loglik) for tuples masks[j] (U x words), distinct and sorted by their
     bytes (attribute 0 first).  ``members``: None, or per attribute None or
     the (U, k) int32 members of masks[j]'s sets in ascending order
     (``members(masks[j], d, k)``), read instead of the words (the same sums,
-    faster where a few values span many words)."""
+    faster where a few values span many words).  ``check_order``: check the
+    order pair by pair (one pass; False leaves only the trie's own checks,
+    for the later updates of an EM whose tuples were checked once)."""
     cdef int q = len(masks)
     if not 1 <= q <= 30:
         raise ValueError(f"exact_trie: 1 to 30 attributes, got {q}")
@@ -683,7 +685,8 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0,
             status = anonset_exact_trie(U, q, <int32_t *>d_a.data, mp, ip,
                                         <int32_t *>k_a.data, <double *>u_a.data,
                                         <double *>wt.data, <double *>p_a.data,
-                                        <double *>G.data, &ll, nchunk, n_threads)
+                                        <double *>G.data, &ll, nchunk, check_order,
+                                        n_threads)
         if status == ANONSET_ERR_VALUE:
             raise ValueError("exact_trie: the tuples must be sorted (attribute 0 first) "
                              "and distinct")

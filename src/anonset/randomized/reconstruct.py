@@ -234,6 +234,27 @@ def _trie_order(pmasks, params, dims):
     return sorted(range(q), key=lambda j: (P[j], dims[j], j))
 
 
+def trie_tuples(params, dims, pmasks, weight, *, n_threads=0) -> tuple:
+    """The trie kernel's input: (order, cols, weights, members).  The
+    attributes in the trie's order; the distinct tuples sorted by the bytes of
+    their reordered sets (so the trie's groups are contiguous at every depth),
+    one array of set words per attribute; and for a wide domain, whose set of
+    eta values spans many zero words, its members, listed once and read
+    instead of the words in every update (the same sums in the same order:
+    the same bits), else None."""
+    order = _trie_order(pmasks, params, dims)
+    srt, wts = _unique_rows(np.concatenate([np.asarray(pmasks[j]) for j in order], axis=1),
+                            np.asarray(weight, dtype=np.float64))
+    cols, c0 = [], 0
+    for j in order:
+        width = np.asarray(pmasks[j]).shape[1]
+        cols.append(np.ascontiguousarray(srt[:, c0:c0 + width]))
+        c0 += width
+    mems = [_kernels.members(col, dims[j], params[j].eta, n_threads=n_threads)
+            if col.shape[1] > params[j].eta else None for col, j in zip(cols, order)]
+    return order, cols, wts, mems
+
+
 def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = emdrive.MAX_ITER,
                       tol: float = 1e-6, n_threads=0, tol_ll: float = emdrive.TOL_LL["exact_em"],
                       accelerate: bool = True, init=None, kernel: str = "trie"):
@@ -267,33 +288,22 @@ def exact_em_patterns(params, dims, N: int, pmasks, weight, *, max_iter: int = e
     U = len(weight)
     ncells = math.prod(dims)
     if kernel == "trie":
-        order = _trie_order(pmasks, params, dims)
-        # sorted by the bytes of the reordered tuples: the trie's groups are
-        # contiguous at every depth
-        srt, wts = _unique_rows(np.concatenate([np.asarray(pmasks[j]) for j in order], axis=1),
-                                np.asarray(weight, dtype=np.float64))
-        cols, c0 = [], 0
-        for j in order:
-            width = np.asarray(pmasks[j]).shape[1]
-            cols.append(np.ascontiguousarray(srt[:, c0:c0 + width]))
-            c0 += width
+        order, cols, wts, mems = trie_tuples(params, dims, pmasks, weight, n_threads=nt)
         ds, us = [dims[j] for j in order], [u[j] for j in order]
-        # a wide domain's set of eta values spans many zero words: its members,
-        # listed once, are read instead of the words in every update (the same
-        # sums in the same order: the same bits)
-        mems = [_kernels.members(col, d, params[j].eta, n_threads=nt)
-                if col.shape[1] > params[j].eta else None
-                for col, d, j in zip(cols, ds, order)]
         # chunks (fixed for any thread count: the sums' order) each cost a
         # tensor of ncells to clear and add: about as many as keep that under
         # an eighth of the leaves' work (U tuples x eta), at most 64
         eta_leaf = params[order[-1]].eta
-        nchunk = int(max(1, min(64, len(srt) // 1024, (256 << 20) // (8 * max(ncells, 1)),
-                                len(srt) * eta_leaf // (8 * max(ncells, 1)))))
+        nchunk = int(max(1, min(64, len(wts) // 1024, (256 << 20) // (8 * max(ncells, 1)),
+                                len(wts) * eta_leaf // (8 * max(ncells, 1)))))
+
+        checked = [False]      # the tuples' order, checked pair by pair in the first update
 
         def step(x, nt_, ll=True):
             pi = x / N
-            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_, mems)
+            G, loglik = _kernels.exact_trie(cols, ds, us, wts, pi, nchunk, nt_, mems,
+                                            check_order=not checked[0])
+            checked[0] = True
             return pi * G, loglik
     else:
         order = list(range(q))
