@@ -889,3 +889,13 @@ def test_a_domain_given_as_a_set_or_text_is_refused():
                         "values: column 'inc': got a set")):
         with pytest.raises(anonset.InputError, match=re.escape(needle)):
             S.semantic_publish(df, "inc", l=2, d=1, qids=["q"], **kw)
+
+
+def test_analyze_names_its_qids_by_name():
+    """qids=3 was "'int' object is not iterable"; a repeated QID is named."""
+    df = pd.DataFrame({"inc": list("abcabcabca"), "q": [1, 2] * 5})
+    t = S.semantic_publish(df, "inc", l=2, d=1, qids=["q"], domain=list("abc"))
+    for bad, needle in ((3, "qids: got a int"), (["q", "q"], "qids: names ['q'] twice"),
+                        ("x", "qids: names 'x', which is not a published QID")):
+        with pytest.raises(anonset.InputError, match=re.escape(needle)):
+            S.analyze(t, bad)

@@ -838,7 +838,9 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
                          "table says nothing of its values: any estimate would be the starting "
                          "point (a uniform split), not the data", column=sa,
                          expected="a table published with l below the domain's size")
-    qids = [n for n in table.names if n != sa] if qids is None else list(qids)
+    from ..validate import check_names
+    qids = [n for n in table.names if n != sa] if qids is None else \
+        list(check_names(qids, "qids"))
     for n in qids:
         if n not in table.names or n == sa:
             from ..validate import InputError
