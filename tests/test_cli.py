@@ -827,6 +827,13 @@ def test_audit_reads_partition_releases(cmd, tmp_path, capsys):
     checks = pd.read_csv(tmp_path / "audit.csv")
     assert {"groups" if cmd == "lgb" else "classes_k", "rows"} <= set(checks["check"])
     assert (checks["status"] != "fail").all()
+    # the options of a random-set audit were ignored here; refused by name
+    # in one line, as anonset.audit refuses them for an LGB or msa result
+    for opt in (["--attack"], ["--classes", "50"], ["--chunk-rows", "10"], ["--seed", "3"],
+                ["--prior", "conditional"], ["--no-aligned"]):
+        rc, cap = run(["audit", out, "--original", src, *opt], capsys)
+        assert rc == 2 and cap.err.count("\n") == 1 and f"{opt[0]} applies to a table of " \
+            "random sets, not to an lgb or msa-anonymize release" in cap.err, (opt, cap.err)
     # a pass-through column that singles rows out is named, as in a set table's audit
     df = pd.read_csv(src)
     df.insert(0, "serial", np.arange(len(df)) * 7 + 3)

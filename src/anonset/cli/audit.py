@@ -99,7 +99,18 @@ def _run(args, fmt):
     rel = _partition_release(args.input, fmt)
     if rel is not None:
         # paper 002 / 003: the checks of anonset.audit.partition (its class
-        # adversary always runs; the set-table options do not apply)
+        # adversary always runs; the set-table options do not apply: named,
+        # they are refused, as anonset.audit refuses them, not ignored)
+        given = {"--attack": args.attack, "--known": args.known is not None,
+                 "--targets": args.targets != 10_000, "--prior": args.prior != "marginal",
+                 "--classes": args.classes != 200, "--seed": args.seed is not None,
+                 "--missing": args.missing is not None, "--aligned": args.aligned is not None,
+                 "--chunk-rows": args.chunk_rows is not None, "--plot": args.plot is not None}
+        named = [f for f, on in given.items() if on]
+        if named:
+            raise A.UsageError(f"{named[0]} applies to a table of random sets, not to an lgb "
+                               "or msa-anonymize release (it is audited by its classes and "
+                               "buckets, its attack included); leave it out")
         from ..audit.partition import audit_partition
         original = None
         if args.original:
