@@ -104,7 +104,8 @@ def _run(args, fmt):
         given = {"--attack": args.attack, "--known": args.known is not None,
                  "--targets": args.targets != 10_000, "--prior": args.prior != "marginal",
                  "--classes": args.classes != 200, "--seed": args.seed is not None,
-                 "--missing": args.missing is not None, "--aligned": args.aligned is not None,
+                 "--missing": args.missing is not None,
+                 "--aligned" if args.aligned else "--no-aligned": args.aligned is not None,
                  "--chunk-rows": args.chunk_rows is not None, "--plot": args.plot is not None}
         named = [f for f, on in given.items() if on]
         if named:
