@@ -1189,8 +1189,7 @@ def test_a_partition_csv_is_audited_as_its_parquet(cmd, tmp_path, capsys):
     assert "'=m" in (tmp_path / "r.csv").read_text()
     pd.testing.assert_frame_equal(reports["r.csv"], reports["r.parquet"])
     assert {"identifier", "shared_id"} <= set(reports["r.csv"]["check"])
-    rc, cap = run(["report", tmp_path / "r.csv", "-o", tmp_path / "r.html", "--no-attack"],
-                  capsys)
+    rc, cap = run(["report", tmp_path / "r.csv", "-o", tmp_path / "r.html"], capsys)
     assert rc == 0 and "wrote" in cap.out, cap.err
     from anonset.partition.output import read_csv_release
     meta, frame = read_csv_release(tmp_path / "r.csv")

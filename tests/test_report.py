@@ -176,8 +176,10 @@ def pages(cases, tmp_path_factory):
     for kind, (path, orig, _) in cases.items():
         methods = ["em", "exact_em"] if kind == "sets" else None if kind == "semantic" \
             else ["em"]
-        page = report(path, d / f"{kind}.html", original=orig, n_targets=N_TARGETS, seed=7,
-                      methods=methods)
+        # a partition release's page takes none of a set table's options
+        page = report(path, d / f"{kind}.html", original=orig) if kind in ("lgb", "msa") \
+            else report(path, d / f"{kind}.html", original=orig, n_targets=N_TARGETS, seed=7,
+                        methods=methods)
         assert page.path.read_text(encoding="utf-8") == page.html
         out[kind] = page
     return out
@@ -361,8 +363,16 @@ def test_partition_csv_reads_with_its_metadata_else_refused(cases, tmp_path):
     _, _, res = cases["msa"]
     p = tmp_path / "msa.csv"
     res.write(p)
-    page = report(p, tmp_path / "r.html", attack=False)
+    page = report(p, tmp_path / "r.html")
     assert page.verdict and (tmp_path / "r.html").is_file()
+    # a set table's options were ignored for it: refused by name
+    for kw, name in ((dict(attack=False), "attack"), (dict(methods=["em"]), "methods"),
+                     (dict(pairs="a:b"), "pairs"), (dict(n_targets=50), "n_targets"),
+                     (dict(seed=3), "seed"), (dict(top=5), "top"), (dict(known=0), "known"),
+                     (dict(chunk_rows=10), "chunk_rows")):
+        with pytest.raises(anonset.validate.InputError,
+                           match=f"^{name}: applies to a table of random sets, not to an msa "):
+            report(p, **kw)
     (tmp_path / "msa.csv.anonset.json").unlink()
     with pytest.raises(anonset.validate.InputError, match="has no .anonset.json beside it"):
         report(p)

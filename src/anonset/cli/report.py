@@ -22,7 +22,7 @@ __all__ = ["register", "cmd_report"]
 
 #: The report's parameters as this subcommand's flags (the rest as in args.FLAGS).
 FLAGS = {"format": "--input-format", "original_format": "--original-format",
-         "n_targets": "--targets", "seed": "--seed", "output": "-o"}
+         "n_targets": "--targets", "seed": "--seed", "output": "-o", "attack": "--no-attack"}
 
 
 def register(sub) -> None:

@@ -245,6 +245,19 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
                              expected="another name (inputs are never overwritten)")
     steps = Steps(progress)
     rel = open_release(published, chunk_rows=chunk_rows, format=format)
+    if not rel.randomized:
+        # an lgb / msa release is audited by its classes and buckets (its
+        # adversary always runs) and shows no reconstruction: the options of
+        # a set table's page, named, are refused rather than ignored
+        given = {"pairs": pairs is not None, "attack": attack is not True,
+                 "known": known != 1, "n_targets": n_targets != 10_000,
+                 "methods": methods is not None, "seed": seed is not None,
+                 "chunk_rows": chunk_rows is not None, "top": top != 15}
+        named = [k for k, on in given.items() if on]
+        if named:
+            raise InputError(f"applies to a table of random sets, not to an {rel.kind} release "
+                             "(its page shows its classes, buckets and class adversary)",
+                             param=named[0], expected="it left out")
     from ...io.stream import DEFAULT_CHUNK_ROWS
     opts = {"pairs": pairs, "attack": bool(attack), "known": known, "n_targets": n_targets,
             "seed": seed, "methods": methods, "top": top,
