@@ -356,3 +356,17 @@ def test_codes_with_a_leading_zero_are_published_as_the_file_spells_them(tmp_pat
     assert text_type(["0", "10", "-3"]) == "int" and text_type(["0.5", "-0.25"]) == "float"
     assert text_type(["007", "12"]) == "str" and text_type(["00.5"]) == "str"
     assert type_text_column(np.array(["02134", "NA"], dtype=object)).tolist() == ["02134", None]
+
+
+def test_a_set_encoding_for_a_csv_output_is_refused(tmp_path):
+    """sets='lists' was ignored for a CSV output (each set is {a|b|c});
+    refused by name before any work, and an unknown encoding too."""
+    import pandas as pd
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("xyzxyz")}).to_csv(src, index=False)
+    for out, sets, needle in (("o.csv", "lists", "sets: is 'lists', which a Parquet output takes"),
+                              ("o.parquet", "json", "sets: got 'json'; expected masks or lists")):
+        with pytest.raises(anonset.InputError, match=needle):
+            publish_file(src, tmp_path / out, anonset.Diversity(2), sets=sets, sensitive=["a"],
+                         domains={"a": list("xyz")})
+        assert not (tmp_path / out).exists()

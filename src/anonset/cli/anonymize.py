@@ -100,7 +100,7 @@ def register(sub) -> None:
                    help="output format (default: from OUT's extension)")
     g.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
-    g.add_argument("--sets", choices=("masks", "lists"), default="masks",
+    g.add_argument("--sets", choices=("masks", "lists"), default=None,
                    help="how a Parquet output stores the sets: masks (default: the narrowest "
                         "integer bitmask, small and fast) or lists of values (what other "
                         "Parquet readers show as values)")
@@ -211,6 +211,9 @@ def run(args) -> int:
     in_fmt = file_format(src, opts.get("input_format"), param="input_format")
     out = Path(args.output)
     out_fmt = file_format(out, opts.get("format"), param="format", output=True)
+    if args.sets is not None and out_fmt == "csv":
+        raise A.UsageError(f"--sets {args.sets}: applies to a Parquet output; a CSV writes each "
+                           "set as {a|b|c} (name the output .parquet, or leave --sets out)")
     hier_paths = dict(opts.get("hierarchies") or {})
     for col, p in hier_paths.items():
         A.hierarchy_file(col, p)
@@ -252,7 +255,8 @@ def run(args) -> int:
     with Progress(rows, f"anonymize {src.name}: reading", progress_enabled(
             args.progress, long_work, getattr(args, "quiet", False))) as prog:
         res = publish_file(src, out, model, chunk_rows=chunk, in_format=in_fmt,
-                           out_format=out_fmt, protect=protect, progress=prog, sets=args.sets,
+                           out_format=out_fmt, protect=protect, progress=prog,
+                           sets=args.sets or "masks",
                            **options)
     if not getattr(args, "quiet", False):
         _summary(res, model, out, out_fmt)

@@ -186,6 +186,14 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     opts = engine.Options(model, schema, **options)
     out_path = Path(out_path)
     fout = file_format(out_path, out_format, param="output_format", output=True)
+    from .published import SET_ENCODINGS
+    if sets not in SET_ENCODINGS:
+        raise InputError(f"got {sets!r}", param="sets", expected="masks or lists")
+    if sets != "masks" and fout == "csv":
+        # a CSV writes every set as {a|b|c}: the encoding would be ignored
+        raise InputError(f"is {sets!r}, which a Parquet output takes", param="sets",
+                         file=out_path, expected="a .parquet output, or no {@sets} (a CSV "
+                                                 "writes each set as {a|b|c})")
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)
