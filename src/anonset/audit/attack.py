@@ -179,7 +179,7 @@ def _margin(b: float, nv: int) -> float:
 ADVERSARY_BLOCK_CELLS = 1 << 22
 
 
-def _posterior_block(par, g, P, M, A, truth) -> dict:
+def _posterior_block(par, g, P, M, A) -> dict:
     """The adversary's guesses on one block of victims (rows independent)."""
     d = par.d
     u = u_of_p(par.p, par.eta, d) if par.eta < d else 1.0
@@ -199,7 +199,7 @@ def _adversary(header, j: str, vj, blocks, A, truth) -> tuple:
     par = header.params[j]
     d = par.d
     g = ground_object(ground_name(header, j), header.schema[j])
-    got = [_posterior_block(par, g, P, M, A, truth) for P, M in blocks]
+    got = [_posterior_block(par, g, P, M, A) for P, M in blocks]
     guess, conf, pconf, pguess, shift = (np.concatenate([b[k] for b in got]) for k in
                                          ("guess", "conf", "pconf", "pguess", "shift"))
     known = truth is not None

@@ -34,6 +34,7 @@ import pandas as pd
 from ..emd import Ground, emd_batch
 from ..hierarchy import Hierarchy
 from ..partition.checks import check_partition
+from ..validate import InputError
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
@@ -74,6 +75,15 @@ class PartitionAudit:
 
 
 # -------------------------------------------------------------- shared
+def refuse_set_options(given: dict, kind: str, how: str) -> None:
+    """An option of a random-set table's audit or page, named for an LGB or
+    msa release (``kind``), is refused rather than ignored: ``given`` maps
+    each option to whether it was named; ``how`` says what is done instead."""
+    for name, named in given.items():
+        if named:
+            raise InputError(f"applies to a table of random sets, not to an {kind} release "
+                             f"({how})", param=name, expected="it left out")
+
 def _scanned(meta: dict) -> dict:
     """The metadata as :func:`~anonset.audit.declared.secrets_in` reads it:
     the key mode where set tables keep it (``info.key``), and mappings keyed

@@ -660,14 +660,10 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
                  "prior": prior != "marginal", "z_max": z_max != 4.0,
                  "closeness_margin": closeness_margin != 0.01, "seed": seed is not None,
                  "missing": missing is not None, "aligned": aligned is not None}
-        for name, set_ in given.items():
-            if set_:
-                raise InputError(f"applies to a table of random sets, not to an "
-                                 f"{type(table).__name__[:-6].lower()} release", param=name,
-                                 expected="it left out (a partition release is audited by its "
-                                          "classes and buckets, its attack included)")
         from .html.release import _from_object
-        from .partition import audit_partition
+        from .partition import audit_partition, refuse_set_options
+        refuse_set_options(given, type(table).__name__[:-6].lower(),
+                           "it is audited by its classes and buckets, its attack included")
         return audit_partition(_from_object(table), original).report
     if not isinstance(table, SetTable):
         raise InputError(f"got {type(table).__name__}", param="table",

@@ -253,11 +253,9 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
                  "known": known != 1, "n_targets": n_targets != 10_000,
                  "methods": methods is not None, "seed": seed is not None,
                  "chunk_rows": chunk_rows is not None, "top": top != 15}
-        named = [k for k, on in given.items() if on]
-        if named:
-            raise InputError(f"applies to a table of random sets, not to an {rel.kind} release "
-                             "(its page shows its classes, buckets and class adversary)",
-                             param=named[0], expected="it left out")
+        from ..partition import refuse_set_options
+        refuse_set_options(given, rel.kind,
+                           "its page shows its classes, buckets and class adversary")
     from ...io.stream import DEFAULT_CHUNK_ROWS
     opts = {"pairs": pairs, "attack": bool(attack), "known": known, "n_targets": n_targets,
             "seed": seed, "methods": methods, "top": top,
