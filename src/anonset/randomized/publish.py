@@ -207,9 +207,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         Declared domains: numeric bins ``[e0, e1, ...]``, value lists, ordered
         value lists (or names of ordinal columns with numeric values), ARX
         hierarchies (a Hierarchy, a file's path or text, or its rows ``leaf,
-        ..., root`` as a list of lists or a DataFrame).  A domain read off the data reveals which values occur:
-        declare it where that matters.  A pandas Categorical's categories are
-        its declared domain (ordered ones are ordinal).
+        ..., root`` as a list of lists or a DataFrame).  A domain read off
+        the data reveals which values occur: declare it where that matters.
+        A pandas Categorical's categories are its declared domain (ordered
+        ones are ordinal).
     seed : bytes, str or int, optional
         Key material (at least 128 bits, e.g. ``secrets.token_hex(16)``)
         that makes the output reproducible; anyone who knows it can recover
