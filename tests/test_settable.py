@@ -232,3 +232,32 @@ def test_take_reads_a_boolean_mask_as_a_mask():
                         ([[0]], "rows: got an array of shape")):
         with pytest.raises(anonset.InputError, match=needle):
             pub.take(bad)
+
+
+def test_a_release_is_not_written_under_the_other_formats_name(tmp_path):
+    """to_parquet('out.csv') wrote Parquet bytes under a CSV name, which every
+    CSV reader (anonset's too) then fails on; refused in memory, on a file,
+    on Dask and on the command line, with nothing written."""
+    from anonset.cli import main
+    from anonset.stream import publish_file
+    df = pd.DataFrame({"a": list("xyzxyz")})
+    dom = {"a": list("xyz")}
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], domains=dom)
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    calls = [lambda: pub.to_parquet(tmp_path / "o.csv"), lambda: pub.to_csv(tmp_path / "o.parquet"),
+             lambda: pub.to_parquet(tmp_path / "o.tsv.gz"),
+             lambda: publish_file(src, tmp_path / "o.parquet", anonset.Diversity(2),
+                                  out_format="csv", sensitive=["a"], domains=dom)]
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    lazy = adask.publish(dd.from_pandas(df, npartitions=2), anonset.Diversity(2),
+                         sensitive=["a"], domains=dom, scheduler="sync")
+    calls.append(lambda: lazy.to_parquet(tmp_path / "o.csv", scheduler="sync"))
+    for call in calls:
+        with pytest.raises(anonset.InputError, match="output: is named as (CSV|Parquet), but is "
+                                                     "written as (Parquet|CSV)"):
+            call()
+    assert main(["anonymize", str(src), "--format", "csv", "-o", str(tmp_path / "o.parquet"),
+                 "--sensitive", "a", "--l", "2", "--domain", "a=x,y,z"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

@@ -477,6 +477,20 @@ def warn_replaced_release(path, fmt, meta: dict) -> None:
         "--record-id)", RepeatedReleaseWarning, stacklevel=_outside_stacklevel())
 
 
+def check_named_as(path, fmt: str) -> None:
+    """A release is not written under a name of the other format (Parquet
+    bytes under ``out.csv``, which every CSV reader, anonset's too, then
+    fails on)."""
+    from .tables import CSV_SUFFIXES, PARQUET_SUFFIXES
+    name = str(path).lower()
+    named, suffixes = ("CSV", CSV_SUFFIXES) if fmt == "parquet" else ("Parquet", PARQUET_SUFFIXES)
+    if name.endswith(suffixes):
+        written = "Parquet" if fmt == "parquet" else "CSV"
+        raise InputError(f"is named as {named}, but is written as {written}", param="output",
+                         file=path, expected=f"the two to agree (a name that says {written}, "
+                                             f"or {named} written to it)")
+
+
 @contextlib.contextmanager
 def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
     """A sink that writes a published table to ``path`` (and its metadata
@@ -486,6 +500,7 @@ def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
     path = Path(path)
     if sets not in SET_ENCODINGS:
         raise InputError(f"got {sets!r}", param="sets", expected="masks or lists")
+    check_named_as(path, fmt)
     warn_replaced_release(path, fmt, meta)
     targets = [path] + ([Path(str(path) + CSV_META_SUFFIX)] if fmt == "csv" else [])
     with atomic_paths(*targets, protect=protect) as tmps:

@@ -186,7 +186,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     opts = engine.Options(model, schema, **options)
     out_path = Path(out_path)
     fout = file_format(out_path, out_format, param="output_format", output=True)
-    from .published import SET_ENCODINGS
+    from .published import SET_ENCODINGS, check_named_as
+    check_named_as(out_path, fout)          # before the input is read
     if sets not in SET_ENCODINGS:
         raise InputError(f"got {sets!r}", param="sets", expected="masks or lists")
     if sets != "masks" and fout == "csv":
