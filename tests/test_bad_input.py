@@ -373,6 +373,46 @@ TABLE_CASES = [
               ("column 'job'", "also the real value '?'"), ("missing_token=",),
               ("--missing-token",), df=lambda: _missing("job")().assign(
                   job=lambda d: d["job"].where(d.index != 9, "?"))),
+    # the same with a declared domain, which does not list the token, or lists it:
+    # missing cells and real '?'s would be published as one value
+    TableCase("missing-token-collides-declared",
+              _api(missing="category", domains={"job": list("abcdef")}),
+              [*ROLES_CLI, "--missing", "category", "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "has 1 missing value(s) and also the real value '?' 1 time(s) "
+               "(first at row 101)"), ("missing_token=OTHER",), ("--missing-token OTHER",),
+              df=lambda: _missing("job")().assign(
+                  job=lambda d: d["job"].where(d.index != 100, "?")),
+              side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
+    TableCase("missing-token-collides-declared-with-it",
+              _api(missing="category", domains={"job": [*"abcdef", "?"]}),
+              [*ROLES_CLI, "--missing", "category", "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "has 1 missing value(s) and also the real value '?' 2 time(s) "
+               "(first at row 51)"),
+              df=lambda: _missing("job")().assign(
+                  job=lambda d: d["job"].where(~d.index.isin([50, 100]), "?")),
+              side={"jobs.txt": "a\nb\nc\nd\ne\nf\n?\n"}),
+    # missing cells in several blocks: counted over the whole table on every path
+    TableCase("missing-in-several-blocks-declared", _api(domains={"job": list("abcdef")}),
+              [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "has 3 missing value(s) (first at row 8)"),
+              df=lambda: frame().assign(job=lambda d: d["job"].astype(object).where(
+                  ~d.index.isin([7, 60, 110]), None)),
+              side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
+    TableCase("missing-in-several-blocks-binned", STD, [*ROLES_CLI, "--l", "2"],
+              ("column 'age'", "has 3 missing value(s) (first at row 8)"),
+              df=lambda: frame().assign(age=lambda d: d["age"].astype(float).where(
+                  ~d.index.isin([7, 60, 110]), np.nan))),
+    # two columns' errors: the first row's is reported, whatever the blocks
+    # (the later column's error at the earlier row; a missing cell, counted
+    # over the whole table, is refused after the values are checked)
+    TableCase("first-row-error-of-two-columns", _api(domains={"job": list("abcdef")}),
+              [*ROLES_CLI, "--domain", "job=jobs.txt", "--l", "2"],
+              ("column 'job'", "value 'zz' at row 41 is not in the domain"),
+              df=lambda: frame().assign(
+                  age=lambda d: d["age"].where(d.index != 100, 500),
+                  job=lambda d: d["job"].where(d.index != 40, "zz"),
+                  city=lambda d: d["city"].astype(object).where(d.index != 5, None)),
+              side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
     TableCase("ordinal-text-without-order", _api(ordinal=["job"]),
               [*ROLES_CLI, "--ordinal", "job", "--l", "2"],
               ("column 'job'", "alphabetically", "it would read 'a' < 'b' < 'c' < 'd' < 'e' < 'f')")),
@@ -648,9 +688,9 @@ FILE_CASES = [
              _csv("id;age;job\tcity;note\n1;20;a\tx;n\n2;30;b\ty;n\n"),
              ("in.csv", "holds no comma but ';' and '\\t'", "comma-separated values, or")),
     FileCase("ragged-long-row", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n,extra\n"),
-             ("in.csv", "wrong number of fields", "5 fields on every row")),
+             ("in.csv", "wrong number of fields: row 2 has 6", "5 fields on every row")),
     FileCase("ragged-short-row", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b\n"),
-             ("in.csv", "wrong number of fields")),
+             ("in.csv", "wrong number of fields: row 2 has 3")),
     FileCase("non-utf8", "in.csv", lambda: (HEAD + "1,20,a,x,n\n").encode() + b"2,30,\xff\xfe,y,n\n",
              ("in.csv", "is not UTF-8 text: line 3 holds the byte 0xff (byte 38 of its text)",
               "in Windows-1252 or Latin-1, which spreadsheets on Windows write, it is 'ÿ'",
@@ -1304,3 +1344,23 @@ def test_a_sensitive_column_of_a_million_values_is_refused_before_the_work(tmp_p
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and words in err, err
         assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_ragged_row_is_named_by_its_row_and_never_by_its_cells(tmp_path, capsys):
+    """The CSV parser quotes the bad row's text (a person's id and values)
+    and names no row: the refusal names the row (found past the parser's
+    first 4 MiB block) and the field counts, and none of the row's cells."""
+    from anonset import cli
+    n = 120_000                                     # ~5 MB: the row is in a later block
+    lines = [f"{100000 + i},{20 + i % 50},job{i % 7},city{i % 3}" for i in range(n)]
+    lines[100_000] = "987654321,47,Secretjob"       # a short row, ids and values
+    (tmp_path / "in.csv").write_text("id,age,job,city\n" + "\n".join(lines) + "\n")
+    rc = cli.main(["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"),
+                   "--identifier", "id", "--sensitive", "age,job", "--exact", "city",
+                   "--l", "2", "--allow-rare", "age,job", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err, err
+    assert "has a row with the wrong number of fields: row 100,001 has 3; expected 4 fields " \
+           "on every row" in err, err
+    assert "987654321" not in err and "Secretjob" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

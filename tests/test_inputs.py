@@ -280,7 +280,7 @@ def test_a_decimal_comma_is_named_with_the_conversion(tmp_path, capsys):
                      "--identifier", "id", "--sensitive", "wage,job", "--bins",
                      "wage=0:100:1000", "--domain", "job=a,b", "--l", "2"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "column 'wage': holds the text '354,94', but its domain is numeric; expected " \
+    assert "column 'wage': holds the text '354,94' at row 1, but its domain is numeric; expected " \
            "numbers with a decimal point (the file writes them with a decimal comma: convert " \
            "it, e.g. pandas.read_csv(path, sep=';', decimal=',')" in err and "\n" not in err, err
     assert not (tmp_path / "o.parquet").exists()

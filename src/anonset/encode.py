@@ -21,7 +21,7 @@ def _numeric(dtype) -> bool:
 
 
 def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
-                  row0: int = 0) -> np.ndarray:
+                  row0: int = 0, skip_missing: bool = False) -> np.ndarray:
     """Codes (int32) of one column under ``attr``'s domain.
 
     Parameters
@@ -32,6 +32,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         which the domain must then hold.
     row0 : int
         Global index of the column's first row (for messages).
+    skip_missing : bool
+        Missing cells of a column without a missing-value token get code -1
+        instead of an error (the caller counts them over the whole table).
     """
     name = attr.name
     if missing not in ("error", "category"):
@@ -41,21 +44,17 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     token = attr.missing if attr.missing is not None else ("?" if missing == "category" else None)
     if isna.any():
         rows = np.flatnonzero(isna)
-        if token is None:
-            raise InputError(f"has {len(rows):,} missing value(s) (first at "
-                             f"{row_name(row0 + int(rows[0]))})", column=name,
-                             expected="no missing values, or {@missing='category'} to publish them "
-                                      "as a value of their own")
-        if token not in attr.domain:
+        if token is None and not skip_missing:
+            raise missing_refused(name, len(rows), row0 + int(rows[0]))
+        if token is not None and token not in attr.domain:
             raise InputError(f"has missing values but its domain lacks the missing-value token "
                              f"{token!r}", column=name,
                              expected=f"{token!r} in the declared domain")
     dom = attr.domain
+    fill = -1 if token is None else None        # the code of a (skipped) missing cell
     if attr.bins is not None:
         if not _numeric(values.dtype) and not isna.all():
-            first = values[~isna].iloc[0]
-            raise InputError(f"has bins, so it must be numeric; it holds {first!r}",
-                             column=name, expected=numbers_expected(first))
+            _refuse_not_numeric(values, isna, name, row0)
         x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         edges = np.asarray(attr.bins)
         codes = np.searchsorted(edges, x, side="right") - 1
@@ -63,10 +62,10 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"value {_shown(values.iloc[i])!r} at {row_name(row0 + i)} is "
-                             f"outside the bins", column=name,
+                             f"outside the bins", column=name, row=row0 + i,
                              expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])})")
         if isna.any():
-            codes[isna] = dom.index(token)
+            codes[isna] = dom.index(token) if fill is None else fill
         return codes.astype(np.int32)
     if _numeric(values.dtype):
         non_numeric = [v for v in dom if not (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -105,10 +104,10 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
             pd.Index(present.to_numpy(dtype=object), dtype=object))
     if isna.any():
         codes[~isna] = idx
-        codes[isna] = dom.index(token)
+        codes[isna] = dom.index(token) if fill is None else fill
     else:
         codes[:] = idx
-    bad = codes < 0
+    bad = (codes < 0) & ~isna
     if bad.any():
         # the first bad row only: the same message whatever the chunking
         i = int(np.flatnonzero(bad)[0])
@@ -123,9 +122,57 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
             hint = f"; the domain has {near!r}, spelt nearly so" if near is not None else ""
         where = " (the leaves of its hierarchy)" if attr.hierarchy is not None else ""
         raise InputError(f"value {shown!r} at {row_name(row0 + i)} is not in the domain "
-                         f"({len(dom):,} values){hint}", column=name,
+                         f"({len(dom):,} values){hint}", column=name, row=row0 + i,
                          expected=f"values of the declared domain{where}")
     return codes
+
+
+def missing_refused(name, na: int, first: int | None, file=None) -> InputError:
+    """The refusal of ``na`` missing cells (the first at global row ``first``)
+    in a column without a missing-value token."""
+    at = "" if first is None else f" (first at {row_name(first)})"
+    return InputError(f"has {na:,} missing value(s){at}", column=name, file=file, row=first,
+                      expected="no missing values, or {@missing='category'} to publish them "
+                               "as a value of their own")
+
+
+def _refuse_not_numeric(values: pd.Series, isna: np.ndarray, name, row0: int) -> None:
+    """A binned column of another dtype than numbers: refused by its first
+    cell that is not a number (text that reads as one is still text here);
+    numbers held as Python objects pass."""
+    present = np.flatnonzero(~isna)
+    cells = values.to_numpy(dtype=object)[present]
+    # the first cell that is no number, nor text that reads as one (the cell
+    # a file read in blocks is refused by), else the first text
+    i = next((k for k, v in enumerate(cells) if not _is_number(v) and not _reads_as_number(v)),
+             None)
+    as_text = i is None
+    if as_text:
+        i = next((k for k, v in enumerate(cells) if not _is_number(v)), None)
+        if i is None:          # numbers as Python objects: numbers all the same
+            return
+    v = cells[i]
+    row = row0 + int(present[i])
+    kind = "the text" if isinstance(v, str) else f"a {type(v).__name__}"
+    raise InputError(f"holds {kind} {_shown(v)!r} at {row_name(row)}, but its domain is "
+                     "numeric", column=name, row=row,
+                     expected="numbers (it holds them as text: convert it, e.g. "
+                              "pandas.to_numeric(column))" if as_text else numbers_expected(v))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool,
+                                                                                         np.bool_))
+
+
+def _reads_as_number(v) -> bool:
+    if not isinstance(v, str):
+        return False
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
 
 
 def domain_codes(values, domain) -> np.ndarray:
@@ -191,8 +238,11 @@ def decode_column(codes: np.ndarray, attr: Attribute) -> np.ndarray:
 
 def _shown(v):
     """A value as an error message shows it: a plain Python scalar (NumPy 2
-    writes np.float64(4.0)), a whole float as the integer a CSV spelled."""
+    writes np.float64(4.0)), a whole float as the integer a CSV spelled,
+    text cut to 80 characters."""
     v = v.item() if isinstance(v, np.generic) else v
     if isinstance(v, float) and v.is_integer():
         return int(v)
+    if isinstance(v, str) and len(v) > 80:         # one cell, not a page of it
+        return v[:80] + "..."
     return v

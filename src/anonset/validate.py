@@ -66,6 +66,10 @@ class InputError(ValueError):
         The file the error is about.
     expected : str, optional
         What was expected instead.
+    row : int, optional
+        The global row (from 0) the error is about, where it is about one:
+        of the errors a block of rows raises, the first row's is reported,
+        so that a table read whole or in blocks is refused alike.
 
     Examples
     --------
@@ -79,8 +83,9 @@ class InputError(ValueError):
 
     def __init__(self, what: str, *, param: str | None = None, column: Any = None,
                  file: str | os.PathLike | None = None,
-                 expected: str | None = None):
+                 expected: str | None = None, row: int | None = None):
         self.what, self.param, self.column = what, param, column
+        self.row = None if row is None else int(row)
         self.file = None if file is None else str(file)
         self.expected = expected
         super().__init__(self.render(api_name))
@@ -111,14 +116,21 @@ class InputError(ValueError):
         if file is None or self.file is not None:
             return self
         return InputError(self.what, param=self.param, column=self.column, file=file,
-                          expected=self.expected)
+                          expected=self.expected, row=self.row)
 
     def __reduce__(self):        # picklable across Dask workers
-        return (_rebuild, (self.what, self.param, self.column, self.file, self.expected))
+        return (_rebuild, (self.what, self.param, self.column, self.file, self.expected,
+                           self.row))
 
 
-def _rebuild(what, param, column, file, expected):
-    return InputError(what, param=param, column=column, file=file, expected=expected)
+def _rebuild(what, param, column, file, expected, row=None):
+    return InputError(what, param=param, column=column, file=file, expected=expected, row=row)
+
+
+def first_row_error(errors: list) -> "InputError":
+    """Of the errors of one block's columns (in column order), the one about
+    the first row; an error about no row in particular comes first."""
+    return min(errors, key=lambda e: -1 if e.row is None else e.row)
 
 
 def check_int(value, param: str, *, minimum: int | None = None, column=None) -> int:

@@ -18,6 +18,7 @@ from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
 from ..passthrough import check_recodes, recorded, warn_findings
 from ..shared_ids import refuse_shared_ids
+from ..encode import missing_refused
 from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
 from .stats import Stats, lacks_token_leaf, text_type
@@ -91,6 +92,11 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             if c in d.need_counts:
                 counts[c] = cnt
         else:           # declared, or a schema's domain read off some data
+            if stats.na.get(c) and cd.missing is None:
+                raise missing_refused(c, stats.na[c], stats.first_na.get(c), d.file)
+            if cd.missing is not None and stats.na.get(c) and stats.real_token.get(c):
+                raise token_clash(cd, stats.na[c], stats.real_token[c],
+                                  stats.first_token.get(c), d.file)
             if lacks_token_leaf(cd):
                 na = stats.na.get(c, 0)
                 at = "" if stats.first_na.get(c) is None else \
@@ -251,6 +257,16 @@ def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
     return replace(cd, missing=None)
 
 
+def token_clash(cd: ColumnDraft, na: int, real: int, first: int | None, file) -> InputError:
+    """Missing cells and real cells holding the missing-value token: published
+    as one value, they would merge (whatever the domain lists)."""
+    at = "" if first is None else f" (first at {row_name(first)})"
+    return InputError(f"has {na:,} missing value(s) and also the real value {cd.missing!r} "
+                      f"{real:,} time(s){at}", column=cd.name, file=file,
+                      expected="a missing-value token that is not a real value: "
+                               "{@missing_token=OTHER}")
+
+
 def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int | None = None):
     """An inferred domain (and value counts) from the values seen
     (``first_na``: the global row of the first missing cell)."""
@@ -266,19 +282,13 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int 
         raise InputError("has no values to infer a domain from", column=name, file=d.file,
                          expected="a declared domain, or at least one value")
     if na and cd.missing is None:
-        at = "" if first_na is None else f" (first at {row_name(first_na)})"
-        raise InputError(f"has {na:,} missing value(s){at}", column=name, file=d.file,
-                         expected="no missing values, or {@missing='category'} to publish them "
-                                  "as a value of their own")
+        raise missing_refused(name, na, first_na, d.file)
     types = {type(v) for v in seen}
     if len(types) > 1 and not types <= {int, float}:
         raise InputError(f"mixes value types {sorted(t.__name__ for t in types)}", column=name,
                          file=d.file, expected="one value type: convert it or declare its domain")
     if na and cd.missing in seen:
-        raise InputError(f"has {na:,} missing value(s) and also the real value {cd.missing!r} "
-                         f"{seen[cd.missing]:,} time(s)", column=name, file=d.file,
-                         expected="a missing-value token that is not a real value: "
-                                  "{@missing_token=...}")
+        raise token_clash(cd, na, seen[cd.missing], None, d.file)
     if cd.kind == "ordinal" and str in types:
         raise InputError("is ordinal, but its order would come from sorting its text values "
                          f"alphabetically ({V.alphabetical_order(seen)})",

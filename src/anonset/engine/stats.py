@@ -45,6 +45,8 @@ class Stats:
         self.seen = {c: {} for c in d.need_domain}
         self.na = {c: 0 for c in d.need_domain}
         self.first_na: dict = {}
+        self.real_token: dict = {}              # declared columns: cells holding
+        self.first_token: dict = {}             # the missing token as a real value
         self.counts: dict = {}
         self.ids: list = []
         self.ids_missing = 0                    # record ids missing, empty or blank
@@ -87,20 +89,28 @@ class Stats:
                 acc[v] = acc.get(v, 0) + k
             if len(acc) > V.MAX_DOMAIN:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
+        errors = []             # of the columns' errors, the first row's is raised
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
             miss = missing_text(col.to_numpy(dtype=object)) if d.text else col.isna().to_numpy()
             self._missing(c, miss, row0)
-            if c in self._tokenless:
-                col = col[~miss].reset_index(drop=True)
-            if d.text:
-                col = cast_text(col, attr, c, d.file)
             try:
-                codes = encode_column(col, attr, row0=row0)
+                if d.text:
+                    col = cast_text(col, attr, c, d.file, row0=row0)
+                token = d.drafts[c].missing
+                if token is not None:
+                    self._real_token(c, col, miss, token, row0)
+                # missing cells without a token are counted over the whole
+                # table and refused with the total (make_plan), as inferred
+                # columns' are
+                codes = encode_column(col, attr, row0=row0, skip_missing=True)
             except InputError as e:
-                raise e.in_file(d.file) from None
+                errors.append(e.in_file(d.file))
+                continue
             if c in self.counts:
-                self.counts[c] += np.bincount(codes, minlength=attr.d)
+                self.counts[c] += np.bincount(codes[codes >= 0], minlength=attr.d)
+        if errors:
+            raise V.first_row_error(errors)
         rid = d.options.record_id
         if rid is not None:
             # missing ids are counted over the whole table and refused with
@@ -129,13 +139,33 @@ class Stats:
             first = row0 + int(np.argmax(miss))
             self.first_na[c] = min(first, self.first_na.get(c, first))
 
+    def _real_token(self, c: str, col: pd.Series, miss: np.ndarray, token: str,
+                    row0: int) -> None:
+        """Count the cells holding the missing-value token as a real value
+        (refused with missing cells in the same column: make_plan)."""
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            return                          # no cell of it is text
+        at = np.flatnonzero(~miss)
+        real = np.flatnonzero(col.to_numpy(dtype=object)[at] == token)
+        rows = at[real]
+        if len(rows):
+            self.real_token[c] = self.real_token.get(c, 0) + len(rows)
+            first = row0 + int(rows[0])
+            self.first_token[c] = min(first, self.first_token.get(c, first))
+
     def merge(self, other: "Stats") -> "Stats":
         self.n += other.n
+        for c, k in other.real_token.items():
+            self.real_token[c] = self.real_token.get(c, 0) + k
+        for c, r in other.first_token.items():
+            self.first_token[c] = min(r, self.first_token.get(c, r))
         for c, r in other.first_na.items():
             self.first_na[c] = min(r, self.first_na.get(c, r))
         for c, acc in self.seen.items():
             for v, k in other.seen[c].items():
                 acc[v] = acc.get(v, 0) + k
+            if len(acc) > V.MAX_DOMAIN:         # as one pass over the blocks finds
+                raise V.domain_too_large(c, len(acc), file=self.draft.file, more=True)
         for c in self.na:
             self.na[c] += other.na[c]
         for c in self.counts:
@@ -183,7 +213,8 @@ def domain_type(domain) -> str:
     return "str"
 
 
-def cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Series:
+def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
+              row0: int = 0) -> pd.Series:
     """A text column typed like its attribute's domain; missing markers -> NA."""
     vals = col.to_numpy(dtype=object)
     miss = missing_text(vals)
@@ -198,9 +229,11 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None) -> pd.Serie
     try:
         num[good] = np.array(vals[good], dtype=np.float64)
     except ValueError:
-        bad = next(v for v in vals[good] if not is_number(v))
-        raise InputError(f"holds the text {bad!r}, but its domain is numeric", column=name,
-                         file=file, expected=numbers_expected(bad)) from None
+        i = next(i for i in np.flatnonzero(good) if not is_number(vals[i]))
+        bad = vals[i]
+        raise InputError(f"holds the text {bad!r} at {V.row_name(row0 + int(i))}, but its "
+                         "domain is numeric", column=name, file=file, row=row0 + int(i),
+                         expected=numbers_expected(bad)) from None
     return pd.Series(num)
 
 

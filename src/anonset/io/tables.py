@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..validate import InputError, check_columns
+from ..validate import InputError, check_columns, row_name
 
 __all__ = ["as_frame", "file_format", "check_input_file", "file_columns", "iter_blocks",
            "read_table", "read_typed", "type_text_column", "n_rows_hint", "PARQUET_SUFFIXES", "CSV_SUFFIXES", "NA_MARKERS",
@@ -474,19 +474,49 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
         if "UTF8" in msg or "utf8" in msg.lower():
             raise not_utf8(path) from None
         if "Expected" in msg and "columns" in msg:
-            raise InputError(f"has a row with the wrong number of fields after row {row0:,} "
-                             f"({msg.splitlines()[0]})", file=path,
-                             expected=f"{len(header)} fields on every row, as in the header") \
-                from None
+            raise ragged_row(path, sep, len(header), row0 + held) from None
         if "Empty CSV file" in msg:
             raise InputError("is empty (no header line)", file=path) from None
-        raise InputError(f"is not a readable CSV file ({msg.splitlines()[0]})", file=path) \
+        raise InputError(f"is not a readable CSV file ({_no_cells(msg)})", file=path) \
             from None
     except (OSError, EOFError) as e:
         raise InputError(f"is not a readable CSV file ({e})", file=path) from None
     if held:
         table = pa.Table.from_batches(pending).combine_chunks()
         yield row0, _text_frame(table.to_batches()[0], want)
+
+
+def ragged_row(path, sep: str, n_fields: int, after: int) -> InputError:
+    """The refusal of a CSV file with a row of another number of fields than
+    its header, naming the row (found by a second, Python reading of the
+    file: the parser's message names none) and the counts, never the row's
+    cells, which are a person's values."""
+    row = k = None
+    try:
+        with _csv_stream(path) as f:
+            text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
+            rows = csv.reader(text, delimiter=sep)
+            next(rows, None)                        # the header
+            for i, fields in enumerate(rows):
+                if len(fields) != n_fields and fields:
+                    row, k = i, len(fields)
+                    break
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    where = f"{row_name(row)} has {k}" if row is not None else \
+        f"a row after row {after:,} has another number"
+    return InputError(f"has a row with the wrong number of fields: {where}", file=path,
+                      row=row, expected=f"{n_fields} fields on every row, as in the header")
+
+
+def _no_cells(msg: str) -> str:
+    """The first line of a CSV parser's message without the text of the row
+    it quotes (after 'got N', or after the message's last ': ')."""
+    first = msg.splitlines()[0] if msg else msg
+    m = re.match(r"(.*?\bgot \d+)", first)
+    if m:
+        return m.group(1)
+    return first.split(": ")[0] if first.count(": ") > 1 else first
 
 
 def read_table(path, fmt, *, columns=None) -> pd.DataFrame:
