@@ -261,3 +261,60 @@ def test_a_release_is_not_written_under_the_other_formats_name(tmp_path):
     assert main(["anonymize", str(src), "--format", "csv", "-o", str(tmp_path / "o.parquet"),
                  "--sensitive", "a", "--l", "2", "--domain", "a=x,y,z"]) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_pass_through_integers_beyond_2_53_and_arrow_types_round_trip(tmp_path):
+    # a nullable Int64 column came out of to_pandas and to_csv as floats
+    # (9007199254740993 -> 9007199254740992.0); Arrow-backed columns (as
+    # read_parquet(dtype_backend='pyarrow') gives them) were written to CSV
+    # and then refused by read_csv; UInt64 beyond 2**63 crashed it
+    import pyarrow as pa
+    n = 12
+    big = [2**53 + 1, None, 2**60 + 3, 7] * 3
+    df = pd.DataFrame({
+        "a": list("xyz") * 4,
+        "big": pd.array(big, dtype="Int64"),
+        "ubig": pd.array([2**63 + 5, 3, 2**64 - 1, 0] * 3, dtype="UInt64"),
+        "s": pd.array(["u", None, "=cmd", "v"] * 3, dtype=pd.ArrowDtype(pa.string())),
+        "ls": pd.array(["p", "q", "r", None] * 3, dtype=pd.ArrowDtype(pa.large_string())),
+        "b": pd.array([True, False, None, True] * 3, dtype=pd.ArrowDtype(pa.bool_())),
+        "day": pd.array([None] + list(pd.date_range("2020-01-30", periods=n - 1).date),
+                        dtype=pd.ArrowDtype(pa.date32())),
+        "ts": pd.array(pd.date_range("2021-03-27 22:00", periods=n, freq="5h", tz="UTC"),
+                       dtype=pd.ArrowDtype(pa.timestamp("us", tz="UTC"))),
+        "dec": pd.array([__import__("decimal").Decimal("-3.25"), None, 1, 2] * 3,
+                        dtype=pd.ArrowDtype(pa.decimal128(10, 2))),
+        "cat": pd.array(["k", "l", "k", None] * 3,
+                        dtype=pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))),
+        "i8": pd.array([1, None, -3, 4] * 3, dtype=pd.ArrowDtype(pa.int8())),
+        "month": pd.period_range("2020-01", periods=n, freq="M"),
+    })
+    other = [c for c in df.columns if c != "a"]
+    pub = anonset.publish(df, anonset.Diversity(2), seed=3, research_seed=True, sensitive=["a"],
+                          other=other, allow_recode=other, allow_identifier=other)
+    shown = pub.to_pandas()
+    assert shown["big"].dtype == "Int64" and shown["big"].tolist() == pub.other["big"].tolist()
+    assert 2**53 + 1 in shown["big"].tolist() and 2**60 + 3 in shown["big"].tolist()
+    pub.to_csv(tmp_path / "o.csv")
+    back = anonset.read_csv(tmp_path / "o.csv")
+    assert back.equals(pub)
+    for c in other:
+        assert back.other[c].dtype == pub.other[c].dtype, c
+        assert back.other[c].equals(pub.other[c]), c
+    assert "'=cmd" in (tmp_path / "o.csv").read_text()
+
+
+@pytest.mark.parametrize("fmt, col", [
+    ("csv", pd.Series(pd.arrays.IntervalArray.from_breaks(range(13)))),
+    ("csv", pd.Series(np.arange(12) + 1j)),
+    ("parquet", pd.Series(pd.Categorical([(1, 2), (3, 4)] * 6))),
+    ("parquet", pd.cut(pd.Series(np.arange(12.0)), [-1, 5, 20])),
+])
+def test_a_pass_through_type_a_format_cannot_keep_is_refused_by_name(tmp_path, fmt, col):
+    df = pd.DataFrame({"a": list("xyz") * 4, "odd": col})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], other=["odd"],
+                          allow_recode=["odd"], allow_identifier=["odd"])
+    with pytest.raises(anonset.InputError, match=r"column 'odd': is of (type|a type) .* "
+                                                 r"expected .*(Parquet output|converted)"):
+        getattr(pub, f"to_{fmt}")(tmp_path / f"o.{fmt}")
+    assert list(tmp_path.iterdir()) == []

@@ -379,10 +379,17 @@ def order_keys(col: pd.Series) -> tuple:
     s = col.reset_index(drop=True)
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)
+    if pd.api.types.is_complex_dtype(s):        # no order: sorted as text
+        s = s.astype(str).where(s.notna(), None)
     missing = s.isna().to_numpy(dtype=bool)
     if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
-        num = s.to_numpy(dtype="datetime64[ns]" if pd.api.types.is_datetime64_any_dtype(s)
-                         else "timedelta64[ns]").view(np.int64).astype(np.float64)
+        if isinstance(s.dtype, pd.ArrowDtype) and "date" in str(s.dtype.pyarrow_dtype):
+            import pyarrow as pa                # Arrow dates: no NumPy datetime of their own
+            s = s.astype(pd.ArrowDtype(pa.timestamp("ns")))
+        dt = pd.api.types.is_datetime64_any_dtype(s)
+        num = s.to_numpy(dtype="datetime64[ns]" if dt else "timedelta64[ns]",
+                         na_value=np.datetime64("NaT", "ns") if dt else
+                         np.timedelta64("NaT", "ns")).view(np.int64).astype(np.float64)
     elif pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
         num = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:

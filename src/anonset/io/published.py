@@ -111,6 +111,26 @@ def arrow_column(col: pd.Series, name, *, file=None):
             from None
 
 
+def unwritable_column(t, *, file=None) -> None:
+    """Refuse, by name, a column of Arrow table ``t`` that Parquet cannot
+    write (a Categorical of tuples or of intervals: a dictionary of nested
+    or extension values), before the output is opened: each column's first
+    row is written to memory."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    for i, f in enumerate(t.schema):
+        if not (pa.types.is_dictionary(f.type) or isinstance(f.type, pa.ExtensionType)):
+            continue
+        try:
+            pq.write_table(t.select([i]).slice(0, 1), io.BytesIO())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            raise InputError(f"is of a type Parquet cannot store ({f.type})", column=f.name,
+                             file=file, expected="the column converted first (e.g. to text: "
+                                                 ".astype(str)) or dropped") from None
+
+
 def frame_to_arrow(frame: pd.DataFrame, *, file=None):
     """``frame`` as an Arrow table (no index), naming the column Arrow
     cannot store (:func:`arrow_column`)."""
@@ -359,6 +379,7 @@ class ParquetSink:
         except InputError as e:
             raise e.in_file(self.final) from None
         if self.writer is None:
+            unwritable_column(t, file=self.final)
             self.schema = t.schema.with_metadata({META_KEY: json.dumps(self.meta).encode()})
             self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
         t = t.replace_schema_metadata(self.schema.metadata)
@@ -393,6 +414,7 @@ class CsvSink:
         self.f = self._files.enter_context(csv_output(tmp, final))
         self.header = True
         self.dtypes = None
+        self.arrow_types: dict = {}
         self.labels = {}
         for a in schema.published:
             labels = np.array([str(v) for v in a.domain], dtype=object)
@@ -419,11 +441,21 @@ class CsvSink:
             elif a.name in table.other.columns:
                 col = table.other[a.name]
                 refuse_nested(col, a.name, file=self.final)
-                vals = col.to_numpy(dtype=object)
-                frame[_escape_header(a.name)] = csv_escape(vals) if not \
-                    pd.api.types.is_numeric_dtype(col.dtype) else col.to_numpy()
+                if self.dtypes is None:
+                    refuse_unreadable_dtype(col, a.name, file=self.final)
+                if pd.api.types.is_numeric_dtype(col.dtype) and \
+                        not isinstance(col.dtype, pd.ArrowDtype):
+                    # as held: a nullable integer's values are written as
+                    # integers (to_numpy would make floats of them, losing
+                    # every digit beyond 2**53)
+                    frame[_escape_header(a.name)] = col.array
+                else:
+                    frame[_escape_header(a.name)] = csv_escape(col.to_numpy(dtype=object))
         if self.dtypes is None:
             self.dtypes = {c: str(table.other[c].dtype) for c in table.other.columns}
+            self.arrow_types = {c: arrow_type_text(table.other[c].dtype)
+                                for c in table.other.columns
+                                if isinstance(table.other[c].dtype, pd.ArrowDtype)}
         frame.to_csv(self.f, index=False, header=self.header)
         self.header = False
 
@@ -432,6 +464,8 @@ class CsvSink:
         if meta_tmp is not None:
             meta = dict(self.meta)
             meta["csv_dtypes"] = self.dtypes or {}
+            if self.arrow_types:
+                meta["csv_arrow_types"] = self.arrow_types
             meta["csv_escape"] = "owasp-quote"
             Path(meta_tmp).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
@@ -754,11 +788,16 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
     frame = read_table(path, "csv")
     header_map = {_unescape_header(c) if meta.get("csv_escape") else c: c for c in frame.columns}
     dtypes = meta.get("csv_dtypes", {})
+    arrow_types = meta.get("csv_arrow_types") or {}
     out = {}
     for c in names:
         text = frame[header_map[c]].to_numpy(dtype=object)
         dt = dtypes.get(c, "object")
-        if dt in ("object", "string", "str"):
+        if c in arrow_types:
+            out[c] = _parse_arrow(text, arrow_types[c], c, path, bool(meta.get("csv_escape")))
+        elif dt.startswith("period["):
+            out[c] = _parse_other(text, dt, c, path, bool(meta.get("csv_escape")))
+        elif dt in ("object", "string", "str"):
             if meta.get("csv_escape"):
                 text = csv_unescape(text)
             col = pd.Series(text, dtype=object)
@@ -768,15 +807,78 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
         else:
             try:
                 # Python's float()/int() parse: exact round trips of what pandas wrote
-                if "int" in dt.lower() and not (text == "").any():
-                    parsed = pd.Series(text.astype(np.int64))
+                if "int" in dt.lower():
+                    # integers as integers (through floats, a value beyond
+                    # 2**53 would lose digits), missing cells masked
+                    missing = text == ""
+                    ints = np.zeros(len(text), dtype=np.uint64 if dt.lower().startswith("uint")
+                                    else np.int64)
+                    ints[~missing] = [int(t) for t in text[~missing]]
+                    parsed = pd.Series(pd.arrays.IntegerArray(ints, missing)) \
+                        if missing.any() else pd.Series(ints)
                 else:
                     parsed = pd.Series(np.where(text == "", "nan", text).astype(np.float64))
                 out[c] = parsed.astype(dt)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise InputError(f"column {c!r} holds text where its metadata says {dt}",
                                  file=path, expected="the file as anonset wrote it") from None
     return pd.DataFrame(out)[names]
+
+
+def refuse_unreadable_dtype(col: pd.Series, name, *, file=None) -> None:
+    """A pass-through column whose type a CSV release cannot give back
+    (intervals, complex numbers, an Arrow type pandas writes as a repr) is
+    refused before anything is written, naming the Parquet output that
+    keeps it; what the reader parses passes."""
+    dt = col.dtype
+    bad = isinstance(dt, pd.IntervalDtype) or pd.api.types.is_complex_dtype(dt)
+    if isinstance(dt, pd.ArrowDtype):
+        import pyarrow as pa
+        t = dt.pyarrow_dtype
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        bad = not (pa.types.is_string(t) or pa.types.is_large_string(t)
+                   or pa.types.is_integer(t) or pa.types.is_floating(t)
+                   or pa.types.is_boolean(t) or pa.types.is_date(t)
+                   or pa.types.is_timestamp(t) or pa.types.is_decimal(t))
+    if bad:
+        raise InputError(f"is of type {dt}, which a CSV file does not give back as it was",
+                         column=str(name), file=file,
+                         expected="a Parquet output (-o OUT.parquet), which keeps it, or the "
+                                  "column converted (e.g. to text) or dropped")
+
+
+def arrow_type_text(dt) -> str:
+    """An Arrow-backed column's type, as the metadata of a CSV release
+    keeps it (its Arrow schema, serialized, in base64)."""
+    import base64
+
+    import pyarrow as pa
+    schema = pa.schema([pa.field("c", dt.pyarrow_dtype)])
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def _parse_arrow(text: np.ndarray, spec: str, name: str, path, escaped: bool) -> pd.Series:
+    """An Arrow-backed pass-through column from the text pandas wrote for
+    it, cast to its recorded Arrow type (an empty cell is missing)."""
+    import base64
+
+    import pyarrow as pa
+    try:
+        t = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(spec))).field(0).type
+        vals = csv_unescape(text) if escaped else text
+        cells = [None if v == "" else v for v in vals]
+        base = t.value_type if pa.types.is_dictionary(t) else t
+        if pa.types.is_boolean(base):
+            words = {"True": "true", "False": "false"}
+            cells = [None if v is None else words[v] for v in cells]
+        arr = pa.array(cells, type=pa.string()).cast(base)
+        if pa.types.is_dictionary(t):
+            arr = arr.dictionary_encode().cast(t)
+        return pd.Series(pd.arrays.ArrowExtensionArray(arr))
+    except (TypeError, ValueError, KeyError, pa.ArrowException):
+        raise InputError(f"column {name!r} holds text its recorded Arrow type does not read",
+                         file=path, expected="the file as anonset wrote it") from None
 
 
 def _parse_other(text: np.ndarray, dt: str, name: str, path, escaped: bool) -> pd.Series:
@@ -796,6 +898,10 @@ def _parse_other(text: np.ndarray, dt: str, name: str, path, escaped: bool) -> p
             # the categories are those that occur, as text
             vals = csv_unescape(text) if escaped else text
             return pd.Series(vals, dtype=object).where(~missing, None).astype("category")
+        if dt.startswith("period["):
+            freq = dt[len("period["):-1]
+            vals = [None if m else t for t, m in zip(text, missing)]
+            return pd.Series(pd.PeriodIndex(vals, freq=freq))
         target = pd.api.types.pandas_dtype(dt)
         vals = pd.Series(np.where(missing, None, text), dtype=object)
         if dt.startswith("timedelta64"):

@@ -206,7 +206,7 @@ class SetTable:
                 mem = dom[self.members(a.name)]
                 cols[a.name] = mem[:, 0] if self.params[a.name].exact else list(mem.tolist())
             elif a.name in self.other.columns:
-                cols[a.name] = self.other[a.name].to_numpy()
+                cols[a.name] = self.other[a.name].array     # as held (Int64 with NA stays so)
         return pd.DataFrame(cols)
 
     # ------------------------------------------------------ mask columns
