@@ -313,6 +313,18 @@ def test_config_roles_merge_with_the_command_line(data, tmp_path, capsys):
     assert rc == 2 and "--domain: names 'job', which is not published (its role is other)" \
         in cap.err
     assert not (tmp_path / "b.parquet").exists()
+    # a per-column model in the file: the dropped column's l (and the risks
+    # the file allows for it) go with it; it was refused ("--l: names 'job',
+    # which is not a sensitive column", an --l nobody typed)
+    cfg.write_text(json.dumps({"identifiers": ["id"], "sensitive": ["age", "job"],
+                               "exact": ["city"], "drop": ["note"], "l": {"age": 2, "job": 3},
+                               "allow_rare": ["job"], "bins": {"age": [0, 30, 50, 120]},
+                               "domains": {"job": list("abcdef")}}))
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "c.parquet", "-q", "--config", cfg,
+                   "--drop", "job"], capsys)
+    assert rc == 0, cap.err
+    pub = anonset.read_parquet(tmp_path / "c.parquet")
+    assert pub.model["l"] == {"age": 2} and pub.info["roles"]["job"] == "drop"
 
 
 def test_seed_gives_identical_output(data, tmp_path, capsys):
@@ -1298,7 +1310,7 @@ def test_every_output_is_written_in_the_format_its_name_says(data, tmp_path, cap
           "--k", "3", "--t", "0.6", "--drop", "age,note,id", "--report", tmp_path / "x.csv"],
          "--report: '" + str(tmp_path / "x.csv") + "' is written as JSON"),
         (["semantic-analyze", sem, "-o", tmp_path / "x.txt"],
-         "expected a name ending in .csv, .tsv or .parquet, or --format csv|parquet"),
+         "expected a name ending in .csv or .parquet (or .csv.gz), or --format csv|parquet"),
         # lgb and msa wrote a .zip whose member was named after the temporary
         # file, and ran the whole job before a .zst traceback (exit 1)
         (["lgb", src, "-o", tmp_path / "l.csv.zst", "--qi", "city", "--sensitive", "job",

@@ -179,7 +179,7 @@ def test_closeness_uses_declared_ground_and_records_it():
     assert pub.params["age"].ground == "ordered"
     assert pub.params["race"].ground == "hierarchical"
     assert pub.params["relationship"].ground == "equal"
-    with pytest.raises(ValueError, match="needs a hierarchy"):
+    with pytest.raises(anonset.InputError, match="has the ground .hierarchical. but no hierarchy"):
         anonset.publish(df, anonset.Closeness(0.2, ground="hierarchical"), schema, seed=0, research_seed=True)
 
 

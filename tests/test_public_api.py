@@ -64,3 +64,52 @@ def test_all_is_importable_and_complete():
     for short in ("lgb", "msa", "semantic", "checks", "closeness_search", "stream", "dask",
                   "synthetic"):
         assert importlib.import_module(f"anonset.{short}") is getattr(anonset, short)
+
+
+def test_misused_calls_are_refused_by_parameter_not_by_a_traceback(tmp_path):
+    """Each call below raised an AttributeError, a TypeError or a plain
+    ValueError from deep inside (or, for z_max=-1, flipped the audit's
+    verdict); each is an InputError naming its parameter."""
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    import anonset
+    from anonset.semantic import semantic_publish
+    df = pd.DataFrame({"id": range(40), "a": list("abcd") * 10, "b": list("xyzw") * 10})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(2), identifiers=["id"], sensitive=["a", "b"])
+    sem = df.assign(v=[1, 2, 3, 4] * 10)
+    cases = [
+        (lambda: anonset.reconstruct(df, ["a"]), r"^table: got a DataFrame: that is data"),
+        (lambda: anonset.reconstruct(pub.schema, ["a"]), r"^table: got a Schema"),
+        (lambda: anonset.reconstruct(pub, ["a"], w=np.ones(3)), r"^w: has shape \(3,\)"),
+        (lambda: anonset.true_crosstab(df, None, ["a"]), r"^schema: got NoneType"),
+        (lambda: anonset.audit(pub, df, attack=True, z_max="x"), r"^z_max: got 'x'"),
+        (lambda: anonset.audit(pub, df, z_max=-1), r"^z_max: got -1; expected a number > 0"),
+        (lambda: anonset.audit(pub, df, closeness_margin=2), r"^closeness_margin: got 2"),
+        (lambda: pub.to_parquet(None), r"^path: got NoneType; expected a file name"),
+        (lambda: pub.to_csv(None), r"^path: got NoneType"),
+        (lambda: anonset.read_parquet(None), r"^path: got NoneType"),
+        (lambda: anonset.read_csv(5), r"^path: got int 5"),
+        (lambda: anonset.publish(df, anonset.Closeness(0.3, ground="hierarchical"),
+                                 identifiers=["id"], sensitive=["a", "b"]),
+         r"^ground: column 'a': has the ground 'hierarchical' but no hierarchy"),
+        (lambda: semantic_publish(sem, "v", 2, "1", identifiers=["id"], drop=["a", "b"]),
+         r"^d: got '1'; expected a number"),
+        (lambda: semantic_publish(sem, "v", 2, True, identifiers=["id"], drop=["a", "b"]),
+         r"^d: got True"),
+        (lambda: anonset.publish(pd.DataFrame({"s": [[1], [2]] * 4}), anonset.Diversity(2),
+                                 sensitive=["s"]), r"^column 's': holds nested values"),
+        (lambda: anonset.publish(pd.DataFrame({"s": np.arange(8) + 1j}), anonset.Diversity(2),
+                                 sensitive=["s"]), r"^column 's': holds complex numbers"),
+    ]
+    for call, pattern in cases:
+        with pytest.raises(anonset.InputError, match=pattern):
+            call()
+    # a SetTable stands for its schema
+    ct = anonset.true_crosstab(df, pub, ["a"])
+    assert ct.counts.tolist() == [10, 10, 10, 10]
+    assert list(tmp_path.iterdir()) == []

@@ -175,6 +175,61 @@ def check_n_classes(n_classes) -> int:
     return v
 
 
+def check_path(path, param: str):
+    """A file name: text or an ``os.PathLike`` (None, a number or an open
+    file is named, not a TypeError from deep in the writer)."""
+    if isinstance(path, (str, os.PathLike)) and str(path):
+        return path
+    raise InputError(f"got {type(path).__name__ if not isinstance(path, str) else 'an empty name'}"
+                     + (f" {path!r}" if isinstance(path, (int, float)) else ""), param=param,
+                     expected="a file name (a str or a pathlib.Path)")
+
+
+def check_real(value, param: str, *, minimum: float | None = None, positive: bool = False,
+               maximum: float | None = None) -> float:
+    """A finite real number (not a bool), within the bounds given."""
+    import math
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not math.isfinite(float(value)):
+        raise InputError(f"got {value!r}", param=param, expected="a finite number")
+    v = float(value)
+    if (positive and v <= 0) or (minimum is not None and v < minimum) or \
+            (maximum is not None and v > maximum):
+        lo = "> 0" if positive else f">= {minimum:g}" if minimum is not None else None
+        hi = f"<= {maximum:g}" if maximum is not None else None
+        raise InputError(f"got {value!r}", param=param,
+                         expected="a number " + " and ".join(x for x in (lo, hi) if x))
+    return v
+
+
+def check_settable(table, param: str = "table") -> None:
+    """A published table (a SetTable, or a published file's header), not
+    the data or a schema."""
+    import pandas as pd
+    if not isinstance(table, pd.DataFrame) and hasattr(table, "params") and \
+            hasattr(table, "schema"):
+        return
+    hint = {True: ": that is data, not a release (anonset.publish makes a SetTable of it; "
+                  "anonset.read_parquet / read_csv read a published file)"}.get(
+        isinstance(table, pd.DataFrame), "")
+    if type(table).__name__ == "Schema":
+        hint = ": a schema describes a release; pass the SetTable itself"
+    raise InputError(f"got a {type(table).__name__}{hint}", param=param,
+                     expected="a SetTable (a published table)")
+
+
+def check_schema(schema, param: str = "schema"):
+    """A Schema; a SetTable stands for its own."""
+    if type(schema).__name__ in ("SetTable", "TableHeader"):
+        schema = schema.schema
+    if type(schema).__name__ == "Schema" and hasattr(schema, "published"):
+        return schema
+    raise InputError(f"got {type(schema).__name__}", param=param,
+                     expected="an anonset.Schema (a release's .schema, or "
+                              "anonset.datasets.adult_schema(...) and the like)")
+
+
 def check_sampling_seed(seed, param: str = "seed"):
     """The seed of an audit's samples (victims, classes; not key material):
     None, an integer >= 0, or a NumPy Generator or SeedSequence."""
@@ -185,9 +240,28 @@ def check_sampling_seed(seed, param: str = "seed"):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise InputError(f"got {seed!r}", param=param,
-                         expected="None or an integer >= 0 (the seed of the audit's samples, "
-                                  "not of the publication)")
+                         expected="None or an integer >= 0 (the seed of a sample or a "
+                                  "baseline's draws, not of the publication)")
     return int(seed)
+
+
+def release_sample_seed(seed, table):
+    """The seed of an audit's samples: ``seed`` where given (checked), else
+    one derived from the release (its row count, its attributes' p, eta
+    and d, its key check), so that one release gets one audit, in memory
+    and from its file alike: a risk flagged near its threshold was flagged
+    on some runs and not on others."""
+    seed = check_sampling_seed(seed)
+    if seed is not None:
+        return seed
+    import hashlib
+    import json
+    info = getattr(table, "info", None) or {}
+    facts = {"n": int(table.n_rows), "key_check": info.get("key_check"),
+             "params": [[n, float(p.p), int(p.eta), int(p.d)]
+                        for n, p in sorted(table.params.items())]}
+    digest = hashlib.blake2b(json.dumps(facts, sort_keys=True).encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "little")
 
 
 # ---------------------------------------------------------------- roles
@@ -682,6 +756,10 @@ def check_publishable_type(column, dtype, *, file=None) -> None:
         raise InputError(f"holds nested values ({dtype})", column=column, file=file,
                          expected="plain values to publish as sensitive or exact; pass nested "
                                   "columns through ({@other}) or drop them ({@drop})")
+    if pd.api.types.is_complex_dtype(dtype):
+        raise InputError(f"holds complex numbers ({dtype})", column=column, file=file,
+                         expected="text, numbers or booleans to publish as sensitive or exact "
+                                  "(complex numbers have no order, nor a domain to declare)")
     if temporal:
         # the same words whichever reader typed it (datetime64[ns], timestamp[us], ...)
         raise InputError("holds dates or times", column=column, file=file,

@@ -40,7 +40,7 @@ from ..emd import emd_batch
 from ..randomized.closeness_search import u_of_p
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
-from ..validate import InputError, check_sampling_seed
+from ..validate import InputError, release_sample_seed
 from .checks import codes_of, ground_name
 from .masks import bits
 
@@ -382,8 +382,7 @@ def attack(table: SetTable, original=None, *, known=None, n_targets: int | None 
     """
     sens, prior_source, known = check_attack_args(table, original, known, n_targets, prior,
                                            prior_source, aligned)
-    check_sampling_seed(seed)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(release_sample_seed(seed, table))
     victims, K = choose_victims(rng, table.n_rows, n_targets, sens, known)
     codes = codes_of(original, table, schema, missing) if original is not None else None
     marginals = {}

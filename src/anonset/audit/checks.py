@@ -44,8 +44,7 @@ from ..randomized.closeness_search import u_of_p, worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
-from ..validate import (InputError, check_n_classes, check_original_columns,
-                        check_sampling_seed)
+from ..validate import InputError, check_n_classes, check_original_columns, release_sample_seed
 from .classes import (EXPAND_LIMIT, class_counts, class_stats, expanded_counts, lazy_membership,
                       sample_keys, sampled_counts)
 from .masks import row_sizes
@@ -100,7 +99,7 @@ def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) ->
         raise InputError(f"got {method!r}", param="method",
                          expected="'auto', 'bound', 'expand' or 'sample'")
     check_n_classes(n_classes)
-    check_sampling_seed(seed)
+    seed = release_sample_seed(seed, table)
     sizes = size_range(table)
     if method == "bound" or table.n_rows == 0:
         return sizes, None

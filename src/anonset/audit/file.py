@@ -27,7 +27,7 @@ from ..io.tables import file_format, iter_blocks
 from ..randomized.params import AttributeParams
 from ..schema import Schema
 from ..validate import (InputError, check_int, check_n_classes, check_original_columns,
-                        check_sampling_seed)
+                        check_sampling_seed, release_sample_seed)
 from . import report as _report
 from .attack import attack_rows, check_attack_args, choose_victims, reconstructed_marginal
 from .checks import anonymity_result, declared_target, diversity_result
@@ -269,6 +269,7 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     check_sampling_seed(seed)
     fmt = file_format(path, format)
     header = FileHeader(read_metadata(path, fmt))
+    seed = release_sample_seed(seed, header)
     opts = _report.Options.resolve(header, missing=missing, aligned=aligned, z_max=z_max,
                                    closeness_margin=closeness_margin)
     n = header.n_rows

@@ -38,8 +38,7 @@ from ..randomized.closeness_search import worst_emd
 from ..randomized.params import ground_object
 from ..randomized.settable import SetTable
 from ..schema import Schema
-from ..validate import (InputError, check_n_classes, check_sampling_seed,
-                        row_name)
+from ..validate import InputError, check_n_classes, release_sample_seed, row_name
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
 from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
@@ -267,6 +266,10 @@ class Options:
     def resolve(cls, table, *, missing=None, aligned=None, z_max=4.0, closeness_margin=0.01):
         """``missing`` defaults to the publication's policy, ``aligned`` to
         True unless the rows were shuffled."""
+        from ..validate import check_real
+        z_max = check_real(z_max, "z_max", positive=True)
+        closeness_margin = check_real(closeness_margin, "closeness_margin", minimum=0,
+                                      maximum=1)
         info = table.info
         if missing is None:
             recorded = info.get("missing")
@@ -669,7 +672,7 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
         raise InputError(f"got {type(table).__name__}", param="table",
                          expected="a SetTable, or an LGB or msa result")
     check_n_classes(n_classes)
-    check_sampling_seed(seed)
+    seed = release_sample_seed(seed, table)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
     if original is not None:

@@ -71,8 +71,9 @@ def key_risks(info, add, model=None) -> None:
             "re-run the sampler and keep, for each record, the values that reproduce its sets")
     elif mode == "seed":
         add("key", "-", "warn", mode, "os",
-            "key: a user seed of at least 128 bits; it determines every set, so keep it as "
-            "secret as the data")
+            "key: a secret of at least 128 bits given by the publisher (a seed or a key file "
+            "without a record id); it determines the whole release, so keep it as secret as "
+            "the data")
     elif mode == "persistent" and info.get("streams") != "name":
         add("key", "-", "warn", mode, "os",
             "key: a persistent key, with each attribute's stream keyed by its position (written "

@@ -252,6 +252,7 @@ def read_domain_file(path, inline: str = "COL=a,b,c") -> list:
         vals = split_commas(str(path), keep_empty=True)
         if any(not v for v in vals):
             raise ValueError(f"domain {str(path)!r} has an empty value")
+        _refuse_repeats(vals, f"domain {str(path)!r}")
         return vals
     if not is_file:
         raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
@@ -260,7 +261,16 @@ def read_domain_file(path, inline: str = "COL=a,b,c") -> list:
     vals = [v for v in vals if v and not v.startswith("#")]
     if not vals:
         raise ValueError(f"domain file {str(p)!r} lists no values")
+    _refuse_repeats(vals, f"domain file {str(p)!r}")
     return vals
+
+
+def _refuse_repeats(vals: list, where: str) -> None:
+    seen: set = set()
+    twice = next((v for v in vals if v in seen or seen.add(v)), None)
+    if twice is not None:
+        raise ValueError(f"{where} lists the value {twice!r} more than once (a domain holds "
+                         "each value once, in its order)")
 
 
 #: The column roles: lists that the command line adds to, moving a column it
@@ -277,8 +287,9 @@ def merge(config: Mapping, flags: Mapping) -> dict:
     an ``l`` from the file.  Role lists are merged: a column the command line
     names takes that role, wherever the file put it (``--drop union`` keeps
     the file's other dropped columns, and the file's bins, hierarchy,
-    domain or order of a column the command line drops or names an
-    identifier go with it).  Other lists are replaced.
+    domain, order, per-column l, k, t or ground, and the risks it allows,
+    of a column the command line drops or names an identifier go with it).
+    Other lists are replaced.
 
     >>> merge({"drop": ["a", "b"], "sensitive": ["c"]}, {"drop": ["c"], "other": None})
     {'drop': ['a', 'b', 'c'], 'sensitive': []}
@@ -300,6 +311,15 @@ def merge(config: Mapping, flags: Mapping) -> dict:
             out[k] = {c: v for c, v in out[k].items() if c not in gone}
     if gone and isinstance(out.get("ordinal"), list):
         out["ordinal"] = [c for c in out["ordinal"] if c not in gone]
+    # and the file's privacy model of it (an l, k, t or ground per column),
+    # and the risks the file names for it: the column is not published
+    for k in ("l", "k", "t", "ground"):
+        if gone and isinstance(out.get(k), dict):
+            out[k] = {c: v for c, v in out[k].items() if c not in gone}
+    for k in ("allow_clear", "allow_recode", "allow_rare", "allow_shared_id",
+              "allow_identifier", "new_in_series"):
+        if gone and isinstance(out.get(k), list):
+            out[k] = [c for c in out[k] if c not in gone]
     for k, v in flags.items():
         if v is None:
             continue

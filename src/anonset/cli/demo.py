@@ -28,7 +28,7 @@ def register(sub) -> None:
                         "Adult is public data)")
     p.add_argument("--method", action="append", metavar="M[,M]",
                    help=f"methods to compare (default all: {','.join(METHODS)})")
-    p.add_argument("--max-iter", type=A.nonneg_int, default=None, metavar="N",
+    p.add_argument("--max-iter", type=A.positive_int, default=None, metavar="N",
                    help="EM iterations at most (default: the library's)")
     p.add_argument("--plot", metavar="OUT.png", help="write a bar chart of true vs EM counts")
     A.add_run_options(p)

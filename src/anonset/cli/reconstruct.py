@@ -28,7 +28,7 @@ def register(sub) -> None:
                         ".parquet); default: print it")
     p.add_argument("--method", choices=METHODS, default="em",
                    help="em (eq. 26, default), exact_em, value_adding (eq. 18), random")
-    p.add_argument("--max-iter", type=A.nonneg_int, default=20000, metavar="N",
+    p.add_argument("--max-iter", type=A.positive_int, default=20000, metavar="N",
                    help="EM iterations at most, a safety cap (default 20000; the EM stops "
                         "when the log-likelihood no longer gains: docs/algorithms.md)")
     p.add_argument("--tol", type=A.nonneg_float, default=1e-6, metavar="X",

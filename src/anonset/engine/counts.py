@@ -26,14 +26,15 @@ class ReconstructionPlan:
         from ..randomized.reconstruct import METHODS, _check_stopping
         V.check_choice(method, "method", METHODS)
         # the stopping rule before the file is read, not after
-        _check_stopping(0 if max_iter is None else max_iter, 0.0 if tol is None else tol)
+        _check_stopping(1 if max_iter is None else max_iter, 0.0 if tol is None else tol)
         V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)
         V.check_informative(header, self.attributes)
         self.dims = V.check_cells(header, self.attributes)
         self.max_iter, self.tol = max_iter, tol
-        self.n_threads, self.seed = V.check_threads(n_threads) or None, seed
+        self.n_threads, self.seed = V.check_threads(n_threads) or None, \
+            V.check_sampling_seed(seed)
 
     def counts(self) -> "Counts":
         return Counts(self)

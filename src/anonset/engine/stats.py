@@ -73,6 +73,11 @@ class Stats:
     def add(self, block: pd.DataFrame, row0: int | None = None) -> "Stats":
         row0 = self.n if row0 is None else row0
         d = self.draft
+        if not d.text:
+            # a cell holding a list, a dict or an array (an object column
+            # can) is no value to publish: refused as the partitions refuse it
+            V.check_plain_values(block, [c for c in (*self.seen, *self._declared)
+                                         if block[c].dtype == object], file=d.file)
         for c in self.seen:
             col = block[c]
             if d.text:

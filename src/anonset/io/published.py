@@ -554,6 +554,8 @@ def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
 
 def write_settable(table, path, fmt, *, protect=(), sets: str = "masks") -> None:
     """Write a whole SetTable (one block)."""
+    from ..validate import check_path
+    check_path(path, "path")
     with open_sink(path, fmt, table.schema, table.metadata(), protect=protect,
                    sets=sets) as sink:
         sink.write(table)
@@ -762,8 +764,9 @@ def iter_masks(path, attributes, *, chunk_rows=1 << 18, fmt=None, meta=None):
 def read_settable(path, fmt=None):
     """A whole published table, every set and the row count checked."""
     from ..randomized.settable import SetTable
+    from ..validate import check_path
     from .tables import file_format
-    path = Path(path)
+    path = Path(check_path(path, "path"))
     fmt = file_format(path, fmt)
     meta = read_metadata(path, fmt)
     header = check_metadata(meta, path)

@@ -448,7 +448,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     try:
         return rplan.estimate(counts)
     except InputError as e:
-        raise InputError(e.what, file=path, expected=e.expected) from None
+        raise e.in_file(path) from None
 
 
 def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_CHUNK_ROWS,
@@ -457,7 +457,8 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     evaluating a reconstruction), block by block, with the published
     schema's domains and the engine's typing of CSV text."""
     from ..encode import encode_column
-    from ..validate import check_attributes
+    from ..validate import check_attributes, check_schema
+    schema = check_schema(schema)
     attributes = check_attributes(schema, attributes)
     path = check_input_file(path, param="original")
     fmt = file_format(path, format, param="original")

@@ -178,9 +178,9 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
         return "parquet"
     if name.endswith(CSV_SUFFIXES):
         return "csv"
+    names = ".csv or .parquet (or .csv.gz)" if output else ".csv, .tsv or .parquet"
     raise InputError("has an extension that names no known format", file=path,
-                     expected=f"a name ending in .csv, .tsv or .parquet, or "
-                              f"{{@{param}}} csv|parquet")
+                     expected=f"a name ending in {names}, or {{@{param}}} csv|parquet")
 
 
 def refuse_tsv_output(path) -> None:

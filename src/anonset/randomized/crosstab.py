@@ -71,8 +71,12 @@ class CrossTab:
 
 def true_crosstab(data: TableLike, schema: Schema, attributes: Names, *,
                   missing: str = "error") -> CrossTab:
-    """The true counts x_m of the original data (for evaluation)."""
-    from ..validate import check_attributes
+    """The true counts x_m of the original data (for evaluation).
+
+    ``schema``: the release's :class:`~anonset.Schema` (a SetTable stands
+    for its own)."""
+    from ..validate import check_attributes, check_schema
+    schema = check_schema(schema)
     frame = _as_frame(data)
     attributes = check_attributes(schema, attributes)
     codes = encode(frame, schema, missing=missing, columns=attributes)

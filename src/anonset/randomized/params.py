@@ -225,7 +225,11 @@ def resolve_ground(model, attr: Attribute) -> str:
             return "ordered"
         return "equal"
     if g == "hierarchical" and attr.hierarchy is None:
-        raise ValueError(f"attribute {attr.name!r}: ground 'hierarchical' needs a hierarchy")
+        from ..validate import InputError
+        raise InputError("has the ground 'hierarchical' but no hierarchy", param="ground",
+                         column=attr.name,
+                         expected="a hierarchy for it ({@hierarchies}), or another ground "
+                                  "(equal, ordered)")
     return g
 
 
@@ -340,6 +344,11 @@ def _check_target(v: int, d: int, name: str, what: str, clip: bool,
             if per_column and len(per_column) > 1 else ""
         clip_to = (f", or {{@clip_l=True}} to use {what} = d - 1, which is weaker" if d > 2
                    else "")          # at d = 2, d - 1 = 1 would publish it in the clear
+        if d == 1:          # l <= 1 would be refused in turn: the column says nothing
+            raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = 1: one "
+                             "value (or bin) for every row, whose sets would all be that value",
+                             param=what, expected=f"a domain of at least {v} values for "
+                                                  f"{name!r} (more bins), or the column dropped")
         raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
                          f"{v} distinct values exists", param=what,
                          expected=f"{what} <= {d}{per}{clip_to}")

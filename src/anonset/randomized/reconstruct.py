@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _kernels
 from . import emdrive
-from ..validate import check_threads as _threads
+from ..validate import InputError, check_threads as _threads
 from .._typing import Names, Seed
 from .crosstab import CrossTab
 from .settable import SetTable
@@ -100,7 +100,9 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     >>> round(ct.total, 6), ct.info["converged"]
     (8.0, True)
     """
-    from ..validate import check_choice, check_informative, check_reconstructable
+    from ..validate import (check_choice, check_informative, check_reconstructable,
+                            check_settable)
+    check_settable(table)
     check_choice(method, "method", METHODS)
     check_reconstructable(table)
     _check_stopping(max_iter, tol, tol_ll, accelerate)
@@ -116,7 +118,8 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     rule = {"max_iter": max_iter, "tol": float(tol), "tol_ll": float(tol_ll),
             "accelerate": bool(accelerate), "n_threads": nt}
     if method == "random":
-        rng = np.random.default_rng(seed)
+        from ..validate import check_sampling_seed
+        rng = np.random.default_rng(check_sampling_seed(seed))
         counts = rng.multinomial(N, np.full(math.prod(dims), 1.0 / math.prod(dims)))
         return CrossTab(tuple(attributes), domains, counts.reshape(dims).astype(np.float64),
                         "random", {"seeded": seed is not None})
@@ -127,7 +130,9 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
         w = count_w(table, attributes, n_threads=n_threads)
     w = np.asarray(w)
     if w.shape != tuple(dims):
-        raise ValueError(f"w has shape {w.shape}, expected {tuple(dims)}")
+        raise InputError(f"has shape {w.shape}", param="w",
+                         expected=f"the shape {tuple(dims)} of the attributes' domains "
+                                  "(count_w's result for them)")
     eta_prod = math.prod(table.params[a].eta for a in attributes)
     if method == "value_adding":
         return CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
@@ -438,7 +443,7 @@ def _check_stopping(max_iter, tol, tol_ll=None, accelerate=True) -> None:
     import numbers
 
     from ..validate import InputError, check_bool, check_int
-    check_int(max_iter, "max_iter", minimum=0)
+    check_int(max_iter, "max_iter", minimum=1)
     for name, v in (("tol", tol), ("tol_ll", tol_ll)):
         if v is None and name == "tol_ll":
             continue

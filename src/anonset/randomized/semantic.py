@@ -221,6 +221,8 @@ def _check_ld(distance: SemanticDistance, l, d) -> tuple:
                          expected=f"at most {distance.F}")
     if l > _semantic.MAX_L:
         raise InputError(f"got {l}", param="l", expected=f"at most {_semantic.MAX_L}")
+    if isinstance(d, (bool, np.bool_, str, bytes)):      # float('1') and float(True) pass
+        raise InputError(f"got {d!r}", param="d", expected="a number")
     try:
         d = float(d)
     except (TypeError, ValueError):

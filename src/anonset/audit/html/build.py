@@ -130,7 +130,13 @@ def _set_sections(rel, original, opts, steps, figs) -> tuple:
     known = opts["known"]
     n_sens = sum(not rel.header.params[n].exact for n in rel.header.names)
     if isinstance(known, int) and not isinstance(known, bool):
-        known = min(known, max(n_sens - 1, 0))     # one sensitive attribute: nothing known
+        top = max(n_sens - 1, 0)
+        if known > top and known != 1:
+            # as the audit refuses it (the page said the adversary knew fewer)
+            from ...validate import InputError
+            raise InputError(f"got {known}", param="known",
+                             expected=f"a list of attributes or an int in [0, {top}]")
+        known = min(known, top)                     # one sensitive attribute: nothing known
         opts["known"] = known                       # (and so the commands to reproduce say)
     common = dict(attack=opts["attack"] and n_sens > 0, known=known,
                   n_targets=opts["n_targets"], seed=opts["seed"])

@@ -101,8 +101,9 @@ CHECKS = {
 KEY_MODES = {
     "os": "a fresh key from the operating system, never stored: nobody can re-run the "
           "randomization",
-    "seed": "a seed of at least 128 bits given by the publisher: reproducible; whoever knows "
-            "it can recover every true value, so it must be kept as secret as the data",
+    "seed": "a secret of at least 128 bits given by the publisher (a seed, or a key file "
+            "without a record id): reproducible; whoever knows it can recover every true "
+            "value, so it must be kept as secret as the data",
     "research-seed": "a short research seed: reproducible and guessable; use only for data "
                      "that is not secret",
     "persistent": "a persistent key file: the same record gets the same sets in every release, "
