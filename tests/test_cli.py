@@ -1360,3 +1360,34 @@ def test_compressed_outputs_are_the_same_bytes_for_one_key(data, tmp_path, capsy
         with gzip.open(tmp_path / side, "rt") as f:
             assert "BID" in f.readline()
     assert not list(tmp_path.glob("l.csv.gz.*.csv"))
+
+
+def test_seeds_known_iterations_and_domain_lists_are_checked_by_flag(data, tmp_path, capsys):
+    """Each was a traceback (exit 1), ran something nobody asked for, or
+    named neither the flag nor the file."""
+    _, src = data
+    pub = tmp_path / "pub.parquet"
+    rc, cap = run(["anonymize", src, "-o", pub, "--l", "2", "-q", *BASE], capsys)
+    assert rc == 0, cap.err
+    before = files(tmp_path)
+    (tmp_path / "jobs.txt").write_text("a\nb\nc\nd\ne\nf\nb\n")
+    cases = [
+        (["reconstruct", pub, "--attributes", "job", "--method", "random", "--seed", "abc"],
+         "--seed: got 'abc'; expected None or an integer >= 0"),
+        (["reconstruct", pub, "--attributes", "job", "--max-iter", "0"],
+         "argument --max-iter: expected a positive integer, got '0'"),
+        (["report", pub, "--original", src, "--known", "9", "-o", tmp_path / "r.html"],
+         "--known: got 9; expected a list of attributes or an int in [0, 2]"),
+        (["anonymize", src, "-o", tmp_path / "o.csv", "--l", "2", "--domain", "job=jobs.txt",
+          *BASE], "--domain for 'job': domain file '"),
+        (["anonymize", src, "-o", tmp_path / "o.csv", "--l", "2", "--domain", "job=a,b,a",
+          *BASE], "domain 'a,b,a' lists the value 'a' more than once"),
+        (["anonymize", src, "-o", tmp_path / "o.csv", "--l", "2", "--identifier", "id",
+          "--other", "note", "--bins", "age=0:200", "--sensitive", "age,job,city"],
+         "l = 2 for 'age' exceeds its domain size d = 1: one value (or bin) for every row"),
+    ]
+    for argv, needle in cases:
+        rc, cap = run(argv, capsys)
+        err = cap.err.strip()
+        assert rc == 2 and needle in err and "\n" not in err and "Traceback" not in err, err
+    assert files(tmp_path) == before | {"jobs.txt"}
