@@ -215,7 +215,7 @@ TABLE_CASES = [
               side=DECLARED_FILES),
     TableCase("record-id-fractional", _api(record_id="id", seed=SEED, domains=DECLARED),
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
-              ("column 'id'", "holds the fractional number", "whole numbers or text"),
+              ("column 'id'", "holds the fractional number 0.5 at row 1;", "whole numbers or text"),
               df=_with_col("id", lambda n: np.arange(n) + 0.5), side=DECLARED_FILES),
     # a persistent key with a domain read off each release's data: a value
     # that appears or disappears would redraw every set of the column
@@ -269,7 +269,8 @@ TABLE_CASES = [
                "--clip-l"], ("would publish note (l = 1, after clip_l) in the clear",)),
     TableCase("hierarchical-without-hierarchy",
               _api(model=anonset.Closeness(0.3, ground="hierarchical")),
-              [*ROLES_CLI, "--t", "0.3", "--ground", "hierarchical"], ("needs a hierarchy",)),
+              [*ROLES_CLI, "--t", "0.3", "--ground", "hierarchical"],
+              ("column 'age': has the ground 'hierarchical' but no hierarchy",)),
     # --- values against domains
     TableCase("hierarchy-unbalanced", _api(hierarchies={"job": "job_h.csv"}),
               [*ROLES_CLI, "--hierarchy", "job=job_h.csv", "--l", "2"],

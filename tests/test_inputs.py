@@ -669,3 +669,30 @@ def test_names_given_as_a_set_give_one_release_per_key_in_every_run():
                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout
             for h in (1, 2, 4, 5)}
     assert len(outs) == 1, outs
+
+
+def test_dates_decimals_and_complex_numbers_are_refused_alike_by_every_publisher():
+    """publish refused them; msa generalized a date QI to '*' for every row,
+    lgb named a hierarchy nobody gave, and both ranged complex numbers."""
+    import datetime as dt
+    import decimal
+
+    from anonset.lgb import lgb
+    from anonset.msa import anonymize_msa
+    n = 60
+    rng = np.random.default_rng(0)
+    base = pd.DataFrame({"q": rng.integers(0, 5, n), "s": rng.choice(list("abc"), n),
+                         "s2": rng.choice(list("xyz"), n)})
+    cols = {"holds dates or times": pd.Series(pd.date_range("2020-01-01", periods=n)),
+            "holds dates or times ": pd.Series([dt.date(2020, 1, 1 + i % 28) for i in range(n)]),
+            "holds decimal numbers": pd.Series([decimal.Decimal(i % 7) for i in range(n)]),
+            "holds complex numbers": pd.Series(np.arange(n) % 5 + 1j)}
+    for needle, col in cols.items():
+        df = base.assign(d=col)
+        for call in (lambda: anonymize_msa(df, ["q", "d"], ["s", "s2"], 3, 0.6),
+                     lambda: lgb(df.drop(columns=["s2"]), qi=["q", "d"], sensitive=["s"], k=3,
+                                 l=2),
+                     lambda: anonset.publish(df, anonset.Diversity(2), sensitive=["s", "d"],
+                                             drop=["q", "s2"])):
+            with pytest.raises(anonset.InputError, match="^column 'd': " + needle.strip()):
+                call()

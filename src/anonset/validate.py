@@ -805,13 +805,27 @@ def check_plain_values(frame, columns, *, file=None) -> None:
     Arrow map) is refused as :func:`check_publishable_type` refuses it for
     the set publishers.  One C pass per object column (``infer_dtype``);
     the cells are looked at only where it finds mixed kinds."""
+    import pandas as pd
     for c in columns:
-        found = first_nested(frame[c])
+        col = frame[c]
+        found = first_nested(col)
         if found is not None:
             raise InputError(f"holds nested values (e.g. {found[1]})", column=c, file=file,
                              expected="plain values (text, numbers, booleans) in an attribute; "
                                       "pass nested columns through ({@other}) or drop them "
                                       "({@drop})")
+        # dates, times, complex numbers (publish's words for them): a
+        # partition publisher generalized them as text ('*' for all of them,
+        # or complex numbers in ranges)
+        check_publishable_type(c, col.dtype, file=file)
+        if col.dtype == object and len(col) and pd.api.types.infer_dtype(col, skipna=True) \
+                not in _PLAIN_KINDS:
+            check_values(pd.unique(col.dropna()), c, file=file)
+
+
+#: What ``pandas.api.types.infer_dtype`` calls a column of plain values.
+_PLAIN_KINDS = frozenset(["string", "integer", "floating", "boolean", "mixed-integer-float",
+                          "empty"])
 
 
 def check_domain_values(attr, *, file=None) -> None:
@@ -819,26 +833,32 @@ def check_domain_values(attr, *, file=None) -> None:
     object column can hold anything: dates, decimals, tuples)."""
     if attr.domain is None:
         return
-    for v in attr.domain:
+    check_values(attr.domain, attr.name, file=file)
+
+
+def check_values(values, column, *, file=None) -> None:
+    """Every one of ``values`` is text, a number or a boolean
+    (:func:`check_domain_values`' words, for any attribute's values)."""
+    for v in values:
         if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)):
             # the words of check_publishable_type: a Parquet reader types it
-            raise InputError("holds dates or times", column=attr.name, file=file,
+            raise InputError("holds dates or times", column=column, file=file,
                              expected=_TEMPORAL_EXPECTED)
         if isinstance(v, _decimal.Decimal):
             # a Parquet decimal (money from a database): a number to the user
-            raise InputError(f"holds decimal numbers (e.g. {v!r})", column=attr.name, file=file,
+            raise InputError(f"holds decimal numbers (e.g. {v!r})", column=column, file=file,
                              expected="floats or text to publish as sensitive or exact: cast "
                                       "it to a float (pandas: .astype(float); SQL: CAST AS "
                                       "DOUBLE) or to text, which keeps '1.50' as written")
         if isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < 2 ** 63:
             # an unsigned 64-bit ID, say: its codes are looked up as int64
             raise InputError(f"holds integers beyond 64-bit signed range (e.g. {v})",
-                             column=attr.name, file=file,
+                             column=column, file=file,
                              expected="integers within +-9,223,372,036,854,775,807, or the "
                                       "column as text (pandas: .astype(str))")
         if not isinstance(v, (str, bool, int, float)):
             raise InputError(f"holds values of another type ({type(v).__name__}, e.g. {v!r})",
-                             column=attr.name, file=file,
+                             column=column, file=file,
                              expected="text, numbers or booleans to publish as sensitive or "
                                       "exact: convert it, or pass it through ({@other}) or "
                                       "drop it ({@drop})")

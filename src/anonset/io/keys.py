@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..validate import InputError
+from ..validate import InputError, row_name
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
            "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks",
@@ -428,7 +428,6 @@ def missing_record_ids(values, *, text: bool) -> np.ndarray:
 def refuse_missing_record_ids(count: int, first: int, *, column: str, file=None):
     """The refusal of missing record ids: how many in the whole table and
     the first one's row, the same in memory, streamed and on Dask."""
-    from ..validate import row_name
     raise InputError(f"has {count:,} missing or empty value(s) (first at {row_name(first)})",
                      param="record_id", column=column, file=file,
                      expected="one stable id per record")
@@ -450,8 +449,11 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
         return _mix64(_fnv1a64_decimal(ints))
     texts, frac = record_id_texts(vals)
     if frac.any():
-        raise InputError(f"holds the fractional number {vals[np.argmax(frac)]!r}",
-                         param="record_id", column=column, file=file,
+        i = int(np.argmax(frac))
+        v = vals[i]
+        shown = str(v.item() if isinstance(v, np.generic) else v)     # '2.5' on every path
+        raise InputError(f"holds the fractional number {shown} at {row_name(row0 + i)}",
+                         param="record_id", column=column, file=file, row=row0 + i,
                          expected="whole numbers or text as record ids")
     return _mix64(_fnv1a64(texts))
 
