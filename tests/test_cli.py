@@ -1391,3 +1391,39 @@ def test_seeds_known_iterations_and_domain_lists_are_checked_by_flag(data, tmp_p
         err = cap.err.strip()
         assert rc == 2 and needle in err and "\n" not in err and "Traceback" not in err, err
     assert files(tmp_path) == before | {"jobs.txt"}
+
+
+def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data, tmp_path,
+                                                                           capsys):
+    """lgb, msa-anonymize and semantic-anonymize overwrote a key file, a
+    hierarchy or a domain list named as the output (exit 0), and
+    semantic-anonymize -o X --rows X wrote the release then refused."""
+    _, src = data
+    key = tmp_path / "k.csv"            # a key file under a name an output can have
+    assert run(["keygen", key, "-q"], capsys)[0] == 0
+    (tmp_path / "job_h.csv").write_text("a;x;*\nb;x;*\nc;x;*\nd;y;*\ne;y;*\nf;y;*\n")
+    (tmp_path / "jobs.csv").write_text("a\nb\nc\nd\ne\nf\n")
+    before = snapshot(tmp_path)
+    common = ["--identifier", "id", "--key-file", key]
+    cases = [
+        ["msa-anonymize", src, "-o", key, "--k", "3", "--t", "0.6", "--qi", "city",
+         "--sa", "job", "--drop", "age,note", *common],
+        ["msa-anonymize", src, "-o", tmp_path / "m.csv", "--report", tmp_path / "jobs.csv",
+         "--domain", f"job={tmp_path / 'jobs.csv'}", "--k", "3",
+         "--t", "0.6", "--qi", "city", "--sa", "job", "--drop", "age,note", *common],
+        ["lgb", src, "-o", tmp_path / "job_h.csv", "--k", "2", "--l", "2", "--qi", "city",
+         "--sensitive", "job", "--hierarchy", f"job={tmp_path / 'job_h.csv'}",
+         "--drop", "age,note", *common],
+        ["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--rows", tmp_path / "jobs.csv",
+         "--sensitive", "job", "--l", "2", "--d", "1", "--domain", tmp_path / "jobs.csv",
+         "--qids", "city", "--drop", "age,note", *common],
+        ["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--rows", tmp_path / "s.csv",
+         "--sensitive", "job", "--l", "2", "--d", "1", "--qids", "city", "--drop", "age,note",
+         *common],
+    ]
+    for argv in cases:
+        rc, cap = run(argv, capsys)
+        err = cap.err.strip()
+        assert rc == 2 and "\n" not in err, err
+        assert "is an input file" in err or "name one file" in err, err
+        assert snapshot(tmp_path) == before, argv

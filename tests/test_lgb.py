@@ -592,6 +592,27 @@ def test_write_parquet_and_csv(tmp_path):
         assert (tmp_path / f"out.salary.sat.{ext}").exists()
 
 
+def test_a_replaced_release_leaves_no_bucket_tables_of_its_own(tmp_path):
+    # a release with fewer bucketized attributes, written over one with more,
+    # left the earlier one's tables beside it (their IDs link to its rows under
+    # one key); they are removed, read off the replaced release's metadata only
+    df, flags = random_table(7, n=120)
+    for ext in ("csv", "parquet"):
+        first = run(df, flags, 4, 2, "ncp")
+        first.write(tmp_path / f"out.{ext}")
+        (tmp_path / f"out.v2.age.idt.{ext}").write_text("another release's")
+        second = L.lgb(df.drop(columns=["age"]), qi=["zip", "hours"],
+                       semi_sensitive=["job", "sex"], sensitive=["salary"],
+                       flags=flags[["job", "sex"]], k=4, l=2, closeness={"sex": 0.2},
+                       hierarchies={"job": JOB_H}, seed=0, research_seed=True)
+        second.write(tmp_path / f"out.{ext}")
+        assert not (tmp_path / f"out.age.idt.{ext}").exists()
+        assert not (tmp_path / f"out.age.sat.{ext}").exists()
+        assert [p.name for p in second.removed] == [f"out.age.idt.{ext}", f"out.age.sat.{ext}"]
+        assert (tmp_path / f"out.job.idt.{ext}").exists()
+        assert (tmp_path / f"out.v2.age.idt.{ext}").read_text() == "another release's"
+
+
 def test_cli_round_trip(tmp_path, capsys):
     df = fig1()
     src = tmp_path / "in.csv"

@@ -6,10 +6,9 @@ that renders library errors with the subcommand's own flags.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 from .args import (add_allow_identifier, add_allow_shared_id, add_missing, check_missing_token,
-                   check_not_input, format_of,
+                   format_of,
                    key_options, read_table, names as _names)
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
@@ -102,11 +101,12 @@ def read_input(path, fmt_override, text_columns=()):
     return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns)
 
 
-def check_outputs(inp, outputs) -> None:
-    """No output is the input, every output directory exists."""
-    for out in outputs:
-        if out is not None:
-            check_not_input(Path(out), [Path(inp)])
+def check_outputs(args, outputs: dict) -> None:
+    """No output is a file the command reads (its input, key file,
+    hierarchies, domain lists, config), nor another output; every output
+    directory exists."""
+    from .args import check_outputs_apart
+    check_outputs_apart(outputs, args)
 
 
 def risk_note(summary: dict) -> str:

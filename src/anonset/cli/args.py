@@ -550,6 +550,49 @@ def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False) -> N
                 csv_safe_frame(frame).to_csv(f, index=False)
 
 
+#: Options that name files a command reads (besides its input).
+_READ_OPTIONS = ("config", "key_file", "params_from", "matrix", "hierarchy", "domain")
+
+
+def read_files(args) -> list:
+    """Every file a command's options name for reading: its input, config,
+    key file, hierarchies, domain lists, distance matrix, earlier release
+    (``COL=PATH`` values too; inline lists name no file)."""
+    from pathlib import Path
+    found = [Path(args.input)] if getattr(args, "input", None) else []
+    for opt in _READ_OPTIONS:
+        v = getattr(args, opt, None)
+        for item in (v if isinstance(v, (list, tuple)) else [v]):
+            if not isinstance(item, (str, Path)):
+                continue
+            for text in {str(item), str(item).split("=", 1)[-1]}:
+                try:
+                    if text and Path(text).is_file():
+                        found.append(Path(text))
+                except OSError:         # a long inline list is no file name
+                    pass
+    return found
+
+
+def check_outputs_apart(outputs: dict, args) -> None:
+    """Outputs (flag -> path; None: not asked for) that are none of the
+    files the command reads and not one file twice, refused before any
+    work: a key file, a hierarchy or a domain list named as the output was
+    overwritten by lgb, msa-anonymize and semantic-anonymize."""
+    from pathlib import Path
+
+    from ..io.atomic import same_file
+    inputs = read_files(args)
+    given = [(f, Path(p)) for f, p in outputs.items() if p is not None]
+    for flag, out in given:
+        check_not_input(out, inputs)
+    for i, (f1, a) in enumerate(given):
+        for f2, b in given[i + 1:]:
+            if str(a) == str(b) or same_file(a, b):
+                raise UsageError(f"{f1} and {f2} name one file, {str(a)!r}; expected two names "
+                                 "(each output is written whole)")
+
+
 def check_not_input(out, inputs) -> None:
     """An output that is an input, or in a directory that does not exist, is
     refused before anything is written."""

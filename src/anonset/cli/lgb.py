@@ -116,7 +116,7 @@ def _run(args) -> int:
     out_fmt = args.format or format_of(args.output)
     if out_fmt == "csv":
         check_csv_name(args.output)
-    check_outputs(args.input, [args.output])
+    check_outputs(args, {"-o": args.output})
     flag_cols = _kv(args.flags, "--flags", commas=True)
     if flag_cols and args.density is not None:
         raise ValueError("give --flags or --density, not both")
@@ -151,6 +151,8 @@ def _run(args) -> int:
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
-               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}")
+               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}"
+               + ("".join(f"; removed {p.name}, of the release it replaced"
+                          for p in getattr(res, "removed", ()))))
     note(args, key_line(s))
     return EXIT_OK

@@ -118,7 +118,7 @@ def _run(args) -> int:
     fout = args.format or format_of(out)
     if fout == "csv":
         check_csv_name(out)
-    check_outputs(inp, [out, args.report])
+    check_outputs(args, {"-o": out, "--report": args.report})
     from .args import check_suffix
     check_suffix(args.report, "--report", (".json",), "JSON")
     qi, sa = _names(args.qi), _names(args.sa)

@@ -61,7 +61,6 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
 
 def cmd_anonymize(args) -> int:
     from ..hierarchy import hierarchy_of
-    from ..io.atomic import same_file
     from ..io.tables import check_input_file, file_format, read_typed
     from ..randomized import semantic as S
     src = check_input_file(args.input)
@@ -70,9 +69,7 @@ def cmd_anonymize(args) -> int:
     A.check_suffix(args.rows, "--rows", (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".parquet"),
                    "CSV or Parquet (by its name)")
     rows_fmt = file_format(args.rows, None, output=True) if args.rows else None
-    if same_file(out, src) or (args.rows and same_file(Path(args.rows), src)):
-        raise A.UsageError(f"output is the input file {str(src)!r}; choose another name "
-                           "(the input is never overwritten)")
+    A.check_outputs_apart({"-o": out, "--rows": args.rows}, args)
     A.check_missing_token(args)
     key = A.key_options(args)
     frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),

@@ -110,8 +110,35 @@ class LGBResult:
         for a in self.idt:
             jobs.append((path.with_name(f"{stem}.{a}.idt{ext}"), self.idt[a]))
             jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
+        stale = _stale_tables(path, fmt, stem, ext, set(self.idt))
         meta = {**self.metadata, "utility": {"C_DM": c_dm(self), "NCP": ncp(self)}}
-        return write_tables(jobs, format=fmt, metadata=meta, protect=protect)
+        written = write_tables(jobs, format=fmt, metadata=meta, protect=protect)
+        # the bucket tables of the release this one replaced, of attributes it
+        # leaves out: beside it they would still be read as its (their IDs
+        # link them to this release's rows under one key)
+        for p in stale:
+            p.unlink(missing_ok=True)
+        self.removed = stale
+        return written
+
+
+def _stale_tables(path: Path, fmt: str, stem: str, ext: str, keep: set) -> list:
+    """The bucket tables of the LGB release at ``path`` (about to be
+    replaced) of attributes not in ``keep``: read off its metadata, never by
+    a pattern that another release's names could match."""
+    from ..output import csv_metadata, read_metadata
+    try:
+        if not path.is_file():
+            return []
+        old = read_metadata(path) if fmt == "parquet" else csv_metadata(path)
+    except Exception:               # noqa: BLE001 - not a release: nothing of it to remove
+        return []
+    if str(old.get("paper")) != "002":
+        return []
+    roles = ((old.get("model") or {}).get("attributes") or {})
+    return [f for a, r in roles.items() if r != "qi" and a not in keep
+            for f in (path.with_name(f"{stem}.{a}.idt{ext}"),
+                      path.with_name(f"{stem}.{a}.sat{ext}")) if f.is_file()]
 
 
 def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
