@@ -2508,3 +2508,48 @@ def test_replacing_an_lgb_or_msa_release_under_a_fresh_key_is_warned_of(tmp_path
             assert write(make(seed=seed), seeded) == []          # one key reproduces it
     # an LGB release over an msa one (another paper's release) is not warned of
     assert write(makers["lgb"](), tmp_path / "msa.parquet") == []
+
+
+def _sorted_by_income(n=600, seed=3):
+    """A file sorted by income, its row number written as a column, and a
+    serial drawn at random (no order)."""
+    rng = np.random.default_rng(seed)
+    income = np.sort(rng.lognormal(10, 0.6, n)).round(-2)
+    return pd.DataFrame({"rownum": np.arange(1, n + 1), "serial": rng.permutation(n) + 1,
+                         "income": income, "job": rng.choice(list("abcde"), n),
+                         "city": rng.choice(["B", "C"], n)})
+
+
+def test_an_order_that_follows_a_numeric_sensitive_column_is_refused_on_every_path(tmp_path):
+    """CPS1985 sorted by wage, its row number passed through (lgb --id, msa
+    and publish --other): no two adjacent rows share a wage, so the
+    neighbour check missed it, yet the row number is each row's rank in
+    wage, and sorting a bucket's wages by it read back 534 of 534.  A column
+    of numbers whose rank correlation with a numeric sensitive column is
+    0.9 or more in size is refused like an order recode, on every path and
+    by every publisher, unless named; the audit measures it too."""
+    from anonset.lgb import lgb
+    from anonset.msa import anonymize_msa
+    df = _sorted_by_income()
+    model = anonset.Diversity(2)
+    kw = dict(sensitive=["income", "job"], exact=["city"], other=["rownum", "serial"],
+              allow_identifier=["rownum", "serial"], allow_rare=["income"])
+    msg = _refused_alike(df, model, kw, tmp_path, "rownum", chunk_rows=170)
+    assert msg.startswith("is a pass-through column whose order follows 'income': their rank "
+                          "correlation is 1.00"), msg
+    assert msg.endswith("allow_recode=['rownum']")
+    for call in (lambda **k: lgb(df, qi=["city"], sensitive=["income"], id_column="rownum",
+                                 drop=["serial", "job"], k=5, l=3, **k),
+                 lambda **k: anonymize_msa(df, ["city"], ["income", "job"], 5, 0.5,
+                                           other=["rownum"], drop=["serial"],
+                                           allow_identifier=["rownum"], **k)):
+        with pytest.raises(InputError, match="'rownum'.*order follows 'income'"):
+            call()
+        call(allow_recode=["rownum"])              # named: published
+    pub = anonset.publish(df, model, **kw, allow_recode=["rownum"])
+    found = [(f["column"], f["sensitive"]) for f in pub.info["pass_through_risks"]
+             if f["check"] == "order_recode"]
+    assert found == [("rownum", "income")]
+    rep = anonset.audit(pub, df).checks.set_index(["check", "attribute"])
+    assert rep.loc[("order_recode", "rownum -> income"), "status"] == "risk"
+    assert rep.loc[("order_recode", "serial -> income"), "status"] == "pass"

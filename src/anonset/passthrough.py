@@ -66,6 +66,8 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
 IDENTIFIER_SHARE = 0.5
 #: A pass-through column that removes at least this share of the guessing errors.
 DETERMINES = 0.9
+#: Rows (with numbers in both) a rank correlation is measured on at least.
+MONOTONE_ROWS = 50
 #: A pass-through column some of whose values give away the sensitive value
 #: of at least this share of the rows (:meth:`ValueSample.given_away`).
 GIVEN_SHARE = 0.01
@@ -411,6 +413,46 @@ def order_keys(col: pd.Series) -> tuple:
     return kind, np.where(kind == 0, num, 0.0), words
 
 
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks from 0, ties given their average rank (Spearman's)."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    new = np.concatenate([[True], xs[1:] != xs[:-1]])
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], xs.size)
+    r = np.empty(x.size)
+    r[order] = ((starts + ends - 1) / 2.0)[np.cumsum(new) - 1]
+    return r
+
+
+def monotone_findings(order: "OrderSample", pairs, found: list, where: str, exact,
+                      generalized) -> list:
+    """'order_recode' findings of the columns whose order follows a target
+    of numbers (:meth:`OrderSample.monotone`, |rho| >= ``DETERMINES``),
+    where no finding names the pair yet."""
+    named = {(f["column"], f.get("sensitive", f.get("qi"))) for f in found
+             if f["check"] in ("recode", "qi_recode", "order_recode")}
+    out = []
+    for (c, t), rho in order.monotone().items():
+        if (c, t) not in pairs or (c, t) in named or not abs(rho) >= DETERMINES:
+            continue
+        is_exact, qi = c in exact, t in generalized
+        kind = "exact" if is_exact else "pass-through"
+        core = (f"order follows {'the QI ' if qi else ''}{t!r}: their rank correlation is "
+                f"{rho:.2f}{where}, so it gives each row's rank in {t!r}: published "
+                f"{'exactly' if is_exact else 'unchanged'}, it publishes ")
+        core += (f"{t!r} at its exact values beside its generalization" if qi else
+                 f"{t!r} nearly in the clear (whoever sorts the published values of a set, a "
+                 "bucket or a class by it reads each row's)")
+        remedy, says = _remedy(is_exact, qi)
+        out.append({"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): t,
+                    "value": round(abs(rho), 4),
+                    "why": f"is {'an' if is_exact else 'a'} {kind} column whose "
+                           + core.replace("it publishes", "it would publish"),
+                    "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"})
+    return out
+
+
 class OrderSample:
     """The first rows of the columns published as they are, with a 16-bit
     hash of each target (sensitive column, generalized QI) per row, to
@@ -430,11 +472,43 @@ class OrderSample:
 
     def __init__(self, columns: Iterable[str], targets: Iterable[str]):
         self.columns, self.targets = list(columns), list(targets)
-        self.pieces = []           # ({column: order_keys}, {target: hashes})
+        self.pieces = []           # ({column: order_keys}, {target: hashes}, {target: numbers})
 
-    def add(self, part: pd.DataFrame, subs: dict) -> None:
+    def add(self, part: pd.DataFrame, subs: dict, nums: dict | None = None) -> None:
+        """``nums``: the numbers of the targets that are numbers (their
+        values, or bins, in their order), for :meth:`monotone`."""
         self.pieces.append(({c: order_keys(part[c]) for c in self.columns},
-                            {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets}))
+                            {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets},
+                            {t: np.asarray(v, dtype=np.float64) for t, v in (nums or {}).items()}))
+
+    def monotone(self) -> dict:
+        """{(column, target): Spearman's rank correlation} of every column
+        whose cells are numbers (or dates) with every target given as
+        numbers, on the rows where both are.  Where it is near 1 in size the
+        column's order is the target's: a row number of a file sorted by
+        income, a date that rises with the salary.  With many distinct values
+        adjacent rows rarely agree (:meth:`agreement` misses it), yet the
+        order gives each row's rank, and whoever ranks a bucket's or a
+        class's published values by it reads every row's value."""
+        if not self.pieces:
+            return {}
+        out = {}
+        nums = {t: np.concatenate([p[2][t] for p in self.pieces])
+                for t in self.pieces[0][2] if all(t in p[2] for p in self.pieces)}
+        for c in self.columns:
+            kind = np.concatenate([p[0][c][0] for p in self.pieces])
+            x = np.concatenate([p[0][c][1] for p in self.pieces])
+            if kind.size < MONOTONE_ROWS or (kind != 0).mean() > 0.01:
+                continue                # not a column of numbers
+            for t, y in nums.items():
+                ok = (kind == 0) & ~np.isnan(y)
+                if ok.sum() < MONOTONE_ROWS:
+                    continue
+                rx, ry = _ranks(x[ok]), _ranks(y[ok])
+                if rx.std() == 0 or ry.std() == 0:
+                    continue
+                out[(c, t)] = float(np.corrcoef(rx, ry)[0, 1])
+        return out
 
     def merge(self, other: "OrderSample") -> None:
         self.pieces += other.pieces
@@ -691,11 +765,27 @@ class PassThroughCheck:
             hashes = {c: hash_cells(part[c]) for c in self.passthrough + self.exact}
             for (c, s), vs in self.pairs.items():
                 vs.add(hashes[c], sub[s])
-            self.order.add(part, sub)
+            self.order.add(part, sub, {s: self._numbers(part[s], self.bins.get(s))
+                                       for s in self.targets})
             k = min(len(part), self.joint_rows)
             for ((a, b), t), vs in self.joint.items():
                 vs.add(_pair_hash(hashes[a][:k], hashes[b][:k]), sub[t][:k])
         self._measured = len(part)
+
+    @classmethod
+    def _numbers(cls, col: pd.Series, edges) -> np.ndarray:
+        """A target's cells as numbers in its order (its bins' indices where
+        it has bins; NaN for a missing cell), or all NaN where some cells
+        are not numbers (text: no order to follow)."""
+        if edges is not None:
+            b = cls._binned(col, edges).to_numpy(dtype=np.float64)
+            return np.where(b < 0, np.nan, b)
+        x = pd.to_numeric(col.reset_index(drop=True), errors="coerce") \
+            .to_numpy(dtype=np.float64, na_value=np.nan)
+        present = col.reset_index(drop=True).notna().to_numpy()
+        if present.any() and np.isnan(x[present]).mean() > 0.01:
+            return np.full(len(x), np.nan)
+        return x
 
     @staticmethod
     def _binned(col: pd.Series, edges: np.ndarray) -> pd.Series:
@@ -790,6 +880,9 @@ class PassThroughCheck:
                         "why": f"is {'an' if exact else 'a'} {kind} column whose "
                                + core.replace("it publishes", "it would publish"),
                         "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"})
+        # an order that follows a target of numbers (its rank, and so its value)
+        out += monotone_findings(self.order, self.pairs, out, where, self.exact,
+                                 self.generalized)
         # two columns together, where neither alone recodes the target
         where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():

@@ -242,11 +242,24 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
         return measured
     order, joint, drawn = stats.sample_measures()
     whole = {k for k, s in stats.pairs.items() if s.determination()[0] >= DETERMINES}
+    on = (f" (on {drawn:,} rows drawn at random from the original's "
+          f"{stats.original_rows:,})" if stats.original_rows > drawn else "")
+    follows = {k: rho for k, rho in order.monotone().items() if abs(rho) >= DETERMINES}
     for (col, sens), (lam, agree, prior, sig) in order.agreement().items():
         measured.add(("order", col, sens))
         if (col, sens) in whole:
             continue                    # its values already give it: one row says it
         st = "risk" if sig and lam >= DETERMINES else "pass"
+        if st == "pass" and (col, sens) in follows:
+            # few rows agree with their neighbours, but the order is the value's
+            rho = follows[(col, sens)]
+            add("order_recode", f"{col} -> {sens}", "risk", round(abs(rho), 4),
+                f"<{DETERMINES:g}",
+                f"{col} -> {sens}: the order of {col} follows {sens} (rank correlation "
+                f"{rho:.3f}){on}; it gives each row's rank in {sens}, and so publishes {sens} "
+                "nearly in the clear (whoever sorts the published values of a set, a bucket "
+                "or a class by it reads each row's)" + (_ALLOWED if col in allowed else ""))
+            continue
         add("order_recode", f"{col} -> {sens}", st, round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}: sorted by {col}, {agree:.1%} of adjacent rows hold the same "
             f"{sens} (the most common {sens} alone: {prior:.1%}), lambda {lam:.3f}" +

@@ -87,6 +87,10 @@ class AuditStats:
         # random (the same way): each column's order, every two together
         self.sample_columns = list(dict.fromkeys(c for c, _ in self.pairs))
         self.sample_targets = list(dict.fromkeys(t for _, t in self.pairs))
+        #: targets whose codes are in the order of numbers (bins, or a
+        #: domain of numbers): their rank is measured against each column's
+        self.ordered_targets = {t for t in self.sample_targets if t in header.schema.names and
+                                _numbers_in_order(header.schema[t])}
         self.sampled = RowSample(SAMPLE_ROWS)
         self.budget = budget
         self.semantic_bad = 0
@@ -215,8 +219,11 @@ class AuditStats:
         joint = {((a, b), t): ValueSample(self.budget) for i, a in enumerate(cols)
                  for b in cols[i + 1:] for t in targets}
         if len(part):
-            subs = {t: part["\x00code:" + t].to_numpy(dtype=np.int64) & 0xFFFF for t in targets}
-            order.add(part[cols], subs)
+            codes = {t: part["\x00code:" + t].to_numpy(dtype=np.int64) for t in targets}
+            subs = {t: c & 0xFFFF for t, c in codes.items()}
+            order.add(part[cols], subs, {t: np.where(c < 0, np.nan, c.astype(np.float64))
+                                         for t, c in codes.items()
+                                         if t in self.ordered_targets})
             k = min(len(part), max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(joint)))))
             h = {c: hash_cells(part[c].iloc[:k]) for c in cols}
             for ((a, b), t), s in joint.items():
@@ -255,3 +262,13 @@ class AuditStats:
     def picked_codes(self, name: str):
         parts = self.picked_truth[name]
         return np.concatenate(parts) if parts else None
+
+
+def _numbers_in_order(attr) -> bool:
+    """Whether an attribute's codes follow the order of numbers: bins, or a
+    domain of numbers in increasing order."""
+    if getattr(attr, "bins", None) is not None:
+        return True
+    dom = [v for v in (attr.domain or ()) if v != getattr(attr, "missing", None)]
+    return bool(dom) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                             for v in dom) and all(a < b for a, b in zip(dom, dom[1:]))
