@@ -151,7 +151,7 @@ def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_pat
     assert rc == 0, cap.err
     key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
     assert len(key) == 1 and key[0].startswith("key: from the given seed or key file")
-    assert "other or reordered rows under it are drawn anew and can be intersected" in key[0]
+    assert "other or reordered rows, or other parameters, under it are drawn anew and can be intersected" in key[0]
     assert "--key-file and --record-id in every release" in key[0]
     rc, cap = run(["semantic-anonymize", src, "-o", tmp_path / "s.parquet", "--sensitive", "job",
                    "--l", "2", "--d", "1", "--domain", "a,b,c,d,e,f", "--identifier", "id",
@@ -787,8 +787,9 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
     assert rc == 0, cap.err
     line = cap.out.strip().splitlines()[-1]
     assert line.startswith("key: from the given seed or key file (keep it as secret as the "
-                           "data; it reproduces this release, but other or reordered rows under "
-                           "it are grouped anew, which can be intersected: docs/security.md)")
+                           "data; it reproduces this release, but other or reordered rows, or "
+                           "other parameters, under it are grouped anew, which can be "
+                           "intersected: docs/security.md)")
     assert line.endswith("); rows: in INPUT ORDER (--keep-order)")
     rc, cap = run(["-q", cmd, src, "-o", tmp_path / "c.csv", *args], capsys)
     assert rc == 0 and cap.out == ""

@@ -81,8 +81,12 @@ def test_order_is_a_pure_function_of_the_key_in_every_path(tmp_path):
     df = sorted_adult(1500)[["age", "occupation", "sex"]]
     roles = dict(sensitive=["age", "occupation"], drop=["sex"], bins={"age": [0, 30, 50, 120]})
     mem = anonset.publish(df, anonset.Diversity(2), seed=SEED, **roles)
-    # the order is the keyed permutation of the row indices
-    expect = shuffled_order(derive_key(make_key(SEED), "row-order"), len(df))
+    # the order is the keyed permutation of the row indices, keyed by the key
+    # and the release's model and parameters (another l: another order)
+    from anonset.io.keys import release_key
+    facts = {"model": anonset.Diversity(2).to_dict(),
+             "params": {n: [p.p, p.eta, p.d] for n, p in sorted(mem.params.items())}}
+    expect = shuffled_order(derive_key(release_key(make_key(SEED), facts), "row-order"), len(df))
     assert np.array_equal(mem.source_rows, expect)
     df.to_csv(tmp_path / "in.csv", index=False)
     for chunk in (97, 1000, 10_000):
@@ -2553,3 +2557,43 @@ def test_an_order_that_follows_a_numeric_sensitive_column_is_refused_on_every_pa
     rep = anonset.audit(pub, df).checks.set_index(["check", "attribute"])
     assert rep.loc[("order_recode", "rownum -> income"), "status"] == "risk"
     assert rep.loc[("order_recode", "serial -> income"), "status"] == "pass"
+
+
+def test_other_parameters_under_one_key_give_rows_that_do_not_line_up(tmp_path):
+    """Two releases of one file under one key with another l (or d) came
+    out in one order, row by row, so each row's two sets (or buckets)
+    intersected; the order, IDs and groups are keyed by the key and the
+    release's parameters now.  The same key and parameters still reproduce
+    the release, its sets included."""
+    from anonset.lgb import lgb
+    from anonset.semantic import semantic_publish
+    rng = np.random.default_rng(4)
+    n = 400
+    df = pd.DataFrame({"id": np.arange(n), "job": rng.choice(list("abcdef"), n),
+                       "age": rng.integers(18, 80, n), "city": rng.choice(list("xyz"), n)})
+    key = dict(seed=SEED)
+    kw = dict(identifiers=["id"], sensitive=["job", "age"], exact=["city"],
+              bins={"age": [0, 30, 45, 60, 80]}, domains={"job": list("abcdef")}, **key)
+    a = anonset.publish(df, anonset.Diversity(2), **kw)
+    assert anonset.publish(df, anonset.Diversity(2), **kw).equals(a)
+    b = anonset.publish(df, anonset.Diversity(3), **kw)
+    # each input row's sets are drawn from its own counter: the same row, its
+    # sets under both; but the published rows do not line up
+    assert np.mean(a.source_rows == b.source_rows) < 0.05
+    # LGB: other IDs for the same row under another l
+    kw2 = dict(qi=["city"], sensitive=["job"], drop=["age"], identifiers=["id"], k=4,
+               seed=SEED)
+    r2, r3 = lgb(df, l=2, **kw2), lgb(df, l=3, **kw2)
+    assert r2.table.equals(lgb(df, l=2, **kw2).table)
+    ids2 = r2.table.sort_values("ID")["ID"].to_numpy()
+    assert np.mean(r2.table["ID"].to_numpy() == r3.table["ID"].to_numpy()) < 0.05
+    assert len(ids2) == n
+    # semantic diversity: another d, another order (its sets hold the true
+    # value: lined up, two releases' sets would intersect toward it)
+    sem = df.assign(v=rng.integers(1, 6, n))
+    kw3 = dict(identifiers=["id"], qids=["city"], drop=["job", "age"], domain=[1, 2, 3, 4, 5],
+               **key)
+    s1, s2 = (semantic_publish(sem, "v", 2, d, **kw3) for d in (1.0, 2.0))
+    assert semantic_publish(sem, "v", 2, 1.0, **kw3).equals(s1)
+    assert not np.array_equal(s1.to_pandas()["city"].to_numpy(),
+                              s2.to_pandas()["city"].to_numpy())

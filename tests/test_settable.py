@@ -294,7 +294,8 @@ def test_pass_through_integers_beyond_2_53_and_arrow_types_round_trip(tmp_path):
                           other=other, allow_recode=other, allow_identifier=other)
     shown = pub.to_pandas()
     assert shown["big"].dtype == "Int64" and shown["big"].tolist() == pub.other["big"].tolist()
-    assert 2**53 + 1 in shown["big"].tolist() and 2**60 + 3 in shown["big"].tolist()
+    present = [v for v in shown["big"].tolist() if v is not pd.NA]
+    assert 2**53 + 1 in present and 2**60 + 3 in present
     pub.to_csv(tmp_path / "o.csv")
     back = anonset.read_csv(tmp_path / "o.csv")
     assert back.equals(pub)

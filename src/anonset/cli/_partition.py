@@ -157,8 +157,8 @@ def key_line(summary: dict) -> str:
                  "these records under another key draws other groups, which can be "
                  "intersected: docs/security.md; one key file reproduces a release)",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
-                   "reproduces this release, but other or reordered rows under it are grouped "
-                   "anew, which can be intersected: docs/security.md)",
+                   "reproduces this release, but other or reordered rows, or other parameters, "
+                   "under it are grouped anew, which can be intersected: docs/security.md)",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it can "
                             "re-run the release)"}
     mode = summary.get("key")

@@ -13,6 +13,7 @@ import numpy as np
 from .. import validate as V
 from .._version import __version__
 from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key,
+                       release_key,
                        name_stream_ids, seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
@@ -196,7 +197,11 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # it; in persistent mode the key outlives one release, and ordering two
     # releases alike would link their rows: each release gets a fresh order
     order_key = None if opts.keep_order else (
-        make_key() if persistent else derive_key(key, "row-order"))
+        make_key() if persistent else
+        derive_key(release_key(key, {"model": opts.model.to_dict(),
+                                     "params": {n: [p.p, p.eta, p.d]
+                                                for n, p in sorted(params.items())}}),
+                   "row-order"))
     keep = Schema(tuple(a for a in source if a.role not in ("identifier", "drop")))
     info = {
         "rng": opts.rng,

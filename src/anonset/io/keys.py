@@ -285,6 +285,18 @@ def derive_key(key: bytes, purpose: str) -> bytes:
     return hashlib.sha256(_DERIVE + purpose.encode("ascii") + b"\x00" + key).digest()
 
 
+def release_key(key: bytes, facts) -> bytes:
+    """The key of one release's order and IDs: ``key`` and what the release
+    publishes under it (its model and parameters, ``facts``: anything JSON
+    can write).  One key with the same facts reproduces a release; with
+    other parameters the rows come out in another order under other IDs,
+    where they would otherwise line up row by row with the first release's,
+    whose sets (or buckets) then intersect."""
+    import json
+    text = json.dumps(facts, sort_keys=True, default=str, separators=(",", ":"))
+    return derive_key(key, "release:" + hashlib.sha256(text.encode()).hexdigest()[:32])
+
+
 def key_check(key: bytes) -> str:
     """A persistent key's check value (16 hex digits of a one-way derivation
     of it): a release of a series records it so that a later release drawn

@@ -453,7 +453,7 @@ class CsvSink:
                     frame[_escape_header(a.name)] = csv_escape(col.to_numpy(dtype=object))
         if self.dtypes is None:
             self.dtypes = {c: str(table.other[c].dtype) for c in table.other.columns}
-            self.arrow_types = {c: arrow_type_text(table.other[c].dtype)
+            self.arrow_types = {c: arrow_type_text(table.other[c])
                                 for c in table.other.columns
                                 if isinstance(table.other[c].dtype, pd.ArrowDtype)}
         frame.to_csv(self.f, index=False, header=self.header)
@@ -851,13 +851,22 @@ def refuse_unreadable_dtype(col: pd.Series, name, *, file=None) -> None:
                                   "column converted (e.g. to text) or dropped")
 
 
-def arrow_type_text(dt) -> str:
+def arrow_type_text(col: pd.Series) -> str:
     """An Arrow-backed column's type, as the metadata of a CSV release
-    keeps it (its Arrow schema, serialized, in base64)."""
+    keeps it (its Arrow schema, serialized, in base64); a dictionary's
+    values in their order too (up to 4,096 of them), which the rows of a
+    shuffled release would not give back."""
     import base64
+    import json
 
     import pyarrow as pa
-    schema = pa.schema([pa.field("c", dt.pyarrow_dtype)])
+    t = col.dtype.pyarrow_dtype
+    meta = None
+    if pa.types.is_dictionary(t):
+        chunks = pa.chunked_array(col.array._pa_array).chunks
+        if chunks and len(chunks[0].dictionary) <= 4096:
+            meta = {"dictionary": json.dumps(chunks[0].dictionary.to_pylist(), default=str)}
+    schema = pa.schema([pa.field("c", t, metadata=meta)])
     return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
 
 
@@ -868,7 +877,8 @@ def _parse_arrow(text: np.ndarray, spec: str, name: str, path, escaped: bool) ->
 
     import pyarrow as pa
     try:
-        t = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(spec))).field(0).type
+        field = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(spec))).field(0)
+        t = field.type
         vals = csv_unescape(text) if escaped else text
         cells = [None if v == "" else v for v in vals]
         base = t.value_type if pa.types.is_dictionary(t) else t
@@ -877,7 +887,17 @@ def _parse_arrow(text: np.ndarray, spec: str, name: str, path, escaped: bool) ->
             cells = [None if v is None else words[v] for v in cells]
         arr = pa.array(cells, type=pa.string()).cast(base)
         if pa.types.is_dictionary(t):
-            arr = arr.dictionary_encode().cast(t)
+            known = (field.metadata or {}).get(b"dictionary")
+            if known is not None:           # the values in their recorded order
+                import json
+
+                import pyarrow.compute as pc
+                dictionary = pa.array(json.loads(known), type=pa.string()).cast(base)
+                index = pc.index_in(arr, value_set=dictionary)
+                arr = pa.DictionaryArray.from_arrays(index.cast(t.index_type), dictionary)
+            else:
+                arr = arr.dictionary_encode()
+            arr = arr.cast(t)
         return pd.Series(pd.arrays.ArrowExtensionArray(arr))
     except (TypeError, ValueError, KeyError, pa.ArrowException):
         raise InputError(f"column {name!r} holds text its recorded Arrow type does not read",

@@ -59,6 +59,14 @@ class ReleaseKey:
         return cls(make_key(seed, research_seed=research_seed),
                    key_mode(seed, research_seed), bool(keep_order))
 
+    def for_release(self, facts) -> "ReleaseKey":
+        """The key of one release's draws: this key and what the release
+        publishes (:func:`anonset.io.keys.release_key`), so that other
+        parameters under one key file give another order, other IDs and
+        other groups, not rows lined up with an earlier release's."""
+        from ..io.keys import release_key
+        return ReleaseKey(release_key(self.key, facts), self.mode, self.keep_order)
+
     @property
     def row_order(self) -> str:
         return "input" if self.keep_order else "random"

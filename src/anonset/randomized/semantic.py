@@ -627,7 +627,10 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
     if keep_order:
         return table
-    return table.take(shuffled_order(derive_key(key, "row-order"), table.n_rows))
+    from ..io.keys import release_key
+    facts = {k: v for k, v in model.items()}
+    return table.take(shuffled_order(derive_key(release_key(key, facts), "row-order"),
+                                     table.n_rows))
 
 
 def _pack_codes(codes: np.ndarray, F: int) -> np.ndarray:

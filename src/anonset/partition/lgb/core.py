@@ -289,7 +289,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
-    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
+        {"paper": "002", "k": k, "l": l, "closeness": closeness, "method": method, "qi": qi,
+         "semi_sensitive": semi, "sensitive": sens, "suppress": suppress, "balance": balance,
+         "mdp_split": mdp_split})
     # an option of the other algorithm would change nothing: refused, not ignored
     if mdp_split is not None and method == "ncp":
         raise InputError(f"is {mdp_split!r}, but it applies to Alg. 3 only and the method is "

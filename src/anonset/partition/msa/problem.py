@@ -551,7 +551,11 @@ class MSAProblem:
         if algorithm not in ALGORITHMS:
             raise InputError(f"got {algorithm!r}", param="algorithm",
                              expected=f"one of {', '.join(ALGORITHMS)}")
-        key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+        key = ReleaseKey.make(seed, research_seed=research_seed,
+                              keep_order=keep_order).for_release(
+            {"paper": "003", "k": k, "t": t, "algorithm": algorithm,
+             "quasi_identifiers": list(self.quasi_identifiers),
+             "sensitive": list(self.sensitive)})
         times = {}
         t0 = time.perf_counter()
         groups, mode, kk = self.clusters(algorithm, k, t, seed=key.generator("msa-clusters"),
