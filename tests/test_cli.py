@@ -1372,7 +1372,12 @@ def test_seeds_known_iterations_and_domain_lists_are_checked_by_flag(data, tmp_p
     assert rc == 0, cap.err
     before = files(tmp_path)
     (tmp_path / "jobs.txt").write_text("a\nb\nc\nd\ne\nf\nb\n")
+    (tmp_path / "m.csv").write_text("a,b\n0,1\n")
     cases = [
+        (["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--sensitive", "job", "--l", "2",
+          "--d", "1", "--qids", "city", "--identifier", "id", "--drop", "age,note", "--domain",
+          "a,b,c,d,e,f", "--matrix", tmp_path / "m.csv"],
+         "--matrix: row 1, column 1 holds 'a', which is no number (the matrix has no header"),
         (["reconstruct", pub, "--attributes", "job", "--method", "random", "--seed", "abc"],
          "--seed: got 'abc'; expected None or an integer >= 0"),
         (["reconstruct", pub, "--attributes", "job", "--max-iter", "0"],
@@ -1391,7 +1396,7 @@ def test_seeds_known_iterations_and_domain_lists_are_checked_by_flag(data, tmp_p
         rc, cap = run(argv, capsys)
         err = cap.err.strip()
         assert rc == 2 and needle in err and "\n" not in err and "Traceback" not in err, err
-    assert files(tmp_path) == before | {"jobs.txt"}
+    assert files(tmp_path) == before | {"jobs.txt", "m.csv"}
 
 
 def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data, tmp_path,

@@ -122,10 +122,10 @@ def test_distance_errors_name_their_parameter_and_where():
     first cell at fault, as every other refusal."""
     from anonset import InputError
     cases = [(lambda: S.SemanticDistance.from_matrix([[0, 1, 2], [1, 0, 1], [2, 3, 0]]),
-              "matrix: distance matrix must be symmetric (row 1, column 2: 1, but row 2, column "
-              "1: 3); expected dist(a, b) = dist(b, a)"),
+              "matrix: distance matrix must be symmetric (row 2, column 3: 1, but row 3, column "
+              "2: 3); expected dist(a, b) = dist(b, a)"),
              (lambda: S.SemanticDistance.from_matrix([[0, 1], [1, 2]]),
-              "matrix: distance matrix must have a zero diagonal (row 1: 2)"),
+              "matrix: distance matrix must have a zero diagonal (row 2: 2)"),
              (lambda: S.SemanticDistance.from_matrix([["a"]]), "matrix: is not a matrix of numbers"),
              (lambda: S.SemanticDistance.ordered([1.0, 3.0, 2.0]),
               "values: are not strictly increasing (3 then 2 at positions 1 and 2)"),

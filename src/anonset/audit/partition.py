@@ -136,7 +136,7 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
              "metadata: no generator key or seed stored")
     order = {"random": "shuffled"}.get(meta.get("row_order"), meta.get("row_order"))
     info = {"key": meta.get("key"), "row_order": order}
-    key_risks(info, rows.add)
+    key_risks(info, rows.add, partition=True)
     order_risks(info, rows.add)
     dropped_row_risks({"missing": meta.get("missing")}, rows.add)
     shared_id_risks({"shared_ids": meta.get("shared_ids"),

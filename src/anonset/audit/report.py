@@ -586,7 +586,8 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     for r in eps.itertuples():
         if r.attribute != "record":
             rows.add("epsilon", r.attribute, "info", r.epsilon, None,
-                     f"{r.attribute}: local differential privacy epsilon {r.epsilon:.4g} "
+                     f"{r.attribute}: local differential privacy epsilon "
+                     f"{'infinite' if math.isinf(r.epsilon) else f'{r.epsilon:.4g}'} "
                      f"({r.note})")
     return eps
 

@@ -62,10 +62,17 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_
            "exact_qid_risks", "shared_id_risks", "dropped_row_risks", "attack_risks"]
 
 
-def key_risks(info, add, model=None) -> None:
-    """The key mode recorded in ``info['key']`` (older files: ``seeded``)."""
+def key_risks(info, add, model=None, *, partition: bool = False) -> None:
+    """The key mode recorded in ``info['key']`` (older files: ``seeded``);
+    ``partition``: an LGB or msa release, whose key draws its row order,
+    IDs and groups (no sets)."""
     mode = info.get("key")
-    if mode == "research-seed":
+    if mode == "research-seed" and partition:
+        add("key", "-", "risk", mode, "os",
+            "key: a research seed (under 128 bits) drew the release; anyone who guesses it can "
+            "re-run it and undo its random row order and IDs, finding which published row is "
+            "whose")
+    elif mode == "research-seed":
         add("key", "-", "risk", mode, "os",
             "key: a research seed (under 128 bits) drew the sets; anyone who guesses it can "
             "re-run the sampler and keep, for each record, the values that reproduce its sets")

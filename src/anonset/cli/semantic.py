@@ -59,6 +59,29 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
     return given
 
 
+def _read_matrix(path) -> np.ndarray:
+    """A CSV of numbers, rows and columns counted from 1 in its errors."""
+    rows = []
+    with open(path, encoding="utf-8-sig") as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            cells = line.rstrip("\r\n").split(",")
+            row = []
+            for j, c in enumerate(cells, 1):
+                try:
+                    row.append(float(c))
+                except ValueError:
+                    raise ValueError(f"row {i}, column {j} holds {c.strip()[:40]!r}, which is no "
+                                     "number (the matrix has no header line)") from None
+            if rows and len(row) != len(rows[0]):
+                raise ValueError(f"row {i} has {len(row)} values, row 1 {len(rows[0])}")
+            rows.append(row)
+    if not rows:
+        raise ValueError("holds no rows")
+    return np.array(rows, dtype=np.float64)
+
+
 def cmd_anonymize(args) -> int:
     from ..hierarchy import hierarchy_of
     from ..io.tables import check_input_file, file_format, read_typed
@@ -87,7 +110,7 @@ def cmd_anonymize(args) -> int:
             raise A.UsageError(f"{args.matrix!r}: --matrix: does not exist; expected a CSV of "
                                "distances in --domain order")
         try:
-            m = np.loadtxt(args.matrix, delimiter=",", ndmin=2)
+            m = _read_matrix(args.matrix)
             distance = S.SemanticDistance.from_matrix(m)
         except InputError as e:
             raise InputError(e.what, param="matrix", file=args.matrix,

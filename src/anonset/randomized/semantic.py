@@ -135,12 +135,13 @@ class SemanticDistance:
                              expected="distances >= 0")
         if not np.allclose(m, m.T):
             i, j = np.argwhere(~np.isclose(m, m.T))[0]
-            raise InputError(f"distance matrix must be symmetric (row {i}, column {j}: "
-                             f"{m[i, j]:g}, but row {j}, column {i}: {m[j, i]:g})",
+            raise InputError(f"distance matrix must be symmetric (row {i + 1}, column {j + 1}: "
+                             f"{m[i, j]:g}, but row {j + 1}, column {i + 1}: {m[j, i]:g})",
                              param="matrix", expected="dist(a, b) = dist(b, a)")
         if np.any(np.diag(m) != 0):
             i = int(np.argmax(np.diag(m) != 0))
-            raise InputError(f"distance matrix must have a zero diagonal (row {i}: {m[i, i]:g})",
+            raise InputError(f"distance matrix must have a zero diagonal (row {i + 1}: "
+                             f"{m[i, i]:g})",
                              param="matrix", expected="dist(a, a) = 0")
         return cls(m, "matrix")
 

@@ -77,7 +77,14 @@ def attack(report, figs) -> str:
     tab = table(["attribute", "victims", "success", "prior alone", "model's bound",
                  "bound from", "confidence mean", "confidence max", "above bound", "risk"],
                 trs, row_attrs=attrs, numeric=range(1, 9), attrs={"id": "attack"})
-    gloss = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in SUMMARY_COLUMNS.items())
+    # the glossary under the table's own headers (the attack's summary
+    # columns that the table shows, by the names it shows them)
+    shown = {"attribute": "attribute", "victims": "victims", "success": "success",
+             "prior alone": "prior_only", "model's bound": "model_bound",
+             "bound from": "bound", "confidence mean": "conf_mean",
+             "confidence max": "conf_max", "above bound": "above_bound", "risk": "risk"}
+    gloss = "".join(f"<dt>{esc(k)}</dt><dd>{esc(SUMMARY_COLUMNS[v])}</dd>"
+                    for k, v in shown.items())
     return (body + figure(svg, "Success rate of the simulated adversary per attribute, with "
                                 "the prior alone and the model's bound.")
             + tab + f"<details><summary>the columns in words</summary><dl class='facts'>"

@@ -36,7 +36,9 @@ CHECKS = {
     "attack_closeness": "No adversary's belief about a value moves further than t from the "
                         "population's distribution (Theorem 4 of paper 000).",
     "key": "How the randomness was keyed: a fresh key from the operating system cannot be "
-           "guessed; a short research seed can, and then every true value can be recovered.",
+           "guessed; a short research seed can, and then whoever guesses it re-runs the "
+           "release (random sets: recovers every true value; groups: undoes their random "
+           "row order and IDs).",
     "row_order": "Whether the order of the rows could give something away (for example, a "
                  "file sorted by age would give each row's age by its position).",
     "clear": "Whether an attribute is published in the clear: the set is just the true value.",

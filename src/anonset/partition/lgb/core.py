@@ -392,10 +392,12 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     table, idt, sat = _publish(ids, gid, attrs, attr_roles, domains, qi_mask, glo, ghi, bid,
                                shown, suppressed, codes, columns, frame)
     idents = [c for c in frame.columns if roles[c] == "identifiers"]
-    meta = {"paper": "002", "model": {"k": k, "l": lmap, "closeness": closeness,
-                                      "method": method, "attributes": attr_roles,
-                                      **({"mdp_split": mdp_split} if method == "mdp" else {}),
-                                      "grounds": grounds},
+    from ..._version import __version__
+    meta = {"paper": "002", "anonset": __version__,
+            "model": {"k": k, "l": lmap, "closeness": closeness,
+                      "method": method, "attributes": attr_roles,
+                      **({"mdp_split": mdp_split} if method == "mdp" else {}),
+                      "grounds": grounds},
             **key.metadata(),
             "ids": f"column {id_column!r}" if id_column is not None else
             ("input row numbers" if keep_order else "random"),

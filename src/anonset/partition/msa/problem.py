@@ -18,6 +18,7 @@ from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
+from ..._version import __version__
 from ...validate import (InputError, apply_missing, check_int, check_names, check_plain_values,
                          check_token_declared, resolve_roles, row_name)
 from ..homogeneous import homogeneous_metadata
@@ -585,7 +586,8 @@ class MSAProblem:
         res = MSAResult(self, algorithm, int(k), float(t), kk, classes, counts[by_label],
                         lo[by_label], hi[by_label], int(merges), n_ec,
                         [len(g) for g in groups], order=order,
-                        metadata={"paper": "003", "model": {"k": int(k), "t": float(t),
+                        metadata={"paper": "003", "anonset": __version__,
+                                  "model": {"k": int(k), "t": float(t),
                                                             "algorithm": algorithm,
                                                             **self.model_columns()},
                                   **key.metadata(), **self.column_roles(),
