@@ -445,3 +445,23 @@ def test_distinct_sampling_estimates_the_singleton_share():
     s.add(hash_values(pd.Series(vals)))
     assert s.level > 0 and len(s.keys) <= 4096
     assert s.singleton_share() == pytest.approx(0.6, abs=0.05)
+
+
+def test_an_attack_the_model_does_not_bound_is_a_warning_not_a_pass():
+    """Under closeness with t / delta >= 1 the bound is 100%: the row said
+    'passed' although the adversary nearly doubled the prior (ISLR's Wage,
+    80.6% against 43.8%); it warns now, and says the bound promises nothing."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    x = rng.integers(0, 5, n)
+    y = np.where(rng.random(n) < 0.9, x, rng.integers(0, 5, n))
+    df = pd.DataFrame({"x": x, "y": y})
+    pub = anonset.publish(df, anonset.Closeness(0.5), sensitive=["x", "y"], ordinal=["x", "y"],
+                          domains={"x": list(range(5)), "y": list(range(5))},
+                          seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    rep = anonset.audit(pub, df, attack=True, known=1, n_targets=1000, seed=1)
+    rows = rep.checks[rep.checks["check"] == "attack"].set_index("attribute")
+    for a in ("x", "y"):
+        assert rows.loc[a, "expected"] == 1.0
+        assert rows.loc[a, "status"] == "warn", rows.loc[a, "message"]
+        assert "a bound of 100% promises nothing for this attribute" in rows.loc[a, "message"]

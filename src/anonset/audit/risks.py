@@ -529,7 +529,23 @@ def attack_risks(att, add) -> None:
             add("attack", r.attribute, "info", round(r.success, 4), None,
                 base + "no bound for this attribute")
             continue
-        add("attack", r.attribute, "risk" if r.risk else "pass", round(r.success, 4),
-            round(r.model_bound, 4),
-            base + f"at most {r.model_bound:.1%} ({r.bound})" +
-            ("; the publication lets it beat both" if r.risk else ""))
+        why, status = "", "risk" if r.risk else "pass"
+        if r.risk:
+            why = "; the publication lets it beat both"
+        elif r.model_bound >= 1.0:
+            gain = r.success - r.prior_only
+            margin = getattr(r, "margin", 0.0)
+            if gain > (margin if margin == margin else 0.0):
+                status = "warn"
+                why = (f"; a bound of 100% promises nothing for this attribute (t / delta >= 1), "
+                       f"and the publication lets the adversary beat the prior alone by "
+                       f"{gain:.1%} (a smaller t bounds it)")
+            else:
+                why = ("; a bound of 100% promises nothing for this attribute (t / delta >= 1); "
+                       "the adversary does no better than the prior alone")
+        elif r.success > r.model_bound:
+            why = ("; above the bound, but no better than a guess from the prior alone (the "
+                   "most common value is held by more than the bound): the publication adds "
+                   "nothing the prior did not give")
+        add("attack", r.attribute, status, round(r.success, 4), round(r.model_bound, 4),
+            base + f"at most {r.model_bound:.1%} ({r.bound})" + why)

@@ -26,7 +26,8 @@ __all__ = ["report", "Page"]
 
 #: Shown on a page made with the original data.
 CONFIDENTIAL = ("Confidential: this page holds statistics of the original data (true counts, "
-                "some of them small). Keep it as secret as the data itself; a report made "
+                "some of them small: a count of 1 beside a value published exactly gives that "
+                "person's true value). Keep it as secret as the data itself; a report made "
                 "without the original shows only what the release shows.")
 
 
