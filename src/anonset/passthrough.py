@@ -495,16 +495,23 @@ class OrderSample:
         out = {}
         nums = {t: np.concatenate([p[2][t] for p in self.pieces])
                 for t in self.pieces[0][2] if all(t in p[2] for p in self.pieces)}
+        nums = {t: y for t, y in nums.items() if (~np.isnan(y)).sum() >= MONOTONE_ROWS}
+        whole = {t: _ranks(y) for t, y in nums.items() if not np.isnan(y).any()}
         for c in self.columns:
             kind = np.concatenate([p[0][c][0] for p in self.pieces])
             x = np.concatenate([p[0][c][1] for p in self.pieces])
             if kind.size < MONOTONE_ROWS or (kind != 0).mean() > 0.01:
                 continue                # not a column of numbers
+            full = bool((kind == 0).all())
+            rx_all = _ranks(x) if full else None
             for t, y in nums.items():
-                ok = (kind == 0) & ~np.isnan(y)
-                if ok.sum() < MONOTONE_ROWS:
-                    continue
-                rx, ry = _ranks(x[ok]), _ranks(y[ok])
+                if full and t in whole:         # the ranks of both, computed once
+                    rx, ry = rx_all, whole[t]
+                else:
+                    ok = (kind == 0) & ~np.isnan(y)
+                    if ok.sum() < MONOTONE_ROWS:
+                        continue
+                    rx, ry = _ranks(x[ok]), _ranks(y[ok])
                 if rx.std() == 0 or ry.std() == 0:
                     continue
                 out[(c, t)] = float(np.corrcoef(rx, ry)[0, 1])
