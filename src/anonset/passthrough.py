@@ -436,21 +436,29 @@ def monotone_findings(order: "OrderSample", pairs, found: list, where: str, exac
     for (c, t), rho in order.monotone().items():
         if (c, t) not in pairs or (c, t) in named or not abs(rho) >= DETERMINES:
             continue
-        is_exact, qi = c in exact, t in generalized
-        kind = "exact" if is_exact else "pass-through"
-        core = (f"order follows {'the QI ' if qi else ''}{t!r}: their rank correlation is "
-                f"{rho:.2f}{where}, so it gives each row's rank in {t!r}: published "
-                f"{'exactly' if is_exact else 'unchanged'}, it publishes ")
-        core += (f"{t!r} at its exact values beside its generalization" if qi else
-                 f"{t!r} nearly in the clear (whoever sorts the published values of a set, a "
-                 "bucket or a class by it reads each row's)")
-        remedy, says = _remedy(is_exact, qi)
-        out.append({"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): t,
-                    "value": round(abs(rho), 4),
-                    "why": f"is {'an' if is_exact else 'a'} {kind} column whose "
-                           + core.replace("it publishes", "it would publish"),
-                    "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"})
+        qi = t in generalized
+        out.append(_order_recode(
+            c, t, c in exact, qi, abs(rho),
+            f"order follows {'the QI ' if qi else ''}{t!r}: their rank correlation is "
+            f"{rho:.2f}{where}, so it gives each row's rank in {t!r}",
+            "whoever sorts the published values of a set, a bucket or a class by it reads "
+            "each row's"))
     return out
+
+
+def _order_recode(c, t, is_exact: bool, qi: bool, value: float, what: str, how: str) -> dict:
+    """An 'order_recode' finding of column ``c`` on target ``t``: ``what``
+    the order does, ``how`` it publishes the target."""
+    kind = "exact" if is_exact else "pass-through"
+    core = f"{what}: published {'exactly' if is_exact else 'unchanged'}, it publishes "
+    core += (f"{t!r} at its exact values beside its generalization" if qi else
+             f"{t!r} nearly in the clear ({how})")
+    remedy, says = _remedy(is_exact, qi)
+    return {"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): t,
+            "value": round(value, 4),
+            "why": f"is {'an' if is_exact else 'a'} {kind} column whose "
+                   + core.replace("it publishes", "it would publish"),
+            "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"}
 
 
 class OrderSample:
@@ -871,22 +879,13 @@ class PassThroughCheck:
             if (c, sens) not in self.pairs or (c, sens) in whole or not sig \
                     or lam < DETERMINES:
                 continue
-            exact = c in self.exact
             qi = sens in self.generalized
-            kind = "exact" if exact else "pass-through"
-            core = (f"order predicts {'the QI ' if qi else ''}{sens!r}: sorted by it, {agree:.1%} "
-                    f"of adjacent rows hold the same {sens!r} (the most common value alone: "
-                    f"{prior:.1%}; lambda {lam:.2f}){where}, although few rows share a value: "
-                    f"published {'exactly' if exact else 'unchanged'}, it publishes ")
-            core += (f"{sens!r} at its exact values beside its generalization" if qi else
-                     f"{sens!r} nearly in the clear (rows next to each other in its order "
-                     "share their value)")
-            remedy, says = _remedy(exact, qi)
-            out.append({"check": "order_recode", "column": c, ("qi" if qi else "sensitive"): sens,
-                        "value": round(lam, 4),
-                        "why": f"is {'an' if exact else 'a'} {kind} column whose "
-                               + core.replace("it publishes", "it would publish"),
-                        "remedy": remedy, "message": f"{kind} column {c!r}: its {core}; {says}"})
+            out.append(_order_recode(
+                c, sens, c in self.exact, qi, lam,
+                f"order predicts {'the QI ' if qi else ''}{sens!r}: sorted by it, {agree:.1%} "
+                f"of adjacent rows hold the same {sens!r} (the most common value alone: "
+                f"{prior:.1%}; lambda {lam:.2f}){where}, although few rows share a value",
+                "rows next to each other in its order share their value"))
         # an order that follows a target of numbers (its rank, and so its value)
         out += monotone_findings(self.order, self.pairs, out, where, self.exact,
                                  self.generalized)
