@@ -482,11 +482,16 @@ class OrderSample:
         self.columns, self.targets = list(columns), list(targets)
         self.pieces = []           # ({column: order_keys}, {target: hashes}, {target: numbers})
 
-    def add(self, part: pd.DataFrame, subs: dict, nums: dict | None = None) -> None:
+    def add(self, part: pd.DataFrame, subs: dict, nums=None) -> None:
         """``nums``: the numbers of the targets that are numbers (their
-        values, or bins, in their order), for :meth:`monotone`."""
-        self.pieces.append(({c: order_keys(part[c]) for c in self.columns},
-                            {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets},
+        values, or bins, in their order), for :meth:`monotone`, or a
+        function of a target that gives them: called only where some column
+        is one of numbers (text columns have no rank to follow)."""
+        keys = {c: order_keys(part[c]) for c in self.columns}
+        if callable(nums):
+            numeric = any(k[0].size and (k[0] != 0).mean() <= 0.01 for k in keys.values())
+            nums = {t: nums(t) for t in self.targets} if numeric else {}
+        self.pieces.append((keys, {t: np.asarray(subs[t], dtype=np.uint16) for t in self.targets},
                             {t: np.asarray(v, dtype=np.float64) for t, v in (nums or {}).items()}))
 
     def monotone(self) -> dict:
@@ -780,8 +785,7 @@ class PassThroughCheck:
             hashes = {c: hash_cells(part[c]) for c in self.passthrough + self.exact}
             for (c, s), vs in self.pairs.items():
                 vs.add(hashes[c], sub[s])
-            self.order.add(part, sub, {s: self._numbers(part[s], self.bins.get(s))
-                                       for s in self.targets})
+            self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
             k = min(len(part), self.joint_rows)
             for ((a, b), t), vs in self.joint.items():
                 vs.add(_pair_hash(hashes[a][:k], hashes[b][:k]), sub[t][:k])
