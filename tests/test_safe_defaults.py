@@ -2588,6 +2588,20 @@ def test_other_parameters_under_one_key_give_rows_that_do_not_line_up(tmp_path):
     ids2 = r2.table.sort_values("ID")["ID"].to_numpy()
     assert np.mean(r2.table["ID"].to_numpy() == r3.table["ID"].to_numpy()) < 0.05
     assert len(ids2) == n
+    # LGB: another hierarchy, other IDs too
+    from anonset.hierarchy import Hierarchy
+    h1 = Hierarchy([[v, "g1" if v in "abc" else "g2", "*"] for v in "abcdef"])
+    h2 = Hierarchy([[v, "g1" if v in "ab" else "g2", "*"] for v in "abcdef"])
+    kw4 = dict(qi=["city", "job"], sensitive=["age"], drop=[], identifiers=["id"], k=4, l=2,
+               seed=SEED)
+    g1 = lgb(df, hierarchies={"job": h1}, **kw4).table["ID"].to_numpy()
+    g2 = lgb(df, hierarchies={"job": h2}, **kw4).table["ID"].to_numpy()
+    assert np.mean(g1 == g2) < 0.05
+    # the baselines (Anatomy): another l, another order
+    from anonset.partition.baselines.anatomy import anatomy
+    t2, t3 = (anatomy(df, qids=["city"], sensitive="job", l=l, identifiers=["id"],
+                      drop=["age"], seed=SEED).table for l in (2, 3))
+    assert not t2["city"].reset_index(drop=True).equals(t3["city"].reset_index(drop=True))
     # semantic diversity: another d, another order (its sets hold the true
     # value: lined up, two releases' sets would intersect toward it)
     sem = df.assign(v=rng.integers(1, 6, n))

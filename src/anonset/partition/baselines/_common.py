@@ -133,7 +133,11 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                              f"{share:.1%} of the rows, more than 1/{l}", column=sensitive,
                              param="l", expected=f"l <= {best} (the eligibility requirement: no "
                                                  "value held by more than 1/l of the rows)")
-    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    # keyed by the release's model too: another l under one key, other groups
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
+        {"baseline": True, "qids": list(qids), "sensitive": sensitive, "l": l,
+         "exact_qids": bool(exact_qids), "domains": {c: [str(v) for v in doms[c]]
+                                                     for c in sorted(doms)}})
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"],

@@ -260,7 +260,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
                                  expected="one value for all, or one per attribute")
     ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1, column=a)
           for a in attrs}
-    rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
+        {"method": "rating", "attributes": list(attrs), "l": ls})
     key = rkey.key
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},

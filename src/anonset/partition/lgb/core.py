@@ -289,10 +289,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
-    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
-        {"paper": "002", "k": k, "l": l, "closeness": closeness, "method": method, "qi": qi,
-         "semi_sensitive": semi, "sensitive": sens, "suppress": suppress, "balance": balance,
-         "mdp_split": mdp_split})
+    key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     # an option of the other algorithm would change nothing: refused, not ignored
     if mdp_split is not None and method == "ncp":
         raise InputError(f"is {mdp_split!r}, but it applies to Alg. 3 only and the method is "
@@ -305,6 +302,12 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     check_choice(mdp_split, "mdp_split", MDP_SPLITS)
     k, lmap, closeness, hier = _check_model(frame, attrs, semi + sens, k, l, closeness,
                                             method, hierarchies)
+    # the release's own draws: another model under one key, another order
+    key = key.for_release(
+        {"paper": "002", "k": k, "l": lmap, "closeness": closeness, "method": method,
+         "qi": qi, "semi_sensitive": semi, "sensitive": sens, "suppress": suppress,
+         "balance": balance, "mdp_split": mdp_split,
+         "hierarchies": {a: [list(p) for p in h.paths] for a, h in sorted(hier.items())}})
     all_flags = flags_matrix(frame, semi, flags)
     kept = ~missing_rows(frame, attrs)[0] if missing == "drop" else None
     frame, missing_record = apply_missing(frame, attrs, missing, token=missing_token)

@@ -555,8 +555,10 @@ class MSAProblem:
         key = ReleaseKey.make(seed, research_seed=research_seed,
                               keep_order=keep_order).for_release(
             {"paper": "003", "k": k, "t": t, "algorithm": algorithm,
-             "quasi_identifiers": list(self.quasi_identifiers),
-             "sensitive": list(self.sensitive)})
+             **self.model_columns(),
+             "qi_kinds": [[q.name, q.numeric,
+                           q.hierarchy.to_csv() if q.hierarchy is not None else None]
+                          for q in self.qis]})
         times = {}
         t0 = time.perf_counter()
         groups, mode, kk = self.clusters(algorithm, k, t, seed=key.generator("msa-clusters"),
