@@ -56,14 +56,12 @@ class Stats:
         self.shared_counts: dict | None = None
         self.passthrough = d.passthrough_check() if d.passthrough_columns else None
         self._declared = {}
-        self._tokenless = set()
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
                 if lacks_token_leaf(cd):
                     # the missing token joins only a column with missing cells
                     # (make_plan): checked without it, its missing cells counted
                     cd = replace(cd, missing=None)
-                    self._tokenless.add(cd.name)
                 attr = attribute_of(cd, cd.domain)
                 self._declared[cd.name] = attr
                 self.na[cd.name] = 0
