@@ -409,3 +409,22 @@ def test_anonymize_records_its_missing_cells_alike_in_memory_streamed_and_on_das
     assert line in capsys.readouterr().out
     assert main(["audit", str(tmp_path / "c.parquet"), "--original",
                  str(tmp_path / "in.csv")]) == 0
+
+
+def test_a_value_outside_a_hierarchy_is_named_by_its_own_row_after_missing_cells():
+    """A column whose hierarchy has no leaf for the missing token was checked
+    without its missing cells, so a later value outside the hierarchy was
+    named by a row shifted by the number of missing cells before it."""
+    import numpy as np
+    import pandas as pd
+
+    import anonset
+    from anonset.hierarchy import Hierarchy
+    h = Hierarchy([[v, "g1" if v in "abc" else "g2", "*"] for v in "abcdef"])
+    job = list("abcdef") * 4
+    job[2] = job[5] = None                   # two missing cells first
+    job[10] = "zz"                           # row 11
+    df = pd.DataFrame({"job": job, "x": np.arange(24) % 3})
+    with pytest.raises(anonset.InputError, match=r"value 'zz' at row 11 is not in the domain"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=["job"], drop=["x"],
+                        hierarchies={"job": h}, missing="category")
