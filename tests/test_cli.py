@@ -1433,3 +1433,21 @@ def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data,
         assert rc == 2 and "\n" not in err, err
         assert "is an input file" in err or "name one file" in err, err
         assert snapshot(tmp_path) == before, argv
+
+
+def test_an_error_about_an_option_of_the_config_file_names_the_file(data, tmp_path, capsys):
+    """A per-column l from the file was blamed on an --l nobody typed; the
+    error names the file, and its suggestion stays a flag to type."""
+    import json
+    _, src = data
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"identifiers": ["id"], "sensitive": ["age", "job", "city"],
+                               "other": ["note"], "l": {"age": 9, "job": 2, "city": 2},
+                               "bins": {"age": [0, 30, 50, 120]}}))
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", "--config", cfg], capsys)
+    err = cap.err.strip()
+    assert rc == 2 and f"--l (from {cfg}): l = 9 for 'age' exceeds its domain size d = 3" in err
+    assert "(an l per column: --l age=3,job=2,city=2)" in err, err
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", "--config", cfg, "--l", "9"],
+                  capsys)
+    assert rc == 2 and "error: --l: l = 9 for 'age'" in cap.err, cap.err

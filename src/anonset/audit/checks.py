@@ -196,6 +196,8 @@ def diversity_result(table, sizes: dict, exact, l=None, measure: str = "frequenc
                     verdict = False
         if target is None:
             msg, ok = f"{name}: no l declared; l = {m} holds (smallest set)", True
+        elif verdict and par.exact and target <= 1:
+            ok, msg = True, f"{name}: published exactly (an exact QID): no diversity is promised"
         elif verdict:
             ok = True
             msg = (f"{name}: {measure} {target}-diversity holds" +
@@ -270,6 +272,8 @@ def anonymity_result(table, sizes: dict, exact, k=None) -> CheckResult:
                         verdict = False
         if target is None:
             ok, msg = True, f"{name}: no k declared; k = {m} holds (smallest set)"
+        elif verdict and par.exact and target <= 1:
+            ok, msg = True, f"{name}: published exactly (an exact QID): no anonymity is promised"
         elif verdict:
             ok, msg = True, f"{name}: {target}-anonymity holds"
         else:

@@ -172,8 +172,9 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
     recorded_recode_risks(meta, measured, rows.add)
 
 
-def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:
-    """The class adversary on one attribute from its (classes, values) counts."""
+def _adversary(attribute: str, C: np.ndarray, bound: tuple, unit: str = "class") -> dict:
+    """The class adversary on one attribute from its (classes, values)
+    counts; ``unit``: what a row's group is called ('class', 'bucket')."""
     tot = C.sum(axis=1)
     keep = tot > 0
     C, tot = C[keep], tot[keep]
@@ -183,22 +184,22 @@ def _adversary(attribute: str, C: np.ndarray, bound: tuple) -> dict:
             "success": float(C.max(axis=1).sum() / n) if n else math.nan,
             "worst": float((C.max(axis=1) / tot).max()) if n else math.nan,
             "prior": float(A.max() / n) if n else math.nan,
-            "bound": bound[0], "where": bound[1]}
+            "bound": bound[0], "where": bound[1], "unit": unit}
 
 
 def _attack_row(rows: Rows, r: dict) -> None:
     b = r["bound"]
     if math.isnan(b):
         rows.add("attack", r["attribute"], "info", round(r["success"], 4), None,
-                 f"{r['attribute']}: knowing the class, the most frequent value is right for "
-                 f"{r['success']:.1%} of the records (no bound declared)")
+                 f"{r['attribute']}: knowing the {r['unit']}, the most frequent value is right "
+                 f"for {r['success']:.1%} of the records (no bound declared)")
         return
     ok = r["worst"] <= b + _TOL
     rows.add("attack", r["attribute"], "pass" if ok else "risk", round(r["worst"], 4),
              round(b, 4),
-             f"{r['attribute']}: knowing the class, the most frequent value is right for "
+             f"{r['attribute']}: knowing the {r['unit']}, the most frequent value is right for "
              f"{r['success']:.1%} of the records (prior alone {r['prior']:.1%}); in the worst "
-             f"class {r['worst']:.1%} {'<=' if ok else '>'} the model's bound {b:.1%} "
+             f"{r['unit']} {r['worst']:.1%} {'<=' if ok else '>'} the model's bound {b:.1%} "
              f"({r['where']})")
 
 
@@ -417,7 +418,7 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                 rows.add("clear", a, "risk", int((distinct == 1).sum()), 0,
                          f"{a}: held to l = 1, so {int((distinct == 1).sum()):,} buckets hold "
                          f"one value alone and tell their rows' value{named}")
-        attack.append(_adversary(a, C, bound))
+        attack.append(_adversary(a, C, bound, "bucket"))
     rec = meta.get("utility") or {}
     cdm = int((gsizes.astype(np.int64) ** 2).sum())
     if "C_DM" in rec and int(rec["C_DM"]) != cdm:

@@ -142,6 +142,14 @@ def _options(args) -> dict:
         "format": args.format, "input_format": args.input_format,
     }
     opts = merge(config, flags)
+    # an error about an option the config file gave names the file too
+    # (the per-column l of a file was blamed on an --l nobody typed)
+    from_file = {k: f"{A.flag(k)} (from {args.config})" for k in config
+                 if k in flags and flags[k] is None and k not in ("sensitive", "exact",
+                                                                   "identifiers", "other",
+                                                                   "drop")}
+    if from_file:
+        args.flag_names = {**(getattr(args, "flag_names", None) or {}), **from_file}
     for key, choices in (("rng", ("chacha20", "philox")),
                          ("missing", ("error", "category", "drop")),     # drop: the engine says
 

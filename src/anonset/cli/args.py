@@ -167,6 +167,7 @@ def flag(param: str, value: str | None = None, overrides=None) -> str:
     f = (overrides or {}).get(param) or FLAGS.get(param, "--" + param.replace("_", "-"))
     if value is None:
         return f
+    f = f.split(" (from ")[0]            # a suggestion is typed on the command line
     try:
         v = ast.literal_eval(value)
     except (ValueError, SyntaxError):

@@ -64,9 +64,9 @@ CHECKS = {
     "given_away": "Whether some values of a column published unchanged give away a sensitive "
                   "attribute for many rows (for example a relationship 'Husband' gives the "
                   "sex), although the column as a whole predicts it less.",
-    "attack": "A simulated adversary who has found the victim's row and knows some of their "
-              "values guesses the rest; this compares how often it is right with what the "
-              "privacy model promises.",
+    "attack": "A simulated adversary who has found the victim's row (random sets) or its "
+              "class or bucket (LGB, msa) guesses the victim's value; this compares how often "
+              "it is right with what the privacy model promises.",
     "epsilon": "Local differential privacy of the attribute's sets (smaller is stronger; "
                "infinite means no such guarantee, which is the case for every diversity "
                "model, where the true value is always in its set).",
