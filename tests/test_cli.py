@@ -714,7 +714,7 @@ def test_reconstruct_names_the_rule_that_stopped_the_em(tmp_path, capsys):
                    "--ordinal", "a,b", "-q"], capsys)
     assert rc == 0, cap.err
     for extra, said in ((["--tol", "0.5"], "no cell moved by more than 0.5 records"),
-                        (["--max-iter", "5"], "NOT converged: stopped at --max-iter 5"),
+                        (["--max-iter", "5"], "NOT converged: stopped by --max-iter 5"),
                         (["--tol", "0"], "the log-likelihood gained")):
         rc, cap = run(["reconstruct", out, "--attributes", "a,b", *extra], capsys)
         assert rc == 0, cap.err

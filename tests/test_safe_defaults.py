@@ -83,9 +83,10 @@ def test_order_is_a_pure_function_of_the_key_in_every_path(tmp_path):
     mem = anonset.publish(df, anonset.Diversity(2), seed=SEED, **roles)
     # the order is the keyed permutation of the row indices, keyed by the key
     # and the release's model and parameters (another l: another order)
+    from anonset.engine.plan import order_facts
     from anonset.io.keys import release_key
-    facts = {"model": anonset.Diversity(2).to_dict(),
-             "params": {n: [p.p, p.eta, p.d] for n, p in sorted(mem.params.items())}}
+    facts = order_facts(anonset.Diversity(2).to_dict(), "chacha20", mem.params,
+                        mem.schema.published)
     expect = shuffled_order(derive_key(release_key(make_key(SEED), facts), "row-order"), len(df))
     assert np.array_equal(mem.source_rows, expect)
     df.to_csv(tmp_path / "in.csv", index=False)
@@ -2580,6 +2581,13 @@ def test_other_parameters_under_one_key_give_rows_that_do_not_line_up(tmp_path):
     # each input row's sets are drawn from its own counter: the same row, its
     # sets under both; but the published rows do not line up
     assert np.mean(a.source_rows == b.source_rows) < 0.05
+    # another generator, or one domain in another order: other sets, so
+    # another order too (both kept the order at first)
+    other = [anonset.publish(df, anonset.Diversity(2), **kw, rng="philox"),
+             anonset.publish(df, anonset.Diversity(2),
+                             **{**kw, "domains": {"job": list("fedcba")}})]
+    for c in other:
+        assert np.mean(a.source_rows == c.source_rows) < 0.05
     # LGB: other IDs for the same row under another l
     kw2 = dict(qi=["city"], sensitive=["job"], drop=["age"], identifiers=["id"], k=4,
                seed=SEED)

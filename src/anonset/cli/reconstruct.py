@@ -138,5 +138,6 @@ def em_summary(ct) -> str:
     elif stopped == "tol":
         why = f"converged: no cell moved by more than {float(info['tol']):g} records"
     else:
-        why = f"NOT converged: stopped at --max-iter {info.get('max_iter')}"
+        why = (f"NOT converged: stopped by --max-iter {info.get('max_iter')} (an accelerated "
+               "step takes 3 or 4 updates, so the last may stop up to 3 short of it)")
     return f"{info['iterations']} EM updates ({why}; {change})"

@@ -64,6 +64,25 @@ class Plan:
         return {a.name: self.source.stream_id(a.name) for a in published}
 
 
+def order_facts(model: dict, rng: str, params: Mapping, published) -> dict:
+    """What keys a release's row order besides its key
+    (:func:`~anonset.io.keys.release_key`): the model, the generator, each
+    attribute's (p, eta, d) and every published domain in its order; any of
+    them changed draws other sets, so it draws another row order too."""
+    return {"model": model, "rng": rng,
+            "params": {n: [p.p, p.eta, p.d] for n, p in sorted(params.items())},
+            "domains": {a.name: _domain_words(a) for a in published}}
+
+
+def _domain_words(attr) -> list:
+    """A published attribute's domain in its order (bins as their edges), as
+    the key of a release's order takes it: another order of one domain
+    draws other sets, so it must draw another row order too."""
+    if attr.bins is not None:
+        return ["bins", *[repr(float(e)) for e in attr.bins]]
+    return [repr(v) for v in attr.domain]
+
+
 def make_plan(d: Draft, stats: Stats) -> Plan:
     """The schema, parameters, key and order of a publication."""
     from ..randomized.params import optimize
@@ -198,10 +217,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # releases alike would link their rows: each release gets a fresh order
     order_key = None if opts.keep_order else (
         make_key() if persistent else
-        derive_key(release_key(key, {"model": opts.model.to_dict(),
-                                     "params": {n: [p.p, p.eta, p.d]
-                                                for n, p in sorted(params.items())}}),
-                   "row-order"))
+        derive_key(release_key(key, order_facts(opts.model.to_dict(), opts.rng, params,
+                                                published)), "row-order"))
     keep = Schema(tuple(a for a in source if a.role not in ("identifier", "drop")))
     info = {
         "rng": opts.rng,

@@ -629,7 +629,11 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     if keep_order:
         return table
     from ..io.keys import release_key
-    facts = {k: v for k, v in model.items()}
+    # the model, the generator and every published domain in its order:
+    # any of them changed draws other sets, so it draws another order too
+    facts = {**model, "rng": rng,
+             "domains": {a.name: [repr(v) for v in a.domain] for a in attrs
+                         if a.domain is not None}}
     return table.take(shuffled_order(derive_key(release_key(key, facts), "row-order"),
                                      table.n_rows))
 
