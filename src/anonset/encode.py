@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import Attribute, Schema
-from .validate import InputError, numbers_expected, row_name
+from .validate import InputError, numbers_expected, reads_as_number, row_name
 
 __all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
 
@@ -144,7 +144,7 @@ def _refuse_not_numeric(values: pd.Series, isna: np.ndarray, name, row0: int) ->
     cells = values.to_numpy(dtype=object)[present]
     # the first cell that is no number, nor text that reads as one (the cell
     # a file read in blocks is refused by), else the first text
-    i = next((k for k, v in enumerate(cells) if not _is_number(v) and not _reads_as_number(v)),
+    i = next((k for k, v in enumerate(cells) if not _is_number(v) and not reads_as_number(v)),
              None)
     as_text = i is None
     if as_text:
@@ -164,15 +164,6 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool,
                                                                                          np.bool_))
 
-
-def _reads_as_number(v) -> bool:
-    if not isinstance(v, str):
-        return False
-    try:
-        float(v)
-        return True
-    except ValueError:
-        return False
 
 
 def domain_codes(values, domain) -> np.ndarray:

@@ -175,6 +175,17 @@ def check_n_classes(n_classes) -> int:
     return v
 
 
+def reads_as_number(v) -> bool:
+    """Whether ``v`` is text that Python reads as a number ('3', '-1.5e3')."""
+    if not isinstance(v, str):
+        return False
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+
+
 def check_path(path, param: str):
     """A file name: text or an ``os.PathLike`` (None, a number or an open
     file is named, not a TypeError from deep in the writer)."""

@@ -232,17 +232,10 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
     try:
         num[good] = np.array(vals[good], dtype=np.float64)
     except ValueError:
-        i = next(i for i in np.flatnonzero(good) if not is_number(vals[i]))
+        i = next(i for i in np.flatnonzero(good) if not V.reads_as_number(vals[i]))
         bad = vals[i]
         raise InputError(f"holds the text {bad!r} at {V.row_name(row0 + int(i))}, but its "
                          "domain is numeric", column=name, file=file, row=row0 + int(i),
                          expected=numbers_expected(bad)) from None
     return pd.Series(num)
 
-
-def is_number(v) -> bool:
-    try:
-        float(v)
-        return True
-    except ValueError:
-        return False
