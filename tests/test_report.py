@@ -276,6 +276,10 @@ def check_partition(kind, dom: Dom, cases) -> None:
                    if c in ("groups", "buckets", "bucket_closeness"))
         cdm = dom.one(data_utility="discernibility C_DM (sum of squared group sizes)")
         assert int(cdm["data-value"]) == c_dm(res)
+    # every QI cell is generalized (lgb: within its group, msa: its class)
+    n = len(res.table) if kind == "lgb" else res.problem.n
+    qis = [a for a in rows_with(dom, "data-cells") if a["data-role"] in ("qi", "quasi_identifier")]
+    assert qis and all(int(a["data-cells"]) == n for a in qis)
     # conforms; the research seed is the one risk the publisher named
     assert v["data-verdict"] == "RISKS FOUND" and v["data-failures"] == "0"
     assert checks[("key", "-")]["data-status"] == "risk"

@@ -385,7 +385,9 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                       else role,
                       "parameter": (f"t = {tmap[a]:g}" if a in tmap else
                                     f"l = {lmap[a]}" if a in lmap else f"k = {k}"),
-                      "ground": grounds.get(a, ""), "cells": int(inb.sum())})
+                      "ground": grounds.get(a, ""),
+                      # a QI's every cell is generalized within its group
+                      "cells": len(frame) if role == "qi" else int(inb.sum())})
         if role != "qi":
             _suppressed_row(a, role, frame, inb, meta, original, rows)
         if not inb.any():
