@@ -162,8 +162,16 @@ def test_l_above_a_two_valued_domain_suggests_an_l_per_column_not_clipping(capsy
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
 def test_bad_l(bad):
-    with pytest.raises(ValueError, match="l must be an integer"):
+    with pytest.raises(ValueError, match="l: got .*; expected an integer >= 1"):
         anonset.Diversity(bad)
+
+
+def test_integral_floats_make_the_integer_model():
+    # l = 2.0 is l = 2: equal models, the same metadata (never a float l)
+    assert anonset.Diversity(2.0) == anonset.Diversity(2)
+    assert anonset.Diversity({"a": np.float64(3.0)}).to_dict()["l"] == {"a": 3}
+    assert type(anonset.Anonymity(4.0).k) is int
+    assert anonset.DiversityCloseness(2.0, 0.3).to_dict()["l"] == 2
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])

@@ -62,6 +62,14 @@ def _check_ground(ground) -> None:
                              expected="auto, equal, ordered or hierarchical")
 
 
+def _as_int(value):
+    """Integral numbers (one, or in a mapping) as ints, once checked: a model
+    made with l = 2.0 is the model made with l = 2 (same metadata, equal)."""
+    if isinstance(value, Mapping):
+        return {k: _as_int(v) for k, v in value.items()}
+    return int(value)
+
+
 def _check_mapping(value, name, check, expected):
     """Every value of a model parameter (one, or one per attribute) checked."""
     items = value.items() if isinstance(value, Mapping) else [(None, value)]
@@ -85,7 +93,8 @@ class Diversity:
                              expected="frequency or entropy")
         object.__setattr__(self, "l", _plain(self.l))
         _check_mapping(self.l, "l", lambda v: float(v).is_integer() and v >= 1,
-                       "an integer >= 1 (l must be an integer >= 1)")
+                       "an integer >= 1")
+        object.__setattr__(self, "l", _as_int(self.l))
 
     def l_for(self, attr: str) -> int:
         return _per_attr(self.l, "l", attr, kind=int)
@@ -114,7 +123,8 @@ class Anonymity:
     def __post_init__(self):
         object.__setattr__(self, "k", _plain(self.k))
         _check_mapping(self.k, "k", lambda v: float(v).is_integer() and v >= 1,
-                       "an integer >= 1 (k must be an integer >= 1)")
+                       "an integer >= 1")
+        object.__setattr__(self, "k", _as_int(self.k))
 
     def k_for(self, attr: str) -> int:
         return _per_attr(self.k, "k", attr, kind=int)
