@@ -15,8 +15,8 @@ user names it in ``allow_identifier``, and the recodes below
   ``DETERMINES`` of the errors of guessing the most common value (Goodman
   and Kruskal's lambda; a resume study's first names were chosen to signal
   race: lambda 1);
-* a **partial recode** of a sensitive column (pass-through columns only):
-  some of its values give away the sensitive value of at least
+* a **partial recode** of a sensitive column (pass-through columns and
+  exact QIDs): some of its values give away the sensitive value of at least
   ``GIVEN_SHARE`` of the rows although its lambda stays below
   ``DETERMINES`` (:meth:`ValueSample.given_away`: Adult's relationship
   'Husband' gives sex 'Male', 45 % of the rows, at lambda 0.31);
@@ -849,7 +849,10 @@ class PassThroughCheck:
         away = {}                 # column -> [(sensitive, share, sample)]
         for (c, sens), s in self.pairs.items():
             lam, acc, prior = s.determination()
-            if lam == lam and lam < DETERMINES and c in self.ids and sens in self.sensitive:
+            # an exact QID's values too: 'Husband' published exactly tells
+            # every reader that row's sex, whether or not they knew it
+            if lam == lam and lam < DETERMINES and sens in self.sensitive and \
+                    (c in self.ids or c in self.exact):
                 share, _ = s.given_away()
                 if share >= GIVEN_SHARE:
                     if c not in away:
@@ -925,9 +928,11 @@ class PassThroughCheck:
                 at = where + _sampled(found[0][2])
                 f.update({"sensitive": [a for a, _, _ in found],
                           "value": [round(v, 4) for _, v, _ in found],
-                          "why": given_away_message(f["column"], shares, at, why=True),
-                          "remedy": _remedy(False, False)[0],
-                          "message": given_away_message(f["column"], shares, at)})
+                          "why": given_away_message(f["column"], shares, at, why=True,
+                                                    exact=f["column"] in self.exact),
+                          "remedy": _remedy(f["column"] in self.exact, False)[0],
+                          "message": given_away_message(f["column"], shares, at,
+                                                        exact=f["column"] in self.exact)})
         return out
 
     def _where(self, rows: int) -> str:
@@ -1055,20 +1060,24 @@ def columns_of(finding: dict) -> list:
     return [finding["column"]] + ([finding["with"]] if finding.get("with") else [])
 
 
-def given_away_message(col: str, found: list, where: str = "", *, why: bool = False) -> str:
+def given_away_message(col: str, found: list, where: str = "", *, why: bool = False,
+                       exact: bool = False) -> str:
     """The message for :meth:`ValueSample.given_away` of one column:
     ``found`` = [(sensitive attribute, share of the rows)]; ``why``: the
-    refusal's words instead (what it would publish, no remedy)."""
+    refusal's words instead (what it would publish, no remedy); ``exact``:
+    the column is an exact QID, not a pass-through column."""
     what = " and ".join(f"{a!r} for {v:.1%} of the rows" for a, v in found)
     names = " and ".join(repr(a) for a, _ in found)
+    kind = "an exact QID" if exact else "a pass-through column"
     core = (f"give away {what}{where} (at least {DETERMINES:.0%} of the rows with such a "
             f"value share one value of {names}, far beyond its share overall, although the "
-            "column as a whole predicts less): published unchanged, it ")
+            f"column as a whole predicts less): published {'exactly' if exact else 'unchanged'}"
+            ", it ")
     if why:
-        return (f"is a pass-through column some of whose values {core}would publish those "
+        return (f"is {kind} some of whose values {core}would publish those "
                 f"rows' {names} nearly in the clear")
-    return (f"pass-through column {col!r}: some of its values {core}publishes those rows' "
-            f"{names} nearly in the clear; drop it, or publish it as sensitive")
+    return (f"{kind[kind.index(' ') + 1:]} {col!r}: some of its values {core}publishes those "
+            f"rows' {names} nearly in the clear; {_remedy(exact, False)[1]}")
 
 
 def recorded(found: list) -> list:

@@ -224,8 +224,8 @@ def passthrough_risks(stats, add, allowed=frozenset(), ids_allowed=frozenset()) 
             f"{lam:.3f}{_sampled(s)}" +
             (f"; it publishes {sens} nearly in the clear" if st == "risk" else "") +
             (_ALLOWED if st == "risk" and col in allowed else ""))
-        if st == "risk" or col not in stats.ids:
-            continue            # a whole recode says more; exact QIDs: the attack's part
+        if st == "risk":
+            continue            # a whole recode says more
         share, groups = s.given_away()
         st = "risk" if share >= GIVEN_SHARE else "pass"
         add("given_away", f"{col} -> {sens}", st, round(share, 4), f"<{GIVEN_SHARE:g}",

@@ -95,7 +95,10 @@ def le_histogram(ds, l, d, qdoms, seed):
     try:
         rel = anatomy(frame, qids=list(ds.qids), sensitive=ds.sensitive, l=l, classes=classes,
                       domains={ds.sensitive: ds.domain}, seed=f"p001-le-{seed}",
-                      research_seed=True)
+                      research_seed=True,
+                      # the paper's LE publishes the QIDs exactly, whatever
+                      # they tell of the sensitive value (named, as research)
+                      allow_recode=list(ds.qids))
     except ValueError:
         return None
     hist = rel.ghist.astype(float)

@@ -133,6 +133,10 @@ class Release:
                 self.obj = Q.SetAnswers(pub, ds.sensitive)
             else:
                 fn = {"TP": B.tp, "Anatomy": B.anatomy, "Mondrian": B.mondrian}[method]
+                if method == "Anatomy":
+                    # the paper's Anatomy publishes the QIDs exactly, whatever
+                    # they tell of the sensitive value (named, as research)
+                    kw["allow_recode"] = list(ds.qids)
                 self.obj = fn(ds.frame[ds.qids + [ds.sensitive]], **kw)
         except ValueError as e:                 # InputError is a ValueError
             self.error = str(e)
