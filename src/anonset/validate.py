@@ -959,7 +959,7 @@ def refuse_rare(found: dict, allow_rare, *, file=None,
                 declare: str = "{@domains}, {@bins}") -> dict:
     """The refusal of :func:`check_rare` (``found``: per column its
     ``expected``, ``below``, ``lone`` and ``d``) unless every column is named
-    in ``allow_rare``; returns the named ones' records."""
+    in ``allow_rare``; returns the named ones' records (``below``, ``d``)."""
     refused = [c for c in found if c not in allow_rare]
     if refused:
         c = refused[0]
@@ -974,7 +974,10 @@ def refuse_rare(found: dict, allow_rare, *, file=None,
                          expected=f"its domain declared ({declare}, which may list values "
                                   "nobody holds), or the risk named: {@allow_rare="
                                   + repr(refused) + "}")
-    return {c: f for c, f in found.items() if c in allow_rare}
+    # recorded in the metadata: what the release itself shows (its sets'
+    # bound and the domain's size), never the original's counts (how many
+    # values one row alone holds, the expectation drawn from them)
+    return {c: {"below": f["below"], "d": f["d"]} for c, f in found.items() if c in allow_rare}
 
 
 def _fewer(top: int) -> str:

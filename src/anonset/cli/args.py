@@ -157,7 +157,7 @@ def warn_allowed_rare(info) -> None:
         logging.getLogger("anonset").warning(
             "published with values so rare that counting their sets points at their holders "
             "(you allowed it): %s", ", ".join(
-                f"{c} (expected {f['expected']:g} values in fewer than {f['below']} sets)"
+                f"{c} (values in fewer than {f['below']} sets point at their holders)"
                 for c, f in rare.items()))
 
 

@@ -64,6 +64,15 @@ class Plan:
         return {a.name: self.source.stream_id(a.name) for a in published}
 
 
+
+def all_held(counts, attr) -> bool:
+    """Every value of ``attr``'s domain but the missing-value token is held
+    by some row (``counts``: rows per value)."""
+    held = np.asarray(counts) > 0
+    if attr.missing is not None and attr.missing in attr.domain:
+        held[list(attr.domain).index(attr.missing)] = True
+    return bool(held.all())
+
 def order_facts(model: dict, rng: str, params: Mapping, published) -> dict:
     """What keys a release's row order besides its key
     (:func:`~anonset.io.keys.release_key`): the model, the generator, each
@@ -130,6 +139,12 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                                           "root, say), or no missing values")
             attr = attribute_of(cd, cd.domain, inferred=cd.inferred)
             if cd.inferred and c in counts:     # a schema's domain read off some data
+                inferred[c] = counts[c]
+            elif cd.categorical and c in counts and all_held(counts[c], attr):
+                # a Categorical whose every category is someone's is what
+                # astype('category') makes of the data: a domain read off it,
+                # which tells alike that each value is someone's
+                attr = attribute_of(cd, cd.domain, inferred=True)
                 inferred[c] = counts[c]
         V.check_domain_size(attr, file=d.file)
         V.check_domain_values(attr, file=d.file)

@@ -195,10 +195,12 @@ class Draft:
     def need_counts(self) -> list:
         """Sensitive columns whose value counts the plan reads: every one under
         t-closeness (A_j), and a domain a schema read off some data (the
-        count of the sets that hold a rare value, :func:`check_rare`)."""
+        count of the sets that hold a rare value, :func:`check_rare`), and a
+        pandas Categorical's categories (which may be read off the data too:
+        ``astype('category')``)."""
         closeness = isinstance(self.options.model, (Closeness, DiversityCloseness))
         return [c.name for c in self.published if c.role == "sensitive"
-                and (closeness or (c.inferred and c.domain is not None))]
+                and (closeness or ((c.inferred or c.categorical) and c.domain is not None))]
 
     @property
     def stats_columns(self) -> list:
