@@ -2660,3 +2660,81 @@ def test_other_parameters_under_one_key_give_rows_that_do_not_line_up(tmp_path):
     assert semantic_publish(sem, "v", 2, 1.0, **kw3).equals(s1)
     assert not np.array_equal(s1.to_pandas()["city"].to_numpy(),
                               s2.to_pandas()["city"].to_numpy())
+
+
+# ------------------------------------------------ nearly in the clear
+def _enumerated_success(A, p, eta):
+    """The Bayes adversary's success by enumerating every set (the oracle)."""
+    import itertools
+    from anonset.randomized.params import kappa
+    A = np.asarray(A, dtype=float) / np.sum(A)
+    d = A.size
+    kc, kd = kappa(p, eta, d)
+    return sum(max(A[v] * (kc if v in S else kd) for v in range(d))
+               for S in map(set, itertools.combinations(range(d), eta)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=8).filter(lambda c: sum(c) > 0),
+       st.data())
+def test_the_set_adversary_in_closed_form_is_the_enumerated_one(counts, data):
+    from anonset.randomized.set_adversary import bayes_success
+    d = len(counts)
+    eta = data.draw(st.integers(1, d))
+    p = data.draw(st.sampled_from([1.0, 0.0, 0.5]) | st.floats(0, 1))
+    assert bayes_success(counts, p, eta) == pytest.approx(_enumerated_success(counts, p, eta),
+                                                          abs=1e-12)
+
+
+def test_a_column_published_nearly_in_the_clear_is_refused_on_every_path(tmp_path, capsys):
+    """CPS1985's gender under t = 0.53: Algorithm 1 gives p = 0.981, eta = 1,
+    so 98 % of the rows show their true gender alone, the summary printed
+    the number only and the audit said PASSED.  And a declared domain of
+    70 jobs of which 6 are held, under l = 2: a set's other value is nearly
+    always one nobody holds, which names the true job for 97 % of the rows.
+    Where the Bayes adversary who reads a row's set alone (knowing the
+    column's distribution, as a reconstruction gives it) removes at least
+    90 % of the errors of guessing the most common value, the column is
+    published nearly in the clear: refused alike on every path unless named
+    (`allow_clear`), then recorded, and the audit names it."""
+    rng = np.random.default_rng(3)
+    n = 534
+    df = pd.DataFrame({"gender": rng.choice(["female", "male"], n, p=[0.46, 0.54]),
+                       "job": rng.choice(list("abcdef"), n)})
+    line = _refused_alike(df, anonset.Closeness(0.53), dict(sensitive=["gender", "job"]),
+                          tmp_path, "gender", chunk_rows=100)
+    assert line.startswith("would be published nearly in the clear (t = 0.53: p = 0.97"), line
+    assert "against 5" in line and line.endswith(
+        "expected a stronger model (a smaller t, or l >= 2 beside it (Sec. VII-D)), or the "
+        "risk named: allow_clear=['gender']"), line
+    # a moderate t is published, and the audit finds the column not in the clear
+    ok = anonset.publish(df, anonset.Closeness(0.3), sensitive=["gender", "job"])
+    rows = anonset.audit(ok, df).checks.query("check == 'clear'").set_index("attribute")
+    assert (rows["status"] == "pass").all()
+    # named: published, recorded, and the audit (with or without the
+    # original) names it as a risk the user allowed
+    pub = anonset.publish(df, anonset.Closeness(0.53), sensitive=["gender", "job"],
+                          allow_clear=["gender"])
+    assert pub.info["clear"] == ["gender"]
+    for orig in (None, df):
+        row = anonset.audit(pub, orig).checks.query(
+            "check == 'clear' and attribute == 'gender'").iloc[0]
+        assert row["status"] == "risk" and "nearly in the clear" in row["message"] and \
+            row["message"].endswith("as the user allowed"), row["message"]
+    # a declared domain mostly of values nobody holds, under l = 2
+    jobs = list("abcdef") + [f"x{i}" for i in range(64)]
+    line = _refused_alike(df, anonset.Diversity(2), dict(sensitive=["job"], drop=["gender"],
+                                                         domains={"job": jobs}),
+                          tmp_path, "job", chunk_rows=100)
+    assert line.startswith("would be published nearly in the clear (l = 2: p = 1, eta = 2)")
+    assert "; 64 of its 70 values are held by nobody, and a set's other values are mostly " \
+        "those;" in line, line
+    assert "or a domain with fewer values nobody holds" in line
+    # the command line: one line, exit 2, nothing written
+    df.to_csv(tmp_path / "g.csv", index=False)
+    capsys.readouterr()
+    assert cli_main(["anonymize", str(tmp_path / "g.csv"), "-o", str(tmp_path / "g.parquet"),
+                     "--sensitive", "gender,job", "--t", "0.53"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith("--allow-clear gender"), err
+    assert not (tmp_path / "g.parquet").exists()

@@ -875,10 +875,28 @@ def check_values(values, column, *, file=None) -> None:
                                       "drop it ({@drop})")
 
 
-def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> list:
-    """Sensitive attributes whose sets would be their true values (p = 1 and
-    eta = 1 on a domain of d > 1 values).  They are refused unless named in
-    allow_clear; returns the allowed ones (recorded in the metadata)."""
+def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
+                file=None) -> list:
+    """Sensitive attributes published in the clear (p = 1 and eta = 1 on a
+    domain of d > 1 values) or nearly (``counts``: rows per value; the Bayes
+    adversary who reads a row's set alone removes at least ``DETERMINES``
+    of the errors of guessing the most common value,
+    :func:`anonset.randomized.set_adversary.set_lambda`).  They are refused
+    unless named in allow_clear; returns the allowed ones (recorded in the
+    metadata)."""
+    import numpy as np
+    from .passthrough import DETERMINES
+    from .randomized.set_adversary import set_lambda
+    near = {}
+    for a in published:
+        par = params[a.name]
+        if a.role != "sensitive" or a.d <= 1 or (par.eta == 1 and par.p >= 1.0):
+            continue
+        c = (counts or {}).get(a.name)
+        if c is not None:
+            lam, success, prior = set_lambda(c, par.p, par.eta)
+            if lam == lam and lam >= DETERMINES:
+                near[a.name] = (success, prior, int((np.asarray(c) == 0).sum()), a.d)
     clear = [a.name for a in published
              if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
              and params[a.name].p >= 1.0]
@@ -905,7 +923,30 @@ def check_clear(published, params, model, allow_clear, clip_l, *, file=None) -> 
                          column=refused[0] if len(refused) == 1 else None, file=file,
                          expected=f"a stronger model ({stronger}), or the risk named: "
                                   "{@allow_clear=" + repr(refused) + "}")
-    return clear
+    refused = [n for n in near if n not in allow_clear]
+    if refused:
+        n = refused[0]
+        par, (success, prior, unheld, d) = params[n], near[n]
+        what = "t" if par.t is not None and par.l is None else "l" if par.l is not None else "k"
+        setting = (f"t = {par.t}" if what == "t" else f"{what} = {par.l if what == 'l' else par.k}")
+        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
+        stronger = "a smaller t, or l >= 2 beside it (Sec. VII-D)" if what == "t" else \
+            f"a larger {what}"
+        # a declared domain's values that nobody holds: a set's other values
+        # are mostly those, and whoever knows the distribution tells them apart
+        nobody = (f"; {unheld:,} of its {d:,} values are held by nobody, and a set's other "
+                  "values are mostly those") if unheld else ""
+        if unheld:
+            stronger += ", or a domain with fewer values nobody holds"
+        raise InputError(f"would be published nearly in the clear ({setting}: p = {par.p:.4g}, "
+                         f"eta = {par.eta}): an adversary who knows the column's distribution "
+                         f"and reads a row's set names its true value for {success:.1%} of the "
+                         f"rows, against {prior:.1%} by the most common value alone (at least "
+                         f"{DETERMINES:.0%} of the errors removed){nobody}{also}",
+                         param=what, column=n, file=file,
+                         expected=f"a stronger model ({stronger}), or the risk named: "
+                                  "{@allow_clear=" + repr(refused) + "}")
+    return clear + [n for n in near if n in allow_clear]
 
 
 def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping | None = None,

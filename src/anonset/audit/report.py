@@ -572,7 +572,13 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     _risks.key_risks(table.info, rows.add, model=table.model)
     _risks.order_risks(table.info, rows.add)
     _risks.dropped_row_risks(table.info, rows.add)
-    _risks.clear_risks(table, rows.add)
+    def marginal(name):
+        # the column's distribution: true where the original was given, else
+        # estimated from the sets (what any reader of the release can do)
+        if stats.original_rows:
+            return stats.A[name]
+        return reconstructed_marginal(table, name, stats.w[name])
+    _risks.clear_risks(table, rows.add, marginal)
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
     allowed = _risks.allowed_recodes(table.info)

@@ -133,22 +133,44 @@ def dropped_row_risks(info, add) -> None:
         add("missing", "-", "warn", record["rows"], 0, "missing: " + words)
 
 
-def clear_risks(table, add) -> None:
-    """Sensitive attributes whose published set is the true value."""
+def clear_risks(table, add, marginal=None) -> None:
+    """Sensitive attributes whose published set is the true value, or
+    nearly (``marginal(name)``: the column's distribution, true or
+    reconstructed; the Bayes adversary who reads a row's set alone removes
+    at least ``DETERMINES`` of the errors of the prior's guess,
+    :func:`anonset.randomized.set_adversary.set_lambda`)."""
+    from ..randomized.set_adversary import set_lambda
     allowed = set(table.info.get("clear") or ())
     for name in table.names:
         par = table.params[name]
         if par.exact:
             continue
-        clear = par.p >= 1.0 and par.eta == 1 and par.d > 1
-        if clear or name in allowed:
-            add("clear", name, "risk", f"p={par.p:.6g}, eta={par.eta}", "eta>1 or p<1",
-                f"{name}: published in the clear (every set is the true value)" +
-                (", as the user allowed" if name in allowed else
-                 ", although the user did not name it as allowed in the clear"))
+        named = (", as the user allowed" if name in allowed else
+                 ", although the user did not name it as allowed in the clear")
+        value = f"p={par.p:.6g}, eta={par.eta}"
+        if par.p >= 1.0 and par.eta == 1 and par.d > 1:
+            add("clear", name, "risk", value, "eta>1 or p<1",
+                f"{name}: published in the clear (every set is the true value)" + named)
+            continue
+        lam = success = prior = float("nan")
+        if marginal is not None and par.d > 1:
+            lam, success, prior = set_lambda(marginal(name), par.p, par.eta)
+        if lam == lam and lam >= DETERMINES:
+            add("clear", name, "risk", value, "eta>1 or p<1",
+                f"{name}: published nearly in the clear (an adversary who knows the column's "
+                f"distribution and reads a row's set names its true value for {success:.1%} of "
+                f"the rows, against {prior:.1%} by the most common value alone)" + named)
+        elif name in allowed:
+            add("clear", name, "risk", value, "eta>1 or p<1",
+                f"{name}: named as allowed in the clear at publishing" +
+                (f" (the adversary who reads a row's set: {success:.1%} of the rows, against "
+                 f"{prior:.1%} by the most common value alone)" if success == success else ""))
         else:
-            add("clear", name, "pass", f"p={par.p:.6g}, eta={par.eta}", "eta>1 or p<1",
-                f"{name}: not published in the clear")
+            add("clear", name, "pass", value, "eta>1 or p<1",
+                f"{name}: not published in the clear" +
+                (f" (the adversary who reads a row's set alone: {success:.1%} of the rows, "
+                 f"against {prior:.1%} by the most common value alone)"
+                 if success == success else ""))
 
 
 def rare_risks(name, par, w, info, add) -> None:

@@ -203,7 +203,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                       "; otherwise a later release may redraw every set, and the two releases "
                       "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
-                          file=d.file)
+                          counts, file=d.file)
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)

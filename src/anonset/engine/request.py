@@ -14,7 +14,6 @@ import pandas as pd
 from .. import validate as V
 from ..hierarchy import Hierarchy, hierarchy_of
 from ..io.keys import check_research_seed, check_rng, read_key_file
-from ..models import Closeness, DiversityCloseness
 from ..passthrough import check_allow_identifier, check_allow_recode
 from ..schema import Attribute, Schema
 from ..validate import InputError
@@ -193,14 +192,12 @@ class Draft:
 
     @property
     def need_counts(self) -> list:
-        """Sensitive columns whose value counts the plan reads: every one under
-        t-closeness (A_j), and a domain a schema read off some data (the
-        count of the sets that hold a rare value, :func:`check_rare`), and a
-        pandas Categorical's categories (which may be read off the data too:
-        ``astype('category')``)."""
-        closeness = isinstance(self.options.model, (Closeness, DiversityCloseness))
-        return [c.name for c in self.published if c.role == "sensitive"
-                and (closeness or ((c.inferred or c.categorical) and c.domain is not None))]
+        """Sensitive columns whose value counts the plan reads: every one (A_j
+        of t-closeness; the adversary who reads a set alone,
+        :func:`check_clear`; a domain a schema read off some data, or a pandas
+        Categorical's categories, for the count of the sets that hold a rare
+        value, :func:`check_rare`)."""
+        return [c.name for c in self.published if c.role == "sensitive"]
 
     @property
     def stats_columns(self) -> list:
