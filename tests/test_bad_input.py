@@ -1365,3 +1365,32 @@ def test_a_ragged_row_is_named_by_its_row_and_never_by_its_cells(tmp_path, capsy
            "on every row" in err, err
     assert "987654321" not in err and "Secretjob" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_a_risk_is_named_with_true_not_with_any_truthy_value():
+    """lgb(suppress='no') suppressed 37 cells, and research_seed='no' with
+    seed 7 recorded a research seed on lgb, msa and semantic: a named risk
+    took any truthy value.  Every publisher's switches now take True or
+    False only (NumPy bools too)."""
+    from anonset.msa import anonymize_msa
+    from anonset.partition.baselines import rating
+    from anonset.partition.lgb import lgb
+    from anonset.randomized.semantic import semantic_publish
+    df = pd.DataFrame({"a": [1, 2] * 10, "s": list("abcd") * 5})
+    calls = {
+        "lgb": lambda **kw: lgb(df, qi=["a"], sensitive=["s"], k=2, l=2, **kw),
+        "msa": lambda **kw: anonymize_msa(df, ["a"], ["s"], 2, 0.5, **kw),
+        "semantic": lambda **kw: semantic_publish(df, "s", 2, 1, qids=["a"],
+                                                  domain=list("abcd"), **kw),
+        "rating": lambda **kw: rating(df, attributes=["a", "s"], l=2, **kw),
+        "publish": lambda **kw: anonset.publish(df, anonset.Diversity(2), sensitive=["s"],
+                                                exact=["a"], **kw),
+    }
+    cases = [(name, "research_seed", {"seed": 7}) for name in calls] + \
+        [("lgb", "suppress", {}), ("lgb", "balance", {"method": "ncp"}),
+         ("rating", "clip_l", {}), ("rating", "clip_eligible", {}), ("publish", "clip_l", {})]
+    for name, flag, extra in cases:
+        for bad in ("no", "false", 1, None):
+            with pytest.raises(InputError, match=f"^{flag}: got {bad!r}; expected True or False"):
+                calls[name](**{flag: bad}, **extra)
+    lgb(df, qi=["a"], sensitive=["s"], k=2, l=2, research_seed=np.True_, seed=7)

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..validate import InputError, row_name
+from ..validate import InputError, check_bool, row_name
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
            "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks",
@@ -196,7 +196,9 @@ def check_research_seed(seed, research_seed) -> None:
     ...
     anonset.validate.InputError: research_seed: is set, but no seed is given: ...
     """
-    if research_seed is True and seed is None:
+    # a risk named is named with True: 'no' or 1 is no way to name it
+    research_seed = check_bool(research_seed, "research_seed")
+    if research_seed and seed is None:
         raise InputError("is set, but no seed is given: the key would be fresh from the "
                          "operating system, and the run not reproducible", param="research_seed",
                          expected="{@seed} given too (what reproduces the run), or no "

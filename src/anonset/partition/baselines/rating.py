@@ -41,8 +41,8 @@ import pandas as pd
 
 from ..keyed import ReleaseKey
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_choice, check_int, check_plain_values, refuse_clear_l,
-                         resolve_roles)
+from ...validate import (InputError, check_bool, check_choice, check_int, check_plain_values,
+                         refuse_clear_l, resolve_roles)
 from ._common import eligible_l, keyed_ids
 from .anatomy import diverse_groups
 
@@ -241,6 +241,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     # only read below: a copy of a large frame costs more than the release
     frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
     check_choice(missing, "missing", ("error", "category"))
+    clip_l, clip_eligible = check_bool(clip_l, "clip_l"), check_bool(clip_eligible,
+                                                                       "clip_eligible")
     if missing_token != "?" and missing != "category":     # it would be ignored: refused
         raise InputError(f"is {missing_token!r}, which only {{@missing='category'}} uses",
                          param="missing_token",

@@ -21,9 +21,9 @@ from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
                              passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_choice, check_int, check_names, check_plain_values,
-                         apply_missing, check_token_declared, missing_rows, refuse_clear_l,
-                         resolve_roles)
+from ...validate import (InputError, check_bool, check_choice, check_int, check_names,
+                         check_plain_values, apply_missing, check_token_declared, missing_rows,
+                         refuse_clear_l, resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ...io.tables import csv_compression
@@ -290,6 +290,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
+    # suppression is a risk named with True ('no' was a yes)
+    suppress, balance = check_bool(suppress, "suppress"), check_bool(balance, "balance")
     # an option of the other algorithm would change nothing: refused, not ignored
     if mdp_split is not None and method == "ncp":
         raise InputError(f"is {mdp_split!r}, but it applies to Alg. 3 only and the method is "
