@@ -1453,3 +1453,42 @@ def test_an_error_about_an_option_of_the_config_file_names_the_file(data, tmp_pa
     rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", "--config", cfg, "--l", "9"],
                   capsys)
     assert rc == 2 and "error: --l: l = 9 for 'age'" in cap.err, cap.err
+
+
+def test_a_privacy_parameter_given_twice_is_refused(data, tmp_path, capsys):
+    """`--l 3 ... --l 2` published at l = 2 and `lgb --t edu=0.2 --t
+    edu=0.9` at t = 0.9, exit 0: argparse keeps the last value of an option
+    given twice, perhaps a weaker one (a wrapper script that appends
+    options).  Every command now refuses a privacy parameter given twice,
+    with one line, before any work; a configuration file's value is still
+    replaced by the command line's (documented)."""
+    _, src = data
+    out = tmp_path / "o.parquet"
+    cases = [
+        (["anonymize", src, "-o", out, *BASE, "--l", "3", "--l", "2"],
+         "--l: given twice (3, then 2), and the last would replace the first; expected it "
+         "once (a value per column goes in one list: --l COL=V,COL2=V2)"),
+        (["anonymize", src, "-o", out, *BASE, "--t=0.2", "--t", "0.9"],
+         "--t: given twice (0.2, then 0.9)"),
+        (["lgb", src, "-o", out, "--qi", "age", "--sensitive", "job", "--k", "2",
+          "--t", "job=0.2", "--t", "job=0.9"], "--t: given twice (job=0.2, then job=0.9)"),
+        (["msa-anonymize", src, "-o", out, "--qi", "age", "--sensitive", "job", "--k", "2",
+          "--k", "3", "--t", "0.3"], "--k: given twice (2, then 3), and the last would "
+                                     "replace the first; expected it once"),
+        (["semantic-anonymize", src, "-o", out, "--sensitive", "job", "--l", "3", "--d", "1",
+          "--d", "0"], "--d: given twice (1, then 0)")]
+    for argv, want in cases:
+        rc, cap = run(argv, capsys)
+        line = cap.err.strip()
+        assert rc == 2 and want in line and "\n" not in line, line
+        assert line.startswith(f"anonset {argv[0]}: error: --"), line
+        assert not out.exists()
+
+
+def test_lgb_refuses_an_l_above_its_rows_in_one_line(data, tmp_path, capsys):
+    # an l of 10**20 was an OverflowError traceback (exit 1) in the buckets
+    _, src = data
+    rc, cap = run(["lgb", src, "-o", tmp_path / "o.csv", "--qi", "age", "--sensitive", "job",
+                   "--drop", "id,note,city", "--k", "2", "--l", str(10 ** 20)], capsys)
+    assert rc == 2 and cap.err.strip().endswith(
+        f"--l: column 'job': the table has 240 rows, fewer than l={10 ** 20}"), cap.err

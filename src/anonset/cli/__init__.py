@@ -165,9 +165,11 @@ def main(argv=None) -> int:
         Arguments without the program name (default: ``sys.argv[1:]``).
     """
     parser = build_parser()
+    from .args import check_once
     from .option_file import check_not_config, with_config
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        check_once(argv, parser._subcommand)   # --l 3 ... --l 2: refused, not the last kept
         argv = with_config(parser, argv)       # --config of msa-anonymize, lgb, semantic-anonymize
     except ValueError as e:
         cmd = next((a for a in argv if not a.startswith("-")), "")

@@ -61,6 +61,43 @@ class UsageError(ValueError):
     """A bad combination of options (exit code 2)."""
 
 
+#: Privacy parameters of one value: given twice on the command line, the
+#: last would silently replace the first (argparse), perhaps with a weaker one.
+ONCE = ("--l", "--k", "--t", "--d")
+
+
+def check_once(argv, sub=None) -> None:
+    """Refuse a privacy parameter given twice in the user's own arguments
+    (``--l 3 ... --l 2`` published at l = 2, exit 0).  A configuration
+    file's options are not in ``argv`` here: the command line still wins
+    over them, as documented.  ``sub(command)``: the command's parser (its
+    options' metavars tell which take a value per column)."""
+    i = next((j for j, a in enumerate(argv) if not a.startswith("-")), None)
+    if i is None:
+        return
+    try:
+        cmd = sub(argv[i]) if sub is not None else None
+    except (KeyError, AttributeError):
+        cmd = None
+    metavars = {o: str(a.metavar or "") for a in getattr(cmd, "_actions", ())
+                for o in a.option_strings}
+    seen = {}
+    rest = argv[i + 1:]
+    for j, a in enumerate(rest):
+        if a == "--":
+            break
+        name, eq, value = a.partition("=")
+        if name not in ONCE:
+            continue
+        value = value if eq else (rest[j + 1] if j + 1 < len(rest) else "")
+        if name in seen:
+            per = f" (a value per column goes in one list: {name} COL=V,COL2=V2)" \
+                if "COL=" in metavars.get(name, "") else ""
+            raise UsageError(f"{name}: given twice ({seen[name]}, then {value}), and the last "
+                             f"would replace the first; expected it once{per}")
+        seen[name] = value
+
+
 def recodes_text(info) -> str:
     """The recodes a release published because the user named them
     (``allow_recode``), as 'column -> attribute (lambda 1.00)', or ''."""

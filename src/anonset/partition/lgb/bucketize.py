@@ -169,7 +169,7 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
         else:
             la = lmap[a]
             cnt = np.bincount(vals)
-            if cnt.max() * la > rows.size:
+            if int(cnt.max()) * la > rows.size:
                 keep = suppress_for_eligibility(vals, la)
                 if not suppress:
                     # what the remedy costs: the '*' cells, and the value they tell

@@ -504,6 +504,9 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
         if a not in lmap:
             raise InputError("has no value for it", param="l", column=a)
         lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
+        if lmap[a] > len(frame):        # no bucket of l distinct values (nor a C long)
+            raise InputError(f"the table has {len(frame)} rows, fewer than l={lmap[a]}",
+                             param="l", column=a)
     hier = {}
     for a, h in (hierarchies or {}).items():
         if a not in attrs:
