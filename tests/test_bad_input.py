@@ -1394,3 +1394,49 @@ def test_a_risk_is_named_with_true_not_with_any_truthy_value():
             with pytest.raises(InputError, match=f"^{flag}: got {bad!r}; expected True or False"):
                 calls[name](**{flag: bad}, **extra)
     lgb(df, qi=["a"], sensitive=["s"], k=2, l=2, research_seed=np.True_, seed=7)
+
+
+def test_partition_publishers_refuse_infinite_numbers_and_mixed_kinds_alike(tmp_path, capsys):
+    """msa published an age of inf as [-inf-21] with an information loss of
+    NaN, lgb likewise; semantic diversity said the values were not
+    consecutive integers.  A column of 3, 'old' and 2.5 was generalized to
+    '*' by msa, a TypeError in semantic diversity and a plain ValueError in
+    lgb.  Each publisher that orders, generalizes or measures values now
+    refuses both with one InputError naming the column and the row, in
+    Python and on the command line (exit 2, nothing written)."""
+    from anonset.cli import main
+    from anonset.msa import anonymize_msa
+    from anonset.partition.baselines import mondrian
+    from anonset.partition.lgb import lgb
+    from anonset.randomized.semantic import semantic_publish
+    rng = np.random.default_rng(0)
+    n = 60
+    base = pd.DataFrame({"age": rng.integers(20, 60, n).astype(float),
+                         "job": rng.choice(list("abcdef"), n)})
+    inf = base.assign(age=base["age"].where(np.arange(n) != 4, -np.inf))
+    mixed = base.assign(age=base["age"].astype(object))
+    mixed.loc[7, "age"] = "old"
+    calls = {
+        "msa": lambda d: anonymize_msa(d, ["age"], ["job"], 3, 0.5),
+        "lgb": lambda d: lgb(d, qi=["age"], sensitive=["job"], k=3, l=2),
+        "semantic": lambda d: semantic_publish(d, "age", 2, 1, qids=["job"]),
+        "mondrian": lambda d: mondrian(d, qids=["age"], sensitive="job", l=2),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InputError) as e:
+            call(inf)
+        assert str(e.value).startswith("column 'age': holds an infinite number at row 5; "
+                                       "expected finite numbers"), (name, str(e.value))
+        with pytest.raises(InputError) as e:
+            call(mixed)
+        assert str(e.value).startswith("column 'age': holds numbers and text mixed (a number "
+                                       "at row 1, text at row 8)"), (name, str(e.value))
+    inf.to_csv(tmp_path / "inf.csv", index=False)
+    for argv in (["msa-anonymize", "--qi", "age", "--sensitive", "job", "--k", "3", "--t", "0.5"],
+                 ["lgb", "--qi", "age", "--sensitive", "job", "--k", "3", "--l", "2"]):
+        out = tmp_path / "o.csv"
+        capsys.readouterr()
+        assert main([argv[0], str(tmp_path / "inf.csv"), "-o", str(out), *argv[1:]]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "column 'age': holds an infinite number at row 5" in err and "\n" not in err, err
+        assert not out.exists()

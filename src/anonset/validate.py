@@ -809,14 +809,22 @@ def cell_text(value, width: int = 40) -> str:
     return shown[:width] + ("..." if len(shown) > width else "")
 
 
-def check_plain_values(frame, columns, *, file=None) -> None:
+def check_plain_values(frame, columns, *, file=None, partition: bool = False) -> None:
     """The attributes of a publisher that reads a pandas frame (msa, lgb,
     the baselines, semantic diversity) hold plain values: a cell that is a
     list, a tuple, a dict, a set or an array (a nested Parquet column, an
     Arrow map) is refused as :func:`check_publishable_type` refuses it for
     the set publishers.  One C pass per object column (``infer_dtype``);
-    the cells are looked at only where it finds mixed kinds."""
+    the cells are looked at only where it finds mixed kinds.  With
+    ``partition`` (the publishers that order, generalize or measure values:
+    msa, lgb, the baselines, semantic diversity) an infinite number and a
+    column of numbers and text mixed are refused too: msa published
+    [-inf-21] with an information loss of NaN, and a column of 3, 'old' and
+    2.5 was generalized to '*' by msa, a TypeError in semantic diversity
+    and a plain ValueError in lgb."""
     import pandas as pd
+    if partition:
+        _check_finite_and_one_kind(frame, columns, file)
     for c in columns:
         col = frame[c]
         found = first_nested(col)
@@ -832,6 +840,37 @@ def check_plain_values(frame, columns, *, file=None) -> None:
         if col.dtype == object and len(col) and pd.api.types.infer_dtype(col, skipna=True) \
                 not in _PLAIN_KINDS:
             check_values(pd.unique(col.dropna()), c, file=file)
+
+
+def _check_finite_and_one_kind(frame, columns, file) -> None:
+    """No infinite number, and numbers or text but not both, in ``columns``."""
+    import numpy as np
+    import pandas as pd
+    for c in columns:
+        col = frame[c]
+        kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None
+        if kind in ("mixed", "mixed-integer"):
+            vals = col.dropna()
+            num = vals.map(lambda v: isinstance(v, (int, float, np.number))
+                           and not isinstance(v, (bool, np.bool_)))
+            text = vals.map(lambda v: isinstance(v, str))
+            if num.any() and text.any():
+                i, j = int(np.flatnonzero(num.to_numpy())[0]), int(np.flatnonzero(
+                    text.to_numpy())[0])
+                raise InputError(f"holds numbers and text mixed (a number at {row_name(i)}, "
+                                 f"text at {row_name(j)})", column=c, file=file,
+                                 expected="one kind: numbers (text that reads as a number "
+                                          "converted, the rest marked missing), or text "
+                                          "(.astype(str))")
+        if pd.api.types.is_float_dtype(col.dtype) or kind in ("floating", "mixed-integer-float"):
+            x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            inf = np.isinf(x)
+            if inf.any():
+                raise InputError(f"holds an infinite number at {row_name(int(np.argmax(inf)))}",
+                                 column=c, file=file,
+                                 expected="finite numbers (an infinite one has no range to "
+                                          "generalize or distance to measure: mark it missing, "
+                                          "or drop its row)")
 
 
 #: What ``pandas.api.types.infer_dtype`` calls a column of plain values.

@@ -108,7 +108,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     roles = resolve_roles(data.columns, {"qids": qids, "sensitive": [sensitive],
                                          "other": list(other), "identifiers": list(identifiers),
                                          "drop": list(drop)})
-    check_plain_values(data, qids + [sensitive])
+    check_plain_values(data, qids + [sensitive], partition=True)
     l = check_int(l, "l", minimum=1)
     domains = dict(domains or {})
     for c in domains:

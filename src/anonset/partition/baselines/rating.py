@@ -237,7 +237,7 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         raise InputError("is empty", param="attributes", expected="at least one column")
     resolve_roles(data.columns, {"attributes": attrs, "other": list(other),
                                  "identifiers": list(identifiers), "drop": list(drop)})
-    check_plain_values(data, attrs)
+    check_plain_values(data, attrs, partition=True)
     # only read below: a copy of a large frame costs more than the release
     frame = data if data.index.equals(pd.RangeIndex(len(data))) else data.reset_index(drop=True)
     check_choice(missing, "missing", ("error", "category"))

@@ -285,7 +285,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
         "drop": _names(drop, "drop")})
     attrs = qi + semi + sens
-    check_plain_values(frame, attrs)
+    check_plain_values(frame, attrs, partition=True)
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
@@ -316,6 +316,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     check_token_declared(missing_record, {c: h.leaves for c, h in hier.items()})
     if kept is not None:                 # a row's flags leave with it
         all_flags = all_flags[kept]
+        if len(frame) < k:
+            raise InputError(f"the table has {len(frame)} rows once the "
+                             f"{int((~kept).sum()):,} with a missing cell are dropped, fewer "
+                             f"than k={k}", param="k",
+                             expected="a smaller k, or {@missing='category'}")
     # a pass-through column that recodes an attribute: refused before any
     # work unless named (the other findings warn once the release is made).
     # The ID column is published as it is too: one that recodes an

@@ -114,7 +114,7 @@ class MSAProblem:
             "quasi_identifiers": qi, "sensitive": sa,
             "identifiers": _names(identifiers, "identifiers"),
             "other": _names(other, "other"), "drop": _names(drop, "drop")})
-        check_plain_values(data, qi + sa)
+        check_plain_values(data, qi + sa, partition=True)
         hier = {}
         for c, h in dict(hierarchies or {}).items():
             if c not in data.columns:
