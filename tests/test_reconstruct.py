@@ -767,3 +767,46 @@ def test_exact_trie_checks_the_order_pair_by_pair():
     for mem in (None, [_kernels.members(c, d, 1) for c, d in zip(cols, dims)]):
         with pytest.raises(ValueError, match="sorted"):
             _kernels.exact_trie(*args, members=mem)
+
+
+def test_an_em_stopped_by_its_cap_warns_and_says_so(tmp_path, capsys):
+    """semantic-analyze stopped its EM at a hidden cap of 3,000 updates and
+    said nothing (25 of 168 cells more than 10 records from a converged
+    run); the Python API of both estimators said it only in ``info``.  An
+    EM stopped by its cap now issues a ConvergenceWarning, in Python and on
+    the command line, and semantic-analyze takes --max-iter and --tol."""
+    import warnings
+    from anonset.cli import main
+    from anonset.datasets import semantic as SD
+    from anonset.randomized import semantic as S
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.choice(list("xyzw"), 400), "b": rng.choice(list("uvt"), 400)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
+    for method in ("em", "exact_em"):
+        with pytest.warns(anonset.ConvergenceWarning, match=f"^{method}: NOT converged: stopped "
+                                                           "by the cap of 2 EM updates"):
+            ct = anonset.reconstruct(pub, ["a", "b"], method, max_iter=2, tol=0, tol_ll=0)
+        assert ct.info["converged"] is False
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.ConvergenceWarning)
+            assert anonset.reconstruct(pub, ["a", "b"], method).info["converged"]
+    ds = SD.income(n=3000)
+    sem = S.semantic_publish(ds.frame, ds.sensitive, 3, 2, qids=list(ds.qids),
+                             domain=list(ds.domain))
+    with pytest.warns(anonset.ConvergenceWarning, match="^semantic_em: NOT converged"):
+        ct = S.analyze(sem, max_iter=5)
+    assert ct.info["converged"] is False and ct.info["iterations"] == 5
+    ok = S.analyze(sem, max_iter=100_000, tol=1e-2)
+    assert ok.info["converged"] and ok.info["iterations"] < 100_000
+    with pytest.raises(anonset.InputError, match="^max_iter: got 0"):
+        S.analyze(sem, max_iter=0)
+    sem.to_parquet(tmp_path / "s.parquet")
+    capsys.readouterr()
+    assert main(["semantic-analyze", str(tmp_path / "s.parquet"), "-o", str(tmp_path / "o.csv"),
+                 "--max-iter", "5"]) == 0
+    cap = capsys.readouterr()
+    assert "5 EM updates (NOT converged: stopped by --max-iter 5)" in cap.out, cap.out
+    assert "WARNING: semantic_em: NOT converged" in cap.err, cap.err
+    assert main(["semantic-analyze", str(tmp_path / "s.parquet"), "--estimator", "linear",
+                 "--max-iter", "5"]) == 2
+    assert "--max-iter: and --tol apply to the EM only" in capsys.readouterr().err

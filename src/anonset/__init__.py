@@ -12,7 +12,7 @@ The public API, re-exported here:
             :class:`Closeness`, :class:`DiversityCloseness`
 * publish:  :func:`publish` -> :class:`SetTable`; :func:`read_parquet`, :func:`read_csv`
 * analyse:  :func:`reconstruct` -> :class:`CrossTab`; :func:`true_crosstab`;
-            :mod:`anonset.metrics`
+            :mod:`anonset.metrics`; :class:`ConvergenceWarning`
 * audit:    :func:`audit`, :func:`audit_file` -> :class:`AuditReport`; :func:`check_diversity`,
             :func:`check_anonymity`, :func:`check_closeness`; :func:`report` (one
             HTML page to sign off a release)
@@ -45,7 +45,7 @@ from .schema import (Attribute, InferredDomainWarning, RepeatedReleaseWarning, S
 from .models import Anonymity, Closeness, Diversity, DiversityCloseness, EntropyDiversity
 from .emd import Ground, emd, emd_batch
 from . import metrics
-from .randomized.crosstab import CrossTab, true_crosstab
+from .randomized.crosstab import ConvergenceWarning, CrossTab, true_crosstab
 from .randomized.params import AttributeParams, optimize
 from .randomized.publish import publish
 from .randomized.reconstruct import count_w, reconstruct
@@ -74,7 +74,8 @@ __all__ = [
     "PassThroughWarning", "InputError",
     "Diversity", "EntropyDiversity", "Anonymity", "Closeness", "DiversityCloseness",
     "AttributeParams", "optimize", "publish", "SetTable", "read_parquet", "read_csv",
-    "reconstruct", "count_w", "CrossTab", "true_crosstab", "metrics", "datasets",
+    "reconstruct", "count_w", "CrossTab", "true_crosstab", "ConvergenceWarning", "metrics",
+    "datasets",
     "checks", "closeness_search", "lgb", "msa", "semantic", "synthetic", "stream", "dask",
     "Ground", "emd", "emd_batch", "show_versions",
     "audit", "audit_file", "AuditReport", "check_diversity", "check_anonymity",

@@ -193,20 +193,36 @@ def cmd_analyze(args) -> int:
                          expected="a table written by anonset semantic-anonymize (`anonset "
                                   "reconstruct` reads the tables of anonset anonymize)")
     with A.naming_input(src):
+        if args.estimator != "em" and (args.max_iter != 3000 or args.tol != 1e-4):
+            raise InputError("and --tol apply to the EM only", param="max_iter",
+                             expected="--estimator em with them, or neither")
         ct = S.analyze(table, _split(args.qids), estimator=args.estimator,
-                       method=args.selection, n_threads=args.threads)
+                       method=args.selection, n_threads=args.threads,
+                       max_iter=args.max_iter, tol=args.tol)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
     if out is None:
         # as `anonset reconstruct` prints it: two decimals on a terminal
         A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
-                     f"({args.estimator}) from {table.n_rows:,} records")
+                     f"({args.estimator}) from {table.n_rows:,} records{_em_words(ct)}")
         print(frame.to_string(index=False, formatters={"count": lambda v: f"{v:,.2f}"}))
         return A.EXIT_OK
     # the name says the format: CSV text under a .parquet name was a trap
     A.write_frame(frame, out, out_fmt, protect=(src, Path(str(src) + ".anonset.json")))
     A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
-                 f"({args.estimator}) -> {out}")
+                 f"({args.estimator}){_em_words(ct)} -> {out}")
     return A.EXIT_OK
+
+
+def _em_words(ct) -> str:
+    """How the EM stopped, for the summary line ('' for the other estimators;
+    an unconverged run is warned of too, on stderr)."""
+    info = ct.info
+    if "iterations" not in info:
+        return ""
+    how = (f"converged: no cell moved by more than {float(info['tol']):g} records"
+           if info.get("converged") else f"NOT converged: stopped by --max-iter "
+                                         f"{info.get('max_iter')}")
+    return f", {info['iterations']} EM updates ({how})"
 
 
 def register(sub) -> None:
@@ -282,6 +298,12 @@ def register(sub) -> None:
                    help="em: non-negative EM with the sampler's selection probabilities "
                         "(default); linear: Alg. 2 (eq. 1-3, can go negative); existing: "
                         "paper 000's estimator (eq. 21-22); simple: eq. 20")
+    p.add_argument("--max-iter", type=A.positive_int, default=3000, metavar="N",
+                   help="EM updates at most (default 3000); a run stopped by it is NOT "
+                        "converged, and says so")
+    p.add_argument("--tol", type=A.nonneg_float, default=1e-4, metavar="X",
+                   help="the EM stops when no cell moves by more than X records in an update "
+                        "(default 1e-4)")
     p.add_argument("--selection", choices=("auto", "exact", "montecarlo", "paper"), default="auto",
                    help="how the selection probabilities are obtained (default: exact if feasible)")
     p.add_argument("--threads", type=A.positive_int, default=None, metavar="N",

@@ -11,7 +11,25 @@ from ..encode import encode
 from ..schema import Schema
 from ..io.tables import as_frame as _as_frame
 
-__all__ = ["CrossTab", "true_crosstab"]
+__all__ = ["CrossTab", "true_crosstab", "ConvergenceWarning", "warn_unconverged"]
+
+
+class ConvergenceWarning(UserWarning):
+    """An EM estimate stopped by its iteration cap before its stopping rule
+    held: its counts depend on where it stopped (raise ``max_iter``)."""
+
+
+def warn_unconverged(ct: "CrossTab") -> "CrossTab":
+    """``ct``, after warning if its EM stopped at the cap unconverged."""
+    info = ct.info or {}
+    if "iterations" in info and info.get("converged") is False:
+        import warnings
+        warnings.warn(ConvergenceWarning(
+            f"{ct.method}: NOT converged: stopped by the cap of {info.get('max_iter', '?')} "
+            f"EM updates (the last moved a cell by "
+            f"{float(info.get('change', float('nan'))):.3g} records), so the counts depend on "
+            "where it stopped; raise the cap (max_iter=, --max-iter)"), stacklevel=3)
+    return ct
 
 
 @dataclass

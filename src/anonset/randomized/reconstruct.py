@@ -35,7 +35,7 @@ from . import _kernels
 from . import emdrive
 from ..validate import InputError, check_threads as _threads
 from .._typing import Names, Seed
-from .crosstab import CrossTab
+from .crosstab import CrossTab, warn_unconverged
 from .settable import SetTable
 
 __all__ = ["reconstruct", "count_w", "METHODS"]
@@ -125,7 +125,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
                         "random", {"seeded": seed is not None})
     if method == "exact_em":
         x, info = _exact_em(table, attributes, dims, **rule)
-        return CrossTab(tuple(attributes), domains, x, "exact_em", info)
+        return warn_unconverged(CrossTab(tuple(attributes), domains, x, "exact_em", info))
     if w is None:
         w = count_w(table, attributes, n_threads=n_threads)
     w = np.asarray(w)
@@ -139,7 +139,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
                         "value_adding", {})
     a, b = transition_factors(table, attributes)
     x, info = paper_em(w, dims, a, b, eta_prod, **rule)
-    return CrossTab(tuple(attributes), domains, x, "em", info)
+    return warn_unconverged(CrossTab(tuple(attributes), domains, x, "em", info))
 
 
 def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_ll: float,
@@ -434,8 +434,9 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
                                      header.n_rows, pm, weight, max_iter=max_iter, tol=tol,
                                      n_threads=_threads(n_threads), tol_ll=tol_ll,
                                      accelerate=accelerate)
-    return CrossTab(tuple(attributes), tuple(header.schema[a].domain for a in attributes),
-                    counts, "exact_em", info)
+    return warn_unconverged(CrossTab(tuple(attributes),
+                                     tuple(header.schema[a].domain for a in attributes),
+                                     counts, "exact_em", info))
 
 
 def _check_stopping(max_iter, tol, tol_ll=None, accelerate=True) -> None:

@@ -43,7 +43,7 @@ from . import _kernels
 from . import _semantic
 from ..io.keys import check_research_seed, check_rng, make_key
 from ..validate import InputError, check_plain_values, check_threads as _threads
-from .crosstab import CrossTab
+from .crosstab import CrossTab, warn_unconverged
 from ..encode import encode_column
 from ..hierarchy import Hierarchy
 from .params import COIN_ONE, AttributeParams
@@ -835,10 +835,17 @@ def estimate(omega, estimator: str, *, l: int, q=None, **kw) -> np.ndarray:
 
 
 def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: str = "em",
-            q=None, method: str = "auto", n_threads: int | None = None) -> CrossTab:
+            q=None, method: str = "auto", n_threads: int | None = None,
+            max_iter: int = 3000, tol: float = 1e-4) -> CrossTab:
     """Estimate the cross-tabulation QIDs x sensitive value from a table
     published by :func:`semantic_publish`, per QID combination, vectorized
-    over the cells."""
+    over the cells.  The EM (``estimator='em'``) stops when no cell moves by
+    more than ``tol`` records, or after ``max_iter`` updates: then
+    ``info['converged']`` is False and a :class:`ConvergenceWarning` says
+    so (raise ``max_iter``)."""
+    from ..validate import check_int, check_real
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    tol = check_real(tol, "tol", minimum=0.0)
     sa, dist, l, d = _table_distance(table)
     size = table.schema[sa].d                      # the domain's size (d is the distance)
     if table.params[sa].says_nothing:              # l = size: every set the whole domain
@@ -864,13 +871,13 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
                                     n_threads=n_threads)
         info["selection"] = qinfo
     if estimator == "em":
-        x, emi = estimate_em(omega, q, n_threads=n_threads)
-        info.update(emi)
+        x, emi = estimate_em(omega, q, n_threads=n_threads, max_iter=max_iter, tol=tol)
+        info.update(emi, max_iter=max_iter, tol=tol)
     else:
         x = estimate(omega, estimator, l=l, q=q)
     attrs = tuple(qids) + (sa,)
-    return CrossTab(attrs, tuple(table.schema[a].domain for a in attrs), x, f"semantic_{estimator}",
-                    info)
+    return warn_unconverged(CrossTab(attrs, tuple(table.schema[a].domain for a in attrs), x,
+                                     f"semantic_{estimator}", info))
 
 
 def semantic_marginal(table, omega=None) -> np.ndarray:
