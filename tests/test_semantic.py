@@ -899,3 +899,22 @@ def test_analyze_names_its_qids_by_name():
                         ("x", "qids: names 'x', which is not a published QID")):
         with pytest.raises(anonset.InputError, match=re.escape(needle)):
             S.analyze(t, bad)
+
+
+def test_analyze_refuses_sets_that_contradict_the_metadata():
+    """A semantic file whose metadata was edited to d = 4 over sets drawn at
+    d = 2 was estimated as if d = 4 (plausible counts, exit 0) while the
+    audit FAILED it.  The estimators now check every set against the
+    metadata's l and d first."""
+    ds = SD.income(n=2000)
+    pub = S.semantic_publish(ds.frame, ds.sensitive, 2, 1, qids=list(ds.qids),
+                             domain=list(ds.domain))
+    S.analyze(pub)
+    pub.model["d"] = 6.0
+    with pytest.raises(anonset.InputError) as e:
+        S.analyze(pub)
+    assert str(e.value).startswith(f"column '{ds.sensitive}': holds ") and \
+        "set(s) that are not 2 values pairwise at least 6 apart (first at row " in str(e.value)
+    with pytest.raises(anonset.InputError, match="^table: was not published under"):
+        S.analyze(anonset.publish(ds.frame, anonset.Diversity(2), sensitive=[ds.sensitive],
+                                  exact=list(ds.qids), domains={ds.sensitive: list(ds.domain)}))

@@ -648,7 +648,10 @@ def _pack_codes(codes: np.ndarray, F: int) -> np.ndarray:
 def _table_distance(table: SetTable) -> tuple:
     m = table.model
     if m.get("name") != "semantic":
-        raise ValueError("the table was not published under (l, d)-semantic diversity")
+        from ..validate import InputError
+        raise InputError("was not published under (l, d)-semantic diversity", param="table",
+                         expected="a table of semantic_publish (anonset.reconstruct reads "
+                                  "the tables of anonset.publish)")
     sa = m["sensitive"]
     return sa, SemanticDistance.from_dict(m["distance"], table.schema[sa]), int(m["l"]), float(m["d"])
 
@@ -695,8 +698,10 @@ def _table_counts(table: SetTable, qids: Sequence[str]) -> tuple:
     dims = [table.schema[q].d for q in qids]
     ncell = math.prod(dims)
     if ncell * dist.F > 50_000_000:
-        raise ValueError(f"{ncell} QID combinations x {dist.F} values is too large; "
-                         "analyse fewer QIDs")
+        from ..validate import InputError
+        raise InputError(f"make {ncell:,} QID combinations x {dist.F:,} values, too many "
+                         "cells", param="qids", expected="fewer QIDs (at most 50,000,000 "
+                                                         "cells in all)")
     cell = np.zeros(table.n_rows, dtype=np.int64)
     for q, dq in zip(qids, dims):
         cell = cell * dq + table.members(q)[:, 0]
@@ -864,6 +869,16 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
             raise InputError(f"names {n!r}, which is not a published QID of the table",
                              param="qids",
                              expected=f"QIDs of {[x for x in table.names if x != sa]}")
+    # the sets must be what the metadata says they are: an estimate under
+    # another l or d (a metadata edited, another file's) is a wrong one
+    bad = ~is_diverse(table.mask(sa), dist, l, d)
+    if bad.any():
+        from ..validate import InputError, row_name
+        raise InputError(f"holds {int(bad.sum()):,} set(s) that are not {l} values pairwise at "
+                         f"least {d:g} apart (first at {row_name(int(np.argmax(bad)))}), as "
+                         "its metadata says every set is", column=sa,
+                         expected="a table as semantic-anonymize wrote it (its sets and its "
+                                  "metadata together)")
     omega, sa, dist, l, d = _table_counts(table, qids)
     info = {"estimator": estimator, "l": l, "d": d}
     if q is None and estimator in ("linear", "em"):
