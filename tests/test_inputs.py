@@ -702,3 +702,15 @@ def test_dates_decimals_and_complex_numbers_are_refused_alike_by_every_publisher
                                              drop=["q", "s2"])):
             with pytest.raises(anonset.InputError, match="^column 'd': " + needle.strip()):
                 call()
+
+
+def test_a_named_range_index_is_row_labels_as_parquet_keeps_it():
+    """README: a named index is a column, but a RangeIndex (named or not) is
+    row labels, as pandas writes it to Parquet (metadata, not a column)."""
+    df = pd.DataFrame({"job": list("abcabc") * 10})
+    df.index = pd.RangeIndex(1, 61, name="rownames")
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"])
+    assert "rownames" not in pub.to_pandas().columns and pub.schema.names == ["job"]
+    named = df.set_index(pd.Index(np.random.default_rng(1).permutation(60), name="serial"))
+    with pytest.raises(anonset.InputError, match="serial"):
+        anonset.publish(named, anonset.Diversity(2), sensitive=["job"])

@@ -956,6 +956,12 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
         stronger = ("a smaller t, or l >= 2 beside it (Sec. VII-D)" if set(whats) == {"t"}
                     else "l or k >= 2" if "t" not in whats else
                     "l or k >= 2; for t-closeness a smaller t, or l >= 2 beside it")
+        if clip_l and set(whats) == {"l"}:
+            # the user's l was above the domain: clip_l took it to d - 1 = 1
+            stronger = ("an l of the domain's size for " + ("it" if len(refused) == 1 else
+                                                            "them")
+                        + " (whole-domain sets, which publish nothing of it: one l per "
+                          "column), or " + ("it" if len(refused) == 1 else "them") + " dropped")
         raise InputError("would publish " + ", ".join(why) + " in the clear: with p = 1 and "
                          "eta = 1 every published set is the person's true value",
                          param=whats[0] if len(set(whats)) == 1 else "model",
