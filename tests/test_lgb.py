@@ -665,8 +665,10 @@ def test_cli_refuses_unnamed_columns(tmp_path, capsys):
     (["--k", "2", "--l", "2", "--semi-sensitive", "age", "--sensitive", "disease"], "--flags"),
     (["--k", "2", "--l", "9", "--qi", "gender", "--sensitive", "disease", "--drop",
       "ID,age,age_flag,zip,zip_flag"], "--l: column 'disease'"),
-    (["--k", "2", "--l", "9", "--qi", "gender", "--sensitive", "disease", "--drop",
+    (["--k", "2", "--l", "5", "--qi", "gender", "--sensitive", "disease", "--drop",
       "ID,age,age_flag,zip,zip_flag"], "or --suppress, which publishes"),
+    (["--k", "2", "--l", "9", "--qi", "gender", "--sensitive", "disease", "--drop",
+      "ID,age,age_flag,zip,zip_flag"], "the table has 8 rows, fewer than l=9"),
     (["--k", "2", "--l", "2", "--qi", "gender", "--hierarchy", "gender=/no/such.csv"],
      "does not exist"),
 ])

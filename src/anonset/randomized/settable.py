@@ -129,15 +129,24 @@ class SetTable:
         (negative ones count from the end), a slice, or a boolean mask of
         one value per row.
 
+        A subset chosen by exact QIDs or pass-through columns (the women
+        only) reconstructs without bias; one chosen by the published sets
+        themselves (the rows whose set holds 'sales') does not: the EM
+        assumes each set was drawn as published, not selected for what it
+        holds (CPS1985 at l = 3: 215 of 238 such rows estimated as sales,
+        38 true).  Cross-tabulate the whole table with that attribute
+        instead.
+
         Examples
         --------
         >>> import pandas as pd, anonset
-        >>> pub = anonset.publish(pd.DataFrame({"a": list("xyzxyz")}), anonset.Diversity(2),
-        ...                       sensitive=["a"], domains={"a": list("xyz")})
+        >>> df = pd.DataFrame({"a": list("xyzxyz"), "sex": list("ffmmfm")})
+        >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], exact=["sex"],
+        ...                       domains={"a": list("xyz")})
         >>> pub.take([0, -1]).n_rows, pub.take(slice(0, 4)).n_rows
         (2, 4)
-        >>> pub.take(pub.to_pandas()["a"].map(len) == 2).n_rows
-        6
+        >>> pub.take(pub.to_pandas()["sex"] == "f").n_rows
+        3
         """
         rows = _row_positions(rows, self.n_rows)
         other = self.other.iloc[rows].reset_index(drop=True) if len(self.other.columns) else \
