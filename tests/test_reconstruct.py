@@ -414,7 +414,10 @@ def test_squarem_reaches_the_em_fixed_point():
                 accelerate=False, tol_ll=1e-15, max_iter=200_000, kernel="subsets")
             slow = type(fast)(fast.attributes, fast.domains, x, "exact_em", {})
         assert fast.info["iterations"] * 5 < max(slow.info.get("iterations", 10**6), 10**4)
-        np.testing.assert_allclose(fast.counts, slow.counts, rtol=0, atol=2e-3 * pub.n_rows ** 0.5)
+        # the exact EM's rule (tol_ll 1e-10 per record) stops a near-empty
+        # cell up to 0.134 records from the fixed point (8 draws of this
+        # table: 0.0002-0.134; the paper EM 0.0001-0.027)
+        np.testing.assert_allclose(fast.counts, slow.counts, rtol=0, atol=5e-3 * pub.n_rows ** 0.5)
 
 
 def test_exact_trie_equals_subset_expansion():

@@ -81,14 +81,24 @@ def test_order_is_a_pure_function_of_the_key_in_every_path(tmp_path):
     df = sorted_adult(1500)[["age", "occupation", "sex"]]
     roles = dict(sensitive=["age", "occupation"], drop=["sex"], bins={"age": [0, 30, 50, 120]})
     mem = anonset.publish(df, anonset.Diversity(2), seed=SEED, **roles)
-    # the order is the keyed permutation of the row indices, keyed by the key
-    # and the release's model and parameters (another l: another order)
-    from anonset.engine.plan import order_facts
-    from anonset.io.keys import release_key
-    facts = order_facts(anonset.Diversity(2).to_dict(), "chacha20", mem.params,
-                        mem.schema.published)
-    expect = shuffled_order(derive_key(release_key(make_key(SEED), facts), "row-order"), len(df))
-    assert np.array_equal(mem.source_rows, expect)
+    # the order is a keyed permutation of the row indices, keyed by the key,
+    # the release's model and parameters (another l: another order) and the
+    # table (another wave of the same people: another order, other sets)
+    assert sorted(mem.source_rows.tolist()) == list(range(len(df)))
+    again = anonset.publish(df, anonset.Diversity(2), seed=SEED, **roles)
+    assert again.equals(mem) and np.array_equal(again.source_rows, mem.source_rows)
+    l3 = anonset.publish(df, anonset.Diversity(3), seed=SEED, **roles)
+    assert not np.array_equal(l3.source_rows, mem.source_rows)
+    wave = df.copy()
+    wave.loc[7, "occupation"] = "Sales" if wave.loc[7, "occupation"] != "Sales" else "Tech-support"
+    later = anonset.publish(wave, anonset.Diversity(2), seed=SEED, **roles)
+    assert not np.array_equal(later.source_rows, mem.source_rows)
+    back = np.empty_like(mem.source_rows)
+    back[mem.source_rows] = np.arange(len(df))
+    back2 = np.empty_like(back)
+    back2[later.source_rows] = np.arange(len(df))
+    same = (mem.mask("age")[back] == later.mask("age")[back2]).all(axis=1)
+    assert same.mean() < 0.9          # drawn anew, not the first release's words again
     df.to_csv(tmp_path / "in.csv", index=False)
     for chunk in (97, 1000, 10_000):
         publish_file(tmp_path / "in.csv", tmp_path / "out.parquet", anonset.Diversity(2),
@@ -2505,6 +2515,13 @@ def test_replacing_a_release_under_another_key_is_warned_of_on_every_path(tmp_pa
     series = dict(kw, key_file=tmp_path / "a.key", record_id="rid")
     assert len(write(anonset.publish(df, anonset.Diversity(2), **series))) == 1   # was seeded
     assert write(anonset.publish(df, anonset.Diversity(2), **series)) == []
+    # one persistent key, another l without the first's parameters: the sets
+    # are drawn anew (wagepan: 123 of 545 occupations pinned), so it warns
+    said = write(anonset.publish(df, anonset.Diversity({"job": 3, "age": 2}), **series))
+    assert len(said) == 1 and said[0].startswith(
+        f"{str(out)!r} held a release of {n} records under this persistent key, but with "
+        "other parameters or another domain for job, whose sets are drawn anew"), said
+    assert write(anonset.publish(df, anonset.Diversity({"job": 3, "age": 2}), **series)) == []
     other = dict(series, key_file=tmp_path / "b.key")
     said = write(anonset.publish(df, anonset.Diversity(2), **other))
     assert len(said) == 1 and "under another key" in said[0]
@@ -2519,6 +2536,57 @@ def test_replacing_a_release_under_another_key_is_warned_of_on_every_path(tmp_pa
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "anonset: WARNING: '" in err and "cli.parquet' held a release of 200 records" in err
+
+
+def test_a_key_file_over_a_later_wave_draws_anew_not_the_same_words(tmp_path):
+    """wagepan's 545 men, 1980 and 1981, one key file, no record id: the rows
+    came out in the same order (the order was keyed by the key and the
+    parameters only) and each row's set was drawn from the same words, so a
+    changed occupation showed as the difference of the two sets: 126 of the
+    261 changes read off, old and new, at l = 3.  A release that is not
+    persistent now keys its draws by its table too: the same table under
+    one key reproduces its release on every path, another table is drawn
+    as under another key (the documented risk of a fresh key; --record-id
+    keeps a record's sets)."""
+    import dask.dataframe as dd
+    rng = np.random.default_rng(11)
+    n = 600
+    jobs = list("abcdefghi")
+    w1 = pd.DataFrame({"job": rng.choice(jobs, n)})
+    w2 = w1.copy()
+    moved = rng.random(n) < 0.5
+    w2.loc[moved, "job"] = rng.choice(jobs, int(moved.sum()))
+    changed = (w1["job"] != w2["job"]).to_numpy()
+    key = tmp_path / "k.key"
+    key.write_text(anonset.io.keys.secrets.token_hex(32))
+    key.chmod(0o600)
+    kw = dict(sensitive=["job"], domains={"job": jobs}, key_file=key)
+
+    def read_off(l):
+        a = anonset.publish(w1, anonset.Diversity(l), **kw)
+        b = anonset.publish(w2, anonset.Diversity(l), **kw)
+        aligned = float(np.mean(a.source_rows == b.source_rows))
+        ma, mb = np.empty_like(a.mask("job")), np.empty_like(b.mask("job"))
+        ma[a.source_rows], mb[b.source_rows] = a.mask("job"), b.mask("job")   # by person
+        diff = np.unpackbits((ma ^ mb).view(np.uint8), axis=1).sum(axis=1)
+        # a changed value whose two sets differ by one swap names old and new
+        return aligned, float(np.mean(diff[changed] == 2)), float(np.mean(diff[~changed] == 0))
+
+    for l in (3, 4):
+        aligned, swapped, kept = read_off(l)
+        assert aligned < 0.05, aligned                 # no row lined up by position
+        # independent 3-sets of 9 values differ by one swap for ~0.12 of the
+        # pairs (the same words: ~0.7); unchanged values are drawn anew too
+        assert swapped < 0.25 and kept < 0.2, (l, swapped, kept)
+    # one table under one key: the same release, in memory, streamed, on Dask
+    ref = anonset.publish(w1, anonset.Diversity(3), **kw)
+    w1.to_csv(tmp_path / "w1.csv", index=False)
+    publish_file(tmp_path / "w1.csv", tmp_path / "o.parquet", anonset.Diversity(3),
+                 chunk_rows=97, **kw)
+    assert anonset.read_parquet(tmp_path / "o.parquet").equals(ref)
+    lazy = anonset.dask.publish(dd.from_pandas(w1, npartitions=3), anonset.Diversity(3),
+                                scheduler="sync", **kw)
+    assert lazy.to_settable(scheduler="sync").equals(ref)
 
 
 def test_replacing_an_lgb_or_msa_release_under_a_fresh_key_is_warned_of(tmp_path):

@@ -459,8 +459,9 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     key = {"os": "a fresh key from the operating system (never stored: releasing these "
                  f"records again under another key lets the two releases be intersected; {series})",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
-                   "reproduces this release, but other or reordered rows, or other "
-                   "parameters, under it are drawn anew and can be intersected with these; "
+                   "reproduces this release of this very table, but another table (a "
+                   "later wave, rows changed or reordered) or other parameters under it are "
+                   "drawn as under another key and can be intersected with these; "
                    f"{series})",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it recovers "
                             "every true value)",

@@ -22,7 +22,7 @@ from ..shared_ids import refuse_shared_ids
 from ..encode import missing_refused
 from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
-from .stats import Stats, lacks_token_leaf, text_type
+from .stats import Stats, data_digest, lacks_token_leaf, text_type
 
 __all__ = ["Plan", "make_plan", "finish_domain", "token_where_missing"]
 
@@ -221,6 +221,15 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         found = found + near
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
+    data = None
+    if not persistent:
+        # one key over one table reproduces its release; over another table
+        # (a later wave, values changed) its sets and order are another
+        # key's: drawn from the same words, a changed value's two sets
+        # differed by the two values (wagepan under one key file, l = 3:
+        # 126 of 261 men's old and new occupations read off)
+        data = data_digest(stats.n, counts, stats.na, stats.placed, published)
+        key = derive_key(release_key(key, {"data": data}), "sets")
     if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
         raise InputError("needs a key of at least 128 bits", param="record_id",
                          expected="{@key_file} holding a long-lived secret")
@@ -232,8 +241,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # releases alike would link their rows: each release gets a fresh order
     order_key = None if opts.keep_order else (
         make_key() if persistent else
-        derive_key(release_key(key, order_facts(opts.model.to_dict(), opts.rng, params,
-                                                published)), "row-order"))
+        derive_key(release_key(key, {**order_facts(opts.model.to_dict(), opts.rng, params,
+                                                   published), "data": data}), "row-order"))
     keep = Schema(tuple(a for a in source if a.role not in ("identifier", "drop")))
     info = {
         "rng": opts.rng,

@@ -56,6 +56,10 @@ class Stats:
         self.shared_counts: dict | None = None
         self.passthrough = d.passthrough_check() if d.passthrough_columns else None
         self._declared = {}
+        #: per declared sensitive column, a sum (mod 2^64) of a mix of each
+        #: row's index and code: with the counts, what a release's draws are
+        #: keyed by besides its key (:func:`data_digest`)
+        self.placed: dict = {}
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
                 if lacks_token_leaf(cd):
@@ -67,6 +71,8 @@ class Stats:
                 self.na[cd.name] = 0
                 if cd.name in d.need_counts:
                     self.counts[cd.name] = np.zeros(attr.d, dtype=np.int64)
+                if cd.role == "sensitive":
+                    self.placed[cd.name] = 0
 
     def add(self, block: pd.DataFrame, row0: int | None = None) -> "Stats":
         row0 = self.n if row0 is None else row0
@@ -112,6 +118,8 @@ class Stats:
                 continue
             if c in self.counts:
                 self.counts[c] += np.bincount(codes[codes >= 0], minlength=attr.d)
+            if c in self.placed:
+                self.placed[c] = (self.placed[c] + placed_sum(codes, row0)) % (1 << 64)
         if errors:
             raise V.first_row_error(errors)
         rid = d.options.record_id
@@ -173,6 +181,8 @@ class Stats:
             self.na[c] += other.na[c]
         for c in self.counts:
             self.counts[c] += other.counts[c]
+        for c in self.placed:
+            self.placed[c] = (self.placed[c] + other.placed[c]) % (1 << 64)
         self.ids.extend(other.ids)
         self.ids_missing += other.ids_missing
         if other.first_id_missing is not None:
@@ -190,6 +200,38 @@ class Stats:
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
         return {**(self.shared_counts or {}), **shared_rows(cols)}
+
+
+def placed_sum(codes: np.ndarray, row0: int) -> int:
+    """Sum (mod 2^64) of splitmix64 of each row's global index and code: the
+    same for a table read whole, in blocks or in Dask partitions; a value
+    moved to another row changes it, where counts do not."""
+    from ..passthrough import _mix64
+    rows = np.arange(row0, row0 + len(codes), dtype=np.uint64)
+    words = _mix64(rows) ^ (np.asarray(codes, dtype=np.int64).astype(np.uint64) + np.uint64(1))
+    return int(_mix64(words).sum(dtype=np.uint64))
+
+
+def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
+    """What a release that is not persistent keys its draws by besides its
+    key (sets and row order): the row count and, per sensitive column, its
+    value counts, missing cells and :func:`placed_sum`.  One key over one
+    table reproduces its release; over another table (a later wave of the
+    same people, rows changed) the draws are those of another key, so that
+    a changed value is not shown as the difference of two sets drawn from
+    the same words."""
+    import hashlib
+    h = hashlib.sha256(b"anonset.data.v1\x00" + int(n).to_bytes(8, "little"))
+    for a in published:
+        if a.role != "sensitive":
+            continue
+        h.update(a.name.encode() + b"\x00")
+        c = counts.get(a.name)
+        if c is not None:
+            h.update(np.ascontiguousarray(c, dtype=np.int64).tobytes())
+        h.update(int(na.get(a.name, 0)).to_bytes(8, "little"))
+        h.update(int(placed.get(a.name, 0)).to_bytes(8, "little"))
+    return h.hexdigest()
 
 
 def lacks_token_leaf(cd) -> bool:

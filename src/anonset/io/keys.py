@@ -299,6 +299,21 @@ def release_key(key: bytes, facts) -> bytes:
     return derive_key(key, "release:" + hashlib.sha256(text.encode()).hexdigest()[:32])
 
 
+def frame_digest(frame, columns) -> str:
+    """A digest of a table's cells in ``columns``, row by row (what a release
+    that is not persistent keys its draws by besides its key, in the
+    publishers that read a table whole: one key over one table reproduces
+    its release, over another table, a later wave of the same people, the
+    draws are another key's)."""
+    import numpy as np
+    from ..passthrough import hash_cells
+    h = hashlib.sha256(b"anonset.frame.v1\x00" + len(frame).to_bytes(8, "little"))
+    for c in columns:
+        h.update(str(c).encode() + b"\x00")
+        h.update(np.ascontiguousarray(hash_cells(frame[c]), dtype=np.uint64).tobytes())
+    return h.hexdigest()
+
+
 def key_check(key: bytes) -> str:
     """A persistent key's check value (16 hex digits of a one-way derivation
     of it): a release of a series records it so that a later release drawn

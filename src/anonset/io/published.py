@@ -475,13 +475,23 @@ def _sensitive_names(meta: dict) -> list:
             if isinstance(a, dict) and a.get("role") == "sensitive"]
 
 
+def _drawn_as(meta: dict, name: str) -> tuple:
+    """What a sensitive column's sets are drawn from besides the key: its
+    (p, eta, d) and its domain in order."""
+    par = (meta.get("params") or {}).get(name) or {}
+    dom = next((a.get("domain") for a in (meta.get("schema") or {}).get("attributes", ())
+                if isinstance(a, dict) and a.get("name") == name), None)
+    return par.get("p"), par.get("eta"), par.get("d"), repr(dom)
+
+
 def warn_replaced_release(path, fmt, meta: dict) -> None:
     """Warn (:class:`~anonset.RepeatedReleaseWarning`) when ``path`` holds a
     release of some of the same sensitive columns under another key: if it
     was shared, the release that replaces it can be intersected with it.
-    Not when both are under one persistent key (the same sets), nor when
-    both were drawn from seeds (a seed reproduces its release; which seed
-    was used is not recorded)."""
+    Not when both are under one persistent key with the same parameters
+    and domains (the same sets; with others, the sets are redrawn and it
+    warns), nor when both were drawn from seeds (a seed reproduces its
+    release; which seed was used is not recorded)."""
     import warnings
     path = Path(path)
     try:
@@ -495,12 +505,26 @@ def warn_replaced_release(path, fmt, meta: dict) -> None:
     if not shared:
         return
     keys = (old_info.get("key"), new_info.get("key"))
+    redrawn = []
     if keys == ("persistent", "persistent") and \
             old_info.get("key_check") == new_info.get("key_check"):
-        return
-    if "os" not in keys and "persistent" not in keys:
+        # one persistent key keeps a record's sets only under the same
+        # parameters and domain (--params-from): another l redraws them
+        redrawn = [n for n in shared if _drawn_as(old, n) != _drawn_as(meta, n)]
+        if not redrawn:
+            return
+    elif "os" not in keys and "persistent" not in keys:
         return
     from ..schema import RepeatedReleaseWarning, _outside_stacklevel
+    if redrawn:
+        warnings.warn(
+            f"{str(path)!r} held a release of {int(old.get('n_rows') or 0):,} records under "
+            f"this persistent key, but with other parameters or another domain for "
+            f"{', '.join(redrawn)}, whose sets are drawn anew; it is replaced.  If it was "
+            "shared, the two can be intersected (docs/security.md, repeated releases): publish "
+            "a later release of a series with the first one's parameters (params=; "
+            "--params-from)", RepeatedReleaseWarning, stacklevel=_outside_stacklevel())
+        return
     how = "a fresh key" if keys[0] == "os" else "another key"
     warnings.warn(
         f"{str(path)!r} held a release of {int(old.get('n_rows') or 0):,} records with the "

@@ -32,6 +32,7 @@ Also: eq. 18 (:func:`mse`), eq. 11-12 for paper 000's sampler
 from __future__ import annotations
 
 import itertools
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -595,7 +596,13 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
     check_research_seed(seed, research_seed)
-    key = make_key(seed, research_seed=research_seed)
+    from ..io.keys import derive_key as _derive, release_key as _release
+    # one key over one table reproduces its release; over another (a later
+    # wave, values changed) the sets are another key's: drawn from the same
+    # words, a changed value's two sets differed by the two values
+    data = hashlib.sha256(len(codes).to_bytes(8, "little") +
+                          np.ascontiguousarray(codes, dtype=np.int32).tobytes()).hexdigest()
+    key = _derive(_release(make_key(seed, research_seed=research_seed), {"data": data}), "sets")
     attrs, masks, params = [], {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
@@ -631,7 +638,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     from ..io.keys import release_key
     # the model, the generator and every published domain in its order:
     # any of them changed draws other sets, so it draws another order too
-    facts = {**model, "rng": rng,
+    facts = {**model, "rng": rng, "data": data,
              "domains": {a.name: [repr(v) for v in a.domain] for a in attrs
                          if a.domain is not None}}
     return table.take(shuffled_order(derive_key(release_key(key, facts), "row-order"),

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...io.keys import derive_key, shuffled_order
+from ...io.keys import derive_key, frame_digest, shuffled_order
 from ..keyed import ReleaseKey
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ...shared_ids import shared_without_key
@@ -137,7 +137,8 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
         {"baseline": True, "qids": list(qids), "sensitive": sensitive, "l": l,
          "exact_qids": bool(exact_qids), "domains": {c: [str(v) for v in doms[c]]
-                                                     for c in sorted(doms)}})
+                                                     for c in sorted(doms)},
+         "data": frame_digest(frame, list(qids) + [sensitive])})
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"],

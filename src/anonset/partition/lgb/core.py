@@ -26,6 +26,7 @@ from ...validate import (InputError, check_bool, check_choice, check_int, check_
                          refuse_clear_l, resolve_roles)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
+from ...io.keys import frame_digest
 from ...io.tables import csv_compression
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
@@ -309,7 +310,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         {"paper": "002", "k": k, "l": lmap, "closeness": closeness, "method": method,
          "qi": qi, "semi_sensitive": semi, "sensitive": sens, "suppress": suppress,
          "balance": balance, "mdp_split": mdp_split,
-         "hierarchies": {a: [list(p) for p in h.paths] for a, h in sorted(hier.items())}})
+         "hierarchies": {a: [list(p) for p in h.paths] for a, h in sorted(hier.items())},
+         # another table under one key (a later wave): other IDs, groups and
+         # order, not rows lined up with the first release's
+         "data": frame_digest(frame, attrs)})
     all_flags = flags_matrix(frame, semi, flags)
     kept = ~missing_rows(frame, attrs)[0] if missing == "drop" else None
     frame, missing_record = apply_missing(frame, attrs, missing, token=missing_token)

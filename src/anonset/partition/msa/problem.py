@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...emd import Ground, effective_n_threads
 from ...hierarchy import Hierarchy, hierarchy_of
+from ...io.keys import frame_digest
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ..._version import __version__
@@ -558,7 +559,11 @@ class MSAProblem:
              **self.model_columns(),
              "qi_kinds": [[q.name, q.numeric,
                            q.hierarchy.to_csv() if q.hierarchy is not None else None]
-                          for q in self.qis]})
+                          for q in self.qis],
+             # another table under one key (a later wave): another order and
+             # other class labels, not rows lined up with the first release's
+             "data": frame_digest(self.data, [q.name for q in self.qis] +
+                                  list(self.sensitive))})
         times = {}
         t0 = time.perf_counter()
         groups, mode, kk = self.clusters(algorithm, k, t, seed=key.generator("msa-clusters"),
