@@ -1471,6 +1471,19 @@ def test_a_pass_through_value_that_gives_a_sensitive_one_away_is_refused_on_ever
         "allow_recode=['status']" in line, line
     named = anonset.publish(df, model, allow_recode=["status"], **ekw)
     assert named.info["pass_through_risks"] == want
+    # an exact QID in bins is measured as published, by its bin: Adult's ages
+    # 17-23 gave salary-class away for 14.8 % of the rows, its bin [0, 30)
+    # does not (a bin of its own for them would)
+    ages = pd.DataFrame({"age": np.arange(3000) % 60 + 17})
+    noise = np.random.default_rng(2).random(3000) < 0.4
+    ages["low"] = np.where((ages["age"] < 24) | noise, "yes", "no")
+    bkw = dict(sensitive=["low"], exact=["age"], domains={"low": ["yes", "no"]})
+    with pytest.raises(InputError, match="column 'age': is an exact QID some of whose values "
+                                         "give away 'low'"):
+        anonset.publish(ages, model, **bkw)
+    anonset.publish(ages, model, bins={"age": [0, 30, 50, 120]}, **bkw)
+    with pytest.raises(InputError, match="give away 'low'"):
+        anonset.publish(ages, model, bins={"age": [0, 24, 50, 120]}, **bkw)
     ea = anonset.audit(named, df).checks.query("check == 'given_away'").set_index("attribute")
     assert ea.loc["status -> race", "status"] == "risk"
     assert ea.loc["status -> race", "value"] == pytest.approx(share)
@@ -2064,6 +2077,12 @@ def test_a_categorical_made_from_the_data_is_a_domain_read_off_it(tmp_path):
     line = _refused_alike(cat, anonset.Diversity(2), dict(sensitive=["income", "job"]),
                           tmp_path, "income", chunk_rows=128)
     assert line == plain
+    # and through a schema inferred from it (it declared the categories)
+    schema = anonset.Schema.infer(cat, sensitive=["income", "job"])
+    assert schema["income"].inferred
+    with pytest.raises(InputError) as e:
+        anonset.publish(cat, anonset.Diversity(2), schema)
+    assert str(e.value) == "column 'income': " + plain
     # a category nobody holds: declared (it may list values nobody holds)
     wide = cat.assign(income=cat["income"].cat.add_categories([-1.0]))
     with warnings.catch_warnings():

@@ -251,8 +251,9 @@ def passthrough_risks(stats, add, allowed=frozenset(), ids_allowed=frozenset()) 
         share, groups = s.given_away()
         st = "risk" if share >= GIVEN_SHARE else "pass"
         add("given_away", f"{col} -> {sens}", st, round(share, 4), f"<{GIVEN_SHARE:g}",
-            f"{col} -> {sens}: {groups} value(s) of {col} give {sens} away (at least "
-            f"{DETERMINES:.0%} of their rows share one {sens}, far beyond its share overall) "
+            f"{col} -> {sens}: {groups} value(s) of {col} give {sens} away (their rows "
+            f"share one {sens} so often that it removes at least {DETERMINES:.0%} of the errors "
+            "of guessing from its share overall) "
             f"for {share:.1%} of the rows{_sampled(s)}" +
             (f"; it publishes those rows' {sens} nearly in the clear" if st == "risk" else "") +
             (_ALLOWED if st == "risk" and col in allowed else ""))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..passthrough import (DEFAULT_BUDGET, JOINT_CELLS, JOINT_ROWS,  # noqa: F401
-                           SAMPLE_ROWS, OrderSample, RowSample, ValueSample, _pair_hash,
+                           SAMPLE_ROWS, OrderSample, RowSample, ValueSample, _mix64, _pair_hash,
                            hash_cells, hash_values)
 from .masks import row_sizes, stray_rows, value_counts
 
@@ -164,7 +164,10 @@ class AuditStats:
         for name in self.names:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
         for (col, sens), s in self.pairs.items():
-            s.add(hash_cells(other[col]), codes[sens])
+            # an exact QID by its published code (its bin, where it has bins),
+            # as publishing measures it; a pass-through column by its cells
+            s.add(_mix64(np.asarray(codes[col], dtype=np.int64).astype(np.uint64)) if col in codes
+                  else hash_cells(other[col]), codes[sens])
         if self.pairs and other is not None and len(other):
             part = other[self.sample_columns].reset_index(drop=True)
             for t in self.sample_targets:     # the codes beside, under names no column has

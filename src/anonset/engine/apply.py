@@ -9,7 +9,7 @@ import pandas as pd
 from ..encode import encode_column
 from ..io.keys import record_counters, record_hashes, row_ranks
 from ..schema import Attribute, Schema
-from .plan import Plan, finish_domain, token_where_missing
+from .plan import Plan, all_held, finish_domain, token_where_missing
 from .request import Options, attribute_of, draft
 from .stats import Stats, cast_text
 
@@ -86,5 +86,9 @@ def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
             dom, _ = finish_domain(cd, st.seen[c], st.na[c], d, st.first_na.get(c))
             attrs.append(attribute_of(cd, tuple(dom), inferred=True))
         else:
-            attrs.append(attribute_of(cd, cd.domain))
+            attr = attribute_of(cd, cd.domain)
+            # a Categorical whose every category is held: read off the data,
+            # as make_plan reads it (a schema must not declare what it is not)
+            held = cd.categorical and c in st.counts and all_held(st.counts[c], attr)
+            attrs.append(attribute_of(cd, cd.domain, inferred=True) if held else attr)
     return Schema(tuple(attrs))
