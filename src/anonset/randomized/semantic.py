@@ -620,6 +620,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     masks[sensitive] = semantic_sets(codes, distance, l, d, algorithm=algorithm, key=key,
                                      rng=rng, n_threads=n_threads,
                                      attr=len(attrs) - 1)
+    clear = list(dict.fromkeys(clear + _refuse_nearly_clear(
+        sensitive, codes, masks[sensitive], sattr.d, l, d, allow_clear)))
     params[sensitive] = AttributeParams(sensitive, 1.0, l, sattr.d, l=l)
     model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
              "sensitive": sensitive, "distance": distance.to_dict()}
@@ -900,6 +902,41 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     attrs = tuple(qids) + (sa,)
     return warn_unconverged(CrossTab(attrs, tuple(table.schema[a].domain for a in attrs), x,
                                      f"semantic_{estimator}", info))
+
+
+def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: float,
+                         allow_clear) -> list:
+    """The sets drawn, against the adversary who knows the column's counts
+    and names each set's most common value: where it removes at least
+    ``DETERMINES`` of the errors of guessing the most common value, the
+    column is published nearly in the clear (Adult's hours-per-week over a
+    declared 0..168 at l = 2: 96.6 % named against 46.7 %), refused unless
+    named in ``allow_clear``; returns [sensitive] where named.  A lower
+    bound on the Bayes adversary (which also weighs how likely each value
+    makes the set), so it never refuses what that adversary would not."""
+    from ..passthrough import DETERMINES
+    from ..validate import InputError
+    codes = np.asarray(codes, dtype=np.int64)
+    cnt = np.bincount(codes, minlength=size).astype(np.float64)
+    if size < 2 or not len(codes):
+        return []
+    prior = float(cnt.max() / cnt.sum())
+    if prior >= 1.0:
+        return []
+    members = _kernels.members(np.ascontiguousarray(masks, dtype=np.uint64), size, l)
+    # ties to the smaller code, a fixed rule the adversary may as well use
+    guess = members[np.arange(len(members)), np.argmax(cnt[members], axis=1)]
+    success = float(np.mean(guess == codes))
+    lam = (success - prior) / (1.0 - prior)
+    if lam < DETERMINES or sensitive in (allow_clear or ()):
+        return [sensitive] if lam >= DETERMINES else []
+    raise InputError(f"would be published nearly in the clear (l = {l}, d = {d:g}): an "
+                     "adversary who knows the column's distribution and names each set's "
+                     f"most common value is right for {success:.1%} of the rows, against "
+                     f"{prior:.1%} by the most common value alone (at least "
+                     f"{DETERMINES:.0%} of the errors removed)", param="l", column=sensitive,
+                     expected="a larger l or d, or a domain with fewer values nobody holds, or "
+                              "the risk named: {@allow_clear=" + repr([sensitive]) + "}")
 
 
 def semantic_marginal(table, omega=None) -> np.ndarray:
