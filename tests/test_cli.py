@@ -151,7 +151,9 @@ def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_pat
     assert rc == 0, cap.err
     key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
     assert len(key) == 1 and key[0].startswith("key: from the given seed or key file")
-    assert "other or reordered rows, or other parameters, under it are drawn anew and can be intersected" in key[0]
+    assert "reproduces this release of this very table, but another table (a later wave, " \
+        "rows changed or reordered) or other parameters under it are drawn as under another " \
+        "key and can be intersected" in key[0]
     assert "--key-file and --record-id in every release" in key[0]
     rc, cap = run(["semantic-anonymize", src, "-o", tmp_path / "s.parquet", "--sensitive", "job",
                    "--l", "2", "--d", "1", "--domain", "a,b,c,d,e,f", "--identifier", "id",
