@@ -99,6 +99,7 @@ class Stats:
             if len(acc) > V.MAX_DOMAIN:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
         errors = []             # of the columns' errors, the first row's is raised
+        rowmix = None
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
             miss = missing_text(col.to_numpy(dtype=object)) if d.text else col.isna().to_numpy()
@@ -119,7 +120,9 @@ class Stats:
             if c in self.counts:
                 self.counts[c] += np.bincount(codes[codes >= 0], minlength=attr.d)
             if c in self.placed:
-                self.placed[c] = (self.placed[c] + placed_sum(codes, row0)) % (1 << 64)
+                if rowmix is None:                       # once a block, for every column
+                    rowmix = row_mix(row0, len(codes))
+                self.placed[c] = (self.placed[c] + placed_sum(codes, rowmix)) % (1 << 64)
         if errors:
             raise V.first_row_error(errors)
         rid = d.options.record_id
@@ -202,14 +205,20 @@ class Stats:
         return {**(self.shared_counts or {}), **shared_rows(cols)}
 
 
-def placed_sum(codes: np.ndarray, row0: int) -> int:
-    """Sum (mod 2^64) of splitmix64 of each row's global index and code: the
-    same for a table read whole, in blocks or in Dask partitions; a value
-    moved to another row changes it, where counts do not."""
+def row_mix(row0: int, n: int) -> np.ndarray:
+    """splitmix64 of the global row indices row0 .. row0 + n - 1, made odd."""
     from ..passthrough import _mix64
-    rows = np.arange(row0, row0 + len(codes), dtype=np.uint64)
-    words = _mix64(rows) ^ (np.asarray(codes, dtype=np.int64).astype(np.uint64) + np.uint64(1))
-    return int(_mix64(words).sum(dtype=np.uint64))
+    return _mix64(np.arange(row0, row0 + n, dtype=np.uint64)) | np.uint64(1)
+
+
+def placed_sum(codes: np.ndarray, rowmix: np.ndarray) -> int:
+    """Sum (mod 2^64) of each row's :func:`row_mix` times its code + 1: the
+    same for a table read whole, in blocks or in Dask partitions; a value
+    moved to another row, or changed, changes it (an odd multiplier times a
+    nonzero change of the code is nonzero mod 2^64 for any change below
+    2^63), where counts do not.  One multiply and one sum a cell."""
+    c = np.asarray(codes, dtype=np.int64).astype(np.uint64) + np.uint64(1)
+    return int((rowmix * c).sum(dtype=np.uint64))
 
 
 def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
