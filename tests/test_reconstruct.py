@@ -403,7 +403,8 @@ def test_squarem_reaches_the_em_fixed_point():
     pub = _small_pub()
     for method, kw in (("em", {}), ("exact_em", {})):
         fast = anonset.reconstruct(pub, ["a", "b"], method)
-        assert fast.info["converged"] and fast.info["stopped"] == "tol_ll"
+        # converged by either rule (which stops first depends on the draw)
+        assert fast.info["converged"] and fast.info["stopped"] in ("tol_ll", "tol")
         if method == "em":
             slow = anonset.reconstruct(pub, ["a", "b"], "em", accelerate=False, tol_ll=1e-15,
                                        max_iter=200_000)
