@@ -64,7 +64,6 @@ class Plan:
         return {a.name: self.source.stream_id(a.name) for a in published}
 
 
-
 def all_held(counts, attr) -> bool:
     """Every value of ``attr``'s domain but the missing-value token is held
     by some row (``counts``: rows per value)."""
@@ -72,6 +71,7 @@ def all_held(counts, attr) -> bool:
     if attr.missing is not None and attr.missing in attr.domain:
         held[list(attr.domain).index(attr.missing)] = True
     return bool(held.all())
+
 
 def order_facts(model: dict, rng: str, params: Mapping, published) -> dict:
     """What keys a release's row order besides its key

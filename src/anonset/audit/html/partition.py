@@ -46,11 +46,13 @@ def columns(release, pa) -> str:
     if len(pa.attributes):
         A = pa.attributes
         body += "<h3>Attributes</h3>" + table(
-            ["attribute", "role", "parameter", "ground", "cells generalized, bucketized or published"],
+            ["attribute", "role", "parameter", "ground",
+             "cells generalized, bucketized or published"],
             [[r.attribute, ROLES.get(r.role, r.role), r.parameter, r.ground or "-",
               num(r.cells)] for r in A.itertuples()],
             row_attrs=[{"data-attribute": r.attribute, "data-role": r.role,
-                        "data-cells": str(int(r.cells))} for r in A.itertuples()], numeric=(4,), attrs={"id": "parameters"})
+                        "data-cells": str(int(r.cells))} for r in A.itertuples()],
+            numeric=(4,), attrs={"id": "parameters"})
     return body
 
 
