@@ -653,7 +653,7 @@ def test_an_inferred_domain_warning_names_lone_values_and_semantic_flags(capsys)
         warnings.simplefilter("error")
         # (0..20 would leave educ nearly in the clear: most dummies nobody's)
         S.semantic_publish(df, "educ", 2, 2, qids=["region"], identifiers=["id"],
-                           domain=range(5, 19), values="domain")
+                           domain=[5, 7, 12, 14, 16, 18], values="domain")
 
 
 def test_numbers_spaced_otherwise_than_by_one_need_the_reading_of_d_named():
