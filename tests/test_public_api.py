@@ -113,3 +113,24 @@ def test_misused_calls_are_refused_by_parameter_not_by_a_traceback(tmp_path):
     ct = anonset.true_crosstab(df, pub, ["a"])
     assert ct.counts.tolist() == [10, 10, 10, 10]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_publishing_and_its_checks_need_no_scipy():
+    """scipy is a test dependency only: the near-clear check (and the
+    pass-through check's set adversary) imported scipy.special and failed
+    `anonset demo` on a fresh install.  Run with scipy made unimportable."""
+    import subprocess
+    import sys
+    code = (
+        "import sys; sys.modules['scipy'] = None; sys.modules['scipy.special'] = None\n"
+        "import numpy as np, pandas as pd, anonset, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "rng = np.random.default_rng(0)\n"
+        "df = pd.DataFrame({'a': rng.choice(list('abcdef'), 500), 'b': rng.choice(list('xyz'), 500),"
+        " 'c': rng.choice(list('uv'), 500)})\n"
+        "anonset.publish(df, anonset.Diversity(2), sensitive=['a', 'b'], other=['c'])\n"
+        "anonset.publish(df, anonset.Closeness(0.3), sensitive=['a', 'b'], exact=['c'])\n"
+        "anonset.audit(anonset.publish(df, anonset.Diversity(3), sensitive=['a'], exact=['b', 'c']))\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

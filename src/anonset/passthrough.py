@@ -295,8 +295,8 @@ def set_success(vs: "ValueSample", d: int, eta: int, *, alone: bool = False) -> 
         c = np.bincount(inv.ravel(), weights=c).astype(np.int64)
         g, sub = np.zeros(u.size, dtype=np.int64), u
     k = eta - 1
-    from scipy.special import gammaln
-    lf = gammaln(np.arange(d + 2, dtype=np.float64) + 1.0)      # log n!, n <= d + 1
+    from .randomized.set_adversary import log_factorials
+    lf = log_factorials(d + 1)                                 # log n!, n <= d + 1 (no scipy)
 
     def log_comb(n, r):
         n = np.asarray(n, dtype=np.int64)

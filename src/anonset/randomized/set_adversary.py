@@ -26,13 +26,18 @@ import math
 
 import numpy as np
 
-__all__ = ["bayes_success", "set_lambda"]
+__all__ = ["bayes_success", "set_lambda", "log_factorials"]
 
 
-def _log_comb(n, k):
-    from scipy.special import gammaln
-    n, k = np.asarray(n, dtype=np.float64), np.asarray(k, dtype=np.float64)
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+def log_factorials(m: int) -> np.ndarray:
+    """log n! for n = 0 .. m (math.lgamma: scipy is no dependency)."""
+    return np.array([math.lgamma(i + 1.0) for i in range(int(m) + 1)], dtype=np.float64)
+
+
+def _log_comb(lf: np.ndarray, n, k):
+    """log C(n, k) from a table of log factorials."""
+    n, k = np.asarray(n, dtype=np.int64), np.asarray(k, dtype=np.int64)
+    return lf[n] - lf[k] - lf[n - k]
 
 
 def bayes_success(counts, p: float, eta: int) -> float:
@@ -49,21 +54,22 @@ def bayes_success(counts, p: float, eta: int) -> float:
     # log kappa_c, log kappa_d (:func:`anonset.randomized.params.kappa`) from
     # their parts: C(d - 1, eta - 1) overflows a float for large d
     incl = p + (1.0 - p) * eta / d          # P(true value in its set), eq. 19
-    lkc = math.log(incl) - float(_log_comb(d - 1, eta - 1))
-    lkd = math.log(1.0 - incl) - float(_log_comb(d - 1, eta)) \
+    lf = log_factorials(d)
+    lkc = math.log(incl) - float(_log_comb(lf, d - 1, eta - 1))
+    lkd = math.log(1.0 - incl) - float(_log_comb(lf, d - 1, eta)) \
         if eta < d and incl < 1.0 else -np.inf
     with np.errstate(divide="ignore"):
         lA = np.log(A)
     total = 0.0
     if eta < d:
         j = np.arange(1, eta + 1)
-        total += float(np.exp(_log_comb(d - j - 1, eta - j)
+        total += float(np.exp(_log_comb(lf, d - j - 1, eta - j)
                               + np.maximum(lkc + lA[0], lkd + lA[j])).sum())
     else:                                   # the whole domain: one set
         total += math.exp(lkc + lA[0])
     i = np.arange(1, d - eta + 1)
     if i.size:
-        total += float(np.exp(_log_comb(d - i - 1, eta - 1)
+        total += float(np.exp(_log_comb(lf, d - i - 1, eta - 1)
                               + np.maximum(lkc + lA[i], lkd + lA[0])).sum())
     return min(total, 1.0)
 
