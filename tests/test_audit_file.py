@@ -1,6 +1,7 @@
 """The chunked audit of published files (issue 15 item 6, issue 16 target 6)
 agrees with the in-memory audit row for row, whatever the chunk size; and
 ``anonset audit``'s verdicts, exit codes and flags."""
+import hashlib
 import json
 
 import numpy as np
@@ -283,7 +284,10 @@ def test_a_persistent_key_panel_is_audited_with_its_records_clustered(tmp_path, 
     line.  A release that claims a larger p than its sets have still fails."""
     domains = {"occ": [f"o{v}" for v in range(8)]}
     key = tmp_path / "k.key"
-    anonset.io.keys.new_key_file(key)
+    # a fixed key: with a fresh one per run the largest of the ~100 |z| read
+    # here passed 4 about one run in a hundred (4.14 once)
+    key.write_text(hashlib.sha256(b"panel-key").hexdigest())
+    key.chmod(0o600)
     worst = []
     for seed in range(6):
         df = _panel(seed=seed)
