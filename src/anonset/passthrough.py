@@ -409,7 +409,13 @@ def order_keys(col: pd.Series) -> tuple:
     kind = np.where(missing, 2, np.where(text, 1, 0)).astype(np.int8)
     words = np.full(len(s), "", dtype=object)
     if text.any():
-        words[text] = s[text].astype(str).to_numpy(dtype=object)
+        try:
+            words[text] = s[text].astype(str).to_numpy(dtype=object)
+        except UnicodeDecodeError:
+            # bytes (a binary column: hashes, thumbnails) sort by their
+            # bytes; str() decodes them as UTF-8, which fails on most
+            words[text] = s[text].astype(object).map(lambda v: v.decode("latin-1") if isinstance(
+                v, (bytes, bytearray)) else str(v)).to_numpy(dtype=object)
     return kind, np.where(kind == 0, num, 0.0), words
 
 

@@ -994,6 +994,95 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
     return clear + [n for n in near if n in allow_clear]
 
 
+def set_pair_findings(published, params, codes: Mapping) -> list:
+    """Sensitive columns that the sets of another sensitive column narrow
+    so far that, read together, they publish them nearly in the clear
+    (:mod:`anonset.randomized.pair_adversary`): the adversary who reads
+    both sets and knows the two columns' joint distribution names the true
+    value of one of them
+
+    * for so many rows that it removes at least ``DETERMINES`` of the
+      errors of guessing its most common value (beyond chance, and more
+      than its set alone does: :func:`check_clear` measures that), or
+    * with certainty for at least ``GIVEN_SHARE`` of the rows that its set
+      alone leaves uncertain.
+
+    ``codes``: per sensitive column, the codes of the same rows sampled from
+    the table (:data:`~anonset.randomized.pair_adversary.SAMPLE_ROWS`).
+    Returns one dict per (column, other column), the strongest first."""
+    import numpy as np
+    from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE, _kl
+    from .randomized import pair_adversary as PA
+    cols = [a for a in published if a.role == "sensitive" and a.name in codes
+            and 1 < params[a.name].eta < a.d]
+    if len(cols) < 2:
+        return []
+    m = min(len(codes[a.name]) for a in cols)
+    if m < 2:
+        return []
+    held, members, ratio = {}, {}, {}
+    for a in cols:
+        par, x = params[a.name], np.asarray(codes[a.name][:m], dtype=np.int64)
+        u, xc = np.unique(x, return_inverse=True)
+        lut = np.full(a.d, u.size, dtype=np.int64)
+        lut[u] = np.arange(u.size)
+        mem = PA.draw_members(x, a.d, par.p, par.eta, PA.generator(a.name))
+        held[a.name], members[a.name] = xc.ravel(), lut[mem]
+        ratio[a.name] = PA.set_ratio(par.p, par.eta, a.d)
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
+    out = []
+    for a, b in pairs:
+        ua, ub = int(held[a.name].max()) + 1, int(held[b.name].max()) + 1
+        rows = min(m, max(PA.MIN_ROWS, PA.TOTAL_WORK // (len(pairs) * (ua * ub + ua + ub))))
+        got = PA.pair_adversary(held[a.name][:rows], held[b.name][:rows],
+                                members[a.name][:rows], members[b.name][:rows],
+                                ratio[a.name], ratio[b.name], alpha=GIVEN_ALPHA)
+        for (t, o), g in (((a, b), got["a"]), ((b, a), got["b"])):
+            s, alone, prior, certain = g["success"], g["alone"], g["prior"], g["certain"]
+            lam = (s - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
+            near = lam >= DETERMINES and s > alone and \
+                rows * _kl(s, alone) >= -np.log(GIVEN_ALPHA)
+            if near or certain >= GIVEN_SHARE:
+                xt, xo = (held[t.name][:rows], held[o.name][:rows])
+                out.append({"column": t.name, "with": o.name, "success": s, "alone": alone,
+                            "prior": prior, "lambda": lam, "certain": certain, "rows": rows,
+                            "recode": PA.recode_lambda(xt, xo)})
+    out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], f["with"]))
+    return out
+
+
+def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
+    """What a :func:`set_pair_findings` finding says, in one sentence."""
+    certain = f" and is certain of it for {f['certain']:.1%}" if f["certain"] >= 0.0005 else ""
+    recode = (f"; {f['with']!r} recodes {f['column']!r} (lambda {f['recode']:.2f}), "
+              "so its set is a second draw around the same value"
+              if f["recode"] >= 0.9 else "")
+    return (f"{verb} nearly in the clear beside {f['with']!r}: an adversary who "
+            "knows the two columns' joint distribution and reads a row's two sets names its "
+            f"{f['column']!r} for {f['success']:.1%} of the rows{certain} (from its set alone: "
+            f"{f['alone']:.1%}; by the most common value: {f['prior']:.1%}){recode}")
+
+
+def check_set_pairs(published, params, codes: Mapping, allow_clear, *, file=None) -> list:
+    """Refuse the sensitive columns that :func:`set_pair_findings` finds,
+    unless named in ``allow_clear``; returns the named ones found (recorded
+    in the metadata's ``clear``)."""
+    found = set_pair_findings(published, params, codes)
+    refused = [f for f in found if f["column"] not in allow_clear]
+    if refused:
+        f = refused[0]
+        names = list(dict.fromkeys(g["column"] for g in refused))
+        also = f" (and {', '.join(map(repr, names[1:]))})" if len(names) > 1 else ""
+        par = params[f["column"]]
+        what = "t" if par.t is not None and par.l is None else "l" if par.l is not None else "k"
+        stronger = "a smaller t" if what == "t" else f"a larger {what}"
+        raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
+                         expected=f"a stronger model ({stronger} for both), one of the two "
+                                  "dropped or published in coarser values, or the risk "
+                                  "named: {@allow_clear=" + repr(names) + "}")
+    return list(dict.fromkeys(f["column"] for f in found))
+
+
 def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping | None = None,
                    file=None) -> list:
     """The partition publishers' and semantic diversity's form of

@@ -579,6 +579,10 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
             return stats.A[name]
         return reconstructed_marginal(table, name, stats.w[name])
     _risks.clear_risks(table, rows.add, marginal)
+    if stats.original_rows and stats.set_rows is not None:
+        sample = stats.set_rows.frame(stats.set_names)
+        _risks.clear_pair_risks(table, {n: sample[n].to_numpy() for n in sample.columns},
+                                rows.add)
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
     allowed = _risks.allowed_recodes(table.info)

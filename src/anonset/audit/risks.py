@@ -173,6 +173,24 @@ def clear_risks(table, add, marginal=None) -> None:
                  if success == success else ""))
 
 
+def clear_pair_risks(table, codes, add) -> None:
+    """Sensitive columns that another's sets, read with theirs, publish
+    nearly in the clear (:func:`anonset.validate.set_pair_findings`, on the
+    original's rows drawn as publishing draws them): a risk, named as
+    allowed where the metadata's ``clear`` names the column."""
+    from ..validate import set_pair_findings, set_pair_message
+    allowed = set(table.info.get("clear") or ())
+    seen = set()
+    for f in set_pair_findings(table.schema.published, table.params, codes):
+        if f["column"] in seen:
+            continue
+        seen.add(f["column"])
+        named = (", as the user allowed" if f["column"] in allowed else
+                 ", although the user did not name it as allowed in the clear")
+        add("clear", f["column"], "risk", round(f["success"], 4), "eta>1 or p<1",
+            f"{f['column']}: {set_pair_message(f, 'is published')}" + named)
+
+
 def rare_risks(name, par, w, info, add) -> None:
     """A sensitive column whose domain was read off the data: that domain
     tells that each of its values is someone's, so a value that lies in

@@ -92,6 +92,11 @@ class AuditStats:
         self.ordered_targets = {t for t in self.sample_targets if t in header.schema.names and
                                 _numbers_in_order(header.schema[t])}
         self.sampled = RowSample(SAMPLE_ROWS)
+        #: the sensitive columns' codes over rows of the original drawn as
+        #: publishing draws them: two sets read together (check_set_pairs)
+        from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
+        self.set_names = [n for n in self.names if not header.params[n].exact]
+        self.set_rows = RowSample(PAIR_ROWS) if len(self.set_names) >= 2 else None
         self.budget = budget
         self.semantic_bad = 0
         #: the columns published as they are (exact QIDs, then pass-through
@@ -173,6 +178,9 @@ class AuditStats:
             for t in self.sample_targets:     # the codes beside, under names no column has
                 part["\x00code:" + t] = np.asarray(codes[t], dtype=np.int64)
             self.sampled.add(part, self.original_rows)
+        if self.set_rows is not None and codes:
+            self.set_rows.add(pd.DataFrame({n: np.asarray(codes[n], dtype=np.int64)
+                                            for n in self.set_names}), self.original_rows)
         if self.clusters and other is not None and self.record_id in other.columns:
             from ..io.keys import record_counters, record_hashes
             ids = record_hashes(other[self.record_id].to_numpy(dtype=object))
@@ -201,6 +209,8 @@ class AuditStats:
             for k, s in theirs.items():
                 mine[k].merge(s)
         self.sampled.merge(other.sampled)
+        if self.set_rows is not None and other.set_rows is not None:
+            self.set_rows.merge(other.set_rows)
         if self.qid_tuples is not None and other.qid_tuples is not None:
             self.qid_tuples.merge(other.qid_tuples)
         for k, s in other.clusters.items():

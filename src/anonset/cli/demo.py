@@ -31,6 +31,10 @@ def register(sub) -> None:
     p.add_argument("--max-iter", type=A.positive_int, default=None, metavar="N",
                    help="EM iterations at most (default: the library's)")
     p.add_argument("--plot", metavar="OUT.png", help="write a bar chart of true vs EM counts")
+    p.add_argument("--allow-clear", action="append", metavar="A,B",
+                   help="attributes allowed to be published nearly in the clear (below l = 4, "
+                        "relationship's and marital-status's sets read together name many "
+                        "relationships: refused unless named here)")
     A.add_run_options(p)
     p.set_defaults(func=run)
 
@@ -58,6 +62,11 @@ def run(args) -> int:
         from ..audit.plot import require_matplotlib
         require_matplotlib()
     seed = A.seed_arg(args.seed)
+    allow_clear = A.names(args.allow_clear)
+    for a in allow_clear:
+        if a not in datasets.ADULT_QIDS:
+            raise A.UsageError(f"--allow-clear: {a!r} is not one of the Adult attributes "
+                               f"({', '.join(datasets.ADULT_QIDS)})")
     kw = {} if args.max_iter is None else {"max_iter": args.max_iter}
     quiet = getattr(args, "quiet", False)
 
@@ -71,7 +80,8 @@ def run(args) -> int:
         # published as its whole domain, never clipped to l = 1 (in the clear)
         ls = {a.name: min(l, a.d) for a in schema.sensitive}
         pub = anonset.publish(df, anonset.Diversity(ls), schema, seed=seed,
-                              research_seed=seed is not None, n_threads=args.threads)
+                              research_seed=seed is not None, n_threads=args.threads,
+                              allow_clear=allow_clear)
         t_pub = time.perf_counter() - t0
         prog()
         truth = anonset.true_crosstab(df, schema, attributes)
@@ -95,6 +105,9 @@ def run(args) -> int:
           + ("from the given research seed" if seed is not None else
              "fresh from the operating system (never stored)")
           + ", rows in a random order")
+    if pub.info.get("clear"):
+        print(f"  {', '.join(pub.info['clear'])}: allowed nearly in the clear (--allow-clear), "
+              "as the metadata and the audit say")
     if whole:
         print(f"  {', '.join(whole)}: at most {l} values, so every set is the whole domain "
               "(published, but carrying no information; never clipped into the clear)")

@@ -19,10 +19,10 @@ from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
 from ..passthrough import check_recodes, recorded, warn_findings
 from ..shared_ids import refuse_shared_ids
-from ..encode import missing_refused
+from ..encode import encode_column, missing_refused
 from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
-from .stats import Stats, data_digest, lacks_token_leaf, text_type
+from .stats import Stats, cast_text, data_digest, lacks_token_leaf, text_type
 
 __all__ = ["Plan", "make_plan", "finish_domain", "token_where_missing"]
 
@@ -90,6 +90,21 @@ def _domain_words(attr) -> list:
     if attr.bins is not None:
         return ["bins", *[repr(float(e)) for e in attr.bins]]
     return [repr(v) for v in attr.domain]
+
+
+def set_codes(stats: Stats, published) -> dict:
+    """The codes of the sensitive columns' sampled rows (:attr:`Stats.set_rows`)."""
+    if stats.set_rows is None:
+        return {}
+    sample = stats.set_rows.frame(stats.draft.sensitive)
+    out = {}
+    for a in published:
+        if a.role == "sensitive" and a.name in sample.columns:
+            col = sample[a.name].reset_index(drop=True)
+            if stats.draft.text:
+                col = cast_text(col, a, a.name)
+            out[a.name] = encode_column(col, a)
+    return out
 
 
 def make_plan(d: Draft, stats: Stats) -> Plan:
@@ -204,6 +219,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                       "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
+    # two sensitive columns' sets read together (education and its number)
+    clear += [n for n in V.check_set_pairs(published, params, set_codes(stats, published),
+                                           opts.allow_clear, file=d.file) if n not in clear]
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)

@@ -12,6 +12,8 @@ from .. import validate as V
 from ..encode import encode_column
 from ..io.keys import checked_record_hashes, missing_record_ids
 from ..io.tables import INT_TEXT, text_type
+from ..passthrough import RowSample
+from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
 from ..shared_ids import shared_rows, value_hashes
 from ..schema import Attribute
 from ..validate import InputError, numbers_expected
@@ -55,6 +57,9 @@ class Stats:
             if count_shared else {}
         self.shared_counts: dict | None = None
         self.passthrough = d.passthrough_check() if d.passthrough_columns else None
+        #: rows of the sensitive columns drawn from the whole table: two
+        #: columns' sets read together (:func:`anonset.validate.check_set_pairs`)
+        self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 else None
         self._declared = {}
         #: per declared sensitive column, a sum (mod 2^64) of a mix of each
         #: row's index and code: with the counts, what a release's draws are
@@ -102,7 +107,8 @@ class Stats:
         rowmix = None
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
-            miss = missing_text(col.to_numpy(dtype=object)) if d.text else col.isna().to_numpy()
+            miss = missing_text(col.to_numpy(dtype=object), attr) if d.text else \
+                col.isna().to_numpy()
             self._missing(c, miss, row0)
             try:
                 if d.text:
@@ -143,6 +149,8 @@ class Stats:
             parts.append(value_hashes(block[c], text=d.text))
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
             self.passthrough.add(block, row0)    # in memory; files and Dask read them apart
+        if self.set_rows is not None:
+            self.set_rows.add(block, row0, d.sensitive)
         self.n += len(block)
         return self
 
@@ -195,6 +203,8 @@ class Stats:
             parts.extend(other.shared[c])
         if self.passthrough is not None:
             self.passthrough.merge(other.passthrough)
+        if self.set_rows is not None:
+            self.set_rows.merge(other.set_rows)
         return self
 
     def shared_rows(self) -> dict:
@@ -252,9 +262,16 @@ def lacks_token_leaf(cd) -> bool:
             and (cd.domain is None or cd.missing not in cd.domain))
 
 
-def missing_text(vals: np.ndarray) -> np.ndarray:
+def missing_text(vals: np.ndarray, attr: Attribute | None = None) -> np.ndarray:
+    """The CSV cells that stand for a missing value: empty, or a marker
+    pandas reads as missing ('NA', 'null', ...), unless ``attr``'s declared
+    domain holds that marker as a value (North America's 'NA')."""
     from ..io.tables import NA_MARKERS
-    return np.fromiter((v is None or v in NA_MARKERS for v in vals), dtype=bool,
+    markers = NA_MARKERS
+    if attr is not None and not attr.inferred:
+        markers = NA_MARKERS - {v for v in attr.domain if isinstance(v, str)
+                                and v != attr.missing}
+    return np.fromiter((v is None or v in markers for v in vals), dtype=bool,
                        count=len(vals))
 
 
@@ -271,7 +288,7 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
               row0: int = 0) -> pd.Series:
     """A text column typed like its attribute's domain; missing markers -> NA."""
     vals = col.to_numpy(dtype=object)
-    miss = missing_text(vals)
+    miss = missing_text(vals, attr)
     kind = "float" if attr.bins is not None else domain_type(
         [v for v in attr.domain if v != attr.missing])
     if kind == "str":

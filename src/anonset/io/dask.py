@@ -27,6 +27,7 @@ import pandas as pd
 
 from .. import engine
 from ..randomized.crosstab import CrossTab
+from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
 from ..randomized.settable import SetTable, mask_columns
 from ..schema import Schema
 from .published import TableHeader, metadata, open_sink
@@ -59,7 +60,7 @@ def _require_dask():
 
 
 # ------------------------------------------------------------------ tasks
-def _stats_task(part, d, row0, cut=None):
+def _stats_task(part, d, row0, cut=None, pair_cut=None):
     """A partition's statistics, or the error its rows raise (returned, so
     that the client reports the first bad partition's, as memory would).
     ``cut``: the pass-through check's sample over the whole table
@@ -69,6 +70,8 @@ def _stats_task(part, d, row0, cut=None):
         stats = engine.Stats(d, count_shared=False)
         if stats.passthrough is not None:
             stats.passthrough.cut = cut
+        if stats.set_rows is not None and pair_cut is not None:
+            stats.set_rows.cut = np.uint64(pair_cut)
         return stats.add(part, row0)
     except (ValueError, TypeError) as e:
         return e
@@ -297,7 +300,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
             or c in d.passthrough_columns]
     from ..passthrough import sample_cut
     cut = sample_cut(offsets[-1]) if d.passthrough_columns else None
-    stats = dask.compute(*[delayed(_stats_task)(p, d, row0, cut) for p, row0 in
+    # (and the sensitive columns' pairs draw theirs)
+    pair_cut = sample_cut(offsets[-1], PAIR_ROWS) if len(d.sensitive) >= 2 else None
+    stats = dask.compute(*[delayed(_stats_task)(p, d, row0, cut, pair_cut) for p, row0 in
                            zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
     total = engine.Stats(d, count_shared=False)
     for s in stats:
@@ -316,7 +321,11 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     meta[names[1]] = np.zeros(0, dtype=np.int64)
     tasks = [delayed(_publish_task, pure=True)(p, plan, row0, names)
              for p, row0 in zip(ddf.to_delayed(), offsets[:-1])]
-    frame = dd.from_delayed(tasks, meta=meta, verify_meta=False)
+    # the published columns as the blocks hold them: Dask's string
+    # conversion would turn a pass-through column of lists, times or bytes
+    # into text (and fail on bytes that are not UTF-8)
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = dd.from_delayed(tasks, meta=meta, verify_meta=False)
     return DaskSetTable(frame, plan.schema, plan.params, plan.model, plan.info, offsets, names)
 
 

@@ -424,6 +424,19 @@ def _text_frame(batch, names) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def _batch_to_pandas(batch) -> pd.DataFrame:
+    """A Parquet batch as pandas reads it, or, where the file's pandas
+    metadata names a dtype this pandas cannot make (an ArrowDtype of a
+    dictionary, which pandas writes but does not read back per batch), as
+    Arrow's own types say (the unnamed index left out: row labels)."""
+    try:
+        return batch.to_pandas()
+    except TypeError:
+        out = batch.to_pandas(ignore_metadata=True)
+        return out.drop(columns=[c for c in out.columns
+                                 if re.fullmatch(r"__index_level_\d+__", str(c))])
+
+
 def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
     """Blocks of at most ``chunk_rows`` rows, in file order: ``(row0, frame)``.
 
@@ -440,7 +453,7 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
             for batch in f.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True):
                 # as pandas reads the file: a named index is a column, an
                 # unnamed one row labels (file_columns)
-                yield row0, index_as_columns(batch.to_pandas(), file=path)
+                yield row0, index_as_columns(_batch_to_pandas(batch), file=path)
                 row0 += batch.num_rows
         except (pa.ArrowException, OSError) as e:
             raise InputError(f"could not be read after row {row0:,} ({e})", file=path) from None

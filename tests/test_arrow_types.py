@@ -1,0 +1,103 @@
+"""Arrow types the three paths must take alike (user trial, 2026-11-29)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset.stream import publish_file
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+R = dict(identifiers=["id"], sensitive=["job", "city"], seed="research", research_seed=True,
+         domains={"job": list("abcd"), "city": list("xyz")})
+
+
+def _frame(n=60):
+    return pd.DataFrame({"id": range(n), "job": np.resize(list("abcd"), n),
+                         "city": np.resize(list("xyz"), n)})
+
+
+def test_bytes_that_are_not_utf8_pass_through_on_every_path(tmp_path):
+    """A binary pass-through column (hashes, thumbnails): the order check
+    decoded it as UTF-8 and raised UnicodeDecodeError on every path; Dask's
+    string conversion turned it into text."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    t = pa.Table.from_pandas(_frame(), preserve_index=False).append_column(
+        "blob", pa.array([bytes([200 + i % 3]) for i in range(60)], pa.binary()))
+    pq.write_table(t, tmp_path / "in.parquet")
+    kw = dict(R, other=["blob"], allow_recode=["blob"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = anonset.publish(pd.read_parquet(tmp_path / "in.parquet"), anonset.Diversity(2),
+                              **kw)
+        publish_file(tmp_path / "in.parquet", tmp_path / "s.parquet", anonset.Diversity(2),
+                     chunk_rows=17, **kw)
+        adask.publish(dd.read_parquet(tmp_path / "in.parquet"), anonset.Diversity(2),
+                      scheduler="sync", **kw).to_parquet(tmp_path / "d.parquet",
+                                                         scheduler="sync")
+    for out in ("s.parquet", "d.parquet"):
+        got = pq.read_table(tmp_path / out)
+        assert got.schema.field("blob").type == pa.binary(), out
+        assert got.column("blob").to_pylist() == mem.other["blob"].tolist(), out
+
+
+def test_dask_keeps_lists_and_times_as_memory_does(tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    t = pa.Table.from_pandas(_frame(), preserve_index=False)
+    t = t.append_column("tags", pa.array([[i % 4, 1] for i in range(60)], pa.list_(pa.int64())))
+    t = t.append_column("at", pa.array([i % 5 * 10**6 for i in range(60)], pa.time64("us")))
+    pq.write_table(t, tmp_path / "in.parquet")
+    kw = dict(R, other=["tags", "at"], allow_recode=["tags", "at"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = anonset.publish(pd.read_parquet(tmp_path / "in.parquet"), anonset.Diversity(2),
+                              **kw)
+        mem.to_parquet(tmp_path / "m.parquet")
+        adask.publish(dd.read_parquet(tmp_path / "in.parquet"), anonset.Diversity(2),
+                      scheduler="sync", **kw).to_parquet(tmp_path / "d.parquet",
+                                                         scheduler="sync")
+    m, d = pq.read_table(tmp_path / "m.parquet"), pq.read_table(tmp_path / "d.parquet")
+    for c in ("tags", "at"):
+        assert d.schema.field(c).type == m.schema.field(c).type, c
+        assert d.column(c).to_pylist() == m.column(c).to_pylist(), c
+
+
+def test_a_parquet_file_pandas_wrote_from_an_arrow_dictionary_streams(tmp_path):
+    """pandas writes an ArrowDtype(dictionary) column's dtype into the
+    file's metadata but cannot rebuild it per batch: the streamed path
+    raised a TypeError (a traceback, exit 1 on the command line)."""
+    df = _frame()
+    df["job"] = pd.Series(pa.array(df.job).dictionary_encode(),
+                          dtype=pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string())))
+    df.to_parquet(tmp_path / "in.parquet", index=False)
+    mem = anonset.publish(df, anonset.Diversity(2), **R)
+    res = publish_file(tmp_path / "in.parquet", tmp_path / "o.parquet", anonset.Diversity(2),
+                       chunk_rows=25, **R)
+    got = anonset.read_parquet(tmp_path / "o.parquet")
+    assert got.sets("job") == mem.sets("job") and got.sets("city") == mem.sets("city")
+    assert res is not None
+
+
+def test_a_declared_value_that_looks_missing_is_a_value_in_csv(tmp_path):
+    """'NA' (North America) in a declared domain: memory and Parquet
+    published it; a CSV refused it as missing, or with missing='category'
+    published its rows as the missing token."""
+    df = pd.DataFrame({"id": range(40), "continent": np.resize(["NA", "EU", "AS", "AF"], 40),
+                       "job": np.resize(list("abcde"), 40)})
+    df.to_csv(tmp_path / "c.csv", index=False)
+    kw = dict(identifiers=["id"], sensitive=["continent", "job"], seed="research",
+              research_seed=True, domains={"continent": ["NA", "EU", "AS", "AF"],
+                                           "job": list("abcde")})
+    mem = anonset.publish(df, anonset.Diversity(2), **kw)
+    publish_file(tmp_path / "c.csv", tmp_path / "o.parquet", anonset.Diversity(2),
+                 chunk_rows=15, **kw)
+    got = anonset.read_parquet(tmp_path / "o.parquet")
+    assert got.sets("continent") == mem.sets("continent")
+    assert got.info["missing"] == {"policy": "error"}

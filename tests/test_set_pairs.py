@@ -1,0 +1,222 @@
+"""Two sensitive columns whose sets, read together, publish one of them
+nearly in the clear (anonset.randomized.pair_adversary, validate.check_set_pairs).
+
+Adult's education and education-num (a recode of it), both sensitive at
+l = 3, were published with exit 0 and the audit PASSED, while intersecting
+each row's two sets left one consistent education for 74 % of the rows."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset import datasets
+from anonset.randomized import pair_adversary as PA
+from anonset.validate import InputError
+
+from test_safe_defaults import _four_paths, _refused_alike
+
+
+@pytest.fixture(scope="module")
+def adult_edu():
+    df = datasets.load_adult()
+    return df[["age", "sex", "education", "education-num"]].reset_index(drop=True)
+
+
+def test_a_recoded_pair_is_refused_alike_on_every_path_and_published_when_named(
+        adult_edu, tmp_path):
+    df = adult_edu.iloc[:12000].reset_index(drop=True)
+    kw = dict(sensitive=["education", "education-num"], drop=["age", "sex"])
+    said = _refused_alike(df, anonset.Diversity(3), kw, tmp_path, "education",
+                          chunk_rows=2500)
+    assert said.startswith("would be published nearly in the clear beside 'education-num': "
+                           "an adversary who knows the two columns' joint distribution")
+    assert "'education-num' recodes 'education' (lambda 1.00)" in said
+    assert "and is certain of it for" in said
+    assert said.endswith("allow_clear=['education', 'education-num']")
+    # named: published on every path, and the metadata names both
+    kw["allow_clear"] = ["education", "education-num"]
+    for path, run in _four_paths(df, anonset.Diversity(3), kw, tmp_path,
+                                 chunk_rows=2500).items():
+        pub = run()
+        assert set(pub.info["clear"]) == {"education", "education-num"}, path
+
+
+def test_the_measure_is_the_release_independent_one_the_cli_refuses(adult_edu, tmp_path, capsys):
+    from anonset.cli import main
+    src = tmp_path / "edu.csv"
+    adult_edu.iloc[:8000].to_csv(src, index=False)
+    out = tmp_path / "pub.parquet"
+    rc = main(["anonymize", str(src), "-o", str(out), "--sensitive", "education,education-num",
+               "--drop", "age,sex", "--l", "3", "-q"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and not out.exists()
+    assert "--allow-clear education,education-num" in err[0]
+    assert str(src) in err[0] and "column 'education'" in err[0]
+
+
+def test_a_larger_l_publishes_the_pair(adult_edu):
+    """At l = 8 of 16 the two 8-sets leave about four candidates: 0.1 %
+    certain, below the 1 % that refuses."""
+    pub = anonset.publish(adult_edu.iloc[:12000], anonset.Diversity(8),
+                          sensitive=["education", "education-num"], drop=["age", "sex"])
+    assert pub.info["clear"] == []
+
+
+def test_the_figures_measure_the_attack(adult_edu):
+    """The measured adversary against the attack itself on a release: the
+    share of rows whose two sets leave exactly one consistent education."""
+    df = adult_edu.iloc[:20000].reset_index(drop=True)
+    from anonset.validate import set_pair_findings
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["education", "education-num"],
+                          drop=["age", "sex"], allow_clear=["education", "education-num"],
+                          keep_order=True)
+    rec = dict(zip(df["education-num"], df["education"]))
+    E, N = pub.sets("education"), pub.sets("education-num")
+    one = np.mean([len(set(e) & {rec[x] for x in n}) == 1 for e, n in zip(E, N)])
+    codes = {a.name: anonset.encode.encode_column(df[a.name], a)
+             for a in pub.schema.sensitive}
+    found = {f["column"]: f for f in set_pair_findings(pub.schema.published, pub.params, codes)}
+    # one consistent value is certainty, once the absence is significant
+    assert found["education"]["certain"] == pytest.approx(one, abs=0.02)
+    assert 0.9 < found["education"]["success"] <= 1.0
+    assert found["education"]["recode"] == pytest.approx(1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(200, 3000), da=st.integers(3, 12), db=st.integers(3, 12),
+       l=st.integers(2, 3), seed=st.integers(0, 2**32 - 1))
+def test_independent_columns_are_never_refused(n, da, db, l, seed):
+    """Columns drawn independently: the pair adds nothing, so nothing is
+    refused however small the table (sparse cells are no evidence)."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.integers(0, da, n), "b": rng.integers(0, db, n)})
+    anonset.publish(df, anonset.Diversity(l), sensitive=["a", "b"],
+                    domains={"a": list(range(da)), "b": list(range(db))})
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(5, 9), l=st.integers(2, 3), seed=st.integers(0, 2**32 - 1))
+def test_a_one_to_one_recode_at_small_l_is_always_refused(d, l, seed):
+    """b a relabelling of a (a permutation of its values): its set is a
+    second independent draw around the same value.  The two sets share no
+    other value with probability C(d - l, l - 1) / C(d - 1, l - 1), at
+    least 1/6 for l <= 3 of 5 to 9 values (of 4 values two 3-sets always
+    share one: then nothing is certain)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, d, 4000)
+    perm = rng.permutation(d)
+    df = pd.DataFrame({"a": a, "b": perm[a]})
+    with pytest.raises(InputError, match="nearly in the clear beside"):
+        anonset.publish(df, anonset.Diversity(l), sensitive=["a", "b"],
+                        domains={"a": list(range(d)), "b": list(range(d))})
+
+
+def _enumerated(J, eta_a, eta_b):
+    """The p = 1 pair adversary's success and certainty by enumerating every
+    pair of sets (the joint J known exactly, nothing left out)."""
+    da, db = J.shape
+    P = J / J.sum()
+    success = certain = 0.0
+    for (x, y) in itertools.product(range(da), range(db)):
+        if not P[x, y]:
+            continue
+        others_a = [s for s in itertools.combinations(range(da), eta_a) if x in s]
+        others_b = [s for s in itertools.combinations(range(db), eta_b) if y in s]
+        w = P[x, y] / (len(others_a) * len(others_b))
+        for sa in others_a:
+            for sb in others_b:
+                post = {v: P[v, list(sb)].sum() for v in sa}
+                top = max(post.values())
+                ties = [v for v in sa if post[v] >= top * (1 - 1e-12)]
+                if x in ties:
+                    alone = {v: P[v].sum() for v in ties}
+                    best = [v for v in ties if alone[v] >= max(alone.values()) * (1 - 1e-12)]
+                    success += w * (x in best) / len(best)
+                certain += w * (sum(post.values()) == post[x])
+    return success, certain
+
+
+def test_the_estimate_matches_enumeration_on_a_large_sample():
+    rng = np.random.default_rng(5)
+    J = np.array([[30, 0, 5, 0], [0, 20, 0, 3], [4, 0, 25, 0], [0, 6, 0, 7]], float)
+    P = J.ravel() / J.sum()
+    n = 200_000
+    cells = rng.choice(J.size, size=n, p=P)
+    xa, xb = cells // J.shape[1], cells % J.shape[1]
+    ma = PA.draw_members(xa, 4, 1.0, 2, rng)
+    mb = PA.draw_members(xb, 4, 1.0, 2, rng)
+    got = PA.pair_adversary(xa, xb, ma, mb, 0.0, 0.0, alpha=1e-300)
+    success, certain = _enumerated(J, 2, 2)
+    assert got["a"]["success"] == pytest.approx(success, abs=0.01)
+    # every certain row is one the set alone leaves uncertain here
+    assert got["a"]["certain"] == pytest.approx(certain, abs=0.01)
+
+
+def test_the_dense_posterior_agrees_with_the_members_one_at_p_1():
+    """A kappa_d / kappa_c ratio of almost 0 takes the general (dense)
+    path; it must agree with the p = 1 path on success and the set alone."""
+    rng = np.random.default_rng(9)
+    xa = rng.integers(0, 6, 5000)
+    xb = (xa + rng.integers(0, 2, 5000)) % 7
+    ma = PA.draw_members(xa, 6, 1.0, 3, rng)
+    mb = PA.draw_members(xb, 7, 1.0, 3, rng)
+    exact = PA.pair_adversary(xa, xb, ma, mb, 0.0, 0.0)
+    dense = PA.pair_adversary(xa, xb, ma, mb, 1e-12, 1e-12)
+    for k in "ab":
+        assert dense[k]["success"] == pytest.approx(exact[k]["success"], abs=1e-9)
+        assert dense[k]["alone"] == pytest.approx(exact[k]["alone"], abs=1e-9)
+        assert dense[k]["certain"] == 0.0           # p < 1: never certain
+
+
+def test_draws_follow_the_mechanism():
+    """draw_members: the true value in the set with probability p + (1 - p)
+    eta / d (eq. 19), members distinct."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 10, 40000)
+    m = PA.draw_members(x, 10, 0.4, 3, rng)
+    assert all(len(set(r)) == 3 for r in m[:2000])
+    inside = (m == x[:, None]).any(axis=1).mean()
+    assert inside == pytest.approx(0.4 + 0.6 * 3 / 10, abs=0.01)
+    assert PA.set_ratio(1.0, 3, 10) == 0.0
+    incl = 0.4 + 0.6 * 0.3
+    assert PA.set_ratio(0.4, 3, 10) == pytest.approx(
+        (1 - incl) / math.comb(9, 3) / (incl / math.comb(9, 2)))
+
+
+def test_the_check_is_the_same_whatever_the_blocks(adult_edu, tmp_path):
+    """The sample is drawn by global row: the refusal's figures do not
+    depend on how a file is cut into blocks."""
+    from anonset.stream import publish_file
+    df = adult_edu.iloc[:6000].reset_index(drop=True)
+    df.to_csv(tmp_path / "e.csv", index=False)
+    said = set()
+    for rows in (517, 6000):
+        with pytest.raises(InputError) as e:
+            publish_file(tmp_path / "e.csv", tmp_path / "o.parquet", anonset.Diversity(3),
+                         sensitive=["education", "education-num"], drop=["age", "sex"],
+                         chunk_rows=rows)
+        said.add(str(e.value))
+    assert len(said) == 1
+
+
+def test_the_audit_with_the_original_measures_the_pair(adult_edu):
+    """A release made with the pair allowed (or by an earlier version): the
+    audit with the original names it a risk, and says whether it was named."""
+    df = adult_edu.iloc[:12000].reset_index(drop=True)
+    kw = dict(sensitive=["education", "education-num"], drop=["age", "sex"])
+    pub = anonset.publish(df, anonset.Diversity(3), allow_clear=["education", "education-num"],
+                          **kw)
+    rep = anonset.audit(pub, df[["education", "education-num"]])
+    rows = rep.checks[(rep.checks.check == "clear") & (rep.checks.status == "risk")]
+    said = " ".join(rows.message)
+    assert "education: is published nearly in the clear beside 'education-num'" in said
+    assert "as the user allowed" in said
+    # without the original the pair cannot be measured: no such row
+    rep = anonset.audit(pub)
+    assert not rep.checks.message.str.contains("beside 'education-num'").any()
