@@ -101,3 +101,28 @@ def test_a_declared_value_that_looks_missing_is_a_value_in_csv(tmp_path):
     got = anonset.read_parquet(tmp_path / "o.parquet")
     assert got.sets("continent") == mem.sets("continent")
     assert got.info["missing"] == {"policy": "error"}
+
+
+def test_integers_with_nulls_from_arrow_stay_integers(tmp_path):
+    """A Parquet file that pyarrow (Spark, DuckDB, Polars) wrote, or an
+    Arrow table: its int64 columns with nulls became floats (a pass-through
+    zip published as 94110.0; codes above 2^53 changed and merged)."""
+    big = [2**53 + 1, 2**53 + 2, 2**53 + 3]
+    n = 60
+    t = pa.table({"id": list(range(n)), "job": list(np.resize(list("abcd"), n)),
+                  "zip": [None if i % 7 == 0 else 94110 + i % 3 for i in range(n)],
+                  "code": [None if i % 5 == 0 else big[i % 3] for i in range(n)]})
+    pq.write_table(t, tmp_path / "in.parquet")
+    kw = dict(identifiers=["id"], sensitive=["job", "code"], other=["zip"], seed="research",
+              research_seed=True, domains={"job": list("abcd")}, missing="category",
+              allow_recode=["zip"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = anonset.publish(t, anonset.Diversity(2), **kw)
+        publish_file(tmp_path / "in.parquet", tmp_path / "o.parquet", anonset.Diversity(2),
+                     chunk_rows=16, **kw)
+    assert str(mem.other["zip"].dtype) == "Int64"
+    assert set(mem.schema["code"].domain) == {*big, "?"}
+    back = anonset.read_parquet(tmp_path / "o.parquet")
+    assert str(back.other["zip"].dtype) == "Int64"
+    assert back.equals(mem)

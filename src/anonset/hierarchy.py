@@ -132,7 +132,8 @@ class Hierarchy:
         """
         from_file = isinstance(path_or_text, (str, Path)) and "\n" not in str(path_or_text)
         if from_file:
-            text = Path(path_or_text).read_text(encoding="utf-8-sig")  # no BOM in a value
+            from .io.tables import read_text_file               # no BOM in a value
+            text = read_text_file(path_or_text, "hierarchy file (leaf;...;root per line)")
         else:
             text = str(path_or_text)
         rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r and any(r)]

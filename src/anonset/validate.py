@@ -890,7 +890,9 @@ def check_values(values, column, *, file=None) -> None:
     """Every one of ``values`` is text, a number or a boolean
     (:func:`check_domain_values`' words, for any attribute's values)."""
     for v in values:
-        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)):
+        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)) or type(v).__name__ == "Period":
+            # (a pandas Period, which a Parquet file of pandas' holds as
+            # an extension type: memory and Dask read a period dtype)
             # the words of check_publishable_type: a Parquet reader types it
             raise InputError("holds dates or times", column=column, file=file,
                              expected=_TEMPORAL_EXPECTED)
@@ -1020,23 +1022,30 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
     m = min(len(codes[a.name]) for a in cols)
     if m < 2:
         return []
-    held, members, ratio = {}, {}, {}
+    held, members, ratio, full = {}, {}, {}, {}
     for a in cols:
         par, x = params[a.name], np.asarray(codes[a.name][:m], dtype=np.int64)
         u, xc = np.unique(x, return_inverse=True)
         lut = np.full(a.d, u.size, dtype=np.int64)
         lut[u] = np.arange(u.size)
         mem = PA.draw_members(x, a.d, par.p, par.eta, PA.generator(a.name))
-        held[a.name], members[a.name] = xc.ravel(), lut[mem]
+        held[a.name], members[a.name], full[a.name] = xc.ravel(), lut[mem], mem
         ratio[a.name] = PA.set_ratio(par.p, par.eta, a.d)
     pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
     out = []
     for a, b in pairs:
         ua, ub = int(held[a.name].max()) + 1, int(held[b.name].max()) + 1
         rows = min(m, max(PA.MIN_ROWS, PA.TOTAL_WORK // (len(pairs) * (ua * ub + ua + ub))))
-        got = PA.pair_adversary(held[a.name][:rows], held[b.name][:rows],
-                                members[a.name][:rows], members[b.name][:rows],
-                                ratio[a.name], ratio[b.name], alpha=GIVEN_ALPHA)
+
+        def measure(r):
+            return PA.pair_adversary(held[a.name][:r], held[b.name][:r], members[a.name][:r],
+                                     members[b.name][:r], ratio[a.name], ratio[b.name],
+                                     alpha=GIVEN_ALPHA)
+        # screened on the first rows: a pair far from both thresholds there
+        # is not measured on them all
+        if rows > 2 * SCREEN_ROWS and not any(_near(g) for g in measure(SCREEN_ROWS).values()):
+            continue
+        got = measure(rows)
         for (t, o), g in (((a, b), got["a"]), ((b, a), got["b"])):
             s, alone, prior, certain = g["success"], g["alone"], g["prior"], g["certain"]
             lam = (s - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
@@ -1047,18 +1056,174 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
                 out.append({"column": t.name, "with": o.name, "success": s, "alone": alone,
                             "prior": prior, "lambda": lam, "certain": certain, "rows": rows,
                             "recode": PA.recode_lambda(xt, xo)})
-    out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], f["with"]))
+    out += _group_findings(published, params, codes, m, held, members, full, out)
+    out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], str(f["with"])))
     return out
+
+
+#: Rows a pair or three is screened on first (:func:`_near`).
+SCREEN_ROWS = 4096
+
+
+def _near(g) -> bool:
+    """Whether an adversary's figures over the screening rows come within
+    reach of a threshold (half the certain share, or lambda 0.1 below):
+    more than three standard errors at ``SCREEN_ROWS`` rows."""
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    lam = (g["success"] - g["prior"]) / (1.0 - g["prior"]) if g["prior"] < 1.0 else 0.0
+    return g["certain"] >= GIVEN_SHARE / 2 or lam >= DETERMINES - 0.1
+
+
+#: Other columns a sensitive column is measured against in threes, at most
+#: (those that tell most about it: mutual information over the sample).
+GROUP_HELPERS = 8
+#: Rows the cheap bounds of a group are measured on, at most.
+BOUND_ROWS = 1 << 14
+
+
+def _numbers(a):
+    """A column's values as numbers per code, and their typical spacing, or
+    None (text, bins, a missing-value token)."""
+    import numpy as np
+    if a.bins is not None or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                     for v in a.domain):
+        return None
+    v = np.asarray(a.domain, dtype=np.float64)
+    if not np.all(np.isfinite(v)) or v.size < 2:
+        return None
+    gaps = np.diff(np.sort(v))
+    return v, float(np.median(gaps[gaps > 0])) if (gaps > 0).any() else None
+
+
+def _group_findings(published, params, codes, m, held, members, full, found) -> list:
+    """:func:`set_pair_findings` for a sensitive column (p = 1) and two
+    other columns together (sensitive sets at p = 1, or exact QIDs), where
+    no two of them are found already: age from the survey year and the
+    birth year, schooling as age less experience less six.  Each group is
+    first bounded with its helpers known exactly
+    (:func:`~anonset.randomized.pair_adversary.group_bound`) and drawn only
+    where that bound reaches a threshold.  Pairs of exact QIDs (and
+    pass-through columns) beside a set are the pass-through check's."""
+    import numpy as np
+    from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE
+    from .randomized import pair_adversary as PA
+    sets = [a for a in published if a.name in members and params[a.name].p >= 1.0]
+    flagged = {f["column"] for f in found}
+    part = {a.name: (held[a.name], members[a.name]) for a in sets}
+    for a in published:
+        if a.role == "exact" and a.name in codes and a.d > 1:
+            x = np.asarray(codes[a.name][:m], dtype=np.int64)
+            _, xc = np.unique(x, return_inverse=True)
+            part[a.name] = (xc.ravel(), xc.ravel()[:, None])
+    if len(part) < 3:
+        return []
+    attrs = {a.name: a for a in published}
+    nums = {n: _numbers(attrs[n]) for n in part}
+    raw = {n: (full[n] if n in full else
+               np.asarray(codes[n][:m], dtype=np.int64)[:, None]) for n in part}
+    rawx = {n: np.asarray(codes[n][:m], dtype=np.int64) for n in part}
+    out = []
+    for t in sets:
+        if t.name in flagged:
+            continue
+        xt = part[t.name][0]
+        others = [n for n in part if n != t.name]
+        # the helpers that tell most about t (mutual information, in nats)
+        k = min(m, BOUND_ROWS)
+        info = {n: _mutual_information(xt[:k], part[n][0][:k]) for n in others}
+        others = sorted(others, key=lambda n: -info[n])[:GROUP_HELPERS]
+        par = params[t.name]
+        prior = float(np.bincount(xt).max() / m)
+        for i, h1 in enumerate(others):
+            for h2 in others[i + 1:]:
+                if h1 not in members and h2 not in members:
+                    continue                    # two exact QIDs: the pass-through check's
+                helpers = [part[h1], part[h2]]
+                if all(nums[n] is not None and nums[n][1] for n in (t.name, h1, h2)):
+                    rule = PA.linear_rule(nums[t.name][0][rawx[t.name][:k]],
+                                          nums[h1][0][rawx[h1][:k]], nums[h2][0][rawx[h2][:k]],
+                                          nums[t.name][1])
+                    if rule is not None:
+                        g = PA.rule_adversary(
+                            nums[t.name][0], raw[t.name],
+                            [(None, nums[h][0][raw[h]]) for h in (h1, h2)], rule,
+                            np.bincount(rawx[t.name], minlength=t.d))
+                        f = _judged(t.name, [h1, h2], g, m, prior)
+                        if f is not None:
+                            c1, c2, c0, tol = rule
+                            f["rule"] = (f"{t.name} = {c1:.3g} x {h1} {'+' if c2 >= 0 else '-'} "
+                                         f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
+                                         f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
+                            f["recode"] = 1.0
+                            out.append(f)
+                            continue
+                sb, cb = PA.group_bound(xt[:k], t.d, par.eta, [(h[0][:k], None)
+                                                               for h in helpers])
+                lb = (sb - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
+                if not (lb >= DETERMINES or cb >= GIVEN_SHARE):
+                    continue
+                r = min(m, PA.GROUP_ROWS)
+
+                def measure(r):
+                    return PA.group_adversary(xt[:r], members[t.name][:r],
+                                              [(h[0][:r], h[1][:r]) for h in helpers],
+                                              alpha=GIVEN_ALPHA)
+                if r > 2 * SCREEN_ROWS and not _near(measure(SCREEN_ROWS)):
+                    continue
+                g = measure(r)
+                f = _judged(t.name, [h1, h2], g, r, float(np.bincount(xt[:r]).max() / r))
+                if f is not None:
+                    gk = helpers[0][0] * (int(helpers[1][0].max()) + 1) + helpers[1][0]
+                    f["recode"] = PA.recode_lambda(xt, gk)
+                    out.append(f)
+    return out
+
+
+def _judged(column, with_, g, m, prior):
+    """A finding where the adversary's figures ``g`` reach a threshold
+    (:func:`set_pair_findings`), else None."""
+    import numpy as np
+    from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE, _kl
+    s, alone, certain = g["success"], g["alone"], g["certain"]
+    lam = (s - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
+    near = lam >= DETERMINES and s > alone and m * _kl(s, alone) >= -np.log(GIVEN_ALPHA)
+    if not (near or certain >= GIVEN_SHARE):
+        return None
+    return {"column": column, "with": with_, "success": s, "alone": alone, "prior": prior,
+            "lambda": lam, "certain": certain, "rows": m, "recode": float("nan")}
+
+
+def _mutual_information(x, y) -> float:
+    """I(x; y) in nats of two code columns (plug-in)."""
+    import numpy as np
+    x, y = np.asarray(x, np.int64), np.asarray(y, np.int64)
+    J = np.bincount(x * (int(y.max()) + 1) + y).astype(np.float64)
+    J = J[J > 0] / x.size
+    px = np.bincount(x) / x.size
+    py = np.bincount(y) / y.size
+    H = lambda p: -float((p[p > 0] * np.log(p[p > 0])).sum())   # noqa: E731
+    return H(px) + H(py) - H(J)
 
 
 def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
     """What a :func:`set_pair_findings` finding says, in one sentence."""
     certain = f" and is certain of it for {f['certain']:.1%}" if f["certain"] >= 0.0005 else ""
-    recode = (f"; {f['with']!r} recodes {f['column']!r} (lambda {f['recode']:.2f}), "
-              "so its set is a second draw around the same value"
-              if f["recode"] >= 0.9 else "")
-    return (f"{verb} nearly in the clear beside {f['with']!r}: an adversary who "
-            "knows the two columns' joint distribution and reads a row's two sets names its "
+    three = isinstance(f["with"], (list, tuple))
+    beside = " and ".join(map(repr, f["with"])) if three else repr(f["with"])
+    if three:
+        recode = (f"; by the rule {f['rule']}, which whoever knows the columns knows"
+                  if f.get("rule") else
+                  f"; the two together determine {f['column']!r} (lambda {f['recode']:.2f})"
+                  if f["recode"] >= 0.9 else "")
+        reads = ("knows the three columns' " + ("relation" if f.get("rule") else
+                                                "joint distribution")
+                 + " and reads what a row publishes of them")
+    else:
+        recode = (f"; {f['with']!r} recodes {f['column']!r} (lambda {f['recode']:.2f}), "
+                  "so its set is a second draw around the same value"
+                  if f["recode"] >= 0.9 else "")
+        reads = "knows the two columns' joint distribution and reads a row's two sets"
+    return (f"{verb} nearly in the clear beside {beside}: an adversary who {reads} names its "
             f"{f['column']!r} for {f['success']:.1%} of the rows{certain} (from its set alone: "
             f"{f['alone']:.1%}; by the most common value: {f['prior']:.1%}){recode}")
 
@@ -1076,10 +1241,13 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, file=None
         par = params[f["column"]]
         what = "t" if par.t is not None and par.l is None else "l" if par.l is not None else "k"
         stronger = "a smaller t" if what == "t" else f"a larger {what}"
+        three = isinstance(f["with"], (list, tuple))
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
-                         expected=f"a stronger model ({stronger} for both), one of the two "
-                                  "dropped or published in coarser values, or the risk "
-                                  "named: {@allow_clear=" + repr(names) + "}")
+                         expected=f"a stronger model ({stronger} for "
+                                  f"{'the sets' if three else 'both'}), one of the "
+                                  f"{'three' if three else 'two'} dropped or published in "
+                                  "coarser values, or the risk named: {@allow_clear="
+                                  + repr(names) + "}")
     return list(dict.fromkeys(f["column"] for f in found))
 
 

@@ -95,8 +95,9 @@ class AuditStats:
         #: the sensitive columns' codes over rows of the original drawn as
         #: publishing draws them: two sets read together (check_set_pairs)
         from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
-        self.set_names = [n for n in self.names if not header.params[n].exact]
-        self.set_rows = RowSample(PAIR_ROWS) if len(self.set_names) >= 2 else None
+        self.set_names = list(self.names)          # the exact QIDs too (threes)
+        self.set_rows = RowSample(PAIR_ROWS) if sum(
+            not header.params[n].exact for n in self.names) >= 2 else None
         self.budget = budget
         self.semantic_bad = 0
         #: the columns published as they are (exact QIDs, then pass-through

@@ -63,7 +63,7 @@ class UsageError(ValueError):
 
 #: Privacy parameters of one value: given twice on the command line, the
 #: last would silently replace the first (argparse), perhaps with a weaker one.
-ONCE = ("--l", "--k", "--t", "--d")
+ONCE = ("--l", "--k", "--t", "--d", "--config")
 
 
 def check_once(argv, sub=None) -> None:

@@ -102,7 +102,8 @@ def read_raw(path) -> dict:
     where = str(path)
     if not path.is_file():
         raise ConfigError(f"config file {where!r} does not exist")
-    text = path.read_text(encoding="utf-8-sig")
+    from ..io.tables import read_text_file
+    text = read_text_file(path, "configuration file")
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
@@ -257,7 +258,8 @@ def read_domain_file(path, inline: str = "COL=a,b,c") -> list:
     if not is_file:
         raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
                          f"line, or the values inline: {inline})")
-    vals = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]
+    from ..io.tables import read_text_file
+    vals = [ln.strip() for ln in read_text_file(p, "domain file").splitlines()]
     vals = [v for v in vals if v and not v.startswith("#")]
     if not vals:
         raise ValueError(f"domain file {str(p)!r} lists no values")

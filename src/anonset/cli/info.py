@@ -34,6 +34,9 @@ def cmd_keygen(args) -> int:
     if (args.path is None) == (args.output is None):
         raise A.UsageError("keygen: expected the new key file once, as FILE or -o FILE")
     args.path = args.path if args.path is not None else args.output
+    if not str(args.path).strip() or str(args.path).endswith(("/", "\\")):
+        raise A.UsageError(f"keygen: {args.path!r} names no file (a folder, or nothing); "
+                           "expected the new key file's name, e.g. keys/series.key")
     try:
         new_key_file(args.path)
     except FileExistsError:

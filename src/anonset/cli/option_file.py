@@ -43,15 +43,17 @@ _REFUSED = {"seed": "a seed is key material and does not belong in a configurati
             "help": "not an option a file gives", "quiet": "not an option a file gives",
             "verbose": "not an option a file gives"}
 #: Options whose values (or a table's values) are files, read relative to the
-#: configuration file where such a file exists there.
+#: configuration file (as ``anonymize --config`` reads them): one file gives
+#: the same key file and hierarchies wherever the command runs.
 _PATHS = {"hierarchy", "domain", "matrix", "key_file"}
 
 
 def add_config(p) -> None:
     p.add_argument("--config", metavar="CFG.json|CFG.toml",
-                   help="options from a file: keys are this command's long options (qi, sa, "
-                        "identifier, drop, hierarchy, ...); the command line wins for an option "
-                        "of one value and adds to those that repeat (docs/cli.md)")
+                   help="options from a file: keys are this command's long options as "
+                        "listed here (a dash may be an underscore); files it names are "
+                        "relative to it; the command line wins for an option of one value and "
+                        "adds to those that repeat (docs/cli.md)")
 
 
 def _escape(name) -> str:
@@ -61,10 +63,11 @@ def _escape(name) -> str:
 def _path(v, base: Path, dest: str):
     if dest not in _PATHS or not isinstance(v, str):
         return v
+    if dest == "domain" and not (v.endswith(".txt") or v.endswith(".csv")) and \
+            not (base / Path(v).expanduser()).exists():
+        return v                        # values written inline (a,b,c), not a file
     p = Path(v).expanduser()
-    if not p.is_absolute() and (base / p).exists():
-        return str(base / p)
-    return v
+    return v if p.is_absolute() else str(base / p)
 
 
 def _text(v, where: str) -> str:

@@ -62,21 +62,22 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
 def _read_matrix(path) -> np.ndarray:
     """A CSV of numbers, rows and columns counted from 1 in its errors."""
     rows = []
-    with open(path, encoding="utf-8-sig") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            cells = line.rstrip("\r\n").split(",")
-            row = []
-            for j, c in enumerate(cells, 1):
-                try:
-                    row.append(float(c))
-                except ValueError:
-                    raise ValueError(f"row {i}, column {j} holds {c.strip()[:40]!r}, which is no "
-                                     "number (the matrix has no header line)") from None
-            if rows and len(row) != len(rows[0]):
-                raise ValueError(f"row {i} has {len(row)} values, row 1 {len(rows[0])}")
-            rows.append(row)
+    from ..io.tables import read_text_file
+    lines = read_text_file(path, "matrix file").splitlines(keepends=True)
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        cells = line.rstrip("\r\n").split(",")
+        row = []
+        for j, c in enumerate(cells, 1):
+            try:
+                row.append(float(c))
+            except ValueError:
+                raise ValueError(f"row {i}, column {j} holds {c.strip()[:40]!r}, which is no "
+                                 "number (the matrix has no header line)") from None
+        if rows and len(row) != len(rows[0]):
+            raise ValueError(f"row {i} has {len(row)} values, row 1 {len(rows[0])}")
+        rows.append(row)
     if not rows:
         raise ValueError("holds no rows")
     return np.array(rows, dtype=np.float64)

@@ -96,10 +96,10 @@ def set_codes(stats: Stats, published) -> dict:
     """The codes of the sensitive columns' sampled rows (:attr:`Stats.set_rows`)."""
     if stats.set_rows is None:
         return {}
-    sample = stats.set_rows.frame(stats.draft.sensitive)
+    sample = stats.set_rows.frame(stats.set_columns)
     out = {}
     for a in published:
-        if a.role == "sensitive" and a.name in sample.columns:
+        if a.role in ("sensitive", "exact") and a.name in sample.columns:
             col = sample[a.name].reset_index(drop=True)
             if stats.draft.text:
                 col = cast_text(col, a, a.name)

@@ -60,6 +60,7 @@ class Stats:
         #: rows of the sensitive columns drawn from the whole table: two
         #: columns' sets read together (:func:`anonset.validate.check_set_pairs`)
         self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 else None
+        self.set_columns = d._in_order({*d.sensitive, *d.exact})
         self._declared = {}
         #: per declared sensitive column, a sum (mod 2^64) of a mix of each
         #: row's index and code: with the counts, what a release's draws are
@@ -150,7 +151,7 @@ class Stats:
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
             self.passthrough.add(block, row0)    # in memory; files and Dask read them apart
         if self.set_rows is not None:
-            self.set_rows.add(block, row0, d.sensitive)
+            self.set_rows.add(block, row0, self.set_columns)
         self.n += len(block)
         return self
 

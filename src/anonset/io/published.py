@@ -810,7 +810,8 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
     """Pass-through columns with the types they had when written."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
-        return pq.read_table(str(path), columns=names).to_pandas()
+        from .tables import arrow_frame
+        return arrow_frame(pq.read_table(str(path), columns=names))
     from .tables import read_table
     frame = read_table(path, "csv")
     header_map = {_unescape_header(c) if meta.get("csv_escape") else c: c for c in frame.columns}

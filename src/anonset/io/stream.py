@@ -37,7 +37,7 @@ from ..validate import InputError, check_int, check_original_columns
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
-from .tables import (check_input_file, file_columns, file_format, iter_blocks,
+from .tables import (arrow_frame, check_input_file, file_columns, file_format, iter_blocks,
                      parquet_categoricals, parquet_types)
 
 __all__ = ["publish_file", "reconstruct_file", "read_metadata", "iter_masks", "StreamResult",
@@ -335,7 +335,7 @@ def _arrow_block(t, plan):
             m[:, k] = t.column(c).to_numpy()[order]       # gathered, then widened
         masks[a.name] = m
     other = [a.name for a in plan.schema if a.role == "other"]
-    frame = t.select(other).to_pandas().iloc[order].reset_index(drop=True) if other else None
+    frame = arrow_frame(t.select(other)).iloc[order].reset_index(drop=True) if other else None
     return SetTable(plan.schema, masks, plan.params, plan.model, frame, plan.info)
 
 

@@ -130,7 +130,7 @@ def _arrow_to_pandas(table) -> pd.DataFrame:
                 [pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(text))
                  .dictionary_decode() for c in table.column(i).chunks], type=text)
             table = table.set_column(i, pa.field(f.name, text), col)
-    return index_as_columns(table.to_pandas())
+    return index_as_columns(arrow_frame(table))
 
 
 def index_as_columns(frame: pd.DataFrame, *, param: str = "data", file=None) -> pd.DataFrame:
@@ -263,6 +263,26 @@ def _csv_stream(path):
 
 #: Bytes read at most to find where a file stops being UTF-8 (an error path).
 _SCAN_BYTES = 1 << 30
+
+
+def read_text_file(path, what: str = "text file") -> str:
+    """A small text file (a configuration, a hierarchy, a domain, a
+    matrix) as UTF-8, a byte-order mark dropped; one that is not UTF-8 is
+    refused naming the file, where, and how to convert it."""
+    p = Path(path)
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        enc = "UTF-16" if utf16 else "WINDOWS-1252"
+        why = (" but UTF-16 (it starts with a UTF-16 byte-order mark)" if utf16 else
+               f" (line {line}, byte {e.start:,}: 0x{data[e.start]:02x}, likely Windows-1252 "
+               "or Latin-1)")
+        raise InputError(f"is not UTF-8 text{why}", file=path,
+                         expected=f"a UTF-8 {what}: convert it first (iconv -f {enc} -t UTF-8 "
+                                  f"{p.name} > {p.stem}-utf8{p.suffix})") from None
 
 
 def not_utf8(path) -> InputError:
@@ -424,15 +444,35 @@ def _text_frame(batch, names) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def arrow_frame(table, **kw) -> pd.DataFrame:
+    """An Arrow table or batch as pandas, its integer and boolean columns
+    that hold nulls kept as pandas' nullable types (Arrow's own conversion
+    makes them floats, and a code above 2^53 changes: a file that Spark,
+    DuckDB, Polars or pyarrow wrote has no pandas metadata to say
+    otherwise); ``kw`` to ``to_pandas``."""
+    import pyarrow as pa
+    out = table.to_pandas(**kw)
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
+                pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
+                pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(),
+                pa.bool_(): pd.BooleanDtype()}
+    for i, f in enumerate(table.schema):
+        if f.type in nullable and f.name in out.columns and table.column(i).null_count and \
+                not isinstance(out[f.name].dtype, pd.api.extensions.ExtensionDtype):
+            out[f.name] = table.column(i).to_pandas(types_mapper=nullable.get).array
+    return out
+
+
 def _batch_to_pandas(batch) -> pd.DataFrame:
     """A Parquet batch as pandas reads it, or, where the file's pandas
     metadata names a dtype this pandas cannot make (an ArrowDtype of a
     dictionary, which pandas writes but does not read back per batch), as
     Arrow's own types say (the unnamed index left out: row labels)."""
     try:
-        return batch.to_pandas()
+        return arrow_frame(batch)
     except TypeError:
-        out = batch.to_pandas(ignore_metadata=True)
+        out = arrow_frame(batch, ignore_metadata=True)
         return out.drop(columns=[c for c in out.columns
                                  if re.fullmatch(r"__index_level_\d+__", str(c))])
 

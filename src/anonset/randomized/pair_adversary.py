@@ -32,15 +32,20 @@ import math
 
 import numpy as np
 
-__all__ = ["SAMPLE_ROWS", "draw_members", "pair_adversary", "recode_lambda", "set_ratio"]
+__all__ = ["SAMPLE_ROWS", "draw_members", "pair_adversary", "group_adversary", "group_bound",
+           "linear_rule", "rule_adversary", "recode_lambda", "set_ratio"]
 
 #: Rows of the table the pairs are measured on (drawn as
 #: :class:`anonset.passthrough.RowSample` draws them: the same on every path).
-SAMPLE_ROWS = 1 << 16
+SAMPLE_ROWS = 1 << 14
 #: Multiply-adds of the posteriors at most over all pairs of one release.
 TOTAL_WORK = 1 << 31
 #: Rows a pair is measured on at least (where the budget leaves fewer).
 MIN_ROWS = 2048
+#: Cells of a three-column count table held densely at most (else sorted keys).
+DENSE_CELLS = 1 << 24
+#: Rows a three-column group is measured on at most.
+GROUP_ROWS = 1 << 14
 #: Random keys drawn at most per column and batch (rows x domain size).
 _KEYS = 1 << 22
 
@@ -223,6 +228,175 @@ def pair_adversary(xa: np.ndarray, xb: np.ndarray, ma: np.ndarray, mb: np.ndarra
         out[k] = {"success": tot[0] / m, "alone": tot[1] / m,
                   "prior": float(J_.sum(axis=1).max() / m), "certain": tot[2] / m}
     return out
+
+
+def _lookup(keys: np.ndarray, uniq: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The count of each key among ``uniq`` (sorted), 0 where absent."""
+    if not uniq.size:
+        return np.zeros(keys.shape)
+    i = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
+    return np.where(uniq[i] == keys, counts[i], 0).astype(np.float64)
+
+
+def group_adversary(xt: np.ndarray, mt: np.ndarray, helpers, *,
+                    alpha: float = 1e-6) -> dict:
+    """The adversary who reads a row's set of column t (p = 1) and two other
+    columns of the row (each a p = 1 set, or a column published exactly: a
+    set of one, its value), and knows the three columns' joint
+    distribution: :func:`pair_adversary`'s figures for naming t.
+
+    ``xt``: t's compact codes (0 .. u - 1 over the values the sample holds),
+    ``mt``: (m, eta) its members (the true value first; a value the sample
+    does not hold: code u); ``helpers``: two (codes, members) of the same
+    kind ((m, 1) members: the value itself).  Age from the survey year and
+    the birth year, or schooling as age less experience less six: no two
+    of the columns determine the third, all three together do."""
+    xt = np.asarray(xt, np.int64)
+    m = xt.size
+    cols = [(xt, np.minimum(mt, int(xt.max()) + 1))]
+    for x, mem in helpers:
+        x = np.asarray(x, np.int64)
+        cols.append((x, np.minimum(np.asarray(mem, np.int64), int(x.max()) + 1)))
+    radix = [int(x.max()) + 2 for x, _ in cols]             # the last: nobody's value
+
+    def key(parts):
+        k = np.zeros(np.broadcast_shapes(*[p.shape for p in parts]), dtype=np.int64)
+        for p, r in zip(parts, radix[-len(parts):]):
+            k = k * r + p
+        return k
+    full = key([x for x, _ in cols])
+    hkey = key([x for x, _ in cols[1:]])
+    total = radix[0] * radix[1] * radix[2]
+    if total <= DENSE_CELLS:                    # counts by position: a gather each
+        dense = np.bincount(full, minlength=total).astype(np.float64)
+        hdense = np.bincount(hkey, minlength=radix[1] * radix[2]).astype(np.float64)
+
+        def count(k):
+            return dense[k]
+
+        def hcount(k):
+            return hdense[k]
+    else:
+        uniq, counts = np.unique(full, return_counts=True)
+        uh, ch = np.unique(hkey, return_counts=True)
+
+        def count(k):
+            return _lookup(k, uniq, counts)
+
+        def hcount(k):
+            return _lookup(k, uh, ch)
+    Pt = np.bincount(xt, minlength=radix[0]).astype(np.float64)
+    alpha_e = math.log(1.0 / alpha)
+    (_, a), (_, b), (_, c) = cols
+    acc = np.zeros(3)
+    step = max(1, (1 << 22) // (a.shape[1] * b.shape[1] * c.shape[1]))
+    for lo in range(0, m, step):
+        s = slice(lo, lo + step)
+        A, B, C = a[s][:, :, None, None], b[s][:, None, :, None], c[s][:, None, None, :]
+        W = count(key([A, B, C])).sum(axis=(2, 3)).T   # members by rows
+        W[0] -= 1.0                                  # the row itself left out
+        alone = Pt[a[s]].T.copy()
+        alone[0] -= 1.0
+        named, named1 = _named_at(W, alone), _named_at(alone, alone)
+        certain = (W[0] > 0) & (W[1:].sum(axis=0) <= 0)
+        # an absence is evidence only where independence would put rows
+        helpers_rows = hcount(key([b[s][:, :, None], c[s][:, None, :]])).sum(axis=(1, 2))
+        expected = Pt[a[s][:, 1:]].sum(axis=1) * helpers_rows / m
+        certain &= expected >= alpha_e
+        certain1 = (alone[0] > 0) & (alone[1:].sum(axis=0) <= 0)
+        acc += [named.sum(), named1.sum(), (certain & ~certain1).sum()]
+    return {"success": acc[0] / m, "alone": acc[1] / m, "prior": float(Pt.max() / m),
+            "certain": acc[2] / m}
+
+
+def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> tuple:
+    """Upper bounds of :func:`group_adversary`'s (success, certain) where
+    the two helpers are known exactly (their sets tell no more than their
+    values): the set adversary among the rows with the row's helper values
+    (:func:`anonset.passthrough.set_success`, leave one out), and certain
+    where every other member of t's set is a value none of those other rows
+    holds, C(d - k, eta - 1) / C(d - 1, eta - 1) with k the values they
+    hold.  Cheap, so only groups that could reach a threshold are drawn."""
+    from ..passthrough import ValueSample, _mix64, set_success
+    from .set_adversary import log_factorials
+    xt = np.asarray(xt, np.int64)
+    g = np.zeros(xt.size, dtype=np.int64)
+    for x, _ in helpers:
+        x = np.asarray(x, np.int64)
+        g = g * (int(x.max()) + 1) + x
+    gu, ginv = np.unique(g, return_inverse=True)
+    ginv = ginv.ravel()
+    vs = ValueSample(None)
+    vs.add(_mix64(ginv.astype(np.uint64)), xt)
+    success = set_success(vs, d, eta)
+    # per (group, value): its rows; per group: the values held
+    ut = int(xt.max()) + 1
+    pair = ginv * ut + xt
+    if gu.size * ut <= DENSE_CELLS:
+        pc = np.bincount(pair, minlength=gu.size * ut)
+        k = (pc.reshape(gu.size, ut) > 0).sum(axis=1)[ginv]
+        own = pc[pair] >= 2                              # another row holds the value too
+    else:
+        pu, pinv, pcnt = np.unique(pair, return_inverse=True, return_counts=True)
+        k = np.bincount(pu // ut, minlength=gu.size)[ginv]
+        own = pcnt[pinv.ravel()] >= 2
+    lf = log_factorials(d)
+    e = eta - 1
+    z = np.maximum(d - k, e)
+    p = np.where(d - k >= e, np.exp(lf[z] - lf[e] - lf[z - e]
+                                    - (lf[d - 1] - lf[e] - lf[d - 1 - e])), 0.0)
+    return success, float(np.where(own, p, 0.0).mean())
+
+
+def linear_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float):
+    """(c1, c2, c0, tol) where t = c1 h1 + c2 h2 + c0 within tol for 99 %
+    of the rows and that window holds at most three of t's values
+    (``spacing``: their typical distance), else None.  A derived column
+    (experience = age - schooling - 6, age = year - birth year - 0 or 1)
+    is a rule that whoever knows the columns knows, however few rows share
+    a combination of the two others: the joint counts of a small table do
+    not show it, so it is measured by itself."""
+    t, h1, h2 = (np.asarray(v, dtype=np.float64) for v in (t, h1, h2))
+    if t.size < 30 or not (np.ptp(h1) > 0 and np.ptp(h2) > 0 and np.ptp(t) > 0):
+        return None
+    X = np.column_stack([h1, h2, np.ones_like(h1)])
+    c, *_ = np.linalg.lstsq(X, t, rcond=None)
+    if not np.all(np.isfinite(c)) or abs(c[0]) < 1e-9 or abs(c[1]) < 1e-9:
+        return None
+    tol = float(np.quantile(np.abs(t - X @ c), 0.99)) + 1e-9
+    if 2.0 * tol >= 3.0 * spacing:
+        return None
+    return float(c[0]), float(c[1]), float(c[2]), tol
+
+
+def rule_adversary(vt: np.ndarray, mt: np.ndarray, helpers, rule, prior_counts) -> dict:
+    """The adversary who reads a row's set of t (p = 1) and the two
+    helpers (sets, or values published exactly: (m, 1) members) and knows
+    the :func:`linear_rule` between them: it keeps t's members that some
+    pair of the helpers' members puts within the rule's window, and names
+    the most common of those (the set alone's choice where none is kept).
+    ``vt``: t's number per code; ``mt``: (m, eta) t's members (codes, the
+    true value first); ``helpers``: two (None, numbers of the members);
+    ``prior_counts``: t's rows per code."""
+    c1, c2, c0, tol = rule
+    (_, m1), (_, m2) = helpers
+    pred = c1 * m1[:, :, None] + c2 * m2[:, None, :] + c0          # (m, e1, e2)
+    pred = pred.reshape(pred.shape[0], -1)
+    vals = vt[mt]                                                   # (m, et)
+    ok = (np.abs(vals[:, :, None] - pred[:, None, :]) <= tol).any(axis=2)
+    alone = prior_counts[mt].astype(np.float64)
+    alone[:, 0] -= 1.0
+    score = np.where(ok, alone + 1.0, 0.0)          # kept members, the likelier first
+    score = np.where(ok.any(axis=1)[:, None], score, alone)
+    top = score >= score.max(axis=1, keepdims=True)
+    named = top[:, 0] / top.sum(axis=1)
+    top1 = alone >= alone.max(axis=1, keepdims=True)
+    named1 = top1[:, 0] / top1.sum(axis=1)
+    certain = ok[:, 0] & (ok.sum(axis=1) == 1)
+    m = mt.shape[0]
+    return {"success": float(named.sum() / m), "alone": float(named1.sum() / m),
+            "prior": float(prior_counts.max() / max(1, prior_counts.sum())),
+            "certain": float(certain.sum() / m)}
 
 
 def recode_lambda(xa: np.ndarray, xb: np.ndarray) -> float:

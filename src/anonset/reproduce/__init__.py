@@ -30,6 +30,28 @@ def _module(paper: str):
     return importlib.import_module(f"{__name__}.p{paper}")
 
 
+#: The file that marks a folder as one ``anonset reproduce`` wrote.
+MARK = ".anonset-reproduce"
+
+
+def check_out(out: Path, paper: str) -> None:
+    """The output folder: new, empty, or one that a run of the same paper
+    wrote (whose files it replaces); never a file, never a folder of other
+    files (a user's notes were replaced without a word)."""
+    from ..validate import InputError
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file", param="out", file=out,
+                         expected="a folder for the figures, tables and results page (new, "
+                                  "empty, or an earlier run's of this paper)")
+    if out.is_dir() and any(out.iterdir()):
+        mark = out / MARK
+        if not mark.is_file() or mark.read_text(encoding="utf-8").split()[-1:] != [paper]:
+            raise InputError("holds files that no run of `anonset reproduce " + paper +
+                             "` wrote, which it would replace", param="out", file=out,
+                             expected="a new or empty folder, or one an earlier run of this "
+                                      "paper wrote")
+
+
 def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
         command: str | None = None) -> dict:
     """Run paper ``paper``'s experiments into ``out`` (default
@@ -47,7 +69,9 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     mod = _module(paper)
     out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
+    check_out(out, paper)
     out.mkdir(parents=True, exist_ok=True)
+    (out / MARK).write_text(f"anonset reproduce {paper}\n", encoding="utf-8")
     cmd = command or ("anonset reproduce " + paper
                       + {"full": "", "quick": " --quick", "smoke": " (smoke)"}[scale])
     page = Page(paper, mod.TITLE, cmd, scale)

@@ -1,0 +1,112 @@
+"""Command-line defects a user trial found (2026-11-29): each refused in one
+line (exit 2), nothing left behind."""
+from __future__ import annotations
+
+import shutil
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset.cli import main
+
+EX = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
+
+
+def _err(capsys):
+    return capsys.readouterr().err.strip().splitlines()
+
+
+def test_a_config_reads_its_files_beside_itself_wherever_it_runs(tmp_path, monkeypatch, capsys):
+    """msa.toml names job_hierarchy.csv: read beside msa.toml, never from
+    the folder the command runs in (one file, one key file and one
+    hierarchy, wherever it runs)."""
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    shutil.copy(EX / "msa.toml", cfg / "msa.toml")
+    shutil.copy(EX / "job_hierarchy.csv", tmp_path / "job_hierarchy.csv")   # not beside it
+    monkeypatch.chdir(tmp_path)
+    rc = main(["msa-anonymize", str(EX / "people.csv"), "-o", "m.csv", "--config",
+               "cfg/msa.toml"])
+    err = _err(capsys)
+    assert rc == 2 and len(err) == 1 and not (tmp_path / "m.csv").exists()
+    assert str(cfg / "job_hierarchy.csv") in err[0]
+    shutil.copy(EX / "job_hierarchy.csv", cfg / "job_hierarchy.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["msa-anonymize", str(EX / "people.csv"), "-o", "m.csv", "--config",
+                     "cfg/msa.toml", "-q"]) == 0
+
+
+def test_anonymize_refuses_two_configs(tmp_path, capsys):
+    (tmp_path / "a.toml").write_text("l = 5\n")
+    (tmp_path / "b.toml").write_text("l = 2\n")
+    rc = main(["anonymize", str(EX / "people.csv"), "-o", str(tmp_path / "o.parquet"),
+               "--config", str(tmp_path / "a.toml"), "--config", str(tmp_path / "b.toml")])
+    err = _err(capsys)
+    assert rc == 2 and len(err) == 1 and "--config: given twice" in err[0]
+    assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("what", ["config", "hierarchy", "domain"])
+def test_files_that_are_not_utf8_are_named(tmp_path, capsys, what):
+    out = tmp_path / "o.parquet"
+    args = ["anonymize", str(EX / "people.csv"), "-o", str(out), "--identifier", "name,ssn",
+            "--drop", "zip", "--sensitive", "job,disease", "--exact", "age,sex", "--l", "2",
+            "--allow-recode", "age,sex"]
+    if what == "config":
+        f = tmp_path / "c.json"
+        f.write_bytes('{"l": 2}'.encode("utf-16"))
+        args = args[:2] + ["-o", str(out), "--config", str(f)]
+    elif what == "hierarchy":
+        f = tmp_path / "h.csv"
+        f.write_bytes("nurse;caf\xe9;*\n".encode("latin-1"))
+        args += ["--hierarchy", f"job={f}"]
+    else:
+        f = tmp_path / "d.txt"
+        f.write_bytes("flu\ncaf\xe9\n".encode("latin-1"))
+        args += ["--domain", f"disease={f}"]
+    rc = main(args)
+    err = _err(capsys)
+    assert rc == 2 and len(err) == 1 and not out.exists(), err
+    assert str(f) in err[0] and "is not UTF-8 text" in err[0] and "iconv -f" in err[0]
+
+
+def test_reproduce_refuses_a_folder_it_did_not_write(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "README.md").write_text("my notes\n")
+    rc = main(["reproduce", "003", "--quick", "--no-progress", "--out", str(mine)])
+    err = _err(capsys)
+    assert rc == 2 and len(err) == 1 and "no run of `anonset reproduce 003` wrote" in err[0]
+    assert (mine / "README.md").read_text() == "my notes\n"
+    f = tmp_path / "f.csv"
+    f.write_text("x\n")
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(f)]) == 2
+    assert "is a file" in _err(capsys)[0]
+
+
+@pytest.mark.parametrize("name", ["kd/", ""])
+def test_keygen_refuses_a_name_that_is_no_file(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    assert main(["keygen", name]) == 2
+    assert "names no file" in _err(capsys)[0]
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_period_column_is_refused_alike_in_memory_and_from_parquet(tmp_path):
+    from anonset.stream import publish_file
+    df = pd.DataFrame({"job": np.resize(list("abcd"), 60),
+                       "month": pd.period_range("2020-01", periods=3, freq="M").repeat(20)})
+    df.to_parquet(tmp_path / "p.parquet", index=False)
+    said = []
+    for run in (lambda: anonset.publish(df, anonset.Diversity(2), sensitive=["job", "month"]),
+                lambda: publish_file(tmp_path / "p.parquet", tmp_path / "o.parquet",
+                                     anonset.Diversity(2), sensitive=["job", "month"])):
+        with pytest.raises(anonset.InputError) as e:
+            run()
+        said.append(str(e.value).split("column 'month': ", 1)[1])
+    assert said[0] == said[1] and said[0].startswith("holds dates or times")
