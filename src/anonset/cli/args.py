@@ -168,8 +168,8 @@ def warn_allowed_clear(info) -> None:
     clear = info.get("clear") or []
     if clear:
         import logging
-        logging.getLogger("anonset").warning("published in the clear (you allowed it): %s",
-                                             ", ".join(sorted(clear)))
+        logging.getLogger("anonset").warning(
+            "published in the clear or nearly (you allowed it): %s", ", ".join(sorted(clear)))
 
 
 def warn_allowed_shared_ids(info) -> None:
