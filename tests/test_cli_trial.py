@@ -110,3 +110,15 @@ def test_a_period_column_is_refused_alike_in_memory_and_from_parquet(tmp_path):
             run()
         said.append(str(e.value).split("column 'month': ", 1)[1])
     assert said[0] == said[1] and said[0].startswith("holds dates or times")
+
+
+def test_an_equals_sign_in_a_column_name_is_written_escaped(tmp_path, capsys):
+    df = pd.DataFrame({"a=b": np.resize(list("xyz"), 60), "job": np.resize(list("abcd"), 60)})
+    df.to_csv(tmp_path / "eq.csv", index=False)
+    out = tmp_path / "o.parquet"
+    rc = main(["anonymize", str(tmp_path / "eq.csv"), "-o", str(out), "--sensitive",
+               r"a\=b,job", "--domain", r"a\=b=x,y,z", "--domain", "job=a,b,c,d",
+               "--l", r"a\=b=2,job=3", "-q"])
+    assert rc == 0, capsys.readouterr().err
+    pub = anonset.read_parquet(out)
+    assert pub.params["a=b"].l == 2 and pub.params["job"].l == 3

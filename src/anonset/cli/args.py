@@ -231,7 +231,7 @@ def error_line(exc: BaseException, overrides=None) -> str:
 
 
 # ================================================================= types
-def split_commas(text: str, *, keep_empty: bool = False) -> list:
+def split_commas(text: str, *, keep_empty: bool = False, keys: bool = False) -> list:
     """``text`` cut at its commas, each part stripped; a comma inside a
     name or value is written ``\\,`` (``--drop 'Revenu\\, annuel'``).
 
@@ -239,7 +239,20 @@ def split_commas(text: str, *, keep_empty: bool = False) -> list:
     ['a', 'b, c', 'd']
     """
     parts = [p.replace("\\,", ",").strip() for p in re.split(r"(?<!\\),", text)]
+    if not keys:                      # COLUMN=VALUE parts keep \= for split_key
+        parts = [p.replace("\\=", "=") for p in parts]
     return parts if keep_empty else [p for p in parts if p]
+
+
+def split_key(text: str) -> tuple:
+    """``COLUMN=VALUE`` cut at its first ``=`` that is not written ``\\=``
+    (an ``=`` inside a column's name), both stripped.
+
+    >>> split_key(r"a\\=b = 2")
+    ('a=b', '2')
+    """
+    col, val = re.split(r"(?<!\\)=", text, maxsplit=1)
+    return col.replace("\\=", "=").strip(), val.strip()
 
 
 def names(values) -> list:
@@ -255,11 +268,11 @@ def kv(values, option: str, *, commas: bool = False) -> dict:
     value may also hold several comma-separated pairs)."""
     out = {}
     if commas:
-        values = [item for v in values or [] for item in split_commas(v)]
+        values = [item for v in values or [] for item in split_commas(v, keys=True)]
     for v in values or []:
         if "=" not in v:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
-        col, val = (s.strip() for s in v.split("=", 1))
+        col, val = split_key(v)
         col = col.replace("\\,", ",")            # a comma inside a name: \,
         if not col or not val:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
@@ -291,14 +304,14 @@ def model_value(text, option: str, kind):
     if "=" not in text:
         return number(text, option, kind)
     out = {}
-    for part in split_commas(text):
+    for part in split_commas(text, keys=True):
         if "=" not in part:
             if None in out:
                 raise UsageError(f"{option}: expected one default value and COLUMN=VALUE,..., "
                                  f"got {text!r}")
             out[None] = number(part, option, kind)
             continue
-        col, val = (s.strip() for s in part.split("=", 1))
+        col, val = split_key(part)
         if not col:
             raise UsageError(f"{option}: empty column name in {text!r}")
         if col in out:
@@ -329,14 +342,14 @@ def ground_value(text):
             raise UsageError(f"--ground: expected one of {', '.join(GROUNDS)}, got {text!r}")
         return text
     out = {}
-    for part in split_commas(text):
+    for part in split_commas(text, keys=True):
         if "=" not in part:
             if None in out or part not in GROUNDS:
                 raise UsageError(f"--ground: expected NAME or [NAME,]COLUMN=NAME,..., got "
                                  f"{text!r}")
             out[None] = part
             continue
-        col, val = (s.strip() for s in part.split("=", 1))
+        col, val = split_key(part)
         if val not in GROUNDS:
             raise UsageError(f"--ground for {col!r}: expected one of {', '.join(GROUNDS)}, "
                              f"got {val!r}")
