@@ -77,7 +77,8 @@ def test_misused_calls_are_refused_by_parameter_not_by_a_traceback(tmp_path):
 
     import anonset
     from anonset.semantic import semantic_publish
-    df = pd.DataFrame({"id": range(40), "a": list("abcd") * 10, "b": list("xyzw") * 10})
+    # (b not a recode of a: every pair of values occurs, as 4 and 5 are coprime)
+    df = pd.DataFrame({"id": range(40), "a": list("abcd") * 10, "b": list("xyzwv") * 8})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pub = anonset.publish(df, anonset.Diversity(2), identifiers=["id"], sensitive=["a", "b"])

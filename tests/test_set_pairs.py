@@ -37,7 +37,7 @@ def test_a_recoded_pair_is_refused_alike_on_every_path_and_published_when_named(
     assert said.startswith("would be published nearly in the clear beside 'education-num': "
                            "an adversary who knows the two columns' joint distribution")
     assert "'education-num' recodes 'education' (lambda 1.00)" in said
-    assert "and is certain of it for" in said
+    assert "and is certain of it, rightly, for" in said
     assert said.endswith("allow_clear=['education', 'education-num']")
     # named: published on every path, and the metadata names both
     kw["allow_clear"] = ["education", "education-num"]
@@ -82,8 +82,10 @@ def test_the_figures_measure_the_attack(adult_edu):
     codes = {a.name: anonset.encode.encode_column(df[a.name], a)
              for a in pub.schema.sensitive}
     found = {f["column"]: f for f in set_pair_findings(pub.schema.published, pub.params, codes)}
-    # one consistent value is certainty, once the absence is significant
-    assert found["education"]["certain"] == pytest.approx(one, abs=0.02)
+    # one consistent value is certainty; it counts where the set alone
+    # leaves the adversary unsure (most rows here: educations are common)
+    assert 0.8 * one <= found["education"]["certain"] <= one + 0.02
+    assert found["education"]["wrong"] == 0.0
     assert 0.9 < found["education"]["success"] <= 1.0
     assert found["education"]["recode"] == pytest.approx(1.0)
 
@@ -151,11 +153,15 @@ def test_the_estimate_matches_enumeration_on_a_large_sample():
     xa, xb = cells // J.shape[1], cells % J.shape[1]
     ma = PA.draw_members(xa, 4, 1.0, 2, rng)
     mb = PA.draw_members(xb, 4, 1.0, 2, rng)
-    got = PA.pair_adversary(xa, xb, ma, mb, 0.0, 0.0, alpha=1e-300)
+    got = PA.pair_adversary(xa, xb, ma, mb, 0.0, 0.0)
     success, certain = _enumerated(J, 2, 2)
+    # (J learnt from the other half of 200,000 rows: as good as known)
     assert got["a"]["success"] == pytest.approx(success, abs=0.01)
-    # every certain row is one the set alone leaves uncertain here
+    # every certain row is one the set alone leaves uncertain here, and no
+    # value is held by 90 % of the rows; a pin is never wrong: J's zeros are
+    # the table's
     assert got["a"]["certain"] == pytest.approx(certain, abs=0.01)
+    assert got["a"]["wrong"] == 0.0
 
 
 def test_the_dense_posterior_agrees_with_the_members_one_at_p_1():
@@ -294,8 +300,9 @@ def test_three_independent_columns_are_never_refused(n, seed, l):
 
 
 def test_the_bound_with_known_helpers_bounds_the_sets():
-    """group_bound (helpers known exactly) is never below what their sets
-    give (group_adversary), beyond Monte Carlo noise."""
+    """group_bound (a right pin needs every other member absent from the
+    row's own helper cell) is never below the right pins of
+    group_adversary, beyond Monte Carlo noise."""
     rng = np.random.default_rng(4)
     for _ in range(6):
         n = 6000
@@ -304,8 +311,8 @@ def test_the_bound_with_known_helpers_bounds_the_sets():
         mt = PA.draw_members(t, 9, 1.0, 3, rng)
         m1, m2 = PA.draw_members(h1, 5, 1.0, 2, rng), PA.draw_members(h2, 7, 1.0, 2, rng)
         g = PA.group_adversary(t, mt, [(h1, m1), (h2, m2)])
-        s, c = PA.group_bound(t, 9, 3, [(h1, None), (h2, None)])
-        assert g["success"] <= s + 0.02 and g["certain"] <= c + 0.01
+        c = PA.group_bound(t, 9, 3, [(h1, None), (h2, None)])
+        assert g["certain"] <= c + 0.01
 
 
 def test_a_rule_is_found_only_where_it_holds():

@@ -1000,27 +1000,28 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
     """Sensitive columns that the sets of another sensitive column narrow
     so far that, read together, they publish them nearly in the clear
     (:mod:`anonset.randomized.pair_adversary`): the adversary who reads
-    both sets and knows the two columns' joint distribution names the true
-    value of one of them
+    both sets and knows the two columns' joint distribution (learnt from
+    the other half of the sample) names the true value of one of them
 
     * for so many rows that it removes at least ``DETERMINES`` of the
       errors of guessing its most common value (beyond chance, and more
       than its set alone does: :func:`check_clear` measures that), or
-    * with certainty for at least ``GIVEN_SHARE`` of the rows that its set
-      alone leaves uncertain.
+    * with certainty for at least ``GIVEN_SHARE`` of the rows (beyond its
+      set alone, a value 90 % hold left out), its certainty right at least
+      ``CERTAIN`` of the times it is certain.
 
-    ``codes``: per sensitive column, the codes of the same rows sampled from
-    the table (:data:`~anonset.randomized.pair_adversary.SAMPLE_ROWS`).
-    Returns one dict per (column, other column), the strongest first."""
+    ``codes``: per sensitive column (and exact QID), the codes of the same
+    rows sampled from the table
+    (:data:`~anonset.randomized.pair_adversary.SAMPLE_ROWS`).  Returns one
+    dict per (column, other column or two), the strongest first."""
     import numpy as np
-    from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE, _kl
     from .randomized import pair_adversary as PA
     cols = [a for a in published if a.role == "sensitive" and a.name in codes
             and 1 < params[a.name].eta < a.d]
     if len(cols) < 2:
         return []
     m = min(len(codes[a.name]) for a in cols)
-    if m < 2:
+    if m < 4:
         return []
     held, members, ratio, full = {}, {}, {}, {}
     for a in cols:
@@ -1035,143 +1036,142 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
     out = []
     for a, b in pairs:
         ua, ub = int(held[a.name].max()) + 1, int(held[b.name].max()) + 1
-        rows = min(m, max(PA.MIN_ROWS, PA.TOTAL_WORK // (len(pairs) * (ua * ub + ua + ub))))
-
-        def measure(r):
-            return PA.pair_adversary(held[a.name][:r], held[b.name][:r], members[a.name][:r],
-                                     members[b.name][:r], ratio[a.name], ratio[b.name],
-                                     alpha=GIVEN_ALPHA)
-        # screened on the first rows: a pair far from both thresholds there
-        # is not measured on them all
-        if rows > 2 * SCREEN_ROWS and not any(_near(g) for g in measure(SCREEN_ROWS).values()):
+        exact = ratio[a.name] == 0.0 and ratio[b.name] == 0.0
+        # p = 1: eta_a x eta_b cells a row, every row; else (u_a x u_b a
+        # row) within a budget
+        rows = m if exact else \
+            min(m, max(PA.MIN_ROWS, PA.TOTAL_WORK // (len(pairs) * (ua * ub + ua + ub))))
+        if exact and not any(_reachable(held[t.name][:rows], members[t.name][:rows],
+                                        held[o.name][:rows], t, params[t.name].eta)
+                             for t, o in ((a, b), (b, a))):
             continue
-        got = measure(rows)
+        got = PA.pair_adversary(held[a.name][:rows], held[b.name][:rows],
+                                members[a.name][:rows], members[b.name][:rows],
+                                ratio[a.name], ratio[b.name])
         for (t, o), g in (((a, b), got["a"]), ((b, a), got["b"])):
-            s, alone, prior, certain = g["success"], g["alone"], g["prior"], g["certain"]
-            lam = (s - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
-            near = lam >= DETERMINES and s > alone and \
-                rows * _kl(s, alone) >= -np.log(GIVEN_ALPHA)
-            if near or certain >= GIVEN_SHARE:
-                xt, xo = (held[t.name][:rows], held[o.name][:rows])
-                out.append({"column": t.name, "with": o.name, "success": s, "alone": alone,
-                            "prior": prior, "lambda": lam, "certain": certain, "rows": rows,
-                            "recode": PA.recode_lambda(xt, xo)})
-    out += _group_findings(published, params, codes, m, held, members, full, out)
+            f = _judged(t.name, o.name, g, rows)
+            if f is not None:
+                f["recode"] = PA.recode_lambda(held[t.name][:rows], held[o.name][:rows])
+                out.append(f)
+    out += _group_findings(published, params, codes, m, members, full, out)
     out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], str(f["with"])))
     return out
 
 
-#: Rows a pair or three is screened on first (:func:`_near`).
-SCREEN_ROWS = 4096
-
-
-def _near(g) -> bool:
-    """Whether an adversary's figures over the screening rows come within
-    reach of a threshold (half the certain share, or lambda 0.1 below):
-    more than three standard errors at ``SCREEN_ROWS`` rows."""
-    from .passthrough import DETERMINES, GIVEN_SHARE
-    lam = (g["success"] - g["prior"]) / (1.0 - g["prior"]) if g["prior"] < 1.0 else 0.0
-    return g["certain"] >= GIVEN_SHARE / 2 or lam >= DETERMINES - 0.1
-
-
+#: An adversary's pins count as certainty where at least this share of them
+#: are right.  An absence the data hold (education beside its number,
+#: `Husband` beside a married status, a derived column's rule) gives pins
+#: right 98-100 % of the time; the absences a rare combination of three
+#: columns leaves in half a sample of Adult, 49-92 %: no certainty.
+CERTAIN = 0.97
+#: Rows an adversary must pin rightly at least for its pins to count.
+MIN_PINS = 20
+#: Threes whose two helpers, known exactly, remove less than this share of
+#: the errors of guessing t's most common value (:func:`cross_lambda`) are
+#: not drawn: a three that pins t needs helpers that tell much about it
+#: (nlswork's year and age tell the birth year: 0.80; Adult's workclass from
+#: occupation and native-country 0.01, education from occupation and age 0.11).
+GROUP_LAMBDA = 0.25
 #: Other columns a sensitive column is measured against in threes, at most
 #: (those that tell most about it: mutual information over the sample).
-GROUP_HELPERS = 8
-#: Rows the cheap bounds of a group are measured on, at most.
-BOUND_ROWS = 1 << 14
+GROUP_HELPERS = 6
+
+
+def _reachable(xt, mt, xo, t, eta) -> bool:
+    """Whether a pair at p = 1 could reach a threshold for t: the adversary
+    who knows the other column's value exactly (which its set cannot beat)
+    removes at least ``DETERMINES`` less 0.05 of the prior's errors, or
+    the rows every other member of whose set no training row with that
+    value holds reach half of ``GIVEN_SHARE`` (a pin needs that)."""
+    import numpy as np
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    from .randomized import pair_adversary as PA
+    prior = float(np.bincount(xt).max() / xt.size)
+    if prior >= 1.0:
+        return False
+    lam = (PA.known_success(xt, mt, xo) - prior) / (1.0 - prior)
+    return lam >= DETERMINES - 0.05 or \
+        PA.group_bound(xt, t.d, eta, [(xo, None)]) >= GIVEN_SHARE / 2
 
 
 def _numbers(a):
-    """A column's values as numbers per code, and their typical spacing, or
-    None (text, bins, a missing-value token)."""
+    """A column's values as numbers per code, or None (text, bins, a
+    missing-value token)."""
     import numpy as np
     if a.bins is not None or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                      for v in a.domain):
         return None
     v = np.asarray(a.domain, dtype=np.float64)
-    if not np.all(np.isfinite(v)) or v.size < 2:
-        return None
-    gaps = np.diff(np.sort(v))
-    return v, float(np.median(gaps[gaps > 0])) if (gaps > 0).any() else None
+    return v if np.all(np.isfinite(v)) and v.size >= 2 else None
 
 
-def _group_findings(published, params, codes, m, held, members, full, found) -> list:
+def _group_findings(published, params, codes, m, members, full, found) -> list:
     """:func:`set_pair_findings` for a sensitive column (p = 1) and two
     other columns together (sensitive sets at p = 1, or exact QIDs), where
     no two of them are found already: age from the survey year and the
-    birth year, schooling as age less experience less six.  Each group is
-    first bounded with its helpers known exactly
-    (:func:`~anonset.randomized.pair_adversary.group_bound`) and drawn only
-    where that bound reaches a threshold.  Pairs of exact QIDs (and
-    pass-through columns) beside a set are the pass-through check's."""
+    birth year, schooling as age less experience less six.  Judged by the
+    rows it pins (:func:`_judged`).  Where the three hold numbers and a
+    linear rule ties them, by that rule
+    (:func:`~anonset.randomized.pair_adversary.rule_adversary`); else by
+    their joint counts, measured where a bound of the pins (the helpers'
+    values known: :func:`~anonset.randomized.pair_adversary.group_bound`)
+    reaches the threshold.  Pairs of exact QIDs (and pass-through columns)
+    beside a set are the pass-through check's."""
     import numpy as np
-    from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE
+    from .passthrough import GIVEN_SHARE
     from .randomized import pair_adversary as PA
     sets = [a for a in published if a.name in members and params[a.name].p >= 1.0]
     flagged = {f["column"] for f in found}
-    part = {a.name: (held[a.name], members[a.name]) for a in sets}
+    # codes over the whole domain (a rule reads their numbers), members too
+    part = {a.name: (np.asarray(codes[a.name][:m], dtype=np.int64), full[a.name])
+            for a in sets}
     for a in published:
         if a.role == "exact" and a.name in codes and a.d > 1:
             x = np.asarray(codes[a.name][:m], dtype=np.int64)
-            _, xc = np.unique(x, return_inverse=True)
-            part[a.name] = (xc.ravel(), xc.ravel()[:, None])
+            part[a.name] = (x, x[:, None])
     if len(part) < 3:
         return []
     attrs = {a.name: a for a in published}
     nums = {n: _numbers(attrs[n]) for n in part}
-    raw = {n: (full[n] if n in full else
-               np.asarray(codes[n][:m], dtype=np.int64)[:, None]) for n in part}
-    rawx = {n: np.asarray(codes[n][:m], dtype=np.int64) for n in part}
     out = []
     for t in sets:
         if t.name in flagged:
             continue
-        xt = part[t.name][0]
+        xt, mt = part[t.name]
         others = [n for n in part if n != t.name]
         # the helpers that tell most about t (mutual information, in nats)
-        k = min(m, BOUND_ROWS)
-        info = {n: _mutual_information(xt[:k], part[n][0][:k]) for n in others}
-        others = sorted(others, key=lambda n: -info[n])[:GROUP_HELPERS]
-        par = params[t.name]
-        prior = float(np.bincount(xt).max() / m)
+        info = {n: _mutual_information(xt, part[n][0]) for n in others}
+        others = sorted(others, key=lambda n: (-info[n], n))[:GROUP_HELPERS]
         for i, h1 in enumerate(others):
             for h2 in others[i + 1:]:
                 if h1 not in members and h2 not in members:
                     continue                    # two exact QIDs: the pass-through check's
                 helpers = [part[h1], part[h2]]
-                if all(nums[n] is not None and nums[n][1] for n in (t.name, h1, h2)):
-                    rule = PA.linear_rule(nums[t.name][0][rawx[t.name][:k]],
-                                          nums[h1][0][rawx[h1][:k]], nums[h2][0][rawx[h2][:k]],
-                                          nums[t.name][1])
-                    if rule is not None:
-                        g = PA.rule_adversary(
-                            nums[t.name][0], raw[t.name],
-                            [(None, nums[h][0][raw[h]]) for h in (h1, h2)], rule,
-                            np.bincount(rawx[t.name], minlength=t.d))
-                        f = _judged(t.name, [h1, h2], g, m, prior)
-                        if f is not None:
-                            c1, c2, c0, tol = rule
-                            f["rule"] = (f"{t.name} = {c1:.3g} x {h1} {'+' if c2 >= 0 else '-'} "
-                                         f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
-                                         f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
-                            f["recode"] = 1.0
-                            out.append(f)
-                            continue
-                sb, cb = PA.group_bound(xt[:k], t.d, par.eta, [(h[0][:k], None)
-                                                               for h in helpers])
-                lb = (sb - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
-                if not (lb >= DETERMINES or cb >= GIVEN_SHARE):
+                if all(nums[n] is not None for n in (t.name, h1, h2)):
+                    g = PA.rule_adversary(nums[t.name], xt, mt,
+                                          [(nums[h][x], nums[h][mm]) for h, (x, mm) in
+                                           ((h1, part[h1]), (h2, part[h2]))])
+                    f = _judged(t.name, [h1, h2], g, m) if g is not None else None
+                    if f is not None:
+                        c1, c2, c0, tol = g["rule"]
+                        f["rule"] = (f"{t.name} = {c1:.3g} x {h1} {'+' if c2 >= 0 else '-'} "
+                                     f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
+                                     f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
+                        f["recode"] = 1.0
+                        out.append(f)
+                        continue
+                # (half the threshold: one draw of the sets sits within a few
+                # tenths of a per cent of its expectation, the bound); and
+                # helpers that, known exactly, tell t's value for few rows
+                # are not drawn (a heuristic: GROUP_LAMBDA)
+                if PA.cross_lambda(xt, helpers) < GROUP_LAMBDA or \
+                        PA.group_bound(xt, t.d, params[t.name].eta,
+                                       [(x, None) for x, _ in helpers]) < GIVEN_SHARE / 2:
                     continue
                 r = min(m, PA.GROUP_ROWS)
-
-                def measure(r):
-                    return PA.group_adversary(xt[:r], members[t.name][:r],
-                                              [(h[0][:r], h[1][:r]) for h in helpers],
-                                              alpha=GIVEN_ALPHA)
-                if r > 2 * SCREEN_ROWS and not _near(measure(SCREEN_ROWS)):
-                    continue
-                g = measure(r)
-                f = _judged(t.name, [h1, h2], g, r, float(np.bincount(xt[:r]).max() / r))
+                g = PA.group_adversary(*_compact(xt[:r], mt[:r]),
+                                       [_compact(x[:r], mm[:r]) for x, mm in helpers])
+                f = _judged(t.name, [h1, h2], g, r)
                 if f is not None:
                     gk = helpers[0][0] * (int(helpers[1][0].max()) + 1) + helpers[1][0]
                     f["recode"] = PA.recode_lambda(xt, gk)
@@ -1179,18 +1179,38 @@ def _group_findings(published, params, codes, m, held, members, full, found) -> 
     return out
 
 
-def _judged(column, with_, g, m, prior):
+def _compact(x, members) -> tuple:
+    """Codes and members renumbered over the values the sample holds (a
+    member it does not hold: the next code)."""
+    import numpy as np
+    u, xc = np.unique(x, return_inverse=True)
+    lut = np.full(int(max(x.max(), members.max())) + 1, u.size, dtype=np.int64)
+    lut[u] = np.arange(u.size)
+    return xc.ravel(), lut[members]
+
+
+def _judged(column, with_, g, m):
     """A finding where the adversary's figures ``g`` reach a threshold
-    (:func:`set_pair_findings`), else None."""
+    (:func:`set_pair_findings`), else None: lambda at least
+    ``DETERMINES``, more than the set alone beyond chance; or right pins of
+    at least ``GIVEN_SHARE`` of the rows, right at least ``DETERMINES`` of
+    the times it pins."""
     import numpy as np
     from .passthrough import DETERMINES, GIVEN_ALPHA, GIVEN_SHARE, _kl
-    s, alone, certain = g["success"], g["alone"], g["certain"]
+    s, alone, prior, certain, wrong = (g["success"], g["alone"], g["prior"], g["certain"],
+                                       g["wrong"])
     lam = (s - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
     near = lam >= DETERMINES and s > alone and m * _kl(s, alone) >= -np.log(GIVEN_ALPHA)
-    if not (near or certain >= GIVEN_SHARE):
+    # pins: enough of them (MIN_PINS rows at least), rarely wrong, from an
+    # adversary that reading more helps (a small table's chance absences
+    # pin rows too, while naming fewer of them than the set alone)
+    pins = certain >= GIVEN_SHARE and certain * m >= MIN_PINS and \
+        certain >= CERTAIN * (certain + wrong) and s > alone
+    if not (near or pins):
         return None
     return {"column": column, "with": with_, "success": s, "alone": alone, "prior": prior,
-            "lambda": lam, "certain": certain, "rows": m, "recode": float("nan")}
+            "lambda": lam, "certain": certain, "wrong": wrong, "rows": m,
+            "recode": float("nan")}
 
 
 def _mutual_information(x, y) -> float:
@@ -1207,7 +1227,10 @@ def _mutual_information(x, y) -> float:
 
 def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
     """What a :func:`set_pair_findings` finding says, in one sentence."""
-    certain = f" and is certain of it for {f['certain']:.1%}" if f["certain"] >= 0.0005 else ""
+    wrong = f.get("wrong", 0.0)
+    certain = (f" and is certain of it, rightly, for {f['certain']:.1%}"
+               + (f" (wrongly for {wrong:.1%})" if wrong >= 0.0005 else "")
+               if f["certain"] >= 0.0005 else "")
     three = isinstance(f["with"], (list, tuple))
     beside = " and ".join(map(repr, f["with"])) if three else repr(f["with"])
     if three:

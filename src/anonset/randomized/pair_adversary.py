@@ -1,6 +1,7 @@
-"""The adversary who reads a row's sets of two sensitive columns and knows
-their joint distribution: how often it names the row's true value of one of
-them, beside the adversary who reads that column's set alone.
+"""The adversary who reads a row's sets of two sensitive columns (or of a
+column and two others) and knows their joint distribution: how often it
+names the row's true value of one of them, beside the adversary who reads
+that column's set alone.
 
 Paper 000's guarantees hold per attribute.  Two sensitive columns that tell
 much about each other are two independent draws around one person's values,
@@ -13,31 +14,33 @@ The measure is a Monte Carlo one over rows sampled from the table: each
 row's sets are drawn by the mechanism (Sec. V-C3: a set is kappa_c likely if
 it holds the true value, kappa_d if not) from a generator under a fixed key,
 so one table and one (p, eta) per column always give the same figures, on
-every path.  The adversary's joint distribution is the sample's counts with
-the row itself left out (what the other rows teach it); it names
+every path.  The adversary learns the joint distribution from the other
+half of the sample (two folds, each attacked with what the other teaches:
+what it learns is never the row itself) and names
 
     argmax_v  L_a(S_a | v) * sum_w J(v, w) L_b(S_b | w),
 
-a tie settled by the set alone (the marginal), then split evenly.  It is
-*certain* where every other value of S_a has no row in J consistent with
-S_b, and that absence is no accident: the rows expected there if the two
-columns were independent are at least ln(1 / alpha) (the chance of seeing
-none, e^-E, below alpha, as :meth:`anonset.passthrough.ValueSample.given_away`
-asks of a value that gives another away).
+a tie settled by the set alone (the marginal), then split evenly.  It
+*pins* a row where one value of S_a alone is consistent with what it read
+(p = 1); a pin is right or wrong, and the share of right pins, with the
+share of the pins that are right (its precision), is what a publisher
+compares with its thresholds.  A pin of a value that at least 90 % of the
+rows hold does not count (guessing it is already nearly in the clear for
+everyone, as :meth:`anonset.passthrough.ValueSample.given_away` says), nor
+one that the set alone makes (a declared value nobody holds).
 """
 from __future__ import annotations
 
 import hashlib
-import math
 
 import numpy as np
 
 __all__ = ["SAMPLE_ROWS", "draw_members", "pair_adversary", "group_adversary", "group_bound",
-           "linear_rule", "rule_adversary", "recode_lambda", "set_ratio"]
+           "cross_lambda", "known_success", "linear_rule", "rule_adversary", "recode_lambda", "set_ratio"]
 
 #: Rows of the table the pairs are measured on (drawn as
 #: :class:`anonset.passthrough.RowSample` draws them: the same on every path).
-SAMPLE_ROWS = 1 << 14
+SAMPLE_ROWS = 1 << 13
 #: Multiply-adds of the posteriors at most over all pairs of one release.
 TOTAL_WORK = 1 << 31
 #: Rows a pair is measured on at least (where the budget leaves fewer).
@@ -45,7 +48,7 @@ MIN_ROWS = 2048
 #: Cells of a three-column count table held densely at most (else sorted keys).
 DENSE_CELLS = 1 << 24
 #: Rows a three-column group is measured on at most.
-GROUP_ROWS = 1 << 14
+GROUP_ROWS = 1 << 13
 #: Random keys drawn at most per column and batch (rows x domain size).
 _KEYS = 1 << 22
 
@@ -118,34 +121,6 @@ def _named(post: np.ndarray, alone: np.ndarray, x: np.ndarray) -> np.ndarray:
     return fin[x, np.arange(x.size)] / fin.sum(axis=0)
 
 
-def _direction(x, y, La, Lb, J, alpha_e, exact_sets):
-    """Figures of naming x from both sets (La, Lb: values by rows, over the
-    held codes) with the joint J (values of x by values of y), each row left
-    out."""
-    m = x.size
-    r = np.arange(m)
-    Px = J.sum(axis=1)
-    W = J @ Lb                                   # sum_w J(v, w) L_b(S_b | w)
-    W[x, r] -= Lb[y, r]                          # the row itself left out
-    post = La * W
-    alone = La * Px[:, None]
-    alone[x, r] -= La[x, r]
-    with_ = _named(post, alone, x)
-    alone_ = _named(alone, alone, x)
-    if not exact_sets:                           # kappa_d > 0: never certain
-        return with_, alone_, np.zeros(m, bool), np.zeros(m, bool)
-    own = post[x, r]
-    certain = (own > 0) & (post.sum(axis=0) - own <= 0)
-    # an absence is evidence only where independence would put rows there
-    Pn = Px / max(1.0, Px.sum())
-    Py = J.sum(axis=0) / max(1.0, J.sum())
-    expected = m * (Pn @ La - Pn[x]) * (Py @ Lb)
-    certain &= expected >= alpha_e
-    own1 = alone[x, r]
-    certain1 = (own1 > 0) & (alone.sum(axis=0) - own1 <= 0)
-    return with_, alone_, certain, certain1
-
-
 def _named_at(post: np.ndarray, alone: np.ndarray) -> np.ndarray:
     """:func:`_named` over each row's members (members by rows), the true
     value the first member."""
@@ -156,78 +131,107 @@ def _named_at(post: np.ndarray, alone: np.ndarray) -> np.ndarray:
     return fin[0] / fin.sum(axis=0)
 
 
-def _exact_sets(xa, xb, ma, mb, J, alpha_e) -> dict:
+def _folds(m: int) -> np.ndarray:
+    """Each sampled row's fold (0, 1): the sample is in random order."""
+    return np.arange(m) & 1
+
+
+def _dominant(x: np.ndarray) -> np.ndarray:
+    """Per row: whether its value is held by at least ``DETERMINES`` of the
+    sample (a pin of it does not count)."""
+    from ..passthrough import DETERMINES
+    share = np.bincount(x) / max(1, x.size)
+    return share[x] >= DETERMINES
+
+
+def _tally(W: np.ndarray, alone: np.ndarray, dominant: np.ndarray) -> np.ndarray:
+    """[named, named by the set alone, right pins, wrong pins] over rows
+    whose members (members by rows, the true value first) have the scores
+    ``W`` (both columns read) and ``alone`` (the set alone)."""
+    from ..passthrough import DETERMINES
+    named, named1 = _named_at(W, alone), _named_at(alone, alone)
+    pos = W > 0
+    pin = pos.sum(axis=0) == 1
+    # what the set alone already tells: a pin counts only where the set
+    # alone leaves the adversary unsure of the value it pins (below
+    # DETERMINES): where a set's other values are rare, the set alone is
+    # as good as sure already, and their absence from a few rows' cells
+    # is no evidence (independent columns pin such rows by chance)
+    tot1 = alone.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sure1 = np.where(tot1 > 0, alone / tot1, 0.0)
+    top = np.argmax(pos, axis=0)
+    unsure = sure1[top, np.arange(top.size)] < DETERMINES
+    right = pin & pos[0] & ~dominant & unsure
+    wrong = pin & ~pos[0] & unsure
+    return np.array([named.sum(), named1.sum(), right.sum(), wrong.sum()], dtype=np.float64)
+
+
+def _figures(acc: np.ndarray, m: int, prior: float) -> dict:
+    return {"success": acc[0] / m, "alone": acc[1] / m, "prior": prior,
+            "certain": acc[2] / m, "wrong": acc[3] / m}
+
+
+def _exact_sets(xa, xb, ma, mb, ua, ub) -> dict:
     """:func:`pair_adversary` where p = 1 for both columns: every set holds
     its true value (its first member), and a value's posterior is nothing
     outside its set, so only the members' eta_a x eta_b cells of J count."""
     m = xa.size
-    ua, ub = J.shape
-    Jp = np.zeros((ua + 1, ub + 1))              # a member nobody in the sample holds: 0
-    Jp[:ua, :ub] = J
-    Pa, Pb = np.append(J.sum(axis=1), 0.0), np.append(J.sum(axis=0), 0.0)
-    # members by rows, so that every reduction runs across rows
-    ma, mb = np.minimum(ma, ua).T.copy(), np.minimum(mb, ub).T.copy()
-    step = max(1, (1 << 23) // (ma.shape[0] * mb.shape[0]))
-    acc = {k: np.zeros(3) for k in "ab"}
-    for lo in range(0, m, step):
-        a, b = ma[:, lo:lo + step], mb[:, lo:lo + step]
-        G = Jp[a[:, None, :], b[None, :, :]]     # J over the pairs of members
-        for k, (W, own, P, other, Po) in (("a", (G.sum(axis=1), a, Pa, b, Pb)),
-                                          ("b", (G.sum(axis=0), b, Pb, a, Pa))):
-            W[0] -= 1.0                          # the row itself left out
-            alone = P[own]
-            alone[0] -= 1.0
-            named, named1 = _named_at(W, alone), _named_at(alone, alone)
-            certain = (W[0] > 0) & (W[1:].sum(axis=0) <= 0)
-            # an absence is evidence only where independence would put rows
-            expected = P[own[1:]].sum(axis=0) * Po[other].sum(axis=0) / m
-            certain &= expected >= alpha_e
-            certain1 = (alone[0] > 0) & (alone[1:].sum(axis=0) <= 0)
-            acc[k] += [named.sum(), named1.sum(), (certain & ~certain1).sum()]
-    out = {}
-    for k, P in (("a", Pa), ("b", Pb)):
-        out[k] = {"success": acc[k][0] / m, "alone": acc[k][1] / m,
-                  "prior": float(P.max() / m), "certain": acc[k][2] / m}
-    return out
+    fold = _folds(m)
+    dom = {"a": _dominant(xa), "b": _dominant(xb)}
+    acc = {k: np.zeros(4) for k in "ab"}
+    # members by rows, so that every reduction runs across rows; a member
+    # nobody in the training fold holds reads the zero row or column
+    MA, MB = np.minimum(ma, ua).T, np.minimum(mb, ub).T
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        J = np.zeros((ua + 1, ub + 1))
+        np.add.at(J, (xa[train], xb[train]), 1.0)
+        Pa, Pb = J.sum(axis=1), J.sum(axis=0)
+        step = max(1, (1 << 23) // (MA.shape[0] * MB.shape[0]))
+        for lo in range(0, test.size, step):
+            rows = test[lo:lo + step]
+            a, b = MA[:, rows], MB[:, rows]
+            G = J[a[:, None, :], b[None, :, :]]     # J over the pairs of members
+            acc["a"] += _tally(G.sum(axis=1), Pa[a], dom["a"][rows])
+            acc["b"] += _tally(G.sum(axis=0), Pb[b], dom["b"][rows])
+    return {"a": _figures(acc["a"], m, float(np.bincount(xa).max() / m)),
+            "b": _figures(acc["b"], m, float(np.bincount(xb).max() / m))}
 
 
 def pair_adversary(xa: np.ndarray, xb: np.ndarray, ma: np.ndarray, mb: np.ndarray,
-                   ratio_a: float, ratio_b: float, *, alpha: float = 1e-6) -> dict:
+                   ratio_a: float, ratio_b: float) -> dict:
     """The two directions of the pair adversary over m sampled rows.
 
     ``xa``, ``xb``: the rows' codes (compact: 0 .. u - 1 over the values the
     sample holds); ``ma``, ``mb``: (m, eta) members of each row's sets in the
-    same codes (a member the sample does not hold: any code >= u);
-    ``ratio_*``: kappa_d / kappa_c of each column.  Returns, per direction
-    ``'a'`` (naming xa) and ``'b'``: ``success`` (both sets), ``alone`` (its
-    own set), ``prior`` (the most common value's share), ``certain`` (share
-    of the rows named with certainty that the set alone leaves uncertain)."""
+    same codes (the true value first where the set holds it; a member the
+    sample does not hold: any code >= u); ``ratio_*``: kappa_d / kappa_c of
+    each column.  Returns, per direction ``'a'`` (naming xa) and ``'b'``:
+    ``success`` (both sets), ``alone`` (its own set), ``prior`` (the most
+    common value's share), ``certain`` and ``wrong`` (shares of the rows it
+    pins rightly and wrongly, beyond the set alone; p = 1 only)."""
     xa, xb = np.asarray(xa, np.int64), np.asarray(xb, np.int64)
     m = xa.size
     ua, ub = int(xa.max()) + 1, int(xb.max()) + 1
-    J = np.zeros((ua, ub), dtype=np.float64)
-    np.add.at(J, (xa, xb), 1.0)
-    exact_sets = ratio_a == 0.0 and ratio_b == 0.0
-    alpha_e = math.log(1.0 / alpha)
-    if exact_sets:
-        return _exact_sets(xa, xb, np.asarray(ma), np.asarray(mb), J, alpha_e)
-    acc = {k: np.zeros(3) for k in "ab"}
+    if ratio_a == 0.0 and ratio_b == 0.0:
+        return _exact_sets(xa, xb, np.asarray(ma), np.asarray(mb), ua, ub)
+    fold = _folds(m)
+    acc = {k: np.zeros(4) for k in "ab"}
     step = max(1, (1 << 22) // max(ua, ub))
-    for lo in range(0, m, step):
-        s = slice(lo, lo + step)
-        La = _likelihood(ma[s], ua, ratio_a)
-        Lb = _likelihood(mb[s], ub, ratio_b)
-        for k, (x, y, L1, L2, JJ) in (("a", (xa[s], xb[s], La, Lb, J)),
-                                      ("b", (xb[s], xa[s], Lb, La, J.T))):
-            w, a1, c, c1 = _direction(x, y, L1, L2, np.ascontiguousarray(JJ), alpha_e,
-                                      exact_sets)
-            acc[k] += [w.sum(), a1.sum(), (c & ~c1).sum()]
-    out = {}
-    for k, J_ in (("a", J), ("b", J.T)):
-        tot = acc[k]
-        out[k] = {"success": tot[0] / m, "alone": tot[1] / m,
-                  "prior": float(J_.sum(axis=1).max() / m), "certain": tot[2] / m}
-    return out
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        J = np.zeros((ua, ub))
+        np.add.at(J, (xa[train], xb[train]), 1.0)
+        for lo in range(0, test.size, step):
+            rows = test[lo:lo + step]
+            La, Lb = _likelihood(ma[rows], ua, ratio_a), _likelihood(mb[rows], ub, ratio_b)
+            for k, x, L1, L2, JJ in (("a", xa[rows], La, Lb, J), ("b", xb[rows], Lb, La, J.T)):
+                post = L1 * (JJ @ L2)                 # sum_w J(v, w) L_2(S_2 | w)
+                alone = L1 * JJ.sum(axis=1)[:, None]
+                acc[k] += [_named(post, alone, x).sum(), _named(alone, alone, x).sum(), 0, 0]
+    return {"a": _figures(acc["a"], m, float(np.bincount(xa).max() / m)),
+            "b": _figures(acc["b"], m, float(np.bincount(xb).max() / m))}
 
 
 def _lookup(keys: np.ndarray, uniq: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -238,8 +242,17 @@ def _lookup(keys: np.ndarray, uniq: np.ndarray, counts: np.ndarray) -> np.ndarra
     return np.where(uniq[i] == keys, counts[i], 0).astype(np.float64)
 
 
-def group_adversary(xt: np.ndarray, mt: np.ndarray, helpers, *,
-                    alpha: float = 1e-6) -> dict:
+def _counter(keys: np.ndarray, size: int):
+    """A function giving the count of each key among ``keys``: by position
+    (a dense table) where ``size`` cells are few, else by sorted keys."""
+    if size <= DENSE_CELLS:
+        dense = np.bincount(keys, minlength=size).astype(np.float64)
+        return lambda k: dense[k]
+    uniq, counts = np.unique(keys, return_counts=True)
+    return lambda k: _lookup(k, uniq, counts)
+
+
+def group_adversary(xt: np.ndarray, mt: np.ndarray, helpers) -> dict:
     """The adversary who reads a row's set of column t (p = 1) and two other
     columns of the row (each a p = 1 set, or a column published exactly: a
     set of one, its value), and knows the three columns' joint
@@ -258,66 +271,39 @@ def group_adversary(xt: np.ndarray, mt: np.ndarray, helpers, *,
         x = np.asarray(x, np.int64)
         cols.append((x, np.minimum(np.asarray(mem, np.int64), int(x.max()) + 1)))
     radix = [int(x.max()) + 2 for x, _ in cols]             # the last: nobody's value
-
-    def key(parts):
-        k = np.zeros(np.broadcast_shapes(*[p.shape for p in parts]), dtype=np.int64)
-        for p, r in zip(parts, radix[-len(parts):]):
-            k = k * r + p
-        return k
-    full = key([x for x, _ in cols])
-    hkey = key([x for x, _ in cols[1:]])
     total = radix[0] * radix[1] * radix[2]
-    if total <= DENSE_CELLS:                    # counts by position: a gather each
-        dense = np.bincount(full, minlength=total).astype(np.float64)
-        hdense = np.bincount(hkey, minlength=radix[1] * radix[2]).astype(np.float64)
-
-        def count(k):
-            return dense[k]
-
-        def hcount(k):
-            return hdense[k]
-    else:
-        uniq, counts = np.unique(full, return_counts=True)
-        uh, ch = np.unique(hkey, return_counts=True)
-
-        def count(k):
-            return _lookup(k, uniq, counts)
-
-        def hcount(k):
-            return _lookup(k, uh, ch)
-    Pt = np.bincount(xt, minlength=radix[0]).astype(np.float64)
-    alpha_e = math.log(1.0 / alpha)
-    (_, a), (_, b), (_, c) = cols
-    acc = np.zeros(3)
+    kt = np.int32 if total < 2 ** 31 else np.int64
+    # a cell's key: t * r1 r2 + h1 * r2 + h2, its parts scaled once
+    scale = (radix[1] * radix[2], radix[2], 1)
+    full = sum(x.astype(np.int64) * w for (x, _), w in zip(cols, scale)).astype(kt)
+    a, b, c = ((mem * w).astype(kt) for (_, mem), w in zip(cols, scale))
+    dom = _dominant(xt)
+    fold = _folds(m)
+    acc = np.zeros(4)
     step = max(1, (1 << 22) // (a.shape[1] * b.shape[1] * c.shape[1]))
-    for lo in range(0, m, step):
-        s = slice(lo, lo + step)
-        A, B, C = a[s][:, :, None, None], b[s][:, None, :, None], c[s][:, None, None, :]
-        W = count(key([A, B, C])).sum(axis=(2, 3)).T   # members by rows
-        W[0] -= 1.0                                  # the row itself left out
-        alone = Pt[a[s]].T.copy()
-        alone[0] -= 1.0
-        named, named1 = _named_at(W, alone), _named_at(alone, alone)
-        certain = (W[0] > 0) & (W[1:].sum(axis=0) <= 0)
-        # an absence is evidence only where independence would put rows
-        helpers_rows = hcount(key([b[s][:, :, None], c[s][:, None, :]])).sum(axis=(1, 2))
-        expected = Pt[a[s][:, 1:]].sum(axis=1) * helpers_rows / m
-        certain &= expected >= alpha_e
-        certain1 = (alone[0] > 0) & (alone[1:].sum(axis=0) <= 0)
-        acc += [named.sum(), named1.sum(), (certain & ~certain1).sum()]
-    return {"success": acc[0] / m, "alone": acc[1] / m, "prior": float(Pt.max() / m),
-            "certain": acc[2] / m}
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        count = _counter(full[train], total)
+        Pt = np.bincount(xt[train], minlength=radix[0]).astype(np.float64)
+        for lo in range(0, test.size, step):
+            rows = test[lo:lo + step]
+            BC = b[rows][:, :, None] + c[rows][:, None, :]          # (r, e1, e2)
+            K = a[rows][:, :, None] + BC.reshape(rows.size, 1, -1)  # (r, et, e1 e2)
+            W = count(K).sum(axis=2).T                           # members by rows
+            acc += _tally(W, Pt[a[rows] // scale[0]].T, dom[rows])
+    return _figures(acc, m, float(np.bincount(xt).max() / m))
 
 
-def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> tuple:
-    """Upper bounds of :func:`group_adversary`'s (success, certain) where
-    the two helpers are known exactly (their sets tell no more than their
-    values): the set adversary among the rows with the row's helper values
-    (:func:`anonset.passthrough.set_success`, leave one out), and certain
-    where every other member of t's set is a value none of those other rows
-    holds, C(d - k, eta - 1) / C(d - 1, eta - 1) with k the values they
-    hold.  Cheap, so only groups that could reach a threshold are drawn."""
-    from ..passthrough import ValueSample, _mix64, set_success
+def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> float:
+    """A bound of :func:`group_adversary`'s right pins: the expected share
+    of the rows every other member of whose set no training row with the
+    row's own two helper values holds, C(z, eta - 1) / C(d - 1, eta - 1)
+    with z the values other than the row's own that none of those rows
+    holds.  A right pin by the sets needs that: the sets of the helpers (p
+    = 1) hold the row's own helper values, and every other member of t's
+    set must be nowhere among the cells they span.  Cheap (no draws), so
+    only threes that could reach the threshold are drawn."""
+    from ..passthrough import DETERMINES
     from .set_adversary import log_factorials
     xt = np.asarray(xt, np.int64)
     g = np.zeros(xt.size, dtype=np.int64)
@@ -326,26 +312,77 @@ def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> tuple:
         g = g * (int(x.max()) + 1) + x
     gu, ginv = np.unique(g, return_inverse=True)
     ginv = ginv.ravel()
-    vs = ValueSample(None)
-    vs.add(_mix64(ginv.astype(np.uint64)), xt)
-    success = set_success(vs, d, eta)
-    # per (group, value): its rows; per group: the values held
     ut = int(xt.max()) + 1
-    pair = ginv * ut + xt
-    if gu.size * ut <= DENSE_CELLS:
-        pc = np.bincount(pair, minlength=gu.size * ut)
-        k = (pc.reshape(gu.size, ut) > 0).sum(axis=1)[ginv]
-        own = pc[pair] >= 2                              # another row holds the value too
-    else:
-        pu, pinv, pcnt = np.unique(pair, return_inverse=True, return_counts=True)
-        k = np.bincount(pu // ut, minlength=gu.size)[ginv]
-        own = pcnt[pinv.ravel()] >= 2
     lf = log_factorials(d)
     e = eta - 1
-    z = np.maximum(d - k, e)
-    p = np.where(d - k >= e, np.exp(lf[z] - lf[e] - lf[z - e]
+    fold = _folds(xt.size)
+    total = 0.0
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        held = np.zeros(gu.size * ut, dtype=bool)
+        held[ginv[train] * ut + xt[train]] = True
+        k = held.reshape(gu.size, ut).sum(axis=1)[ginv[test]]
+        own = held[ginv[test] * ut + xt[test]]
+        z = (d - 1) - (k - own)                        # others nobody there holds
+        zc = np.maximum(z, e)
+        p = np.where(z >= e, np.exp(lf[zc] - lf[e] - lf[zc - e]
                                     - (lf[d - 1] - lf[e] - lf[d - 1 - e])), 0.0)
-    return success, float(np.where(own, p, 0.0).mean())
+        # and the set alone unsure of the value (its other members at least
+        # a ninth of its rows: DETERMINES), which even the most common other
+        # values cannot make it for a common one; nor a value 90 % hold
+        P = np.bincount(xt[train], minlength=ut).astype(np.float64)
+        top = np.sort(P)[::-1]
+        pt = P[xt[test]]
+        others = np.where(pt >= top[min(e, top.size) - 1] if e >= 1 else True,
+                          top[:e + 1].sum() - pt, top[:e].sum())
+        possible = (others > pt * (1.0 - DETERMINES) / DETERMINES) & ~_dominant(xt)[test]
+        total += np.where(possible, p, 0.0).sum()
+    return float(total / xt.size)
+
+
+def known_success(xt: np.ndarray, mt: np.ndarray, xo: np.ndarray) -> float:
+    """How often the adversary who reads t's set (p = 1; compact codes, the
+    true value first) and knows the other column's value exactly names t
+    (each fold learning from the other): near what it can do with the other
+    column's set instead, which tells no more than its value (a screen for
+    pairs, with a margin)."""
+    xt, xo = np.asarray(xt, np.int64), np.asarray(xo, np.int64)
+    ut, uo = int(max(xt.max(), mt.max())) + 1, int(xo.max()) + 1
+    fold = _folds(xt.size)
+    named = 0.0
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        J = np.zeros((ut, uo))
+        np.add.at(J, (xt[train], xo[train]), 1.0)
+        mem = mt[test].T                                  # members by rows
+        named += _named_at(J[mem, xo[test]], J.sum(axis=1)[mem]).sum()
+    return float(named / xt.size)
+
+
+def cross_lambda(xt: np.ndarray, helpers) -> float:
+    """Goodman and Kruskal's lambda of predicting t from the two helpers'
+    values, each fold by the other's most common t in the row's cell (the
+    overall one where the other fold has no row there): how much the
+    helpers, known exactly, tell about t beyond its most common value."""
+    xt = np.asarray(xt, np.int64)
+    g = np.zeros(xt.size, dtype=np.int64)
+    for x, _ in helpers:
+        x = np.asarray(x, np.int64)
+        g = g * (int(x.max()) + 1) + x
+    _, ginv = np.unique(g, return_inverse=True)
+    ginv = ginv.ravel()
+    G, ut = int(ginv.max()) + 1, int(xt.max()) + 1
+    fold = _folds(xt.size)
+    right = 0
+    for f in (0, 1):
+        train, test = fold != f, fold == f
+        counts = np.zeros((G, ut))
+        np.add.at(counts, (ginv[train], xt[train]), 1.0)
+        guess = np.where(counts.sum(axis=1) > 0, counts.argmax(axis=1),
+                         np.bincount(xt[train], minlength=ut).argmax())
+        right += int((guess[ginv[test]] == xt[test]).sum())
+    prior = np.bincount(xt).max() / xt.size
+    return float((right / xt.size - prior) / (1.0 - prior)) if prior < 1.0 else 0.0
 
 
 def linear_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float):
@@ -363,40 +400,51 @@ def linear_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float):
     c, *_ = np.linalg.lstsq(X, t, rcond=None)
     if not np.all(np.isfinite(c)) or abs(c[0]) < 1e-9 or abs(c[1]) < 1e-9:
         return None
-    tol = float(np.quantile(np.abs(t - X @ c), 0.99)) + 1e-9
+    tol = float(np.quantile(np.abs(t - X @ c), 0.99)) + 1e-9 * max(1.0, float(np.abs(t).max()))
     if 2.0 * tol >= 3.0 * spacing:
         return None
     return float(c[0]), float(c[1]), float(c[2]), tol
 
 
-def rule_adversary(vt: np.ndarray, mt: np.ndarray, helpers, rule, prior_counts) -> dict:
+def rule_adversary(vt: np.ndarray, xt: np.ndarray, mt: np.ndarray, helpers) -> dict | None:
     """The adversary who reads a row's set of t (p = 1) and the two
     helpers (sets, or values published exactly: (m, 1) members) and knows
-    the :func:`linear_rule` between them: it keeps t's members that some
-    pair of the helpers' members puts within the rule's window, and names
-    the most common of those (the set alone's choice where none is kept).
-    ``vt``: t's number per code; ``mt``: (m, eta) t's members (codes, the
-    true value first); ``helpers``: two (None, numbers of the members);
-    ``prior_counts``: t's rows per code."""
-    c1, c2, c0, tol = rule
-    (_, m1), (_, m2) = helpers
-    pred = c1 * m1[:, :, None] + c2 * m2[:, None, :] + c0          # (m, e1, e2)
-    pred = pred.reshape(pred.shape[0], -1)
-    vals = vt[mt]                                                   # (m, et)
-    ok = (np.abs(vals[:, :, None] - pred[:, None, :]) <= tol).any(axis=2)
-    alone = prior_counts[mt].astype(np.float64)
-    alone[:, 0] -= 1.0
-    score = np.where(ok, alone + 1.0, 0.0)          # kept members, the likelier first
-    score = np.where(ok.any(axis=1)[:, None], score, alone)
-    top = score >= score.max(axis=1, keepdims=True)
-    named = top[:, 0] / top.sum(axis=1)
-    top1 = alone >= alone.max(axis=1, keepdims=True)
-    named1 = top1[:, 0] / top1.sum(axis=1)
-    certain = ok[:, 0] & (ok.sum(axis=1) == 1)
-    m = mt.shape[0]
-    return {"success": float(named.sum() / m), "alone": float(named1.sum() / m),
-            "prior": float(prior_counts.max() / max(1, prior_counts.sum())),
-            "certain": float(certain.sum() / m)}
+    the :func:`linear_rule` between them, learnt from the other fold: it
+    keeps t's members that some pair of the helpers' members puts within
+    the rule's window, and names the most common of those (the set alone's
+    choice where none is kept).  ``vt``: t's number per code; ``xt``: the
+    rows' codes; ``mt``: (m, eta) t's members (codes, the true value
+    first); ``helpers``: two (numbers of the rows, numbers of the members).
+    None where a fold shows no rule."""
+    m = xt.size
+    fold = _folds(m)
+    dom = _dominant(xt)
+    spacing = np.diff(np.unique(vt))
+    spacing = float(np.median(spacing)) if spacing.size else 1.0
+    (h1, m1), (h2, m2) = helpers
+    acc = np.zeros(4)
+    rules = []
+    for f in (0, 1):
+        train, test = fold != f, np.flatnonzero(fold == f)
+        rule = linear_rule(vt[xt[train]], h1[train], h2[train], spacing)
+        if rule is None:
+            return None
+        rules.append(rule)
+        c1, c2, c0, tol = rule
+        pred = c1 * m1[test][:, :, None] + c2 * m2[test][:, None, :] + c0     # (r, e1, e2)
+        pred = pred.reshape(test.size, -1)
+        vals = vt[mt[test]]                                                 # (r, et)
+        ok = (np.abs(vals[:, :, None] - pred[:, None, :]) <= tol).any(axis=2)
+        prior = np.bincount(xt[train], minlength=vt.size).astype(np.float64)
+        alone = prior[mt[test]]
+        # kept members score above every member that is not (the likelier
+        # first); where none is kept the set alone names, and pins nothing
+        W = np.where(ok, alone + 1.0, 0.0)
+        W = np.where(ok.any(axis=1)[:, None], W, alone)
+        acc += _tally(W.T, alone.T, dom[test])
+    out = _figures(acc, m, float(np.bincount(xt).max() / m))
+    out["rule"] = linear_rule(vt[xt], h1, h2, spacing) or rules[0]
+    return out
 
 
 def recode_lambda(xa: np.ndarray, xb: np.ndarray) -> float:

@@ -231,7 +231,7 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
     Examples
     --------
     >>> import pandas as pd, anonset
-    >>> df = pd.DataFrame({"a": list("xyzxyzxw") * 5, "b": list("uvwuvwuv") * 5})
+    >>> df = pd.DataFrame({"a": list("xyzw") * 10, "b": list("uvwst") * 8})
     >>> pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], seed=3,
     ...                       research_seed=True)
     >>> page = report(pub, original=df, n_targets=20, methods=["em"])
