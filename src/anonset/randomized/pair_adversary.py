@@ -294,6 +294,17 @@ def group_adversary(xt: np.ndarray, mt: np.ndarray, helpers) -> dict:
     return _figures(acc, m, float(np.bincount(xt).max() / m))
 
 
+def _cells(helpers) -> tuple:
+    """Each row's cell of the helpers' values (0 .. n - 1), and n."""
+    g = np.zeros(np.asarray(helpers[0][0]).size, dtype=np.int64)
+    for x, _ in helpers:
+        x = np.asarray(x, np.int64)
+        g = g * (int(x.max()) + 1) + x
+    _, ginv = np.unique(g, return_inverse=True)
+    ginv = ginv.ravel()
+    return ginv, int(ginv.max()) + 1 if ginv.size else 0
+
+
 def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> float:
     """A bound of :func:`group_adversary`'s right pins: the expected share
     of the rows every other member of whose set no training row with the
@@ -306,12 +317,7 @@ def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> float:
     from ..passthrough import DETERMINES
     from .set_adversary import log_factorials
     xt = np.asarray(xt, np.int64)
-    g = np.zeros(xt.size, dtype=np.int64)
-    for x, _ in helpers:
-        x = np.asarray(x, np.int64)
-        g = g * (int(x.max()) + 1) + x
-    gu, ginv = np.unique(g, return_inverse=True)
-    ginv = ginv.ravel()
+    ginv, n_cells = _cells(helpers)
     ut = int(xt.max()) + 1
     lf = log_factorials(d)
     e = eta - 1
@@ -319,9 +325,9 @@ def group_bound(xt: np.ndarray, d: int, eta: int, helpers) -> float:
     total = 0.0
     for f in (0, 1):
         train, test = fold != f, np.flatnonzero(fold == f)
-        held = np.zeros(gu.size * ut, dtype=bool)
+        held = np.zeros(n_cells * ut, dtype=bool)
         held[ginv[train] * ut + xt[train]] = True
-        k = held.reshape(gu.size, ut).sum(axis=1)[ginv[test]]
+        k = held.reshape(n_cells, ut).sum(axis=1)[ginv[test]]
         own = held[ginv[test] * ut + xt[test]]
         z = (d - 1) - (k - own)                        # others nobody there holds
         zc = np.maximum(z, e)
@@ -365,13 +371,8 @@ def cross_lambda(xt: np.ndarray, helpers) -> float:
     overall one where the other fold has no row there): how much the
     helpers, known exactly, tell about t beyond its most common value."""
     xt = np.asarray(xt, np.int64)
-    g = np.zeros(xt.size, dtype=np.int64)
-    for x, _ in helpers:
-        x = np.asarray(x, np.int64)
-        g = g * (int(x.max()) + 1) + x
-    _, ginv = np.unique(g, return_inverse=True)
-    ginv = ginv.ravel()
-    G, ut = int(ginv.max()) + 1, int(xt.max()) + 1
+    ginv, G = _cells(helpers)
+    ut = int(xt.max()) + 1
     fold = _folds(xt.size)
     right = 0
     for f in (0, 1):
