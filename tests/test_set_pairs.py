@@ -7,6 +7,7 @@ each row's two sets left one consistent education for 74 % of the rows."""
 from __future__ import annotations
 
 import itertools
+import warnings
 import math
 
 import numpy as np
@@ -322,3 +323,185 @@ def test_a_rule_is_found_only_where_it_holds():
     assert rule is not None and rule[3] < 0.01
     assert rule[0] == pytest.approx(1.0, abs=1e-6) and rule[1] == pytest.approx(-1.0, abs=1e-6)
     assert PA.linear_rule(rng.integers(0, 30, 500).astype(float), a, b, 1.0) is None
+
+
+# ------------------------------------------------------- four or more columns
+def _total(n=6000, seed=3):
+    """A total beside its three parts: no pair and no three of the four
+    tells much (at l = 3), all four together pin the total for some rows."""
+    rng = np.random.default_rng(seed)
+    a, b, c = rng.integers(0, 5, n), rng.integers(0, 5, n), rng.integers(0, 5, n)
+    return pd.DataFrame({"a": a, "b": b, "c": c, "total": a + b + c})
+
+
+def test_a_total_beside_its_parts_is_refused_alike_on_every_path(tmp_path):
+    df = _total()
+    kw = dict(sensitive=list(df.columns))
+    said = _refused_alike(df, anonset.Diversity(3), kw, tmp_path, "total", chunk_rows=1700)
+    assert said.startswith("would be published nearly in the clear beside the 3 other columns "
+                           "read together ('a', 'b', 'c'): an adversary who knows the columns' "
+                           "joint distribution and reads everything a row publishes of them"), said
+    assert "and is certain of it, rightly, for" in said
+    assert "a column dropped or published in coarser values" in said
+    # no pair and no three found it: only the record adversary did
+    from anonset.validate import set_pair_findings
+    named = list(df.columns)
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=named, allow_clear=named)
+    assert set(pub.info["clear"]) >= {"total"}
+    codes = {a.name: anonset.encode.encode_column(df[a.name], a) for a in pub.schema.published}
+    found = set_pair_findings(pub.schema.published, pub.params, codes)
+    assert found and all(f.get("record") for f in found)
+
+
+def test_a_sum_modulo_a_base_over_four_columns_is_refused():
+    """w = (x + y + z) mod 5 over independent x, y, z: every three of the
+    four columns are independent, so only all four read together tell."""
+    rng = np.random.default_rng(5)
+    n = 12000
+    e = rng.integers(0, 12, n)
+    df = pd.DataFrame({"x": e % 4, "y": e // 4, "z": rng.integers(0, 3, n)})
+    df["w"] = (df.x + df.y + df.z) % 5
+    with pytest.raises(InputError, match="beside the 3 other columns read together"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=list(df.columns))
+    # the same columns independent: published
+    df["w"] = rng.integers(0, 5, n)
+    anonset.publish(df, anonset.Diversity(2), sensitive=list(df.columns))
+
+
+def _record_by_enumeration(cols, t):
+    """record_adversary's W for one fold, by looping over rows: the count of
+    training rows with each member's value of t, among those consistent
+    with every other column's set."""
+    m = cols[0][0].size
+    fold = np.arange(m) & 1
+    out = []
+    for f in (0, 1):
+        train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        for r in test:
+            ok = np.ones(train.size, dtype=bool)
+            for j, (x, mm) in enumerate(cols):
+                if j != t:
+                    ok &= np.isin(x[train], mm[r])
+            xt = cols[t][0][train][ok]
+            out.append([(xt == v).sum() for v in cols[t][1][r]])
+    return np.array(out, dtype=np.float64)
+
+
+def test_the_record_adversary_counts_what_the_rows_say(monkeypatch):
+    """The bitset counts equal a row-by-row enumeration (130 training rows:
+    the last word of a bitset part empty), and its tally is the one of
+    those counts."""
+    rng = np.random.default_rng(8)
+    m = 261
+    cols = []
+    for d, eta in ((4, 2), (6, 3), (5, 1), (7, 3)):
+        x = rng.integers(0, d, m)
+        mm = PA.draw_members(x, d, 1.0, eta, rng)
+        cols.append((x, mm))
+    seen = []
+    real = PA._tally
+    monkeypatch.setattr(PA, "_tally", lambda W, alone, dom: seen.append(W.T.copy()) or
+                        real(W, alone, dom))
+    got = PA.record_adversary(cols, [3])[3]
+    W = np.concatenate(seen)
+    np.testing.assert_array_equal(W, _record_by_enumeration(cols, 3))
+    dom = PA._dominant(cols[3][0])
+    fold = np.arange(m) & 1
+    order = np.concatenate([np.flatnonzero(fold == 0), np.flatnonzero(fold == 1)])
+    P = [np.bincount(cols[3][0][np.flatnonzero(fold != f)], minlength=8) for f in (0, 1)]
+    alone = np.concatenate([P[f][cols[3][1][np.flatnonzero(fold == f)]] for f in (0, 1)])
+    acc = real(W.T, alone.T.astype(np.float64), dom[order])
+    assert got["certain"] == pytest.approx(acc[2] / m)
+    assert got["success"] == pytest.approx(acc[0] / m)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(300, 6000), q=st.integers(4, 7), l=st.integers(2, 4),
+       seed=st.integers(0, 2**32 - 1))
+def test_independent_columns_read_together_are_never_refused(n, q, l, seed):
+    rng = np.random.default_rng(seed)
+    doms = {f"c{j}": list(range(int(rng.integers(l + 1, 16)))) for j in range(q)}
+    df = pd.DataFrame({c: rng.choice(len(v), n, p=rng.dirichlet(np.ones(len(v))))
+                       for c, v in doms.items()})
+    anonset.publish(df, anonset.Diversity(l), sensitive=list(doms), domains=doms,
+                    allow_rare=list(doms))
+
+
+def _survey_years(n=12000, seed=3):
+    """nlswork's shape: age = survey year - birth year."""
+    rng = np.random.default_rng(seed)
+    year, birth = rng.integers(68, 89, n), rng.integers(41, 55, n)
+    return pd.DataFrame({"age": year - birth, "year": year, "birth_yr": birth,
+                         "idcode": np.arange(n)})
+
+
+def test_a_pass_through_column_beside_two_sets_is_refused_alike_on_every_path(tmp_path):
+    """The birth year published as it is beside the survey year's and the
+    age's 5-sets: no pair of the sets tells (at l = 5), the birth year
+    alone beside the age's set neither (the pass-through check), all three
+    together pin the age for most rows."""
+    df = _survey_years()
+    kw = dict(sensitive=["age", "year"], other=["birth_yr"], identifiers=["idcode"])
+    said = _refused_alike(df, anonset.Diversity(5), kw, tmp_path, "age", chunk_rows=2900)
+    assert said.startswith("would be published nearly in the clear beside the 2 other columns "
+                           "read together ('year', 'birth_yr')"), said
+    # without the pass-through column the sets are published
+    anonset.publish(df.drop(columns="birth_yr"), anonset.Diversity(5), sensitive=["age", "year"],
+                    identifiers=["idcode"])
+    # named: published, and the metadata names it
+    pub = anonset.publish(df, anonset.Diversity(5), allow_clear=["age", "year"], **kw)
+    assert "age" in pub.info["clear"]
+
+
+def test_the_pass_through_rows_are_the_sampled_rows():
+    """passthrough_codes reads the pass-through check's sample, whose first
+    rows must be the pair sample's rows in the same order."""
+    from anonset.engine import plan as P
+    seen = {}
+    real = P.passthrough_codes
+
+    def spy(stats, rows):
+        sample = stats.passthrough.sample().iloc[:rows].reset_index(drop=True)
+        pairs = stats.set_rows.frame(stats.set_columns)
+        seen["same"] = sample["age"].equals(pairs["age"]) and sample["year"].equals(pairs["year"])
+        seen["rows"] = rows
+        return real(stats, rows)
+
+    df = _survey_years(n=30000, seed=4)
+    P.passthrough_codes, saved = spy, P.passthrough_codes
+    try:
+        anonset.publish(df, anonset.Diversity(2), sensitive=["age", "year"], other=["birth_yr"],
+                        identifiers=["idcode"], allow_clear=["age", "year"])
+    finally:
+        P.passthrough_codes = saved
+    assert seen == {"same": True, "rows": PA.SAMPLE_ROWS}
+
+
+def test_the_audit_with_the_original_reads_the_pass_through_columns_too():
+    df = _survey_years()
+    kw = dict(sensitive=["age", "year"], other=["birth_yr"], identifiers=["idcode"])
+    pub = anonset.publish(df, anonset.Diversity(5), allow_clear=["age", "year"], **kw)
+    rep = anonset.audit(pub, df[["age", "year", "birth_yr", "idcode"]])
+    rows = rep.checks[(rep.checks.check == "clear") & (rep.checks.status == "risk")]
+    said = " ".join(rows.message)
+    assert ("age: is published nearly in the clear beside the 2 other columns read together "
+            "('year', 'birth_yr')") in said, said
+    assert "as the user allowed" in said
+
+
+def test_a_recode_the_user_allowed_is_not_refused_again_by_the_record():
+    """A pass-through column that recodes t, named in allow_recode: its risk
+    is named once (the pass-through check's), not a second time as t read
+    with every other column."""
+    rng = np.random.default_rng(6)
+    n = 6000
+    t = rng.integers(0, 6, n)
+    df = pd.DataFrame({"t": t, "u": rng.integers(0, 5, n), "v": rng.integers(0, 7, n),
+                       "code": np.array(list("abcdef"))[t]})
+    kw = dict(sensitive=["t", "u", "v"], other=["code"])
+    with pytest.raises(InputError, match="column 'code': is a pass-through column that predicts"):
+        anonset.publish(df, anonset.Diversity(3), **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(3), allow_recode=["code"], **kw)
+    assert not pub.info.get("clear")

@@ -60,7 +60,7 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "check_allow_identifier",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
-           "columns_of", "sample_cut", "RowSample"]
+           "columns_of", "sample_cut", "RowSample", "recoded_targets"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -1091,6 +1091,19 @@ def given_away_message(col: str, found: list, where: str = "", *, why: bool = Fa
                 f"rows' {names} nearly in the clear")
     return (f"{kind[kind.index(' ') + 1:]} {col!r}: some of its values {core}publishes those "
             f"rows' {names} nearly in the clear; {_remedy(exact, False)[1]}")
+
+
+def recoded_targets(found: list) -> set:
+    """The sensitive columns that findings of :data:`REFUSED_CHECKS` name
+    (those a user allowed: the others are refused first), whose risk is
+    named already (:func:`anonset.validate.set_pair_findings` leaves them
+    out of the record it reads)."""
+    out = set()
+    for f in found:
+        if f.get("check") in REFUSED_CHECKS:
+            t = f.get("sensitive", f.get("qi"))
+            out |= set(t) if isinstance(t, list) else {t}
+    return {t for t in out if isinstance(t, str)}
 
 
 def recorded(found: list) -> list:

@@ -996,7 +996,8 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
     return clear + [n for n in near if n in allow_clear]
 
 
-def set_pair_findings(published, params, codes: Mapping) -> list:
+def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,
+                      recoded=()) -> list:
     """Sensitive columns that the sets of another sensitive column narrow
     so far that, read together, they publish them nearly in the clear
     (:mod:`anonset.randomized.pair_adversary`): the adversary who reads
@@ -1012,8 +1013,13 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
 
     ``codes``: per sensitive column (and exact QID), the codes of the same
     rows sampled from the table
-    (:data:`~anonset.randomized.pair_adversary.SAMPLE_ROWS`).  Returns one
-    dict per (column, other column or two), the strongest first."""
+    (:data:`~anonset.randomized.pair_adversary.SAMPLE_ROWS`); ``others``:
+    per pass-through column, codes of its values over the same rows (read,
+    as published, beside every other column: :func:`_record_findings`);
+    ``recoded``: sensitive columns that a pass-through column or exact QID
+    the user allowed (``allow_recode``) recodes or gives away, whose risk
+    is named already: the record leaves them out.  Returns one dict per (column, other column or two, or all the others),
+    the strongest first."""
     import numpy as np
     from .randomized import pair_adversary as PA
     cols = [a for a in published if a.role == "sensitive" and a.name in codes
@@ -1054,6 +1060,8 @@ def set_pair_findings(published, params, codes: Mapping) -> list:
                 f["recode"] = PA.recode_lambda(held[t.name][:rows], held[o.name][:rows])
                 out.append(f)
     out += _group_findings(published, params, codes, m, members, full, out)
+    out += _record_findings(published, params, codes, m, held, members, others or {},
+                            out + [{"column": t} for t in recoded])
     out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], str(f["with"])))
     return out
 
@@ -1179,6 +1187,53 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
     return out
 
 
+def _record_findings(published, params, codes, m, held, members, others,
+                     found) -> list:
+    """:func:`set_pair_findings` for a sensitive column (p = 1) and every
+    other column read together (sets at p = 1, exact QIDs and pass-through
+    columns: ``others``, codes over the same rows), where no pair and no
+    three is found already, another set is read and three columns at least:
+    a total beside its parts, a sum modulo a base, an age beside the survey
+    year's set and a birth year published as it is; what no two or three
+    of the columns tell
+    (:func:`~anonset.randomized.pair_adversary.record_adversary`).  Judged
+    by :func:`_judged`."""
+    import numpy as np
+    from .randomized import pair_adversary as PA
+    sets = [a for a in published if a.name in members and params[a.name].p >= 1.0]
+    if len(sets) < 2:
+        return []
+    flagged = {f["column"] for f in found}
+    names, cols = [], []
+    for a in published:
+        if a.name in members and params[a.name].p >= 1.0:
+            cols.append((held[a.name], members[a.name]))
+        elif a.role == "exact" and a.name in codes and a.d > 1:
+            x = np.asarray(codes[a.name][:m], dtype=np.int64)
+            cols.append(_compact(x, x[:, None]))
+        else:
+            continue
+        names.append(a.name)
+    for c, x in others.items():
+        x = np.asarray(x, dtype=np.int64)[:m]
+        if x.size == m and m and x.max() > 0:
+            cols.append(_compact(x, x[:, None]))
+            names.append(c)
+    if len(cols) < 3:
+        return []
+    targets = [i for i, n in enumerate(names) if n not in flagged
+               and any(s.name == n for s in sets)]
+    if not targets:
+        return []
+    out = []
+    for t, g in PA.record_adversary(cols, targets).items():
+        f = _judged(names[t], [n for n in names if n != names[t]], g, m)
+        if f is not None:
+            f["record"] = True
+            out.append(f)
+    return out
+
+
 def _compact(x, members) -> tuple:
     """Codes and members renumbered over the values the sample holds (a
     member it does not hold: the next code)."""
@@ -1233,7 +1288,12 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
                if f["certain"] >= 0.0005 else "")
     three = isinstance(f["with"], (list, tuple))
     beside = " and ".join(map(repr, f["with"])) if three else repr(f["with"])
-    if three:
+    if f.get("record"):
+        shown = ", ".join(map(repr, f["with"][:6])) + (", ..." if len(f["with"]) > 6 else "")
+        beside = f"the {len(f['with'])} other columns read together ({shown})"
+        recode, reads = "", ("knows the columns' joint distribution and reads everything a row "
+                             "publishes of them")
+    elif three:
         recode = (f"; by the rule {f['rule']}, which whoever knows the columns knows"
                   if f.get("rule") else
                   f"; the two together determine {f['column']!r} (lambda {f['recode']:.2f})"
@@ -1251,11 +1311,12 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
             f"{f['alone']:.1%}; by the most common value: {f['prior']:.1%}){recode}")
 
 
-def check_set_pairs(published, params, codes: Mapping, allow_clear, *, file=None) -> list:
+def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=None,
+                    recoded=(), file=None) -> list:
     """Refuse the sensitive columns that :func:`set_pair_findings` finds,
     unless named in ``allow_clear``; returns the named ones found (recorded
     in the metadata's ``clear``)."""
-    found = set_pair_findings(published, params, codes)
+    found = set_pair_findings(published, params, codes, others, recoded)
     refused = [f for f in found if f["column"] not in allow_clear]
     if refused:
         f = refused[0]
@@ -1265,12 +1326,12 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, file=None
         what = "t" if par.t is not None and par.l is None else "l" if par.l is not None else "k"
         stronger = "a smaller t" if what == "t" else f"a larger {what}"
         three = isinstance(f["with"], (list, tuple))
+        some = "a column" if f.get("record") else f"one of the {'three' if three else 'two'}"
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
                          expected=f"a stronger model ({stronger} for "
-                                  f"{'the sets' if three else 'both'}), one of the "
-                                  f"{'three' if three else 'two'} dropped or published in "
-                                  "coarser values, or the risk named: {@allow_clear="
-                                  + repr(names) + "}")
+                                  f"{'the sets' if three else 'both'}), {some} "
+                                  "dropped or published in coarser values, or the risk named: "
+                                  "{@allow_clear=" + repr(names) + "}")
     return list(dict.fromkeys(f["column"] for f in found))
 
 

@@ -173,15 +173,23 @@ def clear_risks(table, add, marginal=None) -> None:
                  if success == success else ""))
 
 
-def clear_pair_risks(table, codes, add) -> None:
-    """Sensitive columns that another's sets, read with theirs, publish
+def cell_codes(col) -> np.ndarray:
+    """A pass-through column's cells as codes (equal cells, equal codes)."""
+    from ..passthrough import hash_cells
+    return np.unique(hash_cells(col.reset_index(drop=True)), return_inverse=True)[1].ravel()
+
+
+def clear_pair_risks(table, codes, add, *, others=None, recoded=()) -> None:
+    """Sensitive columns that another's sets, read with theirs (and with
+    the pass-through columns ``others``: codes over the same rows; not of
+    the columns ``recoded``, whose pass-through risk is named), publish
     nearly in the clear (:func:`anonset.validate.set_pair_findings`, on the
     original's rows drawn as publishing draws them): a risk, named as
     allowed where the metadata's ``clear`` names the column."""
     from ..validate import set_pair_findings, set_pair_message
     allowed = set(table.info.get("clear") or ())
     seen = set()
-    for f in set_pair_findings(table.schema.published, table.params, codes):
+    for f in set_pair_findings(table.schema.published, table.params, codes, others, recoded):
         if f["column"] in seen:
             continue
         seen.add(f["column"])

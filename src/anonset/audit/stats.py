@@ -180,8 +180,13 @@ class AuditStats:
                 part["\x00code:" + t] = np.asarray(codes[t], dtype=np.int64)
             self.sampled.add(part, self.original_rows)
         if self.set_rows is not None and codes:
-            self.set_rows.add(pd.DataFrame({n: np.asarray(codes[n], dtype=np.int64)
-                                            for n in self.set_names}), self.original_rows)
+            part = pd.DataFrame({n: np.asarray(codes[n], dtype=np.int64) for n in self.set_names})
+            if other is not None and len(other):
+                # the pass-through columns' cells beside (all of a row read together)
+                for c in self.passthrough:
+                    if c in other.columns:
+                        part[c] = other[c].reset_index(drop=True)
+            self.set_rows.add(part, self.original_rows)
         if self.clusters and other is not None and self.record_id in other.columns:
             from ..io.keys import record_counters, record_hashes
             ids = record_hashes(other[self.record_id].to_numpy(dtype=object))

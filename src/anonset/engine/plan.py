@@ -17,7 +17,7 @@ from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key
                        name_stream_ids, seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import Attribute, Schema, warn_inferred_domains
-from ..passthrough import check_recodes, recorded, warn_findings
+from ..passthrough import check_recodes, recoded_targets, recorded, warn_findings
 from ..shared_ids import refuse_shared_ids
 from ..encode import encode_column, missing_refused
 from ..validate import InputError, row_name
@@ -104,6 +104,25 @@ def set_codes(stats: Stats, published) -> dict:
             if stats.draft.text:
                 col = cast_text(col, a, a.name)
             out[a.name] = encode_column(col, a)
+    return out
+
+
+def passthrough_codes(stats: Stats, rows: int) -> dict:
+    """The pass-through columns' values over the rows of :func:`set_codes`,
+    as codes (equal values, equal codes): the pass-through check's sample is
+    drawn by the same rule (the rows whose index words are smallest) and is
+    larger, so its first ``rows`` rows are those rows, in the same order."""
+    from ..passthrough import hash_cells
+    if stats.passthrough is None or stats.set_rows is None or not rows:
+        return {}
+    sample = stats.passthrough.sample()
+    if len(sample) < rows:
+        return {}
+    out = {}
+    for c in stats.draft.passthrough:
+        if c in sample.columns:
+            h = hash_cells(sample[c].iloc[:rows].reset_index(drop=True))
+            out[c] = np.unique(h, return_inverse=True)[1].ravel()
     return out
 
 
@@ -220,8 +239,12 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
     # two sensitive columns' sets read together (education and its number)
-    clear += [n for n in V.check_set_pairs(published, params, set_codes(stats, published),
-                                           opts.allow_clear, file=d.file) if n not in clear]
+    sampled = set_codes(stats, published)
+    rows = min((len(v) for v in sampled.values()), default=0)
+    clear += [n for n in V.check_set_pairs(published, params, sampled, opts.allow_clear,
+                                           others=passthrough_codes(stats, rows),
+                                           recoded=recoded_targets(found), file=d.file)
+              if n not in clear]
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)
