@@ -60,6 +60,11 @@ def frame(n: int = 120, seed: int = 0) -> pd.DataFrame:
     })
 
 
+#: rows whose ages fill every bin (two rows in two of four bins leave the
+#: others a decoy beside each true bin: refused at l = 2 before the output)
+FOUR_AGES = "1,20,a,x,n\n2,40,b,y,n\n3,60,a,x,n\n4,80,b,y,n\n"
+
+
 def snapshot(d: Path) -> dict:
     """Every file under d with its bytes (temporary files included)."""
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
@@ -731,11 +736,11 @@ FILE_CASES = [
              ("in.dat", "extension that names no known format")),
     FileCase("unknown-output-extension", "in.csv", _csv(HEAD + "1,20,a,x,n\n"),
              ("out.dat", "extension"), output="out.dat"),
-    FileCase("output-is-input", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n\n"),
+    FileCase("output-is-input", "in.csv", _csv(HEAD + FOUR_AGES),
              ("is an input file",), output="in.csv"),
-    FileCase("output-directory-missing", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n\n"),
+    FileCase("output-directory-missing", "in.csv", _csv(HEAD + FOUR_AGES),
              ("directory that does not exist",), output="nodir/out.csv"),
-    FileCase("output-is-a-directory", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n\n"),
+    FileCase("output-is-a-directory", "in.csv", _csv(HEAD + FOUR_AGES),
              ("outdir.csv", "is a directory"), output="outdir.csv"),
     FileCase("output-compression-unsupported", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b,y,n\n"),
              ("out.csv.zst", "compression"), output="out.csv.zst"),

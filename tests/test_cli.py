@@ -406,7 +406,7 @@ def test_missing_values(tmp_path, capsys):
     assert rc == 2 and "would publish age (l = 1, after clip_l) in the clear" in cap.err
     roles[-1] = "age=0:30:60:100"
     rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", *roles, "--l", "3", "--clip-l",
-                   "--missing", "category"], capsys)
+                   "--missing", "category", "--allow-clear", "age"], capsys)   # 4 rows: decoys
     assert rc == 0, cap.err
     schema = anonset.read_csv(tmp_path / "o.csv").schema
     assert "?" in schema["job"].domain and schema["job"].missing == "?"
@@ -937,16 +937,16 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     # `--domain job=a,b,...` (as semantic-anonymize's --domain) declares the
     # same domain, in the same order, as a file with one value per line
     _, src = data
-    (tmp_path / "jobs.txt").write_text("f\ne\nd\nc\nb\na\ng\n")
+    (tmp_path / "jobs.txt").write_text("f\ne\nd\nc\nb\na\n")
     seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
     outs = []
-    for dom in ("job=" + str(tmp_path / "jobs.txt"), "job=f, e,d,c,b,a,g"):
+    for dom in ("job=" + str(tmp_path / "jobs.txt"), "job=f, e,d,c,b,a"):
         out = tmp_path / f"o{len(outs)}.parquet"
         rc, cap = run(["anonymize", src, "-o", out, *BASE, "--l", "2", "--domain", dom, *seed],
                       capsys)
         assert rc == 0, cap.err
         outs.append(anonset.read_parquet(out))
-    assert outs[0].schema["job"].domain == tuple("fedcbag") and not outs[0].schema["job"].inferred
+    assert outs[0].schema["job"].domain == tuple("fedcba") and not outs[0].schema["job"].inferred
     assert outs[0].equals(outs[1])
     rc, cap = run(["anonymize", src, "-o", tmp_path / "x.parquet", *BASE, "--l", "2",
                    "--domain", "job=nofile.txt", *seed], capsys)

@@ -89,7 +89,7 @@ def test_categorical_categories_are_the_declared_domain():
     assert a.domain == tuple(levels) and not a.inferred and a.kind == "ordinal"
     assert pub.params["edu"].ground == "ordered"             # the declared order, not a-z
     plain = pd.Categorical(df["job"], categories=["d", "c", "b", "a", "e"])
-    pub = anonset.publish(df.assign(job=plain), anonset.Diversity(2), seed=SEED, drop=["edu"],
+    pub = anonset.publish(df.assign(job=plain), anonset.Diversity(3), seed=SEED, drop=["edu"],
                           **ROLES)
     assert pub.schema["job"].domain == ("d", "c", "b", "a", "e")
     assert pub.schema["job"].kind == "nominal"
@@ -107,7 +107,8 @@ def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
     for data in (df, df.to_arrow()):
         pub = anonset.publish(data, anonset.Diversity(2), seed=SEED, identifiers=["id"],
                               sensitive=["job", "grade"], missing="category",
-                              allow_rare=["job"])          # 8 rows: 'c' may lie in one set
+                              allow_rare=["job"],          # 8 rows: 'c' may lie in one set
+                              allow_clear=["grade"])       # 'top', nobody's: a decoy
         job, grade = pub.schema["job"], pub.schema["grade"]
         assert job.inferred and job.domain == ("a", "b", "c", "?") and job.kind == "nominal"
         assert not grade.inferred and grade.domain == ("low", "mid", "high", "top")
@@ -291,7 +292,7 @@ def test_side_files_with_a_byte_order_mark(tmp_path):
     from anonset import cli
     bom = "\ufeff"
     src = tmp_path / "in.csv"
-    src.write_text("job,city\nnurse,Oslo\nclerk,Rome\nchef,Oslo\n", encoding="utf-8")
+    src.write_text("job,city\nnurse,Oslo\nclerk,Rome\nchef,Oslo\nnurse,Lima\n", encoding="utf-8")
     (tmp_path / "jobs.txt").write_text(bom + "chef\nclerk\nnurse\n", encoding="utf-8")
     (tmp_path / "city.csv").write_text(bom + "Oslo;Europe;*\nRome;Europe;*\nLima;America;*\n",
                                        encoding="utf-8")
@@ -407,7 +408,7 @@ def test_a_parquet_categorical_is_the_same_declared_domain_on_every_path(tmp_pat
     from anonset import dask as adask
     from anonset.cli import main
     from anonset.stream import publish_file
-    model = anonset.Diversity(2)
+    model = anonset.Diversity({"job": 2, "bmi": 3})   # bmi: l = 2 leaves the unheld level a decoy
     kw = dict(identifiers=["id"], sensitive=["job", "bmi"], seed=SEED)
     for name, levels in _dictionary_files(tmp_path).items():
         src = tmp_path / name
@@ -426,7 +427,7 @@ def test_a_parquet_categorical_is_the_same_declared_domain_on_every_path(tmp_pat
         assert anonset.read_parquet(tmp_path / "out.parquet").equals(ref)
         lazy = adask.publish(dd.read_parquet(src), model, scheduler="sync", **kw)
         assert lazy.to_settable(scheduler="sync").equals(ref)
-        assert main(["anonymize", str(src), "-o", str(tmp_path / "cli.parquet"), "--l", "2",
+        assert main(["anonymize", str(src), "-o", str(tmp_path / "cli.parquet"), "--l", "2,bmi=3",
                      "--identifier", "id", "--sensitive", "job,bmi",
                      "--seed", SEED]) == 0
         assert anonset.read_parquet(tmp_path / "cli.parquet").equals(ref)

@@ -918,7 +918,8 @@ def test_analyze_refuses_sets_that_contradict_the_metadata():
         "set(s) that are not 2 values pairwise at least 6 apart (first at row " in str(e.value)
     with pytest.raises(anonset.InputError, match="^table: was not published under"):
         S.analyze(anonset.publish(ds.frame, anonset.Diversity(2), sensitive=[ds.sensitive],
-                                  exact=list(ds.qids), domains={ds.sensitive: list(ds.domain)}))
+                                  exact=list(ds.qids), domains={ds.sensitive: list(ds.domain)},
+                                  allow_clear=[ds.sensitive]))
 
 
 def test_semantic_sets_nearly_in_the_clear_are_refused_unless_named():

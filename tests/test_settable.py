@@ -15,7 +15,7 @@ from anonset.randomized.settable import masks_from_codes
 def published():
     df = pd.DataFrame({
         "name": [f"p{i}" for i in range(40)],
-        "age": np.arange(40) % 90 + 5,
+        "age": np.arange(40) * 2 + 5,           # every bin held
         "job": np.array(["nurse", "clerk", "chef", "pilot", "judge"])[np.arange(40) % 5],
         "sex": np.array(["F", "M"])[np.arange(40) % 2],
         "score": np.linspace(0, 1, 40),

@@ -721,13 +721,25 @@ def check_token_declared(record, declared, *, file=None) -> None:
                              expected=f"{token!r} among them, where it belongs in their order")
 
 
+def missing_cells(columns) -> str:
+    """The columns of a metadata's ``missing`` record for a message: with
+    their counts where it holds them (rows left out, partition releases
+    and earlier releases), else their names (random sets and semantic
+    diversity: the count of a sensitive column's missing cells is an exact
+    count of one of its values, which two releases apart by one person
+    would tell)."""
+    if isinstance(columns, dict):
+        return ", ".join(f"{c} {k:,}" for c, k in columns.items())
+    return ", ".join(map(str, columns or ()))
+
+
 def category_words(record) -> str | None:
     """The words for missing cells published as a value of their own
     (missing='category'; None where none were), the same in every summary."""
     if not isinstance(record, dict) or record.get("policy") != "category" \
             or not record.get("columns"):
         return None
-    cols = ", ".join(f"{c} {k:,}" for c, k in record["columns"].items())
+    cols = missing_cells(record["columns"])
     return (f"missing cells published as the value {record.get('token')!r} "
             f"(missing='category'): {cols}")
 
@@ -737,7 +749,7 @@ def dropped_rows_words(record) -> str | None:
     were), the same in every summary and in the audit."""
     if not isinstance(record, dict) or record.get("policy") != "drop" or not record.get("rows"):
         return None
-    cols = ", ".join(f"{c} {k:,}" for c, k in (record.get("columns") or {}).items())
+    cols = missing_cells(record.get("columns"))
     return (f"{record['rows']:,} row(s) with a missing value left out (missing='drop'; "
             f"missing cells: {cols}): a person known to be in the data but absent from the "
             f"release is known to have left one of those columns unanswered, and every count "
@@ -926,9 +938,9 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
     unless named in allow_clear; returns the allowed ones (recorded in the
     metadata)."""
     import numpy as np
-    from .passthrough import DETERMINES
-    from .randomized.set_adversary import set_lambda
-    near = {}
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    from .randomized.set_adversary import set_lambda, set_pins
+    near, pinned = {}, {}
     for a in published:
         par = params[a.name]
         if a.role != "sensitive" or a.d <= 1 or (par.eta == 1 and par.p >= 1.0):
@@ -938,6 +950,11 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
             lam, success, prior = set_lambda(c, par.p, par.eta)
             if lam == lam and lam >= DETERMINES:
                 near[a.name] = (success, prior, int((np.asarray(c) == 0).sum()), a.d)
+            elif par.p >= 1.0:
+                # some rows' sets: their value beside values nobody or few hold
+                share = set_pins(c, par.eta, DETERMINES)
+                if share >= GIVEN_SHARE:
+                    pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d)
     clear = [a.name for a in published
              if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
              and params[a.name].p >= 1.0]
@@ -993,7 +1010,27 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                          param=what, column=n, file=file,
                          expected=f"a stronger model ({stronger}), or the risk named: "
                                   "{@allow_clear=" + repr(refused) + "}")
-    return clear + [n for n in near if n in allow_clear]
+    refused = [n for n in pinned if n not in allow_clear]
+    if refused:
+        n = refused[0]
+        par, (share, unheld, d) = params[n], pinned[n]
+        what = "l" if par.l is not None else "k" if par.k is not None else "t"
+        setting = f"{what} = {par.l if what == 'l' else par.k if what == 'k' else par.t}"
+        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
+        nobody = (f"{unheld:,} of its {d:,} values are held by nobody" if unheld else
+                  "some of its values are held by few rows")
+        raise InputError(f"would publish some rows' values nearly in the clear ({setting}: "
+                         f"eta = {par.eta}): for {share:.1%} of the rows every other value of "
+                         f"the set is one that nobody or few hold ({nobody}), so an adversary "
+                         "who knows the column's distribution (the sets' reconstruction shows "
+                         f"it) reads their true value off the set, at least {DETERMINES:.0%} of "
+                         f"the errors of guessing it removed{also}",
+                         param=what, column=n, file=file,
+                         expected=f"a larger {what}, a domain without values nobody holds (read "
+                                  "off the data), rare values merged, or the risk named: "
+                                  "{@allow_clear=" + repr(refused) + "}")
+    return clear + [n for n in near if n in allow_clear] + \
+        [n for n in pinned if n in allow_clear]
 
 
 def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,

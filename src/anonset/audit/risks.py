@@ -138,8 +138,10 @@ def clear_risks(table, add, marginal=None) -> None:
     nearly (``marginal(name)``: the column's distribution, true or
     reconstructed; the Bayes adversary who reads a row's set alone removes
     at least ``DETERMINES`` of the errors of the prior's guess,
-    :func:`anonset.randomized.set_adversary.set_lambda`)."""
-    from ..randomized.set_adversary import set_lambda
+    :func:`anonset.randomized.set_adversary.set_lambda`; or, p = 1, gives
+    the true value away for ``GIVEN_SHARE`` of the rows, the set's other
+    values ones that nobody or few hold, :func:`~anonset.randomized.set_adversary.set_pins`)."""
+    from ..randomized.set_adversary import set_lambda, set_pins
     allowed = set(table.info.get("clear") or ())
     for name in table.names:
         par = table.params[name]
@@ -153,13 +155,22 @@ def clear_risks(table, add, marginal=None) -> None:
                 f"{name}: published in the clear (every set is the true value)" + named)
             continue
         lam = success = prior = float("nan")
+        pins = 0.0
         if marginal is not None and par.d > 1:
             lam, success, prior = set_lambda(marginal(name), par.p, par.eta)
+            if par.p >= 1.0:
+                pins = set_pins(marginal(name), par.eta, DETERMINES)
         if lam == lam and lam >= DETERMINES:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: published nearly in the clear (an adversary who knows the column's "
                 f"distribution and reads a row's set names its true value for {success:.1%} of "
                 f"the rows, against {prior:.1%} by the most common value alone)" + named)
+        elif pins >= GIVEN_SHARE:
+            add("clear", name, "risk", value, "eta>1 or p<1",
+                f"{name}: some rows' values published nearly in the clear (for {pins:.1%} of "
+                "the rows every other value of the set is one that nobody or few hold, and an "
+                "adversary who knows the column's distribution reads the true value off the "
+                "set)" + named)
         elif name in allowed:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: named as allowed in the clear at publishing" +

@@ -34,7 +34,8 @@ def register(sub) -> None:
     p.add_argument("--allow-clear", action="append", metavar="A,B",
                    help="attributes allowed to be published nearly in the clear (below l = 4, "
                         "relationship's and marital-status's sets read together name many "
-                        "relationships: refused unless named here)")
+                        "relationships, and a set beside values few hold, such as ages over "
+                        "80, names its row's value: refused unless named here)")
     A.add_run_options(p)
     p.set_defaults(func=run)
 

@@ -81,7 +81,7 @@ def infer_schema(frame: pd.DataFrame, options: Options) -> Schema:
             attrs.append(Attribute(c, role=cd.role))
             continue
         na = st.na[c] if c in st.na else int(frame[c].isna().sum())
-        cd = token_where_missing(cd, na, d.options.record_id is not None)
+        cd = token_where_missing(cd, na)
         if c in st.seen:
             dom, _ = finish_domain(cd, st.seen[c], st.na[c], d, st.first_na.get(c))
             attrs.append(attribute_of(cd, tuple(dom), inferred=True))

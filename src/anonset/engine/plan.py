@@ -147,7 +147,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         if not cd.published:
             attrs.append(Attribute(c, role=cd.role))
             continue
-        cd = token_where_missing(cd, stats.na.get(c), persistent)
+        cd = token_where_missing(cd, stats.na.get(c))
         if c in stats.seen:
             dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d, stats.first_na.get(c))
             attr = attribute_of(cd, tuple(dom), inferred=True)
@@ -165,13 +165,17 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                 at = "" if stats.first_na.get(c) is None else \
                     f" (first at {row_name(stats.first_na[c])})"
                 why = (f"has {na:,} missing value(s){at}, published as {cd.missing!r}" if na else
-                       f"takes the missing-value token {cd.missing!r} into its domain (a "
-                       "persistent key keeps it in every release)")
+                       f"takes the missing-value token {cd.missing!r} into its domain (its "
+                       "declared domain lists it)")
                 raise InputError(f"{why}, but its hierarchy has no leaf {cd.missing!r}",
                                  column=c, file=d.file,
                                  expected=f"a leaf {cd.missing!r} in the hierarchy (under its "
                                           "root, say), or no missing values")
             attr = attribute_of(cd, cd.domain, inferred=cd.inferred)
+            if c in counts and len(counts[c]) > attr.d:
+                # the token left the domain (token_where_missing): its slot,
+                # the last (Attribute appends it), held by nobody
+                counts[c] = counts[c][:attr.d]
             if cd.inferred and c in counts:     # a schema's domain read off some data
                 inferred[c] = counts[c]
             elif cd.categorical and c in counts and all_held(counts[c], attr):
@@ -319,25 +323,34 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
 
 def category_record(opts, published, na: dict) -> dict:
     """The metadata's ``missing``: with missing='category', the token and
-    how many cells of each published column it stands for (the summary, the
-    report and the audit name them); the random sets keep each column's
-    values as they are, the token beside them (``as_text``: false)."""
+    the published columns it stands for missing cells of (the summary, the
+    report and the audit name them; not how many: a sensitive column's
+    count of missing cells is an exact count of one of its values, and two
+    releases apart by one person tell whether that person's is missing);
+    the random sets keep each column's values as they are, the token
+    beside them (``as_text``: false)."""
     if opts.missing != "category":
         return {"policy": "error"}
-    cols = {a.name: int(na[a.name]) for a in published if na.get(a.name)}
+    cols = [a.name for a in published if na.get(a.name)]
     return {"policy": "category", "token": opts.missing_token, "columns": cols,
             "as_text": False}
 
 
-def token_where_missing(cd: ColumnDraft, na, persistent: bool) -> ColumnDraft:
+def token_where_missing(cd: ColumnDraft, na) -> ColumnDraft:
     """With missing='category', the token joins the domain of a column that
     has missing cells only: in a column without any it would be a value
     nobody holds, a decoy that an adversary who knows the column is complete
     strikes from every set holding it (at l = 3 over 6 values, a third of
-    the sets would be 2-diverse).  Kept where the caller's domain lists it,
-    where the cells were not counted, and under a persistent key (the
-    domain must not depend on each release's data)."""
-    if cd.missing is None or na is None or na > 0 or persistent:
+    the sets would be 2-diverse; at l = 2 over two values and the token,
+    half the rows' sets would hold their true value and the token: Ecdat's
+    Males under a persistent key, where the token was kept for the series'
+    sake, 51 % of the rows).  Kept where the caller's domain lists it and
+    where the cells were not counted.  Under a persistent key too: a later
+    release in whose column missing cells appear has another domain, which
+    its ``params`` refuse (declare the token in the first release's domain
+    instead, at an l that :func:`anonset.validate.check_clear` lets it
+    keep)."""
+    if cd.missing is None or na is None or na > 0:
         return cd
     if cd.domain is not None and cd.missing in cd.domain:
         return cd

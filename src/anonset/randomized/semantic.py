@@ -635,7 +635,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
              "identifier" if c in identifiers else "drop" for c in frame.columns}
     info = {"rng": rng, "seeded": seed is not None, "key": key_mode(seed, research_seed),
             "row_order": "input" if keep_order else "shuffled", "clear": clear, "roles": roles,
-            "missing": missing_record, **shared,
+            "missing": _public(missing_record), **shared,
             "pass_through_risks": recodes, **({"rare": rare} if rare else {}),
             "anonset": __version__}
     table = SetTable(Schema(tuple(attrs)), masks, params, model, info=info)
@@ -1027,3 +1027,13 @@ TABLE_10 = np.array([[117.8, 52.5, 11.5, 20.5, 27.8], [82.9, 60.3, 30.8, 6.3, 19
 def example_distance() -> SemanticDistance:
     """Obesity levels 1..5 of Sec. 5.2 with distance |i - j|."""
     return SemanticDistance.ordered(5)
+
+
+def _public(record: dict) -> dict:
+    """The metadata's ``missing``: the columns a token fills named, not
+    counted (the sensitive column's count of missing cells is an exact count
+    of one of its values, which two releases apart by one person tell)."""
+    if isinstance(record, dict) and record.get("policy") == "category" \
+            and isinstance(record.get("columns"), dict):
+        return {**record, "columns": list(record["columns"])}
+    return record

@@ -170,8 +170,9 @@ class SetTable:
             facts["passed through"] = ", ".join(other)
         missing = info.get("missing")
         if isinstance(missing, dict) and missing.get("columns"):
-            facts["missing cells"] = f"published as {missing.get('token')!r}: " + ", ".join(
-                f"{c} {k:,}" for c, k in missing["columns"].items())
+            from ..validate import missing_cells
+            facts["missing cells"] = (f"published as {missing.get('token')!r}: "
+                                      + missing_cells(missing["columns"]))
         params = pd.DataFrame([{"attribute": n, "role": self.schema[n].role, "d": p.d,
                                 "p": p.p, "eta": p.eta, "l": p.l, "t": p.t, "ground": p.ground}
                                for n, p in self.params.items()])

@@ -107,12 +107,12 @@ def _release_facts(release, version: str) -> list:
                   {"id": "pass-through", "data-value": ",".join(other)}))
     rec = info.get("missing") if isinstance(info.get("missing"), dict) else meta.get("missing")
     if isinstance(rec, dict) and rec.get("policy") == "drop":
-        cols = ", ".join(f"{c} {num(k)}" for c, k in (rec.get("columns") or {}).items())
+        cols = _cells(rec.get("columns"))
         items.append(("rows left out", esc(f"{num(rec.get('rows', 0))}, for a missing value "
                                            f"(missing='drop'; missing cells: {cols or 'none'})"),
                       {"id": "rows-left-out", "data-value": data_value(rec.get("rows", 0))}))
     if isinstance(rec, dict) and rec.get("policy") == "category" and rec.get("columns"):
-        cols = ", ".join(f"{c} {num(k)}" for c, k in rec["columns"].items())
+        cols = _cells(rec["columns"])
         items.append(("missing cells", esc(f"published as the value {rec.get('token')!r} "
                                            f"(missing='category'): {cols}"),
                       {"id": "missing-category", "data-value": rec.get("token")}))
@@ -120,6 +120,13 @@ def _release_facts(release, version: str) -> list:
     items.append(("published with", esc(f"anonset {made}" if made else "not recorded")))
     items.append(("report made with", esc(f"anonset {version}")))
     return items
+
+
+def _cells(columns) -> str:
+    """A ``missing`` record's columns: with their counts where it holds them."""
+    if isinstance(columns, dict):
+        return ", ".join(f"{c} {num(k)}" for c, k in columns.items())
+    return ", ".join(map(str, columns or ()))
 
 
 def _set_columns(release) -> str:

@@ -1,0 +1,150 @@
+"""Sets beside values that nobody or few hold (validate.check_clear with
+randomized.set_adversary.set_pins), and the missing-value token under a
+persistent key.
+
+A user trial published Ecdat's Males under a persistent key with
+--missing category: the token '?' joined the domain of every sensitive
+column, also of union and married, which had no missing cell; at l = 2 half
+of the rows' sets were their true value and '?', and whoever knew those
+columns complete (the metadata said so) struck the token: 51 % of the rows
+published in the clear, exit 0, the audit PASSED.  Any declared value that
+nobody holds is such a decoy, and a value that few hold nearly: Adult's race
+at l = 2 gives a White person's race away (99 %) beside Other."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset.randomized.set_adversary import set_pins
+from anonset.validate import InputError
+
+from test_safe_defaults import _four_paths, _refused_alike
+
+DET = 0.9
+
+
+def _enumerated(c, eta):
+    """The share of the rows whose set's posterior of their value gives it
+    away (posterior >= pi + DET (1 - pi), pi < DET), every set enumerated."""
+    c = np.asarray(c, dtype=float)
+    n, d = c.sum(), c.size
+    total = 0.0
+    for v in range(d):
+        pi = c[v] / n
+        if c[v] == 0 or pi >= DET:
+            continue
+        theta = pi + DET * (1 - pi)
+        others = [w for w in range(d) if w != v]
+        subsets = list(itertools.combinations(others, eta - 1))
+        hit = sum(c[v] / (c[v] + c[list(s)].sum()) >= theta - 1e-12 for s in subsets)
+        total += pi * hit / len(subsets)
+    return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts=st.lists(st.sampled_from([0, 1, 2, 3, 5, 8, 40, 100, 400]), min_size=3,
+                       max_size=8),
+       eta=st.integers(2, 4))
+def test_the_pins_are_a_lower_bound_exact_at_eta_2(counts, eta):
+    if sum(counts) == 0 or eta >= len(counts):
+        return
+    got, want = set_pins(counts, eta, DET), _enumerated(counts, eta)
+    assert got <= want + 1e-12
+    if eta == 2 or all(c in (0,) or c >= 40 for c in counts):
+        assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_a_value_nobody_holds_is_a_decoy_refused_alike_on_every_path(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 900
+    df = pd.DataFrame({"union": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
+                       "region": rng.choice(list("nesw"), n)})
+    kw = dict(sensitive=["union", "region"], domains={"union": ["no", "yes", "maybe"]})
+    said = _refused_alike(df, anonset.Diversity(2), kw, tmp_path, "union", chunk_rows=250)
+    assert said.startswith("would publish some rows' values nearly in the clear (l = 2: "
+                           "eta = 2): for 50.0% of the rows every other value of the set is "
+                           "one that nobody or few hold (1 of its 3 values are held by nobody)")
+    assert said.endswith("allow_clear=['union']")
+    # three values, l = 3: the whole domain, nothing to strike
+    anonset.publish(df, anonset.Diversity({"union": 3, "region": 2}), **kw)
+    # named: published, recorded, and the audit names the risk
+    for path, run in _four_paths(df, anonset.Diversity(2), dict(kw, allow_clear=["union"]),
+                                 tmp_path, chunk_rows=250).items():
+        assert run().info["clear"] == ["union"], path
+    pub = anonset.publish(df, anonset.Diversity(2), allow_clear=["union"], **kw)
+    rows = anonset.audit(pub, df).checks.query("check == 'clear' and status == 'risk'")
+    assert rows.message.str.contains("union: some rows' values published nearly in the clear "
+                                     r"\(for 50.0% of the rows").any()
+    assert rows.message.str.contains("as the user allowed").any()
+
+
+def test_a_value_few_hold_gives_the_common_ones_away():
+    """Adult's race at l = 2: a White person's set beside Other (0.8 % of
+    the rows) or Amer-Indian-Eskimo (1 %) is 99 % White."""
+    df = anonset.datasets.load_adult()[["race", "sex"]]
+    with pytest.raises(InputError, match=r"column 'race': would publish some rows' values "
+                                         r"nearly in the clear \(l = 2: eta = 2\): for 4\d\.\d%"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=["race"], exact=["sex"])
+    anonset.publish(df, anonset.Diversity(3), sensitive=["race"], exact=["sex"])
+
+
+def _males(n=545, seed=4):
+    """Males' 1980 wave in shape: two complete binary columns, one with
+    missing cells."""
+    rng = np.random.default_rng(seed)
+    res = rng.choice(["ne", "nc", "rural", "south"], n).astype(object)
+    res[rng.random(n) < 0.25] = None
+    return pd.DataFrame({"nr": np.arange(n), "union": rng.choice(["no", "yes"], n, p=[.75, .25]),
+                         "maried": rng.choice(["no", "yes"], n), "residence": res})
+
+
+def test_a_persistent_key_adds_no_decoy_token(tmp_path):
+    df = _males()
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(identifiers=["nr"], sensitive=["union", "maried", "residence"],
+              domains={"union": ["no", "yes"], "maried": ["no", "yes"],
+                       "residence": ["ne", "nc", "rural", "south"]},
+              missing="category", key_file=key, record_id="nr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity({"union": 2, "maried": 2, "residence": 3}),
+                              **kw)
+    assert pub.schema["union"].domain == ("no", "yes")
+    assert pub.schema["maried"].domain == ("no", "yes")
+    assert pub.schema["residence"].domain[-1] == "?"
+    assert pub.info["missing"]["columns"] == ["residence"]          # named, not counted
+    # a later wave in which union has a missing cell: another domain, refused
+    later = df.copy()
+    later.loc[5, "union"] = None
+    with pytest.raises(InputError, match="union"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            anonset.publish(later, anonset.Diversity({"union": 2, "maried": 2, "residence": 3}),
+                            params=pub, **kw)
+    # declared with the token (room for later waves), it is a decoy at l = 2: refused
+    dom = dict(kw["domains"], union=["no", "yes", "?"])
+    with pytest.raises(InputError, match=r"column 'union': would publish some rows' values "
+                                         r"nearly in the clear"):
+        anonset.publish(df, anonset.Diversity({"union": 2, "maried": 2, "residence": 3}),
+                        **dict(kw, domains=dom))
+
+
+def test_semantic_metadata_names_the_filled_column_without_its_count():
+    from anonset.randomized import semantic as S
+    rng = np.random.default_rng(1)
+    n = 400
+    x = rng.integers(0, 12, n).astype(float)
+    x[rng.random(n) < 0.1] = np.nan
+    df = pd.DataFrame({"x": pd.Series(x).map(lambda v: None if v != v else f"v{int(v):02d}")})
+    dom = [f"v{i:02d}" for i in range(12)] + ["?"]
+    pub = S.semantic_publish(df, "x", 2, 1, domain=dom, missing="category", seed="s" * 32,
+                             research_seed=True)
+    rec = pub.metadata()["missing"] if "missing" in pub.metadata() else pub.info["missing"]
+    assert rec["columns"] == ["x"]
