@@ -988,7 +988,7 @@ def test_the_summary_of_a_wide_file_names_ten_dropped_columns(tmp_path, capsys):
 def test_a_value_with_set_notation_is_refused_in_csv_naming_the_output(tmp_path, capsys):
     # '{a|b}' is how a CSV set table writes a set: a value holding '|' (or a
     # brace) cannot be told from two values; Parquet stores it
-    df = pd.DataFrame({"job": ["a|b", "c", "d", "e"] * 20, "town": ["x", "y"] * 40})
+    df = pd.DataFrame({"job": ["a|b", "c", "d", "e"] * 20, "town": ["x"] * 40 + ["y"] * 40})
     df.to_csv(tmp_path / "in.csv", index=False)
     base = ["anonymize", tmp_path / "in.csv", "--sensitive", "job", "--exact", "town",
             "--l", "2"]

@@ -644,6 +644,22 @@ def test_cli_round_trip(tmp_path, capsys):
     assert o2["ID"].tolist() == list(range(1, 9))          # input row numbers, not 'ID'
 
 
+def test_cli_l_takes_a_default_and_exceptions(tmp_path, capsys):
+    """`--l 3,zip=2` (docs/cli.md: one default, exceptions by name) was
+    refused as "expected COLUMN=VALUE, got '2'"."""
+    df = fig1()
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    rc = cli("lgb", str(src), "-o", str(tmp_path / "out.parquet"), "--k", "2", "--l", "3,zip=2",
+             "--qi", "gender", "--semi-sensitive", "age,zip", "--sensitive", "disease",
+             "--flags", "age=age_flag", "--flags", "zip=zip_flag", "--id", "ID", "--seed", "3",
+             "--research-seed")
+    assert rc == 0, capsys.readouterr().err
+    from anonset.partition.output import read_metadata
+    assert read_metadata(tmp_path / "out.parquet")["model"]["l"] == \
+        {"age": 3, "zip": 2, "disease": 3}
+
+
 def test_cli_refuses_unnamed_columns(tmp_path, capsys):
     src = tmp_path / "in.csv"
     fig1().to_csv(src, index=False)

@@ -1724,11 +1724,12 @@ def test_two_columns_that_recode_a_sensitive_one_together_are_refused(tmp_path, 
     assert len(joint) == 1 and joint["status"].tolist() == ["risk"]
     assert "together they predict age" in joint["message"].iloc[0]
     assert "as the user allowed" in joint["message"].iloc[0]
-    # a pair that says nothing of the target: quiet
+    # a column that says nothing of the target: quiet (the year alone, exact,
+    # rules some of age's bins out: read with age's set, refused on its own)
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)
-        quiet = anonset.publish(df, model, sensitive=["age", "race"], exact=["year"],
-                                other=["union"], drop=["born"], bins={"age": edges})
+        quiet = anonset.publish(df, model, sensitive=["age", "race"], other=["union"],
+                                drop=["born", "year"], bins={"age": edges})
     assert quiet.info["pass_through_risks"] == []
     df.to_csv(tmp_path / "p.csv", index=False)
     cli = ["anonymize", str(tmp_path / "p.csv"), "-o", str(tmp_path / "c.parquet"),
@@ -2376,6 +2377,12 @@ def test_a_series_goes_on_under_its_own_key_only(tmp_path, capsys):
                      lines["key_file"])
     assert re.search(r"--record-id: is not given, .*expected --key-file of the series and "
                      r"--record-id rid", lines["record_id"])
+    # a seed that is not the series' key is named as the seed (it said --key-file)
+    with pytest.raises(InputError, match=r"is not the key that drew .*the key of the series "
+                                         r"\(the seed that drew") as err:
+        anonset.publish(df, model, params=back, seed="0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+                        record_id="rid", **kw)
+    assert err.value.param == "seed"
     # the series' own key goes on, with the same sets
     second = anonset.publish(df, model, params=back, key_file=keys[0], record_id="rid", **kw)
     assert np.array_equal(_in_input_order(second, "wage"), _in_input_order(first, "wage"))

@@ -954,7 +954,10 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                 # some rows' sets: their value beside values nobody or few hold
                 share = set_pins(c, par.eta, DETERMINES)
                 if share >= GIVEN_SHARE:
-                    pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d)
+                    # the smallest set size that gives too few away (None: none below d)
+                    enough = next((e for e in range(par.eta + 1, a.d)
+                                   if set_pins(c, e, DETERMINES) < GIVEN_SHARE), None)
+                    pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d, enough)
     clear = [a.name for a in published
              if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
              and params[a.name].p >= 1.0]
@@ -1013,7 +1016,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
     refused = [n for n in pinned if n not in allow_clear]
     if refused:
         n = refused[0]
-        par, (share, unheld, d) = params[n], pinned[n]
+        par, (share, unheld, d, enough) = params[n], pinned[n]
         what = "l" if par.l is not None else "k" if par.k is not None else "t"
         setting = f"{what} = {par.l if what == 'l' else par.k if what == 'k' else par.t}"
         also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
@@ -1026,9 +1029,13 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                          f"it) reads their true value off the set, at least {DETERMINES:.0%} of "
                          f"the errors of guessing it removed{also}",
                          param=what, column=n, file=file,
-                         expected=f"a larger {what}, a domain without values nobody holds (read "
-                                  "off the data), rare values merged, or the risk named: "
-                                  "{@allow_clear=" + repr(refused) + "}")
+                         expected=f"a larger {what}" + (
+                             f" (at l = {enough}, {n!r}'s sets give fewer than "
+                             f"{GIVEN_SHARE:.0%} of the rows away)"
+                             if what == "l" and enough is not None else "")
+                         + ", a domain without values nobody holds (read off the data), rare "
+                           "values merged, or the risk named: {@allow_clear=" + repr(refused)
+                         + "}")
     return clear + [n for n in near if n in allow_clear] + \
         [n for n in pinned if n in allow_clear]
 
@@ -1055,13 +1062,14 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
     as published, beside every other column: :func:`_record_findings`);
     ``recoded``: sensitive columns that a pass-through column or exact QID
     the user allowed (``allow_recode``) recodes or gives away, whose risk
-    is named already: the record leaves them out.  Returns one dict per (column, other column or two, or all the others),
-    the strongest first."""
+    is named already: the record leaves them out.  Returns one dict per
+    (column, other column or two, or columns read together), the
+    strongest first."""
     import numpy as np
     from .randomized import pair_adversary as PA
     cols = [a for a in published if a.role == "sensitive" and a.name in codes
             and 1 < params[a.name].eta < a.d]
-    if len(cols) < 2:
+    if not cols:
         return []
     m = min(len(codes[a.name]) for a in cols)
     if m < 4:
@@ -1238,7 +1246,7 @@ def _record_findings(published, params, codes, m, held, members, others,
     import numpy as np
     from .randomized import pair_adversary as PA
     sets = [a for a in published if a.name in members and params[a.name].p >= 1.0]
-    if len(sets) < 2:
+    if not sets:
         return []
     flagged = {f["column"] for f in found}
     names, cols = [], []
@@ -1256,19 +1264,40 @@ def _record_findings(published, params, codes, m, held, members, others,
         if x.size == m and m and x.max() > 0:
             cols.append(_compact(x, x[:, None]))
             names.append(c)
-    if len(cols) < 3:
+    if len(cols) < 2:
         return []
     targets = [i for i, n in enumerate(names) if n not in flagged
                and any(s.name == n for s in sets)]
     if not targets:
         return []
+    # each target's helpers, those that tell most about it first (mutual
+    # information over the sample); the shortest reads measured too: an
+    # adversary ignores columns that tell nothing (RECORD_READS)
+    orders = {}
+    for t in targets:
+        info = {j: _mutual_information(cols[t][0], cols[j][0]) for j in range(len(cols)) if j != t}
+        orders[t] = sorted(info, key=lambda j: (-info[j], j))
+    reads = max(0, min(RECORD_READS, RECORD_PASSES // len(targets) - 1))
     out = []
-    for t, g in PA.record_adversary(cols, targets).items():
-        f = _judged(names[t], [n for n in names if n != names[t]], g, m)
-        if f is not None:
-            f["record"] = True
-            out.append(f)
+    for t, got in PA.record_adversary(cols, targets, orders, reads).items():
+        best = None
+        for read, g in got:               # the shortest read that names it
+            best = _judged(names[t], [names[j] for j in read], g, m)
+            if best is not None:
+                break
+        if best is not None:
+            best["record"] = True
+            out.append(best)
     return out
+
+
+#: Shortest reads of a record measured besides all of it: the helper that
+#: tells most about the column, the first two, ... (a relation of three
+#: columns beside columns that tell nothing: the others' chance matches
+#: thin the training rows of a reader of all of them).
+RECORD_READS = 6
+#: Reads of every column's record at most in all (wide tables read fewer).
+RECORD_PASSES = 160
 
 
 def _compact(x, members) -> tuple:
@@ -1327,7 +1356,8 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
     beside = " and ".join(map(repr, f["with"])) if three else repr(f["with"])
     if f.get("record"):
         shown = ", ".join(map(repr, f["with"][:6])) + (", ..." if len(f["with"]) > 6 else "")
-        beside = f"the {len(f['with'])} other columns read together ({shown})"
+        beside = (f"the {len(f['with'])} other columns read together ({shown})"
+                  if len(f["with"]) > 1 else f"{f['with'][0]!r}, the two read together")
         recode, reads = "", ("knows the columns' joint distribution and reads everything a row "
                              "publishes of them")
     elif three:

@@ -96,8 +96,9 @@ class AuditStats:
         #: publishing draws them: two sets read together (check_set_pairs)
         from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
         self.set_names = list(self.names)          # the exact QIDs too (threes)
-        self.set_rows = RowSample(PAIR_ROWS) if sum(
-            not header.params[n].exact for n in self.names) >= 2 else None
+        sets = sum(not header.params[n].exact for n in self.names)
+        as_is = len(self.names) > sets or bool(list(passthrough))
+        self.set_rows = RowSample(PAIR_ROWS) if sets >= 2 or (sets and as_is) else None
         self.budget = budget
         self.semantic_bad = 0
         #: the columns published as they are (exact QIDs, then pass-through

@@ -105,14 +105,22 @@ def _run(args) -> int:
     if not (qi or semi or sens):
         raise ValueError("name the attributes: --qi, --semi-sensitive, --sensitive")
     k = _int(args.k, "--k")
+    tval = {c: _number(v, "--t", float) for c, v in _kv([args.t], "--t", commas=True).items()} \
+        if args.t else {}
     if args.l is None:
         lval = None
     elif "=" in args.l:
-        lval = {c: _int(v, "--l") for c, v in _kv([args.l], "--l", commas=True).items()}
+        # one default for every attribute held to an l, exceptions by name
+        # (--l 3,age=2), as anonymize reads it
+        from .args import model_value
+        lval = model_value(args.l, "--l", int)
+        default = lval.pop(None, None)
+        if default is not None:
+            for c in semi + sens:
+                if c not in tval:
+                    lval.setdefault(c, default)
     else:
         lval = _int(args.l, "--l")
-    tval = {c: _number(v, "--t", float) for c, v in _kv([args.t], "--t", commas=True).items()} \
-        if args.t else {}
     out_fmt = args.format or format_of(args.output)
     if out_fmt == "csv":
         check_csv_name(args.output)

@@ -242,6 +242,14 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                       "intersect toward the true values", stacklevel=2)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
+    # with the sets' sizes known: columns published as they are that narrow
+    # a sensitive column so far that its sets give it away (before the sets
+    # read together: a risk the user names by allow_recode is not refused
+    # again as a column read with them)
+    if stats.passthrough is not None:
+        near = stats.passthrough.set_findings({a.name: a.d for a in published}, params, found)
+        check_recodes(near, opts.allow_recode, file=d.file)      # refused unless named
+        found = found + near
     # two sensitive columns' sets read together (education and its number)
     sampled = set_codes(stats, published)
     rows = min((len(v) for v in sampled.values()), default=0)
@@ -258,12 +266,6 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     shared_allowed = refuse_shared_ids({c: k for c, k in shared.items() if c != opts.record_id},
                                        opts.allow_shared_id, record_id=opts.record_id,
                                        file=d.file)
-    # with the sets' sizes known: columns published as they are that narrow
-    # a sensitive column so far that its sets give it away
-    if stats.passthrough is not None:
-        near = stats.passthrough.set_findings({a.name: a.d for a in published}, params, found)
-        check_recodes(near, opts.allow_recode, file=d.file)      # refused unless named
-        found = found + near
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
     data = None
@@ -280,7 +282,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                          expected="{@key_file} holding a long-lived secret")
     check = key_check(key) if persistent else None
     if opts.prior is not None:
-        check_series_key(opts.prior, opts.record_id, check, file=d.file)
+        check_series_key(opts.prior, opts.record_id, check, file=d.file,
+                         key_param="key_file" if opts.key_file is not None else "seed")
     # the output order: keyed by the publication's key, so a seed reproduces
     # it; in persistent mode the key outlives one release, and ordering two
     # releases alike would link their rows: each release gets a fresh order

@@ -59,7 +59,9 @@ class Stats:
         self.passthrough = d.passthrough_check() if d.passthrough_columns else None
         #: rows of the sensitive columns drawn from the whole table: two
         #: columns' sets read together (:func:`anonset.validate.check_set_pairs`)
-        self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 else None
+        # (and a set beside columns published as they are: read together)
+        self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 or (
+            d.sensitive and (d.exact or d.passthrough)) else None
         self.set_columns = d._in_order({*d.sensitive, *d.exact})
         self._declared = {}
         #: per declared sensitive column, a sum (mod 2^64) of a mix of each

@@ -471,26 +471,36 @@ def _bitsets(x: np.ndarray, u: int, nb: int) -> np.ndarray:
     return B.reshape(u + 1, nb)
 
 
-def record_adversary(cols, targets) -> dict:
+def record_adversary(cols, targets, orders=None, prefixes: int = 0) -> dict:
     """The adversary who reads everything a row publishes of several
     columns (each a p = 1 set, or a column published exactly: a set of
     one, its value) and knows their joint distribution: how often it names
     the true value of each column in ``targets``, from the training rows
-    (the other fold) consistent with every other column's set, beside the
+    (the other fold) consistent with the other columns' sets, beside the
     set alone (:func:`pair_adversary`'s figures).  What no pair and no
     three tells, four or more can: a total beside its parts.
 
     ``cols``: (codes, members) per column, compact (codes 0 .. u - 1 over
     the values the sample holds, members the true value first, a value the
-    sample does not hold: code u); ``targets``: indices into ``cols``.
-    Rows are matched by bitsets over the training fold, one AND and one OR
-    a word: cheap in the number of columns and set sizes."""
+    sample does not hold: code u); ``targets``: indices into ``cols``;
+    ``orders``: per target, its helpers (indices) in the order the
+    adversary reads them, those that tell most first; ``prefixes``: how
+    many of the shortest reads to measure besides all of them (the first
+    helper, the first two, ...): an adversary ignores the columns that
+    tell nothing, whose chance matches would only thin its training rows.
+    Returns per target a list of (helpers read, figures), all of them
+    last.  Rows are matched by bitsets over the training fold, one AND
+    and one OR a word: cheap in the number of columns and set sizes."""
     from ..io.published import popcount
     cols = [(np.asarray(x, np.int64), np.asarray(mm, np.int64)) for x, mm in cols]
     m, q = cols[0][0].size, len(cols)
     us = [int(x.max()) + 1 for x, _ in cols]
     fold = _folds(m)
-    acc = {t: np.zeros(4) for t in targets}
+    if orders is None:
+        orders = {t: [j for j in range(q) if j != t] for t in targets}
+    reads = {t: [list(orders[t][:k]) for k in range(1, min(prefixes, len(orders[t]) - 1) + 1)]
+             + [list(orders[t])] for t in targets}
+    acc = {t: np.zeros((len(reads[t]), 4)) for t in targets}
     doms = {t: _dominant(cols[t][0]) for t in targets}
     for f in (0, 1):
         train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
@@ -509,9 +519,16 @@ def record_adversary(cols, targets) -> dict:
             before = np.bitwise_and.accumulate(np.concatenate([ones, O[:-1]]), axis=0)
             after = np.bitwise_and.accumulate(np.concatenate([ones, O[:0:-1]]), axis=0)[::-1]
             for t in targets:
-                E = before[t] & after[t]                # every column but t
                 mt = cols[t][1][rows]                     # (r, eta)
-                hit = E[:, None, :] & B[t][mt]            # (r, eta, nb)
-                W = popcount(hit.reshape(-1, nb)).reshape(mt.shape).astype(np.float64)
-                acc[t] += _tally(W.T, P[t][mt].T, doms[t][rows])
-    return {t: _figures(acc[t], m, float(np.bincount(cols[t][0]).max() / m)) for t in targets}
+                E = ones[0].copy()
+                for i, read in enumerate(reads[t]):
+                    if i == len(reads[t]) - 1:
+                        E = before[t] & after[t]          # every column but t
+                    else:
+                        E &= O[read[-1]]                  # the read grows by one helper
+                    hit = E[:, None, :] & B[t][mt]        # (r, eta, nb)
+                    W = popcount(hit.reshape(-1, nb)).reshape(mt.shape).astype(np.float64)
+                    acc[t][i] += _tally(W.T, P[t][mt].T, doms[t][rows])
+    prior = {t: float(np.bincount(cols[t][0]).max() / m) for t in targets}
+    return {t: [(read, _figures(a, m, prior[t])) for read, a in zip(reads[t], acc[t])]
+            for t in targets}

@@ -153,7 +153,7 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
 
 
 def check_series_key(prior: PriorRelease, record_id: str | None, key_check: str | None, *,
-                     file=None) -> None:
+                     file=None, key_param: str = "key_file") -> None:
     """Refuse a release that continues a persistent-key series (it was given
     one of its releases) with sets drawn under another key: without a
     record id (a fresh key, or a key not tied to records), or under a key
@@ -179,8 +179,10 @@ def check_series_key(prior: PriorRelease, record_id: str | None, key_check: str 
         raise InputError(f"is not the key that drew {prior.where}{rid} (its key check "
                          f"{prior.key_check}, this key's {key_check}): every set would be drawn "
                          "anew, and intersected with the series' sets they narrow toward the true "
-                         "values", param="key_file", file=file,
-                         expected=f"the key file of the series (the one that drew {prior.where})")
+                         "values", param=key_param, file=file,
+                         expected=f"the key of the series (the "
+                                  f"{'seed' if key_param == 'seed' else 'key file'} that drew "
+                                  f"{prior.where})")
     if key_check is not None and prior.record_id is not None and record_id != prior.record_id:
         import warnings
         warnings.warn(f"record id {record_id!r}: {prior.where} was published with record id "
