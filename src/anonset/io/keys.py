@@ -306,11 +306,17 @@ def frame_digest(frame, columns) -> str:
     its release, over another table, a later wave of the same people, the
     draws are another key's)."""
     import numpy as np
+    import pandas as pd
     from ..passthrough import hash_cells
     h = hashlib.sha256(b"anonset.frame.v1\x00" + len(frame).to_bytes(8, "little"))
     for c in columns:
+        col = frame[c]
+        if pd.api.types.is_bool_dtype(col.dtype):
+            # as a CSV file holds it ('True', 'False'): one table, one key,
+            # whether it was read from Parquet or from CSV
+            col = pd.Series(np.where(col.isna(), np.nan, col.astype(str)), dtype=object)
         h.update(str(c).encode() + b"\x00")
-        h.update(np.ascontiguousarray(hash_cells(frame[c]), dtype=np.uint64).tobytes())
+        h.update(np.ascontiguousarray(hash_cells(col), dtype=np.uint64).tobytes())
     return h.hexdigest()
 
 
