@@ -148,3 +148,20 @@ def test_semantic_metadata_names_the_filled_column_without_its_count():
                              research_seed=True)
     rec = pub.metadata()["missing"] if "missing" in pub.metadata() else pub.info["missing"]
     assert rec["columns"] == ["x"]
+
+
+def test_semantic_sets_beside_values_few_hold_are_refused_unless_named():
+    """Semantic diversity's sets (l values pairwise d apart) read alike: a
+    set whose other values few hold gives its row's value away."""
+    from anonset.randomized import semantic as S
+    rng = np.random.default_rng(3)
+    n = 3000
+    x = rng.choice(10, n, p=[.3, .3, .3, .02, .02, .02, .01, .01, .01, .01])
+    df = pd.DataFrame({"x": x})
+    with pytest.raises(InputError, match=r"column 'x': would publish some rows' values nearly "
+                                         r"in the clear \(l = 2, d = 1\): for \d+\.\d% of the rows"):
+        S.semantic_publish(df, "x", 2, 1, domain=list(range(10)), seed="s" * 32,
+                           research_seed=True)
+    pub = S.semantic_publish(df, "x", 2, 1, domain=list(range(10)), seed="s" * 32,
+                             research_seed=True, allow_clear=["x"])
+    assert pub.info["clear"] == ["x"]

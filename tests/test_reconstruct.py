@@ -798,7 +798,7 @@ def test_an_em_stopped_by_its_cap_warns_and_says_so(tmp_path, capsys):
             assert anonset.reconstruct(pub, ["a", "b"], method).info["converged"]
     ds = SD.income(n=3000)
     sem = S.semantic_publish(ds.frame, ds.sensitive, 3, 2, qids=list(ds.qids),
-                             domain=list(ds.domain))
+                             domain=list(ds.domain), allow_clear=[ds.sensitive])
     with pytest.warns(anonset.ConvergenceWarning, match="^semantic_em: NOT converged"):
         ct = S.analyze(sem, max_iter=5)
     assert ct.info["converged"] is False and ct.info["iterations"] == 5

@@ -1041,7 +1041,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
 
 
 def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,
-                      recoded=()) -> list:
+                      recoded=(), allow_recode=()) -> list:
     """Sensitive columns that the sets of another sensitive column narrow
     so far that, read together, they publish them nearly in the clear
     (:mod:`anonset.randomized.pair_adversary`): the adversary who reads
@@ -1062,7 +1062,9 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
     as published, beside every other column: :func:`_record_findings`);
     ``recoded``: sensitive columns that a pass-through column or exact QID
     the user allowed (``allow_recode``) recodes or gives away, whose risk
-    is named already: the record leaves them out.  Returns one dict per
+    is named already: the record leaves them out; ``allow_recode``: columns
+    published as they are whose risk the user named, a read of those alone
+    beside a set is theirs (not refused again).  Returns one dict per
     (column, other column or two, or columns read together), the
     strongest first."""
     import numpy as np
@@ -1106,7 +1108,7 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
                 out.append(f)
     out += _group_findings(published, params, codes, m, members, full, out)
     out += _record_findings(published, params, codes, m, held, members, others or {},
-                            out + [{"column": t} for t in recoded])
+                            out + [{"column": t} for t in recoded], set(allow_recode))
     out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], str(f["with"])))
     return out
 
@@ -1233,7 +1235,7 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
 
 
 def _record_findings(published, params, codes, m, held, members, others,
-                     found) -> list:
+                     found, allow_recode=frozenset()) -> list:
     """:func:`set_pair_findings` for a sensitive column (p = 1) and every
     other column read together (sets at p = 1, exact QIDs and pass-through
     columns: ``others``, codes over the same rows), where no pair and no
@@ -1282,11 +1284,16 @@ def _record_findings(published, params, codes, m, held, members, others,
     for t, got in PA.record_adversary(cols, targets, orders, reads).items():
         best = None
         for read, g in got:               # the shortest read that names it
-            best = _judged(names[t], [names[j] for j in read], g, m)
+            helpers = [names[j] for j in read]
+            if set(helpers) <= allow_recode:
+                continue                  # columns published as they are, named
+            best = _judged(names[t], helpers, g, m)
             if best is not None:
                 break
         if best is not None:
             best["record"] = True
+            # read of columns published as they are alone: theirs to name too
+            best["as_is"] = [n for n in best["with"] if n not in {s.name for s in sets}]
             out.append(best)
     return out
 
@@ -1379,11 +1386,11 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
 
 
 def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=None,
-                    recoded=(), file=None) -> list:
+                    recoded=(), allow_recode=(), file=None) -> list:
     """Refuse the sensitive columns that :func:`set_pair_findings` finds,
     unless named in ``allow_clear``; returns the named ones found (recorded
     in the metadata's ``clear``)."""
-    found = set_pair_findings(published, params, codes, others, recoded)
+    found = set_pair_findings(published, params, codes, others, recoded, allow_recode)
     refused = [f for f in found if f["column"] not in allow_clear]
     if refused:
         f = refused[0]
@@ -1394,11 +1401,14 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
         stronger = "a smaller t" if what == "t" else f"a larger {what}"
         three = isinstance(f["with"], (list, tuple))
         some = "a column" if f.get("record") else f"one of the {'three' if three else 'two'}"
+        as_is = f.get("as_is") or []
+        recode = (" (or, for the columns published as they are, {@allow_recode="
+                  + repr(as_is) + "})") if as_is and len(as_is) == len(f["with"]) else ""
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
                          expected=f"a stronger model ({stronger} for "
                                   f"{'the sets' if three else 'both'}), {some} "
                                   "dropped or published in coarser values, or the risk named: "
-                                  "{@allow_clear=" + repr(names) + "}")
+                                  "{@allow_clear=" + repr(names) + "}" + recode)
     return list(dict.fromkeys(f["column"] for f in found))
 
 

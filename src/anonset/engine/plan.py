@@ -255,7 +255,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     rows = min((len(v) for v in sampled.values()), default=0)
     clear += [n for n in V.check_set_pairs(published, params, sampled, opts.allow_clear,
                                            others=passthrough_codes(stats, rows),
-                                           recoded=recoded_targets(found), file=d.file)
+                                           recoded=recoded_targets(found),
+                                           allow_recode=opts.allow_recode, file=d.file)
               if n not in clear]
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders

@@ -918,7 +918,7 @@ def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: flo
     named in ``allow_clear``; returns [sensitive] where named.  A lower
     bound on the Bayes adversary (which also weighs how likely each value
     makes the set), so it never refuses what that adversary would not."""
-    from ..passthrough import DETERMINES
+    from ..passthrough import DETERMINES, GIVEN_SHARE
     from ..validate import InputError
     codes = np.asarray(codes, dtype=np.int64)
     cnt = np.bincount(codes, minlength=size).astype(np.float64)
@@ -932,8 +932,28 @@ def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: flo
     guess = members[np.arange(len(members)), np.argmax(cnt[members], axis=1)]
     success = float(np.mean(guess == codes))
     lam = (success - prior) / (1.0 - prior)
-    if lam < DETERMINES or sensitive in (allow_clear or ()):
-        return [sensitive] if lam >= DETERMINES else []
+    # the rows whose own set gives their value away (its posterior removes
+    # DETERMINES of the errors of guessing it from its share), as anonymize's
+    # sets are judged (validate.check_clear, set_pins): here the published
+    # sets themselves are read
+    pi = cnt / cnt.sum()
+    post = cnt[codes] / cnt[members].sum(axis=1)
+    away = (post >= pi[codes] + DETERMINES * (1.0 - pi[codes]) - 1e-12) & (pi[codes] < DETERMINES)
+    share = float(away.mean())
+    if sensitive in (allow_clear or ()):
+        return [sensitive] if lam >= DETERMINES or share >= GIVEN_SHARE else []
+    if lam < DETERMINES and share >= GIVEN_SHARE:
+        raise InputError(f"would publish some rows' values nearly in the clear (l = {l}, "
+                         f"d = {d:g}): for {share:.1%} of the rows the set's other values are "
+                         "ones that nobody or few hold, so an adversary who knows the column's "
+                         "distribution reads their true value off the set (at least "
+                         f"{DETERMINES:.0%} of the errors of guessing it removed)", param="l",
+                         column=sensitive,
+                         expected="a larger l, a domain without values nobody holds, rare "
+                                  "values merged, or the risk named: {@allow_clear="
+                                  + repr([sensitive]) + "}")
+    if lam < DETERMINES:
+        return []
     raise InputError(f"would be published nearly in the clear (l = {l}, d = {d:g}): an "
                      "adversary who knows the column's distribution and names each set's "
                      f"most common value is right for {success:.1%} of the rows, against "
