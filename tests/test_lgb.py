@@ -613,14 +613,20 @@ def test_a_replaced_release_leaves_no_bucket_tables_of_its_own(tmp_path):
         assert (tmp_path / f"out.v2.age.idt.{ext}").read_text() == "another release's"
 
 
-def test_cli_round_trip(tmp_path, capsys):
-    df = fig1()
+def _fig1_cli(tmp_path, l: str):
+    """Fig. 1's table as a CSV file, published by `anonset lgb` (--l l)
+    to out.parquet: the exit code and the source file."""
     src = tmp_path / "in.csv"
-    df.to_csv(src, index=False)
-    rc = cli("lgb", str(src), "-o", str(tmp_path / "out.parquet"), "--k", "2", "--l", "2",
+    fig1().to_csv(src, index=False)
+    rc = cli("lgb", str(src), "-o", str(tmp_path / "out.parquet"), "--k", "2", "--l", l,
              "--qi", "gender", "--semi-sensitive", "age,zip", "--sensitive", "disease",
              "--flags", "age=age_flag", "--flags", "zip=zip_flag", "--id", "ID", "--seed", "3",
              "--research-seed")
+    return rc, src
+
+
+def test_cli_round_trip(tmp_path, capsys):
+    rc, src = _fig1_cli(tmp_path, "2")
     assert rc == 0, capsys.readouterr().err
     assert "research seed" in capsys.readouterr().out
     out = pd.read_parquet(tmp_path / "out.parquet")
@@ -647,13 +653,7 @@ def test_cli_round_trip(tmp_path, capsys):
 def test_cli_l_takes_a_default_and_exceptions(tmp_path, capsys):
     """`--l 3,zip=2` (docs/cli.md: one default, exceptions by name) was
     refused as "expected COLUMN=VALUE, got '2'"."""
-    df = fig1()
-    src = tmp_path / "in.csv"
-    df.to_csv(src, index=False)
-    rc = cli("lgb", str(src), "-o", str(tmp_path / "out.parquet"), "--k", "2", "--l", "3,zip=2",
-             "--qi", "gender", "--semi-sensitive", "age,zip", "--sensitive", "disease",
-             "--flags", "age=age_flag", "--flags", "zip=zip_flag", "--id", "ID", "--seed", "3",
-             "--research-seed")
+    rc, _ = _fig1_cli(tmp_path, "3,zip=2")
     assert rc == 0, capsys.readouterr().err
     from anonset.partition.output import read_metadata
     assert read_metadata(tmp_path / "out.parquet")["model"]["l"] == \
