@@ -578,7 +578,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
         if stats.original_rows:
             return stats.A[name]
         return reconstructed_marginal(table, name, stats.w[name])
-    _risks.clear_risks(table, rows.add, marginal)
+    _risks.clear_risks(table, rows.add, marginal, true=bool(stats.original_rows))
     if stats.original_rows and stats.set_rows is not None:
         from ..passthrough import recoded_targets
         sample = stats.set_rows.frame(stats.set_names)

@@ -133,14 +133,17 @@ def dropped_row_risks(info, add) -> None:
         add("missing", "-", "warn", record["rows"], 0, "missing: " + words)
 
 
-def clear_risks(table, add, marginal=None) -> None:
+def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
     """Sensitive attributes whose published set is the true value, or
     nearly (``marginal(name)``: the column's distribution, true or
     reconstructed; the Bayes adversary who reads a row's set alone removes
     at least ``DETERMINES`` of the errors of the prior's guess,
     :func:`anonset.randomized.set_adversary.set_lambda`; or, p = 1, gives
     the true value away for ``GIVEN_SHARE`` of the rows, the set's other
-    values ones that nobody or few hold, :func:`~anonset.randomized.set_adversary.set_pins`)."""
+    values ones that nobody or few hold, :func:`~anonset.randomized.set_adversary.set_pins`;
+    only where ``true``, the marginal the original's: a reconstructed one
+    puts a rare value near nothing by chance on a small table, and the
+    publisher measured the true counts already)."""
     from ..randomized.set_adversary import set_lambda, set_pins
     allowed = set(table.info.get("clear") or ())
     for name in table.names:
@@ -158,7 +161,7 @@ def clear_risks(table, add, marginal=None) -> None:
         pins = 0.0
         if marginal is not None and par.d > 1:
             lam, success, prior = set_lambda(marginal(name), par.p, par.eta)
-            if par.p >= 1.0:
+            if par.p >= 1.0 and true:
                 pins = set_pins(marginal(name), par.eta, DETERMINES)
         if lam == lam and lam >= DETERMINES:
             add("clear", name, "risk", value, "eta>1 or p<1",
