@@ -1236,15 +1236,15 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
 
 def _record_findings(published, params, codes, m, held, members, others,
                      found, allow_recode=frozenset()) -> list:
-    """:func:`set_pair_findings` for a sensitive column (p = 1) and every
-    other column read together (sets at p = 1, exact QIDs and pass-through
+    """:func:`set_pair_findings` for a sensitive column (p = 1) and the
+    other columns read together (sets at p = 1, exact QIDs and pass-through
     columns: ``others``, codes over the same rows), where no pair and no
-    three is found already, another set is read and three columns at least:
-    a total beside its parts, a sum modulo a base, an age beside the survey
-    year's set and a birth year published as it is; what no two or three
-    of the columns tell
-    (:func:`~anonset.randomized.pair_adversary.record_adversary`).  Judged
-    by :func:`_judged`."""
+    three is found already: a total beside its parts, a sum modulo a base,
+    an age beside the survey year's set and a birth year published as it
+    is, a single set beside columns published as they are; what no two or
+    three of the sets tell
+    (:func:`~anonset.randomized.pair_adversary.record_adversary`, its
+    helpers read most telling first).  Judged by :func:`_judged`."""
     import numpy as np
     from .randomized import pair_adversary as PA
     sets = [a for a in published if a.name in members and params[a.name].p >= 1.0]
@@ -1275,12 +1275,16 @@ def _record_findings(published, params, codes, m, held, members, others,
     # each target's helpers, those that tell most about it first (mutual
     # information over the sample); the shortest reads measured too: an
     # adversary ignores columns that tell nothing (RECORD_READS)
-    orders = {}
+    orders, mi = {}, {}
     for t in targets:
-        info = {j: _mutual_information(cols[t][0], cols[j][0]) for j in range(len(cols)) if j != t}
+        for j in range(len(cols)):       # each pair once: it is symmetric
+            if j != t and (j, t) not in mi:
+                mi[(t, j)] = _mutual_information(cols[t][0], cols[j][0])
+        info = {j: mi[(t, j)] if (t, j) in mi else mi[(j, t)]
+                for j in range(len(cols)) if j != t}
         orders[t] = sorted(info, key=lambda j: (-info[j], j))
     reads = max(0, min(RECORD_READS, RECORD_PASSES // len(targets) - 1))
-    out = []
+    out, set_names = [], {s.name for s in sets}
     for t, got in PA.record_adversary(cols, targets, orders, reads).items():
         best = None
         for read, g in got:               # the shortest read that names it
@@ -1293,7 +1297,7 @@ def _record_findings(published, params, codes, m, held, members, others,
         if best is not None:
             best["record"] = True
             # read of columns published as they are alone: theirs to name too
-            best["as_is"] = [n for n in best["with"] if n not in {s.name for s in sets}]
+            best["as_is"] = [n for n in best["with"] if n not in set_names]
             out.append(best)
     return out
 
