@@ -60,7 +60,8 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
            "check_allow_identifier",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
-           "columns_of", "sample_cut", "RowSample", "recoded_targets"]
+           "columns_of", "sample_cut", "RowSample", "recoded_targets",
+           "cell_codes"]
 
 #: A pass-through column whose values single out at least this share of the rows.
 IDENTIFIER_SHARE = 0.5
@@ -100,6 +101,12 @@ def hash_cells(col: pd.Series) -> np.ndarray:
         return hash_values(col)
     except TypeError:
         return hash_values(col.map(_cell_text))
+
+
+def cell_codes(col: pd.Series) -> np.ndarray:
+    """A column's cells as codes 0 .. u - 1 (equal cells, equal codes; by
+    :func:`hash_cells`)."""
+    return np.unique(hash_cells(col.reset_index(drop=True)), return_inverse=True)[1].ravel()
 
 
 class ValueSample:

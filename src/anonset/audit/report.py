@@ -580,11 +580,11 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
         return reconstructed_marginal(table, name, stats.w[name])
     _risks.clear_risks(table, rows.add, marginal, true=bool(stats.original_rows))
     if stats.original_rows and stats.set_rows is not None:
-        from ..passthrough import recoded_targets
+        from ..passthrough import cell_codes, recoded_targets
         sample = stats.set_rows.frame(stats.set_names)
         others = [c for c in stats.passthrough if c in sample.columns]
         _risks.clear_pair_risks(table, {n: sample[n].to_numpy() for n in stats.set_names},
-                                rows.add, others={c: _risks.cell_codes(sample[c]) for c in others},
+                                rows.add, others={c: cell_codes(sample[c]) for c in others},
                                 recoded=recoded_targets((table.info or {}).get("pass_through_risks")
                                                         or ()))
     _risks.role_risks(table, rows.add)

@@ -187,12 +187,6 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
                  if success == success else ""))
 
 
-def cell_codes(col) -> np.ndarray:
-    """A pass-through column's cells as codes (equal cells, equal codes)."""
-    from ..passthrough import hash_cells
-    return np.unique(hash_cells(col.reset_index(drop=True)), return_inverse=True)[1].ravel()
-
-
 def clear_pair_risks(table, codes, add, *, others=None, recoded=()) -> None:
     """Sensitive columns that another's sets, read with theirs (and with
     the pass-through columns ``others``: codes over the same rows; not of

@@ -112,7 +112,7 @@ def passthrough_codes(stats: Stats, rows: int) -> dict:
     as codes (equal values, equal codes): the pass-through check's sample is
     drawn by the same rule (the rows whose index words are smallest) and is
     larger, so its first ``rows`` rows are those rows, in the same order."""
-    from ..passthrough import hash_cells
+    from ..passthrough import cell_codes
     if stats.passthrough is None or stats.set_rows is None or not rows:
         return {}
     sample = stats.passthrough.sample()
@@ -121,8 +121,7 @@ def passthrough_codes(stats: Stats, rows: int) -> dict:
     out = {}
     for c in stats.draft.passthrough:
         if c in sample.columns:
-            h = hash_cells(sample[c].iloc[:rows].reset_index(drop=True))
-            out[c] = np.unique(h, return_inverse=True)[1].ravel()
+            out[c] = cell_codes(sample[c].iloc[:rows])
     return out
 
 
