@@ -88,11 +88,65 @@ def test_categorical_categories_are_the_declared_domain():
     a = pub.schema["edu"]
     assert a.domain == tuple(levels) and not a.inferred and a.kind == "ordinal"
     assert pub.params["edu"].ground == "ordered"             # the declared order, not a-z
+    # an unordered Categorical's order means nothing, and is often the order
+    # its values first appear in: published sorted, or the domain began with
+    # the first row's values
     plain = pd.Categorical(df["job"], categories=["d", "c", "b", "a", "e"])
     pub = anonset.publish(df.assign(job=plain), anonset.Diversity(3), seed=SEED, drop=["edu"],
                           **ROLES)
-    assert pub.schema["job"].domain == ("d", "c", "b", "a", "e")
+    assert pub.schema["job"].domain == ("a", "b", "c", "d", "e")
     assert pub.schema["job"].kind == "nominal"
+
+
+def test_an_unordered_categorical_met_in_row_order_publishes_no_row(tmp_path):
+    """pd.Categorical(x, pd.unique(x)), a Polars Categorical handed over as
+    pandas and Arrow's dictionary_encode list the categories in the order
+    the rows hold them: kept as the published domain, its first values were
+    the first row's sensitive values and exact QID, on every path.  An
+    unordered Categorical is published sorted; an ordered one keeps its
+    order; ground 'ordered' on unordered text is refused (its order would
+    be a-z)."""
+    import dask.dataframe as dd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from anonset import dask as adask
+    from anonset.cli import main
+    from anonset.stream import publish_file
+    rng = np.random.default_rng(11)
+    n = 900
+    cols = {"job": rng.choice(list("pqrstu"), n), "city": rng.choice(["Oslo", "Bergen", "Alta"], n),
+            "sex": rng.choice(["M", "F"], n)}
+    first = {"job": "t", "city": "Bergen", "sex": "M"}
+    for c, v in first.items():
+        cols[c][0] = v
+    kw = dict(sensitive=["job", "city"], exact=["sex"], seed=SEED)
+    met = pd.DataFrame({c: pd.Categorical(v, categories=pd.unique(v)) for c, v in cols.items()})
+    assert all(met[c].cat.categories[0] == v for c, v in first.items())     # the leak's shape
+    arrow = pa.table({c: pa.array(v).dictionary_encode() for c, v in cols.items()})
+    pq.write_table(arrow, tmp_path / "in.parquet", row_group_size=200)
+    pubs = [anonset.publish(met, anonset.Diversity(2), **kw),
+            anonset.publish(arrow, anonset.Diversity(2), **kw),
+            adask.publish(dd.read_parquet(tmp_path / "in.parquet"), anonset.Diversity(2),
+                          scheduler="sync", **kw).to_settable(scheduler="sync")]
+    publish_file(tmp_path / "in.parquet", tmp_path / "s.parquet", anonset.Diversity(2),
+                 chunk_rows=170, **kw)
+    pubs.append(anonset.read_parquet(tmp_path / "s.parquet"))
+    assert main(["anonymize", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "c.parquet"),
+                 "--l", "2", "--sensitive", "job,city", "--exact", "sex", "--seed", SEED]) == 0
+    pubs.append(anonset.read_parquet(tmp_path / "c.parquet"))
+    for pub in pubs:
+        for c, v in cols.items():
+            assert pub.schema[c].domain == tuple(sorted(set(v))), (c, pub.schema[c].domain)
+    ordered = met.assign(city=pd.Categorical(cols["city"], categories=["Oslo", "Bergen", "Alta"],
+                                             ordered=True))
+    pub = anonset.publish(ordered, anonset.Diversity(2), **kw)
+    assert pub.schema["city"].domain == ("Oslo", "Bergen", "Alta")
+    with pytest.raises(anonset.InputError, match="alphabetically") as e:
+        anonset.publish(met.assign(city=pd.Categorical(cols["city"], categories=["Oslo", "Bergen",
+                                                                                  "Alta", "Bodo"])),
+                        anonset.Closeness(0.4, ground={"city": "ordered"}), allow_clear=["city"],
+                        **kw)
+    assert "city" in str(e.value) and "ground" in str(e.value)
 
 
 def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
@@ -392,7 +446,7 @@ def _dictionary_files(tmp_path):
     pq.write_table(pa.Table.from_batches(batches), tmp_path / "dict.parquet",
                    row_group_size=300)
     return {"cat.parquet": ("under", "normal", "over", "obese"),
-            "dict.parquet": ("z", "m", "b", "a")}
+            "dict.parquet": ("a", "b", "m", "z")}     # unordered: sorted, not as met
 
 
 def test_a_parquet_categorical_is_the_same_declared_domain_on_every_path(tmp_path, capsys):

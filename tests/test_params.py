@@ -9,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 import anonset
 from anonset.emd import Ground, emd
-from anonset.randomized.params import (_p_for_subset, closeness_parameters, expected_l2, kappa,
-                            max_admissible_p, max_admissible_p_bruteforce, optimize, quantize_p)
+from anonset.randomized.params import (P_GRID, _p_for_subset, closeness_parameters,
+                                       expected_l2, grid_p, kappa, max_admissible_p,
+                                       max_admissible_p_bruteforce, optimize, quantize_p)
 from anonset.schema import Attribute
 
 
@@ -90,14 +91,38 @@ def test_pseudocode_reading_breaks_the_guarantee():
     assert strict == pytest.approx(max_admissible_p_bruteforce(A, eta, t, g), abs=1e-9)
 
 
+def test_closeness_p_is_published_on_a_coarse_grid():
+    # at full precision Algorithm 1's p is a closed form of the worst set's
+    # share: it published an exact count, and two releases one person apart
+    # told whether the person holds the worst value.  On the grid, p is never
+    # above the admissible one, and releases one person apart mostly agree
+    rng = np.random.default_rng(7)
+    g = Ground.equal(14)
+    same = 0
+    for _ in range(40):
+        counts = rng.multinomial(3000, rng.dirichlet(np.full(14, 2.0)))
+        p, eta = closeness_parameters(counts, 3000, 0.3, g)
+        assert p * P_GRID == int(p * P_GRID)
+        assert p <= max_admissible_p(counts, eta, 0.3, g)
+        assert quantize_p(p) == p
+        worst = int(np.argmax(counts))
+        less = counts.copy()
+        less[worst] -= 1
+        p2, eta2 = closeness_parameters(less, 2999, 0.3, g)
+        same += (p2, eta2) == (p, eta)
+    # the exact p moves by about 1/n (3e-4) for one person; a step of 1/256
+    # hides it on all but about 256/n of the tables
+    assert same >= 34
+
+
 def test_closeness_parameters_choose_min_eq9():
     A = np.array([0.4, 0.3, 0.2, 0.1, 0.0])
     N, t, g = 1000, 0.15, Ground.ordered(5)
     p, eta = closeness_parameters(A, N, t, g)
-    best = min((expected_l2(N, 5, quantize_p(max_admissible_p(A, e, t, g)), e), e)
+    best = min((expected_l2(N, 5, grid_p(max_admissible_p(A, e, t, g)), e), e)
                for e in range(1, 5))
     assert eta == best[1]
-    assert p == quantize_p(max_admissible_p(A, eta, t, g))
+    assert p == grid_p(max_admissible_p(A, eta, t, g))
     # t >= 1 constrains nothing; t = 0 leaves only useless parameters
     assert closeness_parameters(A, N, 1.0, g) == (1.0, 1)
     p0, eta0 = closeness_parameters(A, N, 0.0, g)
@@ -228,7 +253,7 @@ def _closeness_parameters_every_eta(A, N, t, g, eta_min=1):
     d = len(A)
     best = (math.inf, 1.0, d)
     for eta in range(max(1, eta_min), d):
-        p = quantize_p(max_admissible_p(A, eta, t, g))
+        p = grid_p(max_admissible_p(A, eta, t, g))
         if p <= 0.0:
             continue
         e = expected_l2(N, d, p, eta)

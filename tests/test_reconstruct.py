@@ -816,3 +816,33 @@ def test_an_em_stopped_by_its_cap_warns_and_says_so(tmp_path, capsys):
     assert main(["semantic-analyze", str(tmp_path / "s.parquet"), "--estimator", "linear",
                  "--max-iter", "5"]) == 2
     assert "--max-iter: and --tol apply to the EM only" in capsys.readouterr().err
+
+
+def test_the_cli_takes_the_log_likelihood_tolerance(tmp_path, capsys):
+    """`converged` means the stopping rule was met, not how far the maximum
+    lies (a flat likelihood: docs/algorithms.md, "EM stopping rule"): the
+    command line takes the rule's tolerance, as the API does, and gives the
+    API's numbers; a negative one is refused by name."""
+    from anonset.cli import main
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.choice(list("pqrs"), 3000, p=[.4, .3, .2, .1]),
+                       "b": rng.choice(list("xyz"), 3000)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"])
+    pub.to_parquet(tmp_path / "p.parquet")
+    for tol_ll in ("1e-13", "1e-6"):
+        capsys.readouterr()
+        assert main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "a,b",
+                     "--method", "exact_em", "--tol-ll", tol_ll, "-o",
+                     str(tmp_path / "ct.csv")]) == 0
+        said = capsys.readouterr()
+        assert f"(rule {float(tol_ll):g})" in said.out + said.err
+        got = pd.read_csv(tmp_path / "ct.csv").sort_values(["a", "b"])["count"].to_numpy()
+        api = anonset.reconstruct(pub, ["a", "b"], "exact_em", tol_ll=float(tol_ll))
+        want = api.to_frame().sort_values(["a", "b"])["count"].to_numpy()
+        assert np.allclose(got, want, rtol=0, atol=1e-6)
+        assert api.info["tol_ll"] == float(tol_ll)
+    capsys.readouterr()
+    assert main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "a",
+                 "--tol-ll", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--tol-ll" in err

@@ -529,11 +529,12 @@ def alphabetical_order(values, shown: int = 6) -> str:
     return f"it would read {head}{more}"
 
 
-def check_ordered_ground(attr, ground: str, *, file=None) -> None:
+def check_ordered_ground(attr, ground: str, *, file=None, sorted_order: bool = False) -> None:
     """'ordered' named for a text attribute whose order would come from
-    sorting its values alphabetically: refused, as for an ordinal column (t
-    under a made-up order does not mean what the user reads)."""
-    if ground != "ordered" or not attr.inferred or attr.domain is None:
+    sorting its values alphabetically (``sorted_order``: its domain is an
+    unordered Categorical's categories, sorted): refused, as for an ordinal
+    column (t under a made-up order does not mean what the user reads)."""
+    if ground != "ordered" or not (attr.inferred or sorted_order) or attr.domain is None:
         return
     if any(isinstance(v, str) for v in attr.domain if v != attr.missing):
         raise InputError("has ground 'ordered', but its order would come from sorting its text "
@@ -541,8 +542,8 @@ def check_ordered_ground(attr, ground: str, *, file=None) -> None:
                          + alphabetical_order(v for v in attr.domain if v != attr.missing)
                          + ")", param="ground", column=attr.name, file=file,
                          expected="the order declared ({@domains} listing its values in order;"
-                                  " in Python also ordinal={column: [values in order]}), or "
-                                  "another ground")
+                                  " in Python also ordinal={column: [values in order]} or an "
+                                  "ordered Categorical), or another ground")
 
 
 def check_no_missing(frame, columns, *, file=None) -> None:

@@ -34,6 +34,10 @@ def register(sub) -> None:
     p.add_argument("--tol", type=A.nonneg_float, default=1e-6, metavar="X",
                    help="EM also stops when no cell changes by more than X records in an "
                         "update (default 1e-6; 0: only the log-likelihood rule)")
+    p.add_argument("--tol-ll", type=A.nonneg_float, default=None, metavar="X",
+                   help="EM stops when the log-likelihood gains at most X per update and per "
+                        "counted cell (em) or record (exact_em); default: the method's (1e-14 "
+                        "em, 1e-10 exact_em); a smaller X shows how far the maximum lies")
     p.add_argument("--seed", default=None, metavar="N", help="seed of the random baseline")
     p.add_argument("--original", metavar="ORIG", help="the original table: print the error "
                    "of the estimate against its true counts")
@@ -85,7 +89,8 @@ def run(args) -> int:
                   progress_enabled(args.progress, long_work, getattr(args, "quiet", False))) \
             as prog:
         est = reconstruct_file(src, attributes, args.method, chunk_rows=chunk,
-                               max_iter=args.max_iter, tol=args.tol, n_threads=args.threads,
+                               max_iter=args.max_iter, tol=args.tol, tol_ll=args.tol_ll,
+                               n_threads=args.threads,
                                seed=A.seed_arg(args.seed), format=fmt, progress=prog)
         elapsed = time.perf_counter() - t0
         if out is not None:

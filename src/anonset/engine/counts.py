@@ -22,17 +22,18 @@ class ReconstructionPlan:
     cross-tabulation from the merged counts."""
 
     def __init__(self, header, attributes, method: str = "em", *, max_iter=None, tol=None,
-                 n_threads=None, seed=None):
+                 tol_ll=None, n_threads=None, seed=None):
         from ..randomized.reconstruct import METHODS, _check_stopping
         V.check_choice(method, "method", METHODS)
         # the stopping rule before the file is read, not after
-        _check_stopping(1 if max_iter is None else max_iter, 0.0 if tol is None else tol)
+        _check_stopping(1 if max_iter is None else max_iter, 0.0 if tol is None else tol,
+                        tol_ll)
         V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)
         V.check_informative(header, self.attributes)
         self.dims = V.check_cells(header, self.attributes)
-        self.max_iter, self.tol = max_iter, tol
+        self.max_iter, self.tol, self.tol_ll = max_iter, tol, tol_ll
         self.n_threads, self.seed = V.check_threads(n_threads) or None, \
             V.check_sampling_seed(seed)
 
@@ -45,8 +46,8 @@ class ReconstructionPlan:
             raise InputError(f"holds {counts.rows:,} rows but its metadata says "
                              f"{self.header.n_rows:,}", param="n_rows",
                              expected="a complete file (it may be truncated)")
-        kw = {k: v for k, v in (("max_iter", self.max_iter), ("tol", self.tol))
-              if v is not None}
+        kw = {k: v for k, v in (("max_iter", self.max_iter), ("tol", self.tol),
+                                ("tol_ll", self.tol_ll)) if v is not None}
         return estimate_from_counts(self.header, self.attributes, self.method,
                                     w=counts.w, patterns=counts.patterns_result(),
                                     n_threads=self.n_threads, seed=self.seed, **kw)

@@ -191,7 +191,9 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     for a in published:
         if a.role == "sensitive" and isinstance(opts.model, (Closeness, DiversityCloseness)):
             V.check_closeness_size(a, file=d.file)
-            V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file)
+            cd = d.drafts[a.name]
+            V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file,
+                                   sorted_order=cd.categorical and cd.kind != "ordinal")
     # rows that share an identifier's value: one person's rows (waves,
     # visits) under a persistent key get one set per value; drawn
     # independently, they intersect toward the person's true values

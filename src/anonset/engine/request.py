@@ -392,6 +392,12 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
         cd.categorical = True
         if dtype.ordered:
             cd.kind = "ordinal"
+        else:
+            # an unordered Categorical's order means nothing, and is often the
+            # order its values first appear in (pd.unique, Polars, Arrow's
+            # dictionary_encode): kept, the published domain began with the
+            # first row's values
+            dom = sorted_categories(dom)
     if dom is None and h is not None:
         leaves = list(h.leaves)
         if dtype is not None and pd.api.types.is_integer_dtype(dtype):
@@ -403,6 +409,17 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
         dom = leaves
     if dom is not None:
         cd.domain = tuple(scalar(v) for v in dom)
+
+
+def sorted_categories(values: list) -> list:
+    """An unordered Categorical's categories as a published domain: sorted
+    (numbers by value, then text; other mixes by type name and text), so
+    that their order tells nothing of the rows."""
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=lambda v: (not isinstance(v, (int, float)),
+                                             type(v).__name__, str(v)))
 
 
 #: The categories of a categorical column whose categories are not known

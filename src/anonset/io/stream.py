@@ -407,7 +407,8 @@ def _shuffled(plan, blocks, chunk_rows, tmp: Path, progress=None):
 # ================================================================ reconstruct
 def reconstruct_file(path, attributes, method: str = "em", *,
                      chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 20000,
-                     tol: float = 1e-6, n_threads: int | None = None, seed=None,
+                     tol: float = 1e-6, tol_ll: float | None = None,
+                     n_threads: int | None = None, seed=None,
                      format: str | None = None, progress=None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
@@ -435,7 +436,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     from ..validate import check_reconstructable
     check_reconstructable(header, file=path)
     rplan = engine.ReconstructionPlan(header, attributes, method, max_iter=max_iter, tol=tol,
-                                      n_threads=n_threads, seed=seed)
+                                      tol_ll=tol_ll, n_threads=n_threads, seed=seed)
     counts = rplan.counts()
     if method == "random":
         counts.rows = header.n_rows

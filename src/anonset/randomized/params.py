@@ -8,8 +8,12 @@
   which keeps the most lenient subset and breaks Theorem 4; we follow the text
   (docs/algorithms.md).
 
-The coin of the sampler is a 32-bit comparison, so the published p is
-floor(p * 2^32) / 2^32: never above the admissible p.
+The coin of the sampler is a 32-bit comparison, so a p given is published as
+floor(p * 2^32) / 2^32: never above the admissible p.  A p that Algorithm 1
+computes is published as floor(p * P_GRID) / P_GRID: the admissible p is a
+closed-form function of the worst set's share of the rows, so at full
+precision it published an exact count of the original table, and two
+releases one person apart told whether that person holds the value.
 """
 from __future__ import annotations
 
@@ -26,9 +30,15 @@ from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
 from ..schema import Attribute
 
 __all__ = ["AttributeParams", "expected_l2", "kappa", "optimize", "closeness_parameters",
-           "max_admissible_p", "COIN_ONE"]
+           "max_admissible_p", "COIN_ONE", "P_GRID", "grid_p"]
 
 COIN_ONE = 1 << 32
+
+#: Algorithm 1's p is published on this grid (rounded down, so never above
+#: the admissible p): one person moves the exact p by about 1/n, so a step
+#: of 1/256 hides that move on all but about 256/n of the tables one person
+#: apart (docs/algorithms.md, "The published p of t-closeness").
+P_GRID = 256
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,14 @@ def quantize_p(p: float) -> float:
     return math.floor(p * COIN_ONE) / COIN_ONE
 
 
+def grid_p(p: float) -> float:
+    """Algorithm 1's p as published: floor(p P_GRID) / P_GRID (a multiple of
+    2^-32, so :func:`quantize_p` keeps it)."""
+    if p >= 1.0:
+        return 1.0
+    return math.floor(p * P_GRID) / P_GRID
+
+
 def kappa(p: float, eta: int, d: int) -> tuple:
     """(kappa_c, kappa_d) of Sec. V-C3: probability of one specific published
     set that contains (kappa_c) / does not contain (kappa_d) the true value."""
@@ -180,7 +198,7 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
     """Algorithm 1 for one attribute: (p, eta) minimizing eq. 9 subject to
     the worst-case closeness constraint.  A: the distribution A_j, as counts
     (preferred: the search is exact on more cases) or probabilities.
-    Returns quantized p."""
+    Returns p on the published grid (:func:`grid_p`)."""
     from .closeness_search import HLower, p_of_u
     A = np.asarray(A)
     d = len(A)
@@ -202,7 +220,7 @@ def closeness_parameters(A, N: int, t: float, ground, eta_min: int = 1) -> tuple
             p_ub = p_of_u(h_lb / (h_lb + t), eta, d)
             if p_ub <= 0.0 or expected_l2(N, d, min(1.0, p_ub), eta) > best[0] * (1.0 + 1e-9):
                 continue
-        p = quantize_p(max_admissible_p(A, eta, t, ground))
+        p = grid_p(max_admissible_p(A, eta, t, ground))
         if p <= 0.0:
             continue
         e = expected_l2(N, d, p, eta)
