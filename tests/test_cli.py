@@ -1413,8 +1413,17 @@ def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data,
     assert run(["keygen", key, "-q"], capsys)[0] == 0
     (tmp_path / "job_h.csv").write_text("a;x;*\nb;x;*\nc;x;*\nd;y;*\ne;y;*\nf;y;*\n")
     (tmp_path / "jobs.csv").write_text("a\nb\nc\nd\ne\nf\n")
+    # hierarchies named as the files written beside -o: a CSV table's
+    # metadata file, LGB's bucket tables (H10: overwritten, exit 0)
+    beside = ["o.job.sat.csv", "o2.csv.anonset.json", "m2.csv.anonset.json",
+              "s2.csv.anonset.json"]
+    for name in beside:
+        (tmp_path / name).write_text((tmp_path / "job_h.csv").read_text())
     before = snapshot(tmp_path)
     common = ["--identifier", "id", "--key-file", key]
+    lgb = ["--k", "2", "--l", "2", "--qi", "city", "--sensitive", "job", "--drop", "age,note"]
+    msa = ["--k", "3", "--t", "0.6", "--qi", "city", "--sa", "job", "--drop", "age,note"]
+    sem = ["--sensitive", "job", "--l", "2", "--d", "1", "--qids", "city", "--drop", "age,note"]
     cases = [
         ["msa-anonymize", src, "-o", key, "--k", "3", "--t", "0.6", "--qi", "city",
          "--sa", "job", "--drop", "age,note", *common],
@@ -1430,6 +1439,17 @@ def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data,
         ["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--rows", tmp_path / "s.csv",
          "--sensitive", "job", "--l", "2", "--d", "1", "--qids", "city", "--drop", "age,note",
          *common],
+        ["lgb", src, "-o", tmp_path / "o.csv", "--hierarchy",
+         f"job={tmp_path / 'o.job.sat.csv'}", *lgb, *common],
+        ["lgb", src, "-o", tmp_path / "o2.csv", "--hierarchy",
+         f"job={tmp_path / 'o2.csv.anonset.json'}", *lgb, *common],
+        ["msa-anonymize", src, "-o", tmp_path / "m2.csv", "--hierarchy",
+         f"job={tmp_path / 'm2.csv.anonset.json'}", *msa, *common],
+        ["semantic-anonymize", src, "-o", tmp_path / "s2.csv", "--hierarchy",
+         tmp_path / "s2.csv.anonset.json", *sem, *common],
+        # the report over the release's own metadata file: a release nothing reads
+        ["msa-anonymize", src, "-o", tmp_path / "r.csv", "--report",
+         tmp_path / "r.csv.anonset.json", *msa, *common],
     ]
     for argv in cases:
         rc, cap = run(argv, capsys)
@@ -1437,6 +1457,28 @@ def test_no_command_writes_over_a_file_it_reads_or_one_output_over_another(data,
         assert rc == 2 and "\n" not in err, err
         assert "is an input file" in err or "name one file" in err, err
         assert snapshot(tmp_path) == before, argv
+
+
+def test_lgb_refuses_a_column_no_file_can_be_named_after_and_a_column_given_twice(
+        data, tmp_path, capsys):
+    """A bucket table is named after its column: 'job/role' raised pathlib's
+    "Invalid name 'z.job/role.idt.csv'" (naming no column); a column given
+    twice in one --l said so with no remedy."""
+    df, _ = data
+    src = tmp_path / "slash.csv"
+    df.rename(columns={"job": "job/role"}).to_csv(src, index=False)
+    rc, cap = run(["lgb", src, "-o", tmp_path / "z.csv", "--k", "2", "--l", "job/role=2",
+                   "--qi", "city", "--sensitive", "job/role", "--drop", "age,note",
+                   "--identifier", "id"], capsys)
+    err = cap.err.strip()
+    assert rc == 2 and "\n" not in err and "column 'job/role'" in err and "rename it" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "slash.csv"]
+    rc, cap = run(["anonymize", tmp_path / "in.csv", "-o", tmp_path / "d.csv",
+                   "--sensitive", "job,city", "--drop", "id,age,note",
+                   "--l", "3,job=4,job=2"], capsys)
+    err = cap.err.strip()
+    assert rc == 2 and "--l: column 'job' is given twice (4 and 2); expected one value per " \
+        "column" in err, err
 
 
 def test_an_error_about_an_option_of_the_config_file_names_the_file(data, tmp_path, capsys):

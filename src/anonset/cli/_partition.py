@@ -6,7 +6,6 @@ that renders library errors with the subcommand's own flags.
 """
 from __future__ import annotations
 
-
 from .args import (add_allow_identifier, add_allow_shared_id, add_missing, check_missing_token,
                    format_of,
                    key_options, read_table, names as _names)
@@ -101,12 +100,16 @@ def read_input(path, fmt_override, text_columns=()):
     return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns)
 
 
-def check_outputs(args, outputs: dict) -> None:
+def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) -> None:
     """No output is a file the command reads (its input, key file,
     hierarchies, domain lists, config), nor another output; every output
-    directory exists."""
-    from .args import check_outputs_apart
-    check_outputs_apart(outputs, args)
+    directory exists.  The files written beside ``-o`` count as outputs
+    too: a CSV table's metadata file (``fmt``: the table's format) and
+    LGB's bucket tables of the attributes ``buckets``."""
+    from .args import check_outputs_apart, companions
+    check_outputs_apart({**outputs, **companions(outputs.get("-o"), fmt, buckets)}, args)
+
+
 
 
 def risk_note(summary: dict) -> str:

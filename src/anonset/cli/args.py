@@ -22,6 +22,7 @@ __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageErr
            "ground_value", "fill_default", "positive_int", "nonneg_int", "nonneg_float",
            "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg",
            "print_table", "fmt", "format_of", "read_table", "read_settable", "check_not_input",
+           "companions",
            "recodes_text", "warn_allowed_recodes",
            "add_allow_identifier", "warn_allowed_identifiers", "identifiers_text"]
 
@@ -278,7 +279,8 @@ def kv(values, option: str, *, commas: bool = False) -> dict:
         if not col or not val:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
         if col in out:
-            raise UsageError(f"{option}: column {col!r} is given twice")
+            raise UsageError(f"{option}: column {col!r} is given twice ({out[col]!r} and "
+                             f"{val!r}); expected one value per column")
         out[col] = val
     return out
 
@@ -316,7 +318,8 @@ def model_value(text, option: str, kind):
         if not col:
             raise UsageError(f"{option}: empty column name in {text!r}")
         if col in out:
-            raise UsageError(f"{option}: column {col!r} is given twice")
+            raise UsageError(f"{option}: column {col!r} is given twice ({out[col]:g} and "
+                             f"{val}); expected one value per column")
         out[col] = number(val, f"{option} for {col!r}", kind)
     return out
 
@@ -625,6 +628,22 @@ def read_files(args) -> list:
                         found.append(Path(text))
                 except OSError:         # a long inline list is no file name
                     pass
+    return found
+
+
+def companions(out, fmt: str | None, buckets=()) -> dict:
+    """{what: path} of the files written beside the table ``out``."""
+    from pathlib import Path
+    if out is None:
+        return {}
+    from ..io.published import CSV_META_SUFFIX
+    found = {}
+    if fmt == "csv":
+        found["the metadata file of -o"] = Path(str(out) + CSV_META_SUFFIX)
+    if buckets:
+        from ..partition.lgb.core import bucket_table_paths
+        for (a, kind), p in bucket_table_paths(out, fmt, buckets).items():
+            found[f"the {kind} table of {a!r} beside -o"] = p
     return found
 
 

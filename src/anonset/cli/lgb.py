@@ -124,7 +124,7 @@ def _run(args) -> int:
     out_fmt = args.format or format_of(args.output)
     if out_fmt == "csv":
         check_csv_name(args.output)
-    check_outputs(args, {"-o": args.output})
+    check_outputs(args, {"-o": args.output}, fmt=out_fmt, buckets=semi + sens)
     flag_cols = _kv(args.flags, "--flags", commas=True)
     if flag_cols and args.density is not None:
         raise ValueError("give --flags or --density, not both")
@@ -155,7 +155,8 @@ def _run(args) -> int:
                     mdp_split=args.mdp_split,
                     allow_homogeneous=_names(args.allow_homogeneous),
                     allow_clear=_names(args.allow_clear), **roles, **key)
-    written = res.write(args.output, format=out_fmt, protect=(args.input,))
+    from .args import read_files
+    written = res.write(args.output, format=out_fmt, protect=read_files(args))
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "

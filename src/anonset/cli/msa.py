@@ -118,7 +118,7 @@ def _run(args) -> int:
     fout = args.format or format_of(out)
     if fout == "csv":
         check_csv_name(out)
-    check_outputs(args, {"-o": out, "--report": args.report})
+    check_outputs(args, {"-o": out, "--report": args.report}, fmt=fout)
     from .args import check_suffix
     check_suffix(args.report, "--report", (".json",), "JSON")
     qi, sa = _names(args.qi), _names(args.sa)
@@ -145,10 +145,12 @@ def _run(args) -> int:
                           n_threads=args.threads, **roles)
         res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args),
                        allow_homogeneous=_names(args.allow_homogeneous))
-    res.write(out, format=fout, protect=(inp,))
+    from .args import read_files
+    reads = read_files(args)
+    res.write(out, format=fout, protect=reads)
     s = res.summary()
     if args.report:
-        with atomic_path(Path(args.report), protect=(inp, out)) as tmp:
+        with atomic_path(Path(args.report), protect=reads + [out]) as tmp:
             tmp.write_text(json.dumps(s, indent=2) + "\n")
     note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "

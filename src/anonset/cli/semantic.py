@@ -93,7 +93,7 @@ def cmd_anonymize(args) -> int:
     A.check_suffix(args.rows, "--rows", (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".parquet"),
                    "CSV or Parquet (by its name)")
     rows_fmt = file_format(args.rows, None, output=True) if args.rows else None
-    A.check_outputs_apart({"-o": out, "--rows": args.rows}, args)
+    A.check_outputs_apart({"-o": out, "--rows": args.rows, **A.companions(out, out_fmt)}, args)
     A.check_missing_token(args)
     key = A.key_options(args)
     frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),
@@ -156,12 +156,13 @@ def cmd_anonymize(args) -> int:
                                    allow_clear=A.names(args.allow_clear), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
+    reads = A.read_files(args)
     if out_fmt == "csv":
-        table.to_csv(out, protect=(src,))
+        table.to_csv(out, protect=reads)
     else:
-        table.to_parquet(out, protect=(src,))
+        table.to_parquet(out, protect=reads)
     if rows is not None:
-        A.write_frame(rows, args.rows, rows_fmt, protect=(src, out))
+        A.write_frame(rows, args.rows, rows_fmt, protect=reads + [out])
     extra = f" and {out}.anonset.json" if out_fmt == "csv" else ""
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
                  f"diversity ({args.algorithm}) -> {out}{extra}")

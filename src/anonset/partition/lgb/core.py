@@ -99,18 +99,10 @@ class LGBResult:
         the paths written."""
         path = Path(path)
         fmt = format or format_of(path)
-        # out.csv.gz -> out.<attr>.idt.csv.gz: compressed as the table is
-        zipped = csv_compression(path) and path.suffix.lower()
-        ext = ".parquet" if fmt == "parquet" else ".csv" + (zipped or "")
-        stem = path.name
-        for suf in (".parquet", ".pq", ".csv" + (zipped or "")):
-            if stem.lower().endswith(suf):
-                stem = stem[: -len(suf)]
-                break
         jobs = [(path, self.table)]
-        for a in self.idt:
-            jobs.append((path.with_name(f"{stem}.{a}.idt{ext}"), self.idt[a]))
-            jobs.append((path.with_name(f"{stem}.{a}.sat{ext}"), self.sat[a]))
+        for (a, kind), p in bucket_table_paths(path, fmt, list(self.idt)).items():
+            jobs.append((p, (self.idt if kind == "idt" else self.sat)[a]))
+        stem, ext = _stem_ext(path, fmt)
         stale = _stale_tables(path, fmt, stem, ext, set(self.idt))
         meta = {**self.metadata, "utility": {"C_DM": c_dm(self), "NCP": ncp(self)}}
         written = write_tables(jobs, format=fmt, metadata=meta, protect=protect)
@@ -121,6 +113,42 @@ class LGBResult:
             p.unlink(missing_ok=True)
         self.removed = stale
         return written
+
+
+def _stem_ext(path: Path, fmt: str) -> tuple:
+    """The bucket tables' name parts: out.csv.gz -> ('out', '.csv.gz'),
+    compressed as the table is."""
+    zipped = csv_compression(path) and path.suffix.lower()
+    ext = ".parquet" if fmt == "parquet" else ".csv" + (zipped or "")
+    stem = path.name
+    for suf in (".parquet", ".pq", ".csv" + (zipped or "")):
+        if stem.lower().endswith(suf):
+            stem = stem[: -len(suf)]
+            break
+    return stem, ext
+
+
+def bucket_table_paths(path, fmt: str, attributes) -> dict:
+    """{(attribute, 'idt' | 'sat'): path} of the bucket tables written
+    beside the table at ``path``: ``<stem>.<attr>.idt.<ext>`` and
+    ``<stem>.<attr>.sat.<ext>``.  An attribute whose name cannot be part of
+    a file name (a path separator, a NUL) is refused by name: it would name
+    a file in another folder, or none."""
+    path = Path(path)
+    stem, ext = _stem_ext(path, fmt)
+    out = {}
+    for a in attributes:
+        bad = [c for c in ("/", "\\", "\0") if c in str(a)]
+        if bad or str(a) in (".", ".."):
+            from ...validate import InputError
+            raise InputError(f"has a name that cannot be part of its bucket tables' file names "
+                             f"({stem}.<column>.idt{ext}): it holds {bad[0]!r}" if bad else
+                             f"has a name that cannot be part of its bucket tables' file names "
+                             f"({stem}.<column>.idt{ext})", column=str(a),
+                             expected="a column name without '/', '\\' or NUL (rename it)")
+        for kind in ("idt", "sat"):
+            out[(a, kind)] = path.with_name(f"{stem}.{a}.{kind}{ext}")
+    return out
 
 
 def _stale_tables(path: Path, fmt: str, stem: str, ext: str, keep: set) -> list:
