@@ -372,7 +372,7 @@ def test_seed_gives_identical_output(data, tmp_path, capsys):
     (["--l", "3", "--bins", "age=0:50:60"], "'age'"),              # outside the bins
     (["--l", "3", "--bins", "age=0:x"], "--bins for 'age'"),
     (["--l", "3", "--hierarchy", "city=nope.csv"], "--hierarchy for 'city'"),
-    (["--t", "2"], "t must lie in [0, 1]"),
+    (["--t", "2"], "--t: got 2.0; expected a number in [0, 1] (inf: no"),
     (["--t", "0.2", "--ground", "age=manhattan"], "--ground for 'age'"),
 ])
 def test_anonymize_errors_are_clean(data, tmp_path, capsys, argv, needle):

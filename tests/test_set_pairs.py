@@ -576,3 +576,64 @@ def test_one_set_beside_a_pass_through_column_is_refused_alike_on_every_path(tmp
         said = _refused_alike(df, anonset.Diversity(3), kw, tmp_path, "s", chunk_rows=1700)
     assert said.startswith("would be published nearly in the clear beside 'x', the two read "
                            "together: an adversary who knows the columns' joint distribution"), said
+
+
+def _schooling_mod(n=534, seed=1):
+    """Years of schooling told by two columns together and by neither alone
+    (CPS1985's education = age - experience - 6 for 99.8 % of its 534 rows,
+    made a sum modulo 40 so that no age alone gives it away), binned into
+    four levels, beside a column that tells nothing of it.  Few rows share
+    a pair (age, experience): the check of two columns published as they
+    are has too few rows to see it, the record reads it."""
+    rng = np.random.default_rng(seed)
+    school = rng.choice([6, 8, 10, 11, 12, 12, 12, 12, 13, 14, 16, 16, 18], n)
+    exp = rng.integers(0, 45, n)
+    return pd.DataFrame({"edu": pd.cut(school, [0, 11, 12, 15, 20],
+                                       labels=["<HS", "HS", "some", "college"]).astype(str),
+                         "age": 20 + (school + exp) % 40, "experience": exp,
+                         "gender": rng.choice(["f", "m"], n)})
+
+
+def test_semantic_diversity_reads_its_sets_with_the_exact_qids():
+    """Semantic diversity published a column that two of its exact QIDs
+    give away together (no refusal, no warning; anonymize refused the same
+    table, and only the audit found it): its sets are read with the QIDs
+    as anonymize's are, on the API and the command line alike."""
+    from anonset import semantic as S
+    df = _schooling_mod()
+    dom = ["<HS", "HS", "some", "college"]
+    kw = dict(l=2, d=1, qids=["age", "experience", "gender"], domain=dom)
+    want = (r"column 'edu': would be published nearly in the clear beside the 2 other columns "
+            r"read together \('(experience|age)', '(age|experience)'\)")
+    with pytest.raises(InputError, match=want) as e:
+        S.semantic_publish(df, "edu", **kw)
+    assert "allow_clear=['edu']" in str(e.value)
+    with pytest.raises(InputError, match=want):
+        anonset.publish(df, anonset.Diversity(2), sensitive=["edu"],
+                        exact=["age", "experience", "gender"], domains={"edu": dom})
+    # named either way: published, and the metadata and the audit name it
+    for named in (dict(allow_clear=["edu"]), dict(allow_recode=["age", "experience"])):
+        tab = S.semantic_publish(df, "edu", **kw, **named)
+        assert tab.info["clear"] == ["edu"]
+        text = anonset.audit(tab, df).to_text()
+        assert "read together" in text and "as the user allowed" in text
+    # one QID that tells nothing of it: published
+    tab = S.semantic_publish(df, "edu", l=2, d=1, qids=["gender"], domain=dom,
+                             drop=["age", "experience"])
+    assert tab.info["clear"] == []
+
+
+def test_a_read_of_named_columns_is_theirs_beside_a_column_not_named():
+    """allow_recode naming the two columns published as they are that give
+    a set away together was not enough beside a third exact QID that tells
+    nothing: the read of all of them was refused again (two rounds, the
+    last naming a column that adds nothing).  The shortest read that gives
+    it away is the user's; the release names the column in its clear."""
+    df = _schooling_mod()
+    kw = dict(sensitive=["edu"], exact=["age", "experience", "gender"],
+              domains={"edu": ["<HS", "HS", "some", "college"]})
+    pub = anonset.publish(df, anonset.Diversity(2), allow_recode=["age", "experience"], **kw)
+    assert pub.info["clear"] == ["edu"]
+    # naming only one of the two is not naming the read
+    with pytest.raises(InputError, match=r"column 'edu': would be published nearly in the clear"):
+        anonset.publish(df, anonset.Diversity(2), allow_recode=["age"], **kw)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ._typing import GroundSpec, Weights
+from .validate import InputError
 
 if TYPE_CHECKING:
     from .hierarchy import Hierarchy
@@ -69,9 +70,9 @@ def effective_n_threads(n_threads: int | None = None) -> int:
             return int(env)
         return os.cpu_count() or 1
     if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise ValueError(f"n_threads must be a positive int or None, got {n_threads!r}")
+        raise InputError(f"n_threads must be a positive int or None, got {n_threads!r}")
     if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        raise InputError(f"n_threads must be >= 1, got {n_threads}")
     return int(n_threads)
 
 
@@ -119,7 +120,7 @@ class Ground:
     @staticmethod
     def _check_d(d) -> int:
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive int, got {d!r}")
+            raise InputError(f"d must be a positive int, got {d!r}")
         return int(d)
 
     @classmethod
@@ -152,11 +153,11 @@ class Ground:
         """
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 1 or x.size < 1:
-            raise ValueError(f"x must be a non-empty 1-d sequence of numbers, got shape {x.shape}")
+            raise InputError(f"x must be a non-empty 1-d sequence of numbers, got shape {x.shape}")
         if not np.all(np.isfinite(x)):
-            raise ValueError("x must be finite")
+            raise InputError("x must be finite")
         if x.size > 1 and not np.all(np.diff(x) > 0):
-            raise ValueError("x must be strictly increasing (one value per domain value, in order)")
+            raise InputError("x must be strictly increasing (one value per domain value, in order)")
         d = x.size
         parent = np.arange(1, d + 1, dtype=np.int64)
         parent[d - 1] = -1
@@ -229,20 +230,20 @@ class Ground:
                 g = cls.ordered(cls._check_d(d) if d is not None else _need_d(spec))
             elif spec in ("hierarchical", "tree"):
                 if hierarchy is None:
-                    raise ValueError("ground='hierarchical' needs a hierarchy")
+                    raise InputError("ground='hierarchical' needs a hierarchy")
                 g = cls.tree(hierarchy)
             else:
-                raise ValueError(f"ground must be 'equal', 'ordered', 'hierarchical', an "
+                raise InputError(f"ground must be 'equal', 'ordered', 'hierarchical', an "
                                  f"array of values or a Ground, got {spec!r}")
         else:
             try:
                 x = np.asarray(spec, dtype=np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"ground must be 'equal', 'ordered', 'hierarchical', an "
+                raise InputError(f"ground must be 'equal', 'ordered', 'hierarchical', an "
                                  f"array of values or a Ground, got {spec!r}") from None
             g = cls.values(x)
         if d is not None and g.d != d:
-            raise ValueError(f"ground has {g.d} values but the distributions have {d}")
+            raise InputError(f"ground has {g.d} values but the distributions have {d}")
         return g
 
     # ------------------------------------------------------------ queries
@@ -282,24 +283,24 @@ class Ground:
 
 
 def _need_d(spec):
-    raise ValueError(f"ground={spec!r} needs the domain size d")
+    raise InputError(f"ground={spec!r} needs the domain size d")
 
 
 # ---------------------------------------------------------------- validation
 def _as_distribution(x, name: str) -> np.ndarray:
     a = np.asarray(x)
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-        raise ValueError(f"{name} must be numeric, got dtype {a.dtype}")
+        raise InputError(f"{name} must be numeric, got dtype {a.dtype}")
     a = a.astype(np.float64, copy=False)
     if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
+        raise InputError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise InputError(f"{name} contains NaN or infinite values")
     if np.any(a < 0):
-        raise ValueError(f"{name} contains negative values")
+        raise InputError(f"{name} contains negative values")
     s = a.sum()
     if not s > 0:
-        raise ValueError(f"{name} sums to zero; it must have positive total mass")
+        raise InputError(f"{name} sums to zero; it must have positive total mass")
     return a / s
 
 
@@ -307,9 +308,9 @@ def _as_vector(x, name: str) -> np.ndarray:
     """dtype / shape checks of :func:`emd`'s fast path; a 1-d float64 copy."""
     a = np.asarray(x)
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-        raise ValueError(f"{name} must be numeric, got dtype {a.dtype}")
+        raise InputError(f"{name} must be numeric, got dtype {a.dtype}")
     if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
+        raise InputError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
@@ -332,7 +333,7 @@ def _pair_ground(spec, d):
 def resolve_ground(ground, d):
     if isinstance(ground, Ground):
         if ground.d != d:
-            raise ValueError(f"ground has {ground.d} values but the distributions have {d}")
+            raise InputError(f"ground has {ground.d} values but the distributions have {d}")
         return ground
     return Ground.from_spec(ground, d)
 
@@ -370,9 +371,10 @@ def emd(p: Weights, q: Weights, ground: GroundSpec = "equal") -> float:
 
     Raises
     ------
-    ValueError
-        Naming ``p``, ``q`` or ``ground`` on negative / NaN entries, zero sum,
-        length mismatch or a ground over another domain size.
+    InputError
+        (a ValueError) Naming ``p``, ``q`` or ``ground`` on negative / NaN
+        entries, zero sum, length mismatch or a ground over another domain
+        size.
 
     Examples
     --------
@@ -393,11 +395,16 @@ def emd(p: Weights, q: Weights, ground: GroundSpec = "equal") -> float:
                 d = None
             g = _pair_ground(ground, d) if d else None
         if g is not None:
-            return _EXT.emd_pair(p, q, g.d, g.parent, g.weight, _as_vector)
+            try:
+                return _EXT.emd_pair(p, q, g.d, g.parent, g.weight, _as_vector)
+            except InputError:
+                raise
+            except ValueError as e:          # the kernel's checks: bad input all the same
+                raise InputError(str(e)) from None
     pp = _as_distribution(p, "p")
     qq = _as_distribution(q, "q")
     if pp.size != qq.size:
-        raise ValueError(f"p and q differ in length ({pp.size} != {qq.size})")
+        raise InputError(f"p and q differ in length ({pp.size} != {qq.size})")
     g = resolve_ground(ground, pp.size)
     return float(_batch_impl(pp[None, :], qq, g, 1, normalized=True)[0])
 
@@ -430,12 +437,12 @@ def emd_batch(P: np.ndarray | Sequence[Weights], q: Weights, ground: GroundSpec 
     """
     Pa = np.asarray(P)
     if Pa.dtype == object or not (np.issubdtype(Pa.dtype, np.number) or Pa.dtype == bool):
-        raise ValueError(f"P must be numeric, got dtype {Pa.dtype}")
+        raise InputError(f"P must be numeric, got dtype {Pa.dtype}")
     if Pa.ndim != 2:
-        raise ValueError(f"P must be 2-d (one distribution per row), got shape {Pa.shape}")
+        raise InputError(f"P must be 2-d (one distribution per row), got shape {Pa.shape}")
     qq = _as_distribution(q, "q")
     if Pa.shape[1] != qq.size:
-        raise ValueError(f"P has {Pa.shape[1]} columns but q has {qq.size} values")
+        raise InputError(f"P has {Pa.shape[1]} columns but q has {qq.size} values")
     nt = effective_n_threads(n_threads)
     g = resolve_ground(ground, qq.size)
     if Pa.shape[0] == 0:
@@ -443,17 +450,17 @@ def emd_batch(P: np.ndarray | Sequence[Weights], q: Weights, ground: GroundSpec 
     if np.issubdtype(Pa.dtype, np.integer) or Pa.dtype == bool:
         Pa = np.ascontiguousarray(Pa, dtype=np.int64)
         if (Pa < 0).any():
-            raise ValueError(f"P contains negative values (row {int(np.argmax((Pa < 0).any(1)))})")
+            raise InputError(f"P contains negative values (row {int(np.argmax((Pa < 0).any(1)))})")
     else:
         Pa = np.ascontiguousarray(Pa, dtype=np.float64)
         bad = ~np.isfinite(Pa)
         if bad.any():
-            raise ValueError(f"P contains NaN or infinite values (row {int(np.argmax(bad.any(1)))})")
+            raise InputError(f"P contains NaN or infinite values (row {int(np.argmax(bad.any(1)))})")
         if (Pa < 0).any():
-            raise ValueError(f"P contains negative values (row {int(np.argmax((Pa < 0).any(1)))})")
+            raise InputError(f"P contains negative values (row {int(np.argmax((Pa < 0).any(1)))})")
     out = _batch_impl(Pa, qq, g, nt, normalized=False)
     if np.isnan(out).any():
-        raise ValueError(f"P row {int(np.argmax(np.isnan(out)))} sums to zero; every row needs "
+        raise InputError(f"P row {int(np.argmax(np.isnan(out)))} sums to zero; every row needs "
                          "positive total mass")
     return out
 

@@ -155,7 +155,7 @@ class Closeness:
     def __post_init__(self):
         object.__setattr__(self, "t", _plain(self.t))
         _check_mapping(self.t, "t", lambda v: 0 <= v <= 1 or v == math.inf,
-                       "a number in [0, 1], or inf (t must lie in [0, 1])")
+                       "a number in [0, 1] (inf: no constraint, as t = 1)")
         _check_ground(self.ground)
 
     def t_for(self, attr: str) -> float:

@@ -1042,7 +1042,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
 
 
 def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,
-                      recoded=(), allow_recode=()) -> list:
+                      recoded=(), allow_recode=(), members: Mapping | None = None) -> list:
     """Sensitive columns that the sets of another sensitive column narrow
     so far that, read together, they publish them nearly in the clear
     (:mod:`anonset.randomized.pair_adversary`): the adversary who reads
@@ -1065,11 +1065,15 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
     the user allowed (``allow_recode``) recodes or gives away, whose risk
     is named already: the record leaves them out; ``allow_recode``: columns
     published as they are whose risk the user named, a read of those alone
-    beside a set is theirs (not refused again).  Returns one dict per
+    beside a set is theirs (not refused again); ``members``: per column,
+    the (rows, eta) members of the sets drawn for the same rows, where
+    they are not drawn as eq. 19 draws them (semantic diversity's sets,
+    their values pairwise d apart).  Returns one dict per
     (column, other column or two, or columns read together), the
     strongest first."""
     import numpy as np
     from .randomized import pair_adversary as PA
+    given = members
     cols = [a for a in published if a.role == "sensitive" and a.name in codes
             and 1 < params[a.name].eta < a.d]
     if not cols:
@@ -1083,7 +1087,9 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
         u, xc = np.unique(x, return_inverse=True)
         lut = np.full(a.d, u.size, dtype=np.int64)
         lut[u] = np.arange(u.size)
-        mem = PA.draw_members(x, a.d, par.p, par.eta, PA.generator(a.name))
+        mem = PA.draw_members(x, a.d, par.p, par.eta, PA.generator(a.name)) \
+            if given is None or a.name not in given else \
+            np.asarray(given[a.name], dtype=np.int64)[:m]
         held[a.name], members[a.name], full[a.name] = xc.ravel(), lut[mem], mem
         ratio[a.name] = PA.set_ratio(par.p, par.eta, a.d)
     pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
@@ -1287,20 +1293,39 @@ def _record_findings(published, params, codes, m, held, members, others,
     reads = max(0, min(RECORD_READS, RECORD_PASSES // len(targets) - 1))
     out, set_names = [], {s.name for s in sets}
     for t, got in PA.record_adversary(cols, targets, orders, reads).items():
-        best = None
+        best = named = None
         for read, g in got:               # the shortest read that names it
             helpers = [names[j] for j in read]
+            f = _judged(names[t], helpers, g, m)
+            if f is None:
+                continue
             if set(helpers) <= allow_recode:
-                continue                  # columns published as they are, named
-            best = _judged(names[t], helpers, g, m)
-            if best is not None:
-                break
+                # columns published as they are, all named by the user: their
+                # risk, recorded (the metadata's clear; the audit says it was
+                # allowed), unless a longer read tells clearly more
+                named = named or dict(f, named=True)
+                continue
+            if named is not None and not _tells_more(f, named):
+                continue
+            best = f
+            break
+        best = best or named
         if best is not None:
             best["record"] = True
             # read of columns published as they are alone: theirs to name too
             best["as_is"] = [n for n in best["with"] if n not in set_names]
             out.append(best)
     return out
+
+
+def _tells_more(f: Mapping, named: Mapping) -> bool:
+    """A read with columns the user did not name tells clearly more than a
+    read of columns published as they are that the user named
+    (``allow_recode``): at least ``GIVEN_SHARE`` more of the rows pinned,
+    or lambda up by half the margin ``DETERMINES`` leaves."""
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    return f["certain"] >= named["certain"] + GIVEN_SHARE or \
+        f["lambda"] >= named["lambda"] + (1.0 - DETERMINES) / 2
 
 
 #: Shortest reads of a record measured besides all of it: the helper that
@@ -1391,12 +1416,13 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
 
 
 def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=None,
-                    recoded=(), allow_recode=(), file=None) -> list:
+                    recoded=(), allow_recode=(), members=None, file=None) -> list:
     """Refuse the sensitive columns that :func:`set_pair_findings` finds,
-    unless named in ``allow_clear``; returns the named ones found (recorded
-    in the metadata's ``clear``)."""
-    found = set_pair_findings(published, params, codes, others, recoded, allow_recode)
-    refused = [f for f in found if f["column"] not in allow_clear]
+    unless named in ``allow_clear`` (or read off columns published as they
+    are, all named in ``allow_recode``); returns the named ones found
+    (recorded in the metadata's ``clear``)."""
+    found = set_pair_findings(published, params, codes, others, recoded, allow_recode, members)
+    refused = [f for f in found if f["column"] not in allow_clear and not f.get("named")]
     if refused:
         f = refused[0]
         names = list(dict.fromkeys(g["column"] for g in refused))

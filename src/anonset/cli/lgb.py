@@ -33,7 +33,7 @@ FLAGS = {"qi": "--qi", "semi_sensitive": "--semi-sensitive", "sensitive": "--sen
          "flags": "--flags", "id_column": "--id", "closeness": "--t", "suppress": "--suppress",
          "k": "--k", "l": "--l", "method": "--method", "mdp_split": "--mdp-split",
          "balance": "--balance", "allow_homogeneous": "--allow-homogeneous",
-         "allow_clear": "--allow-clear"}
+         "allow_clear": "--allow-clear", "density": "--density"}
 
 
 def register(sub) -> None:

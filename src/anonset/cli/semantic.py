@@ -195,7 +195,7 @@ def cmd_analyze(args) -> int:
                          expected="a table written by anonset semantic-anonymize (`anonset "
                                   "reconstruct` reads the tables of anonset anonymize)")
     with A.naming_input(src):
-        if args.estimator != "em" and (args.max_iter != 3000 or args.tol != 1e-4):
+        if args.estimator != "em" and (args.max_iter != 20000 or args.tol != 1e-4):
             raise InputError("and --tol apply to the EM only", param="max_iter",
                              expected="--estimator em with them, or neither")
         ct = S.analyze(table, _split(args.qids), estimator=args.estimator,
@@ -300,9 +300,9 @@ def register(sub) -> None:
                    help="em: non-negative EM with the sampler's selection probabilities "
                         "(default); linear: Alg. 2 (eq. 1-3, can go negative); existing: "
                         "paper 000's estimator (eq. 21-22); simple: eq. 20")
-    p.add_argument("--max-iter", type=A.positive_int, default=3000, metavar="N",
-                   help="EM updates at most (default 3000); a run stopped by it is NOT "
-                        "converged, and says so")
+    p.add_argument("--max-iter", type=A.positive_int, default=20000, metavar="N",
+                   help="EM updates at most (default 20000, a safety cap); a run stopped "
+                        "by it is NOT converged, and says so")
     p.add_argument("--tol", type=A.nonneg_float, default=1e-4, metavar="X",
                    help="the EM stops when no cell moves by more than X records in an update "
                         "(default 1e-4)")

@@ -62,6 +62,8 @@ __all__ = [
 
 ALGORITHMS = ("simple", "duplicate")
 ESTIMATORS = ("linear", "em", "existing", "simple")
+#: How the selection probabilities of :func:`analyze` are computed.
+SELECTION_METHODS = ("auto", "exact", "montecarlo", "paper")
 
 #: Exact enumeration of the sampler's decision tree stops beyond this many
 #: nodes (about 1 s of kernel time per 5e7 nodes on the 2-core dev VM).
@@ -497,6 +499,12 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     qids, identifiers, drop = (check_names(v, p) for v, p in
                                ((qids, "qids"), (identifiers, "identifiers"), (drop, "drop")))
     keep_order = check_bool(keep_order, "keep_order")
+    if not isinstance(sensitive, str):
+        one = list(sensitive) if isinstance(sensitive, (list, tuple)) else None
+        raise InputError(f"got {sensitive!r}", param="sensitive",
+                         expected="one column's name, a string (paper 001 publishes one "
+                                  "sensitive column" + (f": sensitive={one[0]!r})"
+                                                        if one and len(one) == 1 else ")"))
     if domain is not None:
         check_value_list(domain, "domain", sensitive, "the domain's values")
     if values is not None and not isinstance(values, str):
@@ -603,13 +611,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     data = hashlib.sha256(len(codes).to_bytes(8, "little") +
                           np.ascontiguousarray(codes, dtype=np.int32).tobytes()).hexdigest()
     key = _derive(_release(make_key(seed, research_seed=research_seed), {"data": data}), "sets")
-    attrs, masks, params = [], {}, {}
+    attrs, masks, params, qcodes = [], {}, {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
         a = Attribute(q, "exact", dom,
                       "ordinal" if pd.api.types.is_numeric_dtype(frame[q]) else "nominal",
                       inferred=True, missing=token_of(q))
         c = encode_column(frame[q], a)
+        qcodes[q] = c
         attrs.append(a)
         masks[q] = _pack_codes(c, a.d)
         params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
@@ -627,6 +636,11 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     clear = list(dict.fromkeys(clear + _refuse_nearly_clear(
         sensitive, codes, law, sattr.d, l, d, allow_clear)))
     params[sensitive] = AttributeParams(sensitive, 1.0, l, sattr.d, l=l)
+    # the sets read with the exact QIDs: a column two or more of them give
+    # away together (education = age - experience - 6) is published nearly
+    # in the clear, as anonymize refuses it (its audit reads it alike)
+    clear = list(dict.fromkeys(clear + _refuse_read_together(
+        attrs, params, {**qcodes, sensitive: codes}, law, allow_clear, recodes, allow_recode)))
     model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
              "sensitive": sensitive, "distance": distance.to_dict()}
     from ..io.keys import key_mode
@@ -810,7 +824,7 @@ def estimate_simple(omega, l: int) -> np.ndarray:
     return np.asarray(omega, dtype=np.float64) / l
 
 
-def estimate_em(omega, q, *, max_iter: int = 3000, tol: float = 1e-4,
+def estimate_em(omega, q, *, max_iter: int = 20000, tol: float = 1e-4,
                 n_threads: int | None = None) -> tuple:
     """Non-negative EM with the transition matrix I + q: the multiplicative
     (Richardson-Lucy) update x_a <- x_a sum_b T[a, b] w_b / (T' x)_b with
@@ -854,14 +868,21 @@ def estimate(omega, estimator: str, *, l: int, q=None, **kw) -> np.ndarray:
 
 def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: str = "em",
             q=None, method: str = "auto", n_threads: int | None = None,
-            max_iter: int = 3000, tol: float = 1e-4) -> CrossTab:
+            max_iter: int = 20000, tol: float = 1e-4) -> CrossTab:
     """Estimate the cross-tabulation QIDs x sensitive value from a table
     published by :func:`semantic_publish`, per QID combination, vectorized
     over the cells.  The EM (``estimator='em'``) stops when no cell moves by
     more than ``tol`` records, or after ``max_iter`` updates: then
     ``info['converged']`` is False and a :class:`ConvergenceWarning` says
     so (raise ``max_iter``)."""
-    from ..validate import check_int, check_real
+    from ..validate import InputError, check_choice, check_int, check_real
+    if method in ESTIMATORS and method not in SELECTION_METHODS:
+        # reconstruct's method= is its estimator: here the estimator has its own name
+        raise InputError(f"got {method!r}, an estimator", param="method",
+                         expected="one of " + ", ".join(SELECTION_METHODS) + " (the selection "
+                                  f"probabilities); the estimator is estimator={method!r}")
+    check_choice(method, "method", SELECTION_METHODS)
+    check_choice(estimator, "estimator", ESTIMATORS)
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     tol = check_real(tol, "tol", minimum=0.0)
     sa, dist, l, d = _table_distance(table)
@@ -906,6 +927,39 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     attrs = tuple(qids) + (sa,)
     return warn_unconverged(CrossTab(attrs, tuple(table.schema[a].domain for a in attrs), x,
                                      f"semantic_{estimator}", info))
+
+
+def _refuse_read_together(attrs, params, codes: dict, law, allow_clear, recodes,
+                          allow_recode) -> list:
+    """The sensitive column's sets read with the exact QIDs (``codes``: per
+    column, every row's code; ``law``: the sensitive column's sets drawn by
+    the sampler's law, as :func:`_refuse_nearly_clear` reads them) over
+    rows drawn at random as anonymize draws them
+    (:func:`anonset.validate.check_set_pairs`, its record): refused where
+    they give the column away, unless named in ``allow_clear``; returns the
+    named ones.  ``recodes``: the pass-through findings the user allowed
+    (their targets are named already)."""
+    from ..passthrough import RowSample, recoded_targets
+    from ..validate import check_set_pairs
+    from .pair_adversary import SAMPLE_ROWS as PAIR_ROWS
+    sattr = next(a for a in attrs if a.role == "sensitive")
+    if not any(a.role == "exact" and a.d > 1 for a in attrs) or not 1 < params[sattr.name].eta:
+        return []
+    sample = RowSample(PAIR_ROWS)
+    rows = np.arange(len(codes[sattr.name]), dtype=np.int64)
+    sample.add(pd.DataFrame({"__row": rows, **{c: np.asarray(v) for c, v in codes.items()}}), 0)
+    got = sample.frame()
+    picked = got["__row"].to_numpy()
+    true = got[sattr.name].to_numpy().astype(np.int64)
+    members = _kernels.members(np.ascontiguousarray(law[picked], dtype=np.uint64), sattr.d,
+                               params[sattr.name].eta).astype(np.int64)
+    # the true value first, as the adversary's columns hold it
+    first = np.argmax(members == true[:, None], axis=1)
+    members[np.arange(len(members)), first] = members[:, 0]
+    members[:, 0] = true
+    return check_set_pairs(attrs, params, {c: got[c].to_numpy() for c in codes}, allow_clear,
+                           recoded=recoded_targets(recodes), allow_recode=allow_recode,
+                           members={sattr.name: members})
 
 
 def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: float,

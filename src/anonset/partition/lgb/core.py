@@ -36,7 +36,7 @@ from .generalize import MDP_SPLITS, METHODS, local_generalization, published_int
 from .metrics import c_dm, ncp
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LGBResult:
     """An LGB publication and what is needed to evaluate it.
 
@@ -77,6 +77,12 @@ class LGBResult:
     @property
     def n_groups(self) -> int:
         return int(self.gid.max()) + 1 if self.gid.size else 0
+
+    def __repr__(self) -> str:
+        # a notebook prints this: the fields beside the published tables
+        # hold the original codes, row by published row
+        return (f"LGBResult(method={self.method!r}, k={self.k}, rows={self.n:,}, "
+                f"groups={self.n_groups:,}, bucket tables={sorted(self.idt)})")
 
     def summary(self) -> dict:
         """Sizes, metrics and the release's metadata in one dictionary."""

@@ -42,9 +42,21 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
     >>> bool(0.15 < f["age"].mean() < 0.25)
     True
     """
+    from ...validate import InputError, close_match
+    if isinstance(attributes, str):
+        attributes = [attributes]
     n = data if isinstance(data, (int, np.integer)) else len(data)
-    if not isinstance(density, (int, float)) or not 0.0 <= float(density) <= 1.0:
-        raise ValueError(f"density must be a number in [0, 1], got {density!r}")
+    if isinstance(density, bool) or not isinstance(density, (int, float, np.integer,
+                                                             np.floating)) \
+            or not 0.0 <= float(density) <= 1.0:
+        raise InputError(f"got {density!r}", param="density", expected="a number in [0, 1]")
+    if not isinstance(data, (int, np.integer)):
+        cols = [str(c) for c in getattr(data, "columns", [])]
+        for a in attributes:
+            if a not in cols:
+                raise InputError(f"names {a!r}, which is not a column of the data"
+                                 f"{close_match(a, cols)}", param="attributes",
+                                 expected=f"columns of the data: {cols}")
     rng = experiment_generator(seed, "flags")
     return pd.DataFrame({a: rng.random(int(n)) < float(density) for a in attributes})
 
@@ -97,16 +109,19 @@ def _flag_values(x, name: str, column: str | None = None) -> np.ndarray:
 
 
 def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
+    from ...validate import InputError
     n = len(frame)
     if not semi:
         return np.zeros((n, 0), dtype=bool)
     if flags is None:
-        raise ValueError("flags: semi-sensitive attributes need per-cell sensitivity flags "
-                         "(a boolean mask, flag columns, or draw_flags(...))")
+        raise InputError("is not given, but semi-sensitive attributes need per-cell "
+                         "sensitivity flags", param="flags",
+                         expected="a boolean mask, flag columns, or draw_flags(...)")
     if isinstance(flags, np.ndarray):
         if flags.shape != (n, len(semi)):
-            raise ValueError(f"flags: expected a boolean array of shape {(n, len(semi))} "
-                             f"(rows x semi-sensitive attributes), got {flags.shape}")
+            raise InputError(f"has shape {flags.shape}", param="flags",
+                             expected=f"a boolean array of shape {(n, len(semi))} "
+                                      "(rows x semi-sensitive attributes)")
         return np.stack([_flag_values(flags[:, j], a) for j, a in enumerate(semi)], axis=1)
     if isinstance(flags, pd.DataFrame):
         cols = {a: flags[a] for a in semi if a in flags.columns}
@@ -115,14 +130,16 @@ def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
         for a, v in flags.items():
             cols[a] = frame[v] if isinstance(v, str) else v
     else:
-        raise ValueError(f"flags must be a boolean array, a DataFrame or a mapping, got "
-                         f"{type(flags).__name__}")
+        raise InputError(f"is a {type(flags).__name__}", param="flags",
+                         expected="a boolean array, a DataFrame or a mapping")
     missing = [a for a in semi if a not in cols]
     if missing:
-        raise ValueError(f"flags: no flags given for semi-sensitive attribute(s) {missing}")
+        raise InputError(f"gives no flags for the semi-sensitive attribute(s) {missing}",
+                         param="flags", expected=f"flags for each of {semi}")
     extra = [a for a in cols if a not in semi]
     if extra:
-        raise ValueError(f"flags: {extra} are not semi-sensitive attributes {semi}")
+        raise InputError(f"names {extra}, which are not semi-sensitive attributes",
+                         param="flags", expected=f"flags for {semi} only")
     out = np.empty((n, len(semi)), dtype=bool)
     named = dict(flags) if isinstance(flags, Mapping) else {}
     for j, a in enumerate(semi):
@@ -130,7 +147,8 @@ def flags_matrix(frame: pd.DataFrame, semi: list, flags) -> np.ndarray:
                          else cols[a].reset_index(drop=True), a,
                          named[a] if isinstance(named.get(a), str) else None)
         if v.shape != (n,):
-            raise ValueError(f"flags of {a!r}: expected {n} values, got {v.shape[0]}")
+            raise InputError(f"holds {v.shape[0]} values for {a!r}", param="flags",
+                             expected=f"one per row ({n})")
         out[:, j] = v
     return out
 

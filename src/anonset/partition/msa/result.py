@@ -15,7 +15,7 @@ import pandas as pd
 from .problem import MSAProblem
 
 
-@dataclass
+@dataclass(repr=False)
 class MSAResult:
     """A published partition table and its facts.
 
@@ -95,6 +95,12 @@ class MSAResult:
         for c in p.sensitive + p.other:
             out[c] = p.data[c].to_numpy()
         return pd.DataFrame(out).iloc[self.order].reset_index(drop=True)
+
+    def __repr__(self) -> str:
+        # a notebook prints this: the classes of the input rows and the
+        # problem (the original table) are not for it
+        return (f"MSAResult(algorithm={self.algorithm!r}, k={self.k}, t={self.t:g}, "
+                f"rows={len(self.classes):,}, classes={int(self.sizes.size):,})")
 
     def summary(self) -> dict:
         """Sizes, t, IL, timings and the release's metadata (key mode, row
