@@ -190,10 +190,15 @@ def test_suppressed_cells_are_counted_warned_and_attacked(tmp_path):
     df = _dominated()
     # publishing names what a '*' tells, as the audit with the original does
     # refused without suppress, with what the remedy costs
-    with pytest.raises(ValueError, match=r"'colour'.*not 2-eligible.*expected a lower l for it, "
+    # (no l >= 2 fits: one value holds more than half; t-closeness is offered)
+    with pytest.raises(ValueError, match=r"'colour'.*not 2-eligible.*expected no l >= 2 fits "
+                       r"it .*t-closeness for it instead, .*\(closeness=\{'colour': 0\.3\}, "
+                       r"or another t\), "
                        r"or suppress=True, which publishes [\d,]+ of its cells as '\*', "
                        r"100\.0% of them holding 'w', which a '\*' then tells$"):
         L.lgb(df, qi=["age", "sex"], sensitive=["colour"], k=4, l=2)
+    # the t it offers publishes (H16: found by trying, after l = 2 and l = 1 refused)
+    L.lgb(df, qi=["age", "sex"], sensitive=["colour"], k=4, closeness={"colour": 0.3})
     with pytest.warns(anonset.SuppressionWarning,
                       match=r"colour [\d,]+, 100\.0% of them hold 'w'\): a '\*' tells"):
         res = L.lgb(df, qi=["age", "sex"], sensitive=["colour"], k=4, l=2, suppress=True)

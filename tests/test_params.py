@@ -167,9 +167,14 @@ def test_l_above_a_two_valued_domain_suggests_an_l_per_column_not_clipping(capsy
     attrs = [Attribute("job", domain=tuple("abcde")), Attribute("sex", domain=("F", "M"))]
     with pytest.raises(ValueError) as e:
         optimize(anonset.Diversity(3), attrs)
+    # ... and says that at l = d a column's sets tell nothing (H16: a steward
+    # pasted the per-column l and got five columns reconstruct refuses)
     assert str(e.value) == ("l: l = 3 for 'sex' exceeds its domain size d = 2: no set of 3 "
                             "distinct values exists; expected l <= 2 (an l per column: "
-                            "l={'job': 3, 'sex': 2})")
+                            "l={'job': 3, 'sex': 2}); at l = d the sets of 'sex' are their "
+                            "whole domain and tell nothing (reconstruct refuses such a "
+                            "column): t-closeness (t) keeps a column of few values "
+                            "informative")
     with pytest.raises(ValueError, match=r"expected l <= 4, or clip_l=True to use l = d - 1"):
         optimize(anonset.Diversity(5), [Attribute("job", domain=tuple("abcd"))])
     out = optimize(anonset.Diversity({"job": 3, "sex": 2}), attrs)
@@ -182,7 +187,9 @@ def test_l_above_a_two_valued_domain_suggests_an_l_per_column_not_clipping(capsy
                          "job,sex", "--domain", "job=a,b,c,d,e", "--domain", "sex=F,M",
                          "--l", "3"]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        "expected l <= 2 (an l per column: --l job=3,sex=2)")
+        "expected l <= 2 (an l per column: --l job=3,sex=2); at l = d the sets of 'sex' are "
+        "their whole domain and tell nothing (reconstruct refuses such a column): "
+        "t-closeness (--t) keeps a column of few values informative")
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])

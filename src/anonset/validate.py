@@ -550,14 +550,19 @@ def check_no_missing(frame, columns, *, file=None) -> None:
     """Refuse missing cells (semantic diversity, LGB, msa by default): the
     count and the first row."""
     import numpy as np
+    import pandas as pd
     for c in columns:
         na = frame[c].isna().to_numpy()
         if na.any():
             first = int(np.flatnonzero(na)[0])
+            t = frame[c].dtype
+            # a category has no place among numbers (apply_missing refuses it)
+            numbers = pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+            own = "" if numbers else \
+                "publish them as a value of their own ({@missing='category'}), "
             raise InputError(f"has {int(na.sum()):,} missing value(s) (first at {row_name(first)})",
                              column=c, file=file,
-                             expected="no missing values: impute them first, publish "
-                                      "them as a value of their own ({@missing='category'}), "
+                             expected=f"no missing values: impute them first, {own}"
                                       "or {@missing='drop'} to leave those rows out of the "
                                       "release (the summary, the metadata and the audit say "
                                       "how many)")
@@ -1490,6 +1495,47 @@ def check_rare(published, params, counts: dict, n: int, allow_rare, *,
     return refuse_rare(found, allow_rare, file=file, declare=declare)
 
 
+def warn_rare_declared(published, params, counts: dict, n: int, *,
+                       declare: str = "{@domains}, {@bins}") -> list:
+    """Warn where a declared domain lists only values the data holds and
+    some so rare that :func:`check_rare` would refuse them were the domain
+    read off the data (``counts``: rows per value of such domains): a list
+    copied from the data (what the rare refusal's remedy invited) tells as
+    much, and the refusal no longer runs.  Returns the columns warned of."""
+    from .randomized.rare import below, expected_exposed, finding
+    warned = []
+    for a in published:
+        par = params.get(a.name)
+        if a.role != "sensitive" or a.name not in counts or a.d <= 1 or par.p < 1.0:
+            continue
+        f = finding(expected_exposed(counts[a.name], n, par), below(par), counts[a.name])
+        if f is not None:
+            warn_declared_from_data(a.name, f, declare)
+            warned.append(a.name)
+    return warned
+
+
+def warn_declared_from_data(name: str, f: dict, declare: str) -> None:
+    """The warning of :func:`warn_rare_declared` for one column (``f``: its
+    rare finding)."""
+    import warnings
+    from .schema import InferredDomainWarning, _outside_stacklevel
+    lone = f", {f['lone']:,} of them held by one row alone" if f["lone"] else ""
+    warnings.warn(
+        render_api(f"the declared domain of {name!r} lists only values the data holds (all "
+                   f"{f['d']:,}{lone}): if it was copied from the data it tells, as a domain "
+                   "read off it does, that each value is someone's, and counting the sets "
+                   f"that hold a value points at its holders ({_fewer(f['below'])}); declare "
+                   f"every value the column can hold, or coarser values ({declare})"),
+        InferredDomainWarning, stacklevel=_outside_stacklevel())
+
+
+def render_api(text: str) -> str:
+    """``{@name}`` references in ``text`` as the Python API names them."""
+    return _REF.sub(lambda m: api_name(m.group(1), m.group(2)) if m.group(2) is not None
+                    else api_name(m.group(1)), text)
+
+
 def refuse_rare(found: dict, allow_rare, *, file=None,
                 declare: str = "{@domains}, {@bins}") -> dict:
     """The refusal of :func:`check_rare` (``found``: per column its
@@ -1506,8 +1552,10 @@ def refuse_rare(found: dict, allow_rare, *, file=None,
                          f"would point at its holders, expected for {_amount(f['expected'])} of "
                          f"its values ({_fewer(f['below'])}){also}",
                          column=c, file=file,
-                         expected=f"its domain declared ({declare}, which may list values "
-                                  "nobody holds), or the risk named: {@allow_rare="
+                         expected=f"its domain declared from what the column can hold, not "
+                                  f"copied from the data ({declare}: every possible value, "
+                                  "which may include values nobody holds, or coarser "
+                                  "values), or the risk named: {@allow_rare="
                                   + repr(refused) + "}")
     # recorded in the metadata: what the release itself shows (its sets'
     # bound and the domain's size), never the original's counts (how many

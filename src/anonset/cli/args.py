@@ -592,14 +592,16 @@ def check_suffix(out, option: str, suffixes: tuple, what: str) -> None:
                          f"ending in {' or '.join(suffixes)}")
 
 
-def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False) -> None:
+def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False,
+                outputs=None) -> None:
     """A table of results (a cross-tabulation, rows) written atomically:
     Parquet, or CSV with cells that spreadsheets would run as formulas
-    quoted."""
+    quoted (``outputs``: a release it belongs to, moved into place with
+    its other files)."""
     from ..io.atomic import atomic_path
     from ..io.published import csv_safe_frame
     from ..io.tables import csv_output
-    with atomic_path(out, protect=protect, private=private) as tmp:
+    with atomic_path(out, protect=protect, private=private, outputs=outputs) as tmp:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)
         else:       # r.csv.gz gzipped, as a published table's is (it got plain text)

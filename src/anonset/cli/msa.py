@@ -110,7 +110,6 @@ def _merged_words(summary: dict) -> str:
 
 def _run(args) -> int:
     from ..hierarchy import hierarchy_of
-    from ..io.atomic import atomic_path
     from ..partition.msa import MSAProblem
     from ..partition.output import check_csv_name, format_of
 
@@ -145,13 +144,15 @@ def _run(args) -> int:
                           n_threads=args.threads, **roles)
         res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args),
                        allow_homogeneous=_names(args.allow_homogeneous))
+    from ..io.atomic import Outputs
     from .args import read_files
     reads = read_files(args)
-    res.write(out, format=fout, protect=reads)
     s = res.summary()
-    if args.report:
-        with atomic_path(Path(args.report), protect=reads + [out]) as tmp:
-            tmp.write_text(json.dumps(s, indent=2) + "\n")
+    # the release and its report: one unit (both moved into place, or neither)
+    with Outputs(protect=reads) as outs:
+        res.write(out, format=fout, protect=reads, outputs=outs)
+        if args.report:
+            outs.path(Path(args.report)).write_text(json.dumps(s, indent=2) + "\n")
     note(args, f"{args.algorithm}: {res.problem.n} records in {s['n_classes']} classes "
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
                f"achieved k={s['k_achieved']} (asked {args.k}), t={s['t_achieved']:.4f} "

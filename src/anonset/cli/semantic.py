@@ -156,13 +156,14 @@ def cmd_anonymize(args) -> int:
                                    allow_clear=A.names(args.allow_clear), **key)
     # the Table 7 rows are built before anything is written
     rows = S.semantic_rows(table, rng=args.rng) if args.rows else None
+    from ..io.atomic import Outputs
+    from ..io.published import write_settable
     reads = A.read_files(args)
-    if out_fmt == "csv":
-        table.to_csv(out, protect=reads)
-    else:
-        table.to_parquet(out, protect=reads)
-    if rows is not None:
-        A.write_frame(rows, args.rows, rows_fmt, protect=reads + [out])
+    # the release and its rows: one unit (both moved into place, or neither)
+    with Outputs(protect=reads) as outs:
+        write_settable(table, out, out_fmt, protect=reads, outputs=outs)
+        if rows is not None:
+            A.write_frame(rows, args.rows, rows_fmt, protect=reads, outputs=outs)
     extra = f" and {out}.anonset.json" if out_fmt == "csv" else ""
     A.note(args, f"published {table.n_rows:,} records under (l={args.l}, d={args.d:g})-semantic "
                  f"diversity ({args.algorithm}) -> {out}{extra}")

@@ -4,6 +4,7 @@ checked, the clear-publication check, the key and the row order, and the
 metadata that says how the release was made."""
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, replace
 from typing import Mapping
@@ -16,7 +17,7 @@ from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key
                        release_key,
                        name_stream_ids, seed_bits)
 from ..models import Closeness, DiversityCloseness
-from ..schema import Attribute, Schema, warn_inferred_domains
+from ..schema import DECLARE, Attribute, Schema, _outside_stacklevel, warn_inferred_domains
 from ..passthrough import check_recodes, recoded_targets, recorded, warn_findings
 from ..shared_ids import refuse_shared_ids
 from ..encode import encode_column, missing_refused
@@ -62,6 +63,41 @@ class Plan:
         if self.record_id is not None:
             return name_stream_ids([a.name for a in published])
         return {a.name: self.source.stream_id(a.name) for a in published}
+
+
+def warn_unbounded_guess(published, params, counts) -> list:
+    """Warn of the columns whose t bounds no adversary's chance of naming a
+    row's value: max share + t / (smallest ground distance) >= 1 (the
+    audit's model bound).  t bounds how far a set moves the values'
+    distribution, by distance; under an ordered ground of many values, a
+    posterior may put all of its weight on one value within t (H16: 97.5 %
+    of DoctorVisits' visits named at t = 0.3, audit PASSED, summary
+    silent).  Said at publishing only (the share is the original's)."""
+    from ..audit.attack import _smallest_distance
+    from ..randomized.params import ground_object
+    found = []
+    for a in published:
+        par = params.get(a.name)
+        if a.role != "sensitive" or par is None or par.t is None or par.ground is None \
+                or math.isinf(float(par.t)) or a.name not in counts or par.p <= 0.0:
+            continue
+        A = np.asarray(counts[a.name], dtype=np.float64)
+        if A.sum() <= 0:
+            continue
+        A = A / A.sum()
+        delta = _smallest_distance(ground_object(par.ground, a))
+        if float(A.max()) + float(par.t) / delta >= 1.0:
+            found.append((a.name, par, delta * (1.0 - float(A.max()))))
+    if found:
+        what = "; ".join(f"{n!r} (t = {par.t:g}, ground {par.ground}: below 100 % at t < "
+                         f"{need:.3g})" for n, par, need in found)
+        warnings.warn(f"t bounds no adversary's chance of naming a row's value of {what}: t "
+                      "bounds how far a set moves the distribution of the values, by their "
+                      "distance, and within it a set may point at one value (max share + t / "
+                      "smallest distance >= 100 %); for a bound on naming the value, a smaller "
+                      "t, the equal ground, or l-diversity beside t (the audit's attack "
+                      "measures it: docs/security.md)", stacklevel=_outside_stacklevel())
+    return [n for n, _, _ in found]
 
 
 def all_held(counts, attr) -> bool:
@@ -241,6 +277,7 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
                           if closeness else "") +
                       "; otherwise a later release may redraw every set, and the two releases "
                       "intersect toward the true values", stacklevel=2)
+    warn_unbounded_guess(published, params, counts)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
     # with the sets' sizes known: columns published as they are that narrow
@@ -262,6 +299,13 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)
+    # ... and a declared one that lists only what the data holds may be a
+    # copy of it (the remedy of that refusal, taken literally): warned
+    V.warn_rare_declared(published, params,
+                         {a.name: counts[a.name] for a in published
+                          if a.role == "sensitive" and not a.inferred and a.name in counts
+                          and a.name not in opts.allow_rare and all_held(counts[a.name], a)},
+                         stats.n, declare=DECLARE)
     # rows that share an identifier's value (one person's waves?) draw their
     # sets independently: refused unless tied by the record id or named
     # (under a persistent key, the record id's own rows are one record's)

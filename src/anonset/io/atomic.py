@@ -2,9 +2,12 @@
 target and renamed at the end, so a failure or an interrupt never leaves a
 partial file at a final path.
 
-* Several files that belong together (a CSV table and its ``.anonset.json``)
-  are one unit (:func:`atomic_paths`): every target is checked before
-  anything is written, and none is left behind unless all are.
+* Several files that belong together (a CSV table and its ``.anonset.json``,
+  LGB's bucket tables, a report beside a release) are one unit
+  (:class:`Outputs`, :func:`atomic_paths`): every target is checked before
+  anything is written, and none is moved into place unless all are written;
+  the moves run with the interrupting signals held and under a lock on the
+  directory.
 * Temporary names carry the writer's process id
   (``.OUT.anonset-<pid>-<random>.tmp``); a run that was killed (SIGKILL, a
   power cut) leaves them behind, and the next run on the same output removes
@@ -24,11 +27,11 @@ from pathlib import Path
 
 from ..validate import InputError
 
-__all__ = ["atomic_path", "atomic_paths", "check_name_lengths", "same_file", "remove_stale",
-           "temp_dir"]
+__all__ = ["Outputs", "atomic_path", "atomic_paths", "check_name_lengths", "same_file",
+           "remove_stale", "temp_dir"]
 
 log = logging.getLogger("anonset")
-_TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d)$")
+_TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d|bak)$")
 
 
 def same_file(a, b) -> bool:
@@ -87,6 +90,12 @@ def _check_target(path: Path, protect) -> Path:
     if path.is_dir():
         raise InputError("is a directory", param="output", file=path,
                          expected="a file name")
+    if path.exists() and not path.is_file():
+        # a FIFO, a device, /dev/stdout: it would be replaced by a file
+        raise InputError("is not a regular file (a pipe, a device or a terminal)",
+                         param="output", file=path,
+                         expected="a file name (outputs are written whole, then moved "
+                                  "into place)")
     return parent
 
 
@@ -118,51 +127,231 @@ def _temp_name(path: Path, parent: Path, suffix: str) -> str:
                            dir=parent)
 
 
-@contextlib.contextmanager
-def atomic_paths(*paths, protect=(), private: bool = False):
-    """Yield one temporary path per target; on success move them all into
-    place.  Every target is checked first (not an input, not a directory, its
-    directory exists); on any failure no target is created or changed.
+class Outputs:
+    """The files of one release written as one unit: a table, its metadata
+    file, LGB's bucket tables, a report or rows beside them.
+
+    Each file is written to a temporary name beside its target
+    (:meth:`path` checks the target first: not an input, not a directory,
+    its directory exists, not asked for twice); when the ``with`` block
+    ends without an error, every file is moved into place together, the
+    main one (the first asked for) last, and the files of the release they
+    replace that it leaves out (:meth:`remove`) are removed.  An error or
+    an interrupt before that leaves no target created or changed.  The
+    moves run with SIGINT, SIGTERM and SIGHUP held (delivered right after:
+    an interrupt cannot land between two of them) and under a lock on each
+    target's directory (two runs on one output leave one run's files, not
+    a mix); a move that fails puts back the files already replaced.
     ``private``: the files are readable by their owner only (0600, whatever
     the umask), for what holds statistics of the original data."""
-    paths = [Path(p) for p in paths]
-    check_name_lengths(paths)
-    parents = [_check_target(p, protect) for p in paths]
-    for p in paths:
-        remove_stale(p)
-    tmps = []
-    try:
-        for p, parent in zip(paths, parents):
-            t = Path(_temp_name(p, parent, ".tmp"))
-            t.touch(mode=0o600 if private else 0o666, exist_ok=False)
-            if private:
-                os.chmod(t, 0o600)
-            tmps.append(t)
-        yield tmps[0] if len(tmps) == 1 else tmps
-        # the companions first, the main file last: a reader that finds the
-        # main file finds its companions too
-        done = []
+
+    def __init__(self, *, protect=(), private: bool = False):
+        self.protect = [p for p in protect if p is not None]
+        self.private = private
+        self._files: list = []          # (target, temporary)
+        self._remove: list = []
+
+    def path(self, target, *, private: bool | None = None) -> Path:
+        """A temporary path for ``target``, moved into place at the end."""
+        target = Path(target)
+        check_name_lengths([target])
+        parent = _check_target(target, self.protect)
+        for t, _ in self._files:
+            if str(t) == str(target) or same_file(t, target) or \
+                    os.path.abspath(t) == os.path.abspath(target):
+                raise InputError("is asked for twice in one release", param="output",
+                                 file=target, expected="a name for each output")
+        remove_stale(target)
+        priv = self.private if private is None else private
+        tmp = Path(_temp_name(target, parent, ".tmp"))
+        tmp.touch(mode=0o600 if priv else 0o666, exist_ok=False)
         try:
-            for t, p in list(zip(tmps, paths))[::-1]:
-                os.replace(t, p)
-                done.append(p)
+            if priv:
+                os.chmod(tmp, 0o600)
         except BaseException:
-            for p in done:
+            tmp.unlink(missing_ok=True)
+            raise
+        self._files.append((target, tmp))
+        return tmp
+
+    def remove(self, path) -> None:
+        """Remove ``path`` when the files are moved into place (a file of the
+        release they replace that this one leaves out); an input never."""
+        path = Path(path)
+        for p in self.protect:
+            if same_file(path, p):
+                raise InputError("is a file of the release this one replaces, which would be "
+                                 "removed, and an input of this run", param="output", file=path,
+                                 expected="another output name, or the input under another "
+                                          "name (inputs are never removed)")
+        self._remove.append(path)
+
+    def __enter__(self) -> "Outputs":
+        return self
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if kind is None:
+            try:
+                self._commit()
+            except BaseException:
+                self._discard()
+                raise
+            return False
+        self._discard()
+        if isinstance(err, OSError) and not isinstance(err, InputError):
+            named = self._named(err)
+            if named is not None:
+                raise named from err
+        return False
+
+    def _named(self, err: OSError):
+        """An error writing a temporary file (a full disk), named by its
+        target: the temporary name means nothing to the user."""
+        temps = {str(t): target for target, t in self._files}
+        target = temps.get(str(getattr(err, "filename", None) or ""))
+        if getattr(err, "filename", None) and target is None:
+            return None                      # names a file of its own already
+        if target is None:
+            if not self._files:
+                return None
+            target = self._files[0][0]
+        return OSError(err.errno, err.strerror or str(err), str(target))
+
+    def _discard(self) -> None:
+        for _, t in self._files:
+            with contextlib.suppress(OSError):
+                t.unlink()
+
+    def _commit(self) -> None:
+        parents = sorted({str(t.parent if str(t.parent) else Path("."))
+                          for t, _ in self._files})
+        with _signals_held(), _locked(parents):
+            backups: dict = {}
+            tried = []
+            try:
+                # the companions first, the main file last: a reader that
+                # finds the main file finds its companions too
+                for target, tmp in self._files[::-1]:
+                    if target.is_file():
+                        bak = Path(_temp_name(target, target.parent if str(target.parent)
+                                              else Path("."), ".bak"))
+                        try:
+                            os.link(target, bak)
+                            backups[target] = bak
+                        except OSError:
+                            pass                 # no hard links here: no way back
+                    tried.append((target, tmp))
+                    os.replace(tmp, target)
+            except BaseException:
+                # a file whose temporary is gone was moved into place (an
+                # error may come right after the move): put the old one back
+                for target, tmp in tried:
+                    if tmp.exists():
+                        continue
+                    with contextlib.suppress(OSError):
+                        if target in backups:
+                            os.replace(backups.pop(target), target)
+                        else:
+                            target.unlink()
+                raise
+            finally:
+                for bak in backups.values():
+                    with contextlib.suppress(OSError):
+                        bak.unlink()
+            for p in self._remove:
                 with contextlib.suppress(OSError):
                     p.unlink()
-            raise
-    except BaseException:
-        for t in tmps:
-            with contextlib.suppress(FileNotFoundError, OSError):
-                t.unlink()
-        raise
 
 
 @contextlib.contextmanager
-def atomic_path(path, *, protect=(), private: bool = False):
+def _signals_held():
+    """SIGINT, SIGTERM and SIGHUP held while the block runs and handled
+    when it ends, as they would have been (in the main thread, where Python
+    runs its handlers: a signal any thread receives raises there)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list = []
+    old = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        num = getattr(signal, name, None)
+        if num is None:
+            continue
+        try:
+            old[num] = signal.signal(num, lambda n, _frame: got.append(n))
+        except (OSError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for num, handler in old.items():
+            signal.signal(num, handler)
+        for num in dict.fromkeys(got):
+            handler = old.get(num)
+            if callable(handler):
+                handler(num, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), num)
+
+
+@contextlib.contextmanager
+def _locked(directories):
+    """An exclusive lock on each directory (in a fixed order), where the
+    system has one: two runs never move their files into one place at once."""
+    try:
+        import fcntl
+    except ImportError:                      # pragma: no cover - not POSIX
+        yield
+        return
+    fds = []
+    try:
+        for d in directories:
+            try:
+                fd = os.open(d, os.O_RDONLY)
+            except OSError:
+                continue
+            fds.append(fd)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_paths(*paths, protect=(), private: bool = False, outputs: Outputs | None = None):
+    """Yield one temporary path per target; on success move them all into
+    place (:class:`Outputs`).  Every target is checked first (not an input,
+    not a directory, its directory exists); on any failure no target is
+    created or changed.  ``private``: the files are readable by their owner
+    only (0600, whatever the umask), for what holds statistics of the
+    original data.  ``outputs``: a release these files belong to, which
+    moves them into place with its other files."""
+    paths = [Path(p) for p in paths]
+    check_name_lengths(paths)
+    for p in paths:
+        _check_target(p, protect)
+    if outputs is not None:
+        outputs.protect += [p for p in protect if p is not None]
+        tmps = [outputs.path(p, private=private or None) for p in paths]
+        yield tmps[0] if len(tmps) == 1 else tmps
+        return
+    with Outputs(protect=protect, private=private) as outs:
+        tmps = [outs.path(p) for p in paths]
+        yield tmps[0] if len(tmps) == 1 else tmps
+
+
+@contextlib.contextmanager
+def atomic_path(path, *, protect=(), private: bool = False, outputs: Outputs | None = None):
     """Yield a temporary path beside ``path``; on success move it into place
-    (``private``: readable by its owner only, as :func:`atomic_paths`)."""
-    with atomic_paths(path, protect=protect, private=private) as tmp:
+    (``private``: readable by its owner only; ``outputs``: a release it
+    belongs to; as :func:`atomic_paths`)."""
+    with atomic_paths(path, protect=protect, private=private, outputs=outputs) as tmp:
         yield tmp
 
 

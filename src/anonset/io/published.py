@@ -550,18 +550,20 @@ def check_named_as(path, fmt: str) -> None:
 
 
 @contextlib.contextmanager
-def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
+def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks", outputs=None):
     """A sink that writes a published table to ``path`` (and its metadata
     file, for CSV) as one atomic unit; ``sets`` is the Parquet encoding of the
     sets (see :func:`settable_to_arrow`).  A release it replaces there under
-    another key is warned of (:func:`warn_replaced_release`)."""
+    another key is warned of (:func:`warn_replaced_release`).  ``outputs``:
+    a release of more files it belongs to (:class:`~anonset.io.atomic.Outputs`),
+    which moves them into place together."""
     path = Path(path)
     if sets not in SET_ENCODINGS:
         raise InputError(f"got {sets!r}", param="sets", expected="masks or lists")
     check_named_as(path, fmt)
     warn_replaced_release(path, fmt, meta)
     targets = [path] + ([Path(str(path) + CSV_META_SUFFIX)] if fmt == "csv" else [])
-    with atomic_paths(*targets, protect=protect) as tmps:
+    with atomic_paths(*targets, protect=protect, outputs=outputs) as tmps:
         tmps = tmps if isinstance(tmps, list) else [tmps]
         sink = ParquetSink(tmps[0], meta, sets, path) if fmt == "parquet" else \
             CsvSink(tmps[0], schema, meta, path)
@@ -576,12 +578,12 @@ def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks"):
                              expected="at least one published row")
 
 
-def write_settable(table, path, fmt, *, protect=(), sets: str = "masks") -> None:
-    """Write a whole SetTable (one block)."""
+def write_settable(table, path, fmt, *, protect=(), sets: str = "masks", outputs=None) -> None:
+    """Write a whole SetTable (one block; ``outputs``: as :func:`open_sink`)."""
     from ..validate import check_path
     check_path(path, "path")
     with open_sink(path, fmt, table.schema, table.metadata(), protect=protect,
-                   sets=sets) as sink:
+                   sets=sets, outputs=outputs) as sink:
         sink.write(table)
 
 

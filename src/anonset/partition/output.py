@@ -8,6 +8,8 @@ back), and never over an input file.
 """
 from __future__ import annotations
 
+import contextlib
+
 import json
 from pathlib import Path
 
@@ -47,10 +49,13 @@ def check_csv_name(path) -> None:
 
 
 def write_tables(jobs, *, format: str | None = None, metadata: dict | None = None,
-                 protect=()) -> list:
-    """Write ``[(path, frame), ...]``, each atomically; refuse before writing
-    anything when a path is one of ``protect`` (the inputs).  Returns the
-    paths written.
+                 protect=(), outputs=None, remove=()) -> list:
+    """Write ``[(path, frame), ...]`` as one unit (:class:`~anonset.io.atomic.Outputs`:
+    all written, then moved into place together); refuse before writing
+    anything when a path is one of ``protect`` (the inputs).  ``outputs``:
+    a release these tables belong to (it moves them with its other
+    files); ``remove``: files of the release they replace to remove then.
+    Returns the paths written.
 
     Examples
     --------
@@ -61,7 +66,7 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
     >>> read_metadata(p)["key"]
     'os'
     """
-    from ..io.atomic import atomic_path, atomic_paths, check_name_lengths, same_file
+    from ..io.atomic import Outputs, check_name_lengths, same_file
     jobs = [(Path(p), f) for p, f in jobs]
     # every name first: a bucket table's longer name must not fail after
     # the main table was written
@@ -76,28 +81,33 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
                                  "(the input is never overwritten)")
     if jobs and metadata:
         warn_replaced_partition(jobs[0][0], format or format_of(jobs[0][0]), metadata)
+    own = outputs is None
+    outs = Outputs(protect=protect) if own else outputs
+    if not own:
+        outs.protect += [p for p in protect if p is not None]
     written = []
-    for i, (p, frame) in enumerate(jobs):
-        fmt = format or format_of(p)
-        if fmt == "parquet":
-            with atomic_path(p, protect=protect) as tmp:
-                _to_parquet(frame, tmp, metadata, name=p)
-        elif i == 0 and metadata:
-            # the main table and its metadata file: one unit
-            side = Path(str(p) + CSV_META_SUFFIX)
-            with atomic_paths(p, side, protect=protect) as (tmp, tside):
+    with (outs if own else contextlib.nullcontext(outs)):
+        for p in remove:
+            outs.remove(p)
+        for i, (p, frame) in enumerate(jobs):
+            fmt = format or format_of(p)
+            if fmt == "parquet":
+                _to_parquet(frame, outs.path(p), metadata, name=p)
+            elif i == 0 and metadata:
+                # the main table and its metadata file: one unit
+                side = Path(str(p) + CSV_META_SUFFIX)
+                tmp, tside = outs.path(p), outs.path(side)
                 _to_csv(frame, tmp, p)
                 meta = {**metadata, "csv": {"escape": "owasp-quote",
                                             "columns": {str(c): _kind(frame[c])
                                                         for c in frame.columns}}}
                 Path(tside).write_text(json.dumps(meta, default=str, indent=1) + "\n",
                                        encoding="utf-8")
-            written += [p, side]
-            continue
-        else:
-            with atomic_path(p, protect=protect) as tmp:
-                _to_csv(frame, tmp, p)
-        written.append(p)
+                written += [p, side]
+                continue
+            else:
+                _to_csv(frame, outs.path(p), p)
+            written.append(p)
     return written
 
 

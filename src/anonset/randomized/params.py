@@ -295,7 +295,8 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             target = model.l_for(attr.name) if isinstance(model, Diversity) else model.k_for(attr.name)
             what = "l" if isinstance(model, Diversity) else "k"
             target = _check_target(target, d, attr.name, what, clip_l,
-                                   _per_column(model, attributes, what))
+                                   _per_column(model, attributes, what),
+                                   _whole_domain(model, attributes, what))
             kw = {what: target}
             out[attr.name] = AttributeParams(attr.name, 1.0, target, d, **kw)
         elif isinstance(model, (Closeness, DiversityCloseness)):
@@ -305,7 +306,8 @@ def optimize(model: Model, attributes: Sequence[Attribute],
             l_min = 1
             if isinstance(model, DiversityCloseness):
                 l_min = _check_target(model.l_for(attr.name), d, attr.name, "l", clip_l,
-                                      _per_column(model, attributes, "l"))
+                                      _per_column(model, attributes, "l"),
+                                      _whole_domain(model, attributes, "l"))
             g = resolve_ground(model, attr)
             if math.isinf(t):
                 p, eta = 1.0, l_min
@@ -348,8 +350,15 @@ def _per_column(model, attributes, what: str) -> dict:
     return {a.name: min(int(get(a.name)), a.d) for a in attributes if a.role != "exact"}
 
 
+def _whole_domain(model, attributes, what: str) -> list:
+    """The sensitive columns whose l (or k) reaches their domain size: in
+    the per-column form, their sets are the whole domain."""
+    get = model.l_for if what == "l" else model.k_for
+    return [a.name for a in attributes if a.role != "exact" and int(get(a.name)) >= a.d > 1]
+
+
 def _check_target(v: int, d: int, name: str, what: str, clip: bool,
-                  per_column: dict | None = None) -> int:
+                  per_column: dict | None = None, whole: list | None = None) -> int:
     if v > d or (clip and v >= d and d > 1):
         if clip:
             new = max(d - 1, 1)
@@ -367,7 +376,12 @@ def _check_target(v: int, d: int, name: str, what: str, clip: bool,
                              "value (or bin) for every row, whose sets would all be that value",
                              param=what, expected=f"a domain of at least {v} values for "
                                                   f"{name!r} (more bins), or the column dropped")
+        # at l = d a set is the whole domain: published, but telling nothing
+        whole = whole or [name]
+        nothing = (f"; at {what} = d the sets of {', '.join(map(repr, whole))} are their whole "
+                   "domain and tell nothing (reconstruct refuses such a column): t-closeness "
+                   "({@t}) keeps a column of few values informative")
         raise InputError(f"{what} = {v} for {name!r} exceeds its domain size d = {d}: no set of "
                          f"{v} distinct values exists", param=what,
-                         expected=f"{what} <= {d}{per}{clip_to}")
+                         expected=f"{what} <= {d}{per}{clip_to}{nothing}")
     return v

@@ -600,6 +600,22 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                                                          algorithm=algorithm), top), top, cnt)
         found = {} if f is None else {sensitive: f}
         rare = refuse_rare(found, allow_rare, declare="{@domain}, {@hierarchy}")
+    elif sattr.d > 1 and sensitive not in allow_rare:
+        # a declared domain that lists only what the data holds may be a
+        # copy of it (the remedy of the refusal above, taken literally)
+        from .rare import expected_exposed_mu, finding
+        cnt = np.bincount(codes, minlength=sattr.d)
+        held = cnt > 0
+        if sattr.missing is not None and sattr.missing in sattr.domain:
+            held[list(sattr.domain).index(sattr.missing)] = True
+        if held.all():
+            top = max(2, l)
+            f = finding(expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d,
+                                                             algorithm=algorithm), top), top, cnt)
+            if f is not None:
+                from ..validate import warn_declared_from_data
+                warn_declared_from_data(sensitive, f, "domain=, hierarchy=; --domain, "
+                                                      "--hierarchy")
     # one person's rows (panel waves) would draw their sets independently
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)

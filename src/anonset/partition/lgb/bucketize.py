@@ -174,12 +174,21 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
                 if not suppress:
                     # what the remedy costs: the '*' cells, and the value they tell
                     held = np.bincount(vals[~keep], minlength=dom.d)
+                    # the largest l its values allow: at l = 1 a bucket tells
+                    # its rows' value, so where that is all, t-closeness
+                    # (a bucket close to the column's distribution) is offered
+                    fits = rows.size // int(cnt.max())
+                    lower = (f"l <= {fits} for it" if fits >= 2 else
+                             "no l >= 2 fits it (one value holds more than half of its "
+                             "cells): t-closeness for it instead, which bounds what a bucket "
+                             "tells beyond the column's distribution ({@closeness="
+                             + repr({a: 0.3}) + "}, or another t)")
                     raise InputError(
                         f"its {rows.size} sensitive values are not {la}-eligible (value "
                         f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "
                         f"at most {rows.size // la} allowed; {int((cnt > 0).sum())} distinct "
                         "values)", param="l", column=a,
-                        expected="a lower l for it, or {@suppress=True}, which publishes "
+                        expected=f"{lower}, or {{@suppress=True}}, which publishes "
                                  f"{int(held.sum()):,} of its cells as '*', "
                                  f"{held.max() / held.sum():.1%} of them holding "
                                  f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")

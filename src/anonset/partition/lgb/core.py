@@ -96,27 +96,29 @@ class LGBResult:
         out.update({k: v for k, v in self.metadata.items() if k not in ("paper", "model")})
         return out
 
-    def write(self, path, *, format: str | None = None, protect=()) -> list:
+    def write(self, path, *, format: str | None = None, protect=(), outputs=None) -> list:
         """Write the table to ``path`` and the bucket tables beside it as
         ``<stem>.<attr>.idt.<ext>`` and ``<stem>.<attr>.sat.<ext>`` (compressed
         as the table is: ``out.csv.gz`` gets ``out.<attr>.idt.csv.gz``); each
         file atomically, Parquet files with the release's metadata (and its
-        C_DM and NCP under ``utility``).  Returns
-        the paths written."""
+        C_DM and NCP under ``utility``), moved into place together with
+        the removal of the bucket tables of the release it replaces that it
+        leaves out (``outputs``: a release of more files they belong to).
+        Returns the paths written."""
         path = Path(path)
         fmt = format or format_of(path)
         jobs = [(path, self.table)]
         for (a, kind), p in bucket_table_paths(path, fmt, list(self.idt)).items():
             jobs.append((p, (self.idt if kind == "idt" else self.sat)[a]))
         stem, ext = _stem_ext(path, fmt)
+        # the bucket tables of the release this one replaces, of attributes it
+        # leaves out: beside it they would still be read as its (their IDs
+        # link them to this release's rows under one key); removed as the
+        # new files move into place (an input among them: refused first)
         stale = _stale_tables(path, fmt, stem, ext, set(self.idt))
         meta = {**self.metadata, "utility": {"C_DM": c_dm(self), "NCP": ncp(self)}}
-        written = write_tables(jobs, format=fmt, metadata=meta, protect=protect)
-        # the bucket tables of the release this one replaced, of attributes it
-        # leaves out: beside it they would still be read as its (their IDs
-        # link them to this release's rows under one key)
-        for p in stale:
-            p.unlink(missing_ok=True)
+        written = write_tables(jobs, format=fmt, metadata=meta, protect=protect,
+                               outputs=outputs, remove=stale)
         self.removed = stale
         return written
 

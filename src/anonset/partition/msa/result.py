@@ -113,14 +113,15 @@ class MSAResult:
                 **{f"time_{k}": v for k, v in self.timings.items()},
                 **{k: v for k, v in self.metadata.items() if k not in ("paper", "model")}}
 
-    def write(self, path, *, format: str | None = None, protect=()) -> Path:
+    def write(self, path, *, format: str | None = None, protect=(), outputs=None) -> Path:
         """Write the published table atomically: Parquet (with the release's
         metadata and its information loss IL_T) for ``.parquet``/``.pq``, CSV (``.csv``, ``.csv.gz``, ...)
-        otherwise.  ``protect`` names files never overwritten."""
+        otherwise.  ``protect`` names files never overwritten; ``outputs``:
+        a release of more files it belongs to (moved into place together)."""
         from ..output import write_tables
         meta = {**self.metadata, "utility": {"il": self.information_loss()}}
         return write_tables([(path, self.generalized())], format=format,
-                            metadata=meta, protect=protect)[0]
+                            metadata=meta, protect=protect, outputs=outputs)[0]
 
 
 def _fmt(v) -> str:

@@ -1,0 +1,189 @@
+"""A release of several files is one unit (trial H13, 2026-11-29): LGB's
+bucket tables, semantic diversity's rows and msa's report were each moved
+into place on their own, so an interrupt, a full disk or a second run left
+a new table beside an old release's other files (which the audit passed),
+and LGB removed an input named as an old bucket table."""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset.cli import main
+from anonset.io import atomic as A
+
+SEED = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+
+
+def _files(d: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+def _old_and_new(d: Path):
+    (d / "a.csv").write_text("old-a")
+    (d / "a.csv.json").write_text("old-j")
+    return {"a.csv": b"old-a", "a.csv.json": b"old-j"}
+
+
+def test_a_failure_between_two_moves_puts_the_old_files_back(tmp_path, monkeypatch):
+    old = _old_and_new(tmp_path)
+    real, calls = os.replace, []
+
+    def replace(a, b):
+        calls.append(b)
+        real(a, b)
+        if len(calls) == 1:                 # right after the first move
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(A.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        with A.Outputs() as outs:
+            outs.path(tmp_path / "a.csv").write_text("new-a")
+            outs.path(tmp_path / "a.csv.json").write_text("new-j")
+    assert _files(tmp_path) == old               # no temporaries, no backups either
+
+
+def test_an_interrupt_while_moving_is_handled_after_every_file_moved(tmp_path, monkeypatch):
+    """A signal any thread receives raises in the main thread at the next
+    instruction: between two moves, it left a new metadata file beside the
+    old table.  It is held until the release is in place."""
+    _old_and_new(tmp_path)
+    real = os.replace
+
+    def replace(a, b):
+        real(a, b)
+        os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C during the moves
+
+    monkeypatch.setattr(A.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        with A.Outputs() as outs:
+            outs.path(tmp_path / "a.csv").write_text("new-a")
+            outs.path(tmp_path / "a.csv.json").write_text("new-j")
+    assert _files(tmp_path) == {"a.csv": b"new-a", "a.csv.json": b"new-j"}
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_full_disk_names_the_output_and_changes_nothing(tmp_path):
+    old = _old_and_new(tmp_path)
+    with pytest.raises(OSError) as e:
+        with A.Outputs() as outs:
+            outs.path(tmp_path / "a.csv").write_text("new-a")
+            outs.path(tmp_path / "a.csv.json")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert e.value.filename == str(tmp_path / "a.csv") and e.value.errno == errno.ENOSPC
+    assert _files(tmp_path) == old
+
+
+def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(anonset.InputError, match="is not a regular file"):
+        with A.Outputs() as outs:
+            outs.path(fifo)
+    assert fifo.exists() and not fifo.is_file()
+    with pytest.raises(anonset.InputError, match="asked for twice"):
+        with A.Outputs() as outs:
+            outs.path(tmp_path / "x.csv")
+            outs.path(tmp_path / "." / "x.csv")
+    assert not list(tmp_path.glob("*x.csv*"))
+
+
+def _lgb_args(src, out, seed=SEED):
+    return ["lgb", str(src), "-o", str(out), "--k", "3", "--l", "2", "--qi", "city",
+            "--sensitive", "job,disease", "--identifier", "id", "--drop", "note",
+            "--seed", seed]
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 600
+    df = pd.DataFrame({"id": np.arange(n), "city": rng.choice(list("wxyz"), n),
+                       "job": rng.choice(list("abcdef"), n), "note": rng.choice(["u", "v"], n),
+                       "disease": rng.choice(["flu", "cold", "none", "asthma"], n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    return src
+
+
+def test_lgb_replaces_a_release_whole_or_not_at_all(table, tmp_path, monkeypatch):
+    from anonset.partition import output
+    d = tmp_path / "rel"
+    d.mkdir()
+    assert main(_lgb_args(table, d / "l.csv", SEED)) == 0
+    old = _files(d)
+    assert {"l.csv", "l.csv.anonset.json", "l.job.idt.csv", "l.disease.sat.csv"} <= set(old)
+    real, written = output._to_csv, []
+
+    def to_csv(frame, tmp, path):           # the disk fills on the third table
+        written.append(path)
+        if len(written) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(frame, tmp, path)
+
+    monkeypatch.setattr(output, "_to_csv", to_csv)
+    assert main(_lgb_args(table, d / "l.csv", "0f1e2d3c4b5a69788796a5b4c3d2e1f0")) == 2
+    assert _files(d) == old                  # the old release, every file of it
+
+
+def test_lgb_refuses_to_remove_an_input_named_as_an_old_bucket_table(table, tmp_path, capsys):
+    d = tmp_path / "rel"
+    d.mkdir()
+    assert main(_lgb_args(table, d / "l.csv")) == 0
+    src = d / "l.disease.idt.csv"            # the new run's input, under that name
+    src.write_bytes(table.read_bytes())
+    before = _files(d)
+    argv = _lgb_args(src, d / "l.csv")
+    argv[argv.index("job,disease")] = "job"
+    argv[argv.index("note")] = "note,disease"
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "l.disease.idt.csv" in err and "inputs are never removed" in err, err
+    assert _files(d) == before
+
+
+def test_msa_and_semantic_write_their_second_output_with_the_release(table, tmp_path,
+                                                                      monkeypatch):
+    """msa's report and semantic diversity's rows were written after the
+    release was in place: a failure there left a new release beside the
+    old report or rows."""
+    import json
+    d = tmp_path / "rel"
+    d.mkdir()
+    msa = ["msa-anonymize", str(table), "-o", str(d / "m.csv"), "--report", str(d / "r.json"),
+           "--k", "3", "--t", "0.6", "--qi", "city", "--sa", "job", "--identifier", "id",
+           "--drop", "note,disease", "--seed", SEED]
+    sem = ["semantic-anonymize", str(table), "-o", str(d / "s.csv"), "--rows",
+           str(d / "rows.csv"), "--sensitive", "disease", "--l", "2", "--d", "1", "--qids",
+           "city", "--identifier", "id", "--drop", "note,job", "--domain",
+           "flu,cold,none,asthma", "--seed", SEED]
+    assert main(msa) == 0 and main(sem) == 0
+    old = _files(d)
+    real = json.dumps
+
+    def dumps(obj, *a, **k):                 # msa's report fails
+        if isinstance(obj, dict) and "n_classes" in obj:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(obj, *a, **k)
+
+    monkeypatch.setattr(json, "dumps", dumps)
+    assert main(msa[:-1] + ["0f1e2d3c4b5a69788796a5b4c3d2e1f0"]) == 2
+    monkeypatch.undo()
+    from anonset.cli import args as cli_args
+    real_frame = cli_args.write_frame
+
+    def write_frame(*a, **k):                # the rows: written, then the disk fills
+        real_frame(*a, **k)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli_args, "write_frame", write_frame)
+    assert main(sem[:-1] + ["0f1e2d3c4b5a69788796a5b4c3d2e1f0"]) == 2
+    monkeypatch.undo()
+    assert _files(d) == old
