@@ -74,3 +74,25 @@ def test_a_t_that_bounds_no_guess_is_said_at_publishing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         anonset.publish(df, anonset.Closeness(0.01), **kw)
+
+
+def test_semantic_diversity_names_the_l_its_nearly_clear_refusal_needs():
+    """'a larger l' gave no number: DoctorVisits' visits took eight tries,
+    through an l that was not feasible at d = 2.  The refusal now tries the
+    next few l and names the first that passes, or the first not feasible
+    at d; the l it names publishes."""
+    from anonset import semantic as S
+    rng = np.random.default_rng(7)
+    visits = rng.choice(np.arange(10), 3000, p=[.8, .1, .04, .02, .01, .01, .01, .005,
+                                                .0025, .0025])
+    df = pd.DataFrame({"visits": visits, "sex": rng.choice(["F", "M"], 3000)})
+    kw = dict(qids=["sex"], domain=list(range(10)))
+    with pytest.raises(InputError) as e:
+        S.semantic_publish(df, "visits", l=2, d=1, **kw)
+    import re
+    m = re.search(r"a larger l \(l = (\d+) passes this check at d = 1\)", str(e.value))
+    assert m, str(e.value)
+    S.semantic_publish(df, "visits", l=int(m.group(1)), d=1, **kw)
+    with pytest.raises(InputError, match=r"a larger l \(l = \d+ is not feasible at d = 3: a "
+                                         r"larger l needs a smaller d\)"):
+        S.semantic_publish(df, "visits", l=3, d=3, **kw)

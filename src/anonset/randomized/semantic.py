@@ -649,8 +649,16 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # same table and parameters are refused or published alike every time
     law = semantic_sets(codes, distance, l, d, algorithm=algorithm, seed="anonset-near-clear",
                         research_seed=True, n_threads=n_threads)
+    def law_at(l2):
+        """The law's sets at another l, or None where it is not feasible."""
+        if not np.all(feasible_values(distance, l2, d)[np.unique(codes)]):
+            return None
+        return semantic_sets(codes, distance, l2, d, algorithm=algorithm,
+                             seed="anonset-near-clear", research_seed=True,
+                             n_threads=n_threads)
+
     clear = list(dict.fromkeys(clear + _refuse_nearly_clear(
-        sensitive, codes, law, sattr.d, l, d, allow_clear)))
+        sensitive, codes, law, sattr.d, l, d, allow_clear, draw=law_at)))
     params[sensitive] = AttributeParams(sensitive, 1.0, l, sattr.d, l=l)
     # the sets read with the exact QIDs: a column two or more of them give
     # away together (education = age - experience - 6) is published nearly
@@ -978,25 +986,14 @@ def _refuse_read_together(attrs, params, codes: dict, law, allow_clear, recodes,
                            members={sattr.name: members})
 
 
-def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: float,
-                         allow_clear) -> list:
-    """Sets drawn by the sampler's law (``masks``), against the adversary who
-    knows the column's counts and names each set's most common value: where it removes at least
-    ``DETERMINES`` of the errors of guessing the most common value, the
-    column is published nearly in the clear (Adult's hours-per-week over a
-    declared 0..168 at l = 2: 96.6 % named against 46.7 %), refused unless
-    named in ``allow_clear``; returns [sensitive] where named.  A lower
-    bound on the Bayes adversary (which also weighs how likely each value
-    makes the set), so it never refuses what that adversary would not."""
-    from ..passthrough import DETERMINES, GIVEN_SHARE
-    from ..validate import InputError
-    codes = np.asarray(codes, dtype=np.int64)
+def _near_clear_figures(codes, masks, size: int, l: int):
+    """(lambda, share) of :func:`_refuse_nearly_clear`'s adversary over the
+    sets ``masks``, or None where the column says nothing to guess."""
+    from ..passthrough import DETERMINES
     cnt = np.bincount(codes, minlength=size).astype(np.float64)
-    if size < 2 or not len(codes):
-        return []
     prior = float(cnt.max() / cnt.sum())
     if prior >= 1.0:
-        return []
+        return None
     members = _kernels.members(np.ascontiguousarray(masks, dtype=np.uint64), size, l)
     # ties to the smaller code, a fixed rule the adversary may as well use
     guess = members[np.arange(len(members)), np.argmax(cnt[members], axis=1)]
@@ -1009,28 +1006,75 @@ def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: flo
     pi = cnt / cnt.sum()
     post = cnt[codes] / cnt[members].sum(axis=1)
     away = (post >= pi[codes] + DETERMINES * (1.0 - pi[codes]) - 1e-12) & (pi[codes] < DETERMINES)
-    share = float(away.mean())
+    return lam, float(away.mean()), success, prior
+
+
+def _refuse_nearly_clear(sensitive: str, codes, masks, size: int, l: int, d: float,
+                         allow_clear, draw=None) -> list:
+    """Sets drawn by the sampler's law (``masks``), against the adversary who
+    knows the column's counts and names each set's most common value: where it removes at least
+    ``DETERMINES`` of the errors of guessing the most common value, the
+    column is published nearly in the clear (Adult's hours-per-week over a
+    declared 0..168 at l = 2: 96.6 % named against 46.7 %), refused unless
+    named in ``allow_clear``; returns [sensitive] where named.  A lower
+    bound on the Bayes adversary (which also weighs how likely each value
+    makes the set), so it never refuses what that adversary would not.
+    ``draw(l)``: the law's sets at another l (None where l is not feasible
+    at d), to name the l a refusal needs."""
+    from ..passthrough import DETERMINES, GIVEN_SHARE
+    from ..validate import InputError
+    codes = np.asarray(codes, dtype=np.int64)
+    if size < 2 or not len(codes):
+        return []
+    got = _near_clear_figures(codes, masks, size, l)
+    if got is None:
+        return []
+    lam, share, success, prior = got
     if sensitive in (allow_clear or ()):
         return [sensitive] if lam >= DETERMINES or share >= GIVEN_SHARE else []
-    if lam < DETERMINES and share >= GIVEN_SHARE:
+    if lam < DETERMINES and share < GIVEN_SHARE:
+        return []
+    larger = _passing_l(codes, size, l, d, draw)
+    named = "{@allow_clear=" + repr([sensitive]) + "}"
+    if lam < DETERMINES:
         raise InputError(f"would publish some rows' values nearly in the clear (l = {l}, "
                          f"d = {d:g}): for {share:.1%} of the rows the set's other values are "
                          "ones that nobody or few hold, so an adversary who knows the column's "
                          "distribution reads their true value off the set (at least "
                          f"{DETERMINES:.0%} of the errors of guessing it removed)", param="l",
                          column=sensitive,
-                         expected="a larger l, a domain without values nobody holds, rare "
-                                  "values merged, or the risk named: {@allow_clear="
-                                  + repr([sensitive]) + "}")
-    if lam < DETERMINES:
-        return []
+                         expected=f"{larger}, a declared domain without values nobody holds "
+                                  "(where it lists some), rare values merged into coarser "
+                                  f"ones before publishing, or the risk named: {named}")
     raise InputError(f"would be published nearly in the clear (l = {l}, d = {d:g}): an "
                      "adversary who knows the column's distribution and names each set's "
                      f"most common value is right for {success:.1%} of the rows, against "
                      f"{prior:.1%} by the most common value alone (at least "
                      f"{DETERMINES:.0%} of the errors removed)", param="l", column=sensitive,
-                     expected="a larger l or d, or a domain with fewer values nobody holds, or "
-                              "the risk named: {@allow_clear=" + repr([sensitive]) + "}")
+                     expected=f"{larger} (or a larger d), a declared domain with fewer values "
+                              f"nobody holds, or the risk named: {named}")
+
+
+#: Larger l a refusal of :func:`_refuse_nearly_clear` tries, to name one.
+NEAR_CLEAR_TRIES = 6
+
+
+def _passing_l(codes, size: int, l: int, d: float, draw) -> str:
+    """'a larger l (l = L passes)', the first of the next few l the check
+    passes at d; where none does, or the next one is not feasible at d,
+    says so."""
+    from ..passthrough import DETERMINES, GIVEN_SHARE
+    if draw is None:
+        return "a larger l"
+    for l2 in range(l + 1, min(size, l + NEAR_CLEAR_TRIES + 1)):
+        masks = draw(l2)
+        if masks is None:
+            return (f"a larger l (l = {l2} is not feasible at d = {d:g}: a larger l "
+                    "needs a smaller d)")
+        got = _near_clear_figures(codes, masks, size, l2)
+        if got is None or (got[0] < DETERMINES and got[1] < GIVEN_SHARE):
+            return f"a larger l (l = {l2} passes this check at d = {d:g})"
+    return f"a larger l (none up to {min(size - 1, l + NEAR_CLEAR_TRIES)} passes at d = {d:g})"
 
 
 def semantic_marginal(table, omega=None) -> np.ndarray:
