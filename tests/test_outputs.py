@@ -187,3 +187,26 @@ def test_msa_and_semantic_write_their_second_output_with_the_release(table, tmp_
     assert main(sem[:-1] + ["0f1e2d3c4b5a69788796a5b4c3d2e1f0"]) == 2
     monkeypatch.undo()
     assert _files(d) == old
+
+
+def test_one_directory_spelt_two_ways_is_locked_once(tmp_path, monkeypatch):
+    """The moves lock each target's directory: a directory named once by an
+    absolute path and once as '.' was locked twice, and the second lock
+    waited on the first for good (H17), with the signals held."""
+    import threading
+    monkeypatch.chdir(tmp_path)
+    done = []
+
+    def write():
+        with A.Outputs() as outs:
+            outs.path(tmp_path / "a.csv").write_text("a")
+            outs.path(Path("b.json")).write_text("b")
+            outs.path(Path("sub/../c.txt")).write_text("c")
+        done.append(True)
+
+    (tmp_path / "sub").mkdir()
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    t.join(20)
+    assert done, "the moves waited on their own lock"
+    assert _files(tmp_path) == {"a.csv": b"a", "b.json": b"b", "c.txt": b"c"}

@@ -96,3 +96,38 @@ def test_semantic_diversity_names_the_l_its_nearly_clear_refusal_needs():
     with pytest.raises(InputError, match=r"a larger l \(l = \d+ is not feasible at d = 3: a "
                                          r"larger l needs a smaller d\)"):
         S.semantic_publish(df, "visits", l=3, d=3, **kw)
+
+
+def test_an_unordered_categorical_named_ordinal_without_an_order_is_refused():
+    """Its categories are published sorted (their order means nothing), so
+    ordinal=[x] would have measured t over an a-z order (H17): refused as a
+    text column named ordinal is, on every model."""
+    df = pd.DataFrame({"x": pd.Categorical(["low", "mid", "high"] * 100),
+                       "y": ["a", "b"] * 150})
+    for model in (anonset.Closeness(0.3), anonset.Diversity(2)):
+        with pytest.raises(InputError, match=r"column 'x': is ordinal, but its order would come "
+                                             r"from sorting its text values alphabetically"):
+            anonset.publish(df, model, sensitive=["x", "y"], ordinal=["x"])
+    # the order given: published in it
+    pub = anonset.publish(df, anonset.Closeness(0.3), sensitive=["x", "y"],
+                          ordinal={"x": ["low", "mid", "high"]})
+    assert pub.schema["x"].domain == ("low", "mid", "high")
+
+
+def test_an_l_beside_t_bounds_the_guess_and_is_not_warned_of():
+    import warnings
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"v": rng.choice(np.arange(10), 3000, p=[.8] + [.2 / 9] * 9),
+                       "s": rng.choice(["F", "M"], 3000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        anonset.publish(df, anonset.DiversityCloseness(3, 0.3), sensitive=["v"], exact=["s"],
+                        ordinal={"v": list(range(10))})
+
+
+def test_the_only_larger_l_is_named_for_what_it_is():
+    from anonset import semantic as S
+    df = pd.DataFrame({"v": [0] * 1000 + [1] * 990 + [2] * 10})
+    with pytest.raises(InputError, match=r"only l = 3 is left, where every set is the whole "
+                                         r"domain and tells nothing"):
+        S.semantic_publish(df, "v", l=2, d=1, domain=[0, 1, 2])

@@ -455,7 +455,8 @@ def emd_batch(P: np.ndarray | Sequence[Weights], q: Weights, ground: GroundSpec 
         Pa = np.ascontiguousarray(Pa, dtype=np.float64)
         bad = ~np.isfinite(Pa)
         if bad.any():
-            raise InputError(f"P contains NaN or infinite values (row {int(np.argmax(bad.any(1)))})")
+            raise InputError("P contains NaN or infinite values "
+                             f"(row {int(np.argmax(bad.any(1)))})")
         if (Pa < 0).any():
             raise InputError(f"P contains negative values (row {int(np.argmax((Pa < 0).any(1)))})")
     out = _batch_impl(Pa, qq, g, nt, normalized=False)

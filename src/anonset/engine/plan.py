@@ -79,8 +79,9 @@ def warn_unbounded_guess(published, params, counts) -> list:
     for a in published:
         par = params.get(a.name)
         if a.role != "sensitive" or par is None or par.t is None or par.ground is None \
-                or math.isinf(float(par.t)) or a.name not in counts or par.p <= 0.0:
-            continue
+                or math.isinf(float(par.t)) or a.name not in counts or par.p <= 0.0 \
+                or par.l is not None or par.k is not None:
+            continue                 # an l (k) beside t bounds it by 1/l (1/k)
         A = np.asarray(counts[a.name], dtype=np.float64)
         if A.sum() <= 0:
             continue

@@ -398,6 +398,16 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
             # dictionary_encode): kept, the published domain began with the
             # first row's values
             dom = sorted_categories(dom)
+            if cd.kind == "ordinal" and any(isinstance(v, str) for v in dom
+                                            if v != UNKNOWN_CATEGORIES):
+                # named ordinal without an order: the order would be a-z
+                raise V.InputError("is ordinal, but its order would come from sorting its "
+                                   f"text values alphabetically ({V.alphabetical_order(dom)}): an "
+                                   "unordered Categorical declares no order", column=c,
+                                   expected="the order declared: {@domains} listing its values "
+                                            "in order, or bins (in Python also "
+                                            "ordinal={column: [values in order]} or an ordered "
+                                            "pandas Categorical)")
     if dom is None and h is not None:
         leaves = list(h.leaves)
         if dtype is not None and pd.api.types.is_integer_dtype(dtype):

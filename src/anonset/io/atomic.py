@@ -223,9 +223,12 @@ class Outputs:
                 t.unlink()
 
     def _commit(self) -> None:
-        parents = sorted({str(t.parent if str(t.parent) else Path("."))
+        # one lock per directory however it is spelt ('.', a symlink, an
+        # absolute path), taken in one order by every run, before the
+        # signals are held (a run waiting for it can be interrupted)
+        parents = sorted({os.path.realpath(t.parent if str(t.parent) else Path("."))
                           for t, _ in self._files})
-        with _signals_held(), _locked(parents):
+        with _locked(parents), _signals_held():
             backups: dict = {}
             tried = []
             try:

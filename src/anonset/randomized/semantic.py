@@ -1066,6 +1066,9 @@ def _passing_l(codes, size: int, l: int, d: float, draw) -> str:
     from ..passthrough import DETERMINES, GIVEN_SHARE
     if draw is None:
         return "a larger l"
+    if l + 1 >= size:
+        return (f"a larger l (only l = {size} is left, where every set is the whole domain and "
+                "tells nothing)")
     for l2 in range(l + 1, min(size, l + NEAR_CLEAR_TRIES + 1)):
         masks = draw(l2)
         if masks is None:
