@@ -111,22 +111,12 @@ class _Signal(Exception):
 
 @contextlib.contextmanager
 def _signals():
+    from ..io.atomic import signal_handlers
+
     def handler(signum, frame):
         raise _Signal(signal.Signals(signum).name)
-    old = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is None:
-            continue
-        try:
-            old[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):      # not the main thread
-            pass
-    try:
+    with signal_handlers(("SIGTERM", "SIGHUP"), handler):
         yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..validate import InputError
 
 __all__ = ["Outputs", "atomic_path", "atomic_paths", "check_name_lengths", "same_file",
-           "remove_stale", "temp_dir"]
+           "remove_stale", "signal_handlers", "temp_dir"]
 
 log = logging.getLogger("anonset")
 _TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d|bak)$")
@@ -267,30 +267,40 @@ class Outputs:
 
 
 @contextlib.contextmanager
+def signal_handlers(names, handler):
+    """``handler`` for the signals ``names`` (those this system has, where
+    this thread may set them: the main thread), the old handlers back when
+    the block ends; yields {signal: its old handler}."""
+    import signal
+    old = {}
+    for name in names:
+        num = getattr(signal, name, None)
+        if num is None:
+            continue
+        try:
+            old[num] = signal.signal(num, handler)
+        except (OSError, ValueError):            # not the main thread
+            pass
+    try:
+        yield old
+    finally:
+        for num, h in old.items():
+            signal.signal(num, h)
+
+
+@contextlib.contextmanager
 def _signals_held():
     """SIGINT, SIGTERM and SIGHUP held while the block runs and handled
     when it ends, as they would have been (in the main thread, where Python
     runs its handlers: a signal any thread receives raises there)."""
     import signal
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     got: list = []
-    old = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        num = getattr(signal, name, None)
-        if num is None:
-            continue
-        try:
-            old[num] = signal.signal(num, lambda n, _frame: got.append(n))
-        except (OSError, ValueError):
-            pass
+    old: dict = {}
     try:
-        yield
+        with signal_handlers(("SIGINT", "SIGTERM", "SIGHUP"),
+                             lambda n, _frame: got.append(n)) as old:
+            yield
     finally:
-        for num, handler in old.items():
-            signal.signal(num, handler)
         for num in dict.fromkeys(got):
             handler = old.get(num)
             if callable(handler):
