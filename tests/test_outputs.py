@@ -61,12 +61,18 @@ def test_an_interrupt_while_moving_is_handled_after_every_file_moved(tmp_path, m
         os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C during the moves
 
     monkeypatch.setattr(A.os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt):
-        with A.Outputs() as outs:
-            outs.path(tmp_path / "a.csv").write_text("new-a")
-            outs.path(tmp_path / "a.csv.json").write_text("new-j")
+    # Python's own Ctrl-C handler, whatever this process inherited (a
+    # background job starts with SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with A.Outputs() as outs:
+                outs.path(tmp_path / "a.csv").write_text("new-a")
+                outs.path(tmp_path / "a.csv.json").write_text("new-j")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert _files(tmp_path) == {"a.csv": b"new-a", "a.csv.json": b"new-j"}
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_full_disk_names_the_output_and_changes_nothing(tmp_path):
