@@ -131,3 +131,21 @@ def test_the_only_larger_l_is_named_for_what_it_is():
     with pytest.raises(InputError, match=r"only l = 3 is left, where every set is the whole "
                                          r"domain and tells nothing"):
         S.semantic_publish(df, "v", l=2, d=1, domain=[0, 1, 2])
+
+
+def test_a_pair_refusal_names_the_l_that_clears_it():
+    """'a larger l for both' gave no number (GSS7402 took 8 tries, through
+    l = 4 refused again).  The refusal tries the next few l for the sets
+    read together and names the first that clears the column; it publishes."""
+    import re
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 12, 5000)
+    df = pd.DataFrame({"x": x, "y": np.where(rng.random(5000) < 0.97, x // 3,
+                                             rng.integers(0, 4, 5000))})
+    kw = dict(sensitive=["x", "y"], domains={"x": list(range(12)), "y": list(range(4))})
+    with pytest.raises(InputError, match=r"beside 'x'") as e:
+        anonset.publish(df, anonset.Diversity(2), **kw)
+    m = re.search(r"a larger l for both: l = (\d+) clears this one\)", str(e.value))
+    assert m, str(e.value)
+    pub = anonset.publish(df, anonset.Diversity(int(m.group(1))), **kw)
+    assert pub.info["clear"] == []

@@ -1440,12 +1440,47 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
         as_is = f.get("as_is") or []
         recode = (" (or, for the columns published as they are, {@allow_recode="
                   + repr(as_is) + "})") if as_is and len(as_is) == len(f["with"]) else ""
+        clears = _clearing_l(published, params, codes, others, recoded, allow_recode,
+                             members, f) if what == "l" else None
+        hint = f": l = {clears} clears this one" if clears else ""
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
                          expected=f"a stronger model ({stronger} for "
-                                  f"{'the sets' if three else 'both'}), {some} "
+                                  f"{'the sets' if three else 'both'}{hint}), {some} "
                                   "dropped or published in coarser values, or the risk named: "
                                   "{@allow_clear=" + repr(names) + "}" + recode)
     return list(dict.fromkeys(f["column"] for f in found))
+
+
+#: Larger l a refusal of :func:`check_set_pairs` tries, to name one.
+CLEARING_TRIES = 4
+
+
+def _clearing_l(published, params, codes, others, recoded, allow_recode, members, f):
+    """The smallest l, a few steps above the sets' own, at which the sets of
+    the refused column and of its partners read with it (p = 1, held to an
+    l) no longer give it away; None where none of those does, or the l would
+    make a set the whole domain (a set that tells nothing), or the sets are
+    not drawn as eq. 19 draws them (``members`` given)."""
+    import dataclasses
+    if members:
+        return None
+    with_ = f["with"] if isinstance(f["with"], (list, tuple)) else [f["with"]]
+    sizes = {a.name: a.d for a in published}
+    names = [n for n in [f["column"], *with_]
+             if n in params and not params[n].exact and n in sizes]
+    if any(params[n].l is None or params[n].p < 1.0 for n in names):
+        return None
+    base = max(params[n].eta for n in names)
+    for l2 in range(base + 1, base + CLEARING_TRIES + 1):
+        if any(l2 >= sizes[n] for n in names):
+            return None
+        trial = dict(params)
+        for n in names:
+            trial[n] = dataclasses.replace(params[n], eta=l2, l=l2)
+        again = set_pair_findings(published, trial, codes, others, recoded, allow_recode)
+        if not any(g["column"] == f["column"] for g in again):
+            return l2
+    return None
 
 
 def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping | None = None,
