@@ -73,22 +73,22 @@ def warn_unbounded_guess(published, params, counts) -> list:
     posterior may put all of its weight on one value within t (H16: 97.5 %
     of DoctorVisits' visits named at t = 0.3, audit PASSED, summary
     silent).  Said at publishing only (the share is the original's)."""
-    from ..audit.attack import _smallest_distance
+    from ..audit.attack import _smallest_distance, model_bound
     from ..randomized.params import ground_object
     found = []
     for a in published:
         par = params.get(a.name)
         if a.role != "sensitive" or par is None or par.t is None or par.ground is None \
-                or math.isinf(float(par.t)) or a.name not in counts or par.p <= 0.0 \
-                or par.l is not None or par.k is not None:
-            continue                 # an l (k) beside t bounds it by 1/l (1/k)
+                or math.isinf(float(par.t)) or a.name not in counts or par.p <= 0.0:
+            continue
         A = np.asarray(counts[a.name], dtype=np.float64)
         if A.sum() <= 0:
             continue
         A = A / A.sum()
-        delta = _smallest_distance(ground_object(par.ground, a))
-        if float(A.max()) + float(par.t) / delta >= 1.0:
-            found.append((a.name, par, delta * (1.0 - float(A.max()))))
+        g = ground_object(par.ground, a)
+        # an l (k) beside t bounds it by 1/l (1/k): the bound is the smaller
+        if model_bound(par, A, g)[0] >= 1.0:
+            found.append((a.name, par, _smallest_distance(g) * (1.0 - float(A.max()))))
     if found:
         what = "; ".join(f"{n!r} (t = {par.t:g}, ground {par.ground}: below 100 % at t < "
                          f"{need:.3g})" for n, par, need in found)
