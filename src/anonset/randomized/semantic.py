@@ -589,33 +589,25 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     _kernel_args(distance, l, d, algorithm)
     check_feasible(distance, l, d, codes, sattr.domain)
     rare = {}
-    if inferred and sattr.d > 1:
-        # the domain says each value is someone's: a value in fewer than l
-        # sets points at its holders (randomized/rare.py)
+    cnt = np.bincount(codes, minlength=sattr.d)
+    # a domain read off the data says each value is someone's: a value in
+    # fewer than l sets points at its holders (randomized/rare.py); a
+    # declared one that lists only what the data holds may be a copy of it
+    # (the remedy of that refusal, taken literally): warned
+    from ..engine.plan import all_held
+    copied = not inferred and sensitive not in allow_rare and all_held(cnt, sattr)
+    if sattr.d > 1 and (inferred or copied):
         from .rare import expected_exposed_mu, finding
-        from ..validate import refuse_rare
-        cnt = np.bincount(codes, minlength=sattr.d)
         top = max(2, l)
         f = finding(expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d,
                                                          algorithm=algorithm), top), top, cnt)
-        found = {} if f is None else {sensitive: f}
-        rare = refuse_rare(found, allow_rare, declare="{@domain}, {@hierarchy}")
-    elif sattr.d > 1 and sensitive not in allow_rare:
-        # a declared domain that lists only what the data holds may be a
-        # copy of it (the remedy of the refusal above, taken literally)
-        from .rare import expected_exposed_mu, finding
-        cnt = np.bincount(codes, minlength=sattr.d)
-        held = cnt > 0
-        if sattr.missing is not None and sattr.missing in sattr.domain:
-            held[list(sattr.domain).index(sattr.missing)] = True
-        if held.all():
-            top = max(2, l)
-            f = finding(expected_exposed_mu(cnt, decoy_means(cnt, distance, l, d,
-                                                             algorithm=algorithm), top), top, cnt)
-            if f is not None:
-                from ..validate import warn_declared_from_data
-                warn_declared_from_data(sensitive, f, "domain=, hierarchy=; --domain, "
-                                                      "--hierarchy")
+        if inferred:
+            from ..validate import refuse_rare
+            rare = refuse_rare({} if f is None else {sensitive: f}, allow_rare,
+                               declare="{@domain}, {@hierarchy}")
+        elif f is not None:
+            from ..validate import warn_declared_from_data
+            warn_declared_from_data(sensitive, f, "domain=, hierarchy=; --domain, --hierarchy")
     # one person's rows (panel waves) would draw their sets independently
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
