@@ -514,7 +514,8 @@ def test_the_attack_on_one_sensitive_attribute_runs_by_default(tmp_path, capsys)
     # report, which runs it, could say RISKS FOUND of a release audit PASSED)
     main(["audit", str(tmp_path / "p.parquet"), "--original", str(tmp_path / "o.csv")])
     head = capsys.readouterr().out.split("\n\n")[0]
-    assert "not run: the attack simulation (attack=True; --attack)" in head, head
+    assert "not run: the attack simulation (`audit(..., attack=True)` in Python, " \
+        "`--attack` on the command line)" in head, head
 
 
 def test_attack_plot(adult_l5, tmp_path):

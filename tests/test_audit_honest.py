@@ -466,3 +466,6 @@ def test_an_attack_the_model_does_not_bound_is_a_warning_not_a_pass():
         assert rows.loc[a, "expected"] == 1.0
         assert rows.loc[a, "status"] == "warn", rows.loc[a, "message"]
         assert "a bound of 100% promises nothing for this attribute" in rows.loc[a, "message"]
+        # and names the t that would bound it: delta (1 - max share), delta = 1/4 here
+        need = 0.25 * (1.0 - df[a].value_counts(normalize=True).max())
+        assert f"below 100 % at t < {need:.3g}" in rows.loc[a, "message"]

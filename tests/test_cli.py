@@ -66,6 +66,8 @@ def test_anonymize_csv_and_reconstruct_round_trip(data, tmp_path, capsys):
     rc, cap = run(["anonymize", src, "-o", out, "--l", "3", "--seed", "7", "--research-seed", *BASE], capsys)
     assert rc == 0, cap.err
     assert "published 240 records" in cap.out
+    # the table's columns are explained under it (H16: p and eta were unexplained)
+    assert "its own value and eta - 1 others with probability p" in cap.out
     assert src.read_bytes() == before
     assert (tmp_path / "pub.csv.anonset.json").exists()
     table = anonset.read_csv(out)

@@ -146,7 +146,10 @@ def model_bound(par, A: np.ndarray, g) -> tuple:
     if par.t is not None and not math.isinf(float(par.t)):
         delta = _smallest_distance(g)
         b = min(1.0, float(np.max(A)) + float(par.t) / delta)
-        found.append((b, f"max A + t/delta = {np.max(A):.3g} + {float(par.t):g}/{delta:.3g}"))
+        why = f"max A + t/delta = {np.max(A):.3g} + {float(par.t):g}/{delta:.3g}"
+        if b >= 1.0:        # the t below which the bound says something
+            why += f"; below 100 % at t < {delta * (1.0 - float(np.max(A))):.3g}"
+        found.append((b, why))
     if not found:
         return math.nan, "none: the model promises no bound for this attribute"
     return min(found)

@@ -174,9 +174,9 @@ class AuditReport:
             # adversary's prior can beat 1/l where a value is common (a
             # partition release's audit runs its attack every time: its rows
             # are there)
-            lines.append("  not run: the attack simulation (attack=True; --attack), which "
-                         "measures how often an adversary with a prior guesses a value; "
-                         "`anonset report` runs it")
+            lines.append("  not run: the attack simulation (`audit(..., attack=True)` in Python, "
+                         "`--attack` on the command line), which measures how often an "
+                         "adversary with a prior guesses a value; `anonset report` runs it")
         return lines
 
     def to_text(self, every: bool = True, hint: str = "") -> str:

@@ -596,7 +596,7 @@ def attack_risks(att, add) -> None:
                 status = "warn"
                 why = (f"; a bound of 100% promises nothing for this attribute (t / delta >= 1), "
                        f"and the publication lets the adversary beat the prior alone by "
-                       f"{gain:.1%} (a smaller t bounds it)")
+                       f"{gain:.1%} (a t below the one the bound names bounds it)")
             else:
                 why = ("; a bound of 100% promises nothing for this attribute (t / delta >= 1); "
                        "the adversary does no better than the prior alone")

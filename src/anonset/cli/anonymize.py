@@ -305,6 +305,9 @@ def _summary(res, model, out, out_fmt) -> None:
                      "-" if p.t is None else A.fmt(p.t, 6), p.ground or "-",
                      "inferred" if a.inferred else "declared"])
     A.print_table(rows, ["column", "role", "d", "p", "eta", "l", "t", "ground", "domain"])
+    print("  (d: values in the domain; each row's set holds eta of them: its own value and "
+          "eta - 1 others with probability p, else eta at random; l, t: the model's; ground: "
+          "t's distance)")
     A.print_roles_and_key(res.info)
     A.warn_allowed_clear(res.info)
     A.warn_allowed_recodes(res.info)
