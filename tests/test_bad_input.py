@@ -1445,3 +1445,39 @@ def test_partition_publishers_refuse_infinite_numbers_and_mixed_kinds_alike(tmp_
         err = capsys.readouterr().err.strip()
         assert "column 'age': holds an infinite number at row 5" in err and "\n" not in err, err
         assert not out.exists()
+
+
+def test_a_mixed_column_on_dask_is_refused_when_dask_keeps_its_types():
+    """Dask's default string conversion turns an object column of 17 and
+    'a' into texts when the frame is made, before anonset sees it (H19): a
+    frame made without it is refused as in memory (docs/scaling.md)."""
+    import dask
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    df = _mixed()
+    with pytest.raises(InputError) as mem:
+        anonset.publish(df, **STD)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(df, npartitions=3)
+    with pytest.raises(InputError) as on_dask:
+        adask.publish(ddf, scheduler="sync", **STD)
+    assert str(on_dask.value) == str(mem.value)
+    assert "column 'job': mixes value types" in str(mem.value)
+
+
+def test_a_parameter_refusal_names_the_file_it_read(tmp_path):
+    """The parameters' own checks (l above a column's domain, a column of
+    one value) were refused without the file on the streamed path, where
+    every other refusal names it (H19)."""
+    from anonset.stream import publish_file
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"job": list("abc") * 40, "one": ["x"] * 120}).to_csv(src, index=False)
+    for model, kw in ((anonset.Diversity(5), dict(sensitive=["job"], drop=["one"])),
+                      (anonset.Diversity(2), dict(sensitive=["job", "one"]))):
+        with pytest.raises(InputError) as e:
+            publish_file(src, tmp_path / "o.parquet", model, **kw)
+        assert str(e.value).startswith(f"{str(src)!r}: l: l = "), str(e.value)
+        with pytest.raises(InputError) as mem:                  # in memory: no file
+            anonset.publish(pd.read_csv(src), model, **kw)
+        assert str(e.value) == f"{str(src)!r}: {mem.value}"
+    assert not (tmp_path / "o.parquet").exists()

@@ -568,6 +568,25 @@ def test_an_audit_written_with_the_original_is_its_owners_alone(data, tmp_path, 
         assert (tmp_path / "b.csv").stat().st_mode & 0o777 == 0o666 & ~mask
 
 
+def test_reconstruct_refuses_an_original_of_other_rows(data, tmp_path, capsys):
+    """`reconstruct --original` compared 7,425 published rows with a
+    100-row original and printed L1/N = 73 beside a warning (H18); it is
+    refused as the audit and the report refuse it, before -o is written."""
+    df, src = data
+    pub = tmp_path / "pub.parquet"
+    assert run(["anonymize", src, "-o", pub, "--l", "2", *BASE, "-q"], capsys)[0] == 0
+    head = tmp_path / "head.csv"
+    df.head(100).to_csv(head, index=False)
+    before = files(tmp_path)
+    rc, cap = run(["reconstruct", pub, "--attributes", "job", "--original", head, "-o",
+                   tmp_path / "r.csv"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1, cap.err
+    assert "--original: the original has 100 rows, the published table 240" in cap.err
+    assert files(tmp_path) == before
+    rc, cap = run(["reconstruct", pub, "--attributes", "job", "--original", src], capsys)
+    assert rc == 0 and "Hellinger" in cap.out, cap.err
+
+
 def test_plot_without_matplotlib(data, tmp_path, capsys, monkeypatch):
     _, src = data
     pub = tmp_path / "pub.parquet"
@@ -1316,6 +1335,10 @@ def test_every_output_is_written_in_the_format_its_name_says(data, tmp_path, cap
         (["msa-anonymize", src, "-o", tmp_path / "m.csv", "--qi", "city", "--sa", "job",
           "--k", "3", "--t", "0.6", "--drop", "age,note,id", "--report", tmp_path / "x.csv"],
          "--report: '" + str(tmp_path / "x.csv") + "' is written as JSON"),
+        # a missing directory is named with its option (H19)
+        (["msa-anonymize", src, "-o", tmp_path / "m.csv", "--qi", "city", "--sa", "job",
+          "--k", "3", "--t", "0.6", "--drop", "age,note,id", "--report",
+          tmp_path / "nodir" / "r.json"], "--report: output directory '" + str(tmp_path / "nodir")),
         (["semantic-analyze", sem, "-o", tmp_path / "x.txt"],
          "expected a name ending in .csv or .parquet (or .csv.gz), or --format csv|parquet"),
         # lgb and msa wrote a .zip whose member was named after the temporary
@@ -1338,6 +1361,83 @@ def test_every_output_is_written_in_the_format_its_name_says(data, tmp_path, cap
         rc, cap = run(argv, capsys)
         assert rc == 2 and cap.err.count("\n") == 1 and words in cap.err, (argv[0], cap.err)
         assert files(tmp_path) == before, argv[0]
+
+
+def test_a_suggested_option_is_typed_as_given_with_commas_in_names(tmp_path, capsys):
+    """A refusal's remedy named columns with a comma or a space as they
+    are (`--allow-clear job, title,city name`), which the option then cut
+    at the comma (H18); it escapes and quotes them now, and the line typed
+    as the message gives it publishes."""
+    import shlex
+    from anonset.cli.args import flag, kv, split_commas
+    rng = np.random.default_rng(0)
+    n = 300
+    src = tmp_path / "comma.csv"
+    pd.DataFrame({"job, title": rng.choice(list("abcdef"), n),
+                  "city name": rng.choice(list("wxyz"), n)}).to_csv(src, index=False)
+    argv = ["anonymize", src, "-o", tmp_path / "p.csv", "--sensitive", "job\\, title,city name",
+            "--l", "1", "--domain", "job\\, title=a,b,c,d,e,f", "--domain", "city name=w,x,y,z"]
+    rc, cap = run(argv, capsys)
+    assert rc == 2 and "--allow-clear 'job\\, title,city name'" in cap.err, cap.err
+    suggested = shlex.split(cap.err.split("the risk named: ")[1])
+    rc, cap = run(argv + suggested + ["-q"], capsys)
+    assert rc == 0, cap.err
+    # both forms of a value round-trip through the options' readers
+    said = flag("l", repr({"Wage, hourly": 3, "a=b": 2, "union": 2}))
+    assert kv([shlex.split(said)[1]], "--l", commas=True) == \
+        {"Wage, hourly": "3", "a=b": "2", "union": "2"}
+    assert split_commas(shlex.split(flag("drop", repr(["x, y", "z"])))[1]) == ["x, y", "z"]
+
+
+def test_a_named_format_writes_any_other_name(data, tmp_path, capsys):
+    """docs/cli.md: a name that says no format is refused "or given a
+    format with --format".  anonymize and semantic-anonymize refused
+    `-o rel.dat --format csv` as "a compression this writer does not
+    support" (msa wrote it, H18); an archive's name is still refused."""
+    df, src = data
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "rel.dat", "--format", "csv", "--l", "2",
+                   *BASE, "-q"], capsys)
+    assert rc == 0, cap.err
+    assert anonset.read_csv(tmp_path / "rel.dat").n_rows == len(df)
+    rc, cap = run(["semantic-anonymize", src, "-o", tmp_path / "s.out", "--format", "csv",
+                   "--sensitive", "job", "--domain", "a,b,c,d,e,f", "--identifier", "id",
+                   "--drop", "age,city,note", "--l", "2", "--d", "1", "-q"], capsys)
+    assert rc == 0, cap.err
+    assert (tmp_path / "s.out").read_text().startswith("job")
+    before = files(tmp_path)
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "rel.zip", "--format", "csv", "--l", "2",
+                   *BASE], capsys)
+    assert rc == 2 and "rel.zip': -o: has a compression this writer does not support" in cap.err
+    assert files(tmp_path) == before
+
+
+@pytest.mark.parametrize("ext", [".csv.gz", ".csv.bz2", ".csv.xz"])
+def test_every_compression_written_is_read_back(data, tmp_path, capsys, ext):
+    """docs/cli.md lists .xz among the CSV inputs and outputs: anonset wrote
+    a release as .csv.xz that no command could read (Arrow's wheels carry
+    no xz codec, so it read the compressed bytes and refused them as not
+    UTF-8, H18).  A compressed input and a compressed release are read back
+    by anonymize, audit, reconstruct and report."""
+    import bz2
+    import gzip
+    import lzma
+    df, src = data
+    opener = {".csv.gz": gzip.open, ".csv.bz2": bz2.open, ".csv.xz": lzma.open}[ext]
+    packed = tmp_path / ("in" + ext)
+    with opener(packed, "wt") as f:
+        df.to_csv(f, index=False)
+    pub = tmp_path / ("pub" + ext)
+    rc, cap = run(["anonymize", packed, "-o", pub, "--l", "2", *BASE, "-q"], capsys)
+    assert rc == 0, cap.err
+    with opener(pub, "rt") as f:                       # written compressed as named
+        assert f.readline().startswith("age,job,city")
+    assert anonset.read_csv(pub).n_rows == len(df)
+    rc, cap = run(["audit", pub, "--original", packed, "-q"], capsys)
+    assert rc == 0 and "PASSED" in cap.out, cap.err
+    rc, cap = run(["reconstruct", pub, "--attributes", "job", "-q"], capsys)
+    assert rc == 0 and "job" in cap.out, cap.err
+    rc, cap = run(["report", pub, "-o", tmp_path / "r.html", "-q"], capsys)
+    assert rc == 0 and (tmp_path / "r.html").exists(), cap.err
 
 
 def test_compressed_outputs_are_the_same_bytes_for_one_key(data, tmp_path, capsys):

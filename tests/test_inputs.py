@@ -149,6 +149,30 @@ def test_an_unordered_categorical_met_in_row_order_publishes_no_row(tmp_path):
     assert "city" in str(e.value) and "ground" in str(e.value)
 
 
+def test_an_ordered_categorical_every_category_held_takes_the_ordered_ground():
+    """An ordered Categorical declares its order, whether or not every
+    category is someone's: ground 'ordered' was refused on it ('its order
+    would come from sorting its text values alphabetically') once every
+    category was held, and accepted with one unused (H19).  It publishes
+    with the p that the same order declared as ordinal= gives."""
+    rng = np.random.default_rng(1)
+    n = 200
+    df = pd.DataFrame({"job": rng.choice(list("abcd"), n, p=[.5, .3, .15, .05]),
+                       "city": rng.choice(list("wxyz"), n)})
+    model = anonset.Closeness(0.3, ground={"job": "ordered", "city": "equal"})
+    cat = df.assign(job=pd.Categorical(df["job"], categories=list("dcba"), ordered=True))
+    pub = anonset.publish(cat, model, sensitive=["job", "city"], seed=SEED)
+    assert pub.schema["job"].domain == ("d", "c", "b", "a")
+    named = anonset.publish(df, model, sensitive=["job", "city"], seed=SEED,
+                            ordinal={"job": list("dcba")})
+    assert pub.params["job"].p == named.params["job"].p
+    assert pub.params["job"].ground == "ordered"
+    # unordered text under 'ordered' is still refused
+    with pytest.raises(anonset.InputError, match="alphabetically"):
+        anonset.publish(df.assign(job=pd.Categorical(df["job"])), model,
+                        sensitive=["job", "city"], seed=SEED)
+
+
 def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
     """A Polars Categorical's categories are the values it met (nothing the
     user declared): its domain is inferred, and flagged as such, where an

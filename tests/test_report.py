@@ -388,6 +388,25 @@ def _umask() -> int:
     return mask
 
 
+def test_report_pairs_take_names_with_commas_and_colons(tmp_path):
+    """`--pairs` cut at every comma, so a column with a comma in its name
+    could not be named (H18); a comma is written \\, and a colon \\: as in
+    the other list options."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"wage, hourly": rng.choice(list("abcd"), n),
+                       "time:of day": rng.choice(list("xyz"), n)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=list(df.columns),
+                          allow_clear=list(df.columns))
+    pub.to_parquet(tmp_path / "p.parquet")
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path / "p.parquet"), "-o", str(out), "--methods", "em",
+                 "--pairs", "wage\\, hourly:time\\:of day", "-q"]) == 0
+    dom = Dom(out.read_text(encoding="utf-8"))
+    assert {a["data-pair"] for a in dom.find() if "data-pair" in a} == \
+        {"wage, hourly:time:of day"}
+
+
 def test_cli_report(cases, tmp_path, capsys):
     path, orig, _ = cases["sets-qid"]
     out = tmp_path / "r.html"

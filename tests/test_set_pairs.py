@@ -272,6 +272,27 @@ def test_an_exact_qid_beside_two_sets_is_refused():
     assert "'education'" in str(e.value)
 
 
+@pytest.mark.parametrize("qids", [["a", "b"], ["a", "b", "age"], ["age", "b", "a"]])
+def test_a_rule_of_two_exact_qids_is_refused_whatever_sits_beside_them(qids):
+    """inc = a - b with a and b published exactly, on a small table (500
+    rows: few rows share a pair (a, b), so its joint counts show little).
+    A third QID that tells nothing about inc (age, 50 values) took b's place
+    in the record's read, and the release was published with inc in the
+    clear for every row (H19); the rule of any two numeric QIDs is measured
+    by itself now, in anonymize and in semantic diversity alike."""
+    from anonset.semantic import semantic_publish
+    rng = np.random.default_rng(7)
+    n = 500
+    inc, b = rng.integers(0, 10, n), rng.integers(0, 30, n)
+    df = pd.DataFrame({"inc": inc, "a": b + inc, "b": b, "age": rng.integers(20, 70, n)})
+    drop = [c for c in ("a", "b", "age") if c not in qids]
+    with pytest.raises(InputError, match=r"by the rule inc = 1 x a - 1 x b"):
+        anonset.publish(df, anonset.Diversity(3), exact=qids, drop=drop, sensitive=["inc"],
+                        domains={"inc": list(range(10))})
+    with pytest.raises(InputError, match=r"by the rule inc = 1 x a - 1 x b"):
+        semantic_publish(df, "inc", 3, 2, qids=qids, drop=drop, domain=list(range(10)))
+
+
 def test_a_dense_three_without_a_rule_is_found_by_its_counts():
     """Codes as text (no numbers, so no rule): t is a function of the two
     others, and each pair of them is independent of t."""

@@ -529,12 +529,17 @@ def alphabetical_order(values, shown: int = 6) -> str:
     return f"it would read {head}{more}"
 
 
-def check_ordered_ground(attr, ground: str, *, file=None, sorted_order: bool = False) -> None:
+def check_ordered_ground(attr, ground: str, *, file=None, sorted_order: bool = False,
+                         declared_order: bool = False) -> None:
     """'ordered' named for a text attribute whose order would come from
     sorting its values alphabetically (``sorted_order``: its domain is an
     unordered Categorical's categories, sorted): refused, as for an ordinal
-    column (t under a made-up order does not mean what the user reads)."""
-    if ground != "ordered" or not (attr.inferred or sorted_order) or attr.domain is None:
+    column (t under a made-up order does not mean what the user reads).
+    ``declared_order``: an ordered Categorical's categories, the user's
+    order, even where every category is someone's (a domain read off the
+    data for the rare-value checks, not its order: H19)."""
+    if ground != "ordered" or declared_order or not (attr.inferred or sorted_order) \
+            or attr.domain is None:
         return
     if any(isinstance(v, str) for v in attr.domain if v != attr.missing):
         raise InputError("has ground 'ordered', but its order would come from sorting its text "
@@ -1142,6 +1147,9 @@ GROUP_LAMBDA = 0.25
 #: Other columns a sensitive column is measured against in threes, at most
 #: (those that tell most about it: mutual information over the sample).
 GROUP_HELPERS = 6
+#: Columns of numbers a sensitive column of numbers is measured against for
+#: a linear rule of two of them, at most (a rule's cost is one fit).
+RULE_HELPERS = 16
 
 
 def _reachable(xt, mt, xo, t, eta) -> bool:
@@ -1208,25 +1216,36 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
         others = [n for n in part if n != t.name]
         # the helpers that tell most about t (mutual information, in nats)
         info = {n: _mutual_information(xt, part[n][0]) for n in others}
-        others = sorted(others, key=lambda n: (-info[n], n))[:GROUP_HELPERS]
+        ranked = sorted(others, key=lambda n: (-info[n], n))
+        others = ranked[:GROUP_HELPERS]
+        # a linear rule, between any two helpers that hold numbers (exact
+        # QIDs too: a small table's joint counts do not show inc = a - b,
+        # and a third QID that tells nothing about inc took the place of b
+        # in the record's read, H19): measured by itself, cheaply
+        ruled = set()
+        numeric = [n for n in ranked if nums[n] is not None][:RULE_HELPERS] \
+            if nums[t.name] is not None else []
+        for i, h1 in enumerate(numeric):
+            for h2 in numeric[i + 1:]:
+                g = PA.rule_adversary(nums[t.name], xt, mt,
+                                      [(nums[h][x], nums[h][mm]) for h, (x, mm) in
+                                       ((h1, part[h1]), (h2, part[h2]))])
+                f = _judged(t.name, [h1, h2], g, m) if g is not None else None
+                if f is not None:
+                    c1, c2, c0, tol = g["rule"]
+                    f["rule"] = (f"{t.name} = {c1:.3g} x {h1} {'+' if c2 >= 0 else '-'} "
+                                 f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
+                                 f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
+                    f["recode"] = 1.0
+                    out.append(f)
+                    ruled |= {(h1, h2), (h2, h1)}
         for i, h1 in enumerate(others):
             for h2 in others[i + 1:]:
                 if h1 not in members and h2 not in members:
                     continue                    # two exact QIDs: the pass-through check's
+                if (h1, h2) in ruled:
+                    continue
                 helpers = [part[h1], part[h2]]
-                if all(nums[n] is not None for n in (t.name, h1, h2)):
-                    g = PA.rule_adversary(nums[t.name], xt, mt,
-                                          [(nums[h][x], nums[h][mm]) for h, (x, mm) in
-                                           ((h1, part[h1]), (h2, part[h2]))])
-                    f = _judged(t.name, [h1, h2], g, m) if g is not None else None
-                    if f is not None:
-                        c1, c2, c0, tol = g["rule"]
-                        f["rule"] = (f"{t.name} = {c1:.3g} x {h1} {'+' if c2 >= 0 else '-'} "
-                                     f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
-                                     f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
-                        f["recode"] = 1.0
-                        out.append(f)
-                        continue
                 # (half the threshold: one draw of the sets sits within a few
                 # tenths of a per cent of its expectation, the bound); and
                 # helpers that, known exactly, tell t's value for few rows

@@ -14,6 +14,7 @@ import ast
 import contextlib
 import math
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -216,10 +217,22 @@ def flag(param: str, value: str | None = None, overrides=None) -> str:
     if v is False:
         return "--no-" + f[2:]
     if isinstance(v, (list, tuple)):
-        v = ",".join(str(x) for x in v)
+        v = ",".join(_escaped(x) for x in v)
     elif isinstance(v, dict):
-        v = ",".join(f"{a}={b}" for a, b in v.items())
-    return f"{f} {v}"
+        v = ",".join(f"{_escaped(a, key=True)}={_escaped(b)}" for a, b in v.items())
+    else:
+        return f"{f} {shlex.quote(str(v))}"
+    return f"{f} {shlex.quote(v)}"
+
+
+def _escaped(x, key: bool = False) -> str:
+    """A name or value inside a suggested option's list, as the option's
+    reader cuts it (:func:`split_commas`, :func:`split_key`): a comma
+    written ``\\,``, an ``=`` inside a COLUMN=VALUE key ``\\=`` (H18: a
+    suggested ``--l Wage, hourly=3`` could not be typed as given); the
+    whole value is then quoted for the shell where it needs it."""
+    t = str(x).replace(",", "\\,")
+    return t.replace("=", "\\=") if key else t
 
 
 def error_line(exc: BaseException, overrides=None) -> str:
@@ -660,7 +673,7 @@ def check_outputs_apart(outputs: dict, args) -> None:
     inputs = read_files(args)
     given = [(f, Path(p)) for f, p in outputs.items() if p is not None]
     for flag, out in given:
-        check_not_input(out, inputs)
+        check_not_input(out, inputs, flag=flag)
     for i, (f1, a) in enumerate(given):
         for f2, b in given[i + 1:]:
             if str(a) == str(b) or same_file(a, b):
@@ -668,16 +681,18 @@ def check_outputs_apart(outputs: dict, args) -> None:
                                  "(each output is written whole)")
 
 
-def check_not_input(out, inputs) -> None:
+def check_not_input(out, inputs, *, flag: str | None = None) -> None:
     """An output that is an input, or in a directory that does not exist, is
-    refused before anything is written."""
+    refused before anything is written (naming its option, ``flag``, where
+    there are several: msa's --report)."""
     from pathlib import Path
 
     from ..io.atomic import same_file
+    who = f"{flag}: " if flag else ""
     for p in inputs:
         if p is not None and same_file(out, p):
-            raise UsageError(f"output {str(out)!r} is an input file; choose another name "
+            raise UsageError(f"{who}output {str(out)!r} is an input file; choose another name "
                              "(inputs are never overwritten)")
     parent = Path(out).parent
     if str(parent) and not parent.exists():
-        raise UsageError(f"output directory {str(parent)!r} does not exist")
+        raise UsageError(f"{who}output directory {str(parent)!r} does not exist")

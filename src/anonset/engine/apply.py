@@ -44,7 +44,7 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
         counters = None
         if plan.record_id is not None:
             h = record_hashes(block[plan.record_id].to_numpy(dtype=object))
-            counters = {n: record_counters(h, c) for n, c in codes.items()}
+            counters = {n: record_counters(h, c, plan.salts[n]) for n, c in codes.items()}
         masks = sample_sets(codes, plan.params, ids, plan.key, rng=plan.rng, row0=row0,
                             n_threads=plan.n_threads, counters=counters)
     other = [a.name for a in plan.schema if a.role == "other"]

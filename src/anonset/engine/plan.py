@@ -13,9 +13,8 @@ import numpy as np
 
 from .. import validate as V
 from .._version import __version__
-from ..io.keys import (MIN_SEED_BYTES, derive_key, key_check, key_mode, make_key,
-                       release_key,
-                       name_stream_ids, seed_bits)
+from ..io.keys import (MIN_SEED_BYTES, cell_salt, derive_key, key_check, key_mode, make_key,
+                       name_stream_ids, release_key, seed_bits)
 from ..models import Closeness, DiversityCloseness
 from ..schema import DECLARE, Attribute, Schema, _outside_stacklevel, warn_inferred_domains
 from ..passthrough import check_recodes, recoded_targets, recorded, warn_findings
@@ -49,6 +48,7 @@ class Plan:
     text: bool
     record_id: str | None
     info: dict
+    salts: dict | None = None      # persistent key: each column's cell_salt
 
     @property
     def shuffled(self) -> bool:
@@ -163,7 +163,16 @@ def passthrough_codes(stats: Stats, rows: int) -> dict:
 
 
 def make_plan(d: Draft, stats: Stats) -> Plan:
-    """The schema, parameters, key and order of a publication."""
+    """The schema, parameters, key and order of a publication.  A refusal
+    names the input file where there is one, whichever check raised it
+    (the parameters' own checks do not know the file: H19)."""
+    try:
+        return _make_plan(d, stats)
+    except InputError as e:
+        raise e.in_file(d.file) from None
+
+
+def _make_plan(d: Draft, stats: Stats) -> Plan:
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
     from ..randomized.prior import (check_new_in_series, check_prior, check_series_key,
@@ -230,7 +239,8 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
             V.check_closeness_size(a, file=d.file)
             cd = d.drafts[a.name]
             V.check_ordered_ground(a, opts.model.ground_for(a.name), file=d.file,
-                                   sorted_order=cd.categorical and cd.kind != "ordinal")
+                                   sorted_order=cd.categorical and cd.kind != "ordinal",
+                                   declared_order=cd.categorical and cd.kind == "ordinal")
     # rows that share an identifier's value: one person's rows (waves,
     # visits) under a persistent key get one set per value; drawn
     # independently, they intersect toward the person's true values
@@ -323,7 +333,12 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         # differed by the two values (wagepan under one key file, l = 3:
         # 126 of 261 men's old and new occupations read off)
         data = data_digest(stats.n, counts, stats.na, stats.placed, published)
-        key = derive_key(release_key(key, {"data": data}), "sets")
+        # ... and so are other parameters': drawn from the same words, a cell
+        # under l = 5 and under l = 6 (C(9, 4) = C(9, 5) subsets of 10
+        # values) took the same subset index, and the two sets read together
+        # pinned 45 % of the values (H20)
+        key = derive_key(release_key(key, {"data": data, **order_facts(
+            opts.model.to_dict(), opts.rng, params, published)}), "sets")
     if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
         raise InputError("needs a key of at least 128 bits", param="record_id",
                          expected="{@key_file} holding a long-lived secret")
@@ -365,8 +380,13 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
     warn_inferred_domains(published, {c: sum(1 for k in seen.values() if k == 1)
                                       for c, seen in stats.seen.items()})
     warn_findings(found)
+    # persistent key: a record's cell reads the same blocks in every release
+    # of the same column under the same (p, eta, d, domain), other blocks
+    # under others (cell_salt)
+    salts = {a.name: cell_salt([params[a.name].p, params[a.name].eta, params[a.name].d,
+                                _domain_words(a)]) for a in published} if persistent else None
     plan = Plan(source, keep, params, opts.model.to_dict(), stats.n, key, order_key, opts.rng,
-                opts.n_threads, d.text, opts.record_id, info)
+                opts.n_threads, d.text, opts.record_id, info, salts)
     plan.stream_ids()                  # persistent mode: two names on one stream are refused
     return plan
 

@@ -37,7 +37,7 @@ from ..validate import InputError, check_bool, row_name
 
 __all__ = ["make_key", "check_rng", "RNGS", "MIN_SEED_BYTES", "KEY_MODES", "key_mode",
            "read_key_file", "seed_from_env", "derive_key", "key_check", "row_ranks",
-           "shuffled_order", "record_hashes", "record_counters", "name_stream_ids",
+           "cell_salt", "shuffled_order", "record_hashes", "record_counters", "name_stream_ids",
            "new_key_file", "seed_bits"]
 
 RNGS = ("chacha20", "philox")
@@ -571,7 +571,7 @@ def record_hashes(ids) -> np.ndarray:
     return _mix64(_fnv1a64(record_id_texts(ids)[0]))
 
 
-def record_counters(id_hashes: np.ndarray, codes) -> np.ndarray:
+def record_counters(id_hashes: np.ndarray, codes, salt: int = 0) -> np.ndarray:
     """Persistent-key mode: the generator counter of each record's cell, from
     the record's id hash and its true value's code, so that the same record
     with the same value gets the same set in every release (memoized, as
@@ -579,8 +579,27 @@ def record_counters(id_hashes: np.ndarray, codes) -> np.ndarray:
     independent one.  The counters need not be secret: the cell's randomness
     is ChaCha20 under the secret key at this counter (and the attribute's
     stream); they only need to differ between cells, which a 64-bit mix of
-    (id hash, value) does except with probability about n^2 d / 2^64."""
+    (id hash, value) does except with probability about n^2 d / 2^64.
+    ``salt`` (:func:`cell_salt`): what else the column's sets are drawn
+    from; the audit's count of records (0) needs none."""
     codes = np.asarray(codes, dtype=np.int64).astype(np.uint64)
     with np.errstate(over="ignore"):
         return _mix64(np.asarray(id_hashes, dtype=np.uint64)
-                      + (codes + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
+                      + (codes + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+                      + np.uint64(salt))
+
+
+def cell_salt(facts) -> int:
+    """Persistent-key mode: 64 bits of what a column's sets are drawn from
+    besides its record and value (``facts``: its p, eta, d and domain in
+    their order; anything JSON can write), added to its cells' counters.
+    The same facts give a record the same set in every release; other facts
+    read other blocks, so the sets are drawn anew as under another key.
+    Without it, a record's cell read the same word under another eta and
+    mapped it to a subset of another size, and the two sets shared their
+    index (H20: l = 5, then l = 6 on 10 values, C(9, 4) = C(9, 5): 45 % of
+    the values pinned, against 1 % for two independent draws)."""
+    import json
+    text = json.dumps(facts, sort_keys=True, default=str, separators=(",", ":"))
+    return int.from_bytes(hashlib.sha256(_DERIVE + b"cells\x00" + text.encode()).digest()[:8],
+                          "little")

@@ -402,14 +402,10 @@ class CsvSink:
     def __init__(self, tmp, schema, meta, final):
         import contextlib
 
-        from .tables import CSV_OUTPUT_COMPRESSIONS, csv_output, refuse_tsv_output
+        from .tables import check_csv_output, csv_output
         self.meta = meta
         self.final = final
-        suffix = Path(final).suffix.lower()
-        refuse_tsv_output(final)
-        if suffix not in (".csv", ".txt") and suffix not in CSV_OUTPUT_COMPRESSIONS:
-            raise InputError("has a compression this writer does not support", param="output",
-                             file=final, expected="a .csv, .csv.gz, .csv.bz2 or .csv.xz name")
+        check_csv_output(final)
         self._files = contextlib.ExitStack()
         self.f = self._files.enter_context(csv_output(tmp, final))
         self.header = True

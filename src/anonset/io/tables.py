@@ -196,6 +196,20 @@ def refuse_tsv_output(path) -> None:
 
 #: The compressions a CSV output is written through, by its name's suffix.
 CSV_OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+#: Suffixes of compressions and archives anonset does not write.
+UNWRITTEN_COMPRESSIONS = (".zip", ".zst", ".bz", ".7z", ".lz4", ".tar", ".lzma", ".z", ".br")
+
+
+def check_csv_output(path) -> None:
+    """A CSV output (one whose format its name says, or was named with
+    ``--format csv``: any other name, ``rel.dat``, is written as plain
+    CSV) is not named as tab-separated or as a compression anonset does not
+    write."""
+    refuse_tsv_output(path)
+    if Path(path).suffix.lower() in UNWRITTEN_COMPRESSIONS:
+        raise InputError("has a compression this writer does not support", param="output",
+                         file=path, expected="a .csv, " + ", ".join(
+                             ".csv" + s for s in CSV_OUTPUT_COMPRESSIONS) + " name")
 
 
 def csv_compression(path) -> str | None:
@@ -257,7 +271,14 @@ def check_input_file(path, *, param: str = "input") -> Path:
 
 
 def _csv_stream(path):
+    """A byte stream of a CSV file, decompressed as its name says.  Arrow
+    detects gzip, bzip2 and zstd by the name; its wheels carry no xz codec
+    and read a .xz file as its raw bytes (refused as not UTF-8, H18), so
+    xz is read through Python's lzma."""
     import pyarrow as pa
+    if str(path).lower().endswith(".xz"):
+        import lzma
+        return pa.PythonFile(lzma.open(str(path), "rb"), mode="r")
     return pa.input_stream(str(path), compression="detect")
 
 

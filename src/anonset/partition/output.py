@@ -39,13 +39,10 @@ def format_of(path) -> str:
 
 def check_csv_name(path) -> None:
     """A CSV output (also one whose format was named) is written through no
-    compression anonset does not write (a .zip, a .zst)."""
-    from ..io.tables import CSV_OUTPUT_COMPRESSIONS, refuse_tsv_output
-    refuse_tsv_output(path)
-    if Path(path).suffix.lower() in (".zip", ".zst", ".bz", ".7z", ".lz4", ".tar"):
-        raise InputError("has a compression this writer does not support", param="output",
-                         file=path, expected="a .csv, " + ", ".join(
-                             ".csv" + s for s in CSV_OUTPUT_COMPRESSIONS) + " name")
+    compression anonset does not write (a .zip, a .zst):
+    :func:`anonset.io.tables.check_csv_output`."""
+    from ..io.tables import check_csv_output
+    check_csv_output(path)
 
 
 def write_tables(jobs, *, format: str | None = None, metadata: dict | None = None,

@@ -618,7 +618,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # words, a changed value's two sets differed by the two values
     data = hashlib.sha256(len(codes).to_bytes(8, "little") +
                           np.ascontiguousarray(codes, dtype=np.int32).tobytes()).hexdigest()
-    key = _derive(_release(make_key(seed, research_seed=research_seed), {"data": data}), "sets")
+    # ... and so are another model's (l, d, algorithm, distance) or domain:
+    # from the same words, sets of two sizes share their draws and read
+    # together tell more than two independent releases (H20, anonymize)
+    model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
+             "sensitive": sensitive, "distance": distance.to_dict()}
+    key = _derive(_release(make_key(seed, research_seed=research_seed),
+                           {"data": data, **model, "rng": rng,
+                            "domain": [repr(v) for v in sattr.domain]}), "sets")
     attrs, masks, params, qcodes = [], {}, {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
@@ -657,8 +664,6 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # in the clear, as anonymize refuses it (its audit reads it alike)
     clear = list(dict.fromkeys(clear + _refuse_read_together(
         attrs, params, {**qcodes, sensitive: codes}, law, allow_clear, recodes, allow_recode)))
-    model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
-             "sensitive": sensitive, "distance": distance.to_dict()}
     from ..io.keys import key_mode
     from .._version import __version__
     roles = {c: "sensitive" if c == sensitive else "exact" if c in qids else

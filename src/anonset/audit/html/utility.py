@@ -90,10 +90,14 @@ def default_pairs(header, semantic: str | None = None, limit: int = 3) -> list:
 
 def parse_pairs(pairs, header, semantic: str | None = None) -> list:
     """Pairs from ``'a:b,c:d'`` or a list of (a, b), checked against the
-    published attributes."""
+    published attributes.  In the text a comma inside a name is written
+    ``\\,`` and a colon ``\\:``, as the command line's lists write them
+    (``--pairs 'Wage\\, hourly:job title'``)."""
+    import re
     if isinstance(pairs, str):
-        items = [p.strip() for p in pairs.split(",") if p.strip()]
-        pairs = [tuple(s.strip() for s in p.split(":")) for p in items]
+        items = [p.strip() for p in re.split(r"(?<!\\),", pairs) if p.strip()]
+        pairs = [tuple(s.replace("\\,", ",").replace("\\:", ":").strip()
+                       for s in re.split(r"(?<!\\):", p)) for p in items]
     out = []
     for p in pairs:
         p = tuple(p)
