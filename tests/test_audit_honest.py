@@ -466,6 +466,18 @@ def test_an_attack_the_model_does_not_bound_is_a_warning_not_a_pass():
         assert rows.loc[a, "expected"] == 1.0
         assert rows.loc[a, "status"] == "warn", rows.loc[a, "message"]
         assert "a bound of 100% promises nothing for this attribute" in rows.loc[a, "message"]
-        # and names the t that would bound it: delta (1 - max share), delta = 1/4 here
+        # and names the t that would bound it: delta (1 - max share), delta =
+        # 1/4 here, rounded down (a t it names bounds)
         need = 0.25 * (1.0 - df[a].value_counts(normalize=True).max())
-        assert f"below 100 % at t < {need:.3g}" in rows.loc[a, "message"]
+        said = float(re.search(r"below 100 % at t < ([0-9.e-]+)", rows.loc[a, "message"])[1])
+        assert need - 1e-4 <= said <= need
+
+
+def test_the_t_that_would_bound_a_guess_is_rounded_down():
+    """H21: 0.1236 was printed as t < 0.124, which still bounds nothing;
+    with one value every row's, no t does."""
+    from anonset.audit.attack import t_below
+    assert t_below(1.0, 0.8764) == "below 100 % at t < 0.1236"
+    assert t_below(1.0, 0.87645) == "below 100 % at t < 0.1235"
+    assert t_below(1.0, 1.0) == "no t bounds it: one value is every row's"
+    assert t_below(0.001, 0.99995) == "below 100 % at t < 5.00e-08"

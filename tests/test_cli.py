@@ -812,7 +812,9 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
     assert line.startswith("key: from the given seed or key file (keep it as secret as the "
                            "data; it reproduces this release, but other or reordered rows, or "
                            "other parameters, under it are grouped anew, which can be "
-                           "intersected: docs/security.md)")
+                           "intersected: docs/security.md; a release of this table with one "
+                           "person more or less gives that person's values away by "
+                           "subtracting the two, under any key)")
     assert line.endswith("); rows: in INPUT ORDER (--keep-order)")
     rc, cap = run(["-q", cmd, src, "-o", tmp_path / "c.csv", *args], capsys)
     assert rc == 0 and cap.out == ""
@@ -1387,6 +1389,16 @@ def test_a_suggested_option_is_typed_as_given_with_commas_in_names(tmp_path, cap
     assert kv([shlex.split(said)[1]], "--l", commas=True) == \
         {"Wage, hourly": "3", "a=b": "2", "union": "2"}
     assert split_commas(shlex.split(flag("drop", repr(["x, y", "z"])))[1]) == ["x, y", "z"]
+    # suggestions the library writes itself: the ground of ordinal columns
+    # with missing cells, and a series' t (H21)
+    from types import SimpleNamespace
+    from anonset.randomized.params import _warn_order_without_missing
+    with pytest.warns(UserWarning) as w:
+        _warn_order_without_missing([SimpleNamespace(name="pay grade, band", missing="?")])
+    said = str(w[0].message).split("; ")[-1].rstrip(")")
+    assert said == "--ground 'pay grade\\, band=ordered'", said
+    assert kv([shlex.split(said)[1]], "--ground", commas=True) == \
+        {"pay grade, band": "ordered"}
 
 
 def test_a_named_format_writes_any_other_name(data, tmp_path, capsys):
@@ -1598,7 +1610,7 @@ def test_an_error_about_an_option_of_the_config_file_names_the_file(data, tmp_pa
     assert "(an l per column: --l age=3,job=2,city=2)" in err, err
     rc, cap = run(["anonymize", src, "-o", tmp_path / "o.csv", "--config", cfg, "--l", "9"],
                   capsys)
-    assert rc == 2 and "error: --l: l = 9 for 'age'" in cap.err, cap.err
+    assert rc == 2 and f"error: {str(src)!r}: --l: l = 9 for 'age'" in cap.err, cap.err
 
 
 def test_a_privacy_parameter_given_twice_is_refused(data, tmp_path, capsys):

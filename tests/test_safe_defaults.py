@@ -2006,25 +2006,27 @@ def test_lgb_refuses_an_id_column_that_recodes_an_attribute(tmp_path, capsys):
                                          r"none \(random IDs\), or the risk named: "
                                          r"allow_recode=\['rownum'\]$"):
         anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="rownum", k=4,
-                        l=2, drop=["serial"])
+                        l=2, drop=["serial"], allow_identifier=["rownum"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)      # no identifier warning
         res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="rownum",
-                              k=4, l=2, drop=["serial"], allow_recode=["rownum"])
+                              k=4, l=2, drop=["serial"], allow_recode=["rownum"],
+                              allow_identifier=["rownum"])
     assert [(f["check"], f["column"], f["sensitive"], f["allowed"])
             for f in res.metadata["pass_through_risks"]] == \
-        [("order_recode", "rownum", "race", True)]
-    # a serial drawn at random is a fine ID
+        [("order_recode", "rownum", "race", True), ("identifier", "rownum", None, True)]
+    # a serial drawn at random is a fine ID (its link between releases named)
     with warnings.catch_warnings():
         warnings.simplefilter("error", anonset.PassThroughWarning)
         res = anonset.lgb.lgb(df, qi=["city"], sensitive=["race", "job"], id_column="serial",
-                              k=4, l=2, drop=["rownum"])
-    assert res.metadata["pass_through_risks"] == []
+                              k=4, l=2, drop=["rownum"], allow_identifier=["serial"])
+    assert [f["check"] for f in res.metadata["pass_through_risks"]] == ["identifier"]
     df.to_csv(tmp_path / "s.csv", index=False)
     capsys.readouterr()
     assert cli_main(["lgb", str(tmp_path / "s.csv"), "-o", str(tmp_path / "o.parquet"),
                      "--qi", "city", "--sensitive", "race,job", "--id", "rownum",
-                     "--drop", "serial", "--k", "4", "--l", "2"]) == 2
+                     "--drop", "serial", "--k", "4", "--l", "2",
+                     "--allow-identifier", "rownum"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith("or the risk named: --allow-recode rownum\n")
     assert not list(tmp_path.glob("o*"))
@@ -2702,7 +2704,8 @@ def test_an_order_that_follows_a_numeric_sensitive_column_is_refused_on_every_pa
                           "correlation is 1.00"), msg
     assert msg.endswith("allow_recode=['rownum']")
     for call in (lambda **k: lgb(df, qi=["city"], sensitive=["income"], id_column="rownum",
-                                 drop=["serial", "job"], k=5, l=3, **k),
+                                 drop=["serial", "job"], k=5, l=3,
+                                 allow_identifier=["rownum"], **k),
                  lambda **k: anonymize_msa(df, ["city"], ["income", "job"], 5, 0.5,
                                            other=["rownum"], drop=["serial"],
                                            allow_identifier=["rownum"], **k)):

@@ -31,6 +31,32 @@ def api_name(param: str, value: str | None = None) -> str:
     return param if value is None else f"{param}={value}"
 
 
+def option_text(option: str, value) -> str:
+    """``option`` and ``value`` as typed on the command line: a list cut at
+    commas, a mapping as COLUMN=VALUE pairs, a comma inside a name or value
+    written ``\\,`` and an ``=`` inside a key ``\\=`` (as the options'
+    readers cut them), the whole quoted for the shell where it needs it, so
+    that a suggestion can be typed as given (H18: `--l Wage, hourly=3`).
+
+    >>> option_text("--allow-clear", ["job title", "pay, band"])
+    "--allow-clear 'job title,pay\\\\, band'"
+    >>> option_text("--t", {"a=b": 0.3, "c": 0.2})
+    "--t 'a\\\\=b=0.3,c=0.2'"
+    """
+    import shlex
+
+    def esc(x, key=False):
+        t = str(x).replace(",", "\\,")
+        return t.replace("=", "\\=") if key else t
+    if isinstance(value, (list, tuple)):
+        text = ",".join(esc(x) for x in value)
+    elif isinstance(value, Mapping):
+        text = ",".join(f"{esc(a, key=True)}={esc(b)}" for a, b in value.items())
+    else:
+        text = str(value)
+    return f"{option} {shlex.quote(text)}"
+
+
 def numbers_expected(value) -> str:
     """What a numeric column expected instead of the text ``value``: a
     number with a decimal comma ('3,5', as spreadsheets set to a decimal

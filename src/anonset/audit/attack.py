@@ -128,6 +128,19 @@ def _smallest_distance(g) -> float:
     return float(2.0 * w.min()) if g.kind == "hierarchical" else float(w.min())
 
 
+def t_below(delta: float, top: float) -> str:
+    """Where the bound max A + t / delta says nothing (100 %): the t below
+    which it would, delta (1 - max A), rounded down so that the t it names
+    bounds (H21: 0.1236 printed as 0.124); none where one value is every
+    row's."""
+    need = delta * (1.0 - top)
+    if need <= 0.0:
+        return "no t bounds it: one value is every row's"
+    cut = math.floor(need * 1e4) / 1e4
+    return f"below 100 % at t < {cut:g}" if cut > 0.0 else \
+        f"below 100 % at t < {need:.2e}"
+
+
 def model_bound(par, A: np.ndarray, g) -> tuple:
     """(bound, where it comes from) on a Bayesian adversary's success that
     the model of one attribute promises; (nan, reason) when it promises none.
@@ -148,7 +161,7 @@ def model_bound(par, A: np.ndarray, g) -> tuple:
         b = min(1.0, float(np.max(A)) + float(par.t) / delta)
         why = f"max A + t/delta = {np.max(A):.3g} + {float(par.t):g}/{delta:.3g}"
         if b >= 1.0:        # the t below which the bound says something
-            why += f"; below 100 % at t < {delta * (1.0 - float(np.max(A))):.3g}"
+            why += "; " + t_below(delta, float(np.max(A)))
         found.append((b, why))
     if not found:
         return math.nan, "none: the model promises no bound for this attribute"

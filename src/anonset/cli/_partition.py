@@ -156,12 +156,19 @@ def key_line(summary: dict) -> str:
     """The key and row-order line of a partition release's summary, as the
     set-table publishers print it (the groups are what a second release of
     the same records under another key changes: docs/security.md)."""
+    # and under any key, a release of a table one person apart gives that
+    # person's values away by subtraction (every row's values are published,
+    # only grouped: H23)
+    apart = ("; a release of this table with one person more or less gives that person's "
+             "values away by subtracting the two, under any key")
     key = {"os": "a fresh key from the operating system (never stored; another release of "
                  "these records under another key draws other groups, which can be "
-                 "intersected: docs/security.md; one key file reproduces a release)",
+                 "intersected: docs/security.md; one key file reproduces a release" + apart +
+                 ")",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
                    "reproduces this release, but other or reordered rows, or other parameters, "
-                   "under it are grouped anew, which can be intersected: docs/security.md)",
+                   "under it are grouped anew, which can be intersected: docs/security.md"
+                   + apart + ")",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it can "
                             "re-run the release)"}
     mode = summary.get("key")

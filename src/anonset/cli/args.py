@@ -14,7 +14,6 @@ import ast
 import contextlib
 import math
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -216,23 +215,8 @@ def flag(param: str, value: str | None = None, overrides=None) -> str:
         return f
     if v is False:
         return "--no-" + f[2:]
-    if isinstance(v, (list, tuple)):
-        v = ",".join(_escaped(x) for x in v)
-    elif isinstance(v, dict):
-        v = ",".join(f"{_escaped(a, key=True)}={_escaped(b)}" for a, b in v.items())
-    else:
-        return f"{f} {shlex.quote(str(v))}"
-    return f"{f} {shlex.quote(v)}"
-
-
-def _escaped(x, key: bool = False) -> str:
-    """A name or value inside a suggested option's list, as the option's
-    reader cuts it (:func:`split_commas`, :func:`split_key`): a comma
-    written ``\\,``, an ``=`` inside a COLUMN=VALUE key ``\\=`` (H18: a
-    suggested ``--l Wage, hourly=3`` could not be typed as given); the
-    whole value is then quoted for the shell where it needs it."""
-    t = str(x).replace(",", "\\,")
-    return t.replace("=", "\\=") if key else t
+    from ..validate import option_text
+    return option_text(f, v)
 
 
 def error_line(exc: BaseException, overrides=None) -> str:

@@ -73,7 +73,7 @@ def warn_unbounded_guess(published, params, counts) -> list:
     posterior may put all of its weight on one value within t (H16: 97.5 %
     of DoctorVisits' visits named at t = 0.3, audit PASSED, summary
     silent).  Said at publishing only (the share is the original's)."""
-    from ..audit.attack import _smallest_distance, model_bound
+    from ..audit.attack import _smallest_distance, model_bound, t_below
     from ..randomized.params import ground_object
     found = []
     for a in published:
@@ -88,10 +88,10 @@ def warn_unbounded_guess(published, params, counts) -> list:
         g = ground_object(par.ground, a)
         # an l (k) beside t bounds it by 1/l (1/k): the bound is the smaller
         if model_bound(par, A, g)[0] >= 1.0:
-            found.append((a.name, par, _smallest_distance(g) * (1.0 - float(A.max()))))
+            found.append((a.name, par, t_below(_smallest_distance(g), float(A.max()))))
     if found:
-        what = "; ".join(f"{n!r} (t = {par.t:g}, ground {par.ground}: below 100 % at t < "
-                         f"{need:.3g})" for n, par, need in found)
+        what = "; ".join(f"{n!r} (t = {par.t:g}, ground {par.ground}: {need})"
+                         for n, par, need in found)
         warnings.warn(f"t bounds no adversary's chance of naming a row's value of {what}: t "
                       "bounds how far a set moves the distribution of the values, by their "
                       "distance, and within it a set may point at one value (max share + t / "
@@ -126,7 +126,21 @@ def _domain_words(attr) -> list:
     draws other sets, so it must draw another row order too."""
     if attr.bins is not None:
         return ["bins", *[repr(float(e)) for e in attr.bins]]
-    return [repr(v) for v in attr.domain]
+    return [_value_word(v) for v in attr.domain]
+
+
+def _value_word(v) -> str:
+    """A domain value as the keys take it: a number by its value (1, 1.0
+    and numpy's 1 are one word, as a series' check of its domain compares
+    them: a series declared in ints, then in floats, kept its domain and
+    redrew every set, H21), anything else by its repr."""
+    import numbers
+    v = v.item() if hasattr(v, "item") else v
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if f == v:
+            return repr(f)
+    return repr(v)
 
 
 def set_codes(stats: Stats, published) -> dict:

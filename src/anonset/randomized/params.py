@@ -330,17 +330,18 @@ def _warn_order_without_missing(attrs: list) -> None:
     if not attrs:
         return
     from ..schema import _outside_stacklevel
+    from ..validate import option_text
     names = ", ".join(repr(a.name) for a in attrs)
     tokens = sorted({repr(a.missing) for a in attrs})
     one = len(attrs) == 1
     api = ", ".join(f"{a.name!r}: 'ordered'" for a in attrs)
-    cli = ",".join(f"{a.name}=ordered" for a in attrs)
+    cli = option_text("--ground", {a.name: "ordered" for a in attrs})
     warnings.warn(f"{names} {'is' if one else 'are'} ordinal, but {'its' if one else 'their'} "
                   f"missing cells (published as {' / '.join(tokens)}) have no place in "
                   f"{'its' if one else 'their'} order, so t is measured under the equal ground "
                   f"(every pair of values 1 apart: stricter than any order, at a cost in p); to "
                   f"put them last in the order instead, name the ground "
-                  f"(ground={{{api}}}; --ground {cli})", stacklevel=_outside_stacklevel())
+                  f"(ground={{{api}}}; {cli})", stacklevel=_outside_stacklevel())
 
 
 def _per_column(model, attributes, what: str) -> dict:

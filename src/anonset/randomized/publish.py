@@ -155,13 +155,14 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
         # the t that keeps every set, for every column the model gives a t
         # (a per-column t must name them all): in Python and on the command line
         api = "{" + ", ".join(f"{n!r}: {v:g}" for n, v in t_named.items()) + "}"
-        cli = ",".join(f"{n}={v:g}" for n, v in t_named.items())
+        from ..validate import option_text
+        cli = option_text("--t", {n: f"{v:g}" for n, v in t_named.items()})
         one = too_large[0][0] if len(too_large) == 1 else None
         raise bad("; ".join(m if one else f"column {n!r}: {m}" for n, m in too_large), one,
                   "p at most the largest admissible.  Where the parameters come from an "
                   "earlier release (params=first; --params-from), another p would redraw every "
                   "set and the releases would intersect: publish this release under the t "
-                  f"named (t={api}; --t {cli}; recorded in the metadata), and leave room in a "
+                  f"named (t={api}; {cli}; recorded in the metadata), and leave room in a "
                   "new series by publishing its first release under a smaller t than later "
                   "ones (docs/security.md)")
     return out

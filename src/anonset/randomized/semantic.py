@@ -721,8 +721,19 @@ def semantic_rows(table: SetTable, *, seed=None, research_seed: bool = False,
     sdom = np.empty(dist.F, dtype=object)
     sdom[:] = list(table.schema[sa].domain)
     cols[sa] = sdom[mem]
-    words = _kernels.fill(make_key(seed, research_seed=research_seed), 0, 0x7000_0000, 0,
-                          (2 * n * l + 15) // 16 + 1, rng)
+    # keyed by the table and its model too: one seed over two tables (a
+    # value changed, another d) drew one permutation, and row i of both
+    # outputs held the same person's rows (H21)
+    from ..io.keys import release_key
+    h = hashlib.sha256(b"anonset.semantic-rows.v1\x00" + int(n).to_bytes(8, "little"))
+    for name in table.names:
+        h.update(str(name).encode() + b"\x00")
+        h.update(np.ascontiguousarray(table.members(name), dtype=np.int64).tobytes())
+    key = release_key(make_key(seed, research_seed=research_seed),
+                      {"model": table.model, "rng": rng, "data": h.hexdigest(),
+                       "domains": {a.name: [repr(v) for v in a.domain]
+                                   for a in table.schema.published}})
+    words = _kernels.fill(key, 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
     keys = words[: 2 * n * l].view(np.uint64)
     perm = np.argsort(keys, kind="stable")
     return pd.DataFrame({k: v[perm] for k, v in cols.items()})
