@@ -1251,8 +1251,15 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
         ruled = set()
         numeric = [n for n in ranked if nums[n] is not None][:RULE_HELPERS] \
             if nums[t.name] is not None else []
+        if numeric:
+            vt_rows = nums[t.name][xt]
+            spacing = PA.value_spacing(nums[t.name])
+            values = int(np.unique(xt).size)
         for i, h1 in enumerate(numeric):
             for h2 in numeric[i + 1:]:
+                if not PA.rule_screen(vt_rows, nums[h1][part[h1][0]], nums[h2][part[h2][0]],
+                                      spacing, values):
+                    continue
                 g = PA.rule_adversary(nums[t.name], xt, mt,
                                       [(nums[h][x], nums[h][mm]) for h, (x, mm) in
                                        ((h1, part[h1]), (h2, part[h2]))])
