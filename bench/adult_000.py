@@ -53,7 +53,7 @@ def main(argv=None):
             warnings.simplefilter("ignore")        # clip_l warnings: l_j = d_j - 1 by design here
             pub = anonset.publish(df, anonset.Diversity(l), schema, seed=1000 + l,
                                   research_seed=True, clip_l=True,
-                                  allow_clear=["sex", "salary-class"])
+                                  allow_clear=[a.name for a in schema.sensitive])
         for q in (1, 2, 4):
             for s in range(args.subsets):
                 S = list(rng.choice(attrs, size=q, replace=False))

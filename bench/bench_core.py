@@ -1,8 +1,9 @@
 """pytest-benchmark suites for paper 000's core kernels.
 
-Run (benchmarks are disabled by pyproject's addopts, so enable them):
+Run (pytest-benchmark times each; `--benchmark-disable` runs each once,
+as a check that it still works):
 
-    PYTHONPATH=src python -m pytest bench/bench_core.py --benchmark-enable
+    PYTHONPATH=src python -m pytest bench/bench_core.py
 
 Every benchmark is seeded and checks its result: published sets have eta
 members and hold the true value (p = 1); w equals the NumPy baseline's and

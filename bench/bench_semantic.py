@@ -130,13 +130,14 @@ def main(argv=None) -> int:
     print(f"publishing n={a.n:,} records, F={a.F}, l={a.l}, d={a.d}; "
           f"C: best of {a.repeat}, NumPy: best of {a.numpy_repeat}; "
           f"wall = perf_counter, CPU = process_time")
-    S.semantic_sets(codes[:10000], dist, a.l, a.d, seed=0)            # warm-up
+    S.semantic_sets(codes[:10000], dist, a.l, a.d, seed=0, research_seed=True)            # warm-up
     res = {}
     for algo in ("simple", "duplicate"):
         for rng in ("chacha20", "philox"):
             for threads in (1, nt):
                 w, c, m = timed(lambda: S.semantic_sets(codes, dist, a.l, a.d, algorithm=algo,
-                                                        seed=1, rng=rng, n_threads=threads),
+                                                        seed=1, research_seed=True, rng=rng,
+                                                        n_threads=threads),
                                 a.repeat)
                 res[(algo, rng, threads)] = (w, c)
                 print(f"  C kernel  {algo:9s} {rng:8s} {threads} thread(s): wall {w:7.3f} s "
@@ -149,7 +150,7 @@ def main(argv=None) -> int:
     print(f"  NumPy     simple    pcg64    1 thread(s): wall {wn:7.3f} s "
           f"({a.n / wn / 1e6:6.1f} M rows/s)   CPU {cn:7.3f} s")
     # same law: value frequencies of the first 10^6 rows agree
-    mk = S.semantic_sets(codes, dist, a.l, a.d, seed=9)
+    mk = S.semantic_sets(codes, dist, a.l, a.d, seed=9, research_seed=True)
     k = min(a.n, 1_000_000)
     diff = np.abs(S._unpack(mk[:k], a.F).mean(axis=0) - S._unpack(mn[:k], a.F).mean(axis=0)).max()
     print(f"  max |value frequency C - NumPy| over the first {k:,} rows: {diff:.4f}")

@@ -21,7 +21,7 @@ import numpy as np
 
 from anonset.emd import Ground
 from anonset.randomized import closeness_search as cs
-from anonset.randomized.params import closeness_parameters, expected_l2, quantize_p
+from anonset.randomized.params import closeness_parameters, expected_l2, grid_p
 
 
 def every_size(A, N, t, g, eta_min):
@@ -36,7 +36,7 @@ def every_size(A, N, t, g, eta_min):
             p = 1.0 if H <= 0 else min(1.0, max(0.0, cs.p_of_u(H / (H + t), eta, d)))
         else:
             p = cs.max_admissible_p(A, eta, t, g)[0]
-        p = quantize_p(p)
+        p = grid_p(p)
         if p <= 0.0:
             continue
         e = expected_l2(N, d, p, eta)

@@ -226,7 +226,7 @@ def bench_dense(T, repeat, log):
     attrs = ["age", "workclass", "education", "salary-class"]
     df = load_adult()
     pub = anonset.publish(df, anonset.Diversity(2), adult_schema(df, attributes=attrs), seed=1,
-                          research_seed=True)
+                          research_seed=True, allow_clear=attrs)
     dims = [pub.schema[k].d for k in attrs]
     w = anonset.count_w(pub, attrs).astype(np.float64)
     a = [pub.params[k].inclusion for k in attrs]

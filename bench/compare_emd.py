@@ -146,12 +146,11 @@ def main():
     for col, name, AA, gg, res in gaps:
         Af = AA / AA.sum()
         g_ = Ground.from_spec(gg, AA.size) if isinstance(gg, str) else gg
-        ed = cs._Edges(g_, Af)
-        tab = cs._tables_for(Af, g_, ed)
+        ed, tab = cs._structure_for(Af, g_)
         for eta in (1, 2, 3, 5, 10, 20, 30):
             if eta >= AA.size or res[eta - 1][1]:
                 continue
-            Hc = cs._h_bound(Af, eta, 0.2, ed, name)
+            Hc = cs._h_bound(Af, eta, 0.2, ed, tab)
             Hl, _ = cs._h_lower(Af, eta, 0.2, ed, tab)
             pc = cs.p_of_u(Hc / (Hc + 0.2), eta, AA.size) if Hc > 0 else 1.0
             pl = cs.p_of_u(Hl / (Hl + 0.2), eta, AA.size) if Hl > 0 else 1.0

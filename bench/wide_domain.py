@@ -49,7 +49,8 @@ def main() -> None:
                                                                          .02, .01])})
     key = "5f0e1d2c3b4a59687766554433221100"
     pub = anonset.publish(df, anonset.Diversity(5), sensitive=["code", "race"],
-                          domains={"code": codes.tolist(), "race": list("abcdefg")}, seed=key)
+                          domains={"code": codes.tolist(), "race": list("abcdefg")}, seed=key,
+                          allow_clear=["code"])
     load0 = os.getloadavg()[0]
     # --- the exact EM's E-step: one trie pass, words against members
     params = [pub.params[a] for a in ("code", "race")]

@@ -353,6 +353,24 @@ def test_a_rule_is_found_only_where_it_holds():
     assert PA.linear_rule(rng.integers(0, 30, 500).astype(float), a, b, 1.0) is None
 
 
+def test_a_rule_of_two_exact_qids_both_named_is_the_users():
+    """Two exact QIDs named in allow_recode (the survey year and the birth
+    year, read together the age) are the user's risk: published, the age
+    recorded in the metadata's clear, as a record's read of named columns
+    is; refused while either is unnamed."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    born = rng.integers(1900, 1960, n)
+    year = rng.integers(1960, 2020, n)
+    df = pd.DataFrame({"year": year, "born": born, "age": year - born})
+    kw = dict(sensitive=["age"], exact=["year", "born"],
+              domains={"age": list(range(0, 120))}, allow_rare=["age"])
+    with pytest.raises(InputError, match="by the rule age = "):
+        anonset.publish(df, anonset.Diversity(4), allow_recode=["year"], **kw)
+    pub = anonset.publish(df, anonset.Diversity(4), allow_recode=["year", "born"], **kw)
+    assert pub.info["clear"] == ["age"]
+
+
 def test_the_rule_screen_keeps_rules_and_drops_what_tells_nothing():
     """The screen before a rule's two folds (120 pairs a column now that
     two exact QIDs are read too): it keeps a rule that 98 % of the rows

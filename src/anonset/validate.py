@@ -1149,7 +1149,8 @@ def set_pair_findings(published, params, codes: Mapping, others: Mapping | None 
             if f is not None:
                 f["recode"] = PA.recode_lambda(held[t.name][:rows], held[o.name][:rows])
                 out.append(f)
-    out += _group_findings(published, params, codes, m, members, full, out)
+    out += _group_findings(published, params, codes, m, members, full, out,
+                           set(allow_recode))
     out += _record_findings(published, params, codes, m, held, members, others or {},
                             out + [{"column": t} for t in recoded], set(allow_recode))
     out.sort(key=lambda f: (-max(f["lambda"], f["certain"]), f["column"], str(f["with"])))
@@ -1206,7 +1207,8 @@ def _numbers(a):
     return v if np.all(np.isfinite(v)) and v.size >= 2 else None
 
 
-def _group_findings(published, params, codes, m, members, full, found) -> list:
+def _group_findings(published, params, codes, m, members, full, found,
+                    allow_recode=frozenset()) -> list:
     """:func:`set_pair_findings` for a sensitive column (p = 1) and two
     other columns together (sensitive sets at p = 1, or exact QIDs), where
     no two of them are found already: age from the survey year and the
@@ -1270,6 +1272,11 @@ def _group_findings(published, params, codes, m, members, full, found) -> list:
                                  f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
                                  f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
                     f["recode"] = 1.0
+                    if h1 not in members and h2 not in members and \
+                            {h1, h2} <= allow_recode:
+                        # two columns published as they are, both named by
+                        # the user: their risk, recorded (as the record's read)
+                        f["named"] = True
                     out.append(f)
                     ruled |= {(h1, h2), (h2, h1)}
         for i, h1 in enumerate(others):
