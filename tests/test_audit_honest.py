@@ -480,4 +480,9 @@ def test_the_t_that_would_bound_a_guess_is_rounded_down():
     assert t_below(1.0, 0.8764) == "below 100 % at t < 0.1236"
     assert t_below(1.0, 0.87645) == "below 100 % at t < 0.1235"
     assert t_below(1.0, 1.0) == "no t bounds it: one value is every row's"
-    assert t_below(0.001, 0.99995) == "below 100 % at t < 5.00e-08"
+    assert t_below(0.001, 0.98761) == "below 100 % at t < 1.23e-05"      # 1.239e-05 (H25)
+    assert t_below(0.25, 0.5) == "below 100 % at t < 0.125"               # exact: kept
+    for delta, top in ((0.001, 0.99995), (0.25, 0.99968), (1 / 3, 0.7), (0.01, 0.123456)):
+        need = delta * (1 - top)
+        said = float(t_below(delta, top).rsplit("< ", 1)[1])
+        assert said <= need and said > need * 0.99, (delta, top, said, need)

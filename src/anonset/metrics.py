@@ -8,8 +8,28 @@ __all__ = ["l1", "l2", "hellinger", "mse", "compare"]
 
 
 def _pair(x, xhat):
-    x = np.asarray(getattr(x, "counts", x), dtype=np.float64)
-    y = np.asarray(getattr(xhat, "counts", xhat), dtype=np.float64)
+    """The two tables' counts, cell by cell.  Two CrossTabs are lined up by
+    their attributes' names (the estimate's axes put in the truth's order):
+    tables of the same shape over (age, occupation) and (occupation, age)
+    were compared cell by cell, L1/N 0.98 for 0.23 (H26); attributes or
+    domains that differ are refused."""
+    from .validate import InputError
+    if hasattr(xhat, "attributes") and hasattr(x, "attributes"):
+        a, b = tuple(x.attributes), tuple(xhat.attributes)
+        if sorted(a) != sorted(b):
+            raise InputError(f"the true table is over {list(a)} and the estimate over "
+                             f"{list(b)}", param="xhat",
+                             expected="two tables over the same attributes")
+        perm = [b.index(n) for n in a]
+        for n, j in zip(a, perm):
+            if list(x.domains[a.index(n)]) != list(xhat.domains[j]):
+                raise InputError(f"the two tables list {n!r}'s values differently",
+                                 param="xhat", expected="tables of one release (one schema)")
+        y = np.transpose(np.asarray(xhat.counts, dtype=np.float64), perm)
+        x = np.asarray(x.counts, dtype=np.float64)
+    else:
+        x = np.asarray(getattr(x, "counts", x), dtype=np.float64)
+        y = np.asarray(getattr(xhat, "counts", xhat), dtype=np.float64)
     if x.shape != y.shape:
         raise ValueError(f"true and estimated tables differ in shape: {x.shape} vs {y.shape}")
     return x.ravel(), y.ravel()

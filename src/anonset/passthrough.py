@@ -1155,9 +1155,10 @@ def check_recodes(found: list, allow_recode: Iterable[str] = (), *,
     if ids:
         cols = [f["column"] for f in ids]
         more = f" (and {', '.join(repr(c) for c in cols[1:])})" if len(cols) > 1 else ""
+        remedy = ids[0].get("remedy") or (f"{'each' if more else 'it'} named an identifier "
+                                          "(never published) or dropped")
         raise InputError(ids[0]["why"] + more, column=ids[0]["column"], file=file,
-                         expected=f"{'each' if more else 'it'} named an identifier (never "
-                                  f"published) or dropped, or the risk named: "
+                         expected=f"{remedy}, or the risk named: "
                                   f"{{@allow_identifier={cols!r}}}")
     for f in found:
         if f["check"] in REFUSED_CHECKS or f["check"] == "identifier":

@@ -1272,6 +1272,9 @@ def _group_findings(published, params, codes, m, members, full, found,
                                  f"{abs(c2):.3g} x {h2} {'+' if c0 >= 0 else '-'} "
                                  f"{abs(c0):.3g}, within {tol:.2g}, for 99 % of the rows")
                     f["recode"] = 1.0
+                    # the helpers published as they are (exact QIDs): theirs to
+                    # name with allow_recode too (check_set_pairs offers it)
+                    f["as_is"] = [h for h in (h1, h2) if h not in members]
                     if h1 not in members and h2 not in members and \
                             {h1, h2} <= allow_recode:
                         # two columns published as they are, both named by

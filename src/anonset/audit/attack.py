@@ -136,9 +136,12 @@ def t_below(delta: float, top: float) -> str:
     need = delta * (1.0 - top)
     if need <= 0.0:
         return "no t bounds it: one value is every row's"
-    cut = math.floor(need * 1e4) / 1e4
-    return f"below 100 % at t < {cut:g}" if cut > 0.0 else \
-        f"below 100 % at t < {need:.2e}"
+    # four decimals, or three significant digits below 1e-4, rounded down
+    step = 1e-4 if need >= 1e-4 else 10.0 ** (math.floor(math.log10(need)) - 2)
+    cut = math.floor(need / step * (1 + 1e-12)) * step
+    if cut > need:
+        cut -= step
+    return f"below 100 % at t < {cut:.4g}"
 
 
 def model_bound(par, A: np.ndarray, g) -> tuple:

@@ -405,6 +405,15 @@ def closeness_section(table, stats: AuditStats, rows: Rows, opts: Options, with_
     return clo
 
 
+#: What a failed row-by-row inclusion check adds: the original may be this
+#: release's rows in another order (sorted, filtered and re-read), which the
+#: row-by-row check reads as sets that miss their values (H26: an original
+#: sorted by a column FAILED, blaming the sets).
+_UNALIGNED = ("; if the original's rows are not in the order this release was published "
+              "from (sorted or re-read since), audit with aligned=False (--no-aligned), which "
+              "checks the sets per value")
+
+
 def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None:
     """Inclusion of the true value: per row where the original lines up with
     the published rows, else per value (alignment-free)."""
@@ -422,7 +431,8 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
             if pi >= 1.0:
                 rows.add("inclusion", name, "pass" if hit == n else "fail", hit / n, 1.0,
                          f"{name}: every set holds its true value" if hit == n else
-                         f"{name}: {n - hit} set(s) miss their true value although p = 1")
+                         f"{name}: {n - hit} set(s) miss their true value although p = 1"
+                         + _UNALIGNED)
                 continue
             sq = stats.cluster_squares(name)
             z = (hit - n * pi) / math.sqrt(pi * (1.0 - pi) * (n if sq is None else sq.sum()))
@@ -431,7 +441,7 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
                      f"{name}: true value in its set for {hit / n:.4f} of the rows, expected "
                      f"p + (1-p) eta/d = {pi:.4f} (z = {z:+.2f}"
                      f"{'' if st == 'pass' else f', |z| > {opts.z_max:g}'})"
-                     + _clustered_words(stats, sq, st))
+                     + _clustered_words(stats, sq, st) + ("" if st == "pass" else _UNALIGNED))
             continue
         if opts.semantic is not None and name == opts.semantic[0]:
             # paper 001's dummies are not uniform (eq. 19 does not hold), but the

@@ -211,6 +211,15 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
             dom, cnt = finish_domain(cd, stats.seen[c], stats.na[c], d, stats.first_na.get(c))
             attr = attribute_of(cd, tuple(dom), inferred=True)
             inferred[c] = cnt
+            if c in stats.seen_mix:
+                # where each value sits keys the draws too, as a declared
+                # column's does (a Categorical's did and text's did not: one
+                # seed gave two releases of one table, H26; and values moved
+                # between rows with the same counts drew the same words)
+                at = {v: i for i, v in enumerate(attr.domain)}
+                token = at.get(attr.missing) if stats.na.get(c) else None
+                stats.placed[c] = stats.placed_of(
+                    c, at, token, text_typer(stats.seen[c]) if d.text else None)
             if c in d.need_counts:
                 counts[c] = cnt
         else:           # declared, or a schema's domain read off some data
@@ -451,15 +460,23 @@ def token_clash(cd: ColumnDraft, na: int, real: int, first: int | None, file) ->
                                "{@missing_token=OTHER}")
 
 
+def text_typer(seen: dict):
+    """How a CSV column's text values become its domain's values (int,
+    float or text, as :func:`~anonset.engine.stats.text_type` reads all of
+    them)."""
+    kind = text_type(seen)
+    return int if kind == "int" else float if kind == "float" else (lambda v: v)
+
+
 def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int | None = None):
     """An inferred domain (and value counts) from the values seen
     (``first_na``: the global row of the first missing cell)."""
     name = cd.name
     if d.text:
-        kind = text_type(seen)
+        typer = text_typer(seen)
         typed: dict = {}
         for v, k in seen.items():
-            tv = int(v) if kind == "int" else float(v) if kind == "float" else v
+            tv = typer(v)
             typed[tv] = typed.get(tv, 0) + k
         seen = typed
     if not seen and not na:

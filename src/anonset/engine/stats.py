@@ -46,6 +46,12 @@ class Stats:
         self.n = 0
         self.seen = {c: {} for c in d.need_domain}
         self.na = {c: 0 for c in d.need_domain}
+        #: per inferred sensitive column, per value seen (as ``seen``), the
+        #: sum (mod 2^64) of its rows' :func:`row_mix`, and of its missing
+        #: cells': with the codes of the domain once it is known, the column's
+        #: :func:`placed_sum` (the declared columns' ``placed``)
+        self.seen_mix = {c: {} for c in d.need_domain if d.drafts[c].role == "sensitive"}
+        self.na_mix = {c: 0 for c in self.seen_mix}
         self.first_na: dict = {}
         self.real_token: dict = {}              # declared columns: cells holding
         self.first_token: dict = {}             # the missing token as a real value
@@ -90,6 +96,7 @@ class Stats:
             # can) is no value to publish: refused as the partitions refuse it
             V.check_plain_values(block, [c for c in (*self.seen, *self._declared)
                                          if block[c].dtype == object], file=d.file)
+        blockmix = None
         for c in self.seen:
             col = block[c]
             if d.text:
@@ -106,6 +113,10 @@ class Stats:
                 acc[v] = acc.get(v, 0) + k
             if len(acc) > V.MAX_DOMAIN:
                 raise V.domain_too_large(c, len(acc), file=d.file, more=True)
+            if c in self.seen_mix:
+                if blockmix is None:                     # once a block, for every column
+                    blockmix = row_mix(row0, len(block))
+                self._mix(c, col if d.text else col[~miss], miss, blockmix)
         errors = []             # of the columns' errors, the first row's is raised
         rowmix = None
         for c, attr in self._declared.items():
@@ -157,6 +168,34 @@ class Stats:
         self.n += len(block)
         return self
 
+    def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray) -> None:
+        """Add a block's row mixes of column ``c`` per value (``present``: its
+        cells that are not missing, in row order) and of its missing cells."""
+        mix = blockmix[~miss]
+        codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
+        ok = codes >= 0
+        sums = np.zeros(len(uniq), dtype=np.uint64)
+        np.add.at(sums, codes[ok], mix[ok])
+        acc = self.seen_mix[c]
+        for v, x in zip(uniq.tolist(), sums.tolist()):
+            v = scalar(v)
+            acc[v] = (acc.get(v, 0) + int(x)) % (1 << 64)
+        if miss.any():
+            na = int(blockmix[miss].sum(dtype=np.uint64))
+            self.na_mix[c] = (self.na_mix[c] + na) % (1 << 64)
+
+    def placed_of(self, c: str, index, token_code: int | None, typed=None) -> int:
+        """An inferred column's :func:`placed_sum`, once its domain is known:
+        ``index`` maps a value (as ``typed`` makes it of what ``seen`` holds)
+        to its code, ``token_code`` is the missing token's."""
+        total = 0
+        for v, x in self.seen_mix[c].items():
+            tv = typed(v) if typed is not None else v
+            total += (index[tv] + 1) * x
+        if token_code is not None:
+            total += (token_code + 1) * self.na_mix[c]
+        return total % (1 << 64)
+
     def _missing(self, c: str, miss: np.ndarray, row0: int) -> None:
         k = int(miss.sum())
         if k:
@@ -197,6 +236,10 @@ class Stats:
             self.counts[c] += other.counts[c]
         for c in self.placed:
             self.placed[c] = (self.placed[c] + other.placed[c]) % (1 << 64)
+        for c, acc in self.seen_mix.items():
+            for v, x in other.seen_mix[c].items():
+                acc[v] = (acc.get(v, 0) + x) % (1 << 64)
+            self.na_mix[c] = (self.na_mix[c] + other.na_mix[c]) % (1 << 64)
         self.ids.extend(other.ids)
         self.ids_missing += other.ids_missing
         if other.first_id_missing is not None:

@@ -422,7 +422,10 @@ def rule_screen(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float,
     sixteen helpers make 120 pairs a column, and a census table 68
     columns of two to eighteen values."""
     k = min(t.size, RULE_SCREEN_ROWS)
-    t, h1, h2 = (np.asarray(v[:k], dtype=np.float64) for v in (t, h1, h2))
+    # rows spread over the sample (a sample handed over sorted by a helper
+    # would otherwise show one of its values: H25)
+    at = np.linspace(0, t.size - 1, k).astype(np.int64) if t.size else np.zeros(0, np.int64)
+    t, h1, h2 = (np.asarray(v, dtype=np.float64)[at] for v in (t, h1, h2))
     if k < 30 or not (np.ptp(h1) > 0 and np.ptp(h2) > 0 and np.ptp(t) > 0):
         return False
     X = np.column_stack([h1, h2, np.ones_like(h1)])

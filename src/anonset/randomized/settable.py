@@ -89,6 +89,15 @@ class SetTable:
         if len(self.other) != self.n_rows:
             raise ValueError("SetTable: pass-through columns have a different number of rows")
 
+    def __getstate__(self) -> dict:
+        """Pickled (sent to another process, saved by a notebook) without
+        ``source_rows``: the input row of each published row would undo the
+        shuffle for whoever receives it (H26: of an input sorted by
+        occupation, all of it)."""
+        state = dict(self.__dict__)
+        state["source_rows"] = None
+        return state
+
     # ------------------------------------------------------------ access
     @property
     def names(self) -> list:

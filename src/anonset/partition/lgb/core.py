@@ -519,6 +519,7 @@ def _id_link(frame, id_column: str) -> dict:
             "fresh keys pinned 28 % of a column held to l = 4)")
     return {"check": "identifier", "column": id_column, "sensitive": None,
             "value": round(share, 4), "why": f"is the ID column: {core}",
+            "remedy": "no {@id_column} (IDs drawn at random for each release)",
             "message": f"ID column {id_column!r}: {core}"}
 
 
