@@ -482,6 +482,9 @@ def test_the_t_that_would_bound_a_guess_is_rounded_down():
     assert t_below(1.0, 1.0) == "no t bounds it: one value is every row's"
     assert t_below(0.001, 0.98761) == "below 100 % at t < 1.23e-05"      # 1.239e-05 (H25)
     assert t_below(0.25, 0.5) == "below 100 % at t < 0.125"               # exact: kept
+    # an exact four-decimal value is itself, not one step below (H27: 0.7 said 0.6999)
+    assert all(float(t_below(k / 1e4, 0.0).rsplit("< ", 1)[1]) == round(k / 1e4, 4)
+               for k in range(1, 10_000))
     for delta, top in ((0.001, 0.99995), (0.25, 0.99968), (1 / 3, 0.7), (0.01, 0.123456)):
         need = delta * (1 - top)
         said = float(t_below(delta, top).rsplit("< ", 1)[1])

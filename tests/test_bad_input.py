@@ -1481,3 +1481,18 @@ def test_a_parameter_refusal_names_the_file_it_read(tmp_path):
             anonset.publish(pd.read_csv(src), model, **kw)
         assert str(e.value) == f"{str(src)!r}: {mem.value}"
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_nan_spelled_in_text_is_refused_as_a_missing_cell(tmp_path):
+    """A CSV cell 'NAN' (which float() reads, NA_MARKERS does not list)
+    crashed the streamed path with a bare KeyError once the digest keyed a
+    domain read off the data by where its values sit (H27); it is refused
+    as a missing cell, as before."""
+    from anonset.stream import publish_file
+    src = tmp_path / "in.csv"
+    src.write_text("s\n" + "1.5\n2.5\n3.5\n4.5\nNAN\n" * 40)
+    for missing in ("error", "category"):
+        with pytest.raises(InputError, match=r"column 's': has 40 missing value\(s\)"):
+            publish_file(src, tmp_path / "o.parquet", anonset.Diversity(3), sensitive=["s"],
+                         missing=missing)
+    assert not (tmp_path / "o.parquet").exists()

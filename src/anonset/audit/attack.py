@@ -136,12 +136,12 @@ def t_below(delta: float, top: float) -> str:
     need = delta * (1.0 - top)
     if need <= 0.0:
         return "no t bounds it: one value is every row's"
-    # four decimals, or three significant digits below 1e-4, rounded down
-    step = 1e-4 if need >= 1e-4 else 10.0 ** (math.floor(math.log10(need)) - 2)
-    cut = math.floor(need / step * (1 + 1e-12)) * step
-    if cut > need:
-        cut -= step
-    return f"below 100 % at t < {cut:.4g}"
+    # four decimals, or three significant digits below 1e-4, rounded down in
+    # decimal (binary floats put 0.7 one step low: H27)
+    from decimal import ROUND_FLOOR, Decimal
+    exp = -4 if need >= 1e-4 else math.floor(math.log10(need)) - 2
+    cut = Decimal(repr(need)).quantize(Decimal(1).scaleb(exp), rounding=ROUND_FLOOR)
+    return f"below 100 % at t < {float(cut):.4g}"
 
 
 def model_bound(par, A: np.ndarray, g) -> tuple:

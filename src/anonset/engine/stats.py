@@ -191,7 +191,13 @@ class Stats:
         total = 0
         for v, x in self.seen_mix[c].items():
             tv = typed(v) if typed is not None else v
-            total += (index[tv] + 1) * x
+            at = index.get(tv)
+            if at is None:
+                # no value of the domain (a text 'NAN' typed as a float NaN,
+                # each its own object): the checks after the plan refuse it
+                # as before (H27)
+                continue
+            total += (at + 1) * x
         if token_code is not None:
             total += (token_code + 1) * self.na_mix[c]
         return total % (1 << 64)
