@@ -394,17 +394,25 @@ def linear_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float):
     is a rule that whoever knows the columns knows, however few rows share
     a combination of the two others: the joint counts of a small table do
     not show it, so it is measured by itself."""
-    t, h1, h2 = (np.asarray(v, dtype=np.float64) for v in (t, h1, h2))
+    fit = _fit_rule(*(np.asarray(v, dtype=np.float64) for v in (t, h1, h2)), 0.99)
+    if fit is None or 2.0 * fit[1] >= 3.0 * spacing:
+        return None
+    c, tol = fit
+    return float(c[0]), float(c[1]), float(c[2]), tol
+
+
+def _fit_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, share: float):
+    """(coefficients, tol): the least-squares t = c1 h1 + c2 h2 + c0, both
+    helpers used, and the window that ``share`` of the rows' residuals fit
+    in; None where a column is constant or the fit leaves out a helper."""
     if t.size < 30 or not (np.ptp(h1) > 0 and np.ptp(h2) > 0 and np.ptp(t) > 0):
         return None
     X = np.column_stack([h1, h2, np.ones_like(h1)])
     c, *_ = np.linalg.lstsq(X, t, rcond=None)
     if not np.all(np.isfinite(c)) or abs(c[0]) < 1e-9 or abs(c[1]) < 1e-9:
         return None
-    tol = float(np.quantile(np.abs(t - X @ c), 0.99)) + 1e-9 * max(1.0, float(np.abs(t).max()))
-    if 2.0 * tol >= 3.0 * spacing:
-        return None
-    return float(c[0]), float(c[1]), float(c[2]), tol
+    tol = float(np.quantile(np.abs(t - X @ c), share)) + 1e-9 * max(1.0, float(np.abs(t).max()))
+    return c, tol
 
 
 #: Rows a pair of helpers is screened on for a linear rule, at most.
@@ -425,15 +433,8 @@ def rule_screen(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float,
     # rows spread over the sample (a sample handed over sorted by a helper
     # would otherwise show one of its values: H25)
     at = np.linspace(0, t.size - 1, k).astype(np.int64) if t.size else np.zeros(0, np.int64)
-    t, h1, h2 = (np.asarray(v, dtype=np.float64)[at] for v in (t, h1, h2))
-    if k < 30 or not (np.ptp(h1) > 0 and np.ptp(h2) > 0 and np.ptp(t) > 0):
-        return False
-    X = np.column_stack([h1, h2, np.ones_like(h1)])
-    c, *_ = np.linalg.lstsq(X, t, rcond=None)
-    if not np.all(np.isfinite(c)) or abs(c[0]) < 1e-9 or abs(c[1]) < 1e-9:
-        return False
-    tol = float(np.quantile(np.abs(t - X @ c), 0.95)) + 1e-9 * max(1.0, float(np.abs(t).max()))
-    return 2.0 * tol < min(3.0, values - 1.0) * spacing
+    fit = _fit_rule(*(np.asarray(v, dtype=np.float64)[at] for v in (t, h1, h2)), 0.95)
+    return fit is not None and 2.0 * fit[1] < min(3.0, values - 1.0) * spacing
 
 
 def value_spacing(vt: np.ndarray) -> float:
