@@ -816,6 +816,14 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
                            "person more or less gives that person's values away by "
                            "subtracting the two, under any key)")
     assert line.endswith("); rows: in INPUT ORDER (--keep-order)")
+    rc, cap = run([cmd, src, "-o", tmp_path / "r.csv", *args, "--seed", "7",
+                   "--research-seed"], capsys)
+    assert rc == 0, cap.err
+    line = cap.out.strip().splitlines()[-1]
+    assert line.startswith("key: a RESEARCH seed under 128 bits (anyone who guesses it can "
+                           "re-run the release; a release of this table with one person more "
+                           "or less gives that person's values away by subtracting the two, "
+                           "under any key)"), line
     rc, cap = run(["-q", cmd, src, "-o", tmp_path / "c.csv", *args], capsys)
     assert rc == 0 and cap.out == ""
 

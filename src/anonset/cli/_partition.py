@@ -170,7 +170,7 @@ def key_line(summary: dict) -> str:
                    "under it are grouped anew, which can be intersected: docs/security.md"
                    + apart + ")",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it can "
-                            "re-run the release)"}
+                            "re-run the release" + apart + ")"}
     mode = summary.get("key")
     rows = ("in INPUT ORDER (--keep-order)" if summary.get("row_order") == "input"
             else "in a random order")
