@@ -358,6 +358,29 @@ def test_codes_with_a_leading_zero_are_published_as_the_file_spells_them(tmp_pat
     assert type_text_column(np.array(["02134", "NA"], dtype=object)).tolist() == ["02134", None]
 
 
+def test_whole_numbers_written_with_blanks_stay_whole(tmp_path, capsys):
+    """A CSV file written as "4, 2, 0" typed its second column as floats (the
+    integer test wanted no blank, float() reads one): an exact QID was
+    published as 2.0 and the domain said 0.0, 1.0, ...  Blanks around a whole
+    number keep it whole on every path, and merge with the same number
+    written without them."""
+    from anonset.cli import main
+    from anonset.io.tables import text_type
+    src = tmp_path / "blank.csv"
+    rows = ["a,b,c"] + [f"{i % 5}, {i % 4}, {'' if i % 7 else ' '}{i % 3}" for i in range(120)]
+    src.write_text("\n".join(rows) + "\n")
+    res = publish_file(src, tmp_path / "out.csv", anonset.Diversity(2), sensitive=["a", "b"],
+                       exact=["c"], seed=SEED)
+    assert res.schema["b"].domain == (0, 1, 2, 3)
+    assert res.schema["c"].domain == (0, 1, 2)          # ' 2' and '2' are one value
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert set(out["c"]) == {"0", "1", "2"}
+    assert main(["audit", str(tmp_path / "out.csv"), "--original", str(src)]) == 0, \
+        capsys.readouterr()
+    assert text_type([" 2", "3 ", "\t-1"]) == "int" and text_type([" 02"]) == "str"
+    assert text_type(["1 2"]) == "str"
+
+
 def test_a_set_encoding_for_a_csv_output_is_refused(tmp_path):
     """sets='lists' was ignored for a CSV output (each set is {a|b|c});
     refused by name before any work, and an unknown encoding too."""

@@ -602,10 +602,12 @@ def read_table(path, fmt, *, columns=None) -> pd.DataFrame:
     return blocks[0] if len(blocks) == 1 else pd.concat(blocks, ignore_index=True)
 
 
-INT_TEXT = re.compile(r"^[+-]?\d+$")
+#: A whole number, with the blanks around it that a CSV file written as
+#: "1, 2, 3" holds (Python's float() reads them; int() too).
+INT_TEXT = re.compile(r"^[ \t]*[+-]?\d+[ \t]*$")
 #: A number written with a leading zero: a code (a ZIP or area code, an ICD
 #: chapter '03'), whose zero would be lost as a number.
-CODE_TEXT = re.compile(r"^[+-]?0\d")
+CODE_TEXT = re.compile(r"^[ \t]*[+-]?0\d")
 
 
 def text_type(values) -> str:
