@@ -532,6 +532,21 @@ def test_attack_plot(adult_l5, tmp_path):
         audit(pub).plot()
 
 
+def test_the_attack_legend_names_the_columns_shown(adult_l5):
+    """The legend under the attack table explained a `bound` column the
+    table does not print (its text is a sentence): each attribute's bound
+    now has a line of its own, and the legend names only what is shown."""
+    df, pub = adult_l5
+    rep = audit(pub, df, attack=True, n_targets=300, n_classes=10, seed=0)
+    text = rep.to_text()
+    table, legend = text.split("\ncolumns:\n")
+    header = next(ln for ln in table.splitlines() if ln.split()[:2] == ["attribute", "victims"])
+    named = [ln.split()[0] for ln in legend.splitlines() if ln.startswith("  ")]
+    assert named == header.split()
+    for a, why in zip(rep.attack.summary["attribute"], rep.attack.summary["bound"]):
+        assert f"  {a}: {why}" in table
+
+
 def test_bad_arguments(tmp_path):
     df = _small()
     pub = anonset.publish(df, anonset.Diversity(2), _schema(df), seed=1, research_seed=True)

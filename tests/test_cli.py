@@ -711,6 +711,33 @@ def test_python_dash_m(data, tmp_path):
     assert r.returncode == 2 and "--l and --k" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_reader_that_leaves_does_not_stop_the_command(data, tmp_path):
+    """`anonset audit PUB -o audit.csv | head` ended with exit 0 and no
+    audit.csv: the report's print raised BrokenPipeError before -o was
+    written (and `--version | head` printed a traceback).  A closed standard
+    output is dropped; the files are written and the exit code is the
+    command's."""
+    _, src = data
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pub = tmp_path / "pub.parquet"
+    assert run(["anonymize", src, "-o", pub, "--l", "2", *BASE, "-q"]) == (0, None)
+
+    def closed_stdout(*args):
+        p = subprocess.Popen([sys.executable, "-m", "anonset", *map(str, args)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.close()                  # the reader is gone before the first write
+        err = p.stderr.read()
+        return p.wait(timeout=120), err
+
+    audit = ["audit", pub, "--original", src, "--attack", "-o"]
+    verdict, _ = run(audit + [tmp_path / "a0.csv", "-q"])
+    rc, err = closed_stdout(*audit, tmp_path / "audit.csv")
+    assert rc == verdict and "Traceback" not in err, err
+    assert len(pd.read_csv(tmp_path / "audit.csv")) == len(pd.read_csv(tmp_path / "a0.csv")) > 5
+    rc, err = closed_stdout("--version")
+    assert rc == 0 and "Traceback" not in err, err
+
+
 def test_pass_through_columns_are_copied_exactly(tmp_path, capsys):
     src = tmp_path / "z.csv"
     src.write_text("id,job,zip\n1,a,007\n2,b,NA\n3,a,\n4,c,010\n")

@@ -50,7 +50,8 @@ __all__ = ["AttackResult", "attack", "model_bound", "SUMMARY_COLUMNS"]
 SUMMARY_COLUMNS = {
     "attribute": "the attribute the adversary tries to learn",
     "victims": "victims attacked on it (those whose value of it the adversary did not know)",
-    "model_bound": "the success rate the privacy model promises not to exceed (see bound)",
+    "model_bound": "the success rate the privacy model promises not to exceed (the bound "
+                   "lines say why)",
     "bound": "where the bound comes from: 1/l (class frequency, Def. 11) or "
              "max A + t/delta (closeness, Theorem 4)",
     "success": "share of victims whose true value is the adversary's guess "
@@ -86,9 +87,11 @@ class AttackResult:
     victims: pd.DataFrame
     settings: dict = field(default_factory=dict)
 
-    def explain(self) -> str:
-        """The summary's columns in plain words."""
-        return "\n".join(f"  {k:12s} {v}" for k, v in SUMMARY_COLUMNS.items())
+    def explain(self, columns=None) -> str:
+        """The summary's columns in plain words (``columns``: those shown,
+        default all)."""
+        shown = SUMMARY_COLUMNS if columns is None else columns
+        return "\n".join(f"  {k:12s} {SUMMARY_COLUMNS[k]}" for k in shown)
 
     def plot(self, path=None, ax=None):
         """Box plot of the confidence per attribute with the model's bound

@@ -213,8 +213,11 @@ class AuditReport:
                           f"knows {s['known']} of its attributes, with the {s['prior']} prior "
                           f"({s['prior_source']}), {s['n_targets']} victims:",
                           self.attack.summary[cols].to_string(index=False, max_colwidth=60),
-                          "columns:",
-                          self.attack.explain()]
+                          "bound:"]
+                # the bound's source is a sentence: one line per attribute
+                lines += [f"  {a}: {b}" for a, b in
+                          zip(self.attack.summary["attribute"], self.attack.summary["bound"])]
+                lines += ["columns:", self.attack.explain(cols)]
         return "\n".join(lines)
 
     def __str__(self):

@@ -119,6 +119,55 @@ def _signals():
         yield
 
 
+class _ClosedPipe:
+    """Standard output that survives its reader leaving (`anonset audit ...
+    -o audit.csv | head`): the first write into a closed pipe points the
+    descriptor at the null device and the command goes on, so the files it
+    was asked to write are written and its exit code is its own (a
+    BrokenPipeError had ended it, exit 0, with -o never written)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._gone = False
+
+    def _closed(self) -> None:
+        self._gone = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())   # the buffered rest goes nowhere
+            os.close(null)
+
+    def write(self, text):
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._closed()
+        return len(text)
+
+    def flush(self):
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._closed()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _pipe_safe_stdout():
+    old = sys.stdout
+    sys.stdout = _ClosedPipe(old)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            sys.stdout.flush()
+        sys.stdout = old
+
+
 @contextlib.contextmanager
 def _logging(quiet: bool, verbose: bool):
     """Messages of the ``anonset`` logger (and Python warnings) on stderr,
@@ -154,6 +203,11 @@ def main(argv=None) -> int:
     argv : list of str, optional
         Arguments without the program name (default: ``sys.argv[1:]``).
     """
+    with _pipe_safe_stdout():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     from .args import check_once
     from .option_file import check_not_config, with_config

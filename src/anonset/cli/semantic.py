@@ -255,8 +255,9 @@ def register(sub) -> None:
                         "(counting them points at their holders); refused otherwise (declare "
                         "--domain instead)")
     p.add_argument("--allow-clear", action="append", metavar="COL",
-                   help="the sensitive column, to accept --l 1, whose sets are the true values "
-                        "(published in the clear); refused otherwise")
+                   help="the sensitive column, to accept publishing it in the clear (--l 1: "
+                        "every set is the true value) or nearly (its sets give its value away "
+                        "for at least 1%% of the rows, docs/security.md); refused otherwise")
     A.add_allow_shared_id(p)
     from .option_file import add_config
     add_config(p)
