@@ -93,6 +93,31 @@ def test_uneven_and_empty_partitions():
         assert np.array_equal(a.counts, b.counts), method
 
 
+def test_reconstruct_takes_the_stopping_rule_of_the_in_memory_one(tmp_path):
+    """tol_ll and accelerate went on to dask.compute and were dropped without
+    a word (H29): the Dask run stopped where the default stops.  They are
+    parameters here, as in memory and on files, and equal results; another
+    parameter of the in-memory reconstruct is refused by name."""
+    from anonset.stream import reconstruct_file
+    df = table(400)
+    ddf = dd.from_pandas(df, npartitions=3)
+    model = anonset.Diversity({"age": 2, "job": 3, "city": 2})
+    pub = adask.publish(ddf, model, seed=3, research_seed=True, scheduler="sync", **INFER)
+    ref = pub.to_settable(scheduler="sync")
+    ref.to_parquet(tmp_path / "p.parquet")
+    for kw in ({"tol": 0.0, "tol_ll": 1e-16, "max_iter": 3000}, {"accelerate": False,
+                                                                 "max_iter": 50}):
+        a = adask.reconstruct(pub, ["age", "job"], scheduler="sync", **kw)
+        b = anonset.reconstruct(ref, ["age", "job"], **kw)
+        c = reconstruct_file(tmp_path / "p.parquet", ["age", "job"], **kw)
+        assert np.array_equal(a.counts, b.counts) and np.array_equal(a.counts, c.counts)
+        for key in ("iterations", "accelerated", "tol_ll", "stopped"):
+            assert a.info[key] == b.info[key] == c.info[key], key
+    assert a.info["accelerated"] is False and a.info["iterations"] == 50
+    with pytest.raises(ValueError, match="^w: got w=, which this path does not take"):
+        adask.reconstruct(pub, ["age"], w=np.zeros(3), scheduler="sync")
+
+
 def test_declared_schema_and_errors():
     df = table(100)
     schema = anonset.Schema.infer(df, **INFER)

@@ -22,12 +22,13 @@ class ReconstructionPlan:
     cross-tabulation from the merged counts."""
 
     def __init__(self, header, attributes, method: str = "em", *, max_iter=None, tol=None,
-                 tol_ll=None, n_threads=None, seed=None):
+                 tol_ll=None, n_threads=None, seed=None, accelerate: bool = True):
         from ..randomized.reconstruct import METHODS, _check_stopping
         V.check_choice(method, "method", METHODS)
         # the stopping rule before the file is read, not after
         _check_stopping(1 if max_iter is None else max_iter, 0.0 if tol is None else tol,
-                        tol_ll)
+                        tol_ll, accelerate)
+        self.accelerate = accelerate
         V.check_reconstructable(header)
         self.header, self.method = header, method
         self.attributes = V.check_attributes(header, attributes)
@@ -50,7 +51,8 @@ class ReconstructionPlan:
                                 ("tol_ll", self.tol_ll)) if v is not None}
         return estimate_from_counts(self.header, self.attributes, self.method,
                                     w=counts.w, patterns=counts.patterns_result(),
-                                    n_threads=self.n_threads, seed=self.seed, **kw)
+                                    n_threads=self.n_threads, seed=self.seed,
+                                    accelerate=self.accelerate, **kw)
 
 
 class Counts:

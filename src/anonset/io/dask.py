@@ -22,6 +22,8 @@ scheduler and workers must be as trusted as the data.  See docs/scaling.md.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 
@@ -330,20 +332,29 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
 
 
 def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 20000,
-                tol: float = 1e-6, n_threads: int | None = None, seed=None,
-                **compute) -> CrossTab:
+                tol: float = 1e-6, tol_ll: float | None = None, accelerate: bool = True,
+                n_threads: int | None = None, seed=None, **compute) -> CrossTab:
     """Reconstruct a cross-tabulation from a :class:`DaskSetTable`.
 
     Per-partition counts are computed on the workers and merged on the
     client, where the EM runs.  Equals ``anonset.reconstruct(pub.to_settable(),
-    ...)``.
+    ...)`` with the same parameters; ``compute`` goes to ``dask.compute``
+    (``scheduler=``, ...).
     """
     _require_dask()
     import dask
     from dask import delayed
-
+    from ..randomized.reconstruct import reconstruct as in_memory
+    from ..validate import InputError
+    # a parameter of the in-memory reconstruct is not a dask.compute option:
+    # passed on there, it would be dropped without a word (tol_ll was, H29)
+    own = sorted(set(compute) & set(inspect.signature(in_memory).parameters))
+    if own:
+        raise InputError(f"got {own[0]}=, which this path does not take", param=own[0],
+                         expected="anonset.reconstruct(pub.to_settable(), ...) for it")
     rplan = engine.ReconstructionPlan(pub.header(), attributes, method, max_iter=max_iter,
-                                      tol=tol, n_threads=n_threads, seed=seed)
+                                      tol=tol, tol_ll=tol_ll, n_threads=n_threads, seed=seed,
+                                      accelerate=accelerate)
     counts = rplan.counts()
     if method == "random":
         counts.rows = pub.n_rows

@@ -409,7 +409,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
                      chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 20000,
                      tol: float = 1e-6, tol_ll: float | None = None,
                      n_threads: int | None = None, seed=None,
-                     format: str | None = None, progress=None) -> CrossTab:
+                     format: str | None = None, progress=None,
+                     accelerate: bool = True) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
     Reads only the chosen attributes' columns and checks every set; the
@@ -436,7 +437,8 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     from ..validate import check_reconstructable
     check_reconstructable(header, file=path)
     rplan = engine.ReconstructionPlan(header, attributes, method, max_iter=max_iter, tol=tol,
-                                      tol_ll=tol_ll, n_threads=n_threads, seed=seed)
+                                      tol_ll=tol_ll, n_threads=n_threads, seed=seed,
+                                      accelerate=accelerate)
     counts = rplan.counts()
     if method == "random":
         counts.rows = header.n_rows

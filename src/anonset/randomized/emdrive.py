@@ -199,7 +199,10 @@ def run_squarem(step, x0, *, scale, tol, tol_ll, max_iter, choice, step_max0=1.0
     x1, ll0 = _timed(step, x, choice)
     evals, step_max = 1, step_max0
     gain, reason = math.inf, "max_iter"
-    while evals + 3 <= max_iter:
+    # a cycle costs up to 4 updates (2, the stabilizing one and the
+    # safeguard's): it starts only where all four fit, so the cap is never
+    # passed and a capped run stops at most 3 short of it
+    while evals + 4 <= max_iter:
         x2, ll1 = _timed(step, x1, choice)
         r = x1 - x
         v = x2 - x1 - r
