@@ -1,6 +1,8 @@
 """Parameter optimization (paper 000, Sec. V-C)."""
 import itertools
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -192,7 +194,7 @@ def test_l_above_a_two_valued_domain_suggests_an_l_per_column_not_clipping(capsy
         "t-closeness (--t) keeps a column of few values informative")
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True, Fraction(3)])
 def test_bad_l(bad):
     with pytest.raises(ValueError, match="l: got .*; expected an integer >= 1"):
         anonset.Diversity(bad)
@@ -206,8 +208,10 @@ def test_integral_floats_make_the_integer_model():
     assert anonset.DiversityCloseness(2.0, 0.3).to_dict()["l"] == 2
 
 
-@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), Fraction(1, 5), Decimal("0.2")])
 def test_bad_t(bad):
+    # a Fraction was accepted, published, and then no writer could write the
+    # metadata (TypeError, H28): refused as a Decimal is
     with pytest.raises(ValueError, match=r"expected a number in \[0, 1\] \(inf: no constraint"):
         anonset.Closeness(bad)
 

@@ -131,6 +131,26 @@ def test_make_key():
         assert len(make_key(pattern, research_seed=True)) == 32
 
 
+def test_a_guessable_research_seed_is_recorded_as_one():
+    """research_seed=True let a long but guessable seed through (the
+    documents' example, one symbol) and the metadata recorded key: 'seed',
+    so the audit said nothing; only a short one was recorded (H31).  Every
+    seed the checks would refuse is recorded as the research run's."""
+    import pandas as pd
+    import anonset
+    from anonset.io.keys import key_mode
+    for weak in ("0123456789abcdef" * 2, "a" * 32, 7, "abc"):
+        assert key_mode(weak, research_seed=True) == "research-seed", weak
+    assert key_mode("d1f3a8c04e9b27f65a0c3e81b7d9f246", research_seed=True) == "seed"
+    assert key_mode("d1f3a8c04e9b27f65a0c3e81b7d9f246") == "seed" and key_mode(None) == "os"
+    df = pd.DataFrame({"a": list("xyzw") * 25, "b": list("uvw" * 33 + "u")})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"],
+                          seed="0123456789abcdef" * 2, research_seed=True)
+    assert pub.info["key"] == "research-seed"
+    rep = anonset.audit(pub)
+    assert ((rep.checks["check"] == "key") & (rep.checks["status"] == "risk")).any()
+
+
 def test_random_key_material_is_never_taken_for_a_pattern(tmp_path):
     """The pattern checks refuse what people type, never what a generator
     draws: 20,000 draws of every kind a user may pass are accepted."""

@@ -7,6 +7,7 @@ A model holds one value for all sensitive attributes or one per attribute
 """
 from __future__ import annotations
 
+import fractions
 import math
 import numbers
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ Value = Union[int, float, Mapping]
 
 
 def _number(v) -> bool:
-    """Python and NumPy numbers, not bools."""
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool,)) and \
-        type(v).__name__ != "bool_"
+    """Python and NumPy numbers, not bools; not a Fraction, which no metadata
+    writer can write (H28: published, then every writer raised TypeError):
+    refused as a Decimal is."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, fractions.Fraction)) \
+        and type(v).__name__ != "bool_"
 
 
 def _per_attr(value, name: str, attr: str, kind=float):

@@ -58,7 +58,7 @@ __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "GIVEN_SHARE", "GIVEN_ALPHA", "DEFA
            "ValueSample", "OrderSample", "order_keys", "set_success", "set_lambda", "hash_values", "hash_cells",
            "PassThroughWarning", "PassThroughCheck",
            "check_passthrough", "given_away_message", "check_recodes", "check_allow_recode",
-           "check_allow_identifier",
+           "check_allow_identifier", "rule_recodes",
            "passthrough_findings", "warn_findings", "REFUSED_CHECKS", "JOINT_ROWS", "SAMPLE_ROWS",
            "columns_of", "sample_cut", "RowSample", "recoded_targets",
            "cell_codes"]
@@ -616,6 +616,9 @@ SAMPLE_ROWS = 1 << 17
 #: fewer where there are many pairs, so that rows x (pair, target) stays
 #: within ``JOINT_CELLS`` (4,096 rows at least).
 JOINT_ROWS = 1 << 16
+#: Pairs of columns of numbers verified for a linear rule per target, the
+#: best fits first (:func:`~anonset.randomized.pair_adversary.rule_candidates`).
+RULE_PAIRS = 8
 JOINT_CELLS = 1 << 24
 
 
@@ -915,21 +918,32 @@ class PassThroughCheck:
         # an order that follows a target of numbers (its rank, and so its value)
         out += monotone_findings(self.order, self.pairs, out, where, self.exact,
                                  self.generalized)
-        # two columns together, where neither alone recodes the target
+        # two columns together, where neither alone recodes the target, or
+        # where together they remove at least half of the errors one of them
+        # leaves (H28: a birth year that alone gives age away at lambda 0.93,
+        # named in allow_recode, gave it exactly beside the survey year
+        # nobody named)
         where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():
-            if {(a, t), (b, t)} & whole or any(
-                    f["check"] == "order_recode" and f["column"] in (a, b) and
-                    f.get("sensitive", f.get("qi")) == t for f in out):
-                continue
+            alone = [f for f in out if f["check"] in ("recode", "qi_recode", "order_recode")
+                     and f["column"] in (a, b) and not f.get("with")
+                     and f.get("sensitive", f.get("qi")) == t]
             lam, acc, prior = vs.determination()
             if not (lam == lam and lam >= DETERMINES):
                 continue
+            beyond = ""
+            if alone:
+                best = max(alone, key=lambda f: f["value"])
+                if not 1.0 - lam < (1.0 - float(best["value"])) / 2.0:
+                    continue                  # no better than the one alone
+                beyond = (f", more than {best['column']!r} alone (lambda "
+                          f"{float(best['value']):.2f})")
             exact = a in self.exact or b in self.exact
             qi = t in self.generalized
             core = (f"together with column {b!r}, predicts {'the QI ' if qi else ''}{t!r} for "
                     f"{acc:.1%} of the rows from the other rows with the same pair of values "
-                    f"(the most common value alone: {prior:.1%}; lambda {lam:.2f}){where2}"
+                    f"(the most common value alone: {prior:.1%}; lambda {lam:.2f}{beyond})"
+                    f"{where2}"
                     f"{_sampled(vs)}: published {'exactly' if exact else 'unchanged'}, the two "
                     "publish ")
             core += (f"{t!r} at its exact values beside its generalization" if qi else
@@ -939,6 +953,7 @@ class PassThroughCheck:
                         ("qi" if qi else "sensitive"): t, "value": round(lam, 4),
                         "why": core.replace("the two publish", "the two would publish"),
                         "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
+        out += self._rule_findings(out)
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -953,6 +968,47 @@ class PassThroughCheck:
                           "message": given_away_message(f["column"], shares, at,
                                                         exact=f["column"] in self.exact)})
         return out
+
+    def _rule_findings(self, out: list) -> list:
+        """Two columns of numbers published as they are, between which a
+        linear rule gives a target of numbers: the survey year and the
+        birth year give the age, however few rows share a pair of them (the
+        joint counts above see none of it; H28: a partition release
+        published every row's age so).  Measured on the joint sample's
+        rows (:func:`rule_recodes`); one finding per (pair, target), as the
+        joint counts' findings."""
+        part = self.sample()
+        k = min(len(part), self.joint_rows)
+        if k < 30:
+            return []
+        part = part.iloc[:k]
+        helpers = {c: self._numbers(part[c], None) for c in self.passthrough + self.exact
+                   if c not in self.exact_bins}     # published as its bins: no number
+        targets = {t: (self._numbers(part[t], None), self.bins.get(t)) for t in self.targets}
+        done = {(frozenset(columns_of(f)), f.get("sensitive", f.get("qi"))) for f in out}
+        where = self._where(k)
+        found = []
+        for a, b, t, lam, acc, prior, rule in rule_recodes(
+                helpers, targets, {t: [f for f in out if not f.get("with") and
+                                       f.get("sensitive", f.get("qi")) == t] for t in targets},
+                pairs_of=lambda t: None if t not in self.generalized else self.passthrough,
+                done=done):
+            qi = t in self.generalized
+            exact = a in self.exact or b in self.exact
+            core = (f"together with column {b!r}, gives {'the QI ' if qi else ''}{t!r} by "
+                    f"a linear rule ({rule}): its {'bin' if t in self.bins else 'value'} "
+                    f"for {acc:.1%} of the rows (the most common alone: "
+                    f"{prior:.1%}; lambda {lam:.2f}){where}: published "
+                    f"{'exactly' if exact else 'unchanged'}, the two publish ")
+            core += (f"{t!r} at its exact values beside its generalization" if qi else
+                     f"{t!r} nearly in the clear")
+            remedy, says = _remedy(exact, qi, two=True)
+            found.append({"check": "qi_recode" if qi else "recode", "column": a, "with": b,
+                          ("qi" if qi else "sensitive"): t, "value": round(lam, 4),
+                          "rule": rule,
+                          "why": core.replace("the two publish", "the two would publish"),
+                          "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
+        return found
 
     def _where(self, rows: int) -> str:
         """Which rows a measure read, for a message ('' for all of them)."""
@@ -1027,6 +1083,77 @@ class PassThroughCheck:
         findings without their messages)."""
         return warn_findings(check_recodes(self.findings(), allow_recode,
                                            allow_identifier=allow_identifier, file=file))
+
+
+def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
+                 done=frozenset()) -> list:
+    """Pairs of columns of numbers published as they are that give a
+    target by a linear rule: [(a, b, t, lambda, accuracy, prior, rule
+    text)] where the adversary who knows the rule (learnt from the other
+    fold) guesses the target's value (or bin) for so many rows that it
+    removes at least ``DETERMINES`` of the errors of guessing its most
+    common one (:func:`~anonset.randomized.pair_adversary.rule_recode`).
+
+    ``helpers``: column -> numbers of the sampled rows (NaN: missing or
+    no number; a column with more than 1 % of them is left out);
+    ``targets``: target -> (numbers, bin edges or None); ``alone``: target
+    -> the findings of one column on it (a pair must remove half the
+    errors the strongest of them leaves); ``pairs_of(t)``: the columns a
+    target's pairs are drawn from (None: all); ``done``: (frozenset of
+    two columns, target) found already."""
+    from .randomized import pair_adversary as PA
+    helpers = {c: x for c, x in helpers.items()
+               if x.size and np.isfinite(x).mean() >= 0.99 and np.nanmax(x) > np.nanmin(x)}
+    out = []
+    for t, (y, edges) in targets.items():
+        limit = pairs_of(t) if pairs_of is not None else None
+        names = [c for c in helpers if c != t and (limit is None or c in limit)]
+        if len(names) < 2:
+            continue
+        H = np.column_stack([helpers[c] for c in names])
+        rows = np.isfinite(y) & np.isfinite(H).all(axis=1)
+        if rows.sum() < max(30, 0.9 * y.size):
+            continue
+        y, H = y[rows], H[rows]
+        values = np.unique(y)
+        if values.size < 3:
+            continue
+        spacing = PA.value_spacing(values)
+        truth = y if edges is None else np.searchsorted(edges, y, side="right") - 1
+
+        def classify(v, values=values, edges=edges):
+            # the value nearest the rule's (then its bin): a rule's
+            # 29.9999999 is the age 30
+            at = np.clip(np.searchsorted(values, v), 1, values.size - 1)
+            lo, hi = values[at - 1], values[at]
+            near = np.where(v - lo <= hi - v, lo, hi)
+            return near if edges is None else np.searchsorted(edges, near, side="right") - 1
+        for i, j in PA.rule_candidates(y, H, spacing)[:RULE_PAIRS]:
+            a, b = names[i], names[j]
+            if (frozenset((a, b)), t) in done:
+                continue
+            got = PA.rule_recode(y, truth, H[:, i], H[:, j], spacing, classify)
+            if got is None or not (got[0] == got[0] and got[0] >= DETERMINES):
+                continue
+            lam, acc, prior, (c1, c2, c0, tol) = got
+            mine = [f for f in alone.get(t, ()) if f["column"] in (a, b)
+                    and f["check"] in ("recode", "qi_recode", "order_recode")]
+            if mine and not 1.0 - lam < (1.0 - max(float(f["value"]) for f in mine)) / 2:
+                continue                      # no better than the one alone
+            out.append((a, b, t, lam, acc, prior, _rule_text(t, a, b, c1, c2, c0, tol)))
+    return out
+
+
+def _rule_text(t, a, b, c1, c2, c0, tol) -> str:
+    """'t = c1 x a + c2 x b + c0, within tol' with what a fit leaves at the
+    last digits read as the whole numbers they are (1 x year - 1 x birth)."""
+    def snap(c):
+        return float(round(c)) if abs(c - round(c)) < 1e-6 else c
+    c1, c2, c0 = snap(c1), snap(c2), snap(c0)
+    text = f"{t} = {c1:.3g} x {a} {'+' if c2 >= 0 else '-'} {abs(c2):.3g} x {b}"
+    if c0:
+        text += f" {'+' if c0 >= 0 else '-'} {abs(c0):.3g}"
+    return text + (f", within {tol:.2g}" if tol >= 1e-6 else ", exactly")
 
 
 def _remedy(exact: bool, qi: bool, two: bool = False) -> tuple:

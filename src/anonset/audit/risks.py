@@ -50,6 +50,7 @@ import math
 import numpy as np
 
 from ..passthrough import (DETERMINES, GIVEN_SHARE, IDENTIFIER_SHARE, SAMPLE_ROWS, columns_of,
+                           rule_recodes,
                            set_lambda, target_of)
 
 #: What a risk row adds where the user named the column (``allow_recode``).
@@ -352,6 +353,33 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
                 f"{par.eta}-set names the row's {sens} for {with_:.1%} of the rows (from the set "
                 f"alone: {alone:.1%}), lambda {lam:.3f}; it publishes {sens} nearly in the clear"
                 + (_ALLOWED if set(cols) <= set(allowed) else ""))
+    # two columns of numbers that give a target by a linear rule (as
+    # publishing measures it: PassThroughCheck._rule_findings)
+    if hasattr(stats, "rule_inputs"):
+        helpers, targets, k = stats.rule_inputs()
+        alone = {}
+        for (col, sens), s in stats.pairs.items():
+            lam = s.determination()[0]
+            if lam == lam and lam >= DETERMINES:
+                alone.setdefault(sens, []).append({"column": col, "check": "recode",
+                                                   "value": lam})
+        for (col, sens), (lam, _, _, sig) in order.agreement().items():
+            if sig and lam >= DETERMINES:
+                alone.setdefault(sens, []).append({"column": col, "check": "order_recode",
+                                                   "value": lam})
+        for t in targets:
+            for i, a in enumerate(helpers):
+                for b in list(helpers)[i + 1:]:
+                    measured.add(("rule", *sorted((a, b)), t))
+        for a, b, sens, lam, acc, prior, rule in rule_recodes(helpers, targets, alone):
+            add("recode", f"{a}+{b} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+                f"{a}+{b} -> {sens}: together they give {sens} by a linear rule ({rule}), its "
+                f"value for {acc:.1%} of the rows (the most common {sens} alone: {prior:.1%}), "
+                f"lambda {lam:.3f}"
+                + (f" (on {k:,} rows drawn at random from the original's "
+                   f"{stats.original_rows:,})" if stats.original_rows > k else "")
+                + f"; they publish {sens} nearly in the clear"
+                + (_ALLOWED if {a, b} <= set(allowed) else ""))
     for ((a, b), sens), s in joint.items():
         measured.add(("joint", *sorted((a, b)), sens))
         if {(a, sens), (b, sens)} & whole:
@@ -461,13 +489,17 @@ def recorded_recode_risks(info, measured, add) -> None:
                     f"({_ROWS_READ}); it publishes those rows' {sens} "
                     "nearly in the clear" + named)
             continue
-        if f.get("check") != "recode" or (f["column"], f["sensitive"]) in measured or \
-                ("joint", *sorted(columns_of(f)), f["sensitive"]) in measured:
+        if f.get("check") != "recode":
+            continue
+        key = (f["column"], f["sensitive"]) if not f.get("with") else \
+            ("rule" if f.get("rule") else "joint", *sorted(columns_of(f)), f["sensitive"])
+        if key in measured:
             continue
         col, sens, lam = "+".join(columns_of(f)), f["sensitive"], float(f["value"])
+        how = f" by a linear rule ({f['rule']})" if f.get("rule") else ""
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
-            f"{col} -> {sens}: lambda {lam:.3f}, measured on the original when the release was "
-            f"made ({_ROWS_READ}); it publishes {sens} nearly in the "
+            f"{col} -> {sens}{how}: lambda {lam:.3f}, measured on the original when the release "
+            f"was made ({_ROWS_READ}); it publishes {sens} nearly in the "
             "clear" + named)
 
 

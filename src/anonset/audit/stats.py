@@ -91,6 +91,17 @@ class AuditStats:
         #: domain of numbers): their rank is measured against each column's
         self.ordered_targets = {t for t in self.sample_targets if t in header.schema.names and
                                 _numbers_in_order(header.schema[t])}
+        #: targets whose domain is numbers (no bins): their values, per code,
+        #: for a linear rule of two columns (:meth:`rule_inputs`); columns
+        #: published as their bins, whose numbers are not published
+        self.number_domains = {}
+        for t in self.sample_targets:
+            a = header.schema[t] if t in header.schema.names else None
+            if a is not None and getattr(a, "bins", None) is None and _numbers_in_order(a):
+                self.number_domains[t] = np.array([float(v) if v != a.missing else np.nan
+                                                   for v in a.domain])
+        self.binned_columns = {c for c in self.sample_columns if c in header.schema.names
+                               and getattr(header.schema[c], "bins", None) is not None}
         self.sampled = RowSample(SAMPLE_ROWS)
         #: the sensitive columns' codes over rows of the original drawn as
         #: publishing draws them: two sets read together (check_set_pairs)
@@ -250,6 +261,26 @@ class AuditStats:
                 s.add(_pair_hash(h[a], h[b]), subs[t][:k])
         return order, joint, len(part)
 
+
+    def rule_inputs(self) -> tuple:
+        """(helpers, targets, rows) for
+        :func:`~anonset.passthrough.rule_recodes`, as publishing measures a
+        linear rule: the numbers of each column published as it is and of
+        each target with a domain of numbers, over the joint measure's rows
+        of the original drawn at random."""
+        from ..passthrough import PassThroughCheck
+        cols, targets = self.sample_columns, self.sample_targets
+        part = self.sampled.frame()
+        pairs = len(cols) * (len(cols) - 1) // 2 * max(1, len(targets))
+        k = min(len(part), max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, pairs))))
+        part = part.iloc[:k]
+        helpers = {c: PassThroughCheck._numbers(part[c], None) for c in cols
+                   if c not in self.binned_columns}
+        nums = {}
+        for t, values in self.number_domains.items():
+            codes = part["\x00code:" + t].to_numpy(dtype=np.int64)
+            nums[t] = (np.where(codes < 0, np.nan, values[np.clip(codes, 0, None)]), None)
+        return helpers, nums, k
 
     def size_range(self) -> dict:
         """{attribute: (smallest, largest) set size}."""

@@ -211,8 +211,11 @@ def key_mode(seed, research_seed: bool = False, persistent: bool = False) -> str
         return "persistent"
     if seed is None:
         return "os"
-    return "research-seed" if research_seed and seed_bits(seed) < 8 * MIN_SEED_BYTES \
-        else "seed"
+    # a seed the checks would refuse (short, or long but guessable: a
+    # repeated block, one symbol) is the research run's: recorded as such,
+    # so that the audit names it (H31)
+    weak = seed_bits(seed) < 8 * MIN_SEED_BYTES or seed_pattern(seed) is not None
+    return "research-seed" if research_seed and weak else "seed"
 
 
 def check_rng(rng: str) -> str:

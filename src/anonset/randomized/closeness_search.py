@@ -27,7 +27,8 @@ Computing H exactly is weakly NP-hard (for the equal ground ``G_Z = a (1-a)``
 and deciding ``H >= x`` is a cardinality-constrained subset-sum problem), so
 ``method='auto'`` uses, in order:
 
-* ``'enumerate'`` — exact, when ``C(d, eta)`` is at most ``enum_limit``;
+* ``'enumerate'`` — exact, when ``C(d, eta)`` is at most ``enum_limit`` and
+  ``C(d, eta) d^2`` at most 2e7 (every eta for d <= 18);
 * ``'dp'`` — exact, equal ground with integer counts: a subset-sum dynamic
   program over the domain (bitsets of reachable totals per set size),
   ``O(d * eta * N / 64)`` word operations for a table of ``N`` records;

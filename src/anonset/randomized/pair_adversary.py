@@ -437,6 +437,62 @@ def rule_screen(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float,
     return fit is not None and 2.0 * fit[1] < min(3.0, values - 1.0) * spacing
 
 
+def rule_candidates(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
+    """Pairs (i, j) of the columns of ``H`` (rows x k numbers) between which
+    a linear rule may give ``t``: the least-squares fit of t on the two
+    leaves residuals of a standard deviation below ``spacing`` (t's values'
+    typical distance), read off the columns' correlations (R^2 of two
+    regressors from the three correlations), the best fit first.  One
+    matrix product for every pair; :func:`linear_rule` decides."""
+    n, k = H.shape
+    if n < 30 or k < 2:
+        return []
+    sd_t = float(np.std(t))
+    sd = np.std(H, axis=0)
+    if not sd_t > 0:
+        return []
+    keep = np.flatnonzero(sd > 0)
+    Z = (H[:, keep] - H[:, keep].mean(axis=0)) / sd[keep]
+    z = (t - t.mean()) / sd_t
+    r = Z.T @ z / n                                   # corr(t, h_i)
+    R = Z.T @ Z / n                                   # corr(h_i, h_j)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = 1.0 - R * R
+        r2 = (r[:, None] ** 2 + r[None, :] ** 2 - 2.0 * r[:, None] * r[None, :] * R) / den
+    r2[~(den > 1e-9)] = np.nan                        # two helpers that are one
+    resid = sd_t * np.sqrt(np.clip(1.0 - r2, 0.0, None))
+    iu, ju = np.triu_indices(keep.size, 1)
+    good = np.isfinite(r2[iu, ju]) & (resid[iu, ju] < spacing)
+    order = np.argsort(resid[iu, ju][good], kind="stable")
+    return [(int(keep[iu[good][o]]), int(keep[ju[good][o]])) for o in order]
+
+
+def rule_recode(t: np.ndarray, truth: np.ndarray, h1: np.ndarray, h2: np.ndarray,
+                spacing: float, classify) -> tuple | None:
+    """(lambda, accuracy, prior, rule) of the adversary who reads two
+    columns published as they are and knows the :func:`linear_rule` that
+    gives ``t`` from them, learnt from the other fold: it guesses the value
+    (``classify``: a predicted number to its class, the value nearest or
+    its bin; ``truth``: each row's class) the rule predicts.  None where a
+    fold shows no rule."""
+    m = t.size
+    fold = _folds(m)
+    right, rules = 0, []
+    for f in (0, 1):
+        train, test = fold != f, fold == f
+        rule = linear_rule(t[train], h1[train], h2[train], spacing)
+        if rule is None:
+            return None
+        c1, c2, c0, _ = rule
+        rules.append(rule)
+        right += int((classify(c1 * h1[test] + c2 * h2[test] + c0) == truth[test]).sum())
+    acc = right / m
+    _, counts = np.unique(truth, return_counts=True)
+    prior = float(counts.max()) / m
+    lam = (acc - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
+    return lam, acc, prior, rules[0]
+
+
 def value_spacing(vt: np.ndarray) -> float:
     """The typical distance between a column's values (the median gap)."""
     spacing = np.diff(np.unique(vt))
