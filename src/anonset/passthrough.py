@@ -48,6 +48,7 @@ the whole table (``SAMPLE_ROWS``), the likely identifier on its first
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Iterable
 
@@ -450,12 +451,12 @@ def monotone_findings(order: "OrderSample", pairs, found: list, where: str, exac
         if (c, t) not in pairs or (c, t) in named or not abs(rho) >= DETERMINES:
             continue
         qi = t in generalized
-        out.append(_order_recode(
+        out.append(dict(_order_recode(
             c, t, c in exact, qi, abs(rho),
             f"order follows {'the QI ' if qi else ''}{t!r}: their rank correlation is "
             f"{rho:.2f}{where}, so it gives each row's rank in {t!r}",
             "whoever sorts the published values of a set, a bucket or a class by it reads "
-            "each row's"))
+            "each row's"), by="rank"))       # its value is |rho|, not a lambda
     return out
 
 
@@ -821,12 +822,24 @@ class PassThroughCheck:
         if edges is not None:
             b = cls._binned(col, edges).to_numpy(dtype=np.float64)
             return np.where(b < 0, np.nan, b)
-        x = pd.to_numeric(col.reset_index(drop=True), errors="coerce") \
-            .to_numpy(dtype=np.float64, na_value=np.nan)
-        present = col.reset_index(drop=True).notna().to_numpy()
+        col = col.reset_index(drop=True)
+        if pd.api.types.is_datetime64_any_dtype(col.dtype):
+            return _day_numbers(col)
+        x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        present = col.notna().to_numpy()
+        if col.dtype == object:
+            # a CSV file's text: its missing-value markers ('', 'NA') are
+            # missing cells, not text that is no number (H32); other
+            # objects (lists, arrays) are no numbers, and no markers
+            from .io.tables import NA_MARKERS
+            present = present & ~np.fromiter(
+                (isinstance(v, str) and v in NA_MARKERS for v in col.to_numpy(dtype=object)),
+                dtype=bool, count=len(col))
         if present.any() and np.isnan(x[present]).mean() > 0.01:
-            return np.full(len(x), np.nan)
-        return x
+            # dates written as ISO text are numbers too: days (H33)
+            days = _iso_days(col, present)
+            return days if days is not None else np.full(len(x), np.nan)
+        return np.where(present, x, np.nan)
 
     @staticmethod
     def _binned(col: pd.Series, edges: np.ndarray) -> pd.Series:
@@ -925,8 +938,7 @@ class PassThroughCheck:
         # nobody named)
         where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():
-            alone = [f for f in out if f["check"] in ("recode", "qi_recode", "order_recode")
-                     and f["column"] in (a, b) and not f.get("with")
+            alone = [f for f in lambda_findings(out) if f["column"] in (a, b)
                      and f.get("sensitive", f.get("qi")) == t]
             lam, acc, prior = vs.determination()
             if not (lam == lam and lam >= DETERMINES):
@@ -988,25 +1000,32 @@ class PassThroughCheck:
         done = {(frozenset(columns_of(f)), f.get("sensitive", f.get("qi"))) for f in out}
         where = self._where(k)
         found = []
-        for a, b, t, lam, acc, prior, rule in rule_recodes(
+        for r in rule_recodes(
                 helpers, targets, {t: [f for f in out if not f.get("with") and
                                        f.get("sensitive", f.get("qi")) == t] for t in targets},
                 pairs_of=lambda t: None if t not in self.generalized else self.passthrough,
                 done=done):
+            t, (a, *others), lam = r["target"], r["columns"], r["lambda"]
             qi = t in self.generalized
-            exact = a in self.exact or b in self.exact
-            core = (f"together with column {b!r}, gives {'the QI ' if qi else ''}{t!r} by "
-                    f"a linear rule ({rule}): its {'bin' if t in self.bins else 'value'} "
-                    f"for {acc:.1%} of the rows (the most common alone: "
-                    f"{prior:.1%}; lambda {lam:.2f}){where}: published "
-                    f"{'exactly' if exact else 'unchanged'}, the two publish ")
+            exact = any(c in self.exact for c in r["columns"])
+            n = len(r["columns"])
+            every = "both" if n == 2 else "all"
+            rows = "the rows" if r["share"] >= 0.995 else \
+                f"the {r['share']:.1%} of the rows where {every} hold a number"
+            beside = " and ".join(repr(c) for c in others)
+            core = (f"together with column{'s' if n > 2 else ''} {beside}, gives "
+                    f"{'the QI ' if qi else ''}{t!r} by a rule ({r['rule']}): its "
+                    f"{'bin' if t in self.bins else 'value'} for {r['accuracy']:.1%} of {rows} "
+                    f"(the most common alone: {r['prior']:.1%}; lambda {lam:.2f}){where}: "
+                    f"published {'exactly' if exact else 'unchanged'}, the {n} publish ")
             core += (f"{t!r} at its exact values beside its generalization" if qi else
                      f"{t!r} nearly in the clear")
             remedy, says = _remedy(exact, qi, two=True)
-            found.append({"check": "qi_recode" if qi else "recode", "column": a, "with": b,
+            found.append({"check": "qi_recode" if qi else "recode", "column": a,
+                          "with": others[0] if n == 2 else others,
                           ("qi" if qi else "sensitive"): t, "value": round(lam, 4),
-                          "rule": rule,
-                          "why": core.replace("the two publish", "the two would publish"),
+                          "rule": r["rule"],
+                          "why": core.replace(f"the {n} publish", f"the {n} would publish"),
                           "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
         return found
 
@@ -1085,75 +1104,146 @@ class PassThroughCheck:
                                            allow_identifier=allow_identifier, file=file))
 
 
+def _day_numbers(col: pd.Series) -> np.ndarray:
+    """Dates and times as days since 1970 (NaN where missing)."""
+    t = pd.to_datetime(col, errors="coerce")
+    if getattr(t.dt, "tz", None) is not None:
+        t = t.dt.tz_convert("UTC").dt.tz_localize(None)
+    ns = t.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
+    return np.where(t.isna().to_numpy(), np.nan, ns / 86_400e9)
+
+
+def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
+    """A text column of ISO dates (2020-03-01, with a time or not) as days
+    since 1970, or None where some of its present cells are no such date
+    (a first look at 64 of them decides cheaply for text that is none)."""
+    vals = col.to_numpy(dtype=object)[present]
+    head = [v for v in vals[:64] if isinstance(v, str)]
+    if not head or not all(_ISO_DATE.match(v) for v in head):
+        return None
+    t = pd.to_datetime(pd.Series(col.to_numpy(dtype=object)).where(present), format="ISO8601",
+                       errors="coerce", utc=True)
+    if t[present].isna().mean() > 0.01:
+        return None
+    return _day_numbers(t)
+
+
+#: An ISO 8601 date at the start of a text cell.
+_ISO_DATE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}")
+
+
+def lambda_findings(found) -> list:
+    """The findings of one column whose value is a lambda (a recode by its
+    values, or its order by adjacent rows), not a rank correlation
+    (an order that follows a target of numbers: ``by: 'rank'``), which a
+    pair's lambda is compared with."""
+    return [f for f in found if f.get("check") in ("recode", "qi_recode", "order_recode")
+            and not f.get("with") and f.get("by") != "rank"]
+
+
 def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                  done=frozenset()) -> list:
-    """Pairs of columns of numbers published as they are that give a
-    target by a linear rule: [(a, b, t, lambda, accuracy, prior, rule
-    text)] where the adversary who knows the rule (learnt from the other
-    fold) guesses the target's value (or bin) for so many rows that it
-    removes at least ``DETERMINES`` of the errors of guessing its most
-    common one (:func:`~anonset.randomized.pair_adversary.rule_recode`).
+    """Columns of numbers published as they are that give a target by a
+    rule: two by a linear rule (age = year - birth year), two by a product
+    of powers (a linear rule of their logarithms: BMI = weight / height^2,
+    a total = price x quantity), three by a linear rule (a total beside its
+    three parts).  One dict per finding: ``columns``, ``target``,
+    ``lambda``, ``accuracy``, ``prior``, ``rule`` (its text) and ``share``
+    (of the target's rows, those where every column holds a number), where
+    the adversary who knows the rule (learnt from the other fold) guesses
+    the target's value (or bin) on those rows so often that it removes at
+    least ``DETERMINES`` of the errors of guessing its most common one
+    (:func:`~anonset.randomized.pair_adversary.rule_recode`), and they are
+    at least ``GIVEN_SHARE`` of the rows.
 
-    ``helpers``: column -> numbers of the sampled rows (NaN: missing or
-    no number; a column with more than 1 % of them is left out);
-    ``targets``: target -> (numbers, bin edges or None); ``alone``: target
-    -> the findings of one column on it (a pair must remove half the
-    errors the strongest of them leaves); ``pairs_of(t)``: the columns a
-    target's pairs are drawn from (None: all); ``done``: (frozenset of
-    two columns, target) found already."""
+    ``helpers``: column -> numbers of the sampled rows (NaN: missing or no
+    number; measured on the rows where a rule's columns hold one);
+    ``targets``: target -> (numbers, NaN for a missing cell; bin edges or
+    None); ``alone``: target -> the findings of one column on it (a rule
+    beside one of its columns must remove half the errors the strongest
+    :func:`lambda_findings` of them leaves); ``pairs_of(t)``: the columns a
+    target's rules are drawn from (None: all); ``done``: (frozenset of
+    columns, target) found already."""
     from .randomized import pair_adversary as PA
     helpers = {c: x for c, x in helpers.items()
-               if x.size and np.isfinite(x).mean() >= 0.99 and np.nanmax(x) > np.nanmin(x)}
+               if np.isfinite(x).sum() >= 30 and np.nanmax(x) > np.nanmin(x)}
     out = []
-    for t, (y, edges) in targets.items():
+    for t, (y0, edges) in targets.items():
         limit = pairs_of(t) if pairs_of is not None else None
         names = [c for c in helpers if c != t and (limit is None or c in limit)]
-        if len(names) < 2:
+        rows = np.isfinite(y0)
+        if len(names) < 2 or rows.sum() < 30:
             continue
-        H = np.column_stack([helpers[c] for c in names])
-        rows = np.isfinite(y) & np.isfinite(H).all(axis=1)
-        if rows.sum() < max(30, 0.9 * y.size):
-            continue
-        y, H = y[rows], H[rows]
-        values = np.unique(y)
+        n_t = int(rows.sum())
+        y0 = y0[rows]
+        H0 = np.column_stack([helpers[c][rows] for c in names])
+        values = np.unique(y0)
         if values.size < 3:
             continue
-        spacing = PA.value_spacing(values)
-        truth = y if edges is None else np.searchsorted(edges, y, side="right") - 1
+        truth = y0 if edges is None else np.searchsorted(edges, y0, side="right") - 1
+        found_here = set(done)
+        for space in ("linear", "log"):
+            if space == "log":
+                # a product of powers: linear in logarithms, on the positive
+                # cells (the others: no number)
+                if not (y0 > 0).all():
+                    continue
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    y, H = np.log(y0), np.where(H0 > 0, np.log(H0), np.nan)
+            else:
+                y, H = y0, H0
+            spacing = PA.value_spacing(np.unique(y))
 
-        def classify(v, values=values, edges=edges):
-            # the value nearest the rule's (then its bin): a rule's
-            # 29.9999999 is the age 30
-            at = np.clip(np.searchsorted(values, v), 1, values.size - 1)
-            lo, hi = values[at - 1], values[at]
-            near = np.where(v - lo <= hi - v, lo, hi)
-            return near if edges is None else np.searchsorted(edges, near, side="right") - 1
-        for i, j in PA.rule_candidates(y, H, spacing)[:RULE_PAIRS]:
-            a, b = names[i], names[j]
-            if (frozenset((a, b)), t) in done:
-                continue
-            got = PA.rule_recode(y, truth, H[:, i], H[:, j], spacing, classify)
-            if got is None or not (got[0] == got[0] and got[0] >= DETERMINES):
-                continue
-            lam, acc, prior, (c1, c2, c0, tol) = got
-            mine = [f for f in alone.get(t, ()) if f["column"] in (a, b)
-                    and f["check"] in ("recode", "qi_recode", "order_recode")]
-            if mine and not 1.0 - lam < (1.0 - max(float(f["value"]) for f in mine)) / 2:
-                continue                      # no better than the one alone
-            out.append((a, b, t, lam, acc, prior, _rule_text(t, a, b, c1, c2, c0, tol)))
+            def classify(v, values=values, edges=edges, log=space == "log"):
+                # the value nearest the rule's (then its bin): a rule's
+                # 29.9999999 is the age 30
+                v = np.exp(v) if log else v
+                at = np.clip(np.searchsorted(values, v), 1, values.size - 1)
+                lo, hi = values[at - 1], values[at]
+                near = np.where(v - lo <= hi - v, lo, hi)
+                return near if edges is None else \
+                    np.searchsorted(edges, near, side="right") - 1
+            cands = [list(p) for p in PA.rule_candidates(y, H, spacing)[:RULE_PAIRS]]
+            if space == "linear":
+                cands += [list(p) for p in PA.rule_triples(y, H, spacing)[:RULE_PAIRS]]
+            for idx in cands:
+                cols = [names[i] for i in idx]
+                key = frozenset(cols)
+                if any(tt == t and len(k) > 1 and k <= key for k, tt in found_here):
+                    continue                  # these columns, or two of them, found
+                got = PA.rule_recode(y, truth, [H[:, i] for i in idx], spacing, classify)
+                if got is None or not (got[0] == got[0] and got[0] >= DETERMINES) or \
+                        got[4] < max(30, GIVEN_SHARE * n_t):
+                    continue
+                lam, acc, prior, (c, tol), m = got
+                mine = [f for f in lambda_findings(alone.get(t, ())) if f["column"] in cols]
+                if mine and not 1.0 - lam < (1.0 - max(float(f["value"]) for f in mine)) / 2:
+                    continue                  # no better than the one alone
+                found_here.add((key, t))
+                out.append({"columns": cols, "target": t, "lambda": lam, "accuracy": acc,
+                            "prior": prior, "share": m / n_t,
+                            "rule": _rule_text(t, cols, c, tol, spacing, log=space == "log")})
     return out
 
 
-def _rule_text(t, a, b, c1, c2, c0, tol) -> str:
-    """'t = c1 x a + c2 x b + c0, within tol' with what a fit leaves at the
-    last digits read as the whole numbers they are (1 x year - 1 x birth)."""
-    def snap(c):
-        return float(round(c)) if abs(c - round(c)) < 1e-6 else c
-    c1, c2, c0 = snap(c1), snap(c2), snap(c0)
-    text = f"{t} = {c1:.3g} x {a} {'+' if c2 >= 0 else '-'} {abs(c2):.3g} x {b}"
-    if c0:
-        text += f" {'+' if c0 >= 0 else '-'} {abs(c0):.3g}"
-    return text + (f", within {tol:.2g}" if tol >= 1e-6 else ", exactly")
+def _rule_text(t, cols, c, tol, spacing: float = 1.0, *, log: bool = False) -> str:
+    """'t = c1 x a + c2 x b + c0, within tol' (``log``: 'log t = c1 x log a
+    + ...') with what a fit leaves at the last digits read as the whole
+    numbers they are (1 x year - 1 x birth + 1985), and a window far below
+    the values' spacing read as exact."""
+    def num(v):
+        if abs(v - round(v)) < 1e-6 * max(1.0, abs(v)):
+            return str(int(round(v)))
+        return f"{v:.4g}"
+    fn = "log " if log else ""
+    text = f"{fn}{t} ="
+    for i, (ci, col) in enumerate(zip(c[:-1], cols)):
+        sign = ("-" if ci < 0 else "") if i == 0 else (" - " if ci < 0 else " + ")
+        text += (" " if i == 0 else "") + f"{sign}{num(abs(ci))} x {fn}{col}"
+    c0 = c[-1]
+    if abs(c0) >= 1e-6 * max(1.0, spacing):
+        text += f" {'+' if c0 >= 0 else '-'} {num(abs(c0))}"
+    return text + (f", within {tol:.2g}" if tol >= 1e-3 * spacing else ", exactly")
 
 
 def _remedy(exact: bool, qi: bool, two: bool = False) -> tuple:
@@ -1202,8 +1292,10 @@ def target_of(finding: dict) -> str:
 
 
 def columns_of(finding: dict) -> list:
-    """The columns a finding is about: one, or two measured together."""
-    return [finding["column"]] + ([finding["with"]] if finding.get("with") else [])
+    """The columns a finding is about: one, or two or three measured
+    together (``with``: a column, or a list of them)."""
+    w = finding.get("with")
+    return [finding["column"]] + (list(w) if isinstance(w, (list, tuple)) else [w] if w else [])
 
 
 def given_away_message(col: str, found: list, where: str = "", *, why: bool = False,

@@ -343,6 +343,21 @@ def check_word_names(published, columns, *, file=None) -> None:
 _ROLELESS_SHOWN = 10
 
 
+def check_output_names(published: Mapping, reserved: Mapping, *, file=None) -> None:
+    """A published column named as one of the columns the publisher writes
+    itself (LGB's ``ID``, ``GID`` and ``<attr>_bid``, msa's ``ec``) is
+    refused: it replaced that column, and the release no longer said what
+    it was (H34: the audit then passed classes measured on a QI's values).
+    ``published``: {param: column names}; ``reserved``: {name: what the
+    publisher writes under it}."""
+    for param, names in published.items():
+        for c in names or ():
+            if c in reserved:
+                raise InputError(f"has the name of the release's {reserved[c]}, which the "
+                                 "publisher writes itself", column=c, param=param, file=file,
+                                 expected="the column renamed before publishing")
+
+
 def resolve_roles(columns, named, *, file=None) -> dict:
     """Every column's role, as the caller named it: ``{column: param}``.
 

@@ -355,6 +355,7 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
                 + (_ALLOWED if set(cols) <= set(allowed) else ""))
     # two columns of numbers that give a target by a linear rule (as
     # publishing measures it: PassThroughCheck._rule_findings)
+    ruled = set()
     if hasattr(stats, "rule_inputs"):
         helpers, targets, k = stats.rule_inputs()
         alone = {}
@@ -367,24 +368,34 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
             if sig and lam >= DETERMINES:
                 alone.setdefault(sens, []).append({"column": col, "check": "order_recode",
                                                    "value": lam})
-        for t in targets:
-            for i, a in enumerate(helpers):
-                for b in list(helpers)[i + 1:]:
-                    measured.add(("rule", *sorted((a, b)), t))
-        for a, b, sens, lam, acc, prior, rule in rule_recodes(helpers, targets, alone):
-            add("recode", f"{a}+{b} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
-                f"{a}+{b} -> {sens}: together they give {sens} by a linear rule ({rule}), its "
-                f"value for {acc:.1%} of the rows (the most common {sens} alone: {prior:.1%}), "
-                f"lambda {lam:.3f}"
+        # every rule of these columns is measured here (recorded ones of
+        # other columns, or of a binned target, are read from the metadata)
+        measured |= {("rule", t) for t in targets}
+        for r in rule_recodes(helpers, targets, alone):
+            cols, sens, lam = r["columns"], r["target"], r["lambda"]
+            ruled.add((frozenset(cols), sens))
+            rows = "the rows" if r["share"] >= 0.995 else \
+                f"the {r['share']:.1%} of the rows where every one holds a number"
+            label = "+".join(cols)
+            add("recode", f"{label} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
+                f"{label} -> {sens}: together they give {sens} by a rule ({r['rule']}), its "
+                f"value for {r['accuracy']:.1%} of {rows} (the most common {sens} alone: "
+                f"{r['prior']:.1%}), lambda {lam:.3f}"
                 + (f" (on {k:,} rows drawn at random from the original's "
                    f"{stats.original_rows:,})" if stats.original_rows > k else "")
                 + f"; they publish {sens} nearly in the clear"
-                + (_ALLOWED if {a, b} <= set(allowed) else ""))
+                + (_ALLOWED if set(cols) <= set(allowed) else ""))
     for ((a, b), sens), s in joint.items():
         measured.add(("joint", *sorted((a, b)), sens))
-        if {(a, sens), (b, sens)} & whole:
-            continue
+        if (frozenset((a, b)), sens) in ruled:
+            continue                    # named above, by its rule (H32: twice)
         lam, acc, prior = s.determination()
+        # beside a column that recodes it alone, as publishing measures it:
+        # where together they remove half the errors it leaves (H32)
+        alone = [stats.pairs[(c, sens)].determination()[0] for c in (a, b)
+                 if (c, sens) in whole]
+        if alone and not 1.0 - lam < (1.0 - max(alone)) / 2:
+            continue
         if lam == lam and lam >= DETERMINES:
             add("recode", f"{a}+{b} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{a}+{b} -> {sens}: together they predict {sens} for {acc:.1%} of the rows "
@@ -492,11 +503,12 @@ def recorded_recode_risks(info, measured, add) -> None:
         if f.get("check") != "recode":
             continue
         key = (f["column"], f["sensitive"]) if not f.get("with") else \
-            ("rule" if f.get("rule") else "joint", *sorted(columns_of(f)), f["sensitive"])
+            ("rule", f["sensitive"]) if f.get("rule") else \
+            ("joint", *sorted(columns_of(f)), f["sensitive"])
         if key in measured:
             continue
         col, sens, lam = "+".join(columns_of(f)), f["sensitive"], float(f["value"])
-        how = f" by a linear rule ({f['rule']})" if f.get("rule") else ""
+        how = f" by a rule ({f['rule']})" if f.get("rule") else ""
         add("recode", f"{col} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
             f"{col} -> {sens}{how}: lambda {lam:.3f}, measured on the original when the release "
             f"was made ({_ROWS_READ}); it publishes {sens} nearly in the "

@@ -95,9 +95,12 @@ def key_kwargs(args) -> dict:
             "keep_order": bool(args.keep_order)}
 
 
-def read_input(path, fmt_override, text_columns=()):
-    """The input table and its format (text columns read exactly)."""
-    return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns)
+def read_input(path, fmt_override, text_columns=(), declared=None):
+    """The input table and its format (text columns read exactly; a CSV
+    cell 'NA' is a value of a column whose ``declared`` values list it,
+    as anonymize reads it, H34)."""
+    return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns,
+                      declared)
 
 
 def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) -> None:

@@ -554,10 +554,12 @@ def format_of(path, override, option: str) -> str:
     return file_format(path, override, param=option.lstrip("-").replace("-", "_"))
 
 
-def read_table(path, fmt: str, text_columns=()):
-    """A whole input table, typed as the engine types CSV text."""
+def read_table(path, fmt: str, text_columns=(), declared=None):
+    """A whole input table, typed as the engine types CSV text (``declared``:
+    per column, the values a domain or hierarchy lists)."""
     from ..io.tables import check_input_file, read_typed
-    return read_typed(check_input_file(path), fmt, text_columns=text_columns)
+    return read_typed(check_input_file(path), fmt, text_columns=text_columns,
+                      declared=declared)
 
 
 @contextlib.contextmanager

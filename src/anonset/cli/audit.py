@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..validate import InputError
 from . import args as A
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -117,7 +118,12 @@ def _run(args, fmt):
         if args.original:
             original = A.read_table(args.original,
                                     A.format_of(args.original, None, "--original"))
-        return audit_partition(rel, original).report
+        try:
+            return audit_partition(rel, original).report
+        except InputError as e:
+            if e.param == "original" and e.file is None:
+                raise e.in_file(args.original) from None     # which file lacks it
+            raise
     chunk = args.chunk_rows
     if chunk is None:
         chunk = DEFAULT_CHUNK_ROWS if read_metadata(args.input, fmt)["n_rows"] > \

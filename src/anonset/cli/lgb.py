@@ -130,7 +130,10 @@ def _run(args) -> int:
         raise ValueError("give --flags or --density, not both")
     roles, key = role_kwargs(args), key_kwargs(args)
     text = ([args.id] if args.id else []) + roles["other"] + roles["identifiers"]
-    frame = read_input(args.input, args.input_format, text)
+    hier = _kv(args.hierarchy, "--hierarchy", commas=True)
+    from ..hierarchy import hierarchy_of
+    declared = {c: hierarchy_of(c, hierarchy_file(c, path)).leaves for c, path in hier.items()}
+    frame = read_input(args.input, args.input_format, text, declared)
     if flag_cols:
         for a, c in flag_cols.items():
             if c not in frame.columns:
@@ -145,9 +148,6 @@ def _run(args) -> int:
         raise ValueError("semi-sensitive attributes need --flags COL=FLAGCOL or --density X")
     else:
         flags = None
-    hier = _kv(args.hierarchy, "--hierarchy", commas=True)
-    for c, path in hier.items():
-        hierarchy_file(c, path)
     with naming_input(args.input):
         res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k,
                     l=lval, closeness=tval, method=args.method, hierarchies=hier,

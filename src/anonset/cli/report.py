@@ -85,12 +85,18 @@ def cmd_report(args) -> int:
     methods = A.names([args.methods]) if args.methods else None
     rows = _rows(src, args.input_format)
     enabled = progress_enabled(args.progress, rows >= LONG_ROWS, getattr(args, "quiet", False))
+    from ..validate import InputError
     with Progress(None, "report", enabled) as prog:
-        page = report(src, out, original=args.original, pairs=args.pairs, attack=args.attack,
-                      known=args.known, n_targets=args.targets, methods=methods,
-                      chunk_rows=args.chunk_rows, top=args.top, seed=args.seed,
-                      format=args.input_format, original_format=args.original_format,
-                      progress=prog)
+        try:
+            page = report(src, out, original=args.original, pairs=args.pairs,
+                          attack=args.attack, known=args.known, n_targets=args.targets,
+                          methods=methods, chunk_rows=args.chunk_rows, top=args.top,
+                          seed=args.seed, format=args.input_format,
+                          original_format=args.original_format, progress=prog)
+        except InputError as e:
+            if e.param == "original" and e.file is None and args.original:
+                raise e.in_file(args.original) from None     # which file lacks it
+            raise
     A.note(args, f"anonset report: {page.verdict}; wrote {out} "
                  f"({len(page.html.encode()) / 1024:,.0f} KiB" +
                  ("; readable by you only: it holds statistics of the original data"

@@ -630,10 +630,14 @@ def text_type(values) -> str:
     return "float" if vals else "str"
 
 
-def type_text_column(values: np.ndarray) -> pd.Series:
+def type_text_column(values: np.ndarray, declared=()) -> pd.Series:
     """A text column typed by :func:`text_type`; missing markers become
-    missing values."""
+    missing values, except those ``declared`` values of the column (a
+    domain or hierarchy listing 'NA' for North America)."""
     miss = is_missing_text(values)
+    if len(declared) and miss.any():
+        keep = {str(v) for v in declared}
+        miss &= ~np.fromiter((v in keep for v in values), dtype=bool, count=len(values))
     present = values[~miss]
     kind = text_type(present)
     if kind == "int" and len(present):
@@ -648,13 +652,16 @@ def type_text_column(values: np.ndarray) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
-def read_typed(path, fmt, *, text_columns=(), columns=None) -> pd.DataFrame:
+def read_typed(path, fmt, *, text_columns=(), columns=None, declared=None) -> pd.DataFrame:
     """A whole file as a typed frame (for the in-memory partition publishers
     and the audit): CSV columns typed by :func:`type_text_column` over the
-    whole file, except ``text_columns``, kept as exact text."""
+    whole file, except ``text_columns``, kept as exact text; ``declared``:
+    per column, the values its declared domain or hierarchy lists (a
+    missing-value marker among them is a value)."""
     frame = read_table(path, fmt, columns=columns)
     if fmt != "csv":
         return frame
-    keep = set(text_columns)
+    keep, declared = set(text_columns), dict(declared or {})
     return pd.DataFrame({c: frame[c] if c in keep else
-                         type_text_column(frame[c].to_numpy(dtype=object)) for c in frame.columns})
+                         type_text_column(frame[c].to_numpy(dtype=object), declared.get(c, ()))
+                         for c in frame.columns})

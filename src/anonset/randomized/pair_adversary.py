@@ -32,6 +32,7 @@ one that the set alone makes (a declared value nobody holds).
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 import numpy as np
 
@@ -405,11 +406,30 @@ def _fit_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, share: float):
     """(coefficients, tol): the least-squares t = c1 h1 + c2 h2 + c0, both
     helpers used, and the window that ``share`` of the rows' residuals fit
     in; None where a column is constant or the fit leaves out a helper."""
-    if t.size < 30 or not (np.ptp(h1) > 0 and np.ptp(h2) > 0 and np.ptp(t) > 0):
+    return _fit_rule_k(t, [h1, h2], share)
+
+
+def _fit_rule_k(t: np.ndarray, hs: list, share: float):
+    """:func:`_fit_rule` of any number of helpers: t = sum c_i h_i + c0."""
+    if t.size < 30 or not (np.ptp(t) > 0 and all(np.ptp(h) > 0 for h in hs)):
         return None
-    X = np.column_stack([h1, h2, np.ones_like(h1)])
-    c, *_ = np.linalg.lstsq(X, t, rcond=None)
-    if not np.all(np.isfinite(c)) or abs(c[0]) < 1e-9 or abs(c[1]) < 1e-9:
+    X = np.column_stack([*hs, np.ones_like(t)])
+    # first fitted on the rows inside every column's 0.5 % tails, then
+    # twice without the rows it fits worst: a few rows off the rule (a birth
+    # year mistyped on 10 of 3,000) pulled the least-squares plane off every
+    # other row (H32); the window is still read on every row
+    inner = np.isfinite(_trimmed(t))
+    for h in hs:
+        inner &= np.isfinite(_trimmed(h))
+    inner = inner if inner.sum() >= 30 else np.ones(t.size, dtype=bool)
+    c, *_ = np.linalg.lstsq(X[inner], t[inner], rcond=None)
+    for _ in range(2):
+        r = np.abs(t - X @ c)
+        keep = r <= np.quantile(r, 0.9)
+        if keep.sum() < 30 or not np.all(np.isfinite(c)):
+            break
+        c, *_ = np.linalg.lstsq(X[keep], t[keep], rcond=None)
+    if not np.all(np.isfinite(c)) or np.any(np.abs(c[:-1]) < 1e-9):
         return None
     tol = float(np.quantile(np.abs(t - X @ c), share)) + 1e-9 * max(1.0, float(np.abs(t).max()))
     return c, tol
@@ -437,60 +457,159 @@ def rule_screen(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, spacing: float,
     return fit is not None and 2.0 * fit[1] < min(3.0, values - 1.0) * spacing
 
 
+#: A screened pair's residuals at most this many times t's value spacing
+#: (a standard deviation, on columns without their 0.5 % tails): lenient,
+#: the rule itself decides (:func:`rule_recode`).
+RULE_SCREEN_SPREAD = 3.0
+#: ... or a fit that explains this share of t's variance.
+RULE_SCREEN_R2 = 0.95
+
+
+def _trimmed(x: np.ndarray) -> np.ndarray:
+    """A column without its values beyond its 0.5 % and 99.5 % quantiles
+    (NaN there): a few values far off (typos) do not hide a rule from the
+    correlations, nor pull a fit off every other row."""
+    if not np.isfinite(x).any():
+        return x
+    lo, hi = np.nanquantile(x, [0.005, 0.995])
+    return np.where((x >= lo) & (x <= hi), x, np.nan)
+
+
 def rule_candidates(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
-    """Pairs (i, j) of the columns of ``H`` (rows x k numbers) between which
-    a linear rule may give ``t``: the least-squares fit of t on the two
-    leaves residuals of a standard deviation below ``spacing`` (t's values'
-    typical distance), read off the columns' correlations (R^2 of two
-    regressors from the three correlations), the best fit first.  One
-    matrix product for every pair; :func:`linear_rule` decides."""
+    """Pairs (i, j) of the columns of ``H`` (rows x k numbers, NaN where a
+    cell has none) between which a linear rule may give ``t`` (numbers on
+    every row): the least-squares fit of t on the two leaves residuals of
+    a standard deviation below ``RULE_SCREEN_SPREAD`` times ``spacing``
+    (t's values' typical distance), read off the columns' correlations
+    (R^2 of two regressors from the three correlations, each over the rows
+    where both hold a number, without the columns' 0.5 % tails), the
+    best fit first.  Matrix products for every pair at once;
+    :func:`rule_recode` decides."""
     n, k = H.shape
     if n < 30 or k < 2:
         return []
-    sd_t = float(np.std(t))
-    sd = np.std(H, axis=0)
+    t = _trimmed(np.asarray(t, dtype=np.float64))
+    H = np.column_stack([_trimmed(H[:, i]) for i in range(k)])
+    H[~np.isfinite(t)] = np.nan                      # a row t leaves out, every helper too
+    t = np.where(np.isfinite(t), t, 0.0)
+    sd_t = float(np.std(t[np.isfinite(H).any(axis=1)])) if np.isfinite(H).any() else 0.0
     if not sd_t > 0:
         return []
-    keep = np.flatnonzero(sd > 0)
-    Z = (H[:, keep] - H[:, keep].mean(axis=0)) / sd[keep]
-    z = (t - t.mean()) / sd_t
-    r = Z.T @ z / n                                   # corr(t, h_i)
-    R = Z.T @ Z / n                                   # corr(h_i, h_j)
+    M = np.isfinite(H).astype(np.float64)
+    Hz = np.where(M > 0, H, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # every sum over the rows where both helpers of a pair hold a number
+        # (one set of rows per pair: three correlations over different rows
+        # made an exact rule's R^2 0.91)
+        n_ij = M.T @ M
+        st, st2 = (M * t[:, None]).T @ M, (M * (t * t)[:, None]).T @ M
+        sx, sx2 = Hz.T @ M, (Hz * Hz).T @ M             # h_i's, where h_j holds one
+        sxt = (Hz * t[:, None]).T @ M
+        sxy = Hz.T @ Hz
+
+        def corr(sa, sb, sab, saa, sbb):
+            return (n_ij * sab - sa * sb) / np.sqrt((n_ij * saa - sa * sa) *
+                                                    (n_ij * sbb - sb * sb))
+        r_i = corr(sx, st, sxt, sx2, st2)               # corr(h_i, t), pair (i, j)'s rows
+        r_j = r_i.T                                      # corr(h_j, t), the same rows
+        R = corr(sx, sx.T, sxy, sx2, sx2.T)
         den = 1.0 - R * R
-        r2 = (r[:, None] ** 2 + r[None, :] ** 2 - 2.0 * r[:, None] * r[None, :] * R) / den
-    r2[~(den > 1e-9)] = np.nan                        # two helpers that are one
+        r2 = (r_i ** 2 + r_j ** 2 - 2.0 * r_i * r_j * R) / den
+    r2[~(den > 1e-9) | (n_ij < 30)] = np.nan             # two helpers that are one
     resid = sd_t * np.sqrt(np.clip(1.0 - r2, 0.0, None))
-    iu, ju = np.triu_indices(keep.size, 1)
-    good = np.isfinite(r2[iu, ju]) & (resid[iu, ju] < spacing)
+    iu, ju = np.triu_indices(k, 1)
+    # (or R^2 >= RULE_SCREEN_R2: a few rows off the rule inflate the
+    # residuals' spread, not the fit of the others)
+    good = np.isfinite(r2[iu, ju]) & ((resid[iu, ju] < RULE_SCREEN_SPREAD * spacing) |
+                                      (r2[iu, ju] >= RULE_SCREEN_R2))
     order = np.argsort(resid[iu, ju][good], kind="stable")
-    return [(int(keep[iu[good][o]]), int(keep[ju[good][o]])) for o in order]
+    return [(int(iu[good][o]), int(ju[good][o])) for o in order]
 
 
-def rule_recode(t: np.ndarray, truth: np.ndarray, h1: np.ndarray, h2: np.ndarray,
-                spacing: float, classify) -> tuple | None:
-    """(lambda, accuracy, prior, rule) of the adversary who reads two
-    columns published as they are and knows the :func:`linear_rule` that
-    gives ``t`` from them, learnt from the other fold: it guesses the value
-    (``classify``: a predicted number to its class, the value nearest or
-    its bin; ``truth``: each row's class) the rule predicts.  None where a
-    fold shows no rule."""
+def rule_recode(t: np.ndarray, truth: np.ndarray, hs: list, spacing: float,
+                classify) -> tuple | None:
+    """(lambda, accuracy, prior, (coefficients, tol), rows) of the
+    adversary who reads two or three columns published as they are
+    (``hs``) and knows the linear rule t = sum c_i h_i + c0 that holds for
+    99 % of the rows within a window of at most three of t's values
+    (``spacing``: their typical distance), learnt from the other fold: it
+    guesses the value (``classify``: a predicted number to its class, the
+    value nearest or its bin; ``truth``: each row's class) the rule
+    predicts, on the rows where every helper holds a number (``rows``: how
+    many).  None where a fold shows no rule."""
+    both = np.ones(t.size, dtype=bool)
+    for h in hs:
+        both &= np.isfinite(h)
+    t, truth, hs = t[both], truth[both], [h[both] for h in hs]
     m = t.size
+    if m < 30:
+        return None
     fold = _folds(m)
     right, rules = 0, []
     for f in (0, 1):
         train, test = fold != f, fold == f
-        rule = linear_rule(t[train], h1[train], h2[train], spacing)
-        if rule is None:
+        fit = _fit_rule_k(t[train], [h[train] for h in hs], 0.99)
+        if fit is None or 2.0 * fit[1] >= 3.0 * spacing:
             return None
-        c1, c2, c0, _ = rule
-        rules.append(rule)
-        right += int((classify(c1 * h1[test] + c2 * h2[test] + c0) == truth[test]).sum())
+        c, tol = fit
+        rules.append((c, tol))
+        pred = sum(ci * h[test] for ci, h in zip(c[:-1], hs)) + c[-1]
+        right += int((classify(pred) == truth[test]).sum())
     acc = right / m
     _, counts = np.unique(truth, return_counts=True)
     prior = float(counts.max()) / m
     lam = (acc - prior) / (1.0 - prior) if prior < 1.0 else float("nan")
-    return lam, acc, prior, rules[0]
+    return lam, acc, prior, rules[0], m
+
+
+#: Helpers screened for a rule of three (those that tell most of t, by
+#: their correlation): C(24, 3) = 2,024 triples a target.
+RULE_TRIPLE_HELPERS = 24
+
+
+def rule_triples(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
+    """Triples (i, j, k) of the columns of ``H`` between which a linear rule
+    may give ``t`` (a total beside its three parts), as
+    :func:`rule_candidates` screens pairs: R^2 = r' R^-1 r of three
+    regressors from the correlations, over the rows where every helper of
+    the screened ones holds a number (at least half of them; else none),
+    the best fit first."""
+    n, k = H.shape
+    if n < 30 or k < 3:
+        return []
+    t = _trimmed(np.asarray(t, dtype=np.float64))
+    H = np.column_stack([_trimmed(H[:, i]) for i in range(k)])
+    ok = np.isfinite(H).mean(axis=0) >= 0.9
+    cols = np.flatnonzero(ok)
+    rows = np.isfinite(t) & np.isfinite(H[:, cols]).all(axis=1)
+    if cols.size < 3 or rows.sum() < max(30, n // 2):
+        return []
+    X, y = H[rows][:, cols], t[rows]
+    sd = X.std(axis=0)
+    keep = sd > 0
+    cols, X = cols[keep], X[:, keep]
+    sd_t = float(y.std())
+    if cols.size < 3 or not sd_t > 0:
+        return []
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    z = (y - y.mean()) / sd_t
+    r = Z.T @ z / z.size
+    top = np.argsort(-np.abs(r), kind="stable")[:RULE_TRIPLE_HELPERS]
+    Z, r, cols = Z[:, top], r[top], cols[top]
+    C = Z.T @ Z / z.size
+    tri = np.array(list(itertools.combinations(range(cols.size), 3)), dtype=np.int64)
+    Rm = C[tri[:, :, None], tri[:, None, :]]                # (T, 3, 3)
+    rv = r[tri]                                             # (T, 3)
+    with np.errstate(all="ignore"):
+        good = np.abs(np.linalg.det(Rm)) > 1e-9
+        r2 = np.full(tri.shape[0], np.nan)
+        if good.any():
+            sol = np.linalg.solve(Rm[good], rv[good][:, :, None])[:, :, 0]
+            r2[good] = (sol * rv[good]).sum(axis=1)
+    resid = sd_t * np.sqrt(np.clip(1.0 - r2, 0.0, None))
+    sel = np.isfinite(r2) & ((resid < RULE_SCREEN_SPREAD * spacing) | (r2 >= RULE_SCREEN_R2))
+    order = np.argsort(resid[sel], kind="stable")
+    return [tuple(int(cols[i]) for i in tri[sel][o]) for o in order]
 
 
 def value_spacing(vt: np.ndarray) -> float:

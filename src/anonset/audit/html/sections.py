@@ -176,6 +176,13 @@ def verdict(report, kind_note: str = "") -> str:
                             "have been chosen by the publisher, who named them).",
              "FAILED": "The release does NOT conform to its declared privacy model: see the "
                        "failed checks below before anything else."}[v]
+    unverified = int((report.checks["status"] == "unverified").sum())
+    if unverified and v != "FAILED":
+        # what could not be decided is not said to conform (H34)
+        words = words.replace("conforms to its declared privacy model",
+                              "conforms to its declared privacy model as far as it could be "
+                              f"checked ({unverified} check{'s' if unverified > 1 else ''} "
+                              "could not be decided: listed under \u201cNot verified\u201d)")
     body = head + f"<p>{esc(words)} {esc(kind_note)}</p>"
     counts = report.checks["status"].value_counts()
     body += "<p>" + " ".join(f"{badge(s)} {int(counts[s])}" for s in SEVERITY if s in counts) \

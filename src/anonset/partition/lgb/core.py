@@ -23,7 +23,7 @@ from ...passthrough import (check_allow_identifier, check_allow_recode, check_re
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_bool, check_choice, check_int, check_names,
                          check_plain_values, apply_missing, check_token_declared, missing_rows,
-                         refuse_clear_l, resolve_roles)
+                         refuse_clear_l, resolve_roles, check_output_names)
 from ..homogeneous import homogeneous_metadata, single_value_groups
 from ..keyed import ReleaseKey
 from ...io.keys import frame_digest
@@ -322,6 +322,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
         "drop": _names(drop, "drop")})
     attrs = qi + semi + sens
+    check_output_names({"qi": qi, "semi_sensitive": semi, "sensitive": sens,
+                        "other": _names(other, "other")},
+                       {"ID": "record ID column", "GID": "group ID column",
+                        **{f"{a}_bid": f"bucket ID column of {a!r}" for a in semi + sens}})
     check_plain_values(frame, attrs, partition=True)
     if not attrs:
         raise InputError("no attributes", param="qi",
@@ -557,17 +561,24 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
     closeness = dict(closeness or {})
     for a, t in closeness.items():
         if a not in bucketed:
-            raise InputError("is not semi-sensitive or sensitive", param="closeness", column=a)
+            raise InputError("is not semi-sensitive or sensitive", param="closeness", column=a,
+                             expected=f"t for one of {bucketed} (a QI is generalized, "
+                                      "not bucketized)")
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
             raise InputError(f"got {t!r}", param="closeness", column=a,
                              expected="a number in [0, 1]")
     need_l = [a for a in bucketed if a not in closeness]
     if need_l and l is None:
-        raise InputError(f"is required for {need_l}", param="l")
+        raise InputError(f"is required for {need_l}", param="l",
+                         expected="{@l=L} (one for all), or t for each of them: "
+                                  "{@closeness=" + repr({a: 0.2 for a in need_l}) + "}")
     lmap = _per_attr(l, need_l, "l") if need_l else {}
     for a in need_l:
         if a not in lmap:
-            raise InputError("has no value for it", param="l", column=a)
+            raise InputError("has no value for it", param="l", column=a,
+                             expected="an l for every bucketized attribute without a t: "
+                                      "{@l=" + repr({b: 3 for b in need_l}) + "}, or one l "
+                                      "for all")
         lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
         if lmap[a] > len(frame):        # no bucket of l distinct values (nor a C long)
             raise InputError(f"the table has {len(frame)} rows, fewer than l={lmap[a]}",

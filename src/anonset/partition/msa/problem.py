@@ -21,7 +21,8 @@ from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ..._version import __version__
 from ...validate import (InputError, apply_missing, check_int, check_names, check_plain_values,
-                         check_token_declared, resolve_roles, row_name)
+                         check_token_declared, resolve_roles, row_name,
+                         check_output_names)
 from ..homogeneous import homogeneous_metadata
 from ..keyed import ReleaseKey
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
@@ -115,6 +116,8 @@ class MSAProblem:
             "quasi_identifiers": qi, "sensitive": sa,
             "identifiers": _names(identifiers, "identifiers"),
             "other": _names(other, "other"), "drop": _names(drop, "drop")})
+        check_output_names({"quasi_identifiers": qi, "sensitive": sa,
+                            "other": _names(other, "other")}, {"ec": "class column"})
         check_plain_values(data, qi + sa, partition=True)
         hier = {}
         for c, h in dict(hierarchies or {}).items():
