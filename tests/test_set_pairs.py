@@ -483,9 +483,22 @@ def _derived(kind, n=3000, seed=7):
         w, h = r.uniform(45, 120, n).round(1), r.uniform(1.5, 2.0, n).round(2)
         return pd.DataFrame({"weight": w, "height": h, "t": (w / h ** 2).round(6)}), \
             "log t = 1 x log weight - 2 x log height"
-    if kind == "three":
+    if kind == "zeros":                  # a product, and 1 % of the quantities 0
+        price, qty = r.uniform(1, 50, n).round(2), r.integers(1, 40, n)
+        qty[r.random(n) < 0.01] = 0
+        return pd.DataFrame({"price": price, "qty": qty, "t": (price * qty).round(2)}), \
+            "log t = 1 x log price + 1 x log qty"
+    if kind in ("three", "wide"):
         a, b, c = (r.integers(100, 3000, n) for _ in range(3))
-        return pd.DataFrame({"rent": a, "food": b, "travel": c, "t": a + b + c}), "t = "
+        df = pd.DataFrame({"rent": a, "food": b, "travel": c, "t": a + b + c})
+        if kind == "wide":              # 20 more columns, each 5 % missing (H35)
+            for i in range(20):
+                col = r.normal(size=n)
+                col[r.random(n) < 0.05] = np.nan
+                df[f"u{i}"] = col
+            for c in ("rent", "food", "travel"):
+                df.loc[r.random(n) < 0.05, c] = np.nan
+        return df, "t = "
     days = r.integers(0, 3000, n)
     stay = r.integers(0, 40, n)
     base = np.datetime64("2015-01-01")
@@ -494,7 +507,7 @@ def _derived(kind, n=3000, seed=7):
         "t = -1 x admitted + 1 x discharged"
 
 
-@pytest.mark.parametrize("kind", ["missing", "typos", "log", "three", "dates"])
+@pytest.mark.parametrize("kind", ["missing", "typos", "log", "zeros", "three", "wide", "dates"])
 def test_rules_of_columns_published_as_they_are_are_measured_where_they_hold(
         tmp_path, capsys, kind):
     """Rules the check of two columns missed (H32): with missing cells in
@@ -508,11 +521,50 @@ def test_rules_of_columns_published_as_they_are_are_measured_where_they_hold(
     src = tmp_path / "d.csv"
     df.to_csv(src, index=False)
     others = ",".join(c for c in df.columns if c not in ("t", "job"))
+    # a quantity of 0 gives a total of 0 away by itself: named, the rule is left
+    named = ["--allow-recode", "qty"] if kind == "zeros" else []
     assert main(["lgb", str(src), "-o", str(tmp_path / "o.csv"), "--qi", "job", "--sensitive",
-                 "t", "--other", others, "--k", "3", "--l", "3", "--missing", "drop"]) == 2
+                 "t", "--other", others, "--k", "3", "--l", "3", "--missing", "drop",
+                 *named]) == 2
     err = capsys.readouterr().err
     assert "by a rule (" + said in err, err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_rule_names_no_column_that_adds_nothing_and_reads_dates_of_any_kind():
+    """A least-squares coefficient of 7e-9 on a column that tells nothing
+    made a 'rule' of it beside the column that gives the target alone: the
+    user was asked to name it too (H35: final = 0 x termGPA + 4.76 x
+    stndfnl).  And dates held as Python dates (Arrow's and Polars' date32),
+    Arrow dates or text in pandas' str dtype are read as days, not as no
+    number; a date before 1677 is its own day, not a wrapped one."""
+    import datetime
+    import pyarrow as pa
+    from anonset.passthrough import PassThroughCheck, passthrough_findings
+    r = np.random.default_rng(4)
+    n = 3000
+    std = r.normal(size=n).round(3)
+    df = pd.DataFrame({"std": std, "gpa": r.uniform(1, 4, n).round(2),
+                       "t": (4.76 * std + 25.75).round(3)})
+    found = passthrough_findings(df, ["std", "gpa"], ["t"])
+    assert any(f["column"] == "std" and not f.get("with") for f in found), found
+    assert not any(f.get("with") for f in found), found
+    days = r.integers(0, 3000, n)
+    stay = r.integers(0, 40, n)
+    first = [datetime.date(2015, 1, 1) + datetime.timedelta(days=int(d)) for d in days]
+    last = [a + datetime.timedelta(days=int(s)) for a, s in zip(first, stay)]
+    arrow = pd.ArrowDtype(pa.date32())
+    for a, b in ((pd.Series(first, dtype=object), pd.Series(last, dtype=object)),
+                 (pd.Series(first, dtype=arrow), pd.Series(last, dtype=arrow)),
+                 (pd.Series([str(v) for v in first], dtype="str"),
+                  pd.Series([str(v) for v in last], dtype="str"))):
+        dates = pd.DataFrame({"admitted": a, "discharged": b, "t": stay})
+        rules = [f["rule"] for f in passthrough_findings(dates, ["admitted", "discharged"], ["t"])
+                 if f.get("rule")]
+        assert rules == ["t = -1 x admitted + 1 x discharged, exactly"], (a.dtype, rules)
+    old = pd.Series([datetime.date(1500, 1, 1), None], dtype=object)
+    assert PassThroughCheck._numbers(old, None)[0] == -171664
+    assert PassThroughCheck._numbers(pd.Series(["1500-01-01", "1970-01-03"]), None)[0] == -171664
 
 
 def test_columns_without_a_rule_are_published(tmp_path, capsys):

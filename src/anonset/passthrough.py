@@ -823,11 +823,11 @@ class PassThroughCheck:
             b = cls._binned(col, edges).to_numpy(dtype=np.float64)
             return np.where(b < 0, np.nan, b)
         col = col.reset_index(drop=True)
-        if pd.api.types.is_datetime64_any_dtype(col.dtype):
+        if _is_dates(col):
             return _day_numbers(col)
         x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         present = col.notna().to_numpy()
-        if col.dtype == object:
+        if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
             # a CSV file's text: its missing-value markers ('', 'NA') are
             # missing cells, not text that is no number (H32); other
             # objects (lists, arrays) are no numbers, and no markers
@@ -1011,7 +1011,8 @@ class PassThroughCheck:
             n = len(r["columns"])
             every = "both" if n == 2 else "all"
             rows = "the rows" if r["share"] >= 0.995 else \
-                f"the {r['share']:.1%} of the rows where {every} hold a number"
+                f"the {r['share']:.1%} of the rows where {every} " + \
+                ("are positive" if r["positive"] else "hold a number")
             beside = " and ".join(repr(c) for c in others)
             core = (f"together with column{'s' if n > 2 else ''} {beside}, gives "
                     f"{'the QI ' if qi else ''}{t!r} by a rule ({r['rule']}): its "
@@ -1104,13 +1105,47 @@ class PassThroughCheck:
                                            allow_identifier=allow_identifier, file=file))
 
 
+def _is_dates(col: pd.Series) -> bool:
+    """A column of dates or times: datetime64 (any unit or zone), Arrow
+    dates and timestamps, or Python date and datetime objects (what Arrow's
+    and Polars' date32 become in pandas: H35)."""
+    import datetime
+    dt = col.dtype
+    if pd.api.types.is_datetime64_any_dtype(dt):
+        return True
+    pa_type = getattr(dt, "pyarrow_dtype", None)
+    if pa_type is not None:
+        import pyarrow as pa
+        return pa.types.is_date(pa_type) or pa.types.is_timestamp(pa_type)
+    if dt == object:
+        head = col.dropna().head(64).tolist()
+        return bool(head) and all(isinstance(v, datetime.date) for v in head)
+    return False
+
+
 def _day_numbers(col: pd.Series) -> np.ndarray:
-    """Dates and times as days since 1970 (NaN where missing)."""
-    t = pd.to_datetime(col, errors="coerce")
-    if getattr(t.dt, "tz", None) is not None:
-        t = t.dt.tz_convert("UTC").dt.tz_localize(None)
-    ns = t.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
-    return np.where(t.isna().to_numpy(), np.nan, ns / 86_400e9)
+    """Dates and times as days since 1970 (NaN where missing), at a
+    resolution of seconds (nanoseconds wrapped dates before 1677 or after
+    2262 into wrong days: H35)."""
+    import datetime
+    vals = col.to_numpy(dtype=object) if col.dtype == object else None
+    if vals is not None and all(isinstance(v, datetime.date) or v is None or v != v
+                                for v in vals):
+        # Python dates: their own ordinals, whatever the year
+        epoch = datetime.date(1970, 1, 1).toordinal()
+        out = np.full(len(vals), np.nan)
+        for i, v in enumerate(vals):
+            if isinstance(v, datetime.datetime):
+                v = v.astimezone(datetime.timezone.utc) if v.tzinfo else v
+                out[i] = v.toordinal() - epoch + (v.hour * 3600 + v.minute * 60 + v.second) \
+                    / 86_400
+            elif isinstance(v, datetime.date):
+                out[i] = v.toordinal() - epoch
+        return out
+    t = pd.to_datetime(col, errors="coerce", utc=True)
+    arr = t.dt.tz_localize(None).to_numpy()
+    sec = arr.astype("datetime64[s]").astype(np.int64).astype(np.float64)
+    return np.where(t.isna().to_numpy(), np.nan, sec / 86_400)
 
 
 def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
@@ -1180,21 +1215,26 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
         values = np.unique(y0)
         if values.size < 3:
             continue
-        truth = y0 if edges is None else np.searchsorted(edges, y0, side="right") - 1
+        truth0 = y0 if edges is None else np.searchsorted(edges, y0, side="right") - 1
         found_here = set(done)
+        strong = {f["column"] for f in lambda_findings(alone.get(t, ()))
+                  if float(f["value"]) >= DETERMINES}
         for space in ("linear", "log"):
             if space == "log":
-                # a product of powers: linear in logarithms, on the positive
-                # cells (the others: no number)
-                if not (y0 > 0).all():
+                # a product of powers: linear in logarithms, on the rows whose
+                # cells are positive (a target of 0 on some rows no longer
+                # turns it off: H35)
+                pos = y0 > 0
+                if pos.sum() < 30:
                     continue
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    y, H = np.log(y0), np.where(H0 > 0, np.log(H0), np.nan)
+                    y, H = np.log(y0[pos]), np.where(H0[pos] > 0, np.log(H0[pos]), np.nan)
+                truth, vals = truth0[pos], np.unique(y0[pos])
             else:
-                y, H = y0, H0
+                y, H, truth, vals = y0, H0, truth0, values
             spacing = PA.value_spacing(np.unique(y))
 
-            def classify(v, values=values, edges=edges, log=space == "log"):
+            def classify(v, values=vals, edges=edges, log=space == "log"):
                 # the value nearest the rule's (then its bin): a rule's
                 # 29.9999999 is the age 30
                 v = np.exp(v) if log else v
@@ -1211,6 +1251,8 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                 key = frozenset(cols)
                 if any(tt == t and len(k) > 1 and k <= key for k, tt in found_here):
                     continue                  # these columns, or two of them, found
+                if len(cols) > 2 and strong & key:
+                    continue                  # beside a column that gives it alone (H35)
                 got = PA.rule_recode(y, truth, [H[:, i] for i in idx], spacing, classify)
                 if got is None or not (got[0] == got[0] and got[0] >= DETERMINES) or \
                         got[4] < max(30, GIVEN_SHARE * n_t):
@@ -1221,7 +1263,7 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                     continue                  # no better than the one alone
                 found_here.add((key, t))
                 out.append({"columns": cols, "target": t, "lambda": lam, "accuracy": acc,
-                            "prior": prior, "share": m / n_t,
+                            "prior": prior, "share": m / n_t, "positive": space == "log",
                             "rule": _rule_text(t, cols, c, tol, spacing, log=space == "log")})
     return out
 

@@ -375,7 +375,8 @@ def order_and_joint_risks(stats, add, allowed=frozenset()) -> set:
             cols, sens, lam = r["columns"], r["target"], r["lambda"]
             ruled.add((frozenset(cols), sens))
             rows = "the rows" if r["share"] >= 0.995 else \
-                f"the {r['share']:.1%} of the rows where every one holds a number"
+                f"the {r['share']:.1%} of the rows where every one " + \
+                ("is positive" if r["positive"] else "holds a number")
             label = "+".join(cols)
             add("recode", f"{label} -> {sens}", "risk", round(lam, 4), f"<{DETERMINES:g}",
                 f"{label} -> {sens}: together they give {sens} by a rule ({r['rule']}), its "

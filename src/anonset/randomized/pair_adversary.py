@@ -409,8 +409,12 @@ def _fit_rule(t: np.ndarray, h1: np.ndarray, h2: np.ndarray, share: float):
     return _fit_rule_k(t, [h1, h2], share)
 
 
-def _fit_rule_k(t: np.ndarray, hs: list, share: float):
-    """:func:`_fit_rule` of any number of helpers: t = sum c_i h_i + c0."""
+def _fit_rule_k(t: np.ndarray, hs: list, share: float, spacing: float | None = None):
+    """:func:`_fit_rule` of any number of helpers: t = sum c_i h_i + c0;
+    with ``spacing`` (t's values' typical distance), None too where a
+    helper moves t by less than a quarter of it over its central 98 %: it
+    adds nothing, and a rule of it named a column that tells nothing
+    (H35: 'final = 0 x termGPA + 4.76 x stndfnl')."""
     if t.size < 30 or not (np.ptp(t) > 0 and all(np.ptp(h) > 0 for h in hs)):
         return None
     X = np.column_stack([*hs, np.ones_like(t)])
@@ -431,6 +435,10 @@ def _fit_rule_k(t: np.ndarray, hs: list, share: float):
         c, *_ = np.linalg.lstsq(X[keep], t[keep], rcond=None)
     if not np.all(np.isfinite(c)) or np.any(np.abs(c[:-1]) < 1e-9):
         return None
+    if spacing is not None:
+        spread = [float(np.subtract(*np.quantile(h, [0.99, 0.01]))) for h in hs]
+        if any(abs(ci) * sp < spacing / 4 for ci, sp in zip(c[:-1], spread)):
+            return None
     tol = float(np.quantile(np.abs(t - X @ c), share)) + 1e-9 * max(1.0, float(np.abs(t).max()))
     return c, tol
 
@@ -548,7 +556,7 @@ def rule_recode(t: np.ndarray, truth: np.ndarray, hs: list, spacing: float,
     right, rules = 0, []
     for f in (0, 1):
         train, test = fold != f, fold == f
-        fit = _fit_rule_k(t[train], [h[train] for h in hs], 0.99)
+        fit = _fit_rule_k(t[train], [h[train] for h in hs], 0.99, spacing)
         if fit is None or 2.0 * fit[1] >= 3.0 * spacing:
             return None
         c, tol = fit
@@ -562,6 +570,9 @@ def rule_recode(t: np.ndarray, truth: np.ndarray, hs: list, spacing: float,
     return lam, acc, prior, rules[0], m
 
 
+#: A screened triple's share of t's variance explained at least (on
+#: helpers whose missing cells stand at their mean: lower than a pair's).
+RULE_TRIPLE_SCREEN_R2 = 0.8
 #: Helpers screened for a rule of three (those that tell most of t, by
 #: their correlation): C(24, 3) = 2,024 triples a target.
 RULE_TRIPLE_HELPERS = 24
@@ -571,20 +582,24 @@ def rule_triples(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
     """Triples (i, j, k) of the columns of ``H`` between which a linear rule
     may give ``t`` (a total beside its three parts), as
     :func:`rule_candidates` screens pairs: R^2 = r' R^-1 r of three
-    regressors from the correlations, over the rows where every helper of
-    the screened ones holds a number (at least half of them; else none),
+    regressors from the correlations, over the rows where t holds a number,
+    a helper's missing cells at its mean (helpers at least half present),
     the best fit first."""
     n, k = H.shape
     if n < 30 or k < 3:
         return []
     t = _trimmed(np.asarray(t, dtype=np.float64))
     H = np.column_stack([_trimmed(H[:, i]) for i in range(k)])
-    ok = np.isfinite(H).mean(axis=0) >= 0.9
+    ok = np.isfinite(H).mean(axis=0) >= 0.5
     cols = np.flatnonzero(ok)
-    rows = np.isfinite(t) & np.isfinite(H[:, cols]).all(axis=1)
-    if cols.size < 3 or rows.sum() < max(30, n // 2):
+    rows = np.isfinite(t)
+    if cols.size < 3 or rows.sum() < 30:
         return []
+    # a helper's missing cells (or tails) at its mean, for the screen only:
+    # rows complete in every column were too few in a wide table (H35);
+    # each rule is then measured on its own columns' rows
     X, y = H[rows][:, cols], t[rows]
+    X = np.where(np.isfinite(X), X, np.nanmean(X, axis=0))
     sd = X.std(axis=0)
     keep = sd > 0
     cols, X = cols[keep], X[:, keep]
@@ -607,7 +622,8 @@ def rule_triples(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
             sol = np.linalg.solve(Rm[good], rv[good][:, :, None])[:, :, 0]
             r2[good] = (sol * rv[good]).sum(axis=1)
     resid = sd_t * np.sqrt(np.clip(1.0 - r2, 0.0, None))
-    sel = np.isfinite(r2) & ((resid < RULE_SCREEN_SPREAD * spacing) | (r2 >= RULE_SCREEN_R2))
+    sel = np.isfinite(r2) & ((resid < RULE_SCREEN_SPREAD * spacing) |
+                             (r2 >= RULE_TRIPLE_SCREEN_R2))
     order = np.argsort(resid[sel], kind="stable")
     return [tuple(int(cols[i]) for i in tri[sel][o]) for o in order]
 
