@@ -567,6 +567,34 @@ def test_a_rule_names_no_column_that_adds_nothing_and_reads_dates_of_any_kind():
     assert PassThroughCheck._numbers(pd.Series(["1500-01-01", "1970-01-03"]), None)[0] == -171664
 
 
+def test_a_near_rule_of_a_binned_target_and_categorical_dates_are_measured():
+    """income = base + bonus +- 300, published in bins 20,000 wide: the
+    window was judged against the raw incomes' spacing (1), so the rule
+    that names 99 % of the bins was none (H36); a Categorical of dates was
+    read by its codes, not its dates."""
+    r = np.random.default_rng(5)
+    n = 4000
+    base, bonus = r.integers(10_000, 90_000, n), r.integers(0, 30_000, n)
+    income = base + bonus + r.integers(-300, 301, n)
+    df = pd.DataFrame({"base": base, "bonus": bonus, "income": income})
+    pub = anonset.publish(df.assign(job=r.choice(list("abcd"), n)), anonset.Diversity(3),
+                          sensitive=["income", "job"], other=["base", "bonus"],
+                          bins={"income": list(range(0, 160_001, 20_000))},
+                          allow_recode=["base", "bonus"], allow_identifier=["base", "bonus"],
+                          allow_clear=["income"])
+    rules = [f for f in pub.info["pass_through_risks"] if f.get("rule")]
+    assert rules and {rules[0]["column"], rules[0]["with"]} == {"base", "bonus"}, rules
+    from anonset.passthrough import passthrough_findings
+    admit = pd.Timestamp("2015-01-01") + pd.to_timedelta(r.integers(0, 3000, n), unit="D")
+    stay = r.integers(1, 30, n)
+    dates = pd.DataFrame({"admit": admit.astype("category"),
+                          "disc": (admit + pd.to_timedelta(stay, unit="D")).astype("category"),
+                          "stay": stay})
+    found = [f["rule"] for f in passthrough_findings(dates, ["admit", "disc"], ["stay"])
+             if f.get("rule")]
+    assert found == ["stay = -1 x admit + 1 x disc, exactly"], found
+
+
 def test_columns_without_a_rule_are_published(tmp_path, capsys):
     """Numbers that do not give the target (noise of +-10 years around the
     rule; unrelated columns) raise no rule finding."""

@@ -823,6 +823,9 @@ class PassThroughCheck:
             b = cls._binned(col, edges).to_numpy(dtype=np.float64)
             return np.where(b < 0, np.nan, b)
         col = col.reset_index(drop=True)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            # its values, not its codes (a Categorical of dates hid a rule: H36)
+            col = pd.Series(np.asarray(col))
         if _is_dates(col):
             return _day_numbers(col)
         x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -1233,6 +1236,14 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
             else:
                 y, H, truth, vals = y0, H0, truth0, values
             spacing = PA.value_spacing(np.unique(y))
+            if edges is not None and space == "linear":
+                # a binned target is guessed by its bin: a window is judged
+                # against the bins' width, not the raw values' (H36: income
+                # = base + bonus +- 300 in bins 20,000 wide)
+                inside = np.diff(edges)[(edges[1:] > y.min()) & (edges[:-1] < y.max())]
+                if inside.size:
+                    spacing = max(spacing, float(np.median(inside[np.isfinite(inside)]))
+                                  if np.isfinite(inside).any() else spacing)
 
             def classify(v, values=vals, edges=edges, log=space == "log"):
                 # the value nearest the rule's (then its bin): a rule's
