@@ -595,6 +595,35 @@ def test_a_near_rule_of_a_binned_target_and_categorical_dates_are_measured():
     assert found == ["stay = -1 x admit + 1 x disc, exactly"], found
 
 
+def test_a_product_rule_is_scored_on_the_rows_the_adversary_reads():
+    """bonus = salary x rate / 100 for half of the rows, else 0: the log rule
+    was measured on the rows where the bonus is positive, chosen by the
+    secret itself, and said 100 % (H37); scored on every row whose helpers
+    are read, it names 51 % against 49 % for the most common value: no
+    rule.  And dates as Python objects with NaT (`.dt.date`), or Arrow
+    dates before 1677, no longer raise."""
+    import datetime
+    import pyarrow as pa
+    from anonset.passthrough import passthrough_findings
+    r = np.random.default_rng(6)
+    n = 3000
+    salary, rate = r.integers(20, 90, n) * 1000, r.integers(1, 20, n)
+    bonus = np.where(r.random(n) < 0.5, salary * rate / 100, 0.0)
+    df = pd.DataFrame({"salary": salary, "rate": rate, "bonus": bonus})
+    assert not [f for f in passthrough_findings(df, ["salary", "rate"], ["bonus"])
+                if f.get("rule")]
+    first = [datetime.date(1500 + int(y), 1, 1) for y in r.integers(0, 400, n)]
+    lag = r.integers(0, 60, n)
+    last = [d + datetime.timedelta(days=int(x)) for d, x in zip(first, lag)]
+    objs = pd.Series(first, dtype=object)
+    objs[::50] = pd.NaT
+    for a in (objs, pd.Series(first, dtype=pd.ArrowDtype(pa.date32()))):
+        dates = pd.DataFrame({"a": a, "b": pd.Series(last, dtype=object), "t": lag})
+        rules = [f["rule"] for f in passthrough_findings(dates, ["a", "b"], ["t"])
+                 if f.get("rule")]
+        assert rules == ["t = -1 x a + 1 x b, exactly"], (a.dtype, rules)
+
+
 def test_columns_without_a_rule_are_published(tmp_path, capsys):
     """Numbers that do not give the target (noise of +-10 years around the
     rule; unrelated columns) raise no rule finding."""

@@ -393,13 +393,14 @@ def order_keys(col: pd.Series) -> tuple:
         s = s.astype(str).where(s.notna(), None)
     missing = s.isna().to_numpy(dtype=bool)
     if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
+        # microseconds: nanoseconds overflowed on a date before 1677 (H37)
         if isinstance(s.dtype, pd.ArrowDtype) and "date" in str(s.dtype.pyarrow_dtype):
             import pyarrow as pa                # Arrow dates: no NumPy datetime of their own
-            s = s.astype(pd.ArrowDtype(pa.timestamp("ns")))
+            s = s.astype(pd.ArrowDtype(pa.timestamp("us")))
         dt = pd.api.types.is_datetime64_any_dtype(s)
-        num = s.to_numpy(dtype="datetime64[ns]" if dt else "timedelta64[ns]",
-                         na_value=np.datetime64("NaT", "ns") if dt else
-                         np.timedelta64("NaT", "ns")).view(np.int64).astype(np.float64)
+        num = s.to_numpy(dtype="datetime64[us]" if dt else "timedelta64[us]",
+                         na_value=np.datetime64("NaT", "us") if dt else
+                         np.timedelta64("NaT", "us")).view(np.int64).astype(np.float64)
     elif pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
         num = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
@@ -1132,12 +1133,14 @@ def _day_numbers(col: pd.Series) -> np.ndarray:
     2262 into wrong days: H35)."""
     import datetime
     vals = col.to_numpy(dtype=object) if col.dtype == object else None
-    if vals is not None and all(isinstance(v, datetime.date) or v is None or v != v
-                                for v in vals):
+    if vals is not None and all(isinstance(v, datetime.date) or v is None or v is pd.NaT
+                                or v != v for v in vals):
         # Python dates: their own ordinals, whatever the year
         epoch = datetime.date(1970, 1, 1).toordinal()
         out = np.full(len(vals), np.nan)
         for i, v in enumerate(vals):
+            if v is pd.NaT:
+                continue                 # a missing date (pd.to_datetime(...).dt.date: H37)
             if isinstance(v, datetime.datetime):
                 v = v.astimezone(datetime.timezone.utc) if v.tzinfo else v
                 out[i] = v.toordinal() - epoch + (v.hour * 3600 + v.minute * 60 + v.second) \
@@ -1227,15 +1230,19 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                 # a product of powers: linear in logarithms, on the rows whose
                 # cells are positive (a target of 0 on some rows no longer
                 # turns it off: H35)
-                pos = y0 > 0
-                if pos.sum() < 30:
+                # (the rows chosen by the helpers, which the adversary reads:
+                # chosen by the target, a rule right on the half of the rows
+                # with a bonus said 100 %, H37); a target of 0 or less is a
+                # row the rule fits nowhere, and counts against it
+                if (y0 > 0).sum() < 30:
                     continue
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    y, H = np.log(y0[pos]), np.where(H0[pos] > 0, np.log(H0[pos]), np.nan)
-                truth, vals = truth0[pos], np.unique(y0[pos])
+                    y = np.where(y0 > 0, np.log(np.where(y0 > 0, y0, 1.0)), np.nan)
+                    H = np.where(H0 > 0, np.log(np.where(H0 > 0, H0, 1.0)), np.nan)
+                truth, vals = truth0, values
             else:
                 y, H, truth, vals = y0, H0, truth0, values
-            spacing = PA.value_spacing(np.unique(y))
+            spacing = PA.value_spacing(np.unique(y[np.isfinite(y)]))
             if edges is not None and space == "linear":
                 # a binned target is guessed by its bin: a window is judged
                 # against the bins' width, not the raw values' (H36: income

@@ -559,7 +559,9 @@ def rule_recode(t: np.ndarray, truth: np.ndarray, hs: list, spacing: float,
     fold = _folds(m)
     right, rules = 0, []
     for f in (0, 1):
-        train, test = fold != f, fold == f
+        # fitted where t is a number (a log rule: where it is positive); the
+        # guesses scored on every row the helpers give
+        train, test = (fold != f) & np.isfinite(t), fold == f
         # the window on 90 % of the rows: a rule broken on 2 % of them was
         # no rule at 99 %, and gave the other 98 % away (H36); the lambda
         # of the guesses decides
