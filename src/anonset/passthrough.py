@@ -1227,13 +1227,12 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                   if float(f["value"]) >= DETERMINES}
         for space in ("linear", "log"):
             if space == "log":
-                # a product of powers: linear in logarithms, on the rows whose
-                # cells are positive (a target of 0 on some rows no longer
-                # turns it off: H35)
-                # (the rows chosen by the helpers, which the adversary reads:
-                # chosen by the target, a rule right on the half of the rows
-                # with a bonus said 100 %, H37); a target of 0 or less is a
-                # row the rule fits nowhere, and counts against it
+                # a product of powers: linear in logarithms, fitted where the
+                # cells are positive and scored on every row whose helpers are
+                # positive (the rows the adversary reads): a target of 0 there
+                # counts against the rule, and no longer turns it off (H35);
+                # rows chosen by the target said 100 % of a bonus paid to half
+                # of them (H37)
                 if (y0 > 0).sum() < 30:
                     continue
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -1247,10 +1246,10 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                 # a binned target is guessed by its bin: a window is judged
                 # against the bins' width, not the raw values' (H36: income
                 # = base + bonus +- 300 in bins 20,000 wide)
-                inside = np.diff(edges)[(edges[1:] > y.min()) & (edges[:-1] < y.max())]
-                if inside.size:
-                    spacing = max(spacing, float(np.median(inside[np.isfinite(inside)]))
-                                  if np.isfinite(inside).any() else spacing)
+                width = np.diff(edges)[(edges[1:] > y.min()) & (edges[:-1] < y.max())]
+                width = width[np.isfinite(width)]
+                if width.size:
+                    spacing = max(spacing, float(np.median(width)))
 
             def classify(v, values=vals, edges=edges, log=space == "log"):
                 # the value nearest the rule's (then its bin): a rule's

@@ -485,8 +485,8 @@ def _trimmed(x: np.ndarray) -> np.ndarray:
 
 def rule_candidates(t: np.ndarray, H: np.ndarray, spacing: float) -> list:
     """Pairs (i, j) of the columns of ``H`` (rows x k numbers, NaN where a
-    cell has none) between which a linear rule may give ``t`` (numbers on
-    every row): the least-squares fit of t on the two leaves residuals of
+    cell has none) between which a linear rule may give ``t`` (NaN on a row
+    it leaves out): the least-squares fit of t on the two leaves residuals of
     a standard deviation below ``RULE_SCREEN_SPREAD`` times ``spacing``
     (t's values' typical distance), read off the columns' correlations
     (R^2 of two regressors from the three correlations, each over the rows
