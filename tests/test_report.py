@@ -424,7 +424,14 @@ def test_cli_report(cases, tmp_path, capsys):
         assert main(["report", str(path), "-o", str(alone), "--targets", "200"]) == 0
         assert alone.stat().st_mode & 0o077 == 0o666 & ~_umask() & 0o077
         assert "readable by you only" not in capsys.readouterr().out
-    dom = Dom(out.read_text(encoding="utf-8"))
+    page = out.read_text(encoding="utf-8")
+    # the commands name the files, not the folders they sit in (H38: a
+    # public page named its maker's home and study folders), nor the hour
+    assert str(tmp_path) not in page and str(path.parent) not in page
+    assert f"anonset report {path.name} --original {orig.name}" in page
+    assert re.search(r"generated</[^>]+>\s*<[^>]+>\d{4}-\d\d-\d\d \(UTC\)<", page)
+    assert not re.search(r"\d\d:\d\d UTC", page)
+    dom = Dom(page)
     assert {a["data-pair"] for a in dom.find() if "data-pair" in a} == {"zip:job"}
     assert dom.find(data_pair="zip:job", data_method="em")
     rc = main(["report", str(path), "-o", str(path)])

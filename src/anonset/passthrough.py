@@ -726,8 +726,23 @@ class PassThroughCheck:
     def __init__(self, passthrough: Iterable[str], sensitive: Iterable[str],
                  exact: Iterable[str] = (), *, generalized: Iterable[str] = (),
                  bins: dict | None = None, budget: int | None = CHECK_BUDGET,
-                 rows: int | None = None, sample_rows: int | None = None):
+                 rows: int | None = None, sample_rows: int | None = None,
+                 earlier: Iterable[str] = (), earlier_targets: Iterable[str] = (),
+                 judged: Iterable = ()):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
+        # a persistent-key series links each record's rows across its
+        # releases (a record keeps its sets): columns an earlier release
+        # published as they are read with this release's (an admission date
+        # then, a discharge date now: the stay; H36), and columns it
+        # published as sets are targets too; ``judged``: per earlier
+        # release, the columns measured together then (not measured again)
+        self.now = set(passthrough) | set(exact) | set(sensitive) | set(generalized)
+        self.earlier = [c for c in earlier if c not in passthrough and c not in exact]
+        self.earlier_targets = [c for c in earlier_targets if c not in self.now]
+        self.judged = [frozenset(g) for g in judged]
+        ids_of = passthrough
+        passthrough = passthrough + self.earlier
+        sensitive = sensitive + self.earlier_targets
         # a sensitive column published in bins is predicted by its bin, which
         # is what its sets hold (a bracket column beside an income binned
         # the same way predicts every bin, and hardly an exact income)
@@ -738,7 +753,7 @@ class PassThroughCheck:
         self.exact_bins = {c: np.asarray(e, dtype=np.float64) for c, e in (bins or {}).items()
                            if c in exact}
         self.budget = budget
-        self.ids = {c: ValueSample(budget) for c in passthrough}
+        self.ids = {c: ValueSample(budget) for c in ids_of}
         # an exact QID (paper 004) is published as it is too: it may recode a
         # sensitive column (a code beside its label); singling rows out is
         # what a QID does, so it has no identifier check
@@ -755,11 +770,11 @@ class PassThroughCheck:
         #: two together (year and birth year, published exactly, give the
         #: age that the sets hide)
         as_is = passthrough + exact
-        self.pair_keys = [(c, s) for c in as_is for s in sensitive] + \
+        self.pair_keys = [(c, s) for c in as_is for s in sensitive if c != s] + \
             [(c, q) for c in passthrough for q in self.generalized]
         self.joint_keys = [((a, b), t) for i, a in enumerate(as_is) for b in as_is[i + 1:]
                            for t in sensitive + (self.generalized if a in passthrough and
-                                                 b in passthrough else [])]
+                                                 b in passthrough else []) if t not in (a, b)]
         self.rows = CHECK_ROWS if rows is None else rows
         self.sample_rows = SAMPLE_ROWS if sample_rows is None else sample_rows
         self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint_keys))))
@@ -891,7 +906,7 @@ class PassThroughCheck:
             # an exact QID's values too: 'Husband' published exactly tells
             # every reader that row's sex, whether or not they knew it
             if lam == lam and lam < DETERMINES and sens in self.sensitive and \
-                    (c in self.ids or c in self.exact):
+                    (c in self.ids or c in self.exact or c in self.earlier):
                 share, _ = s.given_away()
                 if share >= GIVEN_SHARE:
                     if c not in away:
@@ -970,6 +985,10 @@ class PassThroughCheck:
                         "why": core.replace("the two publish", "the two would publish"),
                         "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
         out += self._rule_findings(out)
+        # in a series, what an earlier release measured already is left out
+        away = {c: [e for e in v if self._new_here([c], e[0])] for c, v in away.items()}
+        out = [f for f in out if (away.get(f["column"]) if f["check"] == "given_away" else
+                                  self._new_here(columns_of(f), f.get("sensitive", f.get("qi"))))]
         # a partial recode: one finding per column, naming every attribute
         for f in out:
             if f["check"] == "given_away":
@@ -983,7 +1002,41 @@ class PassThroughCheck:
                           "remedy": _remedy(f["column"] in self.exact, False)[0],
                           "message": given_away_message(f["column"], shares, at,
                                                         exact=f["column"] in self.exact)})
-        return out
+        return [self._in_series(f) for f in out]
+
+    def _new_here(self, cols, target) -> bool:
+        """Whether a finding on ``cols`` and ``target`` is this release's to
+        judge: one of its own columns only, or one that reads an earlier
+        release's columns beside at least one of this release's, which no
+        single earlier release measured together (:attr:`judged`)."""
+        targets = set(target) if isinstance(target, list) else {target} - {None}
+        if not (set(cols) & set(self.earlier)) and not (targets & set(self.earlier_targets)):
+            return True
+        every = set(cols) | targets
+        return bool(every & self.now) and not any(every <= g for g in self.judged)
+
+    def _in_series(self, f: dict) -> dict:
+        """A finding that reads a column of an earlier release of the series,
+        marked (``'series'``: those columns) and said so in its words; its
+        remedy is about this release's columns (the earlier ones are out)."""
+        t = f.get("sensitive", f.get("qi"))
+        before = [c for c in columns_of(f) if c in self.earlier] + \
+            [c for c in (t if isinstance(t, list) else [t]) if c in self.earlier_targets]
+        if not before:
+            return f
+        here = [c for c in columns_of(f) if c not in self.earlier]
+        names = " and ".join(repr(c) for c in before)
+        note = (f" ({names} {'was' if len(before) == 1 else 'were'} published by an earlier "
+                "release of the series, whose rows this release's rows are linked to: a "
+                "record keeps its sets under the series' persistent key)")
+        mine = " and ".join(repr(c) for c in here)
+        f = dict(f, series=before, why=f["why"] + note,
+                 remedy=(f"{mine} left out of this release, or published as sensitive" if here
+                         else f["remedy"]))
+        head, _, says = f["message"].rpartition("; ")
+        f["message"] = f"{head}{note}; " + (f"leave {mine} out of this release, or publish "
+                                           "it as sensitive" if here else says)
+        return f
 
     def _rule_findings(self, out: list) -> list:
         """Two columns of numbers published as they are, between which a
@@ -1065,7 +1118,7 @@ class PassThroughCheck:
                 continue
             d, eta = int(dims[t]), int(par.eta)
             if not 1 < eta < d or (cols, t) in named or \
-                    any(((c,), t) in named for c in cols):
+                    any(((c,), t) in named for c in cols) or not self._new_here(cols, t):
                 continue
             # (over the same rows: the first of the pairs' or of one column's)
             if (t, len(cols)) not in alone_of:
@@ -1095,7 +1148,7 @@ class PassThroughCheck:
                         "remedy": remedy,
                         "message": (f"column {cols[0]!r}, " if two else
                                     f"{kind} column {cols[0]!r} ") + f"{core}; {says}"})
-        return out
+        return [self._in_series(f) for f in out]
 
     def warn(self, allow_recode: Iterable[str] = (), *, allow_identifier: Iterable[str] = (),
              file=None) -> list:

@@ -456,6 +456,10 @@ def recorded_recode_risks(info, measured, add) -> None:
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
         named = _ALLOWED if f.get("allowed") else ""
+        if f.get("series"):
+            # read beside columns an earlier release of the series published
+            named = (f" ({', '.join(map(str, f['series']))}: published by an earlier release "
+                     "of the series, whose rows this release's sets link to)" + named)
         if f.get("check") == "qi_recode":
             col, qi, lam = "+".join(columns_of(f)), f["qi"], float(f["value"])
             if ("qi", *sorted(columns_of(f)), qi) in measured:

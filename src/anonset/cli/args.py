@@ -106,9 +106,11 @@ def recodes_text(info) -> str:
     from ..passthrough import REFUSED_CHECKS, columns_of, target_of
 
     def figure(f):
+        before = f"; {', '.join(f['series'])} from an earlier release of the series" \
+            if f.get("series") else ""
         if f["check"] == "given_away":
-            return ", ".join(f"{float(v):.1%} of the rows" for v in f["value"])
-        return f"lambda {float(f['value']):.2f}"
+            return ", ".join(f"{float(v):.1%} of the rows" for v in f["value"]) + before
+        return f"lambda {float(f['value']):.2f}{before}"
     return ", ".join(f"{'+'.join(columns_of(f))} -> {target_of(f)} ({figure(f)})"
                      for f in info.get("pass_through_risks") or ()
                      if f.get("allowed") and f.get("check") in REFUSED_CHECKS)

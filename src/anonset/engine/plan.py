@@ -190,7 +190,7 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
     from ..randomized.prior import (check_new_in_series, check_prior, check_series_key,
-                                    series_record)
+                                    release_record, series_record)
     opts = d.options
     if stats.n == 0:
         raise InputError("is empty (no rows)", param="data", file=d.file,
@@ -387,6 +387,13 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         **({"new_in_series": [a.name for a in fresh]} if fresh else {}),
         **({"series": series_record(opts.prior, published)}
            if persistent and opts.prior is not None and opts.prior.persistent else {}),
+        # every release of the series up to this one, what each published as
+        # it is and as sets (a later release reads those columns beside its own)
+        **({"series_releases": [*(opts.prior.releases if d.series is not None else ()),
+                                release_record(d.passthrough + d.exact, d.sensitive,
+                                               d.series_read + d.series_targets
+                                               if stats.passthrough is not None else ())]}
+           if persistent else {}),
         "clear": clear,
         **({"rare": rare} if rare else {}),
         "roles": {a.name: a.role for a in source},

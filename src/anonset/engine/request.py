@@ -228,17 +228,55 @@ class Draft:
         or exact QID that recodes a sensitive one), of every row (it keeps
         a sample): the pass-through, exact and sensitive columns, or nothing
         without a sensitive column or a column published as it is."""
-        if not (self.passthrough or self.exact) or not self.sensitive:
+        if not (self.passthrough or self.exact or self.series_read) or \
+                not (self.sensitive or self.series_targets):
             return []
-        return self._in_order({*self.passthrough, *self.exact, *self.sensitive})
+        return self._in_order({*self.passthrough, *self.exact, *self.sensitive,
+                               *self.series_read, *self.series_targets})
 
     def passthrough_check(self):
         """A fresh :class:`~anonset.passthrough.PassThroughCheck` of this
-        release's columns (sensitive columns in bins measured by their bin)."""
+        release's columns (sensitive columns in bins measured by their bin),
+        and of a series' earlier columns that the input holds."""
         from ..passthrough import PassThroughCheck
+        series = self.series
         return PassThroughCheck(self.passthrough, self.sensitive, self.exact,
                                 bins={c.name: c.bins for c in self.published
-                                      if c.bins is not None})
+                                      if c.bins is not None},
+                                earlier=self.series_read, earlier_targets=self.series_targets,
+                                judged=series.judged() if series is not None else ())
+
+    @property
+    def series(self):
+        """The earlier release of the persistent-key series this release
+        continues (a :class:`~anonset.randomized.prior.PriorRelease`), or
+        None: its records' rows are linked to this release's by their sets."""
+        p = self.options.prior
+        return p if p is not None and p.persistent and self.options.record_id is not None \
+            else None
+
+    @property
+    def series_read(self) -> list:
+        """Columns of this input that a release of the series published as
+        they are and this one does not: read beside this release's columns
+        published as they are (an admission date then, a discharge date now,
+        give the stay)."""
+        s = self.series
+        if s is None:
+            return []
+        mine = {*self.passthrough, *self.exact}
+        return [c for c in self.columns if c in s.as_is and c not in mine]
+
+    @property
+    def series_targets(self) -> list:
+        """Columns of this input that a release of the series published as
+        sets and this one does not publish: what this release's columns
+        published as they are must not give away either."""
+        s = self.series
+        if s is None:
+            return []
+        mine = {*self.passthrough, *self.exact, *self.sensitive}
+        return [c for c in self.columns if c in s.sets and c not in mine]
 
     @property
     def exact(self) -> list:
@@ -353,8 +391,18 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
             if n not in drafts or drafts[n].role != "sensitive":
                 raise InputError(f"names {n!r}, which is not a sensitive column", param=p,
                                  file=file, expected="sensitive columns")
+    series = opts.prior if opts.prior is not None and opts.prior.persistent and \
+        opts.record_id is not None else None
     check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
-                                           if c.role in ("other", "exact")], file=file)
+                                           if c.role in ("other", "exact")] +
+                       ([c for c in sorted(series.as_is | series.sets)
+                         if c not in drafts or drafts[c].role not in ("other", "exact") and
+                         (c in series.as_is or drafts[c].role != "sensitive")]
+                        if series is not None else []), file=file)
+    if series is not None:
+        from ..randomized.prior import check_series_columns
+        check_series_columns(series, {c: d.role for c, d in drafts.items()}, opts.allow_recode,
+                             file=file)
     check_allow_identifier(opts.allow_identifier, [c.name for c in drafts.values()
                                                    if c.role == "other"], file=file)
     for n in opts.allow_shared_id:

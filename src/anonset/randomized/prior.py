@@ -19,7 +19,7 @@ from ..validate import InputError
 from .params import AttributeParams
 
 __all__ = ["PriorRelease", "prior_of", "check_prior", "check_series_key", "check_new_in_series",
-           "series_record"]
+           "series_record", "release_record", "check_series_columns"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,10 @@ class PriorRelease:
     key_check: str | None = None
     #: the record id column it was published under
     record_id: str | None = None
+    #: every release of the series up to this one (:func:`release_record`):
+    #: the columns each published as they are and as sets, and the earlier
+    #: ones its pass-through check read beside them
+    releases: tuple = ()
 
     @classmethod
     def of_settable(cls, pub) -> "PriorRelease":
@@ -51,7 +55,8 @@ class PriorRelease:
         domains.update({a.name: _plain(a.domain) for a in sens})
         return cls(params=params, domains=domains,
                    rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent",
-                   key_check=pub.info.get("key_check"), record_id=pub.info.get("record_id"))
+                   key_check=pub.info.get("key_check"), record_id=pub.info.get("record_id"),
+                   releases=_releases(pub.info))
 
     @classmethod
     def of_metadata(cls, meta: Mapping, where) -> "PriorRelease":
@@ -66,7 +71,43 @@ class PriorRelease:
         info = meta.get("info") or {}
         return cls(params=params, domains=domains, rng=info.get("rng"), where=repr(str(where)),
                    persistent=info.get("key") == "persistent", key_check=info.get("key_check"),
-                   record_id=info.get("record_id"))
+                   record_id=info.get("record_id"), releases=_releases(info))
+
+    @property
+    def as_is(self) -> set:
+        """Columns some release of the series published as they are."""
+        return {c for r in self.releases for c in r["as_is"]}
+
+    @property
+    def sets(self) -> set:
+        """Columns some release of the series published as random sets."""
+        return {c for r in self.releases for c in r["sensitive"]}
+
+    def judged(self) -> list:
+        """Per release, the columns its pass-through check measured together
+        (what it published, and the earlier columns it read beside them):
+        a finding among them was refused or named then."""
+        return [frozenset(r["as_is"]) | frozenset(r["sensitive"]) | frozenset(r["read"])
+                for r in self.releases]
+
+
+def release_record(as_is, sensitive, read=()) -> dict:
+    """One release's entry of ``info['series_releases']``: the columns it
+    published as they are (pass-through columns, exact QIDs) and as sets,
+    and the columns of earlier releases its pass-through check read."""
+    return {"as_is": list(as_is), "sensitive": list(sensitive), "read": list(read)}
+
+
+def _releases(info: Mapping) -> tuple:
+    """The series' releases up to the one ``info`` describes: its
+    ``series_releases``, or, in a file written before it, the one release
+    its roles describe."""
+    if info.get("series_releases") is not None:
+        return tuple(release_record(r.get("as_is", ()), r.get("sensitive", ()), r.get("read", ()))
+                     for r in info["series_releases"])
+    roles = info.get("roles") or {}
+    return (release_record([c for c, r in roles.items() if r in ("other", "exact")],
+                           [c for c, r in roles.items() if r == "sensitive"]),)
 
 
 def _carried(info: Mapping) -> tuple:
@@ -218,3 +259,49 @@ def check_new_in_series(named, fresh, published, prior: PriorRelease, *, file=No
             raise InputError(f"was published by {prior.where}: its parameters and sets are kept",
                              param="new_in_series", column=n,
                              expected="only columns the series never published")
+
+
+def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_recode=(), *,
+                         file=None) -> None:
+    """Refuse what a release of a persistent-key series would publish only
+    together with the series' earlier releases, whose rows its rows are
+    linked to (a record keeps its sets):
+
+    - a column an earlier release published as sets, published as it is
+      here: every row's value those sets hide;
+    - a column an earlier release published (as it is, or as sets) that
+      this input lacks, beside a column this release publishes that no
+      earlier release measured with it, where one of the two is published
+      as it is: whether the two give a value away together (an admission
+      date then, a discharge date now: the stay) cannot be measured.
+
+    Either is published where the user names the column in ``allow_recode``
+    (``roles``: this input's columns and their roles)."""
+    allow = set(allow_recode)
+    as_is = [c for c, r in roles.items() if r in ("other", "exact")]
+    for c in as_is:
+        if c in prior.sets and c not in allow:
+            raise InputError(f"was published as random sets by a release of the series "
+                             f"({prior.where} or one before it): published as it is here, it "
+                             "gives away every row's value those sets hide, and the series' "
+                             "sets link each record's rows across its releases", column=c,
+                             file=file,
+                             expected="a sensitive column again (the series' parameters keep "
+                                      "its sets), or the column left out, or the risk named: "
+                                      "{@allow_recode=[%s]}" % repr(c))
+    now = [c for c, r in roles.items() if r in ("other", "exact", "sensitive")]
+    judged = prior.judged()
+    for m in [c for c in dict.fromkeys([*sorted(prior.as_is), *sorted(prior.sets)])
+              if c not in roles and c not in allow]:
+        for c in now:
+            if (m in prior.as_is or c in as_is) and not any({m, c} <= g for g in judged):
+                how = "as it is" if m in prior.as_is else "as random sets"
+                raise InputError(
+                    f"was published {how} by a release of the series ({prior.where} or one "
+                    f"before it) and is not a column of this input: whether it and {c!r}, "
+                    f"published here {'as it is' if c in as_is else 'as random sets'}, give a "
+                    "value away together cannot be measured (the series' sets link each "
+                    "record's rows across its releases)", column=m, file=file,
+                    expected="the column in the input, dropped: {@drop=[%s]} (read by the "
+                             "check of columns published as they are, never published), or the "
+                             "risk named: {@allow_recode=[%s]}" % (repr(m), repr(m)))

@@ -250,7 +250,11 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         for at least 1 % of the rows: published as they are, they publish
         that column (or those rows' values) nearly in the clear, so such a
         column is refused otherwise.  The metadata (``pass_through_risks``, ``'allowed':
-        True``) and the audit name them.
+        True``) and the audit name them.  In a persistent-key series it may
+        also name a column of an earlier release (read beside this one's:
+        a record keeps its sets, which link its rows across the releases)
+        that this input lacks, or that the series published as sets and
+        this release publishes as it is; see docs/security.md, section 0.
     allow_identifier : column names
         Pass-through columns you accept to publish although they single rows
         out (at least half of the first 250,000 rows hold a value no other

@@ -74,7 +74,9 @@ def _original_frame(original, fmt):
 
 
 def _name(x, what: str) -> str:
-    return shlex.quote(str(x)) if isinstance(x, (str, Path)) else f"<{what}>"
+    # the file's name only: a page passed around for sign-off named its
+    # maker's folders (/home/jsmith/hiv-cohort-2026/..., H38)
+    return shlex.quote(Path(x).name) if isinstance(x, (str, Path)) else f"<{what}>"
 
 
 def _options(opts: dict, keys) -> list:

@@ -247,10 +247,12 @@ def _data(v) -> str:
 
 
 def reproduce(commands: list, versions: dict) -> str:
-    """The command lines that reproduce the report and the audit, the
-    versions, the time, and a block to sign."""
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body = "<p>Anyone holding the same files can re-run the checks:</p>"
+    """The command lines that reproduce the report and the audit (files by
+    their names, run where they are), the versions, the day, and a block
+    to sign."""
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d (UTC)")
+    body = ("<p>Anyone holding the same files can re-run the checks, in the folder that "
+            "holds them:</p>")
     body += "".join(f"<pre>{esc(c)}</pre>" for c in commands)
     body += facts([("generated", esc(now))] +
                   [(k, esc(v)) for k, v in versions.items()])

@@ -1,0 +1,245 @@
+"""Columns published as they are across the releases of a persistent-key
+series.
+
+Under a persistent key a record keeps its sets from release to release, so
+the sets link each record's rows across the series (H36: the same sets
+linked 100 % of the rows of two releases).  A column one release published
+as it is and a column another release published as it is then sit on one
+row for whoever holds both files: an admission date in the first release
+and a discharge date in the second gave every patient's stay, which both
+releases published only as sets (84.6 % of the rows pinned, H36), while
+each release alone passed every check.  A later release therefore reads
+the series' earlier columns beside its own (the metadata's
+``series_releases`` says which), refuses what it cannot measure, and
+refuses a column the series published as sets that it would publish as it
+is.  Each refusal is one line naming the column, on every path, and the
+user may name the risk (``allow_recode``), which the metadata and the
+audit then name."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import anonset
+from anonset.cli import main as cli_main
+from anonset.io.keys import new_key_file
+from anonset.stream import publish_file
+from anonset.validate import InputError
+
+DOMAINS = {"stay": list(range(1, 21)), "ward": list("ABCDE")}
+
+
+def _stays(n=3000, seed=1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    admit = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 300, n), unit="D")
+    stay = rng.integers(1, 21, n)
+    return pd.DataFrame({"pid": np.arange(n), "stay": stay,
+                         "ward": rng.choice(list("ABCDE"), n),
+                         "admit": admit.strftime("%Y-%m-%d"),
+                         "discharge": (admit + pd.to_timedelta(stay, unit="D"))
+                         .strftime("%Y-%m-%d"),
+                         "clinic": rng.choice(list("pqrs"), n)})
+
+
+@pytest.fixture
+def series(tmp_path):
+    """The stays, a key file, the keywords of every release, and release 1
+    (the admission date passed through), in memory and from its file."""
+    key = tmp_path / "series.key"
+    new_key_file(key)
+    df = _stays()
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key, domains=DOMAINS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["stay", "ward"],
+                             other=["admit"], drop=["discharge", "clinic"], **kw)
+    r1.to_parquet(tmp_path / "r1.parquet")
+    return df, kw, r1, anonset.read_parquet(tmp_path / "r1.parquet")
+
+
+def _release(df, kw, prior, **roles):
+    return anonset.publish(df, anonset.Diversity(3), sensitive=["stay", "ward"], params=prior,
+                           **kw, **roles)
+
+
+def test_release_one_records_what_it_published(series):
+    df, kw, r1, back = series
+    assert r1.info["series_releases"] == [{"as_is": ["admit"], "sensitive": ["stay", "ward"],
+                                           "read": []}]
+    assert back.info["series_releases"] == r1.info["series_releases"]
+
+
+@pytest.mark.parametrize("prior", ["memory", "file"])
+def test_a_column_read_beside_an_earlier_release_s_column_is_refused(series, prior):
+    """Release 2 passes the discharge date through; release 1 passed the
+    admission date: the two give the stay.  Refused, naming the earlier
+    column, and the remedy is about this release's column."""
+    df, kw, r1, back = series
+    p = r1 if prior == "memory" else back
+    with pytest.raises(InputError, match=r"column 'discharge': together with column 'admit', "
+                                         r"gives 'stay' by a rule .*\('admit' was published by "
+                                         r"an earlier release of the series.*expected "
+                                         r"'discharge' left out of this release.*"
+                                         r"allow_recode=\['discharge', 'admit'\]"):
+        _release(df, kw, p, other=["discharge"], drop=["admit", "clinic"])
+    # the same release without a series (a fresh key) links nothing: published
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        anonset.publish(df, anonset.Diversity(3), sensitive=["stay", "ward"],
+                        other=["discharge"], drop=["admit", "clinic"], identifiers=["pid"],
+                        domains=DOMAINS)
+
+
+def test_a_column_the_input_lacks_is_refused_unless_named(series):
+    """Without the admission date in the input, whether it and the discharge
+    date give a value away cannot be measured: refused, saying how to read
+    it (dropped) or to name the risk."""
+    df, kw, r1, back = series
+    lacking = df.drop(columns=["admit"])
+    with pytest.raises(InputError, match=r"column 'admit': was published as it is by a release "
+                                         r"of the series .* is not a column of this input: "
+                                         r"whether it and 'discharge', published here as it "
+                                         r"is, give a value away together cannot be measured"
+                                         r".*drop=\['admit'\].*allow_recode=\['admit'\]"):
+        _release(lacking, kw, back, other=["discharge"], drop=["clinic"])
+    # named, it is published, and the metadata records the release's columns
+    r2 = _release(lacking, kw, back, other=["discharge"], drop=["clinic"],
+                  allow_recode=["admit"])
+    assert r2.info["series_releases"][-1] == {"as_is": ["discharge"],
+                                              "sensitive": ["stay", "ward"], "read": []}
+    # a column the series never published together with one it did is
+    # not refused when no release publishes a column beside it as it is
+    r3 = _release(lacking.drop(columns=["discharge"]), kw, back, drop=["clinic"])
+    assert r3.info["series_releases"][-1]["as_is"] == []
+
+
+def test_named_risk_is_published_and_named_by_metadata_and_audit(series):
+    df, kw, r1, back = series
+    r2 = _release(df, kw, back, other=["discharge"], drop=["admit", "clinic"],
+                  allow_recode=["discharge", "admit"])
+    risks = [f for f in r2.info["pass_through_risks"] if f.get("series")]
+    assert len(risks) == 1 and risks[0]["series"] == ["admit"] and risks[0]["allowed"]
+    assert risks[0]["sensitive"] == "stay" and "rule" in risks[0]
+    assert r2.info["series_releases"] == [
+        {"as_is": ["admit"], "sensitive": ["stay", "ward"], "read": []},
+        {"as_is": ["discharge"], "sensitive": ["stay", "ward"], "read": ["admit"]}]
+    from anonset.cli.args import recodes_text
+    assert recodes_text(r2.info) == ("discharge+admit -> stay (lambda 1.00; admit from an "
+                                     "earlier release of the series)")
+    rows = anonset.audit(r2).checks.query("check == 'recode'")
+    assert any("admit: published by an earlier release of the series" in m
+               and "allow_recode" in m for m in rows.message)
+    # release 3, given release 2, without the admission date: release 2
+    # measured it beside the discharge date, so nothing is left to measure
+    r3 = _release(df.drop(columns=["admit"]), kw, r2, other=["discharge"], drop=["clinic"],
+                  allow_recode=["discharge"])
+    assert len(r3.info["series_releases"]) == 3
+
+
+def test_the_same_columns_again_and_unrelated_ones_are_published(series):
+    """No false refusal: release 1's columns again keep their sets; a new
+    pass-through column that gives nothing away beside the earlier ones is
+    published, with the earlier ones read (and recorded as read)."""
+    df, kw, r1, back = series
+    again = _release(df, kw, back, other=["admit"], drop=["discharge", "clinic"])
+    assert again.info["pass_through_risks"] == []
+    order1 = np.argsort(r1.other["admit"].to_numpy(), kind="stable")
+    assert sorted(map(tuple, r1.to_mask_frame()["stay"].to_numpy().reshape(-1, 1).tolist())) \
+        == sorted(map(tuple, again.to_mask_frame()["stay"].to_numpy().reshape(-1, 1).tolist()))
+    assert order1.size == len(df)
+    clinic = _release(df, kw, back, other=["clinic"], drop=["admit", "discharge"])
+    assert clinic.info["pass_through_risks"] == []
+    assert clinic.info["series_releases"][-1] == {"as_is": ["clinic"],
+                                                  "sensitive": ["stay", "ward"],
+                                                  "read": ["admit"]}
+
+
+def test_a_column_the_series_published_as_sets_is_not_published_as_it_is(series):
+    df, kw, r1, back = series
+    with pytest.raises(InputError, match=r"column 'ward': was published as random sets by a "
+                                         r"release of the series .*gives away every row's "
+                                         r"value those sets hide.*allow_recode=\['ward'\]"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["stay"], other=["ward"],
+                        drop=["admit", "discharge", "clinic"], params=back,
+                        **dict(kw, domains={"stay": DOMAINS["stay"]}))
+
+
+def test_an_earlier_release_s_sets_column_is_a_target_of_this_one(series, tmp_path):
+    """Release 2 leaves the stay out and passes through a column that gives
+    it away (its bracket): the stay, published as sets by release 1, is
+    read as a target when the input holds it."""
+    df, kw, r1, back = series
+    df = df.assign(stay_band=(df["stay"] - 1) // 2)
+    with pytest.raises(InputError, match=r"column 'stay_band': .*'stay'"
+                                         r".*\('stay' was published by an earlier release"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["ward"], other=["stay_band"],
+                        drop=["stay", "admit", "discharge", "clinic"], params=back,
+                        **dict(kw, domains={"ward": DOMAINS["ward"]}))
+    # a release made before series_releases was written: its roles stand in
+    del back.info["series_releases"]
+    with pytest.raises(InputError, match=r"column 'stay_band': .*'stay' was published by"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["ward"], other=["stay_band"],
+                        drop=["stay", "admit", "discharge", "clinic"], params=back,
+                        **dict(kw, domains={"ward": DOMAINS["ward"]}))
+
+
+def test_every_path_refuses_alike_with_one_line_and_nothing_written(series, tmp_path, capsys):
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    df, kw, r1, back = series
+    src = tmp_path / "in.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "r2.parquet"
+    roles = dict(other=["discharge"], drop=["admit", "clinic"])
+    what = r"column 'discharge': together with column 'admit', gives 'stay' by a rule"
+    with pytest.raises(InputError, match=what):
+        publish_file(src, out, anonset.Diversity(3), sensitive=["stay", "ward"], params=back,
+                     chunk_rows=700, **kw, **roles)
+    assert not out.exists()
+    with pytest.raises(InputError, match=what):
+        adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(3),
+                      sensitive=["stay", "ward"], params=back, scheduler="sync", **kw, **roles)
+    for src_file in (src, tmp_path / "in.csv"):
+        df.to_csv(tmp_path / "in.csv", index=False)
+        code = cli_main(["anonymize", str(src_file), "-o", str(out), "-q",
+                         "--identifier", "pid", "--record-id", "pid",
+                         "--key-file", str(kw["key_file"]), "--sensitive", "stay,ward",
+                         "--domain", "stay=" + ",".join(map(str, DOMAINS["stay"])),
+                         "--domain", "ward=A,B,C,D,E", "--l", "3", "--other", "discharge",
+                         "--drop", "admit,clinic", "--params-from", str(tmp_path / "r1.parquet")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and not out.exists()
+        assert "column 'discharge': together with column 'admit'" in err[0]
+        assert err[0].endswith("--allow-recode discharge,admit")
+
+
+@settings(max_examples=12, deadline=None)
+@given(first=st.sampled_from(["a", "b"]), extra=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_a_total_split_across_two_releases_is_always_refused(tmp_path_factory, first, extra,
+                                                             seed):
+    """Property: t = a + b with a and b passed through by two releases of a
+    series (either order, with or without a harmless column beside them) is
+    refused in the second release, whatever the draw."""
+    tmp = tmp_path_factory.mktemp("total")
+    key = tmp / "k.key"
+    new_key_file(key)
+    rng = np.random.default_rng(seed)
+    n = 600
+    a, b = rng.integers(0, 40, n), rng.integers(0, 40, n)
+    df = pd.DataFrame({"rid": np.arange(n), "t": a + b, "a": a, "b": b,
+                       "noise": rng.choice(list("xyz"), n)})
+    kw = dict(identifiers=["rid"], record_id="rid", key_file=key,
+              domains={"t": list(range(79))}, sensitive=["t"], allow_clear=["t"])
+    second = "b" if first == "a" else "a"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(df, anonset.Diversity(2), other=[first],
+                             drop=[second, "noise"], **kw)
+        with pytest.raises(InputError, match=rf"'{first}' was published by an earlier release"):
+            anonset.publish(df, anonset.Diversity(2), params=r1,
+                            other=[second] + (["noise"] if extra else []),
+                            drop=[first] + ([] if extra else ["noise"]), **kw)
