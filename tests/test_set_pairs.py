@@ -966,3 +966,47 @@ def test_a_read_of_named_columns_is_theirs_beside_a_column_not_named():
     # naming only one of the two is not naming the read
     with pytest.raises(InputError, match=r"column 'edu': would be published nearly in the clear"):
         anonset.publish(df, anonset.Diversity(2), allow_recode=["age"], **kw)
+
+
+def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_path, capsys):
+    """msa publishes its SAs exactly on each row: BMI as an SA and the height
+    passed through give the weight that msa generalizes, for every row
+    (H36), and were published with no finding: an SA alone is what the
+    model publishes, so it was no helper.  It is now read beside each
+    pass-through column toward the QIs, on the CLI, in Python and in the
+    audit with the original; a pass-through column unrelated to the QIs is
+    still published."""
+    import json
+    from anonset.cli import main
+    from anonset.partition.msa.result import anonymize_msa
+    rng = np.random.default_rng(3)
+    n = 1500
+    h, w = rng.integers(150, 200, n), rng.integers(45, 120, n)
+    df = pd.DataFrame({"weight": w, "age": rng.integers(20, 70, n), "height": h,
+                       "bmi": np.round(w / (h / 100) ** 2, 1), "sex": rng.choice(["f", "m"], n)})
+    kw = dict(seed=7, research_seed=True)
+    with pytest.raises(InputError, match=r"column 'height': together with column 'bmi', gives "
+                                         r"the QI 'weight' by a rule \(log weight = 2.0\d* x "
+                                         r"log height.*allow_recode=\['height', 'bmi'\]"):
+        anonymize_msa(df, ["weight", "age"], ["bmi"], 5, 0.6, other=["height"], drop=["sex"],
+                      **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = anonymize_msa(df, ["weight", "age"], ["bmi"], 5, 0.6, other=["sex"],
+                              drop=["height"], **kw)
+    assert plain.summary()["pass_through_risks"] == []
+    src, out = tmp_path / "bmi.csv", tmp_path / "o.csv"
+    df.to_csv(src, index=False)
+    args = ["msa-anonymize", str(src), "-o", str(out), "--qi", "weight,age", "--sa", "bmi",
+            "--other", "height", "--drop", "sex", "--k", "5", "--t", "0.6"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("--allow-recode height,bmi") and not out.exists()
+    assert main(args + ["--allow-recode", "height,bmi"]) == 0
+    capsys.readouterr()
+    meta = json.loads(out.with_name(out.name + ".anonset.json").read_text())
+    found = [f for f in meta.get("info", meta)["pass_through_risks"] if f.get("rule")]
+    assert found and found[0]["qi"] == "weight" and found[0]["allowed"]
+    main(["audit", str(out), "--original", str(src)])
+    said = capsys.readouterr().out
+    assert "height+bmi -> weight" in said, said

@@ -728,8 +728,13 @@ class PassThroughCheck:
                  bins: dict | None = None, budget: int | None = CHECK_BUDGET,
                  rows: int | None = None, sample_rows: int | None = None,
                  earlier: Iterable[str] = (), earlier_targets: Iterable[str] = (),
-                 judged: Iterable = ()):
+                 judged: Iterable = (), beside: Iterable[str] = ()):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
+        # sensitive columns a partition release publishes exactly on each
+        # row (msa's SAs): one of them beside a pass-through column may give
+        # a generalized QI (BMI published as an SA and the height passed
+        # through give the weight; H36); alone, it is what the model publishes
+        self.beside = [c for c in beside if c not in passthrough]
         # a persistent-key series links each record's rows across its
         # releases (a record keeps its sets): columns an earlier release
         # published as they are read with this release's (an admission date
@@ -774,7 +779,8 @@ class PassThroughCheck:
             [(c, q) for c in passthrough for q in self.generalized]
         self.joint_keys = [((a, b), t) for i, a in enumerate(as_is) for b in as_is[i + 1:]
                            for t in sensitive + (self.generalized if a in passthrough and
-                                                 b in passthrough else []) if t not in (a, b)]
+                                                 b in passthrough else []) if t not in (a, b)] + \
+            [((a, b), q) for a in passthrough for b in self.beside for q in self.generalized]
         self.rows = CHECK_ROWS if rows is None else rows
         self.sample_rows = SAMPLE_ROWS if sample_rows is None else sample_rows
         self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint_keys))))
@@ -821,7 +827,7 @@ class PassThroughCheck:
                                  else part[s]) & np.uint64(0xFFFF) for s in self.targets}
             hashes = {c: hash_cells(self._binned(part[c], self.exact_bins[c])
                                     if c in self.exact_bins else part[c])
-                      for c in self.passthrough + self.exact}
+                      for c in self.passthrough + self.exact + self.beside}
             for (c, s), vs in self.pairs.items():
                 vs.add(hashes[c], sub[s])
             self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
@@ -1051,7 +1057,8 @@ class PassThroughCheck:
         if k < 30:
             return []
         part = part.iloc[:k]
-        helpers = {c: self._numbers(part[c], None) for c in self.passthrough + self.exact
+        helpers = {c: self._numbers(part[c], None)
+                   for c in self.passthrough + self.exact + self.beside
                    if c not in self.exact_bins}     # published as its bins: no number
         targets = {t: (self._numbers(part[t], None), self.bins.get(t)) for t in self.targets}
         done = {(frozenset(columns_of(f)), f.get("sensitive", f.get("qi"))) for f in out}
@@ -1060,7 +1067,9 @@ class PassThroughCheck:
         for r in rule_recodes(
                 helpers, targets, {t: [f for f in out if not f.get("with") and
                                        f.get("sensitive", f.get("qi")) == t] for t in targets},
-                pairs_of=lambda t: None if t not in self.generalized else self.passthrough,
+                pairs_of=lambda t: (None if t not in self.generalized else
+                                    self.passthrough + self.beside),
+                need=lambda t: None if t not in self.generalized else set(self.passthrough),
                 done=done):
             t, (a, *others), lam = r["target"], r["columns"], r["lambda"]
             qi = t in self.generalized
@@ -1235,7 +1244,7 @@ def lambda_findings(found) -> list:
             and not f.get("with") and f.get("by") != "rank"]
 
 
-def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
+def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None, need=None,
                  done=frozenset()) -> list:
     """Columns of numbers published as they are that give a target by a
     rule: two by a linear rule (age = year - birth year), two by a product
@@ -1256,7 +1265,8 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
     None); ``alone``: target -> the findings of one column on it (a rule
     beside one of its columns must remove half the errors the strongest
     :func:`lambda_findings` of them leaves); ``pairs_of(t)``: the columns a
-    target's rules are drawn from (None: all); ``done``: (frozenset of
+    target's rules are drawn from (None: all); ``need(t)``: columns one of
+    which each of its rules holds (None: any); ``done``: (frozenset of
     columns, target) found already."""
     from .randomized import pair_adversary as PA
     helpers = {c: x for c, x in helpers.items()
@@ -1264,6 +1274,7 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
     out = []
     for t, (y0, edges) in targets.items():
         limit = pairs_of(t) if pairs_of is not None else None
+        needed = need(t) if need is not None else None
         names = [c for c in helpers if c != t and (limit is None or c in limit)]
         rows = np.isfinite(y0)
         if len(names) < 2 or rows.sum() < 30:
@@ -1323,6 +1334,8 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                     continue                  # these columns, or two of them, found
                 if len(cols) > 2 and strong & key:
                     continue                  # beside a column that gives it alone (H35)
+                if needed is not None and not needed & key:
+                    continue
                 got = PA.rule_recode(y, truth, [H[:, i] for i in idx], spacing, classify)
                 if got is None or not (got[0] == got[0] and got[0] >= DETERMINES) or \
                         got[4] < max(30, GIVEN_SHARE * n_t):
@@ -1546,7 +1559,8 @@ def _sampled(s: ValueSample) -> str:
 
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
                       sensitive: Iterable[str], exact: Iterable[str] = (), *,
-                      generalized: Iterable[str] = (), allow_recode: Iterable[str] = (),
+                      generalized: Iterable[str] = (), beside: Iterable[str] = (),
+                      allow_recode: Iterable[str] = (),
                       allow_identifier: Iterable[str] = (), file=None) -> list:
     """The publishing-time check of a table in memory (the partition
     publishers, semantic diversity's exact QIDs): warns once per finding and
@@ -1554,15 +1568,18 @@ def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],
     the release generalizes, which a pass-through column must not recode.
     A recode is refused unless its column is named in ``allow_recode``, a
     likely identifier unless named in ``allow_identifier``
-    (:func:`check_recodes`)."""
-    found = passthrough_findings(frame, passthrough, sensitive, exact, generalized=generalized)
+    (:func:`check_recodes`).  ``beside``: sensitive columns published exactly
+    on each row (msa's SAs), read with a pass-through column toward a
+    generalized QI."""
+    found = passthrough_findings(frame, passthrough, sensitive, exact, generalized=generalized,
+                                 beside=beside)
     return warn_findings(check_recodes(found, allow_recode, allow_identifier=allow_identifier,
                                        file=file))
 
 
 def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],
                          sensitive: Iterable[str], exact: Iterable[str] = (), *,
-                         generalized: Iterable[str] = ()) -> list:
+                         generalized: Iterable[str] = (), beside: Iterable[str] = ()) -> list:
     """:meth:`PassThroughCheck.findings` of a table in memory, without
     warning or refusing (a publisher that refuses before its work and warns
     after it calls :func:`check_recodes` and :func:`warn_findings` itself)."""
@@ -1571,5 +1588,5 @@ def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],
     if not (passthrough or exact) or not (sensitive or (passthrough and generalized)) \
             or len(frame) == 0:
         return []
-    return PassThroughCheck(passthrough, sensitive, exact, generalized=generalized).add(
-        frame.reset_index(drop=True), 0).findings()
+    return PassThroughCheck(passthrough, sensitive, exact, generalized=generalized,
+                            beside=beside).add(frame.reset_index(drop=True), 0).findings()

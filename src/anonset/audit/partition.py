@@ -125,7 +125,10 @@ def _recode_risks(meta: dict, original, rows: Rows) -> set:
     qi = [c for c in qi if c in original.columns]
     if not as_is or not (targets or qi):
         return set()
-    found = passthrough_findings(original, as_is, targets, generalized=qi)
+    # msa publishes its SAs exactly on each row: read beside a pass-through
+    # column toward a QI, as publishing reads them
+    beside = targets if "attributes" not in (meta.get("model") or {}) else []
+    found = passthrough_findings(original, as_is, targets, generalized=qi, beside=beside)
     return measured_recode_risks(found, as_is, allowed_recodes(meta), rows.add)
 
 

@@ -58,8 +58,9 @@ class MSAProblem:
         Columns of ``other`` you accept to publish although they recode an
         SA or a QI (lambda >= 0.9 over 131,072 rows drawn at random: an SA
         nearly in the clear, or a QI at its exact values, which finds a
-        person's row inside its class); refused otherwise.  The metadata
-        and the audit name them.
+        person's row inside its class); refused otherwise.  An SA read
+        beside one of them toward a QI (BMI and the height give the weight)
+        is named with it.  The metadata and the audit name them.
     allow_identifier : column names
         Columns of ``other`` you accept to publish although they single rows
         out (half of the first 250,000 rows or more hold a value no other
@@ -169,9 +170,11 @@ class MSAProblem:
                                              allow_shared_id)
         #: pass-through columns that single rows out or recode a sensitive one
         # (one that recodes an SA or a QI is refused unless named)
+        # (an SA, published exactly on each row, beside a pass-through
+        # column may give a QI: BMI and height give the weight, H36)
         self.pass_through_risks = check_passthrough(
-            data, self.other, sa, generalized=qi,
-            allow_recode=check_allow_recode(allow_recode, self.other),
+            data, self.other, sa, generalized=qi, beside=sa,
+            allow_recode=check_allow_recode(allow_recode, self.other + sa),
             allow_identifier=check_allow_identifier(allow_identifier, self.other))
         # identifiers and dropped columns are not kept
         self.data = data[qi + sa + self.other].reset_index(drop=True)
