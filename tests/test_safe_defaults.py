@@ -679,9 +679,13 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
     for name in ("job", "town"):
         assert np.array_equal(_in_input_order(first, name), _in_input_order(again, name))
     assert np.array_equal(_in_input_order(first, "job"), _in_input_order(only_job, "job"))
-    # the parameters alone cannot tell: publishing with them warns as the first did
+    # the parameters alone cannot tell: publishing with a copy of them warns
+    # as the first did; the release's own .params stand for it (H40)
     with pytest.warns(UserWarning, match="params=this"):
         anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
+                        params=dict(first.params), **kw)
+    with pytest.raises(InputError, match=r"column 'job': has another domain than in"):
+        anonset.publish(df, model, domains={"job": jobs[::-1], "town": list("xyz")},
                         params=first.params, **kw)
     cases = {
         "grown": (jobs + ["f"], "1 new value ('f')"),
@@ -740,10 +744,14 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
                                          r"is a release of a persistent-key series"):
         anonset.publish(df, model, identifiers=["rid"], sensitive=["job", "town"],
                         domains={"job": jobs[::-1], "town": list("xyz")}, params=first)
-    # its parameters alone bind nothing (other records, say)
+    # its parameters alone bind nothing (other records, say); the release's
+    # own .params stand for the release (H40), a copy for the parameters
+    with pytest.raises(InputError, match=r"^record_id: is not given, but the earlier release "):
+        anonset.publish(df, model, identifiers=["rid"], sensitive=["job", "town"],
+                        domains={"job": jobs[::-1], "town": list("xyz")}, params=first.params)
     fresh = anonset.publish(df, model, identifiers=["rid"], sensitive=["job", "town"],
                             domains={"job": jobs[::-1], "town": list("xyz")},
-                            params=first.params)
+                            params=dict(first.params))
     assert fresh.info["key"] == "os"
     # ... and a persistent series may start from a fresh-key release's parameters
     # (the first of its series: it warns as a first release does)

@@ -111,9 +111,14 @@ def test_a_column_the_input_lacks_is_refused_unless_named(series):
                   allow_recode=["admit"])
     assert r2.info["series_releases"][-1] == {"as_is": ["discharge"],
                                               "sensitive": ["stay", "ward"], "read": []}
-    # a column the series never published together with one it did is
-    # not refused when no release publishes a column beside it as it is
-    r3 = _release(lacking.drop(columns=["discharge"]), kw, back, drop=["clinic"])
+    # the stay's sets again, without the admission date: a wave's stays
+    # may differ, and beside the admission date their new sets cannot be
+    # measured (H40): refused too, or named
+    with pytest.raises(InputError, match=r"column 'admit': .*whether it and 'stay', published "
+                                         r"here as random sets"):
+        _release(lacking.drop(columns=["discharge"]), kw, back, drop=["clinic"])
+    r3 = _release(lacking.drop(columns=["discharge"]), kw, back, drop=["clinic"],
+                  allow_recode=["admit"])
     assert r3.info["series_releases"][-1]["as_is"] == []
 
 
@@ -133,10 +138,17 @@ def test_named_risk_is_published_and_named_by_metadata_and_audit(series):
     rows = anonset.audit(r2).checks.query("check == 'recode'")
     assert any("admit: published by an earlier release of the series" in m
                and "allow_recode" in m for m in rows.message)
-    # release 3, given release 2, without the admission date: release 2
-    # measured it beside the discharge date, so nothing is left to measure
-    r3 = _release(df.drop(columns=["admit"]), kw, r2, other=["discharge"], drop=["clinic"],
-                  allow_recode=["discharge"])
+    # release 3, given release 2, without the admission date: what release
+    # 2 measured on its own input is measured again on this one (a panel's
+    # values change, H40), so the admission date is needed, or named
+    lacking = df.drop(columns=["admit"])
+    with pytest.raises(InputError, match=r"column 'admit': was published as it is by a release "
+                                         r"of the series \(the earlier release or one before "
+                                         r"it\) and is not a column of this input"):
+        _release(lacking, kw, r2, other=["discharge"], drop=["clinic"],
+                 allow_recode=["discharge"])
+    r3 = _release(lacking, kw, r2, other=["discharge"], drop=["clinic"],
+                  allow_recode=["discharge", "admit"])
     assert len(r3.info["series_releases"]) == 3
 
 
@@ -243,3 +255,91 @@ def test_a_total_split_across_two_releases_is_always_refused(tmp_path_factory, f
             anonset.publish(df, anonset.Diversity(2), params=r1,
                             other=[second] + (["noise"] if extra else []),
                             drop=[first] + ([] if extra else ["noise"]), **kw)
+
+
+def test_the_release_s_params_stand_for_the_release(series):
+    """``params=first.params`` kept every set of a persistent-key release and
+    skipped every check of the series (H40: the stay pinned for 76.8 % of
+    the rows); a persistent release's ``.params`` now stand for it, also
+    where the series' record id is missing (refused as the release is)."""
+    df, kw, r1, back = series
+    for prior in (r1.params, back.params):
+        with pytest.raises(InputError, match=r"column 'discharge': together with column 'admit'"):
+            _release(df, kw, prior, other=["discharge"], drop=["admit", "clinic"])
+    # copied, the parameters are a plain mapping again (pickled too)
+    import pickle
+    assert type(dict(r1.params)) is dict and type(pickle.loads(pickle.dumps(r1.params))) is dict
+    # a release without the series' record id given them is refused
+    with pytest.raises(InputError, match=r"record_id: is not given, but the earlier release is a "
+                                         r"release of a persistent-key series"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["stay", "ward"], params=r1.params,
+                        other=["admit"], drop=["discharge", "clinic", "pid"], domains=DOMAINS)
+
+
+def _trial(seed=3, n=3000, adhere=0.895, wave2=True):
+    """A trial's arm and its dose: the dose follows the arm for ``adhere`` of
+    the patients (in wave 2; at random in wave 1 when ``wave2`` is False)."""
+    rng = np.random.default_rng(seed)
+    doses = [0, 5, 10, 20, 40]
+    arm = rng.choice(["0mg", "10mg", "20mg", "40mg"], n)
+    follows = rng.random(n) < adhere
+    dose = np.array([int(a[:-2]) if ok and wave2 else int(rng.choice(doses))
+                     for a, ok in zip(arm, follows)])
+    df = pd.DataFrame({"pid": np.arange(n), "dx": rng.integers(0, 20, n),
+                       "region": rng.choice(list("ABCDEFGH"), n), "arm": arm, "dose": dose})
+    return df, {"dx": list(range(20)), "region": list("ABCDEFGH"), "dose": doses}
+
+
+def test_a_set_read_beside_an_earlier_release_s_column_is_refused(tmp_path):
+    """Release 1 passes the arm through; release 2 publishes the dose as sets
+    (new to the series): the arm beside a dose set names the dose for 87 %
+    of the rows (H40), which one release holding both refuses: refused."""
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    df, dom = _trial()
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["dx", "region"], other=["arm"],
+                             drop=["dose"], domains={c: dom[c] for c in ("dx", "region")}, **kw)
+    with pytest.raises(InputError, match=r"column 'dose': would be published nearly in the "
+                                         r"clear beside 'arm'.*allow_recode=\['arm'\]"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["dx", "region", "dose"],
+                        drop=["arm"], params=r1, new_in_series=["dose"], domains=dom, **kw)
+
+
+def test_a_wave_is_measured_on_its_own_values(tmp_path):
+    """At baseline the dose does not follow the arm; in wave 2 it does.  Wave
+    2 reads the arm beside the dose although release 1 measured the two
+    together (on its own values): refused (H40: 91.6 % pinned)."""
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    base, dom = _trial(wave2=False)
+    wave2, _ = _trial(wave2=True)
+    wave2 = wave2.assign(dx=base["dx"], region=base["region"])
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key, domains=dom)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(base, anonset.Diversity(3), sensitive=["dx", "region", "dose"],
+                             other=["arm"], **kw)
+    with pytest.raises(InputError, match=r"'dose'.*'arm'.*allow_recode=\['arm'\]"):
+        anonset.publish(wave2, anonset.Diversity(3), sensitive=["dx", "region", "dose"],
+                        drop=["arm"], params=r1, **kw)
+
+
+@pytest.mark.parametrize("blank", [np.nan, None, ""])
+def test_an_earlier_column_held_blank_is_refused_as_a_missing_one(series, tmp_path, blank):
+    df, kw, r1, back = series
+    blanked = df.assign(admit=blank)
+    with pytest.raises(InputError, match=r"column 'admit': was published by a release of the "
+                                         r"series and holds a value in only 0 of the 3,000 rows "
+                                         r"read here.*allow_recode=\['admit'\]"):
+        _release(blanked, kw, back, other=["discharge"], drop=["admit", "clinic"])
+    # and in a CSV file, where blanks are text
+    src = tmp_path / "blank.csv"
+    blanked.to_csv(src, index=False)
+    with pytest.raises(InputError, match=r"column 'admit': was published by a release"):
+        publish_file(src, tmp_path / "o.parquet", anonset.Diversity(3),
+                     sensitive=["stay", "ward"], params=back, other=["discharge"],
+                     drop=["admit", "clinic"], **kw)
+    assert not (tmp_path / "o.parquet").exists()

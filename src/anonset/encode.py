@@ -166,6 +166,34 @@ def _is_number(v) -> bool:
 
 
 
+def _is_float32(dtype) -> bool:
+    """A numpy, pandas or Arrow type of 32-bit floats."""
+    pa_type = getattr(dtype, "pyarrow_dtype", None)
+    if pa_type is not None:
+        import pyarrow as pa
+        return pa.types.is_float32(pa_type)
+    return getattr(dtype, "numpy_dtype", dtype) == np.float32
+
+
+def shortest_floats(block: pd.DataFrame, names) -> pd.DataFrame:
+    """``block`` with its float32 columns among ``names`` as the float64
+    numbers their shortest decimals spell: a float32 column of 0.7 holds
+    0.699999988079071, which a declared 0.7 (and the same column in a CSV
+    file) is not (H39: a Parquet file of float32 was refused, and an
+    inferred domain published {0.10000000149011612|...})."""
+    wide = [n for n in names if n in block.columns and _is_float32(block[n].dtype)]
+    if not wide:
+        return block
+    block = block.copy()
+    for n in wide:
+        vals = block[n].to_numpy(dtype=np.float32, na_value=np.nan)
+        codes, uniq = pd.factorize(vals, use_na_sentinel=True)
+        spelled = np.array([float(str(np.float32(u))) for u in uniq], dtype=np.float64)
+        block[n] = np.where(codes >= 0, spelled[np.maximum(codes, 0)] if spelled.size else
+                            np.nan, np.nan)
+    return block
+
+
 def domain_codes(values, domain) -> np.ndarray:
     """Position (int32) of each value in ``domain``; -1 for a value not in it.
 

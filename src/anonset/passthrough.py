@@ -728,7 +728,7 @@ class PassThroughCheck:
                  bins: dict | None = None, budget: int | None = CHECK_BUDGET,
                  rows: int | None = None, sample_rows: int | None = None,
                  earlier: Iterable[str] = (), earlier_targets: Iterable[str] = (),
-                 judged: Iterable = (), beside: Iterable[str] = ()):
+                 beside: Iterable[str] = ()):
         passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
         # sensitive columns a partition release publishes exactly on each
         # row (msa's SAs): one of them beside a pass-through column may give
@@ -739,12 +739,13 @@ class PassThroughCheck:
         # releases (a record keeps its sets): columns an earlier release
         # published as they are read with this release's (an admission date
         # then, a discharge date now: the stay; H36), and columns it
-        # published as sets are targets too; ``judged``: per earlier
-        # release, the columns measured together then (not measured again)
+        # published as sets are targets too.  Every finding that reads one
+        # of this release's columns is measured on this input, also one an
+        # earlier release measured on its own (a panel's values change from
+        # wave to wave: H40, a dose that follows the arm only in wave 2)
         self.now = set(passthrough) | set(exact) | set(sensitive) | set(generalized)
         self.earlier = [c for c in earlier if c not in passthrough and c not in exact]
         self.earlier_targets = [c for c in earlier_targets if c not in self.now]
-        self.judged = [frozenset(g) for g in judged]
         ids_of = passthrough
         passthrough = passthrough + self.earlier
         sensitive = sensitive + self.earlier_targets
@@ -1013,13 +1014,32 @@ class PassThroughCheck:
     def _new_here(self, cols, target) -> bool:
         """Whether a finding on ``cols`` and ``target`` is this release's to
         judge: one of its own columns only, or one that reads an earlier
-        release's columns beside at least one of this release's, which no
-        single earlier release measured together (:attr:`judged`)."""
+        release's columns beside at least one of this release's (one of
+        earlier columns only, this release publishes nothing of)."""
         targets = set(target) if isinstance(target, list) else {target} - {None}
         if not (set(cols) & set(self.earlier)) and not (targets & set(self.earlier_targets)):
             return True
-        every = set(cols) | targets
-        return bool(every & self.now) and not any(every <= g for g in self.judged)
+        return bool((set(cols) | targets) & self.now)
+
+    def too_few(self, least: int = 30) -> list:
+        """The earlier columns (:attr:`earlier`, :attr:`earlier_targets`)
+        that hold a value in fewer than ``least`` of the rows the check
+        read: blank in this input (not collected this wave), they cannot be
+        measured beside this release's columns (H40: an all-blank admission
+        date passed the release that published the discharge date)."""
+        from .io.tables import NA_MARKERS
+        part = self.sample()
+        out = []
+        for c in self.earlier + self.earlier_targets:
+            if c not in part.columns:
+                continue
+            vals = part[c].to_numpy(dtype=object)
+            present = part[c].notna().to_numpy() & ~np.fromiter(
+                (isinstance(v, str) and v.strip() in NA_MARKERS for v in vals), dtype=bool,
+                count=len(vals))
+            if int(present.sum()) < min(least, len(part)) or not len(part):
+                out.append((c, int(present.sum()), len(part)))
+        return out
 
     def _in_series(self, f: dict) -> dict:
         """A finding that reads a column of an earlier release of the series,
@@ -1036,12 +1056,16 @@ class PassThroughCheck:
                 "release of the series, whose rows this release's rows are linked to: a "
                 "record keeps its sets under the series' persistent key)")
         mine = " and ".join(repr(c) for c in here)
-        f = dict(f, series=before, why=f["why"] + note,
-                 remedy=(f"{mine} left out of this release, or published as sensitive" if here
-                         else f["remedy"]))
-        head, _, says = f["message"].rpartition("; ")
-        f["message"] = f"{head}{note}; " + (f"leave {mine} out of this release, or publish "
-                                           "it as sensitive" if here else says)
+        gone = ", ".join(repr(c) for c in (t if isinstance(t, list) else [t]))
+        # no column of this release's published as it is: what it gives away
+        # is this release's (sets of a column the earlier one read beside)
+        remedy, says = (f"{mine} left out of this release, or published as sensitive",
+                        f"leave {mine} out of this release, or publish it as sensitive") \
+            if here else (f"{gone} left out of this release",
+                          f"leave {gone} out of this release")
+        f = dict(f, series=before, why=f["why"] + note, remedy=remedy)
+        head, _, _ = f["message"].rpartition("; ")
+        f["message"] = f"{head}{note}; {says}"
         return f
 
     def _rule_findings(self, out: list) -> list:

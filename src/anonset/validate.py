@@ -808,10 +808,22 @@ def dropped_rows_words(record) -> str | None:
             f"of the release excludes them")
 
 
-def check_publishable_type(column, dtype, *, file=None) -> None:
+def _without_through(text: str, through: bool) -> str:
+    """A remedy without its pass-through half, for a publisher that passes
+    no column through (semantic diversity: H39, its `--other` did not
+    exist)."""
+    if through:
+        return text
+    return text.replace("pass it through ({@other}) or drop it ({@drop})", "drop it ({@drop})") \
+        .replace("pass nested columns through ({@other}) or drop them ({@drop})",
+                 "drop nested columns ({@drop})")
+
+
+def check_publishable_type(column, dtype, *, file=None, through: bool = True) -> None:
     """Nested values (lists, structs, maps) and dates and times cannot be
     sensitive or exact (a published domain holds text, numbers and booleans,
-    which the metadata restores exactly)."""
+    which the metadata restores exactly); ``through``: the remedy may pass
+    the column through."""
     if dtype is None:
         return
     import pandas as pd
@@ -829,8 +841,9 @@ def check_publishable_type(column, dtype, *, file=None) -> None:
         nested = temporal = False
     if nested:
         raise InputError(f"holds nested values ({dtype})", column=column, file=file,
-                         expected="plain values to publish as sensitive or exact; pass nested "
-                                  "columns through ({@other}) or drop them ({@drop})")
+                         expected=_without_through(
+                             "plain values to publish as sensitive or exact; pass nested "
+                             "columns through ({@other}) or drop them ({@drop})", through))
     if pd.api.types.is_complex_dtype(dtype):
         raise InputError(f"holds complex numbers ({dtype})", column=column, file=file,
                          expected="text, numbers or booleans to publish as sensitive or exact "
@@ -838,7 +851,7 @@ def check_publishable_type(column, dtype, *, file=None) -> None:
     if temporal:
         # the same words whichever reader typed it (datetime64[ns], timestamp[us], ...)
         raise InputError("holds dates or times", column=column, file=file,
-                         expected=_TEMPORAL_EXPECTED)
+                         expected=_without_through(_TEMPORAL_EXPECTED, through))
 
 
 #: Cells that are not plain values (a nested Parquet column, an Arrow map).
@@ -873,7 +886,8 @@ def cell_text(value, width: int = 40) -> str:
     return shown[:width] + ("..." if len(shown) > width else "")
 
 
-def check_plain_values(frame, columns, *, file=None, partition: bool = False) -> None:
+def check_plain_values(frame, columns, *, file=None, partition: bool = False,
+                       through: bool = True) -> None:
     """The attributes of a publisher that reads a pandas frame (msa, lgb,
     the baselines, semantic diversity) hold plain values: a cell that is a
     list, a tuple, a dict, a set or an array (a nested Parquet column, an
@@ -894,13 +908,14 @@ def check_plain_values(frame, columns, *, file=None, partition: bool = False) ->
         found = first_nested(col)
         if found is not None:
             raise InputError(f"holds nested values (e.g. {found[1]})", column=c, file=file,
-                             expected="plain values (text, numbers, booleans) in an attribute; "
-                                      "pass nested columns through ({@other}) or drop them "
-                                      "({@drop})")
+                             expected=_without_through(
+                                 "plain values (text, numbers, booleans) in an attribute; "
+                                 "pass nested columns through ({@other}) or drop them "
+                                 "({@drop})", through))
         # dates, times, complex numbers (publish's words for them): a
         # partition publisher generalized them as text ('*' for all of them,
         # or complex numbers in ranges)
-        check_publishable_type(c, col.dtype, file=file)
+        check_publishable_type(c, col.dtype, file=file, through=through)
         if col.dtype == object and len(col) and pd.api.types.infer_dtype(col, skipna=True) \
                 not in _PLAIN_KINDS:
             check_values(pd.unique(col.dropna()), c, file=file)

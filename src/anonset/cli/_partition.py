@@ -95,12 +95,13 @@ def key_kwargs(args) -> dict:
             "keep_order": bool(args.keep_order)}
 
 
-def read_input(path, fmt_override, text_columns=(), declared=None):
+def read_input(path, fmt_override, text_columns=(), declared=None, numbers=()):
     """The input table and its format (text columns read exactly; a CSV
     cell 'NA' is a value of a column whose ``declared`` values list it,
-    as anonymize reads it, H34)."""
+    as anonymize reads it, H34; ``numbers``: the QIs and sensitive columns,
+    refused where they hold numbers written with commas)."""
     return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns,
-                      declared)
+                      declared, numbers)
 
 
 def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) -> None:

@@ -556,12 +556,13 @@ def format_of(path, override, option: str) -> str:
     return file_format(path, override, param=option.lstrip("-").replace("-", "_"))
 
 
-def read_table(path, fmt: str, text_columns=(), declared=None):
+def read_table(path, fmt: str, text_columns=(), declared=None, numbers=()):
     """A whole input table, typed as the engine types CSV text (``declared``:
-    per column, the values a domain or hierarchy lists)."""
+    per column, the values a domain or hierarchy lists; ``numbers``: columns
+    refused where they hold numbers written with commas)."""
     from ..io.tables import check_input_file, read_typed
     return read_typed(check_input_file(path), fmt, text_columns=text_columns,
-                      declared=declared)
+                      declared=declared, numbers=numbers)
 
 
 @contextlib.contextmanager
@@ -575,6 +576,10 @@ def naming_input(path):
     except InputError as e:
         if e.param is None and e.file is None:
             raise e.in_file(str(path)) from None
+        if e.param == "data" and e.file is None:
+            # the table itself (an empty one): the file, not 'IN' (H39)
+            raise InputError(e.what, column=e.column, file=str(path), expected=e.expected,
+                             row=e.row) from None
         raise
 
 

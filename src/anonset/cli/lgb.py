@@ -133,7 +133,7 @@ def _run(args) -> int:
     hier = _kv(args.hierarchy, "--hierarchy", commas=True)
     from ..hierarchy import hierarchy_of
     declared = {c: hierarchy_of(c, hierarchy_file(c, path)).leaves for c, path in hier.items()}
-    frame = read_input(args.input, args.input_format, text, declared)
+    frame = read_input(args.input, args.input_format, text, declared, numbers=qi + semi + sens)
     if flag_cols:
         for a, c in flag_cols.items():
             if c not in frame.columns:

@@ -138,7 +138,8 @@ def _run(args) -> int:
             raise ValueError(f"--domain for {col!r}: {e}") from None
     roles = role_kwargs(args)
     declared = {**{c: h.leaves for c, h in hier.items()}, **domains}
-    df = read_input(inp, args.input_format, roles["other"] + roles["identifiers"], declared)
+    df = read_input(inp, args.input_format, roles["other"] + roles["identifiers"], declared,
+                    numbers=qi + sa)
     with naming_input(inp):
         prob = MSAProblem(df, qi, sa, hierarchies=hier, numeric=numeric, ground=ground,
                           domains=domains,

@@ -43,6 +43,9 @@ def _domain_values(frame: pd.DataFrame, col: str, given):
     """Declared domain values converted to the column's type."""
     if given is None:
         return None
+    from ..engine.request import as_bools
+    if pd.api.types.is_bool_dtype(frame[col].dtype):
+        return as_bools(given, frame[col].dtype)       # 'False,True' (H39)
     for test, kind, words in ((pd.api.types.is_integer_dtype, int, "integers"),
                               (pd.api.types.is_float_dtype, float, "numbers")):
         if test(frame[col]):
@@ -97,7 +100,8 @@ def cmd_anonymize(args) -> int:
     A.check_missing_token(args)
     key = A.key_options(args)
     frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),
-                       text_columns=A.names(args.identifier))
+                       text_columns=A.names(args.identifier),
+                       numbers=[] if args.domain or args.hierarchy else [args.sensitive])
     if args.sensitive not in frame.columns:
         raise A.UsageError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
     domain = _domain_values(frame, args.sensitive, _read_domain(args.domain))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..encode import encode_column
+from ..encode import encode_column, shortest_floats
 from ..io.keys import record_counters, record_hashes, row_ranks
 from ..schema import Attribute, Schema
 from .plan import Plan, all_held, finish_domain, token_where_missing
@@ -21,7 +21,7 @@ def typed_block(plan: Plan, block: pd.DataFrame) -> pd.DataFrame:
     """The block's published columns typed as the plan says (CSV text)."""
     block = block.reset_index(drop=True)
     if not plan.text:
-        return block
+        return shortest_floats(block, [a.name for a in plan.source.published])
     out = block.copy()
     for a in plan.source.published:
         out[a.name] = cast_text(block[a.name], a, a.name)

@@ -170,7 +170,9 @@ def passthrough_codes(stats: Stats, rows: int) -> dict:
     if len(sample) < rows:
         return {}
     out = {}
-    for c in stats.draft.passthrough:
+    # (and a series' earlier columns published as they are: the series'
+    # sets link their rows to this release's; H40)
+    for c in stats.draft.passthrough + stats.draft.series_read:
         if c in sample.columns:
             out[c] = cell_codes(sample[c].iloc[:rows])
     return out
@@ -269,6 +271,9 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # independently, they intersect toward the person's true values
     shared = stats.shared_rows()
     # pass-through columns that single rows out or recode a sensitive one
+    if stats.passthrough is not None and d.series is not None:
+        from ..randomized.prior import check_series_values
+        check_series_values(stats.passthrough.too_few(), opts.allow_recode, file=d.file)
     found = stats.passthrough.findings() if stats.passthrough is not None else []
     check_recodes(found, opts.allow_recode, allow_identifier=opts.allow_identifier,
                   file=d.file)                                 # refused unless named
@@ -480,6 +485,8 @@ def finish_domain(cd: ColumnDraft, seen: dict, na: int, d: Draft, first_na: int 
     (``first_na``: the global row of the first missing cell)."""
     name = cd.name
     if d.text:
+        from ..io.tables import check_point_numbers
+        check_point_numbers(seen, name, file=d.file)     # '354,94': no label (H39)
         typer = text_typer(seen)
         typed: dict = {}
         for v, k in seen.items():

@@ -239,12 +239,10 @@ class Draft:
         release's columns (sensitive columns in bins measured by their bin),
         and of a series' earlier columns that the input holds."""
         from ..passthrough import PassThroughCheck
-        series = self.series
         return PassThroughCheck(self.passthrough, self.sensitive, self.exact,
                                 bins={c.name: c.bins for c in self.published
                                       if c.bins is not None},
-                                earlier=self.series_read, earlier_targets=self.series_targets,
-                                judged=series.judged() if series is not None else ())
+                                earlier=self.series_read, earlier_targets=self.series_targets)
 
     @property
     def series(self):
@@ -466,7 +464,33 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
                                  column=c, expected="integer leaves") from None
         dom = leaves
     if dom is not None:
-        cd.domain = tuple(scalar(v) for v in dom)
+        cd.domain = tuple(scalar(v) for v in as_bools(dom, dtype))
+
+
+def as_bools(dom, dtype) -> list:
+    """A declared domain of a column of booleans, its values written as text
+    ('False', 'True', as a command line or a CSV file writes them) read as
+    the booleans they spell: the same domain declares the column in a CSV
+    (text) and in Parquet (booleans) alike (H39: Parquet took only 0,1)."""
+    spelled = {"false": False, "true": True}
+    if not _is_bools(dtype) or \
+            not all(isinstance(v, str) and v.strip().lower() in spelled for v in dom):
+        return list(dom)
+    return [spelled[v.strip().lower()] for v in dom]
+
+
+def _is_bools(dtype) -> bool:
+    """A pandas or an Arrow type of booleans."""
+    if dtype is None:
+        return False
+    pa_type = getattr(dtype, "pyarrow_dtype", dtype)
+    if type(pa_type).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        return pa.types.is_boolean(pa_type)
+    try:
+        return pd.api.types.is_bool_dtype(dtype)
+    except TypeError:
+        return False
 
 
 def sorted_categories(values: list) -> list:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import validate as V
-from ..encode import encode_column
+from ..encode import encode_column, shortest_floats
 from ..io.keys import checked_record_hashes, missing_record_ids
 from ..io.tables import INT_TEXT, text_type
 from ..passthrough import RowSample
@@ -67,7 +67,7 @@ class Stats:
         #: columns' sets read together (:func:`anonset.validate.check_set_pairs`)
         # (and a set beside columns published as they are: read together)
         self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 or (
-            d.sensitive and (d.exact or d.passthrough)) else None
+            d.sensitive and (d.exact or d.passthrough or d.series_read)) else None
         self.set_columns = d._in_order({*d.sensitive, *d.exact})
         self._declared = {}
         #: per declared sensitive column, a sum (mod 2^64) of a mix of each
@@ -92,6 +92,8 @@ class Stats:
         row0 = self.n if row0 is None else row0
         d = self.draft
         if not d.text:
+            # float32 read as the decimals they spell, as publishing reads them
+            block = shortest_floats(block, [c.name for c in d.published])
             # a cell holding a list, a dict or an array (an object column
             # can) is no value to publish: refused as the partitions refuse it
             V.check_plain_values(block, [c for c in (*self.seen, *self._declared)

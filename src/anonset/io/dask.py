@@ -135,7 +135,8 @@ class DaskSetTable:
         # input's order)
         self._blocks = blocks
         self._names = tuple(names)
-        self.schema, self.params = schema, dict(params)
+        from ..randomized.prior import ReleaseParams
+        self.schema, self.params = schema, ReleaseParams(params, self)
         self.model, self.info, self.offsets = dict(model), dict(info), list(offsets)
         self.n_rows = self.offsets[-1]
 

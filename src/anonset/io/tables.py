@@ -172,6 +172,24 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
     if fmt is not None:
         if fmt not in ("csv", "parquet"):
             raise InputError(f"got {fmt!r}", param=param, expected="csv or parquet")
+        if output:
+            # no file holds a format its name does not say (H39: '-o
+            # o.parquet.gz --format parquet' wrote plain Parquet named .gz)
+            name = str(path).lower()
+            inner = name[:-len(Path(name).suffix)] if Path(name).suffix in \
+                CSV_OUTPUT_COMPRESSIONS else name
+            said = "parquet" if inner.endswith(PARQUET_SUFFIXES) else \
+                "csv" if inner.endswith(".csv") else None
+            if said is not None and said != fmt:
+                named, written = ({"csv": "CSV", "parquet": "Parquet"}[f] for f in (said, fmt))
+                raise InputError(f"is named as {named}, but is written as {written}",
+                                 param="output", file=path,
+                                 expected=f"the two to agree (a name that says {written}, or "
+                                          f"{named} written to it)")
+            if fmt == "parquet" and inner != name:
+                raise InputError("is named as compressed, but a Parquet file is written as it "
+                                 "is (compressed inside)", file=path,
+                                 expected=f"a name without {Path(name).suffix}")
         return fmt
     name = str(path).lower()
     if name.endswith(PARQUET_SUFFIXES):
@@ -630,6 +648,43 @@ def text_type(values) -> str:
     return "float" if vals else "str"
 
 
+#: A number written with a comma: a decimal comma ('354,94'), or
+#: thousands separators ('1,234', '12,345,678.5'), which CSV text typing
+#: reads as no number.  (A multiple choice, '1,3,4', is neither: text.)
+COMMA_NUMBER = re.compile(r"^[ \t]*[+-]?(?:\d+,\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?)[ \t]*$")
+
+
+def check_point_numbers(values, column, *, file=None) -> None:
+    """Refuse a CSV column of numbers written with commas (``values``: its
+    text cells, missing markers included): read as text, a sensitive column
+    or a QI would be published as labels without their order (H39: a
+    decimal-comma CPS1985 published wage as text, measured t with the
+    'equal' distance and generalized it as a category), where the same
+    numbers with a point are numbers."""
+    values = np.asarray(list(values), dtype=object)
+    if not len(values):
+        return
+    vals = pd.unique(values[~is_missing_text(values)])
+    first = None
+    for v in vals:
+        if not isinstance(v, str):
+            return
+        if COMMA_NUMBER.match(v):
+            first = v if first is None else first
+        elif not INT_TEXT.match(v):
+            return                                # text: no numbers
+    if first is None:
+        return
+    from ..validate import InputError
+    raise InputError(f"holds numbers written with a comma ({first.strip()!r}): read as text, "
+                     "they would be published as labels, without their order", column=column,
+                     file=file,
+                     expected="numbers with a decimal point and no thousands separator (convert "
+                              "the file, e.g. pandas.read_csv(path, sep=';', decimal=',') "
+                              "written back with to_csv), or a domain or hierarchy declared "
+                              "that lists them as text")
+
+
 def type_text_column(values: np.ndarray, declared=()) -> pd.Series:
     """A text column typed by :func:`text_type`; missing markers become
     missing values, except those ``declared`` values of the column (a
@@ -652,16 +707,22 @@ def type_text_column(values: np.ndarray, declared=()) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
-def read_typed(path, fmt, *, text_columns=(), columns=None, declared=None) -> pd.DataFrame:
+def read_typed(path, fmt, *, text_columns=(), columns=None, declared=None,
+               numbers=()) -> pd.DataFrame:
     """A whole file as a typed frame (for the in-memory partition publishers
     and the audit): CSV columns typed by :func:`type_text_column` over the
     whole file, except ``text_columns``, kept as exact text; ``declared``:
     per column, the values its declared domain or hierarchy lists (a
-    missing-value marker among them is a value)."""
+    missing-value marker among them is a value); ``numbers``: columns
+    refused where they hold numbers written with commas
+    (:func:`check_point_numbers`; not those ``declared``)."""
     frame = read_table(path, fmt, columns=columns)
     if fmt != "csv":
         return frame
     keep, declared = set(text_columns), dict(declared or {})
+    for c in numbers:
+        if c in frame.columns and c not in keep and c not in declared:
+            check_point_numbers(frame[c].to_numpy(dtype=object), c, file=path)
     return pd.DataFrame({c: frame[c] if c in keep else
                          type_text_column(frame[c].to_numpy(dtype=object), declared.get(c, ()))
                          for c in frame.columns})

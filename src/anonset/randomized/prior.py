@@ -19,7 +19,8 @@ from ..validate import InputError
 from .params import AttributeParams
 
 __all__ = ["PriorRelease", "prior_of", "check_prior", "check_series_key", "check_new_in_series",
-           "series_record", "release_record", "check_series_columns"]
+           "series_record", "release_record", "check_series_columns", "check_series_values",
+           "ReleaseParams"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class PriorRelease:
     record_id: str | None = None
     #: every release of the series up to this one (:func:`release_record`):
     #: the columns each published as they are and as sets, and the earlier
-    #: ones its pass-through check read beside them
+    #: ones its pass-through check read beside them (a record)
     releases: tuple = ()
 
     @classmethod
@@ -83,12 +84,6 @@ class PriorRelease:
         """Columns some release of the series published as random sets."""
         return {c for r in self.releases for c in r["sensitive"]}
 
-    def judged(self) -> list:
-        """Per release, the columns its pass-through check measured together
-        (what it published, and the earlier columns it read beside them):
-        a finding among them was refused or named then."""
-        return [frozenset(r["as_is"]) | frozenset(r["sensitive"]) | frozenset(r["read"])
-                for r in self.releases]
 
 
 def release_record(as_is, sensitive, read=()) -> dict:
@@ -137,9 +132,33 @@ def _plain(domain) -> tuple:
     return tuple(v.item() if hasattr(v, "item") else v for v in domain)
 
 
+class ReleaseParams(dict):
+    """A release's parameters (``pub.params``), which remember the release
+    they came from: given as ``params=``, those of a persistent-key release
+    continue its series as the release itself does (H40:
+    ``params=first.params`` kept every set and skipped every check of the
+    series).  Pickled and copied (``dict(...)``), a plain mapping."""
+
+    __slots__ = ("_release",)
+
+    def __init__(self, params, release=None):
+        super().__init__(params)
+        self._release = release
+
+    def __reduce__(self):
+        return (dict, (dict(self),))
+
+    def copy(self) -> dict:
+        return dict(self)
+
+
 def prior_of(params: Any):
     """(parameters mapping or None, PriorRelease or None) of ``params=``: a
-    release (a SetTable, or a Dask release), a PriorRelease, or a mapping."""
+    release (a SetTable, or a Dask release), a PriorRelease, or a mapping
+    (a persistent-key release's own ``.params`` stand for the release)."""
+    owner = getattr(params, "_release", None) if isinstance(params, ReleaseParams) else None
+    if owner is not None and (owner.info or {}).get("key") == "persistent":
+        params = owner
     if all(hasattr(params, a) for a in ("schema", "params", "info")):
         params = PriorRelease.of_settable(params)
     if isinstance(params, PriorRelease):
@@ -270,10 +289,11 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
     - a column an earlier release published as sets, published as it is
       here: every row's value those sets hide;
     - a column an earlier release published (as it is, or as sets) that
-      this input lacks, beside a column this release publishes that no
-      earlier release measured with it, where one of the two is published
-      as it is: whether the two give a value away together (an admission
-      date then, a discharge date now: the stay) cannot be measured.
+      this input lacks, beside a column this release publishes, where one
+      of the two is published as it is: whether the two give a value away
+      together (an admission date then, a discharge date now: the stay)
+      cannot be measured on this input (an earlier release measured its
+      own input: a panel's values change from wave to wave, H40).
 
     Either is published where the user names the column in ``allow_recode``
     (``roles``: this input's columns and their roles)."""
@@ -289,12 +309,11 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
                              expected="a sensitive column again (the series' parameters keep "
                                       "its sets), or the column left out, or the risk named: "
                                       "{@allow_recode=[%s]}" % repr(c))
-    now = [c for c, r in roles.items() if r in ("other", "exact", "sensitive")]
-    judged = prior.judged()
+    now = as_is + [c for c, r in roles.items() if r == "sensitive"]
     for m in [c for c in dict.fromkeys([*sorted(prior.as_is), *sorted(prior.sets)])
               if c not in roles and c not in allow]:
         for c in now:
-            if (m in prior.as_is or c in as_is) and not any({m, c} <= g for g in judged):
+            if m in prior.as_is or c in as_is:
                 how = "as it is" if m in prior.as_is else "as random sets"
                 raise InputError(
                     f"was published {how} by a release of the series ({prior.where} or one "
@@ -305,3 +324,20 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
                     expected="the column in the input, dropped: {@drop=[%s]} (read by the "
                              "check of columns published as they are, never published), or the "
                              "risk named: {@allow_recode=[%s]}" % (repr(m), repr(m)))
+
+
+def check_series_values(too_few, allow_recode=(), *, file=None) -> None:
+    """Refuse an earlier column of the series that this input holds blank
+    (:meth:`~anonset.passthrough.PassThroughCheck.too_few`: (column, rows
+    with a value, rows read)), as a column it lacks is refused, unless
+    named in ``allow_recode``."""
+    for c, have, rows in too_few:
+        if c in allow_recode:
+            continue
+        raise InputError(f"was published by a release of the series and holds a value in only "
+                         f"{have:,} of the {rows:,} rows read here: whether it gives a value "
+                         "away beside this release's columns cannot be measured (the series' "
+                         "sets link each record's rows across its releases)", column=c,
+                         file=file,
+                         expected="its values in the input (those the earlier release "
+                                  "published), or the risk named: {@allow_recode=[%s]}" % repr(c))

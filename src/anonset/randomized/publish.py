@@ -298,9 +298,12 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         each release's data) and is refused where a sensitive column's
         domain or the generator changed, or where it is drawn under another
         key than the series' (another key file, or no ``record_id``): each
-        would redraw every set.  ``first.params`` gives the parameters alone.  Each release of
-        a series carries on the parameters and domains of the series'
-        columns it leaves out, so the latest release is enough.
+        would redraw every set; the columns earlier releases published as
+        they are are read beside this one's (docs/security.md, section 0).
+        A persistent release's ``first.params`` stand for the release; a
+        copy (``dict(first.params)``) gives the parameters alone.  Each
+        release of a series carries on the parameters and domains of the
+        series' columns it leaves out, so the latest release is enough.
     new_in_series : column names
         With ``params`` an earlier release: sensitive columns that no release
         of the series published under any name; their (p, eta) are chosen

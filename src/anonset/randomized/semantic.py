@@ -511,7 +511,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         check_value_list(values, "values", sensitive, "representative values in domain order")
     resolve_roles(list(frame.columns), {"sensitive": [sensitive], "qids": list(qids),
                                         "identifiers": list(identifiers), "drop": list(drop)})
-    check_plain_values(frame, [sensitive, *qids], partition=True)
+    check_plain_values(frame, [sensitive, *qids], partition=True, through=False)
     sdtype = frame[sensitive].dtype                 # before a missing token joins it
     frame, missing_record = apply_missing(frame, [sensitive, *qids], missing, token=missing_token)
     check_word_names([sensitive, *qids], [sensitive, *qids])

@@ -182,7 +182,8 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
                              "no l >= 2 fits it (one value holds more than half of its "
                              "cells): t-closeness for it instead, which bounds what a bucket "
                              "tells beyond the column's distribution ({@closeness="
-                             + repr({a: 0.3}) + "}, or another t)")
+                             # with the t's given (H39: each remedy alone undid the other)
+                             + repr({**closeness, a: 0.3}) + "}, or another t)")
                     raise InputError(
                         f"its {rows.size} sensitive values are not {la}-eligible (value "
                         f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "

@@ -571,7 +571,8 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
     if need_l and l is None:
         raise InputError(f"is required for {need_l}", param="l",
                          expected="{@l=L} (one for all), or t for each of them: "
-                                  "{@closeness=" + repr({a: 0.2 for a in need_l}) + "}")
+                                  "{@closeness=" + repr({**closeness, **{a: 0.2 for a in need_l}})
+                                  + "}")
     lmap = _per_attr(l, need_l, "l") if need_l else {}
     for a in need_l:
         if a not in lmap:
