@@ -329,3 +329,35 @@ def test_a_multiple_choice_column_is_text_not_numbers_with_a_comma(tmp_path, cap
                      c.replace(",", "\\,") for c in choices), "-q"]) == 0, _one(capsys)
     assert main(["anonymize", str(src), "-o", str(tmp_path / "p.csv"), "--sensitive", "picked",
                  "--exact", "sex", "--l", "3", "-q", "--allow-rare", "picked"]) == 0, _one(capsys)
+
+
+def test_the_allow_recode_of_a_set_read_beside_columns_names_them_all(tmp_path, capsys):
+    """Salaries at l = 3 beside rank, discipline and sex published exactly:
+    the refusal named rank; with rank named, rank and discipline; then all
+    three (H39: one more column each time).  The first refusal now names
+    every column the adversary reads, and following it publishes."""
+    import re
+    rng = np.random.default_rng(8)
+    n = 400
+    rank = rng.choice(["asst", "assoc", "prof"], n, p=[.2, .2, .6])
+    disc = rng.choice(["A", "B"], n)
+    sex = rng.choice(["f", "m"], n, p=[.1, .9])
+    base = np.select([rank == "asst", rank == "assoc"], [80_000, 95_000], 125_000)
+    salary = base + np.where(disc == "B", 12_000, 0) + np.where(sex == "m", 4_000, 0) + \
+        rng.normal(0, 6_000, n)
+    df = pd.DataFrame({"salary": salary.round(), "rank": rank, "discipline": disc, "sex": sex})
+    src = tmp_path / "sal.csv"
+    df.to_csv(src, index=False)
+    args = ["anonymize", str(src), "-o", str(tmp_path / "o.parquet"), "--sensitive", "salary",
+            "--exact", "sex,discipline,rank", "--l", "3", "-q",
+            "--bins", "salary=0:80000:100000:120000:150000:250000"]
+    assert main(args) == 2
+    said = _one(capsys)
+    m = re.search(r"--allow-recode (\S+)\)$", said)
+    assert m, said
+    named = m.group(1).split(",")
+    assert main(args + ["--allow-recode", named[0]]) in (0, 2)
+    again = _one(capsys)
+    if again:                              # still refused: it names the same whole list
+        assert again.endswith(f"--allow-recode {m.group(1)})"), again
+    assert main(args + ["--allow-recode", m.group(1)]) == 0, _one(capsys)

@@ -863,11 +863,12 @@ def test_one_set_beside_columns_published_as_they_are_is_read_with_them():
                                                  r"nearly in the clear beside 'marital-status', "
                                                  r"the two read together") as e:
                 anonset.publish(df, anonset.Diversity(3), sensitive=["relationship"], **kw)
+            # every column the adversary reads once the first is named (H39:
+            # the remedy named marital-status, then it and sex)
             assert str(e.value).endswith("allow_clear=['relationship'] (or, for the columns "
                                          "published as they are, "
-                                         "allow_recode=['marital-status'])")
-            # the risk named by the columns published as they are (each read
-            # of them alone is theirs: marital-status, then it and sex)
+                                         "allow_recode=['marital-status', 'sex'])")
+            # the risk named by the columns published as they are
             anonset.publish(df, anonset.Diversity(3), sensitive=["relationship"],
                             allow_recode=["marital-status", "sex"], **kw)
 

@@ -1529,9 +1529,10 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
         stronger = "a smaller t" if what == "t" else f"a larger {what}"
         three = isinstance(f["with"], (list, tuple))
         some = "a column" if f.get("record") else f"one of the {'three' if three else 'two'}"
-        as_is = f.get("as_is") or []
+        as_is = _recode_all(f, published, params, codes, others, recoded, allow_recode,
+                            members, allow_clear)
         recode = (" (or, for the columns published as they are, {@allow_recode="
-                  + repr(as_is) + "})") if as_is and len(as_is) == len(f["with"]) else ""
+                  + repr(as_is) + "})") if as_is else ""
         clears = _clearing_l(published, params, codes, others, recoded, allow_recode,
                              members, f) if what == "l" else None
         hint = f": l = {clears} clears this one" if clears else ""
@@ -1541,6 +1542,32 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
                                   "dropped or published in coarser values, or the risk named: "
                                   "{@allow_clear=" + repr(names) + "}" + recode)
     return list(dict.fromkeys(f["column"] for f in found))
+
+
+def _recode_all(f, published, params, codes, others, recoded, allow_recode, members,
+                allow_clear, tries: int = 8) -> list:
+    """Every column published as it is to name in ``allow_recode`` so that
+    the refused column ``f['column']`` is published, those already named
+    among them: with one named, the adversary reads the next most telling
+    (H39: Salaries asked for rank, then rank and discipline, then all
+    three); [] where columns published as they are do not explain it (a
+    sensitive partner's set does)."""
+    col = f["column"]
+    allowed = list(dict.fromkeys(allow_recode))
+    g = f
+    for _ in range(tries):
+        as_is = g.get("as_is") or []
+        with_ = g["with"] if isinstance(g["with"], (list, tuple)) else [g["with"]]
+        if not as_is or len(as_is) != len(with_):
+            return []
+        allowed += [c for c in as_is if c not in allowed]
+        again = [h for h in set_pair_findings(published, params, codes, others, recoded,
+                                              allowed, members)
+                 if h["column"] == col and h["column"] not in allow_clear and not h.get("named")]
+        if not again:
+            return allowed             # those given too: the whole option to type
+        g = again[0]
+    return []
 
 
 #: Larger l a refusal of :func:`check_set_pairs` tries, to name one.
