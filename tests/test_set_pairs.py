@@ -537,7 +537,9 @@ def test_a_rule_names_no_column_that_adds_nothing_and_reads_dates_of_any_kind():
     user was asked to name it too (H35: final = 0 x termGPA + 4.76 x
     stndfnl).  And dates held as Python dates (Arrow's and Polars' date32),
     Arrow dates or text in pandas' str dtype are read as days, not as no
-    number; a date before 1677 is its own day, not a wrapped one."""
+    number, and so is text of a day, a month and a four-digit year in
+    either order (03/01/2020, 1.3.2020); a date before 1677 is its own day,
+    not a wrapped one."""
     import datetime
     import pyarrow as pa
     from anonset.passthrough import PassThroughCheck, passthrough_findings
@@ -557,7 +559,14 @@ def test_a_rule_names_no_column_that_adds_nothing_and_reads_dates_of_any_kind():
     for a, b in ((pd.Series(first, dtype=object), pd.Series(last, dtype=object)),
                  (pd.Series(first, dtype=arrow), pd.Series(last, dtype=arrow)),
                  (pd.Series([str(v) for v in first], dtype="str"),
-                  pd.Series([str(v) for v in last], dtype="str"))):
+                  pd.Series([str(v) for v in last], dtype="str")),
+                 # dates written other than as ISO text, in a CSV file, say
+                 (pd.Series([v.strftime("%m/%d/%Y") for v in first], dtype=object),
+                  pd.Series([v.strftime("%m/%d/%Y") for v in last], dtype=object)),
+                 (pd.Series([f"{v.day}.{v.month}.{v.year}" for v in first], dtype=object),
+                  pd.Series([f"{v.day}.{v.month}.{v.year}" for v in last], dtype=object)),
+                 (pd.Series([v.strftime("%d/%m/%Y 10:30") for v in first], dtype=object),
+                  pd.Series([v.strftime("%d/%m/%Y 10:30") for v in last], dtype=object))):
         dates = pd.DataFrame({"admitted": a, "discharged": b, "t": stay})
         rules = [f["rule"] for f in passthrough_findings(dates, ["admitted", "discharged"], ["t"])
                  if f.get("rule")]

@@ -1241,22 +1241,41 @@ def _day_numbers(col: pd.Series) -> np.ndarray:
 
 
 def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
-    """A text column of ISO dates (2020-03-01, with a time or not) as days
-    since 1970, or None where some of its present cells are no such date
-    (a first look at 64 of them decides cheaply for text that is none)."""
+    """A text column of dates as days since 1970: ISO (2020-03-01, with a
+    time or not), or day, month and a four-digit year in either order
+    (03/01/2020, 1.3.2020, 2020/03/01: the order under which every cell is
+    a date, month first where both are; with hours and minutes or not); or
+    None where some of its present cells are no such date (a first look at
+    64 of them decides cheaply for text that is none)."""
     vals = col.to_numpy(dtype=object)[present]
     head = [v for v in vals[:64] if isinstance(v, str)]
-    if not head or not all(_ISO_DATE.match(v) for v in head):
+    if not head:
         return None
-    t = pd.to_datetime(pd.Series(col.to_numpy(dtype=object)).where(present), format="ISO8601",
-                       errors="coerce", utc=True)
-    if t[present].isna().mean() > 0.01:
-        return None
-    return _day_numbers(t)
+    cells = pd.Series(col.to_numpy(dtype=object)).where(present)
+    if all(_ISO_DATE.match(v) for v in head):
+        formats = ["ISO8601"]
+    else:
+        m = _OTHER_DATE.match(head[0])
+        if m is None or not all(_OTHER_DATE.match(v) for v in head):
+            return None
+        sep = m.group("sep")
+        day = ["%Y{s}%m{s}%d"] if m.group("first") and len(m.group("first")) == 4 else \
+            ["%m{s}%d{s}%Y", "%d{s}%m{s}%Y"]
+        formats = [f.format(s=sep) + t for f in day for t in ("", " %H:%M", " %H:%M:%S")]
+    for fmt in formats:
+        t = pd.to_datetime(cells.str.strip() if fmt != "ISO8601" else cells, format=fmt,
+                           errors="coerce", utc=True)
+        if t[present].isna().mean() <= 0.01:
+            return _day_numbers(t)
+    return None
 
 
 #: An ISO 8601 date at the start of a text cell.
 _ISO_DATE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}")
+#: A date of a four-digit year and a day and a month in some order, by one
+#: separator (03/01/2020, 1.3.2020, 2020/03/01), a time after it or not.
+_OTHER_DATE = re.compile(r"^\s*(?P<first>\d{4}|\d{1,2})(?P<sep>[/.-])\d{1,2}(?P=sep)"
+                         r"(?:\d{4}|\d{1,2})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?\s*$")
 
 
 def lambda_findings(found) -> list:
