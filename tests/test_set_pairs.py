@@ -571,6 +571,15 @@ def test_a_rule_names_no_column_that_adds_nothing_and_reads_dates_of_any_kind():
         rules = [f["rule"] for f in passthrough_findings(dates, ["admitted", "discharged"], ["t"])
                  if f.get("rule")]
         assert rules == ["t = -1 x admitted + 1 x discharged, exactly"], (a.dtype, rules)
+    # numbers written with a unit or a currency sign are numbers too
+    price, qty = r.integers(1, 500, n), r.integers(1, 30, n)
+    units = pd.DataFrame({"price": [f"${p:,}" for p in price * 10],
+                          "qty": [f"{q} items" for q in qty],
+                          "total": price * 10 * qty})
+    rules = [f["rule"] for f in passthrough_findings(units, ["price", "qty"], ["total"])
+             if f.get("rule")]
+    assert rules and rules[0].startswith("log total = 1 x log price + 1 x log qty"), rules
+    assert np.isnan(PassThroughCheck._numbers(pd.Series(["1 kg", "3 lb"] * 20), None)).all()
     old = pd.Series([datetime.date(1500, 1, 1), None], dtype=object)
     assert PassThroughCheck._numbers(old, None)[0] == -171664
     assert PassThroughCheck._numbers(pd.Series(["1500-01-01", "1970-01-03"]), None)[0] == -171664

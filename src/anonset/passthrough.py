@@ -862,8 +862,11 @@ class PassThroughCheck:
                 (isinstance(v, str) and v in NA_MARKERS for v in col.to_numpy(dtype=object)),
                 dtype=bool, count=len(col))
         if present.any() and np.isnan(x[present]).mean() > 0.01:
-            # dates written as ISO text are numbers too: days (H33)
+            # dates written as ISO text are numbers too: days (H33), and so
+            # are numbers written with a unit ('45 years', '$1,200')
             days = _iso_days(col, present)
+            if days is None:
+                days = _unit_numbers(col, present)
             return days if days is not None else np.full(len(x), np.nan)
         return np.where(present, x, np.nan)
 
@@ -1268,6 +1271,36 @@ def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
         if t[present].isna().mean() <= 0.01:
             return _day_numbers(t)
     return None
+
+
+def _unit_numbers(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
+    """A text column of numbers written with one unit or currency sign
+    ('45 years', '$1,200', '12.5 %'; thousands separated by commas or not)
+    as those numbers, or None where some of its present cells are no such
+    number or the cells do not share one unit (a first look at 64 of them
+    decides cheaply for text that is none)."""
+    vals = col.to_numpy(dtype=object)
+    head = [v for v in vals[present][:64] if isinstance(v, str)]
+    first = _UNIT_NUMBER.match(head[0]) if head else None
+    if first is None or not (first.group("pre") or first.group("post")):
+        return None
+    unit = (first.group("pre"), first.group("post"))
+    out = np.full(len(vals), np.nan)
+    bad = 0
+    for i in np.flatnonzero(present):
+        v = vals[i]
+        m = _UNIT_NUMBER.match(v) if isinstance(v, str) else None
+        if m is None or (m.group("pre"), m.group("post")) != unit:
+            bad += 1
+            continue
+        out[i] = float(m.group("num").replace(",", ""))
+    return out if bad <= 0.01 * max(1, int(present.sum())) else None
+
+
+#: A number with a unit or currency sign before or after it: '45 years',
+#: '$1,200', '-3.5 kg' (thousands separated by commas, or none).
+_UNIT_NUMBER = re.compile(r"^\s*(?P<pre>[^\d\s+.,-]{0,3})\s*(?P<num>[+-]?(?:\d{1,3}(?:,\d{3})+"
+                          r"|\d+)(?:\.\d+)?)\s*(?P<post>[^\d\s]{0,12}?)\s*$")
 
 
 #: An ISO 8601 date at the start of a text cell.
