@@ -128,6 +128,18 @@ class Options:
         if params is not None and not isinstance(params, Mapping):
             raise InputError(f"got a {type(params).__name__}", param="params",
                              expected="an earlier release (a SetTable), or its .params")
+        if params is not None and prior is None and self.record_id is not None:
+            # a mapping shows neither the series it continues nor its
+            # domains and columns, and its sets are kept all the same (H40,
+            # H41: params=first.params, or a pickled copy's, skipped every
+            # check of the series while every set was drawn again alike)
+            raise InputError("is a mapping of parameters, which under a persistent key "
+                             "(record_id) shows neither the series it continues nor the "
+                             "domains and columns its releases published", param="params",
+                             expected="the earlier release itself (params=first: a SetTable, "
+                                      "one read with anonset.read_parquet, or a Dask release; "
+                                      "--params-from FILE), or no {@params} in the first "
+                                      "release of a series")
         new = V.check_names(self.new_in_series, "new_in_series")
         if new and prior is None:
             raise InputError(f"names {list(new)}, but no earlier release was given",

@@ -135,8 +135,7 @@ class DaskSetTable:
         # input's order)
         self._blocks = blocks
         self._names = tuple(names)
-        from ..randomized.prior import ReleaseParams
-        self.schema, self.params = schema, ReleaseParams(params, self)
+        self.schema, self.params = schema, dict(params)
         self.model, self.info, self.offsets = dict(model), dict(info), list(offsets)
         self.n_rows = self.offsets[-1]
 

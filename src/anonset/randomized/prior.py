@@ -19,8 +19,7 @@ from ..validate import InputError
 from .params import AttributeParams
 
 __all__ = ["PriorRelease", "prior_of", "check_prior", "check_series_key", "check_new_in_series",
-           "series_record", "release_record", "check_series_columns", "check_series_values",
-           "ReleaseParams"]
+           "series_record", "release_record", "check_series_columns", "check_series_values"]
 
 
 @dataclass(frozen=True)
@@ -132,33 +131,9 @@ def _plain(domain) -> tuple:
     return tuple(v.item() if hasattr(v, "item") else v for v in domain)
 
 
-class ReleaseParams(dict):
-    """A release's parameters (``pub.params``), which remember the release
-    they came from: given as ``params=``, those of a persistent-key release
-    continue its series as the release itself does (H40:
-    ``params=first.params`` kept every set and skipped every check of the
-    series).  Pickled and copied (``dict(...)``), a plain mapping."""
-
-    __slots__ = ("_release",)
-
-    def __init__(self, params, release=None):
-        super().__init__(params)
-        self._release = release
-
-    def __reduce__(self):
-        return (dict, (dict(self),))
-
-    def copy(self) -> dict:
-        return dict(self)
-
-
 def prior_of(params: Any):
     """(parameters mapping or None, PriorRelease or None) of ``params=``: a
-    release (a SetTable, or a Dask release), a PriorRelease, or a mapping
-    (a persistent-key release's own ``.params`` stand for the release)."""
-    owner = getattr(params, "_release", None) if isinstance(params, ReleaseParams) else None
-    if owner is not None and (owner.info or {}).get("key") == "persistent":
-        params = owner
+    release (a SetTable, or a Dask release), a PriorRelease, or a mapping."""
     if all(hasattr(params, a) for a in ("schema", "params", "info")):
         params = PriorRelease.of_settable(params)
     if isinstance(params, PriorRelease):

@@ -300,8 +300,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         key than the series' (another key file, or no ``record_id``): each
         would redraw every set; the columns earlier releases published as
         they are are read beside this one's (docs/security.md, section 0).
-        A persistent release's ``first.params`` stand for the release; a
-        copy (``dict(first.params)``) gives the parameters alone.  Each
+        Under a persistent key a mapping (``first.params``) is refused: it
+        shows neither the series nor its domains and columns.  Each
         release of a series carries on the parameters and domains of the
         series' columns it leaves out, so the latest release is enough.
     new_in_series : column names

@@ -63,8 +63,7 @@ class SetTable:
                  other: pd.DataFrame | None = None, info: Mapping | None = None):
         self.schema = schema
         self._masks = {k: np.ascontiguousarray(v, dtype=np.uint64) for k, v in masks.items()}
-        from .prior import ReleaseParams
-        self.params = ReleaseParams(params, self)
+        self.params = dict(params)
         self.model = dict(model or {})
         self.info = dict(info or {})
         names = [a.name for a in schema.published]
