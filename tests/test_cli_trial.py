@@ -361,3 +361,115 @@ def test_the_allow_recode_of_a_set_read_beside_columns_names_them_all(tmp_path, 
     if again:                              # still refused: it names the same whole list
         assert again.endswith(f"--allow-recode {m.group(1)})"), again
     assert main(args + ["--allow-recode", m.group(1)]) == 0, _one(capsys)
+
+
+# ============================================ H42: types alike on every path
+def test_shortest_decimals_are_numpys_for_every_narrow_float():
+    """The vectorized shortest decimals of float32 and float16 values are
+    the ones numpy's repr writes (a CSV file of them), for any bit pattern."""
+    from hypothesis import given, settings, strategies as st
+    from anonset.encode import shortest_decimals
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(st.integers(0, 2 ** 32 - 1), min_size=1, max_size=200),
+           st.sampled_from([np.float32, np.float16]))
+    def check(bits, kind):
+        raw = np.array(bits, dtype=np.uint32)
+        x = raw.view(np.float32) if kind == np.float32 else \
+            (raw & 0xFFFF).astype(np.uint16).view(np.float16)
+        got = shortest_decimals(x)
+        want = np.array([float(str(v)) for v in x])
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), [(x[i], got[i], want[i]) for i in np.flatnonzero(~same)[:3]]
+    check()
+
+
+def test_narrow_floats_are_their_decimals_on_every_publisher_and_the_audit(tmp_path, capsys):
+    """float32 read as its decimals only by the set publisher's own read:
+    the audit of the file just published refused its float32 original, and
+    semantic, lgb and msa published 1.600000023841858 (H42); a Categorical
+    of float32 and float16 values too."""
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    from anonset.partition.msa.result import anonymize_msa
+    rng = np.random.default_rng(7)
+    n = 400
+    df = pd.DataFrame({"f": rng.choice([0.1, 0.2, 0.7, 1.5], n).astype(np.float32),
+                       "h": rng.choice([1.6, 1.7, 1.8], n).astype(np.float32),
+                       "age": rng.integers(20, 60, n), "sex": rng.choice(["f", "m"], n)})
+    src = tmp_path / "in.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "pub.parquet"
+    assert main(["anonymize", str(src), "-o", str(out), "--sensitive", "f", "--exact", "sex",
+                 "--drop", "h,age", "--l", "2", "-q", "--domain", "f=0.1,0.2,0.7,1.5"]) == 0
+    assert main(["audit", str(out), "--original", str(src)]) == 0, _one(capsys)
+    capsys.readouterr()
+    assert anonset.audit(anonset.read_parquet(out), df).verdict != "FAILED"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = anonymize_msa(df, ["h", "age"], ["f"], 5, 0.6, drop=["sex"], seed=7,
+                          research_seed=True)
+    shown = r.generalized().astype(str).to_string()
+    assert "0000" not in shown and "9999" not in shown and "1.6" in shown, shown
+    for frame in (df.astype({"f": "category"}), df.astype({"f": np.float16})):
+        pub = anonset.publish(frame, anonset.Diversity(2), sensitive=["f"], exact=["sex"],
+                              drop=["h", "age"], domains={"f": [0.1, 0.2, 0.7, 1.5]})
+        assert pub.schema["f"].domain == (0.1, 0.2, 0.7, 1.5)
+    lazy = adask.publish(dd.from_pandas(df.astype({"f": "category"}), npartitions=3),
+                         anonset.Diversity(2), sensitive=["f"], exact=["sex"],
+                         drop=["h", "age"], allow_rare=["f"], scheduler="sync")
+    assert lazy.schema["f"].domain == (0.1, 0.2, 0.7, 1.5)
+
+
+def test_a_boolean_release_is_audited_against_either_file(tmp_path, capsys):
+    """A CSV release holds 'False'/'True' and a Parquet one booleans: the
+    audit of each refused the other file as its original (H42)."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"b": rng.random(300) < 0.4, "sex": rng.choice(["f", "m"], 300)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    df.to_parquet(tmp_path / "in.parquet")
+    for fmt in ("csv", "parquet"):
+        assert main(["anonymize", str(tmp_path / f"in.{fmt}"), "-o",
+                     str(tmp_path / f"pub_{fmt}.parquet"), "--sensitive", "b", "--exact", "sex",
+                     "--t", "0.3", "--domain", "b=False,True", "-q"]) == 0, _one(capsys)
+    for pub in ("csv", "parquet"):
+        for orig in ("csv", "parquet"):
+            main(["audit", str(tmp_path / f"pub_{pub}.parquet"), "--original",
+                  str(tmp_path / f"in.{orig}")])
+            said = capsys.readouterr()
+            assert "conforms to the declared model: yes" in said.out, (pub, orig, said.err)
+
+
+def test_a_few_lists_among_whole_numbers_are_text(tmp_path, capsys):
+    """DAAG hotspots' sources: '4,6' beside single whole numbers are lists of
+    them, not numbers written with a comma (H42: refused, and the hint
+    decimal=',' would have made 4.6 of them)."""
+    rng = np.random.default_rng(9)
+    src = [str(v) for v in rng.integers(1, 30, 200)] + ["4,6", "14,15", "18,19", "20,22"]
+    df = pd.DataFrame({"source": src, "sex": rng.choice(["f", "m"], len(src))})
+    df.to_csv(tmp_path / "h.csv", index=False)
+    assert main(["anonymize", str(tmp_path / "h.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--sensitive", "source", "--exact", "sex", "--l", "2", "--allow-rare", "source",
+                 "-q"]) != 2 or "written with a comma" not in _one(capsys)
+
+
+def test_report_commands_tell_two_files_of_one_name_apart(tmp_path, capsys):
+    """With file names only, public/wave1.parquet beside --original
+    private/wave1.parquet read 'anonset report wave1.parquet --original
+    wave1.parquet', which no folder re-runs (H41): each by its path from the
+    report's folder then, and still no absolute path."""
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"a": rng.choice(list("wxyz"), 300), "b": rng.choice(list("uv"), 300)})
+    (tmp_path / "private").mkdir()
+    (tmp_path / "public").mkdir()
+    df.to_parquet(tmp_path / "private" / "wave1.parquet")
+    assert main(["anonymize", str(tmp_path / "private" / "wave1.parquet"), "-o",
+                 str(tmp_path / "public" / "wave1.parquet"), "--sensitive", "a", "--exact", "b",
+                 "--l", "2", "-q"]) == 0, _one(capsys)
+    page = tmp_path / "public" / "r.html"
+    assert main(["report", str(tmp_path / "public" / "wave1.parquet"), "--original",
+                 str(tmp_path / "private" / "wave1.parquet"), "-o", str(page), "--targets",
+                 "200"]) in (0, 1)
+    text = page.read_text(encoding="utf-8")
+    assert "anonset report wave1.parquet --original ../private/wave1.parquet" in text
+    assert str(tmp_path) not in text

@@ -349,3 +349,34 @@ def test_an_earlier_column_held_blank_is_refused_as_a_missing_one(series, tmp_pa
                      sensitive=["stay", "ward"], params=back, other=["discharge"],
                      drop=["admit", "clinic"], **kw)
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_named_series_risks_are_recorded_and_named(series, tmp_path, capsys):
+    """A column the series published that this input lacks, named in
+    allow_recode, was published without a trace: metadata, summary and
+    audit said nothing (H41).  Every lacking column is named at once, and
+    in a typed table the text 'None' is a value, not a blank."""
+    from anonset.cli.args import recodes_text
+    df, kw, r1, back = series
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r2 = _release(df, kw, back, other=["admit", "clinic"], drop=["discharge"])
+    with pytest.raises(InputError, match=r"column 'admit': .* \(and 'clinic', alike\): .*"
+                                         r"drop=\['admit', 'clinic'\].*"
+                                         r"allow_recode=\['admit', 'clinic'\]"):
+        _release(df.drop(columns=["admit", "clinic"]), kw, r2, other=["discharge"])
+    r3 = _release(df.drop(columns=["admit", "clinic"]), kw, r2, other=["discharge"],
+                  allow_recode=["admit", "clinic"])
+    named = [f for f in r3.info["pass_through_risks"] if f["check"] == "series"]
+    assert [f["column"] for f in named] == ["admit", "clinic"]
+    assert all(f["allowed"] and "discharge" in f["with"] for f in named)
+    assert "admit (an earlier release's column: not measured)" in recodes_text(r3.info)
+    rows = anonset.audit(r3).checks.query("check == 'series'")
+    assert list(rows.attribute) == ["admit", "clinic"] and set(rows.status) == {"risk"}
+    assert anonset.audit(r3).verdict != "PASSED"
+    # 'None' is a value of a typed column (only a CSV file's markers are blanks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r4 = _release(df.assign(clinic="None"), kw, back, other=["clinic"],
+                      drop=["admit", "discharge"])
+        _release(df.assign(clinic="None"), kw, r4, other=["admit"], drop=["discharge", "clinic"])

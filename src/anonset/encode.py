@@ -39,6 +39,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     name = attr.name
     if missing not in ("error", "category"):
         raise InputError(f"got {missing!r}", param="missing", expected="error or category")
+    if _narrow(col.dtype) is not None:              # 0.7, not 0.699999988 (H42)
+        col = shortest_floats(pd.DataFrame({"v": col.reset_index(drop=True)}))["v"]
+    col = _booleans_as_domain(col, attr.domain)
     values = col.reset_index(drop=True)
     isna = values.isna().to_numpy()
     token = attr.missing if attr.missing is not None else ("?" if missing == "category" else None)
@@ -166,32 +169,118 @@ def _is_number(v) -> bool:
 
 
 
-def _is_float32(dtype) -> bool:
-    """A numpy, pandas or Arrow type of 32-bit floats."""
+def _narrow(dtype):
+    """The numpy type of a column of 16- or 32-bit floats (numpy, pandas,
+    Arrow; a Categorical of them), else None."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _narrow(dtype.categories.dtype)
     pa_type = getattr(dtype, "pyarrow_dtype", None)
     if pa_type is not None:
         import pyarrow as pa
-        return pa.types.is_float32(pa_type)
-    return getattr(dtype, "numpy_dtype", dtype) == np.float32
+        if pa.types.is_dictionary(pa_type):
+            pa_type = pa_type.value_type
+        return np.float32 if pa.types.is_float32(pa_type) else \
+            np.float16 if pa.types.is_float16(pa_type) else None
+    t = getattr(dtype, "numpy_dtype", dtype)
+    return t.type if t in (np.float32, np.float16) else None
 
 
-def shortest_floats(block: pd.DataFrame, names) -> pd.DataFrame:
-    """``block`` with its float32 columns among ``names`` as the float64
-    numbers their shortest decimals spell: a float32 column of 0.7 holds
-    0.699999988079071, which a declared 0.7 (and the same column in a CSV
-    file) is not (H39: a Parquet file of float32 was refused, and an
-    inferred domain published {0.10000000149011612|...})."""
-    wide = [n for n in names if n in block.columns and _is_float32(block[n].dtype)]
+def shortest_decimals(x: np.ndarray) -> np.ndarray:
+    """16- or 32-bit floats as the float64 numbers of their shortest
+    decimals (np.float32(0.7) -> 0.7, not 0.699999988079071): for each the
+    fewest significant digits that read back as the same narrow float,
+    found for all at once (H41: one string round trip per value cost 0.7 s
+    a million)."""
+    x = np.asarray(x)
+    kind = x.dtype.type
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = x.astype(np.float64)
+    out = wide.copy()
+    todo = np.isfinite(wide) & (wide != 0)
+    if not todo.any():
+        return out
+    digits = 9 if kind == np.float32 else 5
+    e = np.zeros(len(wide), dtype=np.int64)
+    e[todo] = np.floor(np.log10(np.abs(wide[todo]))).astype(np.int64)
+    # beyond 1e+-22 a power of ten is no exact float64: numpy's repr is asked
+    # (float32's smallest and largest magnitudes)
+    far = todo & ((e < -22 + digits) | (e > 22))
+    for i in np.flatnonzero(far):
+        out[i] = float(str(kind(wide[i])))
+    todo &= ~far
+    for k in range(1, digits + 1):
+        if not todo.any():
+            break
+        m = k - 1 - e[todo]                      # decimals to keep
+        v = wide[todo]
+        # a power of ten is exact up to 1e22: scale by it, or divide by it
+        up = np.where(m >= 0, 10.0 ** np.clip(m, 0, 22), 1.0)
+        down = np.where(m < 0, 10.0 ** np.clip(-m, 0, 22), 1.0)
+        scaled = np.where(m >= 0, v * up, v / down)
+        r = np.where(m >= 0, np.round(scaled) / up, np.round(scaled) * down)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = r.astype(kind) == v.astype(kind)
+        idx = np.flatnonzero(todo)
+        out[idx[ok]] = r[ok]
+        # a value halfway between two decimals of k digits (either may read
+        # back, or the other only): numpy's repr is asked (rare: exact
+        # binary fractions)
+        halfway = np.abs(scaled - np.trunc(scaled)) == 0.5
+        for i in idx[halfway]:
+            out[i] = float(str(kind(wide[i])))
+        todo[idx[ok | halfway]] = False
+    return out
+
+
+def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
+    """``block`` with its 16- and 32-bit float columns among ``names``
+    (default: all) as the float64 numbers their shortest decimals spell
+    (:func:`shortest_decimals`), a Categorical's categories so too: a
+    float32 column of 0.7 holds 0.699999988079071, which a declared 0.7
+    (and the same column in a CSV file) is not (H39, H42: a Parquet file
+    of float32 was refused, its inferred domain published
+    {0.10000000149011612|...}, and its audit refused the original)."""
+    if not block.columns.is_unique:
+        return block                 # refused by name where the table is checked
+    names = block.columns if names is None else [n for n in names if n in block.columns]
+    wide = [n for n in names if _narrow(block[n].dtype) is not None]
     if not wide:
         return block
     block = block.copy()
     for n in wide:
-        vals = block[n].to_numpy(dtype=np.float32, na_value=np.nan)
-        codes, uniq = pd.factorize(vals, use_na_sentinel=True)
-        spelled = np.array([float(str(np.float32(u))) for u in uniq], dtype=np.float64)
+        col = block[n]
+        kind = _narrow(col.dtype)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cats = col.cat.categories
+            block[n] = col.cat.rename_categories(
+                shortest_decimals(cats.to_numpy(dtype=kind)).tolist())
+            continue
+        vals = col.to_numpy(dtype=kind, na_value=np.nan)
+        codes, uniq = pd.factorize(vals, use_na_sentinel=True)   # each value once
+        spelled = shortest_decimals(np.asarray(uniq, dtype=kind))
         block[n] = np.where(codes >= 0, spelled[np.maximum(codes, 0)] if spelled.size else
                             np.nan, np.nan)
     return block
+
+
+def _booleans_as_domain(col: pd.Series, domain) -> pd.Series:
+    """Booleans as the domain writes them: a CSV file's text 'True' and
+    'False' (any case) where the domain holds booleans (a Parquet
+    release's), and booleans as that text where it holds 'True' and
+    'False' (a CSV release's), so that either file is the original of
+    either release (H42)."""
+    plain = [v for v in domain if v is not None]
+    if not plain:
+        return col
+    spelled = {"true": True, "false": False}
+    if all(isinstance(v, (bool, np.bool_)) for v in plain) and \
+            (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+        return col.map(lambda v: spelled.get(v.strip().lower(), v) if isinstance(v, str) else v)
+    if all(isinstance(v, str) for v in plain) and set(plain) <= {"True", "False"} and \
+            pd.api.types.is_bool_dtype(col.dtype):
+        return col.astype(object).map(lambda v: str(bool(v)) if isinstance(v, (bool, np.bool_))
+                                      else v)
+    return col
 
 
 def domain_codes(values, domain) -> np.ndarray:

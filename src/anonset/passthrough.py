@@ -1024,12 +1024,14 @@ class PassThroughCheck:
             return True
         return bool((set(cols) | targets) & self.now)
 
-    def too_few(self, least: int = 30) -> list:
+    def too_few(self, least: int = 30, *, text: bool = False) -> list:
         """The earlier columns (:attr:`earlier`, :attr:`earlier_targets`)
         that hold a value in fewer than ``least`` of the rows the check
         read: blank in this input (not collected this wave), they cannot be
         measured beside this release's columns (H40: an all-blank admission
-        date passed the release that published the discharge date)."""
+        date passed the release that published the discharge date).
+        ``text``: a CSV file's cells, whose missing-value markers ('', 'NA')
+        are blank (in a typed table only '' is: 'None' is a value, H41)."""
         from .io.tables import NA_MARKERS
         part = self.sample()
         out = []
@@ -1037,8 +1039,9 @@ class PassThroughCheck:
             if c not in part.columns:
                 continue
             vals = part[c].to_numpy(dtype=object)
+            blank = NA_MARKERS if text else {""}
             present = part[c].notna().to_numpy() & ~np.fromiter(
-                (isinstance(v, str) and v.strip() in NA_MARKERS for v in vals), dtype=bool,
+                (isinstance(v, str) and v.strip() in blank for v in vals), dtype=bool,
                 count=len(vals))
             if int(present.sum()) < min(least, len(part)) or not len(part):
                 out.append((c, int(present.sum()), len(part)))
@@ -1057,7 +1060,21 @@ class PassThroughCheck:
         names = " and ".join(repr(c) for c in before)
         note = (f" ({names} {'was' if len(before) == 1 else 'were'} published by an earlier "
                 "release of the series, whose rows this release's rows are linked to: a "
-                "record keeps its sets under the series' persistent key)")
+                "record keeps its sets under the series' persistent key; measured on this "
+                "input's values, which must be those that release published)")
+        for c in before:
+            # a column this release does not publish is no pass-through one
+            for a, b in (("is a pass-through column that", "was published as it is by an "
+                          "earlier release, and"),
+                         ("is a pass-through column some of whose values",
+                          "was published as it is by an earlier release, and some of its "
+                          "values"),
+                         ("is a pass-through column whose", "was published as it is by an "
+                          "earlier release, and its")):
+                if f.get("column") == c:
+                    f = dict(f, why=f["why"].replace(a, b, 1))
+            f = dict(f, message=f["message"].replace(f"pass-through column {c!r}",
+                                                     f"column {c!r} (an earlier release's)"))
         mine = " and ".join(repr(c) for c in here)
         gone = ", ".join(repr(c) for c in (t if isinstance(t, list) else [t]))
         # no column of this release's published as it is: what it gives away

@@ -236,7 +236,7 @@ class AuditReport:
 
 _RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "given_away",
                 "qi_recode", "order_recode", "set_recode", "rare", "repeat", "shared_id",
-                "attack", "epsilon", "suppressed", "homogeneous")
+                "attack", "epsilon", "suppressed", "homogeneous", "series")
 
 
 class Rows(list):

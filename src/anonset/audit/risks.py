@@ -456,6 +456,13 @@ def recorded_recode_risks(info, measured, add) -> None:
     alone shows them too."""
     for f in info.get("pass_through_risks") or ():
         named = _ALLOWED if f.get("allowed") else ""
+        if f.get("check") == "series":
+            # a column of an earlier release of the series that publishing
+            # could not measure beside this release's (the user named it)
+            add("series", f["column"], "risk", None, "measured",
+                f"{f['column']}: {f.get('why', 'not measured')}; the series' sets link this "
+                "release's rows to that release's" + named)
+            continue
         if f.get("series"):
             # read beside columns an earlier release of the series published
             named = (f" ({', '.join(map(str, f['series']))}: published by an earlier release "

@@ -111,9 +111,12 @@ def recodes_text(info) -> str:
         if f["check"] == "given_away":
             return ", ".join(f"{float(v):.1%} of the rows" for v in f["value"]) + before
         return f"lambda {float(f['value']):.2f}{before}"
-    return ", ".join(f"{'+'.join(columns_of(f))} -> {target_of(f)} ({figure(f)})"
-                     for f in info.get("pass_through_risks") or ()
-                     if f.get("allowed") and f.get("check") in REFUSED_CHECKS)
+    found = info.get("pass_through_risks") or ()
+    return ", ".join([f"{'+'.join(columns_of(f))} -> {target_of(f)} ({figure(f)})"
+                      for f in found if f.get("allowed") and f.get("check") in REFUSED_CHECKS] +
+                     # a series' column that could not be measured (named)
+                     [f"{f['column']} (an earlier release's column: not measured)"
+                      for f in found if f.get("allowed") and f.get("check") == "series"])
 
 
 def warn_allowed_recodes(info) -> None:

@@ -271,9 +271,15 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # independently, they intersect toward the person's true values
     shared = stats.shared_rows()
     # pass-through columns that single rows out or recode a sensitive one
-    if stats.passthrough is not None and d.series is not None:
-        from ..randomized.prior import check_series_values
-        check_series_values(stats.passthrough.too_few(), opts.allow_recode, file=d.file)
+    # a series' risks the user named (columns it could not measure)
+    series_named = []
+    if d.series is not None:
+        from ..randomized.prior import check_series_columns, check_series_values
+        series_named = check_series_columns(d.series, {c: cd.role for c, cd in d.drafts.items()},
+                                            opts.allow_recode, file=d.file)
+        if stats.passthrough is not None:
+            series_named += check_series_values(stats.passthrough.too_few(text=d.text),
+                                                opts.allow_recode, file=d.file)
     found = stats.passthrough.findings() if stats.passthrough is not None else []
     check_recodes(found, opts.allow_recode, allow_identifier=opts.allow_identifier,
                   file=d.file)                                 # refused unless named
@@ -405,7 +411,7 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         "missing": category_record(opts, published, stats.na),
         "shared_ids": shared,
         **({"shared_ids_allowed": shared_allowed} if shared_allowed else {}),
-        "pass_through_risks": recorded(found),
+        "pass_through_risks": recorded(found + series_named),
         "record_id": opts.record_id,
         **({"key_check": check} if persistent else {}),
         "anonset": __version__,

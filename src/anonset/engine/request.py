@@ -445,8 +445,12 @@ def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
     if dom is None and opts.ordinal.get(c) is not None:
         dom = opts.ordinal[c]
     if dom is None and isinstance(dtype, pd.CategoricalDtype):
-        # a pandas Categorical declares its domain (and order, when ordered)
-        dom = [scalar(v) for v in dtype.categories]
+        # a pandas Categorical declares its domain (and order, when ordered);
+        # 16- and 32-bit float categories as the decimals they spell (H42)
+        from ..encode import _narrow, shortest_decimals
+        kind = _narrow(dtype)
+        dom = shortest_decimals(dtype.categories.to_numpy(dtype=kind)).tolist() \
+            if kind is not None else [scalar(v) for v in dtype.categories]
         cd.categorical = True
         if dtype.ordered:
             cd.kind = "ordinal"

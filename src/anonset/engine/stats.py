@@ -331,6 +331,8 @@ def missing_text(vals: np.ndarray, attr: Attribute | None = None) -> np.ndarray:
 
 def domain_type(domain) -> str:
     vals = [v for v in domain]
+    if vals and all(isinstance(v, (bool, np.bool_)) for v in vals):
+        return "bool"
     if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
         return "int"
     if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
@@ -348,6 +350,17 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
     if kind == "str":
         out = vals.copy()
         out[miss] = None
+        return pd.Series(out, dtype=object)
+    if kind == "bool":
+        # a domain of booleans (a Parquet release's, declared in Python):
+        # a CSV file's True and False, in any case, are they (H42: an audit
+        # of a Parquet release refused the same table as CSV)
+        spelled = {"true": True, "false": False}
+        out = np.empty(len(vals), dtype=object)
+        out[miss] = None
+        for i in np.flatnonzero(~miss):
+            v = vals[i]
+            out[i] = spelled.get(v.strip().lower(), v) if isinstance(v, str) else v
         return pd.Series(out, dtype=object)
     num = np.full(len(vals), np.nan)
     good = ~miss

@@ -255,8 +255,15 @@ def check_new_in_series(named, fresh, published, prior: PriorRelease, *, file=No
                              expected="only columns the series never published")
 
 
+def _named_risk(column: str, with_, why: str) -> dict:
+    """A series risk the user named in ``allow_recode``, as the metadata
+    records it (``pass_through_risks``; the summary and the audit name it)."""
+    return {"check": "series", "column": column, "with": list(with_), "series": [column],
+            "value": None, "allowed": True, "why": why}
+
+
 def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_recode=(), *,
-                         file=None) -> None:
+                         file=None) -> list:
     """Refuse what a release of a persistent-key series would publish only
     together with the series' earlier releases, whose rows its rows are
     linked to (a record keeps its sets):
@@ -268,46 +275,71 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
       of the two is published as it is: whether the two give a value away
       together (an admission date then, a discharge date now: the stay)
       cannot be measured on this input (an earlier release measured its
-      own input: a panel's values change from wave to wave, H40).
+      own input: a panel's values change from wave to wave, H40).  Every
+      such column is named at once (H41: one per run).
 
     Either is published where the user names the column in ``allow_recode``
-    (``roles``: this input's columns and their roles)."""
+    (``roles``: this input's columns and their roles); returns those named
+    risks (:func:`_named_risk`), which the metadata records."""
     allow = set(allow_recode)
+    named = []
     as_is = [c for c, r in roles.items() if r in ("other", "exact")]
     for c in as_is:
-        if c in prior.sets and c not in allow:
-            raise InputError(f"was published as random sets by a release of the series "
-                             f"({prior.where} or one before it): published as it is here, it "
-                             "gives away every row's value those sets hide, and the series' "
-                             "sets link each record's rows across its releases", column=c,
-                             file=file,
-                             expected="a sensitive column again (the series' parameters keep "
-                                      "its sets), or the column left out, or the risk named: "
-                                      "{@allow_recode=[%s]}" % repr(c))
+        if c not in prior.sets:
+            continue
+        if c in allow:
+            named.append(_named_risk(c, [], "was published as random sets by an earlier "
+                                            "release of the series, and as it is here"))
+            continue
+        raise InputError(f"was published as random sets by a release of the series "
+                         f"({prior.where} or one before it): published as it is here, it "
+                         "gives away every row's value those sets hide, and the series' "
+                         "sets link each record's rows across its releases", column=c,
+                         file=file,
+                         expected="a sensitive column again (the series' parameters keep "
+                                  "its sets), or the column left out, or the risk named: "
+                                  "{@allow_recode=[%s]}" % repr(c))
     now = as_is + [c for c, r in roles.items() if r == "sensitive"]
+    lacking = {}
     for m in [c for c in dict.fromkeys([*sorted(prior.as_is), *sorted(prior.sets)])
-              if c not in roles and c not in allow]:
-        for c in now:
-            if m in prior.as_is or c in as_is:
-                how = "as it is" if m in prior.as_is else "as random sets"
-                raise InputError(
-                    f"was published {how} by a release of the series ({prior.where} or one "
-                    f"before it) and is not a column of this input: whether it and {c!r}, "
-                    f"published here {'as it is' if c in as_is else 'as random sets'}, give a "
-                    "value away together cannot be measured (the series' sets link each "
-                    "record's rows across its releases)", column=m, file=file,
-                    expected="the column in the input, dropped: {@drop=[%s]} (read by the "
-                             "check of columns published as they are, never published), or the "
-                             "risk named: {@allow_recode=[%s]}" % (repr(m), repr(m)))
+              if c not in roles]:
+        beside = [c for c in now if m in prior.as_is or c in as_is]
+        if beside:
+            lacking[m] = beside
+    for m, beside in lacking.items():
+        if m in allow:
+            named.append(_named_risk(m, beside, "was published by an earlier release of the "
+                                                "series and is not in this input: not measured "
+                                                "beside this release's columns"))
+    refused = [m for m in lacking if m not in allow]
+    if refused:
+        m, c = refused[0], lacking[refused[0]][0]
+        how = "as it is" if m in prior.as_is else "as random sets"
+        more = f" (and {', '.join(map(repr, refused[1:]))}, alike)" if len(refused) > 1 else ""
+        raise InputError(
+            f"was published {how} by a release of the series ({prior.where} or one "
+            f"before it) and is not a column of this input{more}: whether it and {c!r}, "
+            f"published here {'as it is' if c in as_is else 'as random sets'}, give a "
+            "value away together cannot be measured (the series' sets link each "
+            "record's rows across its releases)", column=m, file=file,
+            expected="the column added to the input with the values that release published, "
+                     "and dropped: {@drop=%r} (read by the check of columns published as "
+                     "they are, never published), or the risk named: {@allow_recode=%r}"
+                     % (refused, refused))
+    return named
 
 
-def check_series_values(too_few, allow_recode=(), *, file=None) -> None:
+def check_series_values(too_few, allow_recode=(), *, file=None) -> list:
     """Refuse an earlier column of the series that this input holds blank
     (:meth:`~anonset.passthrough.PassThroughCheck.too_few`: (column, rows
     with a value, rows read)), as a column it lacks is refused, unless
-    named in ``allow_recode``."""
+    named in ``allow_recode``; returns the named ones (:func:`_named_risk`)."""
+    named = []
     for c, have, rows in too_few:
         if c in allow_recode:
+            named.append(_named_risk(c, [], f"was published by an earlier release of the series "
+                                            f"and holds a value in only {have:,} of the "
+                                            f"{rows:,} rows read: not measured"))
             continue
         raise InputError(f"was published by a release of the series and holds a value in only "
                          f"{have:,} of the {rows:,} rows read here: whether it gives a value "
@@ -316,3 +348,4 @@ def check_series_values(too_few, allow_recode=(), *, file=None) -> None:
                          file=file,
                          expected="its values in the input (those the earlier release "
                                   "published), or the risk named: {@allow_recode=[%s]}" % repr(c))
+    return named

@@ -95,8 +95,17 @@ def _options(opts: dict, keys) -> list:
 def _commands(rel, published, original, opts, output) -> list:
     """The command lines that make this report, and the same audit, again
     (options that differ from the defaults only)."""
-    orig = ["--original", _name(original, "original")] if original is not None else []
-    parts = ["anonset report", _name(published, "published")] + orig
+    pub_name = _name(published, "published")
+    orig_name = _name(original, "original") if original is not None else None
+    if orig_name is not None and orig_name == pub_name and isinstance(original, (str, Path)):
+        # two files of one name (public/wave1.csv, private/wave1.csv): each
+        # by its path from the report's folder (H41)
+        import os
+        base = Path(output).resolve().parent if output is not None else Path.cwd()
+        pub_name, orig_name = (shlex.quote(os.path.relpath(Path(p).resolve(), base))
+                               for p in (published, original))
+    orig = ["--original", orig_name] if original is not None else []
+    parts = ["anonset report", pub_name] + orig
     pairs = opts["pairs"]
     if pairs:
         parts += ["--pairs", pairs if isinstance(pairs, str) else
@@ -108,7 +117,7 @@ def _commands(rel, published, original, opts, output) -> list:
         parts.append("--no-attack")
     cmds = [" ".join(parts + ["-o", _name(output or "report.html", "output")])]
     if rel.randomized and rel.path is not None:
-        audit = ["anonset audit", _name(rel.path, "published")] + orig
+        audit = ["anonset audit", pub_name] + orig
         if opts["attack"]:
             audit += ["--attack"] + _options(opts, ("known", "n_targets"))
         cmds.append(" ".join(audit + _options(opts, ("seed", "chunk_given"))))

@@ -90,6 +90,9 @@ CHECKS = {
     "suppressed": "Whether cells were published as '*' to make the rest l-diverse: a '*' tells "
                   "that the value is one held too often, and where one value dominates, that "
                   "value.",
+    "series": "Columns of an earlier release of a persistent-key series that publishing "
+              "could not measure beside this release's (the publisher named the risk): the "
+              "series' sets link a record's rows across its releases.",
     "shared_id": "Whether several rows share an identifier's value: if they are one person's "
                  "rows (panel waves, visits), linking them narrows down the person's values.",
     "qi_recode": "Whether a quasi-identifier published exactly nearly gives away a sensitive "
