@@ -380,3 +380,20 @@ def test_named_series_risks_are_recorded_and_named(series, tmp_path, capsys):
         r4 = _release(df.assign(clinic="None"), kw, back, other=["clinic"],
                       drop=["admit", "discharge"])
         _release(df.assign(clinic="None"), kw, r4, other=["admit"], drop=["discharge", "clinic"])
+
+
+def test_an_empty_wave_is_refused_as_empty(tmp_path):
+    """An empty table under a record id crashed with a bare ValueError (the
+    record ids' hash of no rows) in memory and on Dask (H41)."""
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    df = pd.DataFrame({"pid": np.arange(50), "s": np.arange(50) % 6, "g": ["a", "b"] * 25})
+    kw = dict(sensitive=["s"], other=["g"], identifiers=["pid"], record_id="pid", key_file=key,
+              domains={"s": list(range(6))})
+    with pytest.raises(InputError, match=r"is empty \(no rows\)"):
+        anonset.publish(df.iloc[:0], anonset.Diversity(3), **kw)
+    with pytest.raises(InputError, match=r"is empty \(no rows\)"):
+        adask.publish(dd.from_pandas(df.iloc[:0], npartitions=1), anonset.Diversity(3),
+                      scheduler="sync", **kw)

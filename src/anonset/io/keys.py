@@ -539,6 +539,8 @@ def _fnv1a64(texts) -> np.ndarray:
     """64-bit FNV-1a of each text's UTF-8 bytes, vectorized over rows (a
     fixed function: persistent releases made years apart must agree)."""
     text = np.array([t.encode("utf-8") for t in texts], dtype=object)
+    if not len(text):
+        return np.zeros(0, dtype=np.uint64)      # an empty block (H41)
     width = max((len(b) for b in text), default=0)
     raw = np.array(text.tolist(), dtype=f"S{max(width, 1)}").view(np.uint8).reshape(len(text), -1)
     lengths = np.fromiter((len(b) for b in text), dtype=np.int64, count=len(text))
