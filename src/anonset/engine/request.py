@@ -261,9 +261,7 @@ class Draft:
         """The earlier release of the persistent-key series this release
         continues (a :class:`~anonset.randomized.prior.PriorRelease`), or
         None: its records' rows are linked to this release's by their sets."""
-        p = self.options.prior
-        return p if p is not None and p.persistent and self.options.record_id is not None \
-            else None
+        return series_of(self.options)
 
     @property
     def series_read(self) -> list:
@@ -401,8 +399,7 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
             if n not in drafts or drafts[n].role != "sensitive":
                 raise InputError(f"names {n!r}, which is not a sensitive column", param=p,
                                  file=file, expected="sensitive columns")
-    series = opts.prior if opts.prior is not None and opts.prior.persistent and \
-        opts.record_id is not None else None
+    series = series_of(opts)
     check_allow_recode(opts.allow_recode, [c.name for c in drafts.values()
                                            if c.role in ("other", "exact")] +
                        ([c for c in sorted(series.as_is | series.sets)
@@ -424,6 +421,13 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
                              "already", param="allow_shared_id", file=file,
                              expected="other identifier columns (a household, a site)")
     return Draft(opts, cols, drafts, text, file)
+
+
+def series_of(opts: Options):
+    """The earlier release (a PriorRelease) of the persistent-key series a
+    release under ``opts`` continues, or None."""
+    p = opts.prior
+    return p if p is not None and p.persistent and opts.record_id is not None else None
 
 
 def declare(cd: ColumnDraft, opts: Options, dtype) -> None:
