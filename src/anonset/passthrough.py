@@ -995,7 +995,7 @@ class PassThroughCheck:
                         "why": core.replace("the two publish", "the two would publish"),
                         "remedy": remedy, "message": f"column {a!r}, {core}; {says}"})
         out += self._rule_findings(out)
-        # in a series, what an earlier release measured already is left out
+        # in a series, what reads none of this release's columns is left out
         away = {c: [e for e in v if self._new_here([c], e[0])] for c, v in away.items()}
         out = [f for f in out if (away.get(f["column"]) if f["check"] == "given_away" else
                                   self._new_here(columns_of(f), f.get("sensitive", f.get("qi"))))]
@@ -1035,11 +1035,11 @@ class PassThroughCheck:
         from .io.tables import NA_MARKERS
         part = self.sample()
         out = []
+        blank = NA_MARKERS if text else {""}
         for c in self.earlier + self.earlier_targets:
             if c not in part.columns:
                 continue
             vals = part[c].to_numpy(dtype=object)
-            blank = NA_MARKERS if text else {""}
             present = part[c].notna().to_numpy() & ~np.fromiter(
                 (isinstance(v, str) and v.strip() in blank for v in vals), dtype=bool,
                 count=len(vals))
