@@ -473,3 +473,31 @@ def test_report_commands_tell_two_files_of_one_name_apart(tmp_path, capsys):
     text = page.read_text(encoding="utf-8")
     assert "anonset report wave1.parquet --original ../private/wave1.parquet" in text
     assert str(tmp_path) not in text
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_partition_formats_never_write_under_another_format_s_name(tmp_path, capsys, cmd):
+    """lgb and msa-anonymize wrote Parquet named .csv and .parquet.gz under
+    --format (H44): refused as anonymize refuses it."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.choice(list("xyz"), 300), "b": rng.choice(list("uv"), 300)})
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    args = {"lgb": ["--qi", "b", "--sensitive", "a", "--k", "3", "--l", "2"],
+            "msa-anonymize": ["--qi", "b", "--sa", "a", "--k", "3", "--t", "0.5"]}[cmd]
+    for name, fmt, said in (("o.parquet.gz", "parquet", "is named as compressed"),
+                            ("o.csv", "parquet", "is named as CSV, but is written as Parquet")):
+        out = tmp_path / name
+        assert main([cmd, str(src), "-o", str(out), "--format", fmt, *args, "-q"]) == 2
+        assert said in _one(capsys) and not out.exists()
+
+
+def test_semantic_qids_of_numbers_with_a_comma_are_refused(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"age": [f"{v},5" for v in rng.integers(20, 60, 200)],
+                       "job": rng.choice(list("abcdef"), 200)})
+    df.to_csv(tmp_path / "eu.csv", sep=";", index=False)
+    assert main(["semantic-anonymize", str(tmp_path / "eu.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--sensitive", "job", "--domain", "a,b,c,d,e,f", "--qids", "age", "--l", "2",
+                 "--d", "1"]) == 2
+    assert "column 'age': holds numbers written with a comma" in _one(capsys)

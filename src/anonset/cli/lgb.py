@@ -122,6 +122,9 @@ def _run(args) -> int:
     else:
         lval = _int(args.l, "--l")
     out_fmt = args.format or format_of(args.output)
+    if args.format:
+        from ..io.tables import check_named_format
+        check_named_format(args.output, args.format)
     if out_fmt == "csv":
         check_csv_name(args.output)
     check_outputs(args, {"-o": args.output}, fmt=out_fmt, buckets=semi + sens)

@@ -115,6 +115,9 @@ def _run(args) -> int:
 
     inp, out = Path(args.input), Path(args.output)
     fout = args.format or format_of(out)
+    if args.format:
+        from ..io.tables import check_named_format
+        check_named_format(out, args.format)
     if fout == "csv":
         check_csv_name(out)
     check_outputs(args, {"-o": out, "--report": args.report}, fmt=fout)

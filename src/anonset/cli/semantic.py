@@ -101,7 +101,8 @@ def cmd_anonymize(args) -> int:
     key = A.key_options(args)
     frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),
                        text_columns=A.names(args.identifier),
-                       numbers=[] if args.domain or args.hierarchy else [args.sensitive])
+                       numbers=([] if args.domain or args.hierarchy else [args.sensitive])
+                       + list(_split(args.qids) or ()))
     if args.sensitive not in frame.columns:
         raise A.UsageError(f"--sensitive: column {args.sensitive!r} is not in {src.name}")
     domain = _domain_values(frame, args.sensitive, _read_domain(args.domain))

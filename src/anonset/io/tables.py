@@ -179,23 +179,7 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
         if fmt not in ("csv", "parquet"):
             raise InputError(f"got {fmt!r}", param=param, expected="csv or parquet")
         if output:
-            # no file holds a format its name does not say (H39: '-o
-            # o.parquet.gz --format parquet' wrote plain Parquet named .gz)
-            name = str(path).lower()
-            inner = name[:-len(Path(name).suffix)] if Path(name).suffix in \
-                CSV_OUTPUT_COMPRESSIONS else name
-            said = "parquet" if inner.endswith(PARQUET_SUFFIXES) else \
-                "csv" if inner.endswith(".csv") else None
-            if said is not None and said != fmt:
-                named, written = ({"csv": "CSV", "parquet": "Parquet"}[f] for f in (said, fmt))
-                raise InputError(f"is named as {named}, but is written as {written}",
-                                 param="output", file=path,
-                                 expected=f"the two to agree (a name that says {written}, or "
-                                          f"{named} written to it)")
-            if fmt == "parquet" and inner != name:
-                raise InputError("is named as compressed, but a Parquet file is written as it "
-                                 "is (compressed inside)", file=path,
-                                 expected=f"a name without {Path(name).suffix}")
+            check_named_format(path, fmt, param)
         return fmt
     name = str(path).lower()
     if name.endswith(PARQUET_SUFFIXES):
@@ -205,6 +189,27 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
     names = ".csv or .parquet (or .csv.gz)" if output else ".csv, .tsv or .parquet"
     raise InputError("has an extension that names no known format", file=path,
                      expected=f"a name ending in {names}, or {{@{param}}} csv|parquet")
+
+
+def check_named_format(path, fmt: str, param: str = "format") -> None:
+    """An output written as ``fmt`` (named by an option) is not named as
+    the other format, nor, as Parquet, as compressed: no file holds a
+    format its name does not say (H39: '-o o.parquet.gz --format parquet'
+    wrote plain Parquet named .gz; H44: lgb and msa too)."""
+    name = str(path).lower()
+    inner = name[:-len(Path(name).suffix)] if Path(name).suffix in CSV_OUTPUT_COMPRESSIONS \
+        else name
+    said = "parquet" if inner.endswith(PARQUET_SUFFIXES) else \
+        "csv" if inner.endswith(".csv") else None
+    if said is not None and said != fmt:
+        named, written = ({"csv": "CSV", "parquet": "Parquet"}[f] for f in (said, fmt))
+        raise InputError(f"is named as {named}, but is written as {written}", param="output",
+                         file=path, expected=f"the two to agree (a name that says {written}, "
+                                             f"or {named} written to it)")
+    if fmt == "parquet" and inner != name:
+        raise InputError("is named as compressed, but a Parquet file is written as it is "
+                         "(compressed inside)", file=path,
+                         expected=f"a name without {Path(name).suffix}")
 
 
 def refuse_tsv_output(path) -> None:
