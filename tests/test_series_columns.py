@@ -397,3 +397,78 @@ def test_an_empty_wave_is_refused_as_empty(tmp_path):
     with pytest.raises(InputError, match=r"is empty \(no rows\)"):
         adask.publish(dd.from_pandas(df.iloc[:0], npartitions=1), anonset.Diversity(3),
                       scheduler="sync", **kw)
+
+
+def _pairs_of_a(tmp_path, n=3000):
+    """A in 3-sets of 10 values beside L1..L3 (which link a record's rows),
+    and X, which groups A's values in pairs (alone it predicts little)."""
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    rng = np.random.default_rng(0)
+    vals = list("abcdefghij")
+    grp = dict(zip("afbhcjdgei", ["g1", "g1", "g2", "g2", "g3", "g3", "g4", "g4", "g5", "g5"]))
+    a = rng.choice(vals, n)
+    df = pd.DataFrame({"pid": np.arange(n), "A": a, "L1": rng.choice(vals, n),
+                       "L2": rng.choice(vals, n), "L3": rng.choice(vals, n),
+                       "X": [grp[v] for v in a]})
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key)
+    return df, kw, vals
+
+
+def test_a_column_passed_through_beside_an_earlier_release_s_sets_is_refused(tmp_path):
+    """Release 1 publishes A as sets; release 2 leaves A out and passes X
+    through: X beside A's sets (linked by L1..L3's) pinned A for 77 % of
+    the rows, which one release holding both refuses (H43).  Refused, on
+    the set-pair check, naming the earlier release."""
+    df, kw, vals = _pairs_of_a(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["A", "L1", "L2", "L3"],
+                             drop=["X"], domains={c: vals for c in ["A", "L1", "L2", "L3"]},
+                             **kw)
+    with pytest.raises(InputError, match=r"column 'A': would be published nearly in the clear "
+                                         r"beside 'X'.*\('A' published by an earlier release of "
+                                         r"the series"):
+        anonset.publish(df, anonset.Diversity(3), sensitive=["L1", "L2", "L3"], other=["X"],
+                        drop=["A"], domains={c: vals for c in ["L1", "L2", "L3"]}, params=r1,
+                        **kw)
+    # named (allow_clear may name the earlier column), it is published
+    r2 = anonset.publish(df, anonset.Diversity(3), sensitive=["L1", "L2", "L3"], other=["X"],
+                         drop=["A"], domains={c: vals for c in ["L1", "L2", "L3"]}, params=r1,
+                         allow_clear=["A"], allow_recode=["X"], **kw)
+    assert "A" not in r2.info["clear"]          # A is no column of this release
+
+
+def test_sets_of_different_releases_are_read_together(tmp_path):
+    """C = (A + B) mod 10: A and B in release 1, C (new to the series) in
+    release 2; the three sets read together named A for 82 % of the rows
+    at l = 2, which one release holding the three refuses (H43)."""
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    rng = np.random.default_rng(1)
+    n = 3000
+    a, b = rng.integers(0, 10, n), rng.integers(0, 10, n)
+    df = pd.DataFrame({"pid": np.arange(n), "A": a, "B": b, "C": (a + b) % 10,
+                       "L": rng.integers(0, 10, n)})
+    dom = {c: list(range(10)) for c in "ABCL"}
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = anonset.publish(df, anonset.Diversity(2), sensitive=["A", "B", "L"], drop=["C"],
+                             domains={c: dom[c] for c in "ABL"}, **kw)
+    what = r"would be published nearly in the clear beside .*published by an earlier release"
+    later = dict(sensitive=["C", "L"], drop=["A", "B"], domains={c: dom[c] for c in "CL"},
+                 params=r1, new_in_series=["C"], **kw)
+    with pytest.raises(InputError, match=what):
+        anonset.publish(df, anonset.Diversity(2), **later)
+    # streamed (the earlier columns read from the file) and on Dask alike
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    df.to_csv(tmp_path / "in.csv", index=False)
+    with pytest.raises(InputError, match=what):
+        publish_file(tmp_path / "in.csv", tmp_path / "o.parquet", anonset.Diversity(2),
+                     chunk_rows=700, **later)
+    assert not (tmp_path / "o.parquet").exists()
+    with pytest.raises(InputError, match=what):
+        adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+                      scheduler="sync", **later)

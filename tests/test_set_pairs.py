@@ -1029,3 +1029,12 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
     main(["audit", str(out), "--original", str(src)])
     said = capsys.readouterr().out
     assert "height+bmi -> weight" in said, said
+    # two SAs together give it too, with no pass-through column at all (H43)
+    with pytest.raises(InputError, match=r"column 'bmi': together with column 'height', gives "
+                                         r"the QI 'weight' by a rule"):
+        anonymize_msa(df, ["weight", "age"], ["bmi", "height"], 5, 0.6, drop=["sex"], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        named = anonymize_msa(df, ["weight", "age"], ["bmi", "height"], 5, 0.6, drop=["sex"],
+                              allow_recode=["bmi", "height"], **kw)
+    assert [f["qi"] for f in named.summary()["pass_through_risks"]] == ["weight"]

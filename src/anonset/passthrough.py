@@ -781,7 +781,9 @@ class PassThroughCheck:
         self.joint_keys = [((a, b), t) for i, a in enumerate(as_is) for b in as_is[i + 1:]
                            for t in sensitive + (self.generalized if a in passthrough and
                                                  b in passthrough else []) if t not in (a, b)] + \
-            [((a, b), q) for a in passthrough for b in self.beside for q in self.generalized]
+            [((a, b), q) for a in passthrough for b in self.beside for q in self.generalized] + \
+            [((a, b), q) for i, a in enumerate(self.beside) for b in self.beside[i + 1:]
+             for q in self.generalized]
         self.rows = CHECK_ROWS if rows is None else rows
         self.sample_rows = SAMPLE_ROWS if sample_rows is None else sample_rows
         self.joint_rows = max(4096, min(JOINT_ROWS, JOINT_CELLS // max(1, len(self.joint_keys))))
@@ -797,7 +799,7 @@ class PassThroughCheck:
         if take > 0 and self.pair_keys:
             for c in self.ids:
                 self.ids[c].add(hash_cells(block[c].iloc[:take]))
-        if not self.pair_keys or not len(block):
+        if not (self.pair_keys or self.joint_keys) or not len(block):
             return self
         self._rows.add(block, row0, self._columns)
         return self
@@ -1111,9 +1113,10 @@ class PassThroughCheck:
         for r in rule_recodes(
                 helpers, targets, {t: [f for f in out if not f.get("with") and
                                        f.get("sensitive", f.get("qi")) == t] for t in targets},
-                pairs_of=lambda t: (None if t not in self.generalized else
-                                    self.passthrough + self.beside),
-                need=lambda t: None if t not in self.generalized else set(self.passthrough),
+                # (an SA beside: toward a generalized QI only, the SAs being
+                # published exactly themselves)
+                pairs_of=lambda t: (self.passthrough + self.beside if t in self.generalized else
+                                    self.passthrough + self.exact if self.beside else None),
                 done=done):
             t, (a, *others), lam = r["target"], r["columns"], r["lambda"]
             qi = t in self.generalized
@@ -1337,7 +1340,7 @@ def lambda_findings(found) -> list:
             and not f.get("with") and f.get("by") != "rank"]
 
 
-def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None, need=None,
+def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None,
                  done=frozenset()) -> list:
     """Columns of numbers published as they are that give a target by a
     rule: two by a linear rule (age = year - birth year), two by a product
@@ -1358,8 +1361,7 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None, ne
     None); ``alone``: target -> the findings of one column on it (a rule
     beside one of its columns must remove half the errors the strongest
     :func:`lambda_findings` of them leaves); ``pairs_of(t)``: the columns a
-    target's rules are drawn from (None: all); ``need(t)``: columns one of
-    which each of its rules holds (None: any); ``done``: (frozenset of
+    target's rules are drawn from (None: all); ``done``: (frozenset of
     columns, target) found already."""
     from .randomized import pair_adversary as PA
     helpers = {c: x for c, x in helpers.items()
@@ -1367,7 +1369,6 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None, ne
     out = []
     for t, (y0, edges) in targets.items():
         limit = pairs_of(t) if pairs_of is not None else None
-        needed = need(t) if need is not None else None
         names = [c for c in helpers if c != t and (limit is None or c in limit)]
         rows = np.isfinite(y0)
         if len(names) < 2 or rows.sum() < 30:
@@ -1427,8 +1428,6 @@ def rule_recodes(helpers: dict, targets: dict, alone: dict, *, pairs_of=None, ne
                     continue                  # these columns, or two of them, found
                 if len(cols) > 2 and strong & key:
                     continue                  # beside a column that gives it alone (H35)
-                if needed is not None and not needed & key:
-                    continue
                 got = PA.rule_recode(y, truth, [H[:, i] for i in idx], spacing, classify)
                 if got is None or not (got[0] == got[0] and got[0] >= DETERMINES) or \
                         got[4] < max(30, GIVEN_SHARE * n_t):
@@ -1677,9 +1676,12 @@ def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],
     warning or refusing (a publisher that refuses before its work and warns
     after it calls :func:`check_recodes` and :func:`warn_findings` itself)."""
     passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
-    generalized = list(generalized)
-    if not (passthrough or exact) or not (sensitive or (passthrough and generalized)) \
-            or len(frame) == 0:
+    generalized, beside = list(generalized), list(beside)
+    # (two SAs msa publishes exactly may give a QI together: H43, weight
+    # from BMI and height)
+    pairs = len(beside) >= 2 and generalized
+    if not (passthrough or exact or pairs) or \
+            not (sensitive or ((passthrough or pairs) and generalized)) or len(frame) == 0:
         return []
     return PassThroughCheck(passthrough, sensitive, exact, generalized=generalized,
                             beside=beside).add(frame.reset_index(drop=True), 0).findings()

@@ -1513,12 +1513,17 @@ def set_pair_message(f: Mapping, verb: str = "would be published") -> str:
 
 
 def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=None,
-                    recoded=(), allow_recode=(), members=None, file=None) -> list:
+                    recoded=(), allow_recode=(), members=None, file=None, now=None) -> list:
     """Refuse the sensitive columns that :func:`set_pair_findings` finds,
     unless named in ``allow_clear`` (or read off columns published as they
     are, all named in ``allow_recode``); returns the named ones found
-    (recorded in the metadata's ``clear``)."""
+    (recorded in the metadata's ``clear``).  ``now``: in a persistent-key
+    series, the columns this release publishes (``published`` holds the
+    earlier releases' sets-columns too): a finding none of them is in is
+    not this release's."""
     found = set_pair_findings(published, params, codes, others, recoded, allow_recode, members)
+    if now is not None:
+        found = [f for f in found if _columns_read(f) & set(now)]
     refused = [f for f in found if f["column"] not in allow_clear and not f.get("named")]
     if refused:
         f = refused[0]
@@ -1534,14 +1539,26 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
         recode = (" (or, for the columns published as they are, {@allow_recode="
                   + repr(as_is) + "})") if as_is else ""
         clears = _clearing_l(published, params, codes, others, recoded, allow_recode,
-                             members, f) if what == "l" else None
+                             members, f) if what == "l" and (
+            now is None or _columns_read(f) <= set(now)) else None
         hint = f": l = {clears} clears this one" if clears else ""
+        before = sorted(_columns_read(f) - set(now)) if now is not None else []
+        if before:
+            also += (f" ({', '.join(map(repr, before))} published by an earlier release of the "
+                     "series, whose rows this release's rows are linked to: a record keeps its "
+                     "sets under the series' persistent key)")
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
                          expected=f"a stronger model ({stronger} for "
                                   f"{'the sets' if three else 'both'}{hint}), {some} "
                                   "dropped or published in coarser values, or the risk named: "
                                   "{@allow_clear=" + repr(names) + "}" + recode)
     return list(dict.fromkeys(f["column"] for f in found))
+
+
+def _columns_read(f) -> set:
+    """The columns a finding of :func:`set_pair_findings` reads."""
+    w = f["with"]
+    return {f["column"], *(w if isinstance(w, (list, tuple)) else [w])}
 
 
 def _recode_all(f, published, params, codes, others, recoded, allow_recode, members,

@@ -158,6 +158,35 @@ def set_codes(stats: Stats, published) -> dict:
     return out
 
 
+def earlier_sets(stats: Stats, series) -> tuple:
+    """([(Attribute, codes)], {name: AttributeParams}) of the columns the
+    series' earlier releases published as sets that this release does not,
+    over the rows of :func:`set_codes`: their sets link to this release's
+    rows and are read with them (H43: an earlier A's sets beside X passed
+    through now pinned A for 77 % of the rows).  A column whose values here
+    are not all in its earlier domain (bins: labels; another wave's codes)
+    cannot be read so, and is left out."""
+    if series is None or stats.set_rows is None:
+        return [], {}
+    sample = stats.set_rows.frame(stats.set_columns)
+    out, params = [], {}
+    for name in stats.draft.series_targets:
+        if name not in sample.columns or name not in series.params or \
+                name not in series.domains or series.params[name].exact:
+            continue
+        try:
+            attr = Attribute(name, role="sensitive", domain=tuple(series.domains[name]))
+            col = sample[name].reset_index(drop=True)
+            if stats.draft.text:
+                col = cast_text(col, attr, name)
+            codes = encode_column(col, attr)
+        except (InputError, ValueError):
+            continue
+        out.append((attr, codes))
+        params[name] = series.params[name]
+    return out, params
+
+
 def passthrough_codes(stats: Stats, rows: int) -> dict:
     """The pass-through columns' values over the rows of :func:`set_codes`,
     as codes (equal values, equal codes): the pass-through check's sample is
@@ -329,18 +358,25 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # a sensitive column so far that its sets give it away (before the sets
     # read together: a risk the user names by allow_recode is not refused
     # again as a column read with them)
+    # (in a series, the earlier releases' sets-columns too: H43)
+    earlier, earlier_params = earlier_sets(stats, d.series)
     if stats.passthrough is not None:
-        near = stats.passthrough.set_findings({a.name: a.d for a in published}, params, found)
+        near = stats.passthrough.set_findings(
+            {a.name: a.d for a in published} | {a.name: a.d for a, _ in earlier},
+            {**params, **earlier_params}, found)
         check_recodes(near, opts.allow_recode, file=d.file)      # refused unless named
         found = found + near
-    # two sensitive columns' sets read together (education and its number)
+    # two sensitive columns' sets read together (education and its number),
+    # in a series beside the earlier releases' sets too (H43)
     sampled = set_codes(stats, published)
+    sampled.update({a.name: c for a, c in earlier})
     rows = min((len(v) for v in sampled.values()), default=0)
-    clear += [n for n in V.check_set_pairs(published, params, sampled, opts.allow_clear,
-                                           others=passthrough_codes(stats, rows),
-                                           recoded=recoded_targets(found),
-                                           allow_recode=opts.allow_recode, file=d.file)
-              if n not in clear]
+    clear += [n for n in V.check_set_pairs(
+        tuple(published) + tuple(a for a, _ in earlier), {**params, **earlier_params}, sampled,
+        opts.allow_clear, others=passthrough_codes(stats, rows),
+        recoded=recoded_targets(found), allow_recode=opts.allow_recode, file=d.file,
+        now={a.name for a in published} | set(d.passthrough) | set(d.exact))
+        if n not in clear and n in {a.name for a in published}]
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)

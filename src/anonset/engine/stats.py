@@ -67,8 +67,11 @@ class Stats:
         #: columns' sets read together (:func:`anonset.validate.check_set_pairs`)
         # (and a set beside columns published as they are: read together)
         self.set_rows = RowSample(PAIR_ROWS) if len(d.sensitive) >= 2 or (
-            d.sensitive and (d.exact or d.passthrough or d.series_read)) else None
-        self.set_columns = d._in_order({*d.sensitive, *d.exact})
+            d.sensitive and (d.exact or d.passthrough or d.series_read or d.series_targets)) \
+            else None
+        # (a series' earlier sets-columns too: their sets link to this
+        # release's rows, and are read beside them; H43)
+        self.set_columns = d._in_order({*d.sensitive, *d.exact, *d.series_targets})
         self._declared = {}
         #: per declared sensitive column, a sum (mod 2^64) of a mix of each
         #: row's index and code: with the counts, what a release's draws are

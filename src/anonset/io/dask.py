@@ -299,7 +299,7 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     counted = [c for c in d.identifiers if c != d.options.record_id]
     # (the pass-through check draws its rows from every partition)
     cols = [c for c in ddf.columns if (c in d.stats_columns and c not in counted)
-            or c in d.passthrough_columns]
+            or c in d.passthrough_columns or c in d.series_targets]
     from ..passthrough import sample_cut
     cut = sample_cut(offsets[-1]) if d.passthrough_columns else None
     # (and the sensitive columns' pairs draw theirs)

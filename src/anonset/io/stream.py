@@ -120,7 +120,8 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
     stats = engine.Stats(d)
     # the pass-through check draws its rows from the whole table: its
     # columns are read in the same pass
-    columns = [c for c in cols if c in set(d.stats_columns) | set(d.passthrough_columns)]
+    columns = [c for c in cols if c in set(d.stats_columns) | set(d.passthrough_columns)
+               | set(d.series_targets)]
     for row0, block in iter_blocks(in_path, fin, chunk_rows=chunk_rows, columns=columns):
         stats.add(block, row0)
         if progress is not None:

@@ -59,8 +59,9 @@ class MSAProblem:
         SA or a QI (lambda >= 0.9 over 131,072 rows drawn at random: an SA
         nearly in the clear, or a QI at its exact values, which finds a
         person's row inside its class); refused otherwise.  An SA read
-        beside one of them toward a QI (BMI and the height give the weight)
-        is named with it.  The metadata and the audit name them.
+        beside one of them, or two SAs read together, toward a QI (BMI and
+        the height give the weight) are named so too.  The metadata and the
+        audit name them.
     allow_identifier : column names
         Columns of ``other`` you accept to publish although they single rows
         out (half of the first 250,000 rows or more hold a value no other
