@@ -865,11 +865,18 @@ class PassThroughCheck:
                 dtype=bool, count=len(col))
         if present.any() and np.isnan(x[present]).mean() > 0.01:
             # dates written as ISO text are numbers too: days (H33), and so
-            # are numbers written with a unit ('45 years', '$1,200')
-            days = _iso_days(col, present)
+            # are numbers written with a unit ('45 years', '$1,200'); each
+            # distinct text read once
+            codes, uniq = pd.factorize(col.where(present), use_na_sentinel=True)
+            vals = pd.Series(np.asarray(uniq, dtype=object))
+            every = np.ones(len(vals), dtype=bool)
+            cells = np.bincount(codes[codes >= 0], minlength=len(vals))    # rows of each
+            days = _iso_days(vals, every, cells) if len(vals) else None
+            if days is None and len(vals):
+                days = _unit_numbers(vals, every, cells)
             if days is None:
-                days = _unit_numbers(col, present)
-            return days if days is not None else np.full(len(x), np.nan)
+                return np.full(len(x), np.nan)
+            return np.where(codes >= 0, days[np.maximum(codes, 0)], np.nan)
         return np.where(present, x, np.nan)
 
     @staticmethod
@@ -1263,13 +1270,14 @@ def _day_numbers(col: pd.Series) -> np.ndarray:
     return np.where(t.isna().to_numpy(), np.nan, sec / 86_400)
 
 
-def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
+def _iso_days(col: pd.Series, present: np.ndarray, weights=None) -> np.ndarray | None:
     """A text column of dates as days since 1970: ISO (2020-03-01, with a
     time or not), or day, month and a four-digit year in either order
     (03/01/2020, 1.3.2020, 2020/03/01: the order under which every cell is
     a date, month first where both are; with hours and minutes or not); or
     None where some of its present cells are no such date (a first look at
-    64 of them decides cheaply for text that is none)."""
+    64 of them decides cheaply for text that is none; ``weights``: rows per
+    cell, where the cells are a column's distinct values)."""
     vals = col.to_numpy(dtype=object)[present]
     head = [v for v in vals[:64] if isinstance(v, str)]
     if not head:
@@ -1285,15 +1293,17 @@ def _iso_days(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
         day = ["%Y{s}%m{s}%d"] if m.group("first") and len(m.group("first")) == 4 else \
             ["%m{s}%d{s}%Y", "%d{s}%m{s}%Y"]
         formats = [f.format(s=sep) + t for f in day for t in ("", " %H:%M", " %H:%M:%S")]
+    w = np.ones(len(cells)) if weights is None else np.asarray(weights, dtype=np.float64)
     for fmt in formats:
         t = pd.to_datetime(cells.str.strip() if fmt != "ISO8601" else cells, format=fmt,
                            errors="coerce", utc=True)
-        if t[present].isna().mean() <= 0.01:
+        bad = t.isna().to_numpy() & present
+        if w[bad].sum() <= 0.01 * w[present].sum():
             return _day_numbers(t)
     return None
 
 
-def _unit_numbers(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
+def _unit_numbers(col: pd.Series, present: np.ndarray, weights=None) -> np.ndarray | None:
     """A text column of numbers written with one unit or currency sign
     ('45 years', '$1,200', '12.5 %'; thousands separated by commas or not)
     as those numbers, or None where some of its present cells are no such
@@ -1305,16 +1315,17 @@ def _unit_numbers(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
     if first is None or not (first.group("pre") or first.group("post")):
         return None
     unit = (first.group("pre"), first.group("post"))
+    w = np.ones(len(vals)) if weights is None else np.asarray(weights, dtype=np.float64)
     out = np.full(len(vals), np.nan)
-    bad = 0
+    bad = 0.0
     for i in np.flatnonzero(present):
         v = vals[i]
         m = _UNIT_NUMBER.match(v) if isinstance(v, str) else None
         if m is None or (m.group("pre"), m.group("post")) != unit:
-            bad += 1
+            bad += w[i]
             continue
         out[i] = float(m.group("num").replace(",", ""))
-    return out if bad <= 0.01 * max(1, int(present.sum())) else None
+    return out if bad <= 0.01 * max(1.0, float(w[present].sum())) else None
 
 
 #: A number with a unit or currency sign before or after it: '45 years',
