@@ -1038,3 +1038,13 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
         named = anonymize_msa(df, ["weight", "age"], ["bmi", "height"], 5, 0.6, drop=["sex"],
                               allow_recode=["bmi", "height"], **kw)
     assert [f["qi"] for f in named.summary()["pass_through_risks"]] == ["weight"]
+    # a pair whose one SA gives the QI alone (what the model publishes) is
+    # no finding: the other SA, a dummy, adds nothing (H45: refused, and the
+    # remedy, the dummy dropped, published the same)
+    tsq = df.assign(tenure=rng.integers(0, 30, n)).assign(
+        tsq=lambda f: f["tenure"] ** 2, dummy=rng.choice([0, 1], n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = anonymize_msa(tsq, ["tenure", "age"], ["tsq", "dummy"], 5, 0.6,
+                          drop=["weight", "height", "bmi", "sex"], **kw)
+    assert not [f for f in r.summary()["pass_through_risks"] if "dummy" in str(f)]

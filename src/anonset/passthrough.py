@@ -823,6 +823,12 @@ class PassThroughCheck:
             return
         part = self.sample()
         self.pairs = {k: ValueSample(self.budget) for k in self.pair_keys}
+        # an SA beside, alone toward a QI: what the model publishes, never a
+        # finding, but what a pair of it must do better than (H45: 'tenursq'
+        # gives the tenure alone; beside a dummy SA it was refused, and the
+        # remedy, the dummy dropped, published it all the same)
+        self.beside_alone = {(b, q): ValueSample(self.budget) for b in self.beside
+                             for q in self.generalized}
         self.joint = {k: ValueSample(self.budget) for k in self.joint_keys}
         self.order = OrderSample(self.passthrough + self.exact, self.targets)
         if len(part):
@@ -832,6 +838,8 @@ class PassThroughCheck:
                                     if c in self.exact_bins else part[c])
                       for c in self.passthrough + self.exact + self.beside}
             for (c, s), vs in self.pairs.items():
+                vs.add(hashes[c], sub[s])
+            for (c, s), vs in self.beside_alone.items():
                 vs.add(hashes[c], sub[s])
             self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
             k = min(len(part), self.joint_rows)
@@ -867,7 +875,10 @@ class PassThroughCheck:
             # dates written as ISO text are numbers too: days (H33), and so
             # are numbers written with a unit ('45 years', '$1,200'); each
             # distinct text read once
-            codes, uniq = pd.factorize(col.where(present), use_na_sentinel=True)
+            try:
+                codes, uniq = pd.factorize(col.where(present), use_na_sentinel=True)
+            except TypeError:        # lists or arrays (a nested column): no numbers
+                return np.full(len(x), np.nan)
             vals = pd.Series(np.asarray(uniq, dtype=object))
             every = np.ones(len(vals), dtype=bool)
             cells = np.bincount(codes[codes >= 0], minlength=len(vals))    # rows of each
@@ -976,8 +987,8 @@ class PassThroughCheck:
         # nobody named)
         where2 = self._where(min(self._measured, self.joint_rows))
         for ((a, b), t), vs in self.joint.items():
-            alone = [f for f in lambda_findings(out) if f["column"] in (a, b)
-                     and f.get("sensitive", f.get("qi")) == t]
+            alone = [f for f in lambda_findings(out) + self._beside_alone()
+                     if f["column"] in (a, b) and f.get("sensitive", f.get("qi")) == t]
             lam, acc, prior = vs.determination()
             if not (lam == lam and lam >= DETERMINES):
                 continue
@@ -1022,6 +1033,18 @@ class PassThroughCheck:
                           "message": given_away_message(f["column"], shares, at,
                                                         exact=f["column"] in self.exact)})
         return [self._in_series(f) for f in out]
+
+    def _beside_alone(self) -> list:
+        """The lambda of each SA beside (:attr:`beside`) alone toward each
+        generalized QI, as findings of one column (never reported: the
+        baseline a pair holding it must beat)."""
+        self._measure()
+        out = []
+        for (c, q), vs in self.beside_alone.items():
+            lam, _, _ = vs.determination()
+            if lam == lam:
+                out.append({"check": "qi_recode", "column": c, "qi": q, "value": lam})
+        return out
 
     def _new_here(self, cols, target) -> bool:
         """Whether a finding on ``cols`` and ``target`` is this release's to
@@ -1118,7 +1141,8 @@ class PassThroughCheck:
         where = self._where(k)
         found = []
         for r in rule_recodes(
-                helpers, targets, {t: [f for f in out if not f.get("with") and
+                helpers, targets, {t: [f for f in out + self._beside_alone()
+                                       if not f.get("with") and
                                        f.get("sensitive", f.get("qi")) == t] for t in targets},
                 # (an SA beside: toward a generalized QI only, the SAs being
                 # published exactly themselves)

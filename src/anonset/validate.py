@@ -1547,6 +1547,15 @@ def check_set_pairs(published, params, codes: Mapping, allow_clear, *, others=No
             also += (f" ({', '.join(map(repr, before))} published by an earlier release of the "
                      "series, whose rows this release's rows are linked to: a record keeps its "
                      "sets under the series' persistent key)")
+        if before:
+            # the earlier release's sets are what they are: this release's
+            # columns beside them are what may change (H45)
+            mine = [c for c in sorted(_columns_read(f)) if c not in before]
+            raise InputError(set_pair_message(f) + also, param=what, column=f["column"],
+                             file=file,
+                             expected=f"{', '.join(map(repr, mine))} left out of this release "
+                                      "or published in coarser values, or the risk named: "
+                                      "{@allow_clear=" + repr(names) + "}" + recode)
         raise InputError(set_pair_message(f) + also, param=what, column=f["column"], file=file,
                          expected=f"a stronger model ({stronger} for "
                                   f"{'the sets' if three else 'both'}{hint}), {some} "

@@ -159,32 +159,102 @@ def set_codes(stats: Stats, published) -> dict:
 
 
 def earlier_sets(stats: Stats, series) -> tuple:
-    """([(Attribute, codes)], {name: AttributeParams}) of the columns the
-    series' earlier releases published as sets that this release does not,
-    over the rows of :func:`set_codes`: their sets link to this release's
-    rows and are read with them (H43: an earlier A's sets beside X passed
-    through now pinned A for 77 % of the rows).  A column whose values here
-    are not all in its earlier domain (bins: labels; another wave's codes)
-    cannot be read so, and is left out."""
+    """([(Attribute, codes)], {name: AttributeParams}, [(name, share)]) of
+    the columns the series' earlier releases published as sets that this
+    release does not, over the rows of :func:`set_codes`: their sets link
+    to this release's rows and are read with them (H43: an earlier A's sets
+    beside X passed through now pinned A for 77 % of the rows).  Codes by
+    the earlier domain (a bin label's edges for a column in bins; a whole
+    number written as text is that number); a cell that is missing or in
+    no earlier value gets -1 (:func:`measured_rows` leaves its row out).
+    The last list: (column, rows read, rows) of the columns with more such
+    cells than ``UNREAD_SHARE`` of the rows (H45: one such cell turned the
+    column off unsaid), which cannot be read so."""
     if series is None or stats.set_rows is None:
-        return [], {}
+        return [], {}, []
     sample = stats.set_rows.frame(stats.set_columns)
-    out, params = [], {}
+    out, params, unread = [], {}, []
     for name in stats.draft.series_targets:
         if name not in sample.columns or name not in series.params or \
                 name not in series.domains or series.params[name].exact:
             continue
-        try:
-            attr = Attribute(name, role="sensitive", domain=tuple(series.domains[name]))
-            col = sample[name].reset_index(drop=True)
-            if stats.draft.text:
-                col = cast_text(col, attr, name)
-            codes = encode_column(col, attr)
-        except (InputError, ValueError):
+        domain = tuple(series.domains[name])
+        attr = Attribute(name, role="sensitive", domain=domain)
+        codes = _earlier_codes(sample[name].reset_index(drop=True), domain)
+        have = int((codes >= 0).sum())
+        if have < (1.0 - UNREAD_SHARE) * len(codes) or not len(codes):
+            unread.append((name, have, len(codes)))
             continue
         out.append((attr, codes))
         params[name] = series.params[name]
-    return out, params
+    return out, params, unread
+
+
+#: Largest share of the rows an earlier sets-column may leave unread (its
+#: cell missing, or in none of its earlier values) and still be read.
+UNREAD_SHARE = 0.1
+
+_BIN = __import__("re").compile(r"^\[(.+), (.+)\)$")
+
+
+def _earlier_codes(col, domain: tuple) -> np.ndarray:
+    """Codes of ``col``'s cells in an earlier release's ``domain`` (-1 where
+    missing or in none of its values): a value, the same value written as
+    text, or, for a domain of bin labels ('[0, 10)'), the bin a number
+    falls in."""
+    import pandas as pd
+    edges = []
+    for label in domain:
+        m = _BIN.match(str(label))
+        if m is None:
+            edges = None
+            break
+        try:
+            edges.append((float(m.group(1)), float(m.group(2))))
+        except ValueError:
+            edges = None
+            break
+    vals = col.to_numpy(dtype=object)
+    if edges:
+        x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        lo = np.array([a for a, _ in edges])
+        hi = np.array([b for _, b in edges])
+        at = np.searchsorted(lo, x, side="right") - 1
+        ok = np.isfinite(x) & (at >= 0) & (x < hi[np.clip(at, 0, len(hi) - 1)])
+        return np.where(ok, at, -1).astype(np.int32)
+    lookup = {}
+    for k, v in enumerate(domain):
+        lookup.setdefault(v, k)
+        lookup.setdefault(str(v), k)
+    out = np.full(len(vals), -1, dtype=np.int32)
+    for i, v in enumerate(vals):
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        v = v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v
+        try:
+            k = lookup.get(v)
+        except TypeError:                  # a list or an array: no value of it
+            continue
+        if k is None and isinstance(v, str):
+            k = lookup.get(v.strip())
+        if k is not None:
+            out[i] = k
+    return out
+
+
+def measured_rows(sampled: dict, others: dict, earlier: list) -> tuple:
+    """``sampled`` and ``others`` over the rows where every earlier
+    sets-column has a code (:func:`earlier_sets`), the earlier ones added."""
+    if not earlier:
+        return sampled, others
+    keep = np.ones(len(earlier[0][1]), dtype=bool)
+    for _, codes in earlier:
+        keep &= codes >= 0
+    cut = {k: np.asarray(v)[keep[:len(v)]] if len(v) == len(keep) else v
+           for k, v in sampled.items()}
+    cut.update({a.name: c[keep] for a, c in earlier})
+    return cut, {k: np.asarray(v)[keep] if len(v) == len(keep) else v
+                 for k, v in others.items()}
 
 
 def passthrough_codes(stats: Stats, rows: int) -> dict:
@@ -359,7 +429,12 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # read together: a risk the user names by allow_recode is not refused
     # again as a column read with them)
     # (in a series, the earlier releases' sets-columns too: H43)
-    earlier, earlier_params = earlier_sets(stats, d.series)
+    earlier, earlier_params, unread = earlier_sets(stats, d.series)
+    if unread:
+        from ..randomized.prior import check_series_values
+        series_named += check_series_values(unread, set(opts.allow_recode) |
+                                            set(opts.allow_clear), file=d.file,
+                                            what="a value of its earlier domain")
     if stats.passthrough is not None:
         near = stats.passthrough.set_findings(
             {a.name: a.d for a in published} | {a.name: a.d for a, _ in earlier},
@@ -369,14 +444,21 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # two sensitive columns' sets read together (education and its number),
     # in a series beside the earlier releases' sets too (H43)
     sampled = set_codes(stats, published)
-    sampled.update({a.name: c for a, c in earlier})
     rows = min((len(v) for v in sampled.values()), default=0)
-    clear += [n for n in V.check_set_pairs(
+    sampled, others = measured_rows(sampled, passthrough_codes(stats, rows), earlier)
+    read_clear = V.check_set_pairs(
         tuple(published) + tuple(a for a, _ in earlier), {**params, **earlier_params}, sampled,
-        opts.allow_clear, others=passthrough_codes(stats, rows),
+        opts.allow_clear, others=others,
         recoded=recoded_targets(found), allow_recode=opts.allow_recode, file=d.file,
         now={a.name for a in published} | set(d.passthrough) | set(d.exact))
-        if n not in clear and n in {a.name for a in published}]
+    clear += [n for n in read_clear if n not in clear and n in {a.name for a in published}]
+    # an earlier release's column published nearly in the clear beside this
+    # release's, as the user named it: recorded (H45)
+    from ..randomized.prior import _named_risk
+    series_named += [_named_risk(n, [], "was published as sets by an earlier release of the "
+                                        "series, and read beside this release's columns its "
+                                        "sets give it nearly in the clear")
+                     for n in read_clear if n not in {a.name for a in published}]
     # a domain read off the data says each value is someone's: values so rare
     # that counting the sets holding them points at their holders
     rare = V.check_rare(published, params, inferred, stats.n, opts.allow_rare, file=d.file)

@@ -271,9 +271,9 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
     - a column an earlier release published as sets, published as it is
       here: every row's value those sets hide;
     - a column an earlier release published (as it is, or as sets) that
-      this input lacks, beside a column this release publishes, where one
-      of the two is published as it is: whether the two give a value away
-      together (an admission date then, a discharge date now: the stay)
+      this input lacks, beside a column this release publishes: whether
+      the two give a value away together (an admission date then, a
+      discharge date now: the stay; A's sets then, (A + B) mod 10's now)
       cannot be measured on this input (an earlier release measured its
       own input: a panel's values change from wave to wave, H40).  Every
       such column is named at once (H41: one per run).
@@ -303,7 +303,8 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
     lacking = {}
     for m in [c for c in dict.fromkeys([*sorted(prior.as_is), *sorted(prior.sets)])
               if c not in roles]:
-        beside = [c for c in now if m in prior.as_is or c in as_is]
+        # (its sets, too, are read beside this release's sets: H43, H45)
+        beside = list(now)
         if beside:
             lacking[m] = beside
     for m, beside in lacking.items():
@@ -329,19 +330,21 @@ def check_series_columns(prior: PriorRelease, roles: Mapping[str, str], allow_re
     return named
 
 
-def check_series_values(too_few, allow_recode=(), *, file=None) -> list:
+def check_series_values(too_few, allow_recode=(), *, file=None, what: str = "a value") -> list:
     """Refuse an earlier column of the series that this input holds blank
     (:meth:`~anonset.passthrough.PassThroughCheck.too_few`: (column, rows
-    with a value, rows read)), as a column it lacks is refused, unless
-    named in ``allow_recode``; returns the named ones (:func:`_named_risk`)."""
+    with a value, rows read); ``what``: what its rows lack, for an earlier
+    sets-column a value of its earlier domain), as a column it lacks is
+    refused, unless named in ``allow_recode``; returns the named ones
+    (:func:`_named_risk`)."""
     named = []
     for c, have, rows in too_few:
         if c in allow_recode:
             named.append(_named_risk(c, [], f"was published by an earlier release of the series "
-                                            f"and holds a value in only {have:,} of the "
+                                            f"and holds {what} in only {have:,} of the "
                                             f"{rows:,} rows read: not measured"))
             continue
-        raise InputError(f"was published by a release of the series and holds a value in only "
+        raise InputError(f"was published by a release of the series and holds {what} in only "
                          f"{have:,} of the {rows:,} rows read here: whether it gives a value "
                          "away beside this release's columns cannot be measured (the series' "
                          "sets link each record's rows across its releases)", column=c,
