@@ -380,9 +380,11 @@ def test_point_cell_answers_equal_the_per_query_answers(t, l_try, seed):
     for rel in rels:
         for a, b in zip(Q.answer_partition(rel, qs), C.partition_sums(rel, cells, qs)):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    # (the sets' w, not their risk: a draw of few rows holding some values
+    # rarely is refused by the clear check, CI drew one, so it is named)
     pub = anonset.publish(df[["s"]], anonset.Diversity(min(2, d_s)), seed=3,
                           research_seed=True, sensitive=["s"], keep_order=True,
-                          domains={"s": rels[0].domains["s"]})
+                          domains={"s": rels[0].domains["s"]}, allow_clear=["s"])
     sa = Q.SetAnswers(pub, "s")
     W = C.set_w(sa.members, sa.d, cells, qs)
     for qu, w in zip(qs, W):
