@@ -263,6 +263,10 @@ def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
     return block
 
 
+#: Text that spells a boolean (any case): a CSV file's True and False.
+BOOL_TEXT = {"true": True, "false": False}
+
+
 def _booleans_as_domain(col: pd.Series, domain) -> pd.Series:
     """Booleans as the domain writes them: a CSV file's text 'True' and
     'False' (any case) where the domain holds booleans (a Parquet
@@ -272,7 +276,7 @@ def _booleans_as_domain(col: pd.Series, domain) -> pd.Series:
     plain = [v for v in domain if v is not None]
     if not plain:
         return col
-    spelled = {"true": True, "false": False}
+    spelled = BOOL_TEXT
     if all(isinstance(v, (bool, np.bool_)) for v in plain) and \
             (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
         return col.map(lambda v: spelled.get(v.strip().lower(), v) if isinstance(v, str) else v)

@@ -496,7 +496,7 @@ def as_bools(dom, dtype) -> list:
     ('False', 'True', as a command line or a CSV file writes them) read as
     the booleans they spell: the same domain declares the column in a CSV
     (text) and in Parquet (booleans) alike (H39: Parquet took only 0,1)."""
-    spelled = {"false": False, "true": True}
+    from ..encode import BOOL_TEXT as spelled
     if not _is_bools(dtype) or \
             not all(isinstance(v, str) and v.strip().lower() in spelled for v in dom):
         return list(dom)

@@ -358,7 +358,7 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
         # a domain of booleans (a Parquet release's, declared in Python):
         # a CSV file's True and False, in any case, are they (H42: an audit
         # of a Parquet release refused the same table as CSV)
-        spelled = {"true": True, "false": False}
+        from ..encode import BOOL_TEXT as spelled
         out = np.empty(len(vals), dtype=object)
         out[miss] = None
         for i in np.flatnonzero(~miss):
