@@ -56,8 +56,13 @@ def intersection(l=5, attrs=("native-country", "occupation", "education", "age")
     anonset.io.keys.new_key_file(key)
     out = {}
     for mode in ("fresh", "persistent"):
-        kw = {} if mode == "fresh" else {"key_file": key, "record_id": "rid"}
-        pubs = [anonset.publish(df, model, schema, **kw) for _ in range(3)]
+        if mode == "fresh":
+            pubs = [anonset.publish(df, model, schema) for _ in range(3)]
+        else:                    # a series: the first declared, each later given the latest
+            kw = {"key_file": key, "record_id": "rid"}
+            pubs = [anonset.publish(df, model, schema, first_in_series=True, **kw)]
+            for _ in range(2):
+                pubs.append(anonset.publish(df, model, schema, params=pubs[-1], **kw))
         for a in attrs:
             masks = []
             for p in pubs:

@@ -176,33 +176,43 @@ TABLE_CASES = [
               [*ROLES_CLI, "--allow-clear", "note", "--l", "2"],
               ("names 'note', which is not a sensitive column",), ("allow_clear:",),
               ("--allow-clear:",)),
-    TableCase("record-id-not-identifier", _api(record_id="note", seed=SEED),
-              [*ROLES_CLI, "--record-id", "note", "--seed", SEED, "--l", "2"],
+    TableCase("record-id-not-identifier", _api(record_id="note", first_in_series=True, seed=SEED),
+              [*ROLES_CLI, "--record-id", "note", "--first-in-series", "--seed", SEED, "--l", "2"],
               ("column 'note'", "must name an identifier column"), ("record_id:",),
               ("--record-id:",)),
     # named as the record id only: the error says which role it needs
     # (before: "1 column has no role: 'id'", with no word of --record-id)
     TableCase("record-id-without-a-role",
               dict(M, other=["note"], sensitive=["age", "job", "city"], bins={"age": EDGES},
-                   record_id="id", seed=SEED, domains=DECLARED),
+                   record_id="id", first_in_series=True, seed=SEED, domains=DECLARED),
               ["--other", "note", "--sensitive", "age,job,city", "--bins", BINS,
-               "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+               "--record-id", "id", "--first-in-series", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "has no role", "a record id is never published"),
               ("record_id:", "identifiers"), ("--record-id:", "--identifier"),
               side=DECLARED_FILES),
     TableCase("record-id-without-key", _api(record_id="id"), [*ROLES_CLI, "--record-id", "id", "--l", "2"],
               ("needs a persistent key",), ("key_file",), ("--key-file",)),
-    # a record id must name one record in every release, whatever the path
-    TableCase("record-id-missing", _api(record_id="id", seed=SEED, domains=DECLARED),
+    # a persistent-key release is the first of its series, declared, or is
+    # given the series' latest: one given neither was taken for a first
+    # release, keeping every set and reading nothing of the series (H46)
+    TableCase("record-id-series-undeclared", _api(record_id="id", seed=SEED, domains=DECLARED),
               [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              ("makes this release part of a series under its key", "no earlier release was "
+               "given"), ("record_id:", "params (the series' latest release)",
+                          "first_in_series=True"),
+              ("--record-id:", "--params-from (the series' latest release)",
+               "--first-in-series to declare"), side=DECLARED_FILES),
+    # a record id must name one record in every release, whatever the path
+    TableCase("record-id-missing", _api(record_id="id", first_in_series=True, seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--first-in-series", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "has 1 missing or empty value(s) (first at row 10)",
                "one stable id per record"),
               df=_with_col("id", lambda n: np.where(np.arange(n) == 9, np.nan, np.arange(n))),
               side=DECLARED_FILES),
     # a blank id is a placeholder: taken as an id, every row holding it would
     # be one record, whose equal values share one set (equal sets, equal values)
-    TableCase("record-id-blank", _api(record_id="id", seed=SEED, domains=DECLARED),
-              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+    TableCase("record-id-blank", _api(record_id="id", first_in_series=True, seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--first-in-series", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "has 2 missing or empty value(s) (first at row 10)",
                "one stable id per record"),
               df=_with_col("id", lambda n: np.where(np.isin(np.arange(n), (9, 10)), "  ",
@@ -210,23 +220,23 @@ TABLE_CASES = [
               side=DECLARED_FILES),
     # counted over the whole table on every path (a stream of 37-row blocks
     # and Dask partitions counted the first block's alone)
-    TableCase("record-id-missing-in-two-blocks", _api(record_id="id", seed=SEED,
+    TableCase("record-id-missing-in-two-blocks", _api(record_id="id", first_in_series=True, seed=SEED,
                                                       domains=DECLARED),
-              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+              [*ROLES_CLI, "--record-id", "id", "--first-in-series", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "has 3 missing or empty value(s) (first at row 10)",
                "one stable id per record"),
               df=_with_col("id", lambda n: np.where(np.isin(np.arange(n), (9, 80, n - 1)), "",
                                                     [f"p{i}" for i in range(n)])),
               side=DECLARED_FILES),
-    TableCase("record-id-fractional", _api(record_id="id", seed=SEED, domains=DECLARED),
-              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
+    TableCase("record-id-fractional", _api(record_id="id", first_in_series=True, seed=SEED, domains=DECLARED),
+              [*ROLES_CLI, "--record-id", "id", "--first-in-series", "--seed", SEED, *DECLARED_CLI, "--l", "2"],
               ("column 'id'", "holds the fractional number 0.5 at row 1;", "whole numbers or text"),
               df=_with_col("id", lambda n: np.arange(n) + 0.5), side=DECLARED_FILES),
     # a persistent key with a domain read off each release's data: a value
     # that appears or disappears would redraw every set of the column
-    TableCase("record-id-inferred-domain", _api(record_id="id", seed=SEED,
+    TableCase("record-id-inferred-domain", _api(record_id="id", first_in_series=True, seed=SEED,
                                                 domains={"job": list("abcdef")}),
-              [*ROLES_CLI, "--record-id", "id", "--seed", SEED, "--domain", "job=jobs.txt",
+              [*ROLES_CLI, "--record-id", "id", "--first-in-series", "--seed", SEED, "--domain", "job=jobs.txt",
                "--l", "2"], ("needs a declared domain for every sensitive column", "['city']"),
               ("record_id:",), ("--record-id:", "--domain"), side={"jobs.txt": "a\nb\nc\nd\ne\nf\n"}),
     # a column named as a word of a wide attribute's sets ('job#1' beside

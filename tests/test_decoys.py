@@ -115,7 +115,7 @@ def test_a_persistent_key_adds_no_decoy_token(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pub = anonset.publish(df, anonset.Diversity({"union": 2, "maried": 2, "residence": 3}),
-                              **kw)
+                              first_in_series=True, **kw)
     assert pub.schema["union"].domain == ("no", "yes")
     assert pub.schema["maried"].domain == ("no", "yes")
     assert pub.schema["residence"].domain[-1] == "?"
@@ -133,7 +133,7 @@ def test_a_persistent_key_adds_no_decoy_token(tmp_path):
     with pytest.raises(InputError, match=r"column 'union': would publish some rows' values "
                                          r"nearly in the clear"):
         anonset.publish(df, anonset.Diversity({"union": 2, "maried": 2, "residence": 3}),
-                        **dict(kw, domains=dom))
+                        first_in_series=True, **dict(kw, domains=dom))
 
 
 def test_semantic_metadata_names_the_filled_column_without_its_count():

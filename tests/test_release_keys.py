@@ -54,7 +54,8 @@ def test_one_key_under_another_l_draws_other_sets(tmp_path, persistent):
     new_key_file(key)
     kw = dict(key_file=key)
     if persistent:
-        kw.update(identifiers=["rid"], record_id="rid")
+        # each declared the first of a series: another l, as a user could ask
+        kw.update(identifiers=["rid"], record_id="rid", first_in_series=True)
     else:
         kw.update(drop=["rid"])
     with pytest.warns(UserWarning) if persistent else _nothing():
@@ -128,7 +129,8 @@ def test_a_series_keeps_its_sets_when_its_domain_comes_as_floats(tmp_path):
     kw = dict(identifiers=["rid"], sensitive=["s"], key_file=key, record_id="rid",
               keep_order=True)
     with pytest.warns(UserWarning, match="persistent key"):
-        first = anonset.publish(df, anonset.Diversity(3), domains={"s": list(range(8))}, **kw)
+        first = anonset.publish(df, anonset.Diversity(3), domains={"s": list(range(8))},
+                                first_in_series=True, **kw)
     first.to_parquet(tmp_path / "first.parquet")
     prior = anonset.read_parquet(tmp_path / "first.parquet")
     floats = df.astype({"s": float})

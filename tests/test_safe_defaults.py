@@ -142,7 +142,11 @@ def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
     assert two > 0.2 and three > two                         # intersection pins values down
     key = tmp_path / "release.key"
     anonset.io.keys.new_key_file(key)
-    kept = [anonset.publish(df, model, schema, key_file=key, record_id="rid") for _ in range(3)]
+    kept = [anonset.publish(df, model, schema, key_file=key, record_id="rid",
+                            first_in_series=True)]
+    for _ in range(2):                       # each later release given the latest
+        kept.append(anonset.publish(df, model, schema, key_file=key, record_id="rid",
+                                    params=kept[-1]))
     assert all(p.info["key"] == "persistent" for p in kept)
     assert exposed(kept, df, "native-country") == 0.0       # no more than one release
     # the same record and value get the same set in every release ...
@@ -159,7 +163,8 @@ def test_fresh_keys_expose_values_and_a_persistent_key_does_not(tmp_path):
     moved = df.copy()
     moved.loc[0, "native-country"] = "Canada" if df.loc[0, "native-country"] != "Canada" \
         else "Mexico"
-    again = anonset.publish(moved, model, schema, key_file=key, record_id="rid")
+    again = anonset.publish(moved, model, schema, key_file=key, record_id="rid",
+                            params=kept[-1])
     a = np.empty_like(again.mask("native-country"))
     a[again.source_rows] = again.mask("native-country")
     b = np.empty_like(a)
@@ -225,7 +230,8 @@ def test_one_persons_rows_are_refused_unless_a_record_id_ties_them(tmp_path, cap
     # the remedy: one set per value per person
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
-    tied = anonset.publish(df, model, key_file=key, record_id="pid", **kw)
+    tied = anonset.publish(df, model, key_file=key, record_id="pid", first_in_series=True,
+                           **kw)
     assert pinned(tied) == 0.0 and tied.info["shared_ids"] == {"pid": shared}
     assert "shared_ids_allowed" not in tied.info
     checks = anonset.audit(tied).checks.set_index("check")
@@ -234,7 +240,7 @@ def test_one_persons_rows_are_refused_unless_a_record_id_ties_them(tmp_path, cap
     for bad, words in ((["occupation"], "which is not an identifier column"),
                        (["pid"], "the record id")):
         with pytest.raises(InputError, match=words):
-            anonset.publish(df, model, key_file=key, record_id="pid",
+            anonset.publish(df, model, key_file=key, record_id="pid", first_in_series=True,
                             allow_shared_id=bad, **kw)
     # the command line: one line, exit 2, nothing written; named, the summary says so
     capsys.readouterr()
@@ -269,7 +275,7 @@ def test_an_identifier_that_is_not_the_record_id_is_refused_when_it_repeats(tmp_
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kw = dict(identifiers=["visit", "pid"], sensitive=["job"], key_file=key,
-              domains={"job": list("abcdef")})
+              domains={"job": list("abcdef")}, first_in_series=True)
     model = anonset.Diversity(3)
     shared = int((df.groupby("pid").pid.transform("size") > 1).sum())
     df.to_csv(tmp_path / "v.csv", index=False)
@@ -308,7 +314,8 @@ def test_an_identifier_that_is_not_the_record_id_is_refused_when_it_repeats(tmp_
                 assert "name pid as the record id" in row.message
                 assert row.message.endswith("(published as the user allowed: allow_shared_id)")
     with pytest.raises(InputError, match="the risk named: allow_shared_id=\\['pid'\\]"):
-        anonset.publish(df, model, seed=SEED, **{**kw, "key_file": None})
+        anonset.publish(df, model, seed=SEED, **{**kw, "key_file": None,
+                                                 "first_in_series": False})
 
 
 def _in_input_order(pub, name):
@@ -327,7 +334,7 @@ def test_a_record_id_means_one_record_however_it_is_typed(tmp_path):
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kw = dict(identifiers=["rid"], sensitive=["job"], key_file=key, record_id="rid",
-              domains={"job": list("abcd")}, keep_order=True)
+              domains={"job": list("abcd")}, keep_order=True, first_in_series=True)
     model = anonset.Diversity(2)
     want = anonset.publish(df, model, **kw).mask("job")
     as_float = anonset.publish(df.assign(rid=df.rid.astype(float)), model, **kw).mask("job")
@@ -379,17 +386,20 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     kw = dict(identifiers=["rid"], exact=["sex"], key_file=key, record_id="rid",
               domains=domains)
     model = anonset.Diversity(3)
-    first = anonset.publish(df, model, sensitive=["job", "town"], **kw)
-    assert first.info["streams"] == "name"
+    first = anonset.publish(df, model, sensitive=["job", "town"], first_in_series=True, **kw)
+    assert first.info["streams"] == "name" and first.info["first_in_series"] is True
     # a new column in front, the columns in another order, one column less
     wider = df.assign(wave=2)[["wave", "town", "rid", "sex", "job"]]
-    second = anonset.publish(wider, model, sensitive=["job", "town"], drop=["wave"], **kw)
-    only_job = anonset.publish(df, model, sensitive=["job"], drop=["town"],
+    # every later release is given the series' latest
+    second = anonset.publish(wider, model, sensitive=["job", "town"], drop=["wave"],
+                             params=first, **kw)
+    assert "first_in_series" not in second.info
+    only_job = anonset.publish(df, model, sensitive=["job"], drop=["town"], params=second,
                                **dict(kw, domains={"job": domains["job"]}))
     # a value nobody had before, held by one new record
     grown = pd.concat([df, pd.DataFrame({"rid": ["new"], "job": ["f"], "town": ["w"],
                                          "sex": ["f"]})], ignore_index=True)
-    third = anonset.publish(grown, model, sensitive=["job", "town"], **kw)
+    third = anonset.publish(grown, model, sensitive=["job", "town"], params=only_job, **kw)
     for name in ("job", "town"):
         a = _in_input_order(first, name)
         assert np.array_equal(a, _in_input_order(second, name)), name
@@ -398,7 +408,7 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     # the streamed and Dask paths draw the same name-keyed sets
     import dask.dataframe as dd
     from anonset import dask as adask
-    ordered = dict(kw, keep_order=True)
+    ordered = dict(kw, keep_order=True, params=third)
     mem = anonset.publish(wider, model, sensitive=["job", "town"], drop=["wave"], **ordered)
     wider.to_parquet(tmp_path / "w.parquet")
     streamed = publish_file(tmp_path / "w.parquet", tmp_path / "p.parquet", model, chunk_rows=701,
@@ -418,7 +428,8 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
     closeness = anonset.Closeness(0.15)
     with pytest.warns(UserWarning, match=r"params=this; .* keeps the \(p, eta\) that "
                                          r"Algorithm 1 chose here for t-closeness"):
-        c1 = anonset.publish(df, closeness, sensitive=["job", "town"], **kw)
+        c1 = anonset.publish(df, closeness, sensitive=["job", "town"], first_in_series=True,
+                             **kw)
     shifted = df.copy()
     shifted.loc[: n // 3, "town"] = "w"      # p: 0.172 -> 0.199, apart on the 1/256 grid
     free = anonset.publish(shifted, closeness, sensitive=["job", "town"], seed=SEED,
@@ -442,7 +453,7 @@ def test_a_persistent_key_survives_changes_between_releases(tmp_path):
         return anonset.audit(pub).checks.query("check == 'key'").iloc[0]
     assert key_row(c1).status == "warn" and "--params-from" in key_row(c1).message
     assert key_row(c2).status == "pass" and key_row(first).status == "pass"
-    older = anonset.publish(df, model, sensitive=["job", "town"], **kw)
+    older = anonset.publish(df, model, sensitive=["job", "town"], first_in_series=True, **kw)
     del older.info["streams"]                   # as versions before name-keyed streams wrote
     assert key_row(older).status == "warn" and "keyed by its position" in key_row(older).message
     # parameters that would break t on the new data are refused, not used
@@ -477,7 +488,7 @@ def test_a_series_may_add_a_column_and_carries_on_the_ones_it_leaves_out(tmp_pat
                                domains={c: domains[c] for c in sensitive}, **kw, **more)
     model = anonset.Closeness(0.2)
     with pytest.warns(UserWarning, match="params=this"):
-        r1 = release(["job", "town"], "tv")
+        r1 = release(["job", "town"], "tv", first_in_series=True)
     # a column the earlier release lacks may be one renamed since (new sets
     # for old values): refused unless named new to the series
     with pytest.raises(InputError, match=r"params: the earlier release has no parameters for "
@@ -518,7 +529,7 @@ def test_a_series_may_add_a_column_and_carries_on_the_ones_it_leaves_out(tmp_pat
                          "--identifier", "rid", "--key-file", str(key), "--record-id", "rid",
                          "--t", "0.2", "--sensitive", ",".join(sensitive), "--drop", drop,
                          *doms, *more])
-    assert cli(1, ["job", "town"], "tv") == 0
+    assert cli(1, ["job", "town"], "tv", "--first-in-series") == 0
     assert cli(2, ["town", "tv"], "job", "--params-from", str(tmp_path / "c1.parquet")) == 2
     assert cli(2, ["town", "tv"], "job", "--params-from", str(tmp_path / "c1.parquet"),
                "--new-in-series", "tv") == 0
@@ -548,8 +559,8 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
               record_id="rid")
     t = anonset.Closeness(0.15, ground="equal")
     with pytest.warns(UserWarning, match="params=this"):
-        first = anonset.publish(df, t, **kw)
-    free = anonset.publish(later, t, **kw)
+        first = anonset.publish(df, t, first_in_series=True, **kw)
+    free = anonset.publish(later, t, first_in_series=True, **kw)   # what its data alone gives
     assert (free.params["town"].eta, free.params["town"].p) != \
         (first.params["town"].eta, first.params["town"].p)
     if free.params["town"].eta == first.params["town"].eta:
@@ -569,7 +580,8 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
     assert anonset.audit(kept, later).conforms
     # with room: the first release under a smaller t, the later one under t
     with pytest.warns(UserWarning, match="params=this"):
-        roomy = anonset.publish(df, anonset.Closeness(0.14, ground="equal"), **kw)
+        roomy = anonset.publish(df, anonset.Closeness(0.14, ground="equal"),
+                                first_in_series=True, **kw)
     second = anonset.publish(later, t, params=roomy, **kw)
     assert second.params["town"].t == 0.15 and second.params["town"].p == roomy.params["town"].p
     same = (df.town == later.town).to_numpy()
@@ -593,7 +605,7 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
               "--key-file", str(key), "--record-id", "rid", "--keep-order",
               "--domain", f"job={tmp_path / 'jobs.txt'}", "--domain", f"town={tmp_path / 'towns.txt'}"]
     assert main(["anonymize", str(tmp_path / "w1.csv"), "-o", str(tmp_path / "p1.parquet"),
-                 *common]) == 0
+                 "--first-in-series", *common]) == 0
     assert "--params-from" in capsys.readouterr().err
     assert main(["anonymize", str(tmp_path / "w2.csv"), "-o", str(tmp_path / "p2.parquet"),
                  "--drop", "wave", "--params-from", str(tmp_path / "p1.parquet"), *common]) == 0
@@ -665,7 +677,8 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
     model = anonset.Diversity(3)
     with pytest.warns(UserWarning, match=r"params=this; --params-from THIS_RELEASE\), which "
                                          r"refuses a changed domain; otherwise"):
-        first = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")}, **kw)
+        first = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
+                                first_in_series=True, **kw)
     first.to_parquet(tmp_path / "first.parquet")
     on_disk = anonset.read_parquet(tmp_path / "first.parquet")
     # the same domain: accepted silently, the same sets; a column left out is fine
@@ -730,7 +743,8 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
         assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out.parquet").exists()
     # a Dask release is an earlier release too
     lazy_first = adask.publish(dd.from_pandas(df, npartitions=3), model, scheduler="sync",
-                               domains={"job": jobs, "town": list("xyz")}, **kw)
+                               domains={"job": jobs, "town": list("xyz")},
+                               first_in_series=True, **kw)
     with pytest.raises(InputError, match="1 new value"):
         anonset.publish(df, model, domains={"job": jobs + ["f"], "town": list("xyz")},
                         params=lazy_first, **kw)
@@ -797,6 +811,7 @@ def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kept = anonset.publish(df, model, **dict(kw, seed=None, key_file=key, record_id="id",
+                                             first_in_series=True,
                                              domains={"grade": ["p", "q", "r"], "job": list("abcd"),
                                                       "city": list("xyz")}))
     assert [a.name for a in kept.schema.published if a.domain[-1] == "?"] == ["job"]
@@ -1024,7 +1039,8 @@ def test_audit_warns_when_exact_qids_link_releases(tmp_path):
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kept = anonset.publish(df, anonset.Diversity(3), identifiers=["rid"], key_file=key,
-                           record_id="rid", domains={"job": list("abcdef")}, **kw)
+                           record_id="rid", domains={"job": list("abcdef")},
+                           first_in_series=True, **kw)
     row = anonset.audit(kept).checks.query("check == 'repeat'").iloc[0]
     assert row.status == "pass" and "persistent" in row.message
     # without exact QIDs there is nothing to link by: no row
@@ -1102,8 +1118,8 @@ def test_persistent_sets_do_not_change_between_releases(pair):
         kw = dict(identifiers=["rid"], sensitive=list(doms), key_file=key, record_id="rid",
                   domains=doms, keep_order=True,
                   allow_clear=list(doms))      # tiny tables: values nobody holds are decoys
-        a = anonset.publish(first, model, **kw)
-        b = anonset.publish(second, model, drop=["extra"], **kw)
+        a = anonset.publish(first, model, first_in_series=True, **kw)
+        b = anonset.publish(second, model, drop=["extra"], params=a, **kw)
     rows = second["rid"].astype(float).astype(int).to_numpy()     # rid = row of first
     for c in doms:
         same = first[c].to_numpy()[rows] == second[c].to_numpy()
@@ -1143,7 +1159,8 @@ def test_one_records_rows_share_one_set_per_value(panel):
         anonset.io.keys.new_key_file(key)
         pub = anonset.publish(df, anonset.Diversity(l), identifiers=["pid"], sensitive=["s"],
                               domains={"s": list(range(d))}, key_file=key, record_id="pid",
-                              keep_order=True, allow_clear=["s"])    # decoys: a tiny panel
+                              first_in_series=True, keep_order=True,
+                              allow_clear=["s"])    # decoys: a tiny panel
     m = pub.mask("s")[:, 0]
     bits = (m[:, None] >> np.arange(d, dtype=np.uint64)) & np.uint64(1)
     assert (bits.sum(axis=1) == l).all() and bits[np.arange(len(df)), df.s].all()
@@ -2357,7 +2374,8 @@ def test_a_series_goes_on_under_its_own_key_only(tmp_path, capsys):
     kw = dict(identifiers=["rid"], sensitive=["wage"], domains={"wage": list("abcde")})
     model = anonset.Diversity(2)
     with pytest.warns(UserWarning, match="params=this"):
-        first = anonset.publish(df, model, key_file=keys[0], record_id="rid", **kw)
+        first = anonset.publish(df, model, key_file=keys[0], record_id="rid",
+                                first_in_series=True, **kw)
     assert first.info["key_check"] == key_check(make_key(read_key_file(keys[0])))
     assert first.info["key_check"] != key_check(make_key(read_key_file(keys[1])))
     first.to_parquet(tmp_path / "r1.parquet")
@@ -2365,7 +2383,8 @@ def test_a_series_goes_on_under_its_own_key_only(tmp_path, capsys):
     assert back.info["key_check"] == first.info["key_check"]
     # what the refusal prevents: the sets of another key, intersected
     with pytest.warns(UserWarning, match="params=this"):
-        other = anonset.publish(df, model, key_file=keys[1], record_id="rid", **kw)
+        other = anonset.publish(df, model, key_file=keys[1], record_id="rid",
+                                first_in_series=True, **kw)
     both = (_in_input_order(first, "wage") & _in_input_order(other, "wage"))[:, 0]
     alone = np.mean([bin(int(m)).count("1") == 1 for m in both])
     assert 0.6 < alone < 0.9
@@ -2573,7 +2592,8 @@ def test_replacing_a_release_under_another_key_is_warned_of_on_every_path(tmp_pa
     for name in ("a.key", "b.key"):
         (tmp_path / name).write_text(anonset.io.keys.secrets.token_hex(32))
         (tmp_path / name).chmod(0o600)
-    series = dict(kw, key_file=tmp_path / "a.key", record_id="rid")
+    # (each declared the first of its series: what the writer sees, not the series' check)
+    series = dict(kw, key_file=tmp_path / "a.key", record_id="rid", first_in_series=True)
     assert len(write(anonset.publish(df, anonset.Diversity(2), **series))) == 1   # was seeded
     assert write(anonset.publish(df, anonset.Diversity(2), **series)) == []
     # one persistent key, another l without the first's parameters: the sets

@@ -56,7 +56,8 @@ def series(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["stay", "ward"],
-                             other=["admit"], drop=["discharge", "clinic"], **kw)
+                             other=["admit"], drop=["discharge", "clinic"],
+                             first_in_series=True, **kw)
     r1.to_parquet(tmp_path / "r1.parquet")
     return df, kw, r1, anonset.read_parquet(tmp_path / "r1.parquet")
 
@@ -250,7 +251,7 @@ def test_a_total_split_across_two_releases_is_always_refused(tmp_path_factory, f
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(2), other=[first],
-                             drop=[second, "noise"], **kw)
+                             drop=[second, "noise"], first_in_series=True, **kw)
         with pytest.raises(InputError, match=rf"'{first}' was published by an earlier release"):
             anonset.publish(df, anonset.Diversity(2), params=r1,
                             other=[second] + (["noise"] if extra else []),
@@ -305,7 +306,8 @@ def test_a_set_read_beside_an_earlier_release_s_column_is_refused(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["dx", "region"], other=["arm"],
-                             drop=["dose"], domains={c: dom[c] for c in ("dx", "region")}, **kw)
+                             drop=["dose"], domains={c: dom[c] for c in ("dx", "region")},
+                             first_in_series=True, **kw)
     # (naming arm is not enough: beside it the dx's set gives the dose too)
     with pytest.raises(InputError, match=r"column 'dose': would be published nearly in the "
                                          r"clear beside 'arm'.*allow_clear=\['dose'\]$"):
@@ -326,7 +328,7 @@ def test_a_wave_is_measured_on_its_own_values(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(base, anonset.Diversity(3), sensitive=["dx", "region", "dose"],
-                             other=["arm"], **kw)
+                             other=["arm"], first_in_series=True, **kw)
     with pytest.raises(InputError, match=r"'dose'.*'arm'.*(allow_recode=\['arm'\]|"
                                          r"allow_clear=\['dose'\]$)"):
         anonset.publish(wave2, anonset.Diversity(3), sensitive=["dx", "region", "dose"],
@@ -391,7 +393,7 @@ def test_an_empty_wave_is_refused_as_empty(tmp_path):
     new_key_file(key)
     df = pd.DataFrame({"pid": np.arange(50), "s": np.arange(50) % 6, "g": ["a", "b"] * 25})
     kw = dict(sensitive=["s"], other=["g"], identifiers=["pid"], record_id="pid", key_file=key,
-              domains={"s": list(range(6))})
+              domains={"s": list(range(6))}, first_in_series=True)
     with pytest.raises(InputError, match=r"is empty \(no rows\)"):
         anonset.publish(df.iloc[:0], anonset.Diversity(3), **kw)
     with pytest.raises(InputError, match=r"is empty \(no rows\)"):
@@ -425,7 +427,7 @@ def test_a_column_passed_through_beside_an_earlier_release_s_sets_is_refused(tmp
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["A", "L1", "L2", "L3"],
                              drop=["X"], domains={c: vals for c in ["A", "L1", "L2", "L3"]},
-                             **kw)
+                             first_in_series=True, **kw)
     with pytest.raises(InputError, match=r"column 'A': would be published nearly in the clear "
                                          r"beside 'X'.*\('A' published by an earlier release of "
                                          r"the series"):
@@ -455,7 +457,7 @@ def test_sets_of_different_releases_are_read_together(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(2), sensitive=["A", "B", "L"], drop=["C"],
-                             domains={c: dom[c] for c in "ABL"}, **kw)
+                             domains={c: dom[c] for c in "ABL"}, first_in_series=True, **kw)
     what = r"would be published nearly in the clear beside .*published by an earlier release"
     later = dict(sensitive=["C", "L"], drop=["A", "B"], domains={c: dom[c] for c in "CL"},
                  params=r1, new_in_series=["C"], **kw)
@@ -484,7 +486,7 @@ def test_an_earlier_set_column_is_read_despite_a_bad_cell_and_in_bins(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r1 = anonset.publish(df, anonset.Diversity(3), sensitive=["A", "L1", "L2", "L3"],
-                             drop=["X"], domains={"A": vals, **doms}, **kw)
+                             drop=["X"], domains={"A": vals, **doms}, first_in_series=True, **kw)
     later = dict(sensitive=["L1", "L2", "L3"], other=["X"], domains=doms, params=r1, **kw)
     what = r"column 'A': would be published nearly in the clear beside 'X'"
     for bad in ("zz", None):
@@ -504,6 +506,114 @@ def test_an_earlier_set_column_is_read_despite_a_bad_cell_and_in_bins(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         b1 = anonset.publish(num, anonset.Diversity(3), sensitive=["A", "L1", "L2", "L3"],
-                             drop=["X"], domains=doms, bins={"A": list(range(0, 101, 10))}, **kw)
+                             drop=["X"], domains=doms, bins={"A": list(range(0, 101, 10))},
+                             first_in_series=True, **kw)
     with pytest.raises(InputError, match=what):
         anonset.publish(num, anonset.Diversity(3), drop=["A"], **dict(later, params=b1))
+
+
+def test_a_release_under_a_persistent_key_is_declared_first_or_given_the_latest(tmp_path,
+                                                                                capsys):
+    """A later release given no earlier one was taken for a first release:
+    under the same key file and record id it kept every set and read
+    nothing of the series, so the admission date passed through by release
+    1 and the discharge date by release 2 gave the stays (H46: 77 %).  A
+    persistent-key release given no earlier one is refused unless declared
+    the first of its series, with the same line on every path and nothing
+    written; the declaration is recorded, summarized and audited, and a
+    configuration file (which every release of a series reads) refuses it."""
+    import dask.dataframe as dd
+    from anonset import dask as adask
+    key = tmp_path / "series.key"
+    new_key_file(key)
+    df = _stays()
+    kw = dict(identifiers=["pid"], record_id="pid", key_file=key, domains=DOMAINS,
+              sensitive=["stay", "ward"])
+    src = tmp_path / "in.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "r2.parquet"
+    later = dict(other=["discharge"], drop=["admit", "clinic"])
+    said = []
+    with pytest.raises(InputError) as e:
+        anonset.publish(df, anonset.Diversity(3), **kw, **later)
+    said.append(str(e.value))
+    with pytest.raises(InputError) as e:
+        publish_file(src, out, anonset.Diversity(3), chunk_rows=700, **kw, **later)
+    said.append(str(e.value))
+    with pytest.raises(InputError) as e:
+        adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(3), scheduler="sync",
+                      **kw, **later)
+    said.append(str(e.value))
+    assert len(set(said)) == 1 and not out.exists(), said
+    assert e.value.param == "record_id"
+    assert said[0] == ("record_id: makes this release part of a series under its key, and no "
+                       "earlier release was given: a later release must be read beside the "
+                       "series' earlier ones (a record keeps its sets, which link its rows "
+                       "across the releases); expected params (the series' latest release), "
+                       "or first_in_series=True to declare this release the first of its series")
+    argv = ["anonymize", str(src), "-o", str(out), "--identifier", "pid", "--record-id", "pid",
+            "--key-file", str(key), "--sensitive", "stay,ward",
+            "--domain", "stay=" + ",".join(map(str, DOMAINS["stay"])),
+            "--domain", "ward=A,B,C,D,E", "--l", "3"]
+    capsys.readouterr()
+    assert cli_main(argv + ["--other", "discharge", "--drop", "admit,clinic"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and not out.exists(), err
+    assert err[0].endswith("expected --params-from (the series' latest release), or "
+                           "--first-in-series to declare this release the first of its "
+                           "series"), err
+    assert "--record-id: makes this release part of a series" in err[0], err
+    # declared: published; the metadata, the summary and the audit say so
+    first = tmp_path / "r1.parquet"
+    assert cli_main(argv[:3] + [str(first)] + argv[4:]
+                    + ["--other", "admit", "--drop", "discharge,clinic",
+                       "--first-in-series"]) == 0
+    text = capsys.readouterr().out
+    assert "series: the FIRST release of a series under this key (--first-in-series)" in text
+    r1 = anonset.read_parquet(first)
+    assert r1.info["first_in_series"] is True
+    key_row = anonset.audit(r1).checks.query("check == 'key'").iloc[0]
+    assert key_row.status == "pass" and "declared the first release of its series " \
+        "(first_in_series)" in key_row.message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lazy in (False, True):
+            pub = (adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(3),
+                                 scheduler="sync", first_in_series=True, **kw,
+                                 other=["admit"], drop=["discharge", "clinic"])
+                   .to_settable(scheduler="sync") if lazy else
+                   anonset.publish(df, anonset.Diversity(3), first_in_series=True, **kw,
+                                   other=["admit"], drop=["discharge", "clinic"]))
+            assert pub.info["first_in_series"] is True
+    # the next release is given it: read beside it (the H46 case is refused
+    # by the series' check), and is not a first release itself
+    assert cli_main(argv + ["--other", "discharge", "--drop", "admit,clinic",
+                            "--params-from", str(first)]) == 2
+    assert "together with column 'admit'" in capsys.readouterr().err
+    assert cli_main(argv + ["--other", "admit", "--drop", "discharge,clinic",
+                            "--params-from", str(first), "-q"]) == 0
+    assert "first_in_series" not in anonset.read_parquet(out).info
+    out.unlink()
+    # declared beside an earlier release, or without a record id: refused
+    for more, words in ((dict(params=r1), r"^first_in_series: is given together with params"),
+                        (dict(record_id=None, key_file=None),
+                         r"^first_in_series: is given without record_id")):
+        with pytest.raises(InputError, match=words):
+            anonset.publish(df, anonset.Diversity(3), first_in_series=True,
+                            **{**kw, **more, "other": ["admit"],
+                               "drop": ["discharge", "clinic"]})
+    assert cli_main(argv + ["--other", "admit", "--drop", "discharge,clinic",
+                            "--params-from", str(first), "--first-in-series"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("anonset anonymize: error: --first-in-series: is given together with "
+                          "--params-from"), err
+    # a configuration file serves every release of a series: it refuses it
+    cfg = tmp_path / "series.toml"
+    cfg.write_text("first_in_series = true\n")
+    assert cli_main(argv + ["--other", "admit", "--drop", "discharge,clinic",
+                            "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "series.toml" in err[0] and "'first_in_series'" in err[0], err
+    assert "declare it on the command line (--first-in-series)" in err[0], err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["in.parquet", "r1.parquet", "series.key", "series.toml"]

@@ -37,7 +37,8 @@ def publish_and_reconstruct(df: pd.DataFrame, out: Path) -> None:
     pub = anonset.publish(df, Closeness(0.2), identifiers=["name"], sensitive=["age"],
                           exact=["sex"], other=["zip"], drop=["note"], bins={"age": [0, 50, 100]},
                           domains={"sex": ["f", "m"]}, hierarchies={"job": out / "job.csv"},
-                          key_file=out / "key", record_id="id", allow_clear=["sex"],
+                          key_file=out / "key", record_id="id", first_in_series=True,
+                          allow_clear=["sex"],
                           keep_order=True, rng="philox")
     params = anonset.optimize(Diversity(2), list(schema.published))
     pub = anonset.publish(df, Diversity(2), schema, params=params, seed=None)

@@ -96,7 +96,10 @@ def key_risks(info, add, model=None, *, partition: bool = False) -> None:
     elif mode in ("os", "persistent"):
         add("key", "-", "pass", mode, "os",
             "key: a fresh key from the operating system, never stored" if mode == "os" else
-            "key: a persistent key file; the same record gets the same sets in every release")
+            "key: a persistent key file; the same record gets the same sets in every release"
+            + ("; declared the first release of its series (first_in_series): a later release "
+               "is read beside it only when given it (params=; --params-from)"
+               if info.get("first_in_series") else ""))
     elif info.get("seeded"):
         add("key", "-", "risk", "seeded", "os",
             "key: a user seed of unknown strength (written by an anonset version that accepted "

@@ -85,6 +85,10 @@ def register(sub) -> None:
                         "(.parquet, or .csv with its .anonset.json) instead of optimizing "
                         "them; they are checked against this input (needed with --record-id "
                         "and --t: a different (p, eta) redraws every set)")
+    g.add_argument("--first-in-series", action="store_true", default=None,
+                   help="with --record-id: declare this release the first of its series (a "
+                        "later release is given the latest with --params-from, and read beside "
+                        "it; one given neither is refused)")
     g.add_argument("--new-in-series", action="append", metavar="A,B",
                    help="with --params-from: sensitive columns that no earlier release of the "
                         "series published under any name (their (p, eta) are chosen for this "
@@ -253,6 +257,7 @@ def run(args) -> int:
         allow_identifier=opts.get("allow_identifier") or (),
         keep_order=bool(opts.get("keep_order")), record_id=opts.get("record_id"),
         new_in_series=opts.get("new_in_series") or (),
+        first_in_series=bool(args.first_in_series),
         rng=opts.get("rng") or "chacha20", n_threads=opts.get("threads"), **key)
     if opts.get("params_from") is not None:
         options["params"] = _params_from(opts["params_from"], options["sensitive"])

@@ -43,7 +43,7 @@ FLAGS = {
     "allow_rare": "--allow-rare",
     "allow_shared_id": "--allow-shared-id",
     "keep_order": "--keep-order", "record_id": "--record-id", "params": "--params-from",
-    "new_in_series": "--new-in-series",
+    "new_in_series": "--new-in-series", "first_in_series": "--first-in-series",
     "seed": "--seed",
     "research_seed": "--research-seed", "key_file": "--key-file", "seed_env": "--seed-env",
     "rng": "--rng", "n_threads": "--threads", "chunk_rows": "--chunk-rows",
@@ -473,6 +473,9 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
     if info.get("new_in_series"):
         print(f"new in this series (parameters chosen for this release): "
               f"{', '.join(info['new_in_series'])}")
+    if info.get("first_in_series"):
+        print("series: the FIRST release of a series under this key (--first-in-series); give "
+              "it to the next release with --params-from, which reads it beside its own columns")
     for line in missing_lines(info.get("missing")):
         print(line)
     key = {"os": "a fresh key from the operating system (never stored: releasing these "

@@ -84,6 +84,12 @@ def load_config(path) -> dict:
             raise ConfigError(f"config {where!r}: key 'seed': a seed is key material and does "
                               "not belong in a configuration file; put it in a key file "
                               "(anonset keygen FILE) and name it with key_file")
+        if canon == "first_in_series":
+            # a file serves every release of a series: kept in it, the
+            # declaration would take each later release for a first one
+            raise ConfigError(f"config {where!r}: key {key!r}: a release is the first of its "
+                              "series once; declare it on the command line "
+                              "(--first-in-series), not in a file every release reads")
         if canon not in CONFIG_KEYS:
             from ..validate import close_match
             raise ConfigError(f"config {where!r}: unknown key {key!r}"

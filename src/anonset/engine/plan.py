@@ -514,6 +514,8 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         "streams": "name" if persistent else "position",
         "params": "optimized" if opts.params is None else "partly given" if fresh else "given",
         **({"new_in_series": [a.name for a in fresh]} if fresh else {}),
+        # declared by the publisher: no earlier release was read beside it
+        **({"first_in_series": True} if opts.first_in_series else {}),
         **({"series": series_record(opts.prior, published)}
            if persistent and opts.prior is not None and opts.prior.persistent else {}),
         # every release of the series up to this one, what each published as

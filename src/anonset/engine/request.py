@@ -56,6 +56,7 @@ class Options:
     keep_order: bool = False
     record_id: str | None = None
     new_in_series: tuple = ()
+    first_in_series: bool = False
     seed: Any = None
     research_seed: bool = False
     key_file: Any = None
@@ -140,13 +141,38 @@ class Options:
                                       "one read with anonset.read_parquet, or a Dask release; "
                                       "--params-from FILE), or no {@params} in the first "
                                       "release of a series")
+        first = V.check_bool(self.first_in_series, "first_in_series")
+        if first and self.record_id is None:
+            raise InputError("is given without {@record_id}: only a persistent key (a key file "
+                             "and a record id) makes a series of releases",
+                             param="first_in_series",
+                             expected="{@record_id} and {@key_file} with it, or no "
+                                      "{@first_in_series=True}")
+        if first and params is not None:
+            raise InputError("is given together with {@params}, an earlier release of the series",
+                             param="first_in_series",
+                             expected="either {@params} (a later release) or "
+                                      "{@first_in_series=True} (the series' first release)")
         new = V.check_names(self.new_in_series, "new_in_series")
         if new and prior is None:
             raise InputError(f"names {list(new)}, but no earlier release was given",
                              param="new_in_series",
                              expected="{@params} naming the series' latest release, or no "
                                       "{@new_in_series} in a first release")
+        if self.record_id is not None and params is None and not first:
+            # a later release given no earlier one was taken for a first
+            # release: it kept every set and read nothing of the series, so
+            # an admission date passed through before and a discharge date
+            # now gave 77 % of the stays (H46); a first release is declared
+            raise InputError("makes this release part of a series under its key, and no earlier "
+                             "release was given: a later release must be read beside the "
+                             "series' earlier ones (a record keeps its sets, which link its rows "
+                             "across the releases)", param="record_id",
+                             expected="{@params} (the series' latest release), or "
+                                      "{@first_in_series=True} to declare this release the "
+                                      "first of its series")
         return replace(self, ordinal=ordinal, params=params, prior=prior, new_in_series=new,
+                       first_in_series=first,
                        clip_l=V.check_bool(self.clip_l, "clip_l"),
                        keep_order=V.check_bool(self.keep_order, "keep_order"),
                        research_seed=V.check_bool(self.research_seed, "research_seed"),

@@ -183,7 +183,7 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
             missing: str = "error", missing_token: str = "?",
             clip_l: bool = False,
             params: Mapping[str, AttributeParams] | SetTable | None = None,
-            new_in_series: Iterable[str] = (),
+            new_in_series: Iterable[str] = (), first_in_series: bool = False,
             rng: str = "chacha20", n_threads: int | None = None) -> SetTable:
     """Publish a table under a privacy model of paper 000.
 
@@ -229,6 +229,9 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         record id, attribute, true value), so publishing the same records
         again gives the same sets and intersecting releases reveals nothing
         more than one release.  The column itself is never published.
+        Each release of the series is given the latest before it
+        (``params=``), or declared the first (``first_in_series=True``):
+        one given neither is refused.
         Sensitive columns need declared domains (a domain read off each
         release would change, and with it every set), each attribute's
         stream is keyed by its name (columns may be added, dropped or moved
@@ -310,6 +313,13 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         for this release.  A sensitive column the earlier release lacks is
         refused otherwise: a renamed column would draw new sets for values
         published before, and the releases intersect.
+    first_in_series : bool
+        With ``record_id``: this release is the first of its series (no
+        earlier release to read beside it).  A persistent-key release given
+        neither this nor ``params`` is refused: a later release taken for a
+        first one would keep every record's sets and read none of the
+        columns the series published before (docs/security.md, section 0).
+        The metadata (``first_in_series``), the summary and the audit name it.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
@@ -343,7 +353,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           allow_recode=allow_recode, allow_identifier=allow_identifier,
                           allow_rare=allow_rare,
                           allow_shared_id=allow_shared_id, keep_order=keep_order,
-                          record_id=record_id, new_in_series=new_in_series, seed=seed,
+                          record_id=record_id, new_in_series=new_in_series,
+                          first_in_series=first_in_series, seed=seed,
                           research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)
     d = engine.draft(opts, list(frame.columns), dict(frame.dtypes))
