@@ -1038,13 +1038,39 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
         named = anonymize_msa(df, ["weight", "age"], ["bmi", "height"], 5, 0.6, drop=["sex"],
                               allow_recode=["bmi", "height"], **kw)
     assert [f["qi"] for f in named.summary()["pass_through_risks"]] == ["weight"]
-    # a pair whose one SA gives the QI alone (what the model publishes) is
-    # no finding: the other SA, a dummy, adds nothing (H45: refused, and the
-    # remedy, the dummy dropped, published the same)
+    # an SA that gives the QI alone ('tsq', the tenure squared) is refused
+    # itself, naming it alone: whoever knows a person's tenure finds their
+    # row inside its group (published without a word before); the pair
+    # with a dummy SA, which adds nothing, is no finding (H45: the pair was
+    # refused, and the remedy, the dummy dropped, published the same)
     tsq = df.assign(tenure=rng.integers(0, 30, n)).assign(
         tsq=lambda f: f["tenure"] ** 2, dummy=rng.choice([0, 1], n))
+    roles = dict(drop=["weight", "height", "bmi", "sex"], **kw)
+    for sa, drop in ((["tsq"], ["dummy"]), (["tsq", "dummy"], [])):
+        with pytest.raises(InputError, match=r"^column 'tsq': is a sensitive attribute that "
+                                             r"predicts the QI 'tenure' for 100.0% of the rows"
+                                             r".*whoever knows a person's 'tenure' finds their "
+                                             r"row inside its group; expected it dropped, or "
+                                             r"made a QI instead, or the risk named: "
+                                             r"allow_recode=\['tsq'\]$"):
+            anonymize_msa(tsq, ["tenure", "age"], sa, 5, 0.6,
+                          **dict(roles, drop=roles["drop"] + drop))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = anonymize_msa(tsq, ["tenure", "age"], ["tsq", "dummy"], 5, 0.6,
-                          drop=["weight", "height", "bmi", "sex"], **kw)
-    assert not [f for f in r.summary()["pass_through_risks"] if "dummy" in str(f)]
+                          allow_recode=["tsq"], **roles)
+    found = r.summary()["pass_through_risks"]
+    assert [(f["column"], f["qi"], f["allowed"]) for f in found] == [("tsq", "tenure", True)]
+    assert not [f for f in found if "dummy" in str(f)]
+    # the command line names it alike, and the audit with the original
+    tsq.to_csv(src, index=False)
+    args = ["msa-anonymize", str(src), "-o", str(out), "--qi", "tenure,age", "--sa", "tsq",
+            "--drop", "weight,height,bmi,sex,dummy", "--k", "5", "--t", "0.6"]
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("--allow-recode tsq"), err
+    assert main(args + ["--allow-recode", "tsq"]) == 0
+    capsys.readouterr()
+    main(["audit", str(out), "--original", str(src)])
+    assert "tsq -> tenure" in capsys.readouterr().out

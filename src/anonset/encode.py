@@ -145,16 +145,15 @@ def _refuse_not_numeric(values: pd.Series, isna: np.ndarray, name, row0: int) ->
     numbers held as Python objects pass."""
     present = np.flatnonzero(~isna)
     cells = values.to_numpy(dtype=object)[present]
-    # the first cell that is no number, nor text that reads as one (the cell
-    # a file read in blocks is refused by), else the first text
-    i = next((k for k, v in enumerate(cells) if not _is_number(v) and not reads_as_number(v)),
-             None)
-    as_text = i is None
-    if as_text:
-        i = next((k for k, v in enumerate(cells) if not _is_number(v)), None)
-        if i is None:          # numbers as Python objects: numbers all the same
-            return
+    # the first cell, in row order, that is no number: the same cell however
+    # the table is cut in blocks (a later 'abc' was named in memory and the
+    # first block's '79' streamed, H48); text that reads as a number says
+    # to convert the column
+    i = next((k for k, v in enumerate(cells) if not _is_number(v)), None)
+    if i is None:              # numbers as Python objects: numbers all the same
+        return
     v = cells[i]
+    as_text = reads_as_number(v)
     row = row0 + int(present[i])
     kind = "the text" if isinstance(v, str) else f"a {type(v).__name__}"
     raise InputError(f"holds {kind} {_shown(v)!r} at {row_name(row)}, but its domain is "

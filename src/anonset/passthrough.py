@@ -230,6 +230,12 @@ class ValueSample:
         away = (p < DETERMINES) & (lam >= DETERMINES) & (size * kl >= -np.log(GIVEN_ALPHA))
         return float(size[away].sum() / n), int(away.sum())
 
+    def shared_rows(self) -> int:
+        """Sampled rows whose value another sampled row holds (the rows that
+        :meth:`determination` predicts from other rows)."""
+        tot = self.value_totals()
+        return int(tot[tot > 1].sum())
+
     def determination(self) -> tuple:
         """(lambda, accuracy, prior accuracy) of predicting the sub-value
         (a sensitive code) from the value, leave one out.
@@ -263,6 +269,11 @@ class ValueSample:
         acc = float((credit * c).sum() / n)
         lam = 0.0 if prior >= 1.0 else (acc - prior) / (1.0 - prior)
         return lam, acc, prior
+
+
+#: rows an SA alone must predict a generalized QI on (from other rows with
+#: its value) before its finding counts (msa: chance on a few rows)
+SA_ALONE_ROWS = 30
 
 
 def _kl(a: float, b: float) -> float:
@@ -733,7 +744,8 @@ class PassThroughCheck:
         # sensitive columns a partition release publishes exactly on each
         # row (msa's SAs): one of them beside a pass-through column may give
         # a generalized QI (BMI published as an SA and the height passed
-        # through give the weight; H36); alone, it is what the model publishes
+        # through give the weight; H36); alone it may give one too (the
+        # tenure squared gives the tenure)
         self.beside = [c for c in beside if c not in passthrough]
         # a persistent-key series links each record's rows across its
         # releases (a record keeps its sets): columns an earlier release
@@ -799,7 +811,9 @@ class PassThroughCheck:
         if take > 0 and self.pair_keys:
             for c in self.ids:
                 self.ids[c].add(hash_cells(block[c].iloc[:take]))
-        if not (self.pair_keys or self.joint_keys) or not len(block):
+        # (an SA beside is read alone toward each generalized QI too)
+        if not (self.pair_keys or self.joint_keys or (self.beside and self.generalized)) \
+                or not len(block):
             return self
         self._rows.add(block, row0, self._columns)
         return self
@@ -823,10 +837,10 @@ class PassThroughCheck:
             return
         part = self.sample()
         self.pairs = {k: ValueSample(self.budget) for k in self.pair_keys}
-        # an SA beside, alone toward a QI: what the model publishes, never a
-        # finding, but what a pair of it must do better than (H45: 'tenursq'
-        # gives the tenure alone; beside a dummy SA it was refused, and the
-        # remedy, the dummy dropped, published it all the same)
+        # an SA beside, alone toward a QI: a finding of its own, and what a
+        # pair of it must do better than (H45: 'tenursq' gives the tenure
+        # alone; beside a dummy SA the pair was refused, and the remedy, the
+        # dummy dropped, published it all the same)
         self.beside_alone = {(b, q): ValueSample(self.budget) for b in self.beside
                              for q in self.generalized}
         self.joint = {k: ValueSample(self.budget) for k in self.joint_keys}
@@ -963,6 +977,28 @@ class PassThroughCheck:
                         "why": f"is {'an' if exact else 'a'} {kind} column that "
                                + core.replace("it publishes", "it would publish"),
                         "remedy": remedy, "message": f"{kind} column {c!r} {core}; {says}"})
+        # an SA published exactly on each row (msa) that alone gives a QI
+        # msa generalizes: whoever knows a person's QI finds their row
+        # inside its group, and with it every SA of the row ('tenursq'
+        # gives the tenure; published without a word before, H36's carry)
+        for (c, q), vs in self.beside_alone.items():
+            lam, acc, prior = vs.determination()
+            # (an association the QI's generalization hides is of use only
+            # where it is known from elsewhere: a rule, or one that holds on
+            # many rows; on a few rows it may be chance, and every msa
+            # release has SAs beside its QIs: 30 rows predicted at least)
+            if not (lam == lam and lam >= DETERMINES) or vs.shared_rows() < SA_ALONE_ROWS:
+                continue
+            core = (f"predicts the QI {q!r} for {acc:.1%} of the rows from the other rows "
+                    f"with the same value (the most common value alone: {prior:.1%}; lambda "
+                    f"{lam:.2f}){where}{_sampled(vs)}: published exactly on each row beside "
+                    f"{q!r} generalized, it publishes {q!r} at its exact values, and whoever "
+                    f"knows a person's {q!r} finds their row inside its group")
+            out.append({"check": "qi_recode", "column": c, "qi": q, "value": round(lam, 4),
+                        "why": f"is a sensitive attribute that {core}",
+                        "remedy": "it dropped, or made a QI instead",
+                        "message": f"sensitive attribute {c!r} {core}; drop it, or make it a "
+                                   "QI instead"})
         # an order recode, where the values alone predict less
         whole = {(f["column"], f.get("sensitive", f.get("qi"))) for f in out
                  if f["check"] in ("recode", "qi_recode")}
@@ -1712,9 +1748,9 @@ def passthrough_findings(frame: pd.DataFrame, passthrough: Iterable[str],
     after it calls :func:`check_recodes` and :func:`warn_findings` itself)."""
     passthrough, sensitive, exact = list(passthrough), list(sensitive), list(exact)
     generalized, beside = list(generalized), list(beside)
-    # (two SAs msa publishes exactly may give a QI together: H43, weight
-    # from BMI and height)
-    pairs = len(beside) >= 2 and generalized
+    # (an SA msa publishes exactly may give a QI, alone or with another:
+    # H43, weight from BMI and height; 'tenursq' the tenure)
+    pairs = bool(beside) and bool(generalized)
     if not (passthrough or exact or pairs) or \
             not (sensitive or ((passthrough or pairs) and generalized)) or len(frame) == 0:
         return []

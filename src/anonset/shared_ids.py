@@ -28,12 +28,25 @@ def shared_rows(hashes) -> dict:
     column's value hashes (a list of arrays), for the columns with any."""
     out = {}
     for c, parts in hashes.items():
-        h = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-        _, inv, cnt = np.unique(h, return_inverse=True, return_counts=True)
-        k = int((cnt[inv] > 1).sum())
+        k = _rows_sharing(np.concatenate(parts) if parts else np.zeros(0, np.uint64))
         if k:
             out[c] = k
     return out
+
+
+def _rows_sharing(h: np.ndarray) -> int:
+    """Rows whose hash another row holds: sorted in place, a row is alone
+    where it differs from both neighbours.  About 10 bytes a row beside the
+    hashes (np.unique with its inverse and counts took 73: 1.4 GB more at
+    20 M rows, H48)."""
+    n = h.size
+    if n < 2:
+        return 0
+    h.sort()
+    differs = h[1:] != h[:-1]                     # n - 1 bools
+    alone = int(np.count_nonzero(differs[1:] & differs[:-1]))   # rows 1 .. n-2
+    alone += int(differs[0]) + int(differs[-1])   # the first row, the last row
+    return n - alone
 
 
 def value_hashes(col: pd.Series, *, text: bool) -> np.ndarray:

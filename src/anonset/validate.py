@@ -524,9 +524,12 @@ MAX_DOMAIN = 65536
 CLOSENESS_MAX_D = 4096
 
 
-def domain_too_large(column, d, *, file=None, more=False) -> InputError:
-    return InputError(f"has more than {MAX_DOMAIN:,} distinct values" if more else
-                      f"has {d:,} values", column=column,
+def domain_too_large(column, d, *, file=None, more=False, row=None) -> InputError:
+    """``row``: the global row whose value is the first beyond the limit
+    (so that a table read whole or in blocks names the same first error)."""
+    at = "" if row is None else f" (the {MAX_DOMAIN + 1:,}th first at {row_name(row)})"
+    return InputError(f"has more than {MAX_DOMAIN:,} distinct values{at}" if more else
+                      f"has {d:,} values", column=column, row=row,
                       file=file, expected=f"at most {MAX_DOMAIN:,} (the set sampler's limit): "
                                           "generalize it with {@bins} or a {@hierarchies} level")
 
@@ -1772,6 +1775,24 @@ def check_reconstructable(table, *, file=None) -> None:
                          param="table" if file is None else None, file=file,
                          expected="paper 001's estimators: anonset semantic-analyze "
                                   "(anonset.semantic.analyze)")
+    # parameters that contradict the release's own model (an edited or
+    # corrupted file: p = 0.5 under l-diversity gave a converged estimate
+    # with 0 sales workers against 38, H47); the audit fails them too
+    from .models import Anonymity, Diversity, model_from_dict
+    try:
+        declared = model_from_dict(model) if model else None
+    except (ValueError, KeyError, TypeError):
+        declared = None
+    if isinstance(declared, (Diversity, Anonymity)):
+        for name, par in getattr(table, "params", {}).items():
+            if not par.exact and par.p != 1.0:
+                raise InputError(f"has p = {par.p:.6g} in its parameters, but its model "
+                                 f"({declared.name}) publishes with p = 1: the release's "
+                                 "parameters contradict its model (edited or corrupted), "
+                                 "and the estimate would be wrong",
+                                 param="table" if file is None else None, column=name,
+                                 file=file, expected="a release as anonset wrote it (anonset "
+                                                     "audit names what is wrong)")
 
 
 def close_match(name, choices) -> str:

@@ -351,8 +351,11 @@ def reconstructed_marginal(header, j: str, w) -> np.ndarray:
     if header.params[j].says_nothing:       # what the EM would return: its start
         d = header.schema[j].d
         return np.full(d, 1.0 / d)
-    from ..randomized.reconstruct import reconstruct
-    A = np.clip(np.asarray(reconstruct(header, [j], "em", w=w).counts, dtype=np.float64), 0, None)
+    # eq. 26-27 as reconstruct runs them, on whatever the parameters claim:
+    # the adversary's view of a release, even one whose parameters
+    # contradict its model (which reconstruct refuses and the audit fails)
+    from ..randomized.reconstruct import em_of_w
+    A = np.clip(np.asarray(em_of_w(header, [j], w), dtype=np.float64), 0, None)
     return A / A.sum() if A.sum() > 0 else np.full(A.size, 1.0 / A.size)
 
 

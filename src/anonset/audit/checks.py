@@ -93,8 +93,13 @@ def size_range(table: SetTable) -> dict:
     return out
 
 
-def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) -> tuple:
-    """(size range per attribute, per-attribute exact class counts or None)."""
+def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows,
+                proven=None) -> tuple:
+    """(size range per attribute, per-attribute exact class counts or None).
+    ``proven(sizes)``: whether the set sizes prove every bound asked for;
+    where they do, 'auto' does not sample classes (a sample can refute, not
+    prove: the audit of a file skips it alike, and the in-memory audit of a
+    million rows took 14 s against 0.9 s for the same report, H48)."""
     if method not in ("auto", "bound", "expand", "sample"):
         raise InputError(f"got {method!r}", param="method",
                          expected="'auto', 'bound', 'expand' or 'sample'")
@@ -112,11 +117,34 @@ def _class_scan(table: SetTable, method: str, n_classes: int, seed, max_rows) ->
         if method == "expand" or (total.sum() <= max_rows and
                                   total.sum() * len(table.names) <= 8 * max_rows):
             return sizes, expanded_counts(table, None if method == "expand" else max_rows)
+    if method == "auto" and proven is not None and proven(sizes):
+        return sizes, None
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, table.n_rows, size=n_classes)
     Ms = [lazy_membership(table, n) for n in table.names]
     keys = sample_keys([M[rows] for M in Ms], rng)
     return sizes, sampled_counts(table.names, class_counts(Ms, keys))
+
+
+def proven_by_sizes(table, sizes: dict, want_div: bool, want_an: bool) -> bool:
+    """Whether the smallest set of every attribute reaches its declared l
+    (``want_div``) and k (``want_an``): the proof from set sizes."""
+    for n in table.names:
+        for want, what in ((want_div, "l"), (want_an, "k")):
+            target = declared_target(table.params, n, what)
+            if want and target is not None and sizes[n][0] < target:
+                return False
+    return True
+
+
+def audit_classes(table, want_div: bool, want_an: bool, measure: str, n_classes: int,
+                  seed) -> tuple:
+    """The in-memory audit's (diversity, anonymity) results: one scan of the
+    classes for both, and none sampled where the set sizes prove them."""
+    sizes, exact = _class_scan(table, "auto", n_classes, seed, EXPAND_LIMIT,
+                               proven=lambda s: proven_by_sizes(table, s, want_div, want_an))
+    return (diversity_result(table, sizes, exact, None, measure) if want_div else None,
+            anonymity_result(table, sizes, exact) if want_an else None)
 
 
 # ------------------------------------------------------------ diversity

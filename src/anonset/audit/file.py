@@ -30,7 +30,7 @@ from ..validate import (InputError, check_int, check_n_classes, check_original_c
                         check_sampling_seed, release_sample_seed)
 from . import report as _report
 from .attack import attack_rows, check_attack_args, choose_victims, reconstructed_marginal
-from .checks import anonymity_result, declared_target, diversity_result
+from .checks import anonymity_result, declared_target, diversity_result, proven_by_sizes
 from .classes import class_counts, record_class_stats, sample_keys, sampled_counts
 from .masks import MaskMembership, bits
 from .stats import DEFAULT_BUDGET, AuditStats, hash_cells
@@ -204,15 +204,6 @@ def _pass_two(path, fmt, header, stats, picks, class_rows, record_rows, seed, ch
     return exact, classes
 
 
-def _unproven(header, sizes, want_div, want_an) -> bool:
-    for n in header.names:
-        for want, what in ((want_div, "l"), (want_an, "k")):
-            target = declared_target(header.params, n, what)
-            if want and target is not None and sizes[n][0] < target:
-                return True
-    return False
-
-
 def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
                chunk_rows: int = DEFAULT_CHUNK_ROWS, format: str | None = None,
                original_format: str | None = None, attack: bool = False,
@@ -296,7 +287,7 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     sizes = stats.size_range()
     exact = classes = None
     truth = original is not None and opts.aligned
-    if (want_div or want_an) and _unproven(header, sizes, want_div, want_an):
+    if (want_div or want_an) and not proven_by_sizes(header, sizes, want_div, want_an):
         exact, classes = _pass_two(path, fmt, header, stats, picks, class_rows, record_rows,
                                    seed, chunk_rows, truth, progress)
     div = diversity_result(header, sizes, exact, None, header.model.get("measure", "frequency")) \

@@ -41,8 +41,7 @@ from ..schema import Schema
 from ..validate import InputError, check_n_classes, release_sample_seed, row_name
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
-from .checks import (CheckResult, check_anonymity, check_diversity, closeness_result, codes_of,
-                     declared_target)
+from .checks import (CheckResult, audit_classes, closeness_result, codes_of, declared_target)
 from .classes import class_counts, lazy_membership, record_class_stats
 from .declared import metadata_checks, param_checks
 from .ldp import epsilon_table
@@ -735,11 +734,9 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     model_sections(table, stats, rows, opts)
     want_div, want_an = wants_classes(table)
     div = an = None
-    if want_div:
-        measure = (table.model or {}).get("measure", "frequency")
-        div = check_diversity(table, measure=measure, n_classes=n_classes, seed=seed)
-    if want_an:
-        an = check_anonymity(table, n_classes=n_classes, seed=seed)
+    if want_div or want_an:
+        div, an = audit_classes(table, want_div, want_an,
+                                (table.model or {}).get("measure", "frequency"), n_classes, seed)
     class_sections(div, an, rows)
     clo = closeness_section(table, stats, rows, opts, codes is not None)
     classes = None

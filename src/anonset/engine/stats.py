@@ -102,6 +102,7 @@ class Stats:
             V.check_plain_values(block, [c for c in (*self.seen, *self._declared)
                                          if block[c].dtype == object], file=d.file)
         blockmix = None
+        errors = []             # of the columns' errors, the first row's is raised
         for c in self.seen:
             col = block[c]
             if d.text:
@@ -113,16 +114,22 @@ class Stats:
             self._missing(c, miss, row0)
             vc = col.value_counts(dropna=True, sort=False)
             acc = self.seen[c]
-            for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
-                v = scalar(v)
+            keys = [scalar(v) for v in vc.index.tolist()]
+            fresh = sum(1 for v in keys if v not in acc)
+            if len(acc) + fresh > V.MAX_DOMAIN:
+                # named by the row of the first value beyond the limit, so
+                # that a row error before it comes first on every path (a
+                # domain error at row 4 was named in blocks of 1,000, this
+                # one read whole, H48)
+                errors.append(V.domain_too_large(c, len(acc) + fresh, file=d.file, more=True,
+                                                 row=row0 + _beyond(col, miss, acc, d.text)))
+                continue
+            for v, k in zip(keys, vc.to_numpy().tolist()):
                 acc[v] = acc.get(v, 0) + k
-            if len(acc) > V.MAX_DOMAIN:
-                raise V.domain_too_large(c, len(acc), file=d.file, more=True)
             if c in self.seen_mix:
                 if blockmix is None:                     # once a block, for every column
                     blockmix = row_mix(row0, len(block))
                 self._mix(c, col if d.text else col[~miss], miss, blockmix)
-        errors = []             # of the columns' errors, the first row's is raised
         rowmix = None
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
@@ -270,6 +277,21 @@ class Stats:
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
         return {**(self.shared_counts or {}), **shared_rows(cols)}
+
+
+def _beyond(present: pd.Series, miss: np.ndarray, seen: dict, text: bool) -> int:
+    """The row in its block (from 0) of the first value that takes a column
+    beyond :data:`MAX_DOMAIN` distinct values, ``seen`` holding the values
+    of the blocks before; ``present`` is the block's cells, its missing
+    ones left out where ``text``."""
+    codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
+    _, first = np.unique(codes, return_index=True)
+    if codes.size and codes.min() < 0:                 # the NA sentinel's first row
+        first = first[1:]
+    need = V.MAX_DOMAIN + 1 - len(seen)                # the need-th value new here
+    fresh = [f for f, u in zip(first.tolist(), uniq.tolist()) if scalar(u) not in seen]
+    at = sorted(fresh)[need - 1]
+    return int(np.flatnonzero(~miss)[at]) if text else int(at)
 
 
 def row_mix(row0: int, n: int) -> np.ndarray:

@@ -348,6 +348,13 @@ def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: 
     from ..validate import InputError
     # a parameter of the in-memory reconstruct is not a dask.compute option:
     # passed on there, it would be dropped without a word (tol_ll was, H29)
+    if not isinstance(pub, DaskSetTable):
+        # an in-memory release, the data or a path failed on a missing
+        # attribute (H47); one line names what this path takes
+        raise InputError(f"got a {type(pub).__name__}", param="pub",
+                         expected="a DaskSetTable (anonset.dask.publish's result); for a "
+                                  "SetTable, anonset.reconstruct; for a published file, "
+                                  "anonset.stream.reconstruct_file")
     own = sorted(set(compute) & set(inspect.signature(in_memory).parameters))
     if own:
         raise InputError(f"got {own[0]}=, which this path does not take", param=own[0],

@@ -239,8 +239,18 @@ def check_metadata(meta, path=None) -> TableHeader:
     params = {}
     for a in schema.published:
         field = f"params.{a.name}"
+        entry = raw[a.name]
+        if not isinstance(entry, dict):
+            raise _bad(path, field, f"is {type(entry).__name__}", "a mapping")
+        # numbers as JSON numbers: '0.5' as text or an eta of 2.5 were read
+        # as 0.5 and 2 (H47), and an error then blamed the sets
+        for key, kinds, words in (("p", (int, float), "a number"), ("eta", (int,), "an integer"),
+                                  ("d", (int,), "an integer")):
+            v = entry.get(key)
+            if key in entry and (not isinstance(v, kinds) or isinstance(v, bool)):
+                raise _bad(path, f"{field}.{key}", f"is {v!r}", words)
         try:
-            par = AttributeParams.from_dict(raw[a.name])
+            par = AttributeParams.from_dict(entry)
         except (KeyError, TypeError, ValueError) as e:
             raise _bad(path, field, f"is not valid ({e})") from None
         if not (isinstance(par.p, float) and math.isfinite(par.p) and 0.0 <= par.p <= 1.0):
@@ -257,7 +267,11 @@ def check_metadata(meta, path=None) -> TableHeader:
     info = meta.get("info", {})
     if not isinstance(info, dict):
         raise _bad(path, "info", f"is {type(info).__name__}", "a mapping")
-    return TableHeader(schema, params, meta.get("model"), n, info, path)
+    model = meta.get("model")
+    if model is not None and not isinstance(model, dict):
+        raise _bad(path, "model", f"is {model!r}" if isinstance(model, (int, float, str))
+                   else f"is {type(model).__name__}", "a mapping (the privacy model)")
+    return TableHeader(schema, params, model, n, info, path)
 
 
 def read_metadata(path, fmt=None) -> dict:
@@ -606,9 +620,11 @@ def popcount(masks):
     return np.unpackbits(m.view(np.uint8).reshape(m.shape[0], -1), axis=1).sum(axis=1)
 
 
-def _column_masks(col, attr, eta, where):
+def _column_masks(col, attr, eta, where, row0=0):
     """Bitmasks of one published column block (Arrow list or value column),
-    every set checked: exactly eta distinct members inside the domain."""
+    every set checked: exactly eta distinct members inside the domain;
+    ``row0``: the block's first row in the file (a bad set is named by its
+    row in the file, whatever the block size)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     if isinstance(col, pa.ChunkedArray):
@@ -618,7 +634,7 @@ def _column_masks(col, attr, eta, where):
         raise InputError(f"holds an empty cell in column {attr.name!r}", file=where,
                          expected=f"a set of {eta} values in every row")
     if pa.types.is_unsigned_integer(col.type) or pa.types.is_fixed_size_list(col.type):
-        return _check_masks(_masks_of_column(col, attr, where), attr, eta, where)
+        return _check_masks(_masks_of_column(col, attr, where), attr, eta, where, row0)
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
         flat = pc.list_flatten(col)
@@ -648,9 +664,10 @@ def _column_masks(col, attr, eta, where):
         what = "an empty set" if lengths[i] == 0 else \
             "a set with a repeated member" if sizes[i] < lengths[i] else \
             f"a set of {int(lengths[i])} values"
-        raise InputError(f"column {attr.name!r} holds {what} (row {i:,} of this block)",
-                         file=where, expected=f"sets of exactly eta = {eta} distinct values, as "
-                                              "the metadata says")
+        raise InputError(f"column {attr.name!r} holds {what} (data row {row0 + i + 1:,})",
+                         file=where, row=row0 + i,
+                         expected=f"sets of exactly eta = {eta} distinct values, as the "
+                                  "metadata says")
     return masks
 
 
@@ -670,22 +687,23 @@ def _masks_of_column(col, attr, where) -> np.ndarray:
     return col.to_numpy(zero_copy_only=False).astype(np.uint64).reshape(-1, 1)
 
 
-def _check_masks(masks, attr, eta, where) -> np.ndarray:
+def _check_masks(masks, attr, eta, where, row0=0) -> np.ndarray:
     """Every mask: no bit at or above d, exactly eta bits."""
     rem = attr.d & 63
     if rem and len(masks) and (masks[:, -1] >> np.uint64(rem)).any():
         i = int(np.flatnonzero(masks[:, -1] >> np.uint64(rem))[0])
         raise InputError(f"column {attr.name!r} holds a set with a value outside its domain "
-                         f"(row {i:,} of this block)", file=where,
+                         f"(data row {row0 + i + 1:,})", file=where, row=row0 + i,
                          expected=f"sets of values of the {attr.d}-value domain")
     sizes = popcount(masks)
     wrong = np.flatnonzero(sizes != eta)
     if len(wrong):
         i = int(wrong[0])
         what = "an empty set" if sizes[i] == 0 else f"a set of {int(sizes[i])} values"
-        raise InputError(f"column {attr.name!r} holds {what} (row {i:,} of this block)",
-                         file=where, expected=f"sets of exactly eta = {eta} distinct values, as "
-                                              "the metadata says")
+        raise InputError(f"column {attr.name!r} holds {what} (data row {row0 + i + 1:,})",
+                         file=where, row=row0 + i,
+                         expected=f"sets of exactly eta = {eta} distinct values, as the "
+                                  "metadata says")
     return np.ascontiguousarray(masks)
 
 
@@ -772,9 +790,9 @@ def iter_masks(path, attributes, *, chunk_rows=1 << 18, fmt=None, meta=None):
             col = cols[a.name]
             if fmt == "csv":
                 masks.append(_column_masks(_csv_column(col, a, escaped), _TextAttr(a), eta,
-                                           where))
+                                           where, row0))
             else:
-                masks.append(_column_masks(col, a, eta, where))
+                masks.append(_column_masks(col, a, eta, where, row0))
         rows += len(masks[0]) if masks else 0
         yield row0, masks
     if rows != header.n_rows:

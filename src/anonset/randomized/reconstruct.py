@@ -134,12 +134,52 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
                          expected=f"the shape {tuple(dims)} of the attributes' domains "
                                   "(count_w's result for them)")
     eta_prod = math.prod(table.params[a].eta for a in attributes)
+    _check_w(w, table.n_rows, eta_prod)
     if method == "value_adding":
         return CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
                         "value_adding", {})
     a, b = transition_factors(table, attributes)
     x, info = paper_em(w, dims, a, b, eta_prod, **rule)
     return warn_unconverged(CrossTab(tuple(attributes), domains, x, "em", info))
+
+
+def em_of_w(table, attributes, w=None) -> np.ndarray:
+    """Eq. 26-27 at reconstruct's default stopping rule on eq. 17's counts
+    ``w`` of some of the table's rows (a query's cell in paper 004's
+    workloads, the audit's marginal of a release whatever it claims): the
+    estimate sums to those rows.  ``reconstruct(..., w=)`` takes the whole
+    table's counts only (another release's gave its estimate as this
+    table's, H47)."""
+    attributes = list(attributes)
+    dims = _dims(table, attributes)
+    if w is None:                                   # the whole table's
+        w = count_w(table, attributes)
+    a, b = transition_factors(table, attributes)
+    eta_prod = math.prod(table.params[x].eta for x in attributes)
+    x, _ = paper_em(np.asarray(w), dims, a, b, eta_prod, max_iter=emdrive.MAX_ITER, tol=1e-6,
+                    tol_ll=emdrive.TOL_LL["em"], accelerate=True, n_threads=_threads(None))
+    return x
+
+
+def _check_w(w, n_rows: int, eta_prod: int) -> None:
+    """Eq. 17's counts of this table: whole numbers >= 0 that sum to
+    N * prod(eta) (each record's product set holds prod(eta) cells).  Counts
+    of another release, or negative, NaN or text ones, gave a 'converged'
+    estimate of another table (H47)."""
+    if w.dtype == bool or not np.issubdtype(w.dtype, np.number):
+        raise InputError(f"holds {w.dtype} values", param="w",
+                         expected="eq. 17's counts, whole numbers >= 0 (count_w's result)")
+    wf = w.astype(np.float64, copy=False)
+    if not np.isfinite(wf).all() or (wf < 0).any() or (wf != np.floor(wf)).any():
+        raise InputError("holds a count that is negative, fractional or not a number",
+                         param="w", expected="eq. 17's counts, whole numbers >= 0 "
+                                             "(count_w's result)")
+    total, want = float(wf.sum()), float(n_rows) * eta_prod
+    if total != want:
+        raise InputError(f"sums to {total:,.0f}, but this table's {n_rows:,} records' product "
+                         f"sets hold {want:,.0f} cells ({n_rows:,} x {eta_prod})", param="w",
+                         expected="count_w's result for this table and these attributes "
+                                  "(not another release's)")
 
 
 def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_ll: float,

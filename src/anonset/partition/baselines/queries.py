@@ -164,7 +164,7 @@ class SetAnswers:
 
     def answer_w(self, qu: CountQuery, w: np.ndarray, n_rows: int) -> np.ndarray:
         """The answer from the cell's counts ``w`` and its size."""
-        from ...randomized.reconstruct import reconstruct
+        from ...randomized.reconstruct import em_of_w
         if n_rows == 0:
             return np.zeros(int(qu.s_members.sum()))
         if self.table.params[self.sensitive].says_nothing:
@@ -172,7 +172,7 @@ class SetAnswers:
             # the method's answer is the EM's starting point, the uniform
             # split, which anonset.reconstruct refuses to present as data
             return np.full(self.d, n_rows / self.d)[qu.s_members]
-        est = reconstruct(self.table, [self.sensitive], "em", w=w).counts
+        est = em_of_w(self.table, [self.sensitive], w)      # the cell's rows only
         return est[qu.s_members]
 
 
