@@ -912,7 +912,7 @@ PUBLISHED_CASES = [
     ("empty-set", "parquet", _edit_rows(_empty_set), ("an empty set",)),
     ("value-not-in-domain", "parquet",
      _edit_rows(lambda c: [["a", "zz"] if i == 2 else x for i, x in enumerate(c)]),
-     ("column 'job' holds 'zz', which is not in its published domain",)),
+     ("column 'job' holds 'zz', which is not in its published domain (data row 3)",)),
     ("csv-truncated", "csv", _edit_rows(lambda lines: lines[: len(lines) // 2]),
      ("holds 59 rows but its metadata says 120",)),
     ("csv-sidecar-missing", "csv", lambda p: Path(str(p) + ".anonset.json").unlink(),

@@ -764,12 +764,17 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
                             domains={"job": jobs[::-1], "town": list("xyz")},
                             params=first.params)
     assert fresh.info["key"] == "os"
-    # ... and a persistent series may start from a fresh-key release's parameters
-    # (the first of its series: it warns as a first release does)
+    # ... and a persistent series may start from a fresh-key release's
+    # parameters, declared the first of its series (it warns as a first
+    # release does); undeclared, it was taken for one (H49)
+    with pytest.raises(InputError, match=r"^params: was drawn under no persistent key"):
+        anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")}, params=fresh,
+                        **kw)
     with pytest.warns(UserWarning, match="params=this"):
         started = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
-                                  params=fresh, **kw)
+                                  params=fresh, first_in_series=True, **kw)
     assert started.info["key"] == "persistent" and started.info["params"] == "given"
+    assert started.info["first_in_series"] is True
 
 
 def test_the_missing_token_joins_only_columns_with_missing_cells(tmp_path):
@@ -2459,7 +2464,8 @@ def test_a_series_goes_on_under_its_own_key_only(tmp_path, capsys):
     fresh = anonset.publish(df, model, **kw)
     assert "key_check" not in fresh.info
     with pytest.warns(UserWarning, match="params=this"):
-        anonset.publish(df, model, params=fresh, key_file=keys[1], record_id="rid", **kw)
+        anonset.publish(df, model, params=fresh, key_file=keys[1], record_id="rid",
+                        first_in_series=True, **kw)
 
 
 @settings(max_examples=60, deadline=None)
@@ -2674,9 +2680,11 @@ def test_a_key_file_over_a_later_wave_draws_anew_not_the_same_words(tmp_path):
     for l in (3, 4):
         aligned, swapped, kept = read_off(l)
         assert aligned < 0.05, aligned                 # no row lined up by position
-        # independent 3-sets of 9 values differ by one swap for ~0.12 of the
-        # pairs (the same words: ~0.7); unchanged values are drawn anew too
-        assert swapped < 0.25 and kept < 0.2, (l, swapped, kept)
+        # independent sets of 9 values, around two different values, differ
+        # by one swap for 0.19 of the pairs at l = 3 and 0.14 at l = 4 (sd
+        # 0.025 over 273 changes; the same words: ~0.7); unchanged values
+        # are drawn anew too (the bound was 0.25: 1 run in 75 failed)
+        assert swapped < 0.4 and kept < 0.2, (l, swapped, kept)
     # one table under one key: the same release, in memory, streamed, on Dask
     ref = anonset.publish(w1, anonset.Diversity(3), **kw)
     w1.to_csv(tmp_path / "w1.csv", index=False)

@@ -853,12 +853,32 @@ class PassThroughCheck:
                       for c in self.passthrough + self.exact + self.beside}
             for (c, s), vs in self.pairs.items():
                 vs.add(hashes[c], sub[s])
-            for (c, s), vs in self.beside_alone.items():
-                vs.add(hashes[c], sub[s])
+            qkey = np.zeros(len(part), dtype=np.uint64)
+            if self.beside and self.generalized:
+                for q in self.generalized:
+                    qkey = _pair_hash(qkey, hash_cells(part[q]))
+            if self.beside_alone:
+                # rows alike in the SA and every generalized QI counted once:
+                # one person's several rows (a professor's courses) share a
+                # score that predicted their age from their own other rows
+                # (AER TeachingRatings, lambda 0.98, H49); rows of different
+                # people that share a value still predict (a squared tenure)
+                once = {c: np.unique(_pair_hash(hashes[c], qkey), return_index=True)[1]
+                        for c in self.beside}
+                for (c, s), vs in self.beside_alone.items():
+                    vs.add(hashes[c][once[c]], sub[s][once[c]])
             self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
             k = min(len(part), self.joint_rows)
             for ((a, b), t), vs in self.joint.items():
-                vs.add(_pair_hash(hashes[a][:k], hashes[b][:k]), sub[t][:k])
+                pair = _pair_hash(hashes[a][:k], hashes[b][:k])
+                if t in self.generalized and (a in self.beside or b in self.beside):
+                    # an SA's pair toward a QI: rows alike in the pair and
+                    # every QI counted once, as for an SA alone (a score and
+                    # a course's credits, one professor's, H49)
+                    at = np.unique(_pair_hash(pair, qkey[:k]), return_index=True)[1]
+                    vs.add(pair[at], sub[t][:k][at])
+                else:
+                    vs.add(pair, sub[t][:k])
         self._measured = len(part)
 
     @classmethod
@@ -990,8 +1010,9 @@ class PassThroughCheck:
             if not (lam == lam and lam >= DETERMINES) or vs.shared_rows() < SA_ALONE_ROWS:
                 continue
             core = (f"predicts the QI {q!r} for {acc:.1%} of the rows from the other rows "
-                    f"with the same value (the most common value alone: {prior:.1%}; lambda "
-                    f"{lam:.2f}){where}{_sampled(vs)}: published exactly on each row beside "
+                    f"with the same value (rows alike in it and every QI counted once; the most "
+                    f"common value alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(vs)}: "
+                    f"published exactly on each row beside "
                     f"{q!r} generalized, it publishes {q!r} at its exact values, and whoever "
                     f"knows a person's {q!r} finds their row inside its group")
             out.append({"check": "qi_recode", "column": c, "qi": q, "value": round(lam, 4),

@@ -48,7 +48,9 @@ def add_role_arguments(group, *, other_aliases=()) -> None:
     group.add_argument("--allow-recode", action="append", metavar="A,B",
                        help="pass-through columns you accept to publish although they recode "
                             "an attribute (lambda >= 0.9: a sensitive value nearly in the "
-                            "clear, or a QI at its exact values); refused otherwise")
+                            "clear, or a QI at its exact values); for msa-anonymize also SAs "
+                            "that, alone, beside a pass-through column or beside another SA, "
+                            "give a QI it generalizes; refused otherwise")
     add_allow_identifier(group)
     add_allow_shared_id(group)
     add_missing(group)

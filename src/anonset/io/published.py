@@ -649,13 +649,16 @@ def _column_masks(col, attr, eta, where, row0=0):
             flat = pa.array([None if v is None else str(v) for v in flat.to_pylist()])
             dom = pa.array([str(v) for v in attr.domain])
     idx = pc.index_in(flat, value_set=dom)
-    if idx.null_count:
-        bad = flat.filter(pc.is_null(idx))[0].as_py()
-        raise InputError(f"column {attr.name!r} holds {bad!r}, which is not in its published "
-                         "domain", file=where, expected="values of the domain in the metadata")
-    codes = idx.to_numpy(zero_copy_only=False)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    if idx.null_count:
+        at = int(np.flatnonzero(pc.is_null(idx).to_numpy(zero_copy_only=False))[0])
+        i = int(np.searchsorted(offsets, at, side="right")) - 1        # its row in the block
+        bad = flat[at].as_py()
+        raise InputError(f"column {attr.name!r} holds {bad!r}, which is not in its published "
+                         f"domain (data row {row0 + i + 1:,})", file=where, row=row0 + i,
+                         expected="values of the domain in the metadata")
+    codes = idx.to_numpy(zero_copy_only=False)
     masks = masks_from_codes(codes, offsets, attr.d)
     sizes = popcount(masks)
     wrong = np.flatnonzero((lengths != eta) | (sizes != eta))
