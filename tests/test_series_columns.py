@@ -575,6 +575,15 @@ def test_a_release_under_a_persistent_key_is_declared_first_or_given_the_latest(
     key_row = anonset.audit(r1).checks.query("check == 'key'").iloc[0]
     assert key_row.status == "pass" and "declared the first release of its series " \
         "(first_in_series)" in key_row.message
+    # under t-closeness the key row warns of the parameters, and names the
+    # declaration too (H50: only the passing row named it)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        closeness = anonset.publish(df, anonset.Closeness(0.3), first_in_series=True, **kw,
+                                    other=["admit"], drop=["discharge", "clinic"])
+    key_row = anonset.audit(closeness).checks.query("check == 'key'").iloc[0]
+    assert key_row.status == "warn" and "t-closeness parameters" in key_row.message
+    assert "declared the first release of its series (first_in_series)" in key_row.message
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for lazy in (False, True):

@@ -1062,6 +1062,20 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
     found = r.summary()["pass_through_risks"]
     assert [(f["column"], f["qi"], f["allowed"]) for f in found] == [("tsq", "tenure", True)]
     assert not [f for f in found if "dummy" in str(f)]
+    # an SA whose order follows a QI (the weight measured again), and a
+    # squared tenure beside a tenure of 14 values alone: refused as SAs as
+    # they are passed through (H50: both published; rows alike in the SA
+    # and every QI counted once had left 14 rows of the tenure's)
+    rem = df.assign(w2=df["weight"] + rng.normal(0, 0.3, n))
+    with pytest.raises(InputError, match=r"^column 'w2': is a sensitive attribute whose order "
+                                         r"follows the QI 'weight': their rank correlation is "
+                                         r"1.00.*allow_recode=\['w2'\]$"):
+        anonymize_msa(rem, ["weight", "age"], ["w2"], 5, 0.6, drop=["height", "bmi", "sex"],
+                      **kw)
+    few = pd.DataFrame({"tenure": rng.integers(0, 14, n)}).assign(tsq=lambda f: f.tenure ** 2)
+    with pytest.raises(InputError, match=r"^column 'tsq': is a sensitive attribute that "
+                                         r"predicts the QI 'tenure' for 100.0% of the rows"):
+        anonymize_msa(few, ["tenure"], ["tsq"], 5, 0.6, **kw)
     # the command line names it alike, and the audit with the original
     tsq.to_csv(src, index=False)
     args = ["msa-anonymize", str(src), "-o", str(out), "--qi", "tenure,age", "--sa", "tsq",

@@ -844,7 +844,9 @@ class PassThroughCheck:
         self.beside_alone = {(b, q): ValueSample(self.budget) for b in self.beside
                              for q in self.generalized}
         self.joint = {k: ValueSample(self.budget) for k in self.joint_keys}
-        self.order = OrderSample(self.passthrough + self.exact, self.targets)
+        # (msa's SAs too: an SA whose order follows a generalized QI gives
+        # each row's rank in it, H50)
+        self.order = OrderSample(self.passthrough + self.exact + self.beside, self.targets)
         if len(part):
             sub = {s: hash_cells(self._binned(part[s], self.bins[s]) if s in self.bins
                                  else part[s]) & np.uint64(0xFFFF) for s in self.targets}
@@ -853,32 +855,16 @@ class PassThroughCheck:
                       for c in self.passthrough + self.exact + self.beside}
             for (c, s), vs in self.pairs.items():
                 vs.add(hashes[c], sub[s])
-            qkey = np.zeros(len(part), dtype=np.uint64)
-            if self.beside and self.generalized:
-                for q in self.generalized:
-                    qkey = _pair_hash(qkey, hash_cells(part[q]))
-            if self.beside_alone:
-                # rows alike in the SA and every generalized QI counted once:
-                # one person's several rows (a professor's courses) share a
-                # score that predicted their age from their own other rows
-                # (AER TeachingRatings, lambda 0.98, H49); rows of different
-                # people that share a value still predict (a squared tenure)
-                once = {c: np.unique(_pair_hash(hashes[c], qkey), return_index=True)[1]
-                        for c in self.beside}
-                for (c, s), vs in self.beside_alone.items():
-                    vs.add(hashes[c][once[c]], sub[s][once[c]])
+            # (rows, not distinct rows: counted once where alike in the SA
+            # and every QI, a tenure squared beside the tenure alone left 14
+            # rows and passed, H50; one person's several rows, a panel whose
+            # person id was dropped, then predict each other: H49)
+            for (c, s), vs in self.beside_alone.items():
+                vs.add(hashes[c], sub[s])
             self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
             k = min(len(part), self.joint_rows)
             for ((a, b), t), vs in self.joint.items():
-                pair = _pair_hash(hashes[a][:k], hashes[b][:k])
-                if t in self.generalized and (a in self.beside or b in self.beside):
-                    # an SA's pair toward a QI: rows alike in the pair and
-                    # every QI counted once, as for an SA alone (a score and
-                    # a course's credits, one professor's, H49)
-                    at = np.unique(_pair_hash(pair, qkey[:k]), return_index=True)[1]
-                    vs.add(pair[at], sub[t][:k][at])
-                else:
-                    vs.add(pair, sub[t][:k])
+                vs.add(_pair_hash(hashes[a][:k], hashes[b][:k]), sub[t][:k])
         self._measured = len(part)
 
     @classmethod
@@ -1010,9 +996,8 @@ class PassThroughCheck:
             if not (lam == lam and lam >= DETERMINES) or vs.shared_rows() < SA_ALONE_ROWS:
                 continue
             core = (f"predicts the QI {q!r} for {acc:.1%} of the rows from the other rows "
-                    f"with the same value (rows alike in it and every QI counted once; the most "
-                    f"common value alone: {prior:.1%}; lambda {lam:.2f}){where}{_sampled(vs)}: "
-                    f"published exactly on each row beside "
+                    f"with the same value (the most common value alone: {prior:.1%}; lambda "
+                    f"{lam:.2f}){where}{_sampled(vs)}: published exactly on each row beside "
                     f"{q!r} generalized, it publishes {q!r} at its exact values, and whoever "
                     f"knows a person's {q!r} finds their row inside its group")
             out.append({"check": "qi_recode", "column": c, "qi": q, "value": round(lam, 4),
@@ -1037,6 +1022,23 @@ class PassThroughCheck:
         # an order that follows a target of numbers (its rank, and so its value)
         out += monotone_findings(self.order, self.pairs, out, where, self.exact,
                                  self.generalized)
+        # ... an SA's too, toward a QI msa generalizes (a weight measured
+        # again, published as an SA beside the weight generalized: refused
+        # passed through, published as an SA, H50)
+        named = {(f["column"], f.get("qi")) for f in out}
+        for (c, q), rho in self.order.monotone().items():
+            if (c, q) not in self.beside_alone or (c, q) in named or not abs(rho) >= DETERMINES:
+                continue
+            core = (f"order follows the QI {q!r}: their rank correlation is {rho:.2f}{where}, "
+                    f"so published exactly on each row beside {q!r} generalized, it gives each "
+                    f"row's rank in {q!r}, and whoever knows a person's {q!r} finds their row "
+                    "inside its group")
+            out.append({"check": "order_recode", "column": c, "qi": q, "by": "rank",
+                        "value": round(abs(rho), 4),
+                        "why": f"is a sensitive attribute whose {core}",
+                        "remedy": "it dropped, or made a QI instead",
+                        "message": f"sensitive attribute {c!r}: its {core}; drop it, or make "
+                                   "it a QI instead"})
         # two columns together, where neither alone recodes the target, or
         # where together they remove at least half of the errors one of them
         # leaves (H28: a birth year that alone gives age away at lambda 0.93,

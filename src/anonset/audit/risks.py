@@ -68,6 +68,10 @@ def key_risks(info, add, model=None, *, partition: bool = False) -> None:
     ``partition``: an LGB or msa release, whose key draws its row order,
     IDs and groups (no sets)."""
     mode = info.get("key")
+    # a declaration the publisher made, named in every persistent key's row
+    first = ("; declared the first release of its series (first_in_series): a later release "
+             "is read beside it only when given it (params=; --params-from)"
+             if mode == "persistent" and info.get("first_in_series") else "")
     if mode == "research-seed" and partition:
         add("key", "-", "risk", mode, "os",
             "key: a research seed (under 128 bits) drew the release; anyone who guesses it can "
@@ -86,20 +90,18 @@ def key_risks(info, add, model=None, *, partition: bool = False) -> None:
         add("key", "-", "warn", mode, "os",
             "key: a persistent key, with each attribute's stream keyed by its position (written "
             "by an anonset version before name-keyed streams): a release whose columns differ "
-            "draws other sets for the same records")
+            "draws other sets for the same records" + first)
     elif mode == "persistent" and info.get("params") in ("optimized", "partly given") and \
             "t" in (model or {}):
         add("key", "-", "warn", mode, "os",
             "key: a persistent key with t-closeness parameters chosen for this release's data; "
             "later releases keep the same sets only with these parameters (params=this; "
-            "--params-from THIS_RELEASE)")
+            "--params-from THIS_RELEASE)" + first)
     elif mode in ("os", "persistent"):
         add("key", "-", "pass", mode, "os",
             "key: a fresh key from the operating system, never stored" if mode == "os" else
             "key: a persistent key file; the same record gets the same sets in every release"
-            + ("; declared the first release of its series (first_in_series): a later release "
-               "is read beside it only when given it (params=; --params-from)"
-               if info.get("first_in_series") else ""))
+            + first)
     elif info.get("seeded"):
         add("key", "-", "risk", "seeded", "os",
             "key: a user seed of unknown strength (written by an anonset version that accepted "
