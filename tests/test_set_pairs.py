@@ -1076,6 +1076,27 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
     with pytest.raises(InputError, match=r"^column 'tsq': is a sensitive attribute that "
                                          r"predicts the QI 'tenure' for 100.0% of the rows"):
         anonymize_msa(few, ["tenure"], ["tsq"], 5, 0.6, **kw)
+    # an SA that two QIs give together (a birth year of the survey year and
+    # the age, whose order alone follows neither: rank correlation -0.7):
+    # whoever knows both knows it and finds the row by it (H50); an SA
+    # unrelated to the QIs is published
+    yr, age = rng.integers(1970, 2020, 3000), rng.integers(20, 70, 3000)
+    panel = pd.DataFrame({"year": yr, "age": age, "sex": rng.choice(["f", "m"], 3000),
+                          "birthyr": yr - age, "wage": rng.integers(10, 100, 3000)})
+    with pytest.raises(InputError, match=r"^column 'birthyr': is a sensitive attribute that is "
+                                         r"given by the QIs 'year' and 'age' for 100.0% of the "
+                                         r"rows whose values other rows share.*"
+                                         r"allow_recode=\['birthyr'\]$"):
+        anonymize_msa(panel, ["year", "age", "sex"], ["birthyr", "wage"], 5, 0.5, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wage = anonymize_msa(panel, ["year", "age", "sex"], ["wage"], 5, 0.5, drop=["birthyr"],
+                             **kw)
+        named = anonymize_msa(panel, ["year", "age", "sex"], ["birthyr", "wage"], 5, 0.5,
+                              allow_recode=["birthyr"], **kw)
+    assert wage.summary()["pass_through_risks"] == []
+    assert [(f["column"], f["qi"]) for f in named.summary()["pass_through_risks"]] == \
+        [("birthyr", "year, age")]
     # the command line names it alike, and the audit with the original
     tsq.to_csv(src, index=False)
     args = ["msa-anonymize", str(src), "-o", str(out), "--qi", "tenure,age", "--sa", "tsq",

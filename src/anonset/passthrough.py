@@ -236,6 +236,22 @@ class ValueSample:
         tot = self.value_totals()
         return int(tot[tot > 1].sum())
 
+    def shared_determination(self) -> tuple:
+        """:meth:`determination` on the rows whose value another row holds
+        only (a value seen once predicts nothing, and on a sparse sample of
+        a function, a birth year of the survey year and the age, such rows
+        hid the function: lambda 0.5 of 1).  The prior is the most common
+        sub-value among those rows."""
+        if not self.keys.size:
+            return float("nan"), float("nan"), float("nan")
+        g, sub, c, size, top, first = self._groups()
+        keep = size[g] > 1
+        if not keep.any():
+            return float("nan"), float("nan"), float("nan")
+        kept = ValueSample(None)
+        kept.keys, kept.counts = self.keys[keep], self.counts[keep]
+        return kept.determination()
+
     def determination(self) -> tuple:
         """(lambda, accuracy, prior accuracy) of predicting the sub-value
         (a sensitive code) from the value, leave one out.
@@ -844,6 +860,14 @@ class PassThroughCheck:
         self.beside_alone = {(b, q): ValueSample(self.budget) for b in self.beside
                              for q in self.generalized}
         self.joint = {k: ValueSample(self.budget) for k in self.joint_keys}
+        # an SA that one or two generalized QIs give (a birth year from the
+        # survey year and the age): whoever knows a person's QIs knows it,
+        # and finds their row inside its group by it (H50)
+        qis = self.generalized
+        self.from_qis = {(qs, b): ValueSample(self.budget) for b in self.beside
+                         for qs in [(q,) for q in qis] +
+                         [(a, c) for i, a in enumerate(qis) for c in qis[i + 1:]]} \
+            if self.beside else {}
         # (msa's SAs too: an SA whose order follows a generalized QI gives
         # each row's rank in it, H50)
         self.order = OrderSample(self.passthrough + self.exact + self.beside, self.targets)
@@ -861,6 +885,11 @@ class PassThroughCheck:
             # person id was dropped, then predict each other: H49)
             for (c, s), vs in self.beside_alone.items():
                 vs.add(hashes[c], sub[s])
+            if self.from_qis:
+                qh = {q: hash_cells(part[q]) for q in self.generalized}
+                for (qs, b), vs in self.from_qis.items():
+                    key = qh[qs[0]] if len(qs) == 1 else _pair_hash(qh[qs[0]], qh[qs[1]])
+                    vs.add(key, sub[b])
             self.order.add(part, sub, lambda s: self._numbers(part[s], self.bins.get(s)))
             k = min(len(part), self.joint_rows)
             for ((a, b), t), vs in self.joint.items():
@@ -1004,6 +1033,29 @@ class PassThroughCheck:
                         "why": f"is a sensitive attribute that {core}",
                         "remedy": "it dropped, or made a QI instead",
                         "message": f"sensitive attribute {c!r} {core}; drop it, or make it a "
+                                   "QI instead"})
+        # an SA that one or two QIs give: found once per SA, by the fewest
+        # QIs, where the SA alone gives none of them (that is named above)
+        alone = {f["column"] for f in out if f["check"] == "qi_recode"}
+        for (qs, b), vs in sorted(self.from_qis.items(), key=lambda kv: len(kv[0][0])):
+            lam, acc, prior = vs.shared_determination()
+            if b in alone or not (lam == lam and lam >= DETERMINES) or \
+                    vs.shared_rows() < SA_ALONE_ROWS:
+                continue
+            alone.add(b)
+            named = " and ".join(repr(q) for q in qs)
+            core = (f"is given by the QI{'s' if len(qs) > 1 else ''} {named} for {acc:.1%} of the "
+                    f"rows whose {'values' if len(qs) > 1 else 'value'} other rows share, from "
+                    f"those rows"
+                    f" (the most common value alone: {prior:.1%}; lambda {lam:.2f}){where}"
+                    f"{_sampled(vs)}: whoever knows a person's {named} knows it, and published "
+                    f"exactly on each row it finds their row inside its group beside "
+                    f"{named} generalized")
+            out.append({"check": "qi_recode", "column": b, "qi": ", ".join(qs),
+                        "value": round(lam, 4), "by": "qis",
+                        "why": f"is a sensitive attribute that {core}",
+                        "remedy": "it dropped, or made a QI instead",
+                        "message": f"sensitive attribute {b!r} {core}; drop it, or make it a "
                                    "QI instead"})
         # an order recode, where the values alone predict less
         whole = {(f["column"], f.get("sensitive", f.get("qi"))) for f in out
