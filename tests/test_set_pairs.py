@@ -1076,6 +1076,17 @@ def test_an_msa_sa_beside_a_pass_through_column_that_give_a_qi_is_refused(tmp_pa
     with pytest.raises(InputError, match=r"^column 'tsq': is a sensitive attribute that "
                                          r"predicts the QI 'tenure' for 100.0% of the rows"):
         anonymize_msa(few, ["tenure"], ["tsq"], 5, 0.6, **kw)
+    # an SA that predicts every QI is most likely one person's value on
+    # several rows (a panel whose person id was dropped): the line says so
+    # (H49, H51: a professor's beauty score on each of their courses)
+    people = pd.DataFrame({"pid": np.repeat(np.arange(300), 5)}).assign(
+        age=lambda f: 20 + f.pid % 47, sex=lambda f: np.where(f.pid % 3, "f", "m"),
+        score=lambda f: f.pid * 7 + 1, grade=rng.integers(0, 5, 1500))
+    with pytest.raises(InputError, match=r"^column 'score': is a sensitive attribute that "
+                                         r"predicts the QI 'age'.*\(it predicts every QI: rows "
+                                         r"that share its value may be one person's rows, which "
+                                         r"it links, and msa counts rows as people\)"):
+        anonymize_msa(people, ["age", "sex"], ["score", "grade"], 5, 0.6, drop=["pid"], **kw)
     # an SA that two QIs give together (a birth year of the survey year and
     # the age, whose order alone follows neither: rank correlation -0.7):
     # whoever knows both knows it and finds the row by it (H50); an SA

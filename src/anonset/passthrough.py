@@ -1034,6 +1034,21 @@ class PassThroughCheck:
                         "remedy": "it dropped, or made a QI instead",
                         "message": f"sensitive attribute {c!r} {core}; drop it, or make it a "
                                    "QI instead"})
+        # an SA that predicts every QI is most likely one person's value on
+        # their several rows (a professor's beauty score on each course,
+        # its person id dropped: H49, H51), which it links: say so
+        every = {}
+        for f in out:
+            if f["check"] == "qi_recode" and (f["column"], f.get("qi")) in self.beside_alone:
+                every.setdefault(f["column"], set()).add(f["qi"])
+        for f in out:
+            if len(self.generalized) > 1 and every.get(f["column"]) == set(self.generalized) \
+                    and (f["column"], f.get("qi")) in self.beside_alone:
+                hint = (" (it predicts every QI: rows that share its value may be one "
+                        "person's rows, which it links, and msa counts rows as people)")
+                f["why"] += hint
+                f["message"] = f["message"].replace("; drop it, or make it", hint +
+                                                    "; drop it, or make it", 1)
         # an SA that one or two QIs give: found once per SA, by the fewest
         # QIs, where the SA alone gives none of them (that is named above)
         alone = {f["column"] for f in out if f["check"] == "qi_recode"}
