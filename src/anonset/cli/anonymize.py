@@ -83,8 +83,9 @@ def register(sub) -> None:
     g.add_argument("--params-from", default=None, metavar="RELEASE",
                    help="take (p, eta) of every sensitive column from an earlier release "
                         "(.parquet, or .csv with its .anonset.json) instead of optimizing "
-                        "them; they are checked against this input (needed with --record-id "
-                        "and --t: a different (p, eta) redraws every set)")
+                        "them; they are checked against this input (under --record-id every "
+                        "later release of the series needs it, given the series' latest; the "
+                        "first is declared with --first-in-series)")
     g.add_argument("--first-in-series", action="store_true", default=None,
                    help="with --record-id: declare this release the first of its series (a "
                         "later release is given the latest with --params-from, and read beside "

@@ -139,8 +139,8 @@ class Options:
                              "domains and columns its releases published", param="params",
                              expected="the earlier release itself (params=first: a SetTable, "
                                       "one read with anonset.read_parquet, or a Dask release; "
-                                      "--params-from FILE), or no {@params} in the first "
-                                      "release of a series")
+                                      "--params-from FILE), or, in the first release of a "
+                                      "series, no {@params} and {@first_in_series=True}")
         first = V.check_bool(self.first_in_series, "first_in_series")
         if first and self.record_id is None:
             raise InputError("is given without {@record_id}: only a persistent key (a key file "

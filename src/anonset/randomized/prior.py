@@ -1,5 +1,5 @@
 """An earlier release that a later one under the same persistent key must
-match (``params=first``; ``--params-from FIRST``).
+match (``params=latest``; ``--params-from LATEST``: the series' latest).
 
 Under a persistent key each record's set is a function of (key, record id,
 attribute, true value) *and* of the attribute's domain (its values and

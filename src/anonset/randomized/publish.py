@@ -160,7 +160,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
         one = too_large[0][0] if len(too_large) == 1 else None
         raise bad("; ".join(m if one else f"column {n!r}: {m}" for n, m in too_large), one,
                   "p at most the largest admissible.  Where the parameters come from an "
-                  "earlier release (params=first; --params-from), another p would redraw every "
+                  "earlier release (params=latest; --params-from), another p would redraw every "
                   "set and the releases would intersect: publish this release under the t "
                   f"named (t={api}; {cli}; recorded in the metadata), and leave room in a "
                   "new series by publishing its first release under a smaller t than later "
@@ -294,9 +294,9 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
     params : SetTable or {name: AttributeParams}, optional
         Use these parameters instead of optimizing them; they are checked
         against the model on this table's data (a weaker model is refused).
-        Exact QIDs may be left out.  With a persistent key, pass the first
-        release itself (``params=first``; on the command line
-        ``--params-from FIRST``): every later release then takes its (p, eta)
+        Exact QIDs may be left out.  With a persistent key, pass the
+        series' latest release itself (``params=latest``; on the command
+        line ``--params-from LATEST``): every later release then takes its (p, eta)
         (which t-closeness's Algorithm 1 would otherwise choose anew from
         each release's data) and is refused where a sensitive column's
         domain or the generator changed, or where it is drawn under another
@@ -304,7 +304,9 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         would redraw every set; the columns earlier releases published as
         they are are read beside this one's (docs/security.md, section 0).
         Under a persistent key a mapping (``first.params``) is refused: it
-        shows neither the series nor its domains and columns.  Each
+        shows neither the series nor its domains and columns; a release
+        drawn under no persistent key gives parameters only, and is refused
+        unless ``first_in_series=True`` declares this release the first.  Each
         release of a series carries on the parameters and domains of the
         series' columns it leaves out, so the latest release is enough.
     new_in_series : column names
@@ -319,7 +321,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         neither this nor ``params`` is refused: a later release taken for a
         first one would keep every record's sets and read none of the
         columns the series published before (docs/security.md, section 0).
-        The metadata (``first_in_series``), the summary and the audit name it.
+        The metadata (``first_in_series``), the command line's summary and
+        the audit name it.
     rng : {'chacha20', 'philox'}
         'chacha20' (default) is cryptographically strong; 'philox' is faster
         but its output could in principle be predicted from published sets.
