@@ -114,18 +114,24 @@ class Stats:
             self._missing(c, miss, row0)
             vc = col.value_counts(dropna=True, sort=False)
             acc = self.seen[c]
-            keys = [scalar(v) for v in vc.index.tolist()]
-            fresh = sum(1 for v in keys if v not in acc)
-            if len(acc) + fresh > V.MAX_DOMAIN:
+            new = []
+            for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
+                v = scalar(v)
+                if v in acc:
+                    acc[v] += k
+                else:
+                    acc[v] = k
+                    new.append(v)
+            if len(acc) > V.MAX_DOMAIN:
                 # named by the row of the first value beyond the limit, so
                 # that a row error before it comes first on every path (a
                 # domain error at row 4 was named in blocks of 1,000, this
                 # one read whole, H48)
-                errors.append(V.domain_too_large(c, len(acc) + fresh, file=d.file, more=True,
-                                                 row=row0 + _beyond(col, miss, acc, d.text)))
+                errors.append(V.domain_too_large(c, len(acc), file=d.file, more=True,
+                                                 row=row0 + _beyond(col, miss, set(new),
+                                                                    len(acc) - len(new),
+                                                                    d.text)))
                 continue
-            for v, k in zip(keys, vc.to_numpy().tolist()):
-                acc[v] = acc.get(v, 0) + k
             if c in self.seen_mix:
                 if blockmix is None:                     # once a block, for every column
                     blockmix = row_mix(row0, len(block))
@@ -279,17 +285,18 @@ class Stats:
         return {**(self.shared_counts or {}), **shared_rows(cols)}
 
 
-def _beyond(present: pd.Series, miss: np.ndarray, seen: dict, text: bool) -> int:
+def _beyond(present: pd.Series, miss: np.ndarray, new: set, before: int, text: bool) -> int:
     """The row in its block (from 0) of the first value that takes a column
-    beyond :data:`MAX_DOMAIN` distinct values, ``seen`` holding the values
-    of the blocks before; ``present`` is the block's cells, its missing
-    ones left out where ``text``."""
+    beyond :data:`MAX_DOMAIN` distinct values: ``new`` the block's values
+    the blocks before did not hold, ``before`` how many those held;
+    ``present`` is the block's cells, its missing ones left out where
+    ``text``."""
     codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
     _, first = np.unique(codes, return_index=True)
     if codes.size and codes.min() < 0:                 # the NA sentinel's first row
         first = first[1:]
-    need = V.MAX_DOMAIN + 1 - len(seen)                # the need-th value new here
-    fresh = [f for f, u in zip(first.tolist(), uniq.tolist()) if scalar(u) not in seen]
+    need = V.MAX_DOMAIN + 1 - before                   # the need-th value new here
+    fresh = [f for f, u in zip(first.tolist(), uniq.tolist()) if scalar(u) in new]
     at = sorted(fresh)[need - 1]
     return int(np.flatnonzero(~miss)[at]) if text else int(at)
 
