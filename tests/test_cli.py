@@ -143,7 +143,8 @@ def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_pat
     assert rc == 0, cap.err
     key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
     assert len(key) == 1 and "another key lets the two releases be intersected" in key[0]
-    assert "--key-file and --record-id in every release" in key[0]
+    assert "--key-file and --record-id in every release, the first with --first-in-series " \
+        "and each later one with --params-from the latest" in key[0]
     # a key file without a record id reproduces one release, and says so:
     # other rows under it are drawn anew (it said only "the given seed")
     keyfile = tmp_path / "k.key"

@@ -454,7 +454,9 @@ def hierarchy_file(col: str, path) -> Path:
 
 
 def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-file and "
-                        "--record-id in every release, docs/security.md") -> None:
+                        "--record-id in every release, the first with --first-in-series and "
+                        "each later one with --params-from the latest, docs/security.md"
+                        ) -> None:
     """The summary lines every set-table publisher prints from its release's
     metadata: the columns not drawn as sets, the key and the row order.
     ``series``: how to publish the same records more than once (a fresh key
