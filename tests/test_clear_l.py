@@ -10,6 +10,7 @@ audit then say so."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -85,7 +86,7 @@ def test_lgb_refuses_l_1_on_every_path_and_names_it_when_allowed(tmp_path, capsy
     assert err[0].endswith("expected l >= 2, or the risk named: --allow-clear rating")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert cli.main(argv + ["-o", str(tmp_path / "o.parquet"), "--allow-clear", "rating"]) == 0
-    assert "published in the clear at l = 1 (--allow-clear): rating" in capsys.readouterr().out
+    assert "published in the clear (--allow-clear): rating (l = 1)" in capsys.readouterr().out
     assert cli.main(["audit", str(tmp_path / "o.parquet")]) == 1
     out = capsys.readouterr().out
     assert "rating: held to l = 1, so 300 buckets hold one value alone and tell their rows' " \
@@ -114,3 +115,84 @@ def test_semantic_refuses_l_1_unless_named(tmp_path, capsys):
     assert cli.main(["audit", str(tmp_path / "s.parquet")]) == 1
     assert "rating: published in the clear" in capsys.readouterr().out
     assert json.loads(json.dumps(t.info))["clear"] == ["rating"]
+
+
+def test_lgb_refuses_k_1_unless_its_qi_attributes_are_named(tmp_path, capsys):
+    """At k = 1 a group of one row shows its QI cells exactly (H53: 294 of
+    367 groups of CPS1985 at --k 1, with an empty ``clear``)."""
+    df = table(300)
+    kw = dict(qi=["age", "zip"], sensitive=["rating"], k=1, l=2, seed=SEED)
+    with pytest.raises(ValueError, match=r"^k: would publish age \(k = 1\), zip \(k = 1\) in "
+                                         r"the clear: at k = 1 a group may hold one row, whose "
+                                         r"QI cells it then shows exactly .*expected k >= 2, "
+                                         r"or the risk named: allow_clear=\['age', 'zip'\]$"):
+        L.lgb(df, **kw)
+    with pytest.raises(ValueError, match="would publish zip"):      # each one named
+        L.lgb(df, **kw, allow_clear=["age"])
+    with pytest.raises(ValueError, match="names 'other', which is not held to an l nor "
+                                         "generalized in groups of k = 1"):
+        L.lgb(df.assign(other=1), **kw, drop=["other"], allow_clear=["age", "zip", "other"])
+    with pytest.raises(ValueError, match="names 'age', which is not held to an l"):
+        L.lgb(df, **{**kw, "k": 2}, allow_clear=["age"])     # k >= 2: nothing to name
+    res = L.lgb(df, **kw, allow_clear=["age", "zip"])
+    assert res.metadata["clear"] == ["age", "zip"]
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    argv = ["lgb", str(src), "--qi", "age,zip", "--sensitive", "rating", "--k", "1", "--l", "2",
+            "--seed", SEED, "-o", str(tmp_path / "o.parquet")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("anonset lgb: error: --k: would publish age")
+    assert err[0].endswith("expected k >= 2, or the risk named: --allow-clear age,zip")
+    assert not (tmp_path / "o.parquet").exists()
+    assert cli.main(argv + ["--allow-clear", "age,zip"]) == 0
+    assert "published in the clear (--allow-clear): age (k = 1), zip (k = 1)" in \
+        capsys.readouterr().out
+    assert cli.main(["audit", str(tmp_path / "o.parquet")]) == 1
+    out = capsys.readouterr().out
+    lone = int((res.table.groupby("GID").size() == 1).sum())
+    assert lone > 0 and f"{lone:,} groups hold one row alone, whose QI cells they show " \
+        "exactly" in out and "(published as the user allowed: allow_clear)" in out
+
+
+def _tampered(path, out, column, values):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t = pq.read_table(path)
+    frame = t.to_pandas()
+    frame[column] = values(frame)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False)
+                   .replace_schema_metadata(t.schema.metadata), out)
+
+
+@pytest.mark.parametrize("kind", ["lgb", "msa"])
+def test_the_audit_fails_a_partition_release_whose_qis_differ_within_a_class(kind, tmp_path,
+                                                                             capsys):
+    """H53: the audit counted a class's rows but never read its QI cells, so
+    a release holding every row's own QI values passed as k-anonymous."""
+    df = table(300)
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    pub = tmp_path / "o.parquet"
+    argv = (["lgb", str(src), "--qi", "age,zip", "--sensitive", "rating", "--k", "4",
+             "--l", "2"] if kind == "lgb" else
+            ["msa-anonymize", str(src), "--qi", "age,zip", "--sa", "rating", "--k", "4",
+             "--t", "0.4"])
+    assert cli.main(argv + ["--seed", SEED, "-o", str(pub)]) == 0
+    capsys.readouterr()
+    check, unit = ("groups_qi", "groups") if kind == "lgb" else ("classes_qi", "classes")
+    assert cli.main(["audit", str(pub), "-v"]) == 0
+    assert re.search(rf"\n *{check} +- +pass", capsys.readouterr().out)
+    # each row its own zip (lgb copies the companions: the check reads the table)
+    bad = tmp_path / "bad.parquet"
+    for p in tmp_path.glob("o.*.parquet"):
+        (tmp_path / p.name.replace("o.", "bad.", 1)).write_bytes(p.read_bytes())
+    _tampered(pub, bad, "zip", lambda f: [f"z{i}" for i in range(len(f))])
+    assert cli.main(["audit", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out
+    assert re.search(rf"\d[\d,]* {unit} show more than one value of 'zip' on their rows", out)
+    # one row's QI cell changed in one class: still caught
+    _tampered(pub, bad, "zip", lambda f: ["odd"] + list(f["zip"].iloc[1:]))
+    assert cli.main(["audit", str(bad)]) == 1
+    assert f"1 {unit} show more than one value of 'zip'" in capsys.readouterr().out

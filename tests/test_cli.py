@@ -1666,6 +1666,11 @@ def test_a_privacy_parameter_given_twice_is_refused(data, tmp_path, capsys):
          "--t: given twice (0.2, then 0.9)"),
         (["lgb", src, "-o", out, "--qi", "age", "--sensitive", "job", "--k", "2",
           "--t", "job=0.2", "--t", "job=0.9"], "--t: given twice (job=0.2, then job=0.9)"),
+        # other columns each time (H53): nothing was "replaced", one list holds both
+        (["lgb", src, "-o", out, "--qi", "age", "--semi-sensitive", "city", "--sensitive", "job",
+          "--k", "2", "--t", "job=0.2", "--t", "city=0.3"],
+         "--t: given twice (job=0.2, then city=0.3), and only the last would count; expected "
+         "one list: --t job=0.2,city=0.3"),
         (["msa-anonymize", src, "-o", out, "--qi", "age", "--sensitive", "job", "--k", "2",
           "--k", "3", "--t", "0.3"], "--k: given twice (2, then 3), and the last would "
                                      "replace the first; expected it once"),

@@ -568,7 +568,7 @@ def test_query_error_zero_when_nothing_is_hidden():
     df = pd.DataFrame({"x": np.arange(n), "y": np.arange(n) % 7, "z": np.arange(n) % 3,
                        "w": np.arange(n) % 5, "s": np.arange(n) * 10 + 10})
     r = L.lgb(df, qi=["x", "y", "z", "w"], sensitive=["s"], k=1, l=1, seed=0,
-              research_seed=True, allow_clear=["s"])
+              research_seed=True, allow_clear=["s", "x", "y", "z", "w"])
     assert L.query_error(r, "s", n_queries=30, seed=0) == pytest.approx(0.0, abs=1e-12)
 
 

@@ -17,7 +17,7 @@ import datetime as _dt
 import decimal as _decimal
 import os
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["InputError", "api_name", "check_int", "check_threads"]
 
@@ -1632,29 +1632,44 @@ def _clearing_l(published, params, codes, others, recoded, allow_recode, members
 
 
 def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping | None = None,
-                   file=None) -> list:
+                   file=None, k: int | None = None, generalized: Sequence = ()) -> list:
     """The partition publishers' and semantic diversity's form of
     :func:`check_clear`: an attribute held to l = 1 (``ls``) on a domain of
     two values or more (``sizes``) is published in the clear (a bucket, a
-    group or a set may hold one row, whose value it then tells).  Refused
-    unless named in ``allow_clear``; returns the named ones (recorded in the
-    metadata as ``clear``).  ``notes``: per attribute, how l came to be 1
-    (', after clip_l')."""
+    group or a set may hold one row, whose value it then tells); so is every
+    attribute ``generalized`` in groups of k rows (LGB's QI cells) when
+    k = 1 (a group of one row shows its QI cells exactly, Sec. 3's identity
+    protection 1/k = 1).  Refused unless named in ``allow_clear``; returns
+    the named ones (recorded in the metadata as ``clear``).  ``notes``: per
+    attribute, how l came to be 1 (', after clip_l')."""
     allow_clear = check_names(allow_clear, "allow_clear")
+    by_k = [a for a in generalized if sizes.get(a, 2) > 1] if k == 1 else []
     for a in allow_clear:
-        if a not in ls:
-            raise InputError(f"names {a!r}, which is not held to an l", param="allow_clear",
-                             file=file, expected=f"one of {sorted(ls)}")
-    clear = [a for a, v in ls.items() if v == 1 and sizes.get(a, 2) > 1]
+        if a not in ls and a not in by_k:
+            raise InputError(f"names {a!r}, which is not held to an l"
+                             + (" nor generalized in groups of k = 1" if k == 1 else ""),
+                             param="allow_clear", file=file,
+                             expected=f"one of {sorted({*ls, *by_k})}")
+    by_l = [a for a, v in ls.items() if v == 1 and sizes.get(a, 2) > 1]
+    clear = by_l + [a for a in by_k if a not in by_l]
     refused = [a for a in clear if a not in allow_clear]
     if refused:
         notes = notes or {}
-        what = ", ".join(f"{a} (l = 1{notes.get(a, '')})" for a in refused)
-        raise InputError(f"would publish {what} in the clear: at l = 1 a set, bucket or "
-                         "group may hold its row's value alone, and so tells it", param="l",
+        whats = [f"{a} (l = 1{notes.get(a, '')})" if a in by_l else f"{a} (k = 1)"
+                 for a in refused]
+        l_only = all(a in by_l for a in refused)
+        k_only = not any(a in by_l for a in refused)
+        how = ("at l = 1 a set, bucket or group may hold its row's value alone, and so "
+               "tells it" if l_only else
+               "at k = 1 a group may hold one row, whose QI cells it then shows exactly "
+               "(whoever knows them finds the row)"
+               + ("" if k_only else "; at l = 1 a bucket may hold its row's value alone"))
+        raise InputError(f"would publish {', '.join(whats)} in the clear: {how}",
+                         param="l" if l_only else "k" if k_only else "model",
                          column=refused[0] if len(refused) == 1 else None, file=file,
-                         expected="l >= 2, or the risk named: {@allow_clear="
-                                  + repr(refused) + "}")
+                         expected=("l >= 2" if l_only else "k >= 2" if k_only
+                                   else "k >= 2 and l >= 2")
+                         + ", or the risk named: {@allow_clear=" + repr(refused) + "}")
     return clear
 
 

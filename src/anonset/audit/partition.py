@@ -220,6 +220,33 @@ def _counts(classes: np.ndarray, values: pd.Series, domain=None) -> tuple:
 
 
 # ---------------------------------------------------------------- MSA
+def _uniform_qis(rows: Rows, check: str, unit: str, groups: np.ndarray, cells: dict) -> None:
+    """A row per release: every class (group) shows one generalized value of
+    each QI on all its rows (``cells``: per QI, the published cells, None
+    where a row holds no QI cell of it, which all the group's rows must
+    share too).  A class whose rows show different QI values singles them
+    out, however many rows it counts: the k check alone would pass it."""
+    if not cells:
+        return
+    codes = np.asarray(groups)
+    worst, name = 0, None
+    for q, col in cells.items():
+        # every published form of a cell as one key (a missing cell is one)
+        key = pd.Series(col).astype("string").fillna("\x00")
+        split = pd.Series(pd.factorize(key)[0]).groupby(codes).nunique()
+        bad = int((split > 1).sum())
+        if bad > worst:
+            worst, name = bad, q
+    if worst:
+        plural = unit + ("es" if unit.endswith("s") else "s")
+        rows.add(check, name, "fail", worst, 0,
+                 f"{worst:,} {plural} show more than one value of {name!r} on their rows "
+                 f"(a {unit} is k-anonymous only where its rows' QI cells are alike)")
+    else:
+        rows.add(check, "-", "pass", 0, 0,
+                 f"every {unit} shows one generalized value of each QI on all its rows")
+
+
 def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
     model = meta.get("model") or {}
     k, t = int(model.get("k", 1)), float(model.get("t", math.inf))
@@ -228,6 +255,8 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
     rows.add("classes_k", "-", "pass" if sizes.min() >= k else "fail", int(sizes.min()), k,
              f"smallest of {sizes.size:,} classes has {int(sizes.min())} rows "
              f"{'>=' if sizes.min() >= k else '<'} k = {k}")
+    _uniform_qis(rows, "classes_qi", "class", classes,
+                 {q: frame[q] for q in model.get("quasi_identifiers") or () if q in frame})
     sens = list(model.get("sensitive") or ())
     if not sens:
         rows.add("classes_t", "-", "unverified", None, t,
@@ -387,6 +416,19 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
              f"smallest of {gsizes.size:,} local groups has {int(gsizes.min())} rows "
              f"{'>=' if gsizes.min() >= k else '<'} k = {k}")
     sizes = {"groups": (gsizes, k)}
+    lone = int((gsizes == 1).sum())
+    if lone:                    # k = 1 (allow_clear names the attributes)
+        named = [a for a in (meta.get("clear") or ()) if roles.get(a) in ("qi",
+                                                                          "semi_sensitive")]
+        rows.add("clear", ", ".join(named) or "-", "risk", lone, 0,
+                 f"{lone:,} groups hold one row alone, whose QI cells they show exactly: "
+                 "whoever knows them finds the row"
+                 + (" (published as the user allowed: allow_clear)" if named else ""))
+    # a QI cell of a semi-sensitive attribute is one outside its buckets
+    _uniform_qis(rows, "groups_qi", "group", frame["GID"].to_numpy(), {
+        a: (frame[a] if role == "qi" or f"{a}_bid" not in frame.columns
+            else frame[a].where(frame[f"{a}_bid"].isna(), None))
+        for a, role in roles.items() if role in ("qi", "semi_sensitive") and a in frame})
     attack, attrs = [], []
     for a, role in roles.items():
         col = f"{a}_bid"

@@ -118,7 +118,7 @@ def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) ->
 
 
 
-def risk_note(summary: dict) -> str:
+def risk_note(summary: dict, ls: dict | None = None) -> str:
     """The risks a release took by the user's choice, for its summary line."""
     notes = []
     if summary.get("row_order") == "input":
@@ -147,8 +147,10 @@ def risk_note(summary: dict) -> str:
                      "(--allow-shared-id): " + ", ".join(f"{c} ({shared.get(c, 0):,} rows)"
                                                           for c in allowed))
     if summary.get("clear"):
-        notes.append("published in the clear at l = 1 (--allow-clear): "
-                     + ", ".join(summary["clear"]))
+        # lgb: l = 1 (a bucket of one value) or k = 1 (a group of one row)
+        notes.append("published in the clear (--allow-clear): " + ", ".join(
+            f"{a} (" + ("l = 1" if (ls or {}).get(a) == 1 or summary.get("k") != 1
+                        else "k = 1") + ")" for a in summary["clear"]))
     from ..partition.homogeneous import homogeneous_words
     homogeneous = homogeneous_words(summary)
     if homogeneous:

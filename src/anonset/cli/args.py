@@ -93,8 +93,15 @@ def check_once(argv, sub=None) -> None:
             continue
         value = value if eq else (rest[j + 1] if j + 1 < len(rest) else "")
         if name in seen:
+            per_column = "COL=" in metavars.get(name, "")
+            cols = [{p.partition("=")[0] for p in v.split(",")} for v in (seen[name], value)]
+            if per_column and "=" in seen[name] and "=" in value and not cols[0] & cols[1]:
+                # other columns each time: one list holds them all (H53)
+                raise UsageError(f"{name}: given twice ({seen[name]}, then {value}), and only "
+                                 f"the last would count; expected one list: {name} "
+                                 f"{seen[name]},{value}")
             per = f" (a value per column goes in one list: {name} COL=V,COL2=V2)" \
-                if "COL=" in metavars.get(name, "") else ""
+                if per_column else ""
             raise UsageError(f"{name}: given twice ({seen[name]}, then {value}), and the last "
                              f"would replace the first; expected it once{per}")
         seen[name] = value

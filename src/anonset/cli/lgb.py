@@ -65,7 +65,9 @@ def register(sub) -> None:
     g.add_argument("--t", metavar="COL=T,...", help="t-closeness instead, for these attributes")
     g.add_argument("--allow-clear", action="append", metavar="A,B",
                    help="attributes held to --l 1 that you accept to publish in the clear (a "
-                        "bucket of one row tells its value); refused otherwise")
+                        "bucket of one row tells its value), and under --k 1 the QI and "
+                        "semi-sensitive ones (a group of one row shows its QI cells); refused "
+                        "otherwise")
     g.add_argument("--allow-homogeneous", action="append", metavar="A,B",
                    help="--t attributes whose buckets may hold one value alone, as t allows "
                         "where the value is common (the bucket then tells its rows' value); "
@@ -163,7 +165,8 @@ def _run(args) -> int:
     s = res.summary()
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
-               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files{risk_note(s)}"
+               f"suppressed={s['suppressed_cells']}; wrote {len(written)} files"
+               f"{risk_note(s, res.metadata['model']['l'])}"
                + ("".join(f"; removed {p.name}, of the release it replaced"
                           for p in getattr(res, "removed", ()))))
     note(args, key_line(s))

@@ -65,8 +65,9 @@ ESTIMATORS = ("linear", "em", "existing", "simple")
 #: How the selection probabilities of :func:`analyze` are computed.
 SELECTION_METHODS = ("auto", "exact", "montecarlo", "paper")
 
-#: Exact enumeration of the sampler's decision tree stops beyond this many
-#: nodes (about 1 s of kernel time per 5e7 nodes on the 2-core dev VM).
+#: Exact enumeration of the sampler's decision tree stops where one true
+#: value's tree passes this many nodes (about 1 s of kernel time per 5e7
+#: nodes on the 2-core dev VM; the F trees together may take F times that).
 MAX_EXACT_NODES = 50_000_000
 
 
@@ -792,7 +793,8 @@ def selection_matrix(distance: SemanticDistance, l: int, d: float, *,
     method: 'exact' enumerates every path of the sampler (the kernel's own
     candidate function, so the law is the implemented one); 'montecarlo'
     counts ``draws`` kernel draws per value; 'auto' tries exact within
-    ``max_nodes`` tree nodes and falls back to Monte Carlo; 'paper' is eq. 2.
+    ``max_nodes`` tree nodes per true value (the F trees together may take
+    more) and falls back to Monte Carlo; 'paper' is eq. 2.
     Rows of values that cannot be published are zero.
 
     Returns (q, info) where info says which method was used.

@@ -77,6 +77,12 @@ CHECKS = {
     "bucket_closeness": "The distribution of values in every bucket stays within t of all the "
                         "bucketized values' distribution (t-closeness of the bucket).",
     "classes_k": "Every equivalence class has at least k records (k-anonymity).",
+    "classes_qi": "Every equivalence class shows one generalized value of each "
+                  "quasi-identifier on all its records (else its size protects nobody: the "
+                  "records' own values single them out).",
+    "groups_qi": "Every group shows one generalized value of each quasi-identifier cell on "
+                 "all its records (else its size protects nobody: the records' own values "
+                 "single them out).",
     "classes_t": "In every equivalence class, the distribution of each sensitive attribute "
                  "stays within t of the whole table's (t-closeness, Def. 4 of paper 003).",
     "record_ids": "Whether the record IDs could give something away (IDs in input order are "

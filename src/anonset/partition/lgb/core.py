@@ -249,8 +249,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         (:mod:`anonset.shared_ids`: one person's waves fill groups as several people).
     allow_clear : attribute names
         Attributes held to l = 1 that you accept to publish in the clear
-        (a bucket of one row tells its value); refused otherwise.  The
-        metadata (``clear``) and the audit name them.
+        (a bucket of one row tells its value), and under k = 1 the QI and
+        semi-sensitive attributes, whose QI cells a group of one row shows
+        exactly; refused otherwise.  The metadata (``clear``) and the audit
+        name them.
     allow_homogeneous : attribute names
         Attributes of ``closeness`` whose buckets may hold one value alone
         (t allows it where the value is common; the bucket then tells its
@@ -393,7 +395,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     frame = frame.iloc[order].reset_index(drop=True)
     codes = np.ascontiguousarray(codes[:, order])
 
-    clear = refuse_clear_l(lmap, {a: dom.d for a, dom in zip(attrs, domains)}, allow_clear)
+    clear = refuse_clear_l(lmap, {a: dom.d for a, dom in zip(attrs, domains)}, allow_clear,
+                           k=k, generalized=qi + semi)
     allow_homogeneous = check_names(allow_homogeneous, "allow_homogeneous")
     for a in allow_homogeneous:
         if a not in closeness:
