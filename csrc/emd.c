@@ -1,5 +1,6 @@
 /* Tree-metric EMD kernels; see emd.h for the formula and the contract. */
 #include "emd.h"
+#include "anonset_common.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -93,6 +94,10 @@ static int batch(int kind, int64_t n_rows, int64_t d, const void *P, const doubl
             n_threads = n_chunks > 0 ? (int)n_chunks : 1;
         if (n_threads < 1)
             n_threads = 1;
+#if ANONSET_FORK_GUARD
+        if (anonset_fork_child)         /* a fork child: see anonset_common.h */
+            n_threads = 1;
+#endif
     }
 #if ANONSET_HAVE_OPENMP
     #pragma omp parallel for default(none) schedule(static) num_threads(n_threads) \

@@ -21,6 +21,26 @@
 #include <omp.h>
 #endif
 
+/* Set in a process forked from one that had imported anonset (the
+ * os.register_at_fork handler of anonset/_fork.py): GNU OpenMP's thread pool
+ * does not survive fork(), and a child's first team of two threads or more
+ * waits forever for threads that are not there; there every parallel region
+ * runs on one thread.  One flag per extension module: weak, so that its
+ * files share one definition, and hidden, so that it is not another
+ * module's. */
+#if ANONSET_HAVE_OPENMP && (defined(__GNUC__) || defined(__clang__))
+#define ANONSET_FORK_GUARD 1
+__attribute__((weak, visibility("hidden"))) int anonset_fork_child = 0;
+#else
+#define ANONSET_FORK_GUARD 0
+#endif
+
+static inline void anonset_mark_fork_child(void) {
+#if ANONSET_FORK_GUARD
+    anonset_fork_child = 1;
+#endif
+}
+
 typedef enum {
     ANONSET_OK = 0,
     ANONSET_ERR_NOMEM = 1,      /* a scratch allocation failed */
@@ -31,6 +51,9 @@ typedef enum {
 /* Number of threads a parallel region would use with n_threads requested
  * (<= 0 means: the OpenMP default).  Always 1 without OpenMP. */
 static inline int anonset_threads(int n_threads) {
+#if ANONSET_FORK_GUARD
+    if (anonset_fork_child) return 1;
+#endif
 #if ANONSET_HAVE_OPENMP
     return n_threads > 0 ? n_threads : omp_get_max_threads();
 #else

@@ -13,6 +13,9 @@ from libc.stdlib cimport malloc, calloc, free
 
 cnp.import_array()
 
+cdef extern from "anonset_common.h":
+    void anonset_mark_fork_child() nogil
+
 cdef extern from "emd.h":
     int ANONSET_OK
     int ANONSET_ERR_VALUE
@@ -209,3 +212,13 @@ def factorize_objects(cnp.ndarray values):
     finally:
         free(keys); free(vals)
     return codes, values[np.asarray(firsts_idx, dtype=np.int64)]
+
+# ------------------------------------------------------------ fork safety
+def _one_thread_after_fork():
+    """Run this module's kernels on one thread from now on (anonset._fork:
+    a process forked after OpenMP teams ran cannot start another)."""
+    anonset_mark_fork_child()
+
+
+from anonset._fork import adopt as _adopt    # noqa: E402
+_adopt(_one_thread_after_fork)

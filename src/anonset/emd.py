@@ -63,16 +63,22 @@ def effective_n_threads(n_threads: int | None = None) -> int:
 
     ``None`` means ``OMP_NUM_THREADS`` when it is set to a positive integer,
     else ``os.cpu_count()``.  Process-global OpenMP settings are never changed.
+    In a process forked from one that had imported anonset it is 1
+    (:mod:`anonset._fork`).
     """
+    from ._fork import in_fork_child
+    if n_threads is not None:
+        if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
+            raise InputError(f"n_threads must be a positive int or None, got {n_threads!r}")
+        if n_threads < 1:
+            raise InputError(f"n_threads must be >= 1, got {n_threads}")
+    if in_fork_child():
+        return 1
     if n_threads is None:
         env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
         if env.isdigit() and int(env) > 0:
             return int(env)
         return os.cpu_count() or 1
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise InputError(f"n_threads must be a positive int or None, got {n_threads!r}")
-    if n_threads < 1:
-        raise InputError(f"n_threads must be >= 1, got {n_threads}")
     return int(n_threads)
 
 

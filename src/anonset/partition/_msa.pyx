@@ -7,6 +7,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cnp.import_array()
 
+cdef extern from "anonset_common.h":
+    void anonset_mark_fork_child() nogil
+
 from ._status cimport check_status
 
 
@@ -176,3 +179,13 @@ def class_emd(const int64_t[::1] d, const int64_t[::1] d_off, const int64_t[:, :
         status = anonset_msa_class_emd(&sa, n_classes, &counts[0, 0], &o[0])
     check_status(status, "class_emd", _BAD)
     return out
+
+# ------------------------------------------------------------ fork safety
+def _one_thread_after_fork():
+    """Run this module's kernels on one thread from now on (anonset._fork:
+    a process forked after OpenMP teams ran cannot start another)."""
+    anonset_mark_fork_child()
+
+
+from anonset._fork import adopt as _adopt    # noqa: E402
+_adopt(_one_thread_after_fork)

@@ -13,6 +13,7 @@ from libc.stdlib cimport malloc, free
 cnp.import_array()
 
 cdef extern from "anonset_common.h":
+    void anonset_mark_fork_child() nogil
     int ANONSET_OK
     int ANONSET_ERR_NOMEM
     int ANONSET_ERR_VALUE
@@ -694,3 +695,13 @@ def exact_trie(list masks, dims, u, weight, pi, int nchunk=1, int n_threads=0,
     finally:
         free(mp); free(ip)
     return G.reshape(shape), float(ll)
+
+# ------------------------------------------------------------ fork safety
+def _one_thread_after_fork():
+    """Run this module's kernels on one thread from now on (anonset._fork:
+    a process forked after OpenMP teams ran cannot start another)."""
+    anonset_mark_fork_child()
+
+
+from anonset._fork import adopt as _adopt    # noqa: E402
+_adopt(_one_thread_after_fork)

@@ -11,6 +11,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 cnp.import_array()
 
 cdef extern from "anonset_common.h":
+    void anonset_mark_fork_child() nogil
     int ANONSET_OK
     int ANONSET_ERR_NOMEM
     int ANONSET_ERR_VALUE
@@ -156,3 +157,13 @@ def exact_q(compat, int l, str algo, int radius, bint ordered, int64_t max_nodes
         status = anonset_sem_exact_q(&sp.s, max_nodes, <double *>q.data, &nodes, n_threads)
     _check(status, "semantic exact_q")
     return q, int(nodes)
+
+# ------------------------------------------------------------ fork safety
+def _one_thread_after_fork():
+    """Run this module's kernels on one thread from now on (anonset._fork:
+    a process forked after OpenMP teams ran cannot start another)."""
+    anonset_mark_fork_child()
+
+
+from anonset._fork import adopt as _adopt    # noqa: E402
+_adopt(_one_thread_after_fork)
