@@ -196,3 +196,22 @@ def test_the_audit_fails_a_partition_release_whose_qis_differ_within_a_class(kin
     _tampered(pub, bad, "zip", lambda f: ["odd"] + list(f["zip"].iloc[1:]))
     assert cli.main(["audit", str(bad)]) == 1
     assert f"1 {unit} show more than one value of 'zip'" in capsys.readouterr().out
+
+
+def test_suppressed_semi_sensitive_cells_are_not_read_as_qi_cells(tmp_path):
+    """A semi-sensitive cell suppressed to '*' has no bucket, as a QI cell
+    has not: read as a QI cell it split its group (a false FAILED)."""
+    from anonset.audit.html.release import open_release
+    from anonset.audit.partition import audit_partition
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"age": rng.integers(18, 40, n),
+                       "colour": np.where(rng.random(n) < 0.8, "w", "b")})
+    flags = pd.DataFrame({"colour": rng.random(n) < 0.6})
+    with pytest.warns(Warning):
+        res = L.lgb(df, qi=["age"], semi_sensitive=["colour"], flags=flags, k=4, l=2,
+                    suppress=True, seed=SEED)
+    assert res.metadata["suppressed"]["colour"] > 0
+    res.write(tmp_path / "s.parquet")
+    checks = audit_partition(open_release(tmp_path / "s.parquet")).report.checks
+    assert checks.query("check == 'groups_qi'")["status"].tolist() == ["pass"]

@@ -424,10 +424,13 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                  f"{lone:,} groups hold one row alone, whose QI cells they show exactly: "
                  "whoever knows them finds the row"
                  + (" (published as the user allowed: allow_clear)" if named else ""))
-    # a QI cell of a semi-sensitive attribute is one outside its buckets
+    # a QI cell of a semi-sensitive attribute is one outside its buckets; a
+    # '*' there is a sensitive cell suppressed (suppress=True) or a QI cell
+    # generalized to the root, which tells nothing either way
     _uniform_qis(rows, "groups_qi", "group", frame["GID"].to_numpy(), {
         a: (frame[a] if role == "qi" or f"{a}_bid" not in frame.columns
-            else frame[a].where(frame[f"{a}_bid"].isna(), None))
+            else frame[a].where(frame[f"{a}_bid"].isna()
+                                & (frame[a].astype("string") != "*"), None))
         for a, role in roles.items() if role in ("qi", "semi_sensitive") and a in frame})
     attack, attrs = [], []
     for a, role in roles.items():
