@@ -263,7 +263,8 @@ def test_rating_refuses_or_clips_non_eligible_attribute():
                  research_seed=True)
     rel = B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
                    research_seed=True, allow_clear=["sex"])
-    assert rel.info["clipped"] == {"sex": {"asked": 2, "used": 1}} and rel.check()["ok"]
+    assert rel.info["clipped"] == {"sex": {"asked": 2, "used": 1, "by": "clip_eligible"}} \
+        and rel.check()["ok"]
     assert rel.info["clear"] == ["sex"]
 
 
@@ -432,3 +433,39 @@ def test_rating_l_per_attribute_is_checked_by_name():
             B.rating(df, attributes=["a", "b"], l=l)
     assert B.rating(df, attributes=["a", "b"], l={"a": 2, "b": 2}, seed=5,
                     research_seed=True).check()["ok"]
+
+
+def test_anatomy_refuses_exact_qids_that_read_together_give_the_sensitive_value():
+    """H57: Anatomy publishes its QIDs exactly; x, y and z in 0..4 and
+    s = (x + y + z) mod 5 were published (no two of them tell s, all three
+    do), where publish refuses the same columns as exact QIDs."""
+    rng = np.random.default_rng(0)
+    n = 5_000
+    x, y, z = (rng.integers(0, 5, n) for _ in range(3))
+    df = pd.DataFrame({"x": x, "y": y, "z": z, "s": (x + y + z) % 5}).astype(str)
+    kw = dict(qids=["x", "y", "z"], sensitive="s", l=3, seed=1, research_seed=True)
+    with pytest.raises(InputError, match=r"^column 'x': read together with 'y', 'z', predicts "
+                                         r"'s' for 100\.0% of the rows .* would publish 's' "
+                                         r"nearly in the clear; expected one of them dropped, "
+                                         r"or the QIDs generalized \(Mondrian, TP\), or the "
+                                         r"risk named: allow_recode=\['x', 'y', 'z'\]$"):
+        B.anatomy(df, **kw)
+    rel = B.anatomy(df, **kw, allow_recode=["x", "y", "z"])      # named: recorded
+    risk = rel.info["pass_through_risks"]
+    assert [(r["column"], r["with"], r["sensitive"], r["allowed"]) for r in risk] == \
+        [("x", ["y", "z"], "s", True)]
+    # an unrelated s: published; the pair case is refused by the pair check
+    B.anatomy(df.assign(s=rng.integers(0, 5, n).astype(str)), **kw)
+    with pytest.raises(InputError, match="together with column 'y'"):
+        B.anatomy(df.assign(s=((x + y) % 5).astype(str)), **kw)
+
+
+def test_a_column_no_l_fits_is_not_told_to_take_l_1():
+    """H57: 'expected l <= 1' sent the user to the l = 1 refusal."""
+    df = pd.DataFrame({"q": list(range(8)) * 10, "s": ["a"] * 60 + ["b"] * 20})
+    with pytest.raises(InputError, match=r"is not 2-eligible.*expected another sensitive "
+                                         r"column or coarser values \(no l >= 2 fits it") as e:
+        B.mondrian(df, qids=["q"], sensitive="s", l=2, seed=1, research_seed=True)
+    assert "l <= 1" not in str(e.value)
+    with pytest.raises(InputError, match=r"expected another column \(no l >= 2 fits it") as e:
+        B.rating(df, attributes=["s", "q"], l=2, seed=1, research_seed=True)

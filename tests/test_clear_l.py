@@ -60,9 +60,15 @@ def test_rating_refuses_l_1_given_or_clipped():
     # a two-valued column at l = 2 is clipped to l = 1 by clip_l
     with pytest.raises(ValueError, match=refusal("two", ", after clip_l")):
         B.rating(df, attributes=["zip", "rating", "two"], l=2, clip_l=True, seed=SEED)
-    rel = B.rating(df, attributes=["zip", "rating", "two"], l=2, clip_l=True, seed=SEED,
-                   allow_clear=["two"])
+    with pytest.warns(UserWarning, match=r"l = 2 for 'two' is not below its domain size 2; "
+                                         r"using l = 1 as requested by clip_l \(this is "
+                                         r"weaker than asked\)"):
+        rel = B.rating(df, attributes=["zip", "rating", "two"], l=2, clip_l=True, seed=SEED,
+                       allow_clear=["two"])
     assert rel.info["clear"] == ["two"]
+    # weaker than asked: recorded as clip_eligible's lowering is (H57: nowhere)
+    assert rel.info["clipped"] == {"two": {"asked": 2, "used": 1, "by": "clip_l"}}
+    assert rel.info["l"]["two"] == 1
 
 
 def test_lgb_refuses_l_1_on_every_path_and_names_it_when_allowed(tmp_path, capsys):

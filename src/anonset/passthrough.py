@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -1808,6 +1808,41 @@ def warn_findings(found: list) -> list:
 
 def _sampled(s: ValueSample) -> str:
     return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
+
+
+def joint_exact_finding(frame: pd.DataFrame, exact: Sequence[str], sensitive: str,
+                        found: list = ()) -> dict | None:
+    """Exact QIDs read together (three or more: one and two are measured by
+    :class:`PassThroughCheck`) that give the sensitive column away: lambda
+    >= ``DETERMINES`` on the rows whose tuple of values other rows share
+    (a tuple seen once predicts nothing), at least ``SA_ALONE_ROWS`` of
+    them.  A partition release that publishes its QIDs exactly beside the
+    groups' sensitive values (Anatomy's QI table) then publishes it nearly
+    in the clear (H57: x, y, z and (x + y + z) mod 5).  None where no such
+    finding, or where ``found`` already holds a recode of it (named by
+    fewer columns)."""
+    exact = list(exact)
+    if len(exact) < 3 or len(frame) == 0 or any(
+            f.get("sensitive") == sensitive and f["check"] in REFUSED_CHECKS for f in found):
+        return None
+    key = hash_cells(frame[exact[0]])
+    for c in exact[1:]:                  # in column order: (1, 2) and (2, 1) apart
+        key = _mix64(key) ^ hash_cells(frame[c])
+    vs = ValueSample(None)
+    vs.add(key, hash_cells(frame[sensitive]) & np.uint64(0xFFFF))
+    lam, acc, prior = vs.shared_determination()
+    if not (lam == lam and lam >= DETERMINES) or vs.shared_rows() < SA_ALONE_ROWS:
+        return None
+    named = ", ".join(repr(c) for c in exact[:-1]) + f" and {exact[-1]!r}"
+    core = (f"read together with {', '.join(repr(c) for c in exact[1:])}, predicts "
+            f"{sensitive!r} for {acc:.1%} of the rows whose values other rows share, from "
+            f"those rows (the most common value alone: {prior:.1%}; lambda {lam:.2f}): "
+            f"published exactly, {named} publish {sensitive!r} nearly in the clear")
+    return {"check": "recode", "column": exact[0], "with": exact[1:], "sensitive": sensitive,
+            "value": round(lam, 4), "why": core.replace(" publish ", " would publish ", 1),
+            "remedy": "one of them dropped, or the QIDs generalized (Mondrian, TP)",
+            "message": f"column {exact[0]!r}, {core}; drop one of them, or generalize the "
+                       "QIDs"}
 
 
 def check_passthrough(frame: pd.DataFrame, passthrough: Iterable[str],

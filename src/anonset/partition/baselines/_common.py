@@ -23,7 +23,8 @@ import pandas as pd
 
 from ...io.keys import derive_key, frame_digest, shuffled_order
 from ..keyed import ReleaseKey
-from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
+from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
+                             joint_exact_finding, passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, apply_missing, check_int, check_plain_values,
                          check_token_declared, refuse_clear_l, resolve_roles)
@@ -132,7 +133,11 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             raise InputError(f"is not {l}-eligible: {doms[sensitive][top]!r} is held by "
                              f"{share:.1%} of the rows, more than 1/{l}", column=sensitive,
                              param="l", expected=f"l <= {best} (the eligibility requirement: no "
-                                                 "value held by more than 1/l of the rows)")
+                                                 "value held by more than 1/l of the rows)"
+                             if best >= 2 else
+                             "another sensitive column or coarser values (no l >= 2 fits "
+                             "it: the eligibility requirement holds no value by more than 1/l "
+                             "of the rows, and l = 1 publishes it in the clear)")
     # keyed by the release's model too: another l under one key, other groups
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
         {"baseline": True, "qids": list(qids), "sensitive": sensitive, "l": l,
@@ -146,11 +151,14 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     other_cols = [c for c in frame.columns if roles[c] == "other"]
     allow_recode = check_allow_recode(allow_recode,
                                       other_cols + (list(qids) if exact_qids else []))
-    risks = check_passthrough(frame, other_cols, [sensitive], list(qids) if exact_qids else [],
-                              generalized=[] if exact_qids else list(qids),
-                              allow_recode=allow_recode,
-                              allow_identifier=check_allow_identifier(allow_identifier,
-                                                                      other_cols))
+    found = passthrough_findings(frame, other_cols, [sensitive],
+                                 list(qids) if exact_qids else [],
+                                 generalized=[] if exact_qids else list(qids))
+    # exact QIDs read together (three or more), as publish reads them (H57)
+    joint = joint_exact_finding(frame, list(qids), sensitive, found) if exact_qids else None
+    risks = warn_findings(check_recodes(
+        found + ([joint] if joint else []), allow_recode,
+        allow_identifier=check_allow_identifier(allow_identifier, other_cols)))
     return Prepared(frame, tuple(qids), sensitive,
                     tuple(c for c in frame.columns if roles[c] == "other"), doms, qcodes,
                     np.ascontiguousarray(sc), l, key, shared, risks, clear, missing_record)

@@ -33,6 +33,7 @@ several it keeps only what the independent buckets keep of the joint.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -282,15 +283,26 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         c = np.asarray(codes[a], dtype=np.int32)
         want = ls[a]
         if want >= d and d > 1 and clip_l:
+            # weaker than asked: said, and recorded as clip_eligible's is (H57)
             want = d - 1
+            warnings.warn(f"l = {ls[a]} for {a!r} is not below its domain size {d}; using "
+                          f"l = {want} as requested by clip_l (this is weaker than asked)",
+                          stacklevel=2)
+            info["clipped"][a] = {"asked": ls[a], "used": want, "by": "clip_l"}
         best = eligible_l(c, d)
         if best < want:
             if not clip_eligible:
                 raise InputError(f"is not {want}-eligible (the largest l it admits is {best})",
                                  column=a, param="l",
-                                 expected=f"l <= {best}, or {{@clip_eligible=True}} to publish "
-                                          "it with that weaker l (recorded in the metadata)")
-            info["clipped"][a] = {"asked": ls[a], "used": best}
+                                 expected=(f"l <= {best}, or {{@clip_eligible=True}} to publish "
+                                           "it with that weaker l (recorded in the metadata)")
+                                 if best >= 2 else
+                                 "another column (no l >= 2 fits it: one value is held by "
+                                 "more than half the rows), or coarser values; "
+                                 "{@clip_eligible=True} publishes it at l = 1, in the clear, "
+                                 "only beside {@allow_clear}")
+            info["clipped"][a] = {"asked": ls[a], "used": best,
+                                  "by": "clip_eligible"}
             want = best
         ls[a] = want
         b = diverse_groups(c, d, want, key, f"rating-{a}") if want > 1 else \
@@ -302,7 +314,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         idt[a] = bid[buckets[a]]
         at[a], by_bid = _release_pairs(b, c, bid, dom, a)
         masks[a] = by_bid[idt[a]]
-    notes = {a: (", after clip_eligible" if a in info["clipped"] else ", after clip_l")
+    notes = {a: (", after clip_eligible" if info["clipped"].get(a, {}).get("by")
+                 == "clip_eligible" else ", after clip_l")
              for a in attrs if ls[a] == 1 and ls[a] != check_int(
                  l[a] if isinstance(l, Mapping) else l, "l", minimum=1)}
     info["clear"] = refuse_clear_l(ls, {a: len(doms[a]) for a in attrs}, allow_clear,
