@@ -58,7 +58,8 @@ def test_rating_refuses_l_1_given_or_clipped():
         B.rating(df, attributes=["zip", "rating", "two"], l={"zip": 1, "rating": 2, "two": 2},
                  seed=SEED)
     # a two-valued column at l = 2 is clipped to l = 1 by clip_l
-    with pytest.raises(ValueError, match=refusal("two", ", after clip_l")):
+    with pytest.raises(ValueError, match=refusal("two", ", after clip_l")), \
+            pytest.warns(UserWarning, match="as requested by clip_l"):
         B.rating(df, attributes=["zip", "rating", "two"], l=2, clip_l=True, seed=SEED)
     with pytest.warns(UserWarning, match=r"l = 2 for 'two' is not below its domain size 2; "
                                          r"using l = 1 as requested by clip_l \(this is "
@@ -221,3 +222,45 @@ def test_suppressed_semi_sensitive_cells_are_not_read_as_qi_cells(tmp_path):
     res.write(tmp_path / "s.parquet")
     checks = audit_partition(open_release(tmp_path / "s.parquet")).report.checks
     assert checks.query("check == 'groups_qi'")["status"].tolist() == ["pass"]
+
+
+def test_msa_refuses_classes_of_one_row_unless_its_qis_are_named(tmp_path, capsys):
+    """H56: at k = 1 with every SA allowed to be homogeneous, msa published
+    200 classes of one row, their QI cells exact, nothing named."""
+    from anonset.msa import anonymize_msa
+    df = table(200)
+    kw = dict(k=1, t=0.8, allow_homogeneous=["rating"], seed=SEED)
+    with pytest.raises(ValueError, match=r"^k: would publish age \(k = 1\), zip \(k = 1\) in "
+                                         r"the clear: .*allow_clear=\['age', 'zip'\]$"):
+        anonymize_msa(df, ["age", "zip"], ["rating"], **kw)
+    # without homogeneous classes every class keeps two rows: nothing to name
+    r = anonymize_msa(df, ["age", "zip"], ["rating"], k=1, t=0.8, seed=SEED)
+    assert r.sizes.min() >= 2 and r.metadata["clear"] == []
+    r = anonymize_msa(df, ["age", "zip"], ["rating"], **kw, allow_clear=["age", "zip"])
+    assert r.metadata["clear"] == ["age", "zip"]
+    src, pub = tmp_path / "t.csv", tmp_path / "m.parquet"
+    df.to_csv(src, index=False)
+    argv = ["msa-anonymize", str(src), "--qi", "age,zip", "--sa", "rating", "--k", "1",
+            "--t", "0.8", "--allow-homogeneous", "rating", "--seed", SEED, "-o", str(pub)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("anonset msa-anonymize: error: --k: would publish age (k = 1)") and \
+        err.endswith("--allow-clear age,zip") and not pub.exists()
+    assert cli.main(argv + ["--allow-clear", "age,zip"]) == 0
+    assert "published in the clear (--allow-clear): age (k = 1), zip (k = 1)" in \
+        capsys.readouterr().out
+    assert cli.main(["audit", str(pub)]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"[\d,]+ classes hold one row alone, whose QI cells they show exactly",
+                     out) and "(published as the user allowed: allow_clear)" in out
+
+
+def test_an_attribute_at_l_1_and_k_1_is_named_with_both():
+    """H56: 'semi (l = 1)' sent the user to l >= 2, and then to k >= 2."""
+    df = table(300).assign(semi=lambda d: d["zip"] % 4)
+    flags = {"semi": np.arange(300) % 2 == 0}
+    kw = dict(qi=["age", "zip"], semi_sensitive=["semi"], sensitive=["rating"], flags=flags,
+              k=1, l={"semi": 1, "rating": 2}, seed=SEED)
+    with pytest.raises(ValueError, match=r"would publish semi \(l = 1, k = 1\) in the clear: "
+                                         r"at k = 1 .*; at l = 1 .*expected k >= 2 and l >= 2"):
+        L.lgb(df, **kw, allow_clear=["age", "zip"])

@@ -1655,9 +1655,9 @@ def refuse_clear_l(ls: Mapping, sizes: Mapping, allow_clear, *, notes: Mapping |
     refused = [a for a in clear if a not in allow_clear]
     if refused:
         notes = notes or {}
-        whats = [f"{a} (l = 1{notes.get(a, '')})" if a in by_l else f"{a} (k = 1)"
-                 for a in refused]
-        l_only = all(a in by_l for a in refused)
+        whats = [f"{a} (l = 1{notes.get(a, '')}" + (", k = 1)" if a in by_k else ")")
+                 if a in by_l else f"{a} (k = 1)" for a in refused]
+        l_only = all(a in by_l and a not in by_k for a in refused)
         k_only = not any(a in by_l for a in refused)
         how = ("at l = 1 a set, bucket or group may hold its row's value alone, and so "
                "tells it" if l_only else

@@ -255,6 +255,13 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
     rows.add("classes_k", "-", "pass" if sizes.min() >= k else "fail", int(sizes.min()), k,
              f"smallest of {sizes.size:,} classes has {int(sizes.min())} rows "
              f"{'>=' if sizes.min() >= k else '<'} k = {k}")
+    lone = int((sizes == 1).sum())
+    if lone:                    # k = 1 (allow_clear names the QIs)
+        named = list(meta.get("clear") or ())
+        rows.add("clear", ", ".join(named) or "-", "risk", lone, 0,
+                 f"{lone:,} classes hold one row alone, whose QI cells they show exactly: "
+                 "whoever knows them finds the row, and its sensitive values"
+                 + (" (published as the user allowed: allow_clear)" if named else ""))
     _uniform_qis(rows, "classes_qi", "class", classes,
                  {q: frame[q] for q in model.get("quasi_identifiers") or () if q in frame})
     sens = list(model.get("sensitive") or ())

@@ -118,7 +118,7 @@ def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) ->
 
 
 
-def risk_note(summary: dict, ls: dict | None = None) -> str:
+def risk_note(summary: dict, ls: dict | None = None, by_k=None) -> str:
     """The risks a release took by the user's choice, for its summary line."""
     notes = []
     if summary.get("row_order") == "input":
@@ -148,9 +148,13 @@ def risk_note(summary: dict, ls: dict | None = None) -> str:
                                                           for c in allowed))
     if summary.get("clear"):
         # lgb: l = 1 (a bucket of one value) or k = 1 (a group of one row)
+        # lgb: l = 1 (a bucket of one value), k = 1 (a group of one row
+        # shows the QI cells of ``by_k``); msa: k = 1 only
+        why = {a: [w for w, yes in (("l = 1", (ls or {}).get(a) == 1),
+                                     ("k = 1", a in (by_k or ()))) if yes] or ["l = 1"]
+               for a in summary["clear"]}
         notes.append("published in the clear (--allow-clear): " + ", ".join(
-            f"{a} (" + ("l = 1" if (ls or {}).get(a) == 1 or summary.get("k") != 1
-                        else "k = 1") + ")" for a in summary["clear"]))
+            f"{a} ({', '.join(why[a])})" for a in summary["clear"]))
     from ..partition.homogeneous import homogeneous_words
     homogeneous = homogeneous_words(summary)
     if homogeneous:

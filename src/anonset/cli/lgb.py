@@ -166,8 +166,15 @@ def _run(args) -> int:
     note(args, f"anonset lgb: {s['rows']} rows in {s['groups']} groups (k={k}, {args.method}), "
                f"C_DM={s['C_DM']}, NCP={s['NCP']:.1f}, promoted={s['promoted_cells']}, "
                f"suppressed={s['suppressed_cells']}; wrote {len(written)} files"
-               f"{risk_note(s, res.metadata['model']['l'])}"
+               f"{risk_note(s, res.metadata['model']['l'], _by_k(res))}"
                + ("".join(f"; removed {p.name}, of the release it replaced"
                           for p in getattr(res, "removed", ()))))
     note(args, key_line(s))
     return EXIT_OK
+
+
+def _by_k(res) -> list:
+    """The attributes whose QI cells k = 1 shows exactly (none at k >= 2)."""
+    model = res.metadata["model"]
+    return [a for a, r in model["attributes"].items() if r in ("qi", "semi_sensitive")] \
+        if model["k"] == 1 else []

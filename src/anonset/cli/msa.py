@@ -37,7 +37,7 @@ __all__ = ["register"]
 FLAGS = {"quasi_identifiers": "--qi", "sensitive": "--sa", "numeric": "--numeric",
          "ground": "--ground", "n_threads": "--threads", "k": "--k", "t": "--t",
          "domains": "--domain", "allow_homogeneous": "--allow-homogeneous",
-         "algorithm": "--algorithm"}
+         "allow_clear": "--allow-clear", "algorithm": "--algorithm"}
 
 
 def _t(text):
@@ -87,6 +87,9 @@ def register(sub) -> None:
                    help="sensitive columns for which a class may hold one value alone, as "
                         "the paper allows within t (its rows' value is then told); by "
                         "default such a class is merged with its nearest one")
+    g.add_argument("--allow-clear", action="append", metavar="QI,...",
+                   help="at --k 1 with every SA in --allow-homogeneous, the QIs a class of "
+                        "one row shows exactly, which you accept; refused otherwise")
     g = p.add_argument_group("release")
     add_key_arguments(g)
     g.add_argument("--threads", type=_k, default=None, help="threads for the kernels")
@@ -148,7 +151,8 @@ def _run(args) -> int:
                           domains=domains,
                           n_threads=args.threads, **roles)
         res = prob.run(args.algorithm, args.k, args.t, **key_kwargs(args),
-                       allow_homogeneous=_names(args.allow_homogeneous))
+                       allow_homogeneous=_names(args.allow_homogeneous),
+                       allow_clear=_names(args.allow_clear))
     from ..io.atomic import Outputs
     from .args import read_files
     reads = read_files(args)
@@ -162,6 +166,6 @@ def _run(args) -> int:
                f"(sizes {s['min_size']}..{s['max_size']}, mean {s['avg_size']:.1f}); "
                f"achieved k={s['k_achieved']} (asked {args.k}), t={s['t_achieved']:.4f} "
                f"(asked {args.t:g}), IL={s['il']:.4f}; wrote {out}{_merged_words(s)}"
-               f"{risk_note(s)}")
+               f"{risk_note(s, by_k=qi if args.k == 1 else ())}")
     note(args, key_line(s))
     return EXIT_OK

@@ -539,11 +539,11 @@ class MSAProblem:
 
     def run(self, algorithm: str, k: int, t: float, *, seed=None, research_seed: bool = False,
             keep_order: bool = False, fcm_options: Mapping | None = None,
-            allow_homogeneous: Sequence[str] = ()):
+            allow_homogeneous: Sequence[str] = (), allow_clear: Sequence[str] = ()):
         """Anonymize: clusters, Pseudocode 1, Pseudocode 2, generalization.
 
-        ``seed``, ``research_seed``, ``keep_order``, ``allow_homogeneous``:
-        see :func:`anonymize_msa`.
+        ``seed``, ``research_seed``, ``keep_order``, ``allow_homogeneous``,
+        ``allow_clear``: see :func:`anonymize_msa`.
         """
         self._check_kt(k, t)
         self._check_class_table(k)
@@ -557,6 +557,12 @@ class MSAProblem:
         diverse = [s.name not in allowed and
                    np.count_nonzero(self._q[off:off + d]) > 1
                    for s, off, d in zip(self.sas, self._d_off, self._d)]
+        # a class of one row shows its QI cells exactly: possible at k = 1
+        # where no SA keeps two values in every class (H56)
+        from ...validate import refuse_clear_l
+        qsizes = {q.name: int(len(np.unique(q.codes))) for q in self.qis}
+        clear = refuse_clear_l({}, qsizes, allow_clear, k=k if not any(diverse) else None,
+                               generalized=list(qsizes))
         if algorithm not in ALGORITHMS:
             raise InputError(f"got {algorithm!r}", param="algorithm",
                              expected=f"one of {', '.join(ALGORITHMS)}")
@@ -605,6 +611,7 @@ class MSAProblem:
                                                             "algorithm": algorithm,
                                                             **self.model_columns()},
                                   **key.metadata(), **self.column_roles(),
+                                  "clear": clear,
                                   **homogeneous_metadata(
                                       self.homogeneous_classes(counts[by_label]), allowed,
                                       merged=one_value)})

@@ -157,7 +157,8 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   allow_recode: Sequence[str] = (),
                   allow_shared_id: Sequence[str] = (),
                   allow_homogeneous: Sequence[str] = (),
-                  allow_identifier: Sequence[str] = ()) -> MSAResult:
+                  allow_identifier: Sequence[str] = (),
+                  allow_clear: Sequence[str] = ()) -> MSAResult:
     """Publish ``data`` under k-anonymity and t-closeness for every sensitive
     attribute (paper 003, Def. 4).
 
@@ -197,6 +198,11 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
         (:mod:`anonset.partition.homogeneous`); the metadata
         (``homogeneous``, ``homogeneous_allowed``) and the audit name the
         classes an allowed SA kept.
+    allow_clear : QI names
+        At k = 1 with every SA in ``allow_homogeneous`` a class may hold
+        one row, whose QI cells it shows exactly: refused unless every QI
+        is named here; the metadata (``clear``) and the audit then name
+        them.
 
     Returns
     -------
@@ -219,4 +225,4 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                       allow_identifier=allow_identifier)
     return prob.run(algorithm, k, t, seed=seed, research_seed=research_seed,
                     keep_order=keep_order, fcm_options=fcm_options,
-                    allow_homogeneous=allow_homogeneous)
+                    allow_homogeneous=allow_homogeneous, allow_clear=allow_clear)
