@@ -261,10 +261,26 @@ def test_rating_refuses_or_clips_non_eligible_attribute():
                                          r"or the risk named: allow_clear=\['sex'\]$"):
         B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
                  research_seed=True)
-    rel = B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
-                   research_seed=True, allow_clear=["sex"])
+    with pytest.warns(UserWarning, match=r"l = 2 for 'sex' is not 2-eligible; using l = 1 "
+                                         r"as requested by clip_eligible"):
+        rel = B.rating(df, attributes=["sex", "job"], l=2, clip_eligible=True, seed=1,
+                       research_seed=True, allow_clear=["sex"])
     assert rel.info["clipped"] == {"sex": {"asked": 2, "used": 1, "by": "clip_eligible"}} \
         and rel.check()["ok"]
+    # both lowerings: each said, the record names both (H58)
+    three = pd.DataFrame({"t": ["a"] * 30 + ["b"] * 5 + ["c"] * 5, "job": list("abcd") * 10})
+    with pytest.warns(UserWarning) as got:
+        both = B.rating(three, attributes=["t", "job"], l={"t": 4, "job": 2}, clip_l=True,
+                       clip_eligible=True, seed=1, research_seed=True, allow_clear=["t"])
+    said = [str(w.message) for w in got]
+    assert any("using l = 2 as requested by clip_l" in m for m in said)
+    assert any("using l = 1 as requested by clip_eligible" in m for m in said)
+    assert both.info["clipped"]["t"] == {"asked": 4, "used": 1, "by": "clip_l, clip_eligible"}
+    # a column of one value is not sent to allow_clear (nothing to name)
+    with pytest.raises(InputError, match=r"expected another column, or clip_eligible=True "
+                                         r"\(it holds one value only"):
+        B.rating(three.assign(one="x"), attributes=["one", "job"], l=2, seed=1, drop=["t"],
+                 research_seed=True)
     assert rel.info["clear"] == ["sex"]
 
 
@@ -454,6 +470,15 @@ def test_anatomy_refuses_exact_qids_that_read_together_give_the_sensitive_value(
     risk = rel.info["pass_through_risks"]
     assert [(r["column"], r["with"], r["sensitive"], r["allowed"]) for r in risk] == \
         [("x", ["y", "z"], "s", True)]
+    # other QIDs beside make every tuple unique: the three are still read,
+    # and only they are named (H58)
+    wide = df.assign(age=rng.integers(18, 90, n).astype(str),
+                     zip=rng.integers(0, 1000, n).astype(str))
+    with pytest.raises(InputError, match=r"^column 'x': read together with 'y', 'z', .*"
+                                         r"allow_recode=\['x', 'y', 'z'\]$"):
+        B.anatomy(wide, **{**kw, "qids": ["age", "x", "y", "zip", "z"]})
+    B.anatomy(wide, **{**kw, "qids": ["age", "x", "y", "zip", "z"]},
+              allow_recode=["x", "y", "z"])
     # an unrelated s: published; the pair case is refused by the pair check
     B.anatomy(df.assign(s=rng.integers(0, 5, n).astype(str)), **kw)
     with pytest.raises(InputError, match="together with column 'y'"):

@@ -237,7 +237,19 @@ def test_msa_refuses_classes_of_one_row_unless_its_qis_are_named(tmp_path, capsy
     r = anonymize_msa(df, ["age", "zip"], ["rating"], k=1, t=0.8, seed=SEED)
     assert r.sizes.min() >= 2 and r.metadata["clear"] == []
     r = anonymize_msa(df, ["age", "zip"], ["rating"], **kw, allow_clear=["age", "zip"])
-    assert r.metadata["clear"] == ["age", "zip"]
+    assert r.metadata["clear"] == ["age", "zip"] and r.sizes.min() == 1
+    # where t leaves no class of one row, nothing is refused nor named (H58)
+    r = anonymize_msa(df, ["age", "zip"], ["rating"], **{**kw, "t": 0.1})
+    assert r.sizes.min() > 1 and r.metadata["clear"] == []
+    # a name where no class can hold one row: refused, not ignored (H58)
+    for bad in ({"k": 2}, {"allow_homogeneous": []}):
+        with pytest.raises(ValueError, match=r"^allow_clear: applies only where a class may "
+                                             r"hold one row: at k = 1 with every sensitive "
+                                             r"attribute in allow_homogeneous"):
+            anonymize_msa(df, ["age", "zip"], ["rating"], **{**kw, **bad},
+                          allow_clear=["age", "zip"])
+    with pytest.raises(ValueError, match="names 'rating', which is not a quasi-identifier"):
+        anonymize_msa(df, ["age", "zip"], ["rating"], **kw, allow_clear=["rating"])
     src, pub = tmp_path / "t.csv", tmp_path / "m.parquet"
     df.to_csv(src, index=False)
     argv = ["msa-anonymize", str(src), "--qi", "age,zip", "--sa", "rating", "--k", "1",

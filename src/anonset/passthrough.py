@@ -1810,6 +1810,11 @@ def _sampled(s: ValueSample) -> str:
     return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
 
 
+#: Most three-column subsets of the exact QIDs :func:`joint_exact_finding`
+#: measures (C(12, 3)); beyond, the QIDs all together only.
+JOINT_SUBSETS = 220
+
+
 def joint_exact_finding(frame: pd.DataFrame, exact: Sequence[str], sensitive: str,
                         found: list = ()) -> dict | None:
     """Exact QIDs read together (three or more: one and two are measured by
@@ -1818,30 +1823,51 @@ def joint_exact_finding(frame: pd.DataFrame, exact: Sequence[str], sensitive: st
     (a tuple seen once predicts nothing), at least ``SA_ALONE_ROWS`` of
     them.  A partition release that publishes its QIDs exactly beside the
     groups' sensitive values (Anatomy's QI table) then publishes it nearly
-    in the clear (H57: x, y, z and (x + y + z) mod 5).  None where no such
+    in the clear (H57: x, y, z and (x + y + z) mod 5).  Every three of the
+    QIDs are read (up to ``JOINT_SUBSETS`` of them: other QIDs beside make
+    the whole tuple unique and hid the three, H58), then all of them; the
+    finding names the first that gives it away.  Measured on at most
+    ``SAMPLE_ROWS`` rows (drawn with a fixed seed).  None where no such
     finding, or where ``found`` already holds a recode of it (named by
     fewer columns)."""
+    import itertools
+    import math
     exact = list(exact)
     if len(exact) < 3 or len(frame) == 0 or any(
             f.get("sensitive") == sensitive and f["check"] in REFUSED_CHECKS for f in found):
         return None
-    key = hash_cells(frame[exact[0]])
-    for c in exact[1:]:                  # in column order: (1, 2) and (2, 1) apart
-        key = _mix64(key) ^ hash_cells(frame[c])
-    vs = ValueSample(None)
-    vs.add(key, hash_cells(frame[sensitive]) & np.uint64(0xFFFF))
-    lam, acc, prior = vs.shared_determination()
-    if not (lam == lam and lam >= DETERMINES) or vs.shared_rows() < SA_ALONE_ROWS:
+    part = frame
+    if len(frame) > SAMPLE_ROWS:
+        rows = np.random.default_rng(0x5EED).choice(len(frame), SAMPLE_ROWS, replace=False)
+        part = frame.iloc[np.sort(rows)]
+    h = {c: hash_cells(part[c]) for c in exact}
+    sub = hash_cells(part[sensitive]) & np.uint64(0xFFFF)
+    reads = list(itertools.combinations(exact, 3)) \
+        if math.comb(len(exact), 3) <= JOINT_SUBSETS else []
+    if len(exact) > 3 or not reads:
+        reads.append(tuple(exact))
+    for cols in reads:
+        key = h[cols[0]]
+        for c in cols[1:]:               # in column order: (1, 2) and (2, 1) apart
+            key = _mix64(key) ^ h[c]
+        vs = ValueSample(None)
+        vs.add(key, sub)
+        lam, acc, prior = vs.shared_determination()
+        if lam == lam and lam >= DETERMINES and vs.shared_rows() >= SA_ALONE_ROWS:
+            break
+    else:
         return None
-    named = ", ".join(repr(c) for c in exact[:-1]) + f" and {exact[-1]!r}"
-    core = (f"read together with {', '.join(repr(c) for c in exact[1:])}, predicts "
+    cols = list(cols)
+    named = ", ".join(repr(c) for c in cols[:-1]) + f" and {cols[-1]!r}"
+    where = "" if part is frame else f" (on {len(part):,} of its rows drawn at random)"
+    core = (f"read together with {', '.join(repr(c) for c in cols[1:])}, predicts "
             f"{sensitive!r} for {acc:.1%} of the rows whose values other rows share, from "
-            f"those rows (the most common value alone: {prior:.1%}; lambda {lam:.2f}): "
+            f"those rows (the most common value alone: {prior:.1%}; lambda {lam:.2f}){where}: "
             f"published exactly, {named} publish {sensitive!r} nearly in the clear")
-    return {"check": "recode", "column": exact[0], "with": exact[1:], "sensitive": sensitive,
+    return {"check": "recode", "column": cols[0], "with": cols[1:], "sensitive": sensitive,
             "value": round(lam, 4), "why": core.replace(" publish ", " would publish ", 1),
             "remedy": "one of them dropped, or the QIDs generalized (Mondrian, TP)",
-            "message": f"column {exact[0]!r}, {core}; drop one of them, or generalize the "
+            "message": f"column {cols[0]!r}, {core}; drop one of them, or generalize the "
                        "QIDs"}
 
 

@@ -297,12 +297,18 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
                                  expected=(f"l <= {best}, or {{@clip_eligible=True}} to publish "
                                            "it with that weaker l (recorded in the metadata)")
                                  if best >= 2 else
+                                 "another column, or {@clip_eligible=True} (it holds one value "
+                                 "only: l = 1 tells nothing its domain does not)" if d <= 1 else
                                  "another column (no l >= 2 fits it: one value is held by "
                                  "more than half the rows), or coarser values; "
                                  "{@clip_eligible=True} publishes it at l = 1, in the clear, "
                                  "only beside {@allow_clear}")
-            info["clipped"][a] = {"asked": ls[a], "used": best,
-                                  "by": "clip_eligible"}
+            # weaker than asked: said as clip_l's lowering is (H58)
+            warnings.warn(f"l = {want} for {a!r} is not {want}-eligible; using l = {best} as "
+                          "requested by clip_eligible (this is weaker than asked)",
+                          stacklevel=2)
+            by = "clip_l, clip_eligible" if a in info["clipped"] else "clip_eligible"
+            info["clipped"][a] = {"asked": ls[a], "used": best, "by": by}
             want = best
         ls[a] = want
         b = diverse_groups(c, d, want, key, f"rating-{a}") if want > 1 else \
@@ -314,8 +320,8 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         idt[a] = bid[buckets[a]]
         at[a], by_bid = _release_pairs(b, c, bid, dom, a)
         masks[a] = by_bid[idt[a]]
-    notes = {a: (", after clip_eligible" if info["clipped"].get(a, {}).get("by")
-                 == "clip_eligible" else ", after clip_l")
+    notes = {a: (", after clip_eligible" if "clip_eligible" in info["clipped"].get(a, {})
+                 .get("by", "") else ", after clip_l")
              for a in attrs if ls[a] == 1 and ls[a] != check_int(
                  l[a] if isinstance(l, Mapping) else l, "l", minimum=1)}
     info["clear"] = refuse_clear_l(ls, {a: len(doms[a]) for a in attrs}, allow_clear,

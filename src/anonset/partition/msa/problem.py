@@ -558,11 +558,22 @@ class MSAProblem:
                    np.count_nonzero(self._q[off:off + d]) > 1
                    for s, off, d in zip(self.sas, self._d_off, self._d)]
         # a class of one row shows its QI cells exactly: possible at k = 1
-        # where no SA keeps two values in every class (H56)
-        from ...validate import refuse_clear_l
+        # where no SA keeps two values in every class (H56), and t then
+        # decides: refused, once the classes are made, if one is left
         qsizes = {q.name: int(len(np.unique(q.codes))) for q in self.qis}
-        clear = refuse_clear_l({}, qsizes, allow_clear, k=k if not any(diverse) else None,
-                               generalized=list(qsizes))
+        allow_clear = check_names(allow_clear, "allow_clear")
+        if allow_clear and (k != 1 or any(diverse)):
+            raise InputError("applies only where a class may hold one row: at k = 1 with "
+                             "every sensitive attribute in {@allow_homogeneous}",
+                             param="allow_clear",
+                             expected="no {@allow_clear} (every class keeps "
+                                      + (f"k = {k} rows" if k != 1 else
+                                         "two rows or more, each SA two values")
+                                      + " or more)")
+        for a in allow_clear:
+            if a not in qsizes:
+                raise InputError(f"names {a!r}, which is not a quasi-identifier",
+                                 param="allow_clear", expected=f"one of {list(qsizes)}")
         if algorithm not in ALGORITHMS:
             raise InputError(f"got {algorithm!r}", param="algorithm",
                              expected=f"one of {', '.join(ALGORITHMS)}")
@@ -589,6 +600,10 @@ class MSAProblem:
         into, merges = self.ensure(counts, lo, hi, t, diverse)
         t3 = time.perf_counter()
         final, relabel = np.unique(into, return_inverse=True)
+        clear = []
+        if (np.bincount(relabel[classes]) == 1).any():
+            from ...validate import refuse_clear_l
+            clear = refuse_clear_l({}, qsizes, allow_clear, k=1, generalized=list(qsizes))
         # published class labels and row order: drawn from the key, so that
         # neither follows the input order (rows grouped by class, in a random
         # order within it); keep_order keeps both
