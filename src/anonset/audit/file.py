@@ -313,6 +313,9 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
              "aligned": opts.aligned})
         _report.attack_closeness_section(att, rows)
     eps = _report.risk_sections(header, stats, att, rows)
+    from .columns import column_rows
+    for r in column_rows(path, fmt, read_metadata(path, fmt)):   # the file's own columns
+        rows.add(**r)
     return _report.AuditReport(rows.frame(), div, an, clo, classes, att, original is not None,
                                eps, {"rows": n, "how": f"in {chunks:,} chunk"
                                      f"{'' if chunks == 1 else 's'} of up to {chunk_rows:,} rows",

@@ -483,6 +483,9 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                          f"{a}: held to l = 1, so {int((distinct == 1).sum()):,} buckets hold "
                          f"one value alone and tell their rows' value{named}")
         attack.append(_adversary(a, C, bound, "bucket"))
+        if original is not None and meta.get("row_order") == "input" and a in original \
+                and len(original) == len(frame):
+            _shown_row(rows, a, vals, bid, original.loc[inb, a])
     rec = meta.get("utility") or {}
     cdm = int((gsizes.astype(np.int64) ** 2).sum())
     if "C_DM" in rec and int(rec["C_DM"]) != cdm:
@@ -492,6 +495,96 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
                "NCP (Sec. 3.2.2, recorded at publishing)": rec.get("NCP"),
                "groups": int(gsizes.size), "mean group size": float(gsizes.mean())}
     return sizes, attack, utility, attrs
+
+
+def _read_companion(path, fmt: str) -> pd.DataFrame:
+    """A bucket table (IDT, SAT) as written: Parquet typed, CSV as text."""
+    if fmt == "parquet":
+        return pd.read_parquet(path)
+    from ..io.published import _unescape_header, csv_unescape
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    raw.columns = [_unescape_header(c) for c in raw.columns]
+    return raw.apply(lambda col: pd.Series(csv_unescape(col.to_numpy(dtype=object)),
+                                           index=col.index))
+
+
+def _as_text(values) -> pd.Series:
+    """Cells compared as text (a CSV companion holds text; 30 and '30' alike)."""
+    v = pd.Series(values).reset_index(drop=True)
+    if pd.api.types.is_float_dtype(v) and (v.dropna() == v.dropna().round()).all():
+        v = v.astype("Int64")
+    return v.astype("string").fillna("")
+
+
+def _companion_rows(release, frame: pd.DataFrame, rows: Rows) -> None:
+    """The bucket tables written beside an LGB table (``<stem>.<a>.idt``,
+    ``.sat``) agree with it: the IDT pairs each record ID with the bucket
+    its row shows, the SAT lists each bucket's values as its rows show them
+    (H59: a SAT whose bucket held one value alone, an IDT with half its
+    rows gone, a shown value in no bucket, all passed: the audit never
+    opened them).  Missing tables: unverified."""
+    from ..partition.lgb.core import bucket_table_paths
+    attrs = [c[:-4] for c in frame.columns if str(c).endswith("_bid")]
+    if not attrs or release.path is None:
+        return
+    paths = bucket_table_paths(release.path, release.fmt or "parquet", attrs)
+    for a in attrs:
+        inb = frame[f"{a}_bid"].notna().to_numpy()
+        ids = _as_text(frame.loc[inb, "ID"])
+        bids = _as_text(frame.loc[inb, f"{a}_bid"])
+        shown = _as_text(frame.loc[inb, a])
+        idt_p, sat_p = paths[(a, "idt")], paths[(a, "sat")]
+        gone = [p.name for p in (idt_p, sat_p) if not p.is_file()]
+        if gone:
+            rows.add("bucket_tables", a, "unverified", len(gone), 0,
+                     f"{a}: {' and '.join(gone)} not beside the table: their agreement with "
+                     "it is not checked")
+            continue
+        bad = []
+        try:
+            idt, sat = _read_companion(idt_p, release.fmt), _read_companion(sat_p, release.fmt)
+            pairs = sorted(zip(_as_text(idt["ID"]), _as_text(idt["BID"])))
+            if pairs != sorted(zip(ids, bids)):
+                bad.append(f"{idt_p.name} pairs {len(pairs):,} record IDs with buckets, the "
+                           f"table {int(inb.sum()):,}, not the same")
+            held = sorted(zip(_as_text(sat["BID"]), _as_text(sat[a])))
+            if held != sorted(zip(bids, shown)):
+                bad.append(f"{sat_p.name} lists other values per bucket than the table "
+                           "shows")
+        except (KeyError, ValueError, OSError) as e:
+            bad.append(f"{idt_p.name} or {sat_p.name} cannot be read as a bucket table "
+                       f"({type(e).__name__}: {e})")
+        rows.add("bucket_tables", a, "fail" if bad else "pass", len(bad), 0,
+                 f"{a}: " + ("; ".join(bad) if bad else
+                             "the bucket tables agree with the table (record IDs, buckets "
+                             "and values)"))
+
+
+def _shown_row(rows: Rows, a: str, shown: pd.Series, bid: np.ndarray, truth) -> None:
+    """An LGB bucket shows its values in an order drawn at random: a row's
+    shown value is its own about as often as a uniform order gives, the sum
+    over buckets of (count of each value)^2 / size.  Where the rows line up
+    with the original (keep_order), many more matches tell that the values
+    were shown in their rows' order, each row's own value in the clear (H59:
+    the shuffle undone passed).  Scored as the other checks are (z_max 4)."""
+    shown, truth = _as_text(shown), _as_text(truth)
+    hit = int((shown.to_numpy() == truth.to_numpy()).sum())
+    _, b = np.unique(bid, return_inverse=True)
+    pair = pd.Series(b).astype(str) + "\x00" + shown
+    c = pair.value_counts()
+    size = np.bincount(b)
+    sq = np.bincount(pd.Series(c.index.str.split("\x00").str[0].astype(int)),
+                     weights=c.to_numpy().astype(float) ** 2, minlength=size.size)
+    p = (sq / np.maximum(size, 1) ** 2)[b]          # each row's chance of its own value
+    mean, var = float(p.sum()), float((p * (1 - p)).sum())
+    z = (hit - mean) / math.sqrt(var) if var > 0 else (0.0 if hit <= mean + 0.5 else math.inf)
+    ok = z <= 4.0
+    rows.add("shown_order", a, "pass" if ok else "fail", hit, round(mean, 1),
+             f"{a}: {hit:,} of {len(shown):,} rows show their own value, "
+             f"{'about ' if ok else 'more than '}the {mean:,.1f} a random order within each "
+             f"bucket gives (z = {z:+.2f})" + ("" if ok else
+                                               ": the values follow their rows, each row's "
+                                               "own value shown in the clear"))
 
 
 def _kept_rows(meta: dict, original):
@@ -522,6 +615,17 @@ def audit_partition(release, original=None) -> PartitionAudit:
     column.
     """
     meta, frame = release.meta, release.frame
+    # the columns the checks read (H59: a missing 'ec' was "error: ec")
+    model = meta.get("model") or {}
+    need = (["ec", *(model.get("quasi_identifiers") or ()), *(model.get("sensitive") or ())]
+            if release.kind == "msa" else ["ID", "GID", *(model.get("attributes") or {})])
+    lacking = [c for c in need if c not in frame.columns]
+    if lacking:
+        what = {"ec": "the class of each row", "ID": "the record IDs",
+                "GID": "the group of each row"}.get(lacking[0], "a column its metadata names")
+        kind = "msa-anonymize" if release.kind == "msa" else "lgb"
+        raise InputError(f"is missing ({what})", file=release.path, column=lacking[0],
+                         expected=f"the columns of an {kind} release, as written: {need[:8]}")
     rows = Rows()
     if original is not None:        # any table publish takes (Arrow, Polars, DuckDB, ...)
         from ..io.tables import as_frame
@@ -540,6 +644,8 @@ def audit_partition(release, original=None) -> PartitionAudit:
                  f"original has {len(original):,} rows, the release {len(frame):,}")
     run = _audit_msa if release.kind == "msa" else _audit_lgb
     sizes, attack, utility, attrs = run(meta, frame, original, rows)
+    if release.kind == "lgb":
+        _companion_rows(release, frame, rows)
     for r in attack:
         _attack_row(rows, r)
     _release_risks(meta, frame, rows, original)

@@ -461,6 +461,19 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
             continue
         # sets holding v: A_v rows include it w.p. pi, the others w.p. rho (eq. 19)
         A, w, rho = stats.A[name].astype(float), stats.w[name].astype(float), par.other_inclusion
+        if pi >= 1.0:
+            # p = 1: every true value is in its set, so no value can be in
+            # fewer sets than rows hold it, whatever the order (H59: sets
+            # with their true value swapped out passed on a shuffled release)
+            short = int(np.sum(w < A))
+            if short:
+                v = int(np.argmax(A - w))
+                rows.add("inclusion", name, "fail", short, 0,
+                         f"{name}: {short} value(s) are in fewer sets than rows hold them "
+                         f"({table.schema[name].domain[v]!r}: {int(w[v]):,} sets, "
+                         f"{int(A[v]):,} rows), although p = 1 puts each true value in its "
+                         "set (rows shuffled, so checked per value)")
+                continue
         mean = A * pi + (n - A) * rho
         # a sum of independent clusters (one row each unless a record id
         # ties a record's rows with the same value to one set): size^2 times
@@ -483,16 +496,23 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
             # limit fails only where Bennett's bound on its tail (rows are
             # independent Bernoulli trials, each within 1 of its mean) is
             # below the same rate, which no correct release exceeds
-            skewed = (np.abs(z) > limit) & (bennett_two_sided(np.abs(w - mean), var) >
-                                            per_value_rate(opts.z_max, m))
+            # ... and only on the side of its heavier tail: a sum of coins
+            # of rates r is skewed by sum r(1-r)(1-2r), its other tail
+            # lighter than the normal's (H59: a shortfall of sets holding a
+            # value, where the tail is light, passed by the upper tail's rule)
+            third = A * pi * (1 - pi) * (1 - 2 * pi) + (n - A) * rho * (1 - rho) * (1 - 2 * rho)
+            heavy = np.sign(w - mean) == np.sign(third)
+            skewed = (np.abs(z) > limit) & heavy & (bennett_two_sided(np.abs(w - mean), var) >
+                                                    per_value_rate(opts.z_max, m))
         scored = np.where(skewed, 0.0, z)
         worst = int(np.argmax(np.abs(scored))) if z.size else 0
         zw = float(scored[worst]) if z.size else 0.0
         st = _inclusion_status(zw, stats, sq, opts, limit)
         within = f"{limit:.3g}" if m <= 1 else f"{limit:.3g}, the bound of the largest of {m:,}"
         small = int(skewed.sum())
-        note = (f"; {small:,} value(s) held by a few sets scored beyond it, within Bennett's "
-                "bound on a count's tail, which decides for such small counts") if small else ""
+        note = (f"; {small:,} value(s) scored beyond it within Bennett's bound on a "
+                "count's tail (a count of sets is not normal where its tail is heavier), "
+                "which decides for them") if small else ""
         rows.add("inclusion", name, st, round(zw, 3), f"|z|<={limit:.3g}",
                  f"{name}: sets holding each value match p = {par.p:.4g} and the true counts "
                  f"(largest |z| = {abs(zw):.2f} at value {table.schema[name].domain[worst]!r}"

@@ -94,10 +94,19 @@ def _partition_release(path, fmt):
 
 
 def _run(args, fmt):
+    """The report, in memory or chunk by chunk, with the file's columns
+    checked against its metadata (H59)."""
+    from ..audit.columns import with_column_check
+    from ..io.stream import read_metadata
+    rel = _partition_release(args.input, fmt)
+    meta = rel.meta if rel is not None else read_metadata(args.input, fmt)
+    return with_column_check(_report(args, fmt, rel), args.input, fmt, meta)
+
+
+def _report(args, fmt, rel):
     """The report, in memory or chunk by chunk."""
     from ..audit import audit, audit_file
     from ..io.stream import DEFAULT_CHUNK_ROWS, read_metadata
-    rel = _partition_release(args.input, fmt)
     if rel is not None:
         # paper 002 / 003: the checks of anonset.audit.partition (its class
         # adversary always runs; the set-table options do not apply: named,

@@ -159,6 +159,9 @@ def _set_sections(rel, original, opts, steps, figs) -> tuple:
     else:
         steps.stage("auditing", None)
         rep = audit(rel.table, original, **common)
+    if rel.path is not None:            # the file's own columns, against its metadata
+        from ..columns import with_column_check
+        rep = with_column_check(rep, rel.path, rel.fmt, rel.meta)
     util = set_utility(rel, original, pairs, chunk_rows=opts["chunk_rows"],
                        methods=opts["methods"], steps=steps)
     steps.stage("drawing (figures)", None)
@@ -177,6 +180,11 @@ def _partition_sections(rel, original, opts, steps, figs) -> tuple:
     from ..partition import audit_partition
     steps.stage("auditing", None)
     pa = audit_partition(rel, original)
+    if rel.path is not None:            # the file's own columns, against its metadata
+        import dataclasses
+        from ..columns import with_column_check
+        pa = dataclasses.replace(pa, report=with_column_check(pa.report, rel.path, rel.fmt,
+                                                              rel.meta))
     steps.stage("drawing (figures)", None)
     note = ("Checked from the published table alone." if original is None else
             "Checked from the published table and the original data.")

@@ -77,6 +77,13 @@ CHECKS = {
     "bucket_closeness": "The distribution of values in every bucket stays within t of all the "
                         "bucketized values' distribution (t-closeness of the bucket).",
     "classes_k": "Every equivalence class has at least k records (k-anonymity).",
+    "bucket_tables": "The bucket tables written beside an LGB table (record IDs with their "
+                     "buckets, each bucket's values) agree with what the table shows.",
+    "shown_order": "An LGB bucket shows its values in a random order: a row shows its own "
+                   "value about as often as chance gives (checked where the rows line up "
+                   "with the original).",
+    "columns": "The file holds only the columns its metadata describes (a column added "
+               "afterwards is read by nobody, and may hold raw values).",
     "classes_qi": "Every equivalence class shows one generalized value of each "
                   "quasi-identifier on all its records (else its size protects nobody: the "
                   "records' own values single them out).",

@@ -1,0 +1,163 @@
+"""The audit against files changed after publishing (H59).
+
+A column appended to a release (the raw values beside their sets), bucket
+tables of an LGB release that no longer agree with it, a missing class
+column, and sets whose true value was swapped out of a shuffled p = 1
+release: each passed, or failed without a verdict.  Every one now FAILS
+with a message naming what is wrong (exit 1), or is refused in one line
+(exit 2)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import anonset
+from anonset import cli
+from anonset.audit.file import audit_file
+
+SEED = "4c1f9a7e20b35d86c0e2f4a1b3d5e7f9"
+
+
+def table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"id": np.arange(n), "age": rng.integers(18, 70, n),
+                         "zip": rng.integers(0, 6, n),
+                         "job": rng.choice(list("abcdef"), n),
+                         "sex": rng.choice(["F", "M", "X"], n)})
+
+
+def _rewrite(src, dst, change):
+    t = pq.read_table(src)
+    frame = change(t.to_pandas())
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False)
+                   .replace_schema_metadata(t.schema.metadata), dst)
+
+
+def _audit(capsys, *argv):
+    rc = cli.main(["audit", *map(str, argv)])
+    cap = capsys.readouterr()
+    return rc, cap.out + cap.err
+
+
+def test_a_column_the_metadata_does_not_describe_fails(tmp_path, capsys):
+    df = table()
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job", "sex"],
+                          identifiers=["id"], drop=["age", "zip"], seed=SEED,
+                          domains={"job": list("abcdef"), "sex": ["F", "M", "X"]})
+    clean, bad = tmp_path / "pub.parquet", tmp_path / "bad.parquet"
+    pub.to_parquet(clean)
+    rc, out = _audit(capsys, clean, "-v")
+    assert rc == 0 and "columns" in out
+    rows = pub.source_rows
+    _rewrite(clean, bad, lambda f: f.assign(job_true=df["job"].to_numpy()[rows],
+                                            id=df["id"].to_numpy()[rows]))
+    for extra in ([], ["--chunk-rows", "50"]):
+        rc, out = _audit(capsys, bad, *extra)
+        assert rc == 1 and "FAILED" in out
+        assert "bad.parquet holds 2 column(s) its metadata does not describe ('job_true', " \
+               "'id'), 'id' among those it lists as never published" in out
+    rep = audit_file(bad, chunk_rows=100)
+    assert not rep.conforms and "job_true" in " ".join(rep.failures)
+
+
+def test_an_msa_release_with_a_dropped_column_back_fails(tmp_path, capsys):
+    from anonset.msa import anonymize_msa
+    df = table()
+    r = anonymize_msa(df, ["age", "zip"], ["job"], k=4, t=0.4, drop=["sex"],
+                      identifiers=["id"], seed=SEED)
+    clean, bad = tmp_path / "m.parquet", tmp_path / "bad.parquet"
+    r.write(clean)
+    assert _audit(capsys, clean)[0] == 0
+    _rewrite(clean, bad, lambda f: f.assign(sex=df["sex"].to_numpy()[r.order]))
+    rc, out = _audit(capsys, bad)
+    assert rc == 1 and "holds 1 column(s) its metadata does not describe ('sex'), 'sex' " \
+                      "among those it lists as never published" in out
+    # a class column gone: one line, not "error: ec"
+    _rewrite(clean, bad, lambda f: f.drop(columns=["ec"]))
+    rc, out = _audit(capsys, bad)
+    assert rc == 2 and out.strip().endswith(
+        "column 'ec': is missing (the class of each row); expected the columns of an "
+        "msa-anonymize release, as written: ['ec', 'age', 'zip', 'job']"), out
+
+
+def test_lgb_bucket_tables_are_read_against_the_table(tmp_path, capsys):
+    from anonset import lgb as L
+    df = table()
+    res = L.lgb(df, qi=["age", "zip"], sensitive=["job"], k=4, l=3, drop=["sex"],
+                identifiers=["id"], seed=SEED)
+    pub = tmp_path / "pub.parquet"
+    res.write(pub)
+    sat, idt = tmp_path / "pub.job.sat.parquet", tmp_path / "pub.job.idt.parquet"
+    rc, out = _audit(capsys, pub, "-v")
+    assert rc == 0 and "bucket_tables" in out
+    # one bucket's values all alike in the SAT: no longer 3-diverse there
+    keep = sat.read_bytes()
+
+    def one_value(f):
+        first = f["BID"] == f["BID"].iloc[0]
+        f.loc[first, "job"] = f.loc[first, "job"].iloc[0]
+        return f
+    _rewrite(sat, sat, one_value)
+    rc, out = _audit(capsys, pub)
+    assert rc == 1 and "pub.job.sat.parquet lists other values per bucket than the table " \
+                      "shows" in out
+    sat.write_bytes(keep)
+    _rewrite(idt, idt, lambda f: f.iloc[: len(f) // 2])
+    rc, out = _audit(capsys, pub)
+    assert rc == 1 and "pub.job.idt.parquet pairs 200 record IDs with buckets, the table " \
+                      "400, not the same" in out
+    idt.unlink()
+    rc, out = _audit(capsys, pub, "-v")
+    assert rc == 0 and "pub.job.idt.parquet and pub.job.sat.parquet not beside" not in out
+    assert "pub.job.idt.parquet not beside the table" in out
+
+
+def test_p_1_sets_missing_their_true_value_fail_on_a_shuffled_release(tmp_path):
+    """Every holder of 'a' had it swapped out of its set: 'a' is then in
+    fewer sets than rows hold it, which p = 1 rules out in any order."""
+    rng = np.random.default_rng(5)
+    n = 600
+    df = pd.DataFrame({"s": rng.choice(list("abcd"), n, p=[0.4, 0.2, 0.2, 0.2])})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["s"], seed=SEED,
+                          domains={"s": list("abcd")})
+    clean, bad = tmp_path / "pub.parquet", tmp_path / "bad.parquet"
+    pub.to_parquet(clean)
+    truth = df["s"].map("abcd".index).to_numpy()[pub.source_rows]
+
+    def swap_out_a(f):
+        m = f["s"].to_numpy().astype(np.int64)
+        for i in np.flatnonzero(truth == 0):
+            free = [b for b in range(4) if not (m[i] >> b) & 1]
+            m[i] = (m[i] & ~1) | (1 << free[0])
+        return f.assign(s=m.astype(np.uint8))
+    _rewrite(clean, bad, swap_out_a)
+    t = anonset.io.published.read_settable(bad, "parquet")
+    rep = anonset.audit(t, df)
+    row = rep.checks.query("check == 'inclusion' and attribute == 's'").iloc[0]
+    assert row["status"] == "fail" and "'a'" in row["message"] and \
+        "in fewer sets than rows hold them" in row["message"]
+    clean_rep = anonset.audit(anonset.io.published.read_settable(clean, "parquet"), df)
+    assert clean_rep.checks.query("check == 'inclusion'")["status"].tolist() == ["pass"]
+
+
+def test_lgb_values_shown_in_their_rows_order_fail_against_the_original(tmp_path, capsys):
+    """keep_order lines the rows up with the original: a table whose
+    buckets show each row its own value (the shuffle undone) passed."""
+    from anonset import lgb as L
+    df = table()
+    res = L.lgb(df, qi=["age", "zip"], sensitive=["job"], k=4, l=3, drop=["sex"],
+                identifiers=["id"], seed=SEED, keep_order=True)
+    pub, bad, orig = tmp_path / "pub.parquet", tmp_path / "bad.parquet", tmp_path / "o.csv"
+    res.write(pub)
+    df.to_csv(orig, index=False)
+    for p in tmp_path.glob("pub.job.*"):
+        (tmp_path / p.name.replace("pub.", "bad.", 1)).write_bytes(p.read_bytes())
+    rc, out = _audit(capsys, pub, "--original", orig, "-v")
+    assert rc == 1 and "FAILED" not in out and "shown_order" in out     # risks: the order
+    _rewrite(pub, bad, lambda f: f.assign(job=df["job"].to_numpy()))
+    rc, out = _audit(capsys, bad, "--original", orig)
+    assert rc == 1 and "FAILED" in out
+    assert "job: 400 of 400 rows show their own value, more than the" in out
