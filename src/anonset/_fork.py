@@ -9,8 +9,9 @@ are not there (H54: ``publish`` hung in a forked pool worker).  After a fork
 every kernel of anonset's extension modules therefore runs on one thread
 (``anonset_threads`` in ``csrc/common/anonset_common.h``): the same results,
 since no kernel's output depends on its thread count, and the processes are
-the parallelism.  'spawn' and 'forkserver' children start afresh and use
-every thread.
+the parallelism.  'spawn' children start afresh and use every thread; so do
+'forkserver' children, unless the server itself imported anonset
+(``set_forkserver_preload``): they are its forks.
 
 Each extension module hands its marker to :func:`adopt` when it is imported;
 the marker sets that module's flag.  An extension first imported in a child

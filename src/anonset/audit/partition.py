@@ -509,11 +509,14 @@ def _read_companion(path, fmt: str) -> pd.DataFrame:
 
 
 def _as_text(values) -> pd.Series:
-    """Cells compared as text (a CSV companion holds text; 30 and '30' alike)."""
-    v = pd.Series(values).reset_index(drop=True)
-    if pd.api.types.is_float_dtype(v) and (v.dropna() == v.dropna().round()).all():
-        v = v.astype("Int64")
-    return v.astype("string").fillna("")
+    """Cells compared as text, numbers in one spelling (a CSV companion
+    holds text, a table may show a number as '6.0' beside a SAT's 6.0 or
+    6: all alike)."""
+    txt = pd.Series(values).reset_index(drop=True).astype("string").fillna("")
+    num = pd.to_numeric(txt, errors="coerce")
+    spelled = pd.Series(num.to_numpy(dtype="float64", na_value=np.nan).astype(str),
+                        dtype="string")
+    return txt.where(num.isna(), spelled)
 
 
 def _companion_rows(release, frame: pd.DataFrame, rows: Rows) -> None:
