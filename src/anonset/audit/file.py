@@ -165,8 +165,14 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
     if cols:
         # the exact QIDs as stored, beside the pass-through columns of the
         # same rows: their combinations link rows across releases
-        for _, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows,
-                                    columns=cols + stats.exact):
+        # (a CSV's headers as written: '=x' is stored "'=x", H60)
+        want = cols + stats.exact
+        stored = want
+        if fmt != "parquet" and header.meta.get("csv_escape"):
+            from ..io.published import _escape_header
+            stored = [_escape_header(c) for c in want]
+        for _, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows, columns=stored):
+            frame = frame.rename(columns=dict(zip(stored, want)))
             stats.add_passthrough(frame, {n: hash_cells(frame[n]) for n in stats.exact})
     return chunks
 
