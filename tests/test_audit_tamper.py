@@ -198,3 +198,20 @@ def test_bucket_tables_of_whole_numbers_stored_as_floats_agree(tmp_path, capsys,
     res.write(pub)
     rc, out = _audit(capsys, pub, "-v")
     assert rc == 0 and "bucket_tables     score   pass" in out, out
+
+
+def test_a_partition_release_with_a_class_dropped_fails_without_the_original(tmp_path,
+                                                                             capsys):
+    """H59: msa recorded no row count, so a class dropped or repeated
+    passed unless the original was given."""
+    from anonset.msa import anonymize_msa
+    df = table()
+    r = anonymize_msa(df, ["age", "zip"], ["job"], k=4, t=0.4, drop=["sex"],
+                      identifiers=["id"], seed=SEED)
+    clean, bad = tmp_path / "m.parquet", tmp_path / "bad.parquet"
+    r.write(clean)
+    assert r.metadata["n_rows"] == len(df)
+    assert _audit(capsys, clean)[0] == 0
+    _rewrite(clean, bad, lambda f: f[f["ec"] != f["ec"].iloc[0]])
+    rc, out = _audit(capsys, bad)
+    assert rc == 1 and f"its metadata {len(df):,}" in out

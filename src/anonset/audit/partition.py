@@ -655,6 +655,12 @@ def audit_partition(release, original=None) -> PartitionAudit:
         same = len(original) == len(frame)
         rows.add("rows", "-", "pass" if same else "fail", len(original), len(frame),
                  f"original has {len(original):,} rows, the release {len(frame):,}")
+    elif isinstance(meta.get("n_rows"), int):
+        # written since the count was recorded (H59: a class dropped or
+        # repeated passed without the original)
+        same = meta["n_rows"] == len(frame)
+        rows.add("rows", "-", "pass" if same else "fail", len(frame), meta["n_rows"],
+                 f"the table holds {len(frame):,} rows, its metadata {meta['n_rows']:,}")
     run = _audit_msa if release.kind == "msa" else _audit_lgb
     sizes, attack, utility, attrs = run(meta, frame, original, rows)
     if release.kind == "lgb":

@@ -451,7 +451,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
                                shown, suppressed, codes, columns, frame)
     idents = [c for c in frame.columns if roles[c] == "identifiers"]
     from ..._version import __version__
-    meta = {"paper": "002", "anonset": __version__,
+    meta = {"paper": "002", "anonset": __version__, "n_rows": int(n),
             "model": {"k": k, "l": lmap, "closeness": closeness,
                       "method": method, "attributes": attr_roles,
                       **({"mdp_split": mdp_split} if method == "mdp" else {}),

@@ -622,6 +622,8 @@ class MSAProblem:
                         lo[by_label], hi[by_label], int(merges), n_ec,
                         [len(g) for g in groups], order=order,
                         metadata={"paper": "003", "anonset": __version__,
+                                  # (a class dropped or repeated shows without the original)
+                                  "n_rows": int(self.n),
                                   "model": {"k": int(k), "t": float(t),
                                                             "algorithm": algorithm,
                                                             **self.model_columns()},
