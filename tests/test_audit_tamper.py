@@ -215,3 +215,22 @@ def test_a_partition_release_with_a_class_dropped_fails_without_the_original(tmp
     _rewrite(clean, bad, lambda f: f[f["ec"] != f["ec"].iloc[0]])
     rc, out = _audit(capsys, bad)
     assert rc == 1 and f"its metadata {len(df):,}" in out
+
+
+def test_partition_releases_with_odd_column_names_pass(tmp_path, capsys):
+    """H62: an lgb / msa CSV stores '=x' as "'=x" (recorded as csv.escape,
+    not csv_escape): the columns check called it undescribed; a column
+    'visit_bid' passed through was taken for the buckets of 'visit' (a
+    KeyError)."""
+    from anonset import lgb as L
+    from anonset.msa import anonymize_msa
+    df = table().rename(columns={"job": "=x"}).assign(visit_bid=lambda f: f["id"] % 7)
+    res = L.lgb(df, qi=["age", "zip"], sensitive=["=x"], k=4, l=2, drop=["sex"],
+                identifiers=["id"], other=["visit_bid"], seed=SEED)
+    r = anonymize_msa(df, ["age", "zip"], ["=x"], k=4, t=0.4, drop=["sex", "visit_bid"],
+                      identifiers=["id"], seed=SEED)
+    for i, (rel, suffix) in enumerate([(res, ".csv"), (res, ".parquet"), (r, ".csv")]):
+        path = tmp_path / f"p{i}{suffix}"
+        rel.write(path)
+        rc, out = _audit(capsys, path, "-v")
+        assert rc == 0 and "FAILED" not in out, out

@@ -22,7 +22,8 @@ def file_columns(path, fmt: str, meta: dict) -> list:
         return list(pq.ParquetFile(str(path)).schema_arrow.names)
     import pandas as pd
     names = list(pd.read_csv(path, nrows=0).columns)
-    if meta.get("csv_escape"):
+    # set tables record 'csv_escape', lgb / msa releases csv.escape (H62)
+    if meta.get("csv_escape") or (meta.get("csv") or {}).get("escape"):
         from ..io.published import _unescape_header
         names = [_unescape_header(c) for c in names]
     return names
@@ -35,8 +36,8 @@ def declared_columns(meta: dict) -> tuple:
     paper = str(meta.get("paper", ""))
     model = meta.get("model") or {}
     if paper == "002":
-        attrs = list((model.get("attributes") or {}))
-        own = ["ID", "GID", *attrs, *(f"{a}_bid" for a in attrs)]
+        roles = model.get("attributes") or {}
+        own = ["ID", "GID", *roles, *(f"{a}_bid" for a, r in roles.items() if r != "qi")]
     elif paper == "003":
         own = ["ec", *(model.get("quasi_identifiers") or ()), *(model.get("sensitive") or ())]
     else:

@@ -527,7 +527,10 @@ def _companion_rows(release, frame: pd.DataFrame, rows: Rows) -> None:
     rows gone, a shown value in no bucket, all passed: the audit never
     opened them).  Missing tables: unverified."""
     from ..partition.lgb.core import bucket_table_paths
-    attrs = [c[:-4] for c in frame.columns if str(c).endswith("_bid")]
+    # the bucketized attributes as the metadata names them (H62: a column
+    # 'visit_bid' passed through was taken for the buckets of 'visit')
+    roles = (release.meta.get("model") or {}).get("attributes") or {}
+    attrs = [a for a, r in roles.items() if r != "qi" and f"{a}_bid" in frame.columns]
     if not attrs or release.path is None:
         return
     paths = bucket_table_paths(release.path, release.fmt or "parquet", attrs)
