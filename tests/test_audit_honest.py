@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import anonset
 from anonset.audit import audit, set_epsilon, epsilon_table
@@ -361,6 +361,7 @@ def _given_away_oracle(x, s, alpha=1e-6):
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), min_size=1, max_size=120),
        st.tuples(st.integers(0, 8), st.integers(0, 3)), st.integers(0, 60))
 @settings(max_examples=150, deadline=None)
+@example(pairs=[(0, 0), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1)], block=(0, 0), reps=53)
 def test_given_away_matches_oracle(pairs, block, reps):
     """A value whose rows all share a sensitive value (a block of repeated
     pairs) beside random rows: the sampled measure equals the value-by-value
@@ -378,7 +379,8 @@ def test_given_away_matches_oracle(pairs, block, reps):
     ref, tails = _given_away_oracle(x, s)
     assert share == pytest.approx(ref) and groups == len(tails)
     for top, n, p in tails:
-        assert sst.binom.sf(top - 1, n, p) <= 1e-6
+        # (at the bound itself, 0.1^6, scipy's tail rounds to 1.0000000000000004e-06)
+        assert sst.binom.sf(top - 1, n, p) <= 1e-6 * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(5))
