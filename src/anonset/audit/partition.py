@@ -247,6 +247,18 @@ def _uniform_qis(rows: Rows, check: str, unit: str, groups: np.ndarray, cells: d
                  f"every {unit} shows one generalized value of each QI on all its rows")
 
 
+def _lone_row(rows: Rows, sizes: np.ndarray, named: list, units: str,
+              tells: str = "") -> None:
+    """The risk of classes or groups of one row (k = 1), whose QI cells they
+    show exactly; ``named``: the attributes ``allow_clear`` named."""
+    lone = int((np.asarray(sizes) == 1).sum())
+    if lone:
+        rows.add("clear", ", ".join(named) or "-", "risk", lone, 0,
+                 f"{lone:,} {units} hold one row alone, whose QI cells they show exactly: "
+                 f"whoever knows them finds the row{tells}"
+                 + (" (published as the user allowed: allow_clear)" if named else ""))
+
+
 def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
     model = meta.get("model") or {}
     k, t = int(model.get("k", 1)), float(model.get("t", math.inf))
@@ -255,13 +267,8 @@ def _audit_msa(meta, frame, original, rows: Rows) -> tuple:
     rows.add("classes_k", "-", "pass" if sizes.min() >= k else "fail", int(sizes.min()), k,
              f"smallest of {sizes.size:,} classes has {int(sizes.min())} rows "
              f"{'>=' if sizes.min() >= k else '<'} k = {k}")
-    lone = int((sizes == 1).sum())
-    if lone:                    # k = 1 (allow_clear names the QIs)
-        named = list(meta.get("clear") or ())
-        rows.add("clear", ", ".join(named) or "-", "risk", lone, 0,
-                 f"{lone:,} classes hold one row alone, whose QI cells they show exactly: "
-                 "whoever knows them finds the row, and its sensitive values"
-                 + (" (published as the user allowed: allow_clear)" if named else ""))
+    _lone_row(rows, sizes, list(meta.get("clear") or ()), "classes",
+              ", and its sensitive values")
     _uniform_qis(rows, "classes_qi", "class", classes,
                  {q: frame[q] for q in model.get("quasi_identifiers") or () if q in frame})
     sens = list(model.get("sensitive") or ())
@@ -423,14 +430,8 @@ def _audit_lgb(meta, frame, original, rows: Rows) -> tuple:
              f"smallest of {gsizes.size:,} local groups has {int(gsizes.min())} rows "
              f"{'>=' if gsizes.min() >= k else '<'} k = {k}")
     sizes = {"groups": (gsizes, k)}
-    lone = int((gsizes == 1).sum())
-    if lone:                    # k = 1 (allow_clear names the attributes)
-        named = [a for a in (meta.get("clear") or ()) if roles.get(a) in ("qi",
-                                                                          "semi_sensitive")]
-        rows.add("clear", ", ".join(named) or "-", "risk", lone, 0,
-                 f"{lone:,} groups hold one row alone, whose QI cells they show exactly: "
-                 "whoever knows them finds the row"
-                 + (" (published as the user allowed: allow_clear)" if named else ""))
+    _lone_row(rows, gsizes, [a for a in (meta.get("clear") or ())
+                             if roles.get(a) in ("qi", "semi_sensitive")], "groups")
     # a QI cell of a semi-sensitive attribute is one outside its buckets; a
     # '*' there is a sensitive cell suppressed (suppress=True) or a QI cell
     # generalized to the root, which tells nothing either way
