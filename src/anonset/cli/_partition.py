@@ -147,7 +147,6 @@ def risk_note(summary: dict, ls: dict | None = None, by_k=None) -> str:
                      "(--allow-shared-id): " + ", ".join(f"{c} ({shared.get(c, 0):,} rows)"
                                                           for c in allowed))
     if summary.get("clear"):
-        # lgb: l = 1 (a bucket of one value) or k = 1 (a group of one row)
         # lgb: l = 1 (a bucket of one value), k = 1 (a group of one row
         # shows the QI cells of ``by_k``); msa: k = 1 only
         why = {a: [w for w, yes in (("l = 1", (ls or {}).get(a) == 1),
