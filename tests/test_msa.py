@@ -254,10 +254,18 @@ _HIER = {"city": H_CITY, "job": H_JOB}
        qi=st.sampled_from([["age"], ["city"], ["age", "city", "sex"], ["sex", "city"]]))
 @settings(max_examples=60)
 def test_every_output_is_k_anonymous_and_t_close(n, k, t, alg, seed, qi):
+    from anonset.validate import InputError
     k = min(k, n)
     df = _small(n, seed)
-    r = anonymize_msa(df, qi, ["job", "edu"], k, t, algorithm=alg, hierarchies=_HIER,
-                      seed=seed, research_seed=True, drop=_rest(df, qi, ["job", "edu"]))
+    try:
+        r = anonymize_msa(df, qi, ["job", "edu"], k, t, algorithm=alg, hierarchies=_HIER,
+                          seed=seed, research_seed=True, drop=_rest(df, qi, ["job", "edu"]))
+    except InputError as e:
+        # a random table of a few rows whose SAs happen to give a QI away
+        # (4 rows: 'job' and 'edu' together name 'city') is refused before
+        # any class is made, as it should be: the property is of releases
+        assert "allow_recode" in str(e), e
+        assume(False)
     rep = _check(r, df, ["job", "edu"], _GROUND, {"job": H_JOB})
     assert rep.k >= k
     assert rep.t <= t
