@@ -588,6 +588,42 @@ def test_a_named_index_is_a_column_on_every_path(tmp_path, capsys):
     assert got.to_settable(scheduler="sync").equals(ref)
 
 
+def test_an_integer_index_read_by_dask_from_parquet_needs_a_role(tmp_path):
+    """H63: ``dd.read_parquet`` describes a file's integer index column
+    'pid' as an empty RangeIndex (its partitions hold the ids), so Dask took
+    the person ids for row numbers: left out with no role asked for, and a
+    panel (each person twice) published with independent sets per wave,
+    where memory and the streamed path refuse the unnamed column and then the
+    shared identifier.  The partitions are now asked; a named range of row
+    numbers stays row labels on Dask as in memory."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    rng = np.random.default_rng(5)
+    panel = pd.DataFrame({"pid": np.repeat(np.arange(100) + 1000, 2),
+                          "job": rng.choice(list("abcd"), 200),
+                          "city": rng.choice(list("xyz"), 200)}).set_index("pid")
+    panel.to_parquet(tmp_path / "panel.parquet")
+    ddf = dd.read_parquet(tmp_path / "panel.parquet")
+    kw = dict(sensitive=["job"], exact=["city"], seed=SEED, scheduler="sync")
+    with pytest.raises(anonset.InputError, match=r"^1 column has no role: 'pid'"):
+        adask.publish(ddf, anonset.Diversity(2), **kw)
+    with pytest.raises(anonset.InputError, match=r"column 'pid': is an identifier whose values "
+                                                 r"200 rows share"):
+        adask.publish(ddf, anonset.Diversity(2), identifiers=["pid"], **kw)
+    once = panel.iloc[::2]
+    once.to_parquet(tmp_path / "once.parquet")
+    kw.pop("scheduler")
+    ref = anonset.publish(once, anonset.Diversity(2), identifiers=["pid"], **kw)
+    got = adask.publish(dd.read_parquet(tmp_path / "once.parquet"), anonset.Diversity(2),
+                        identifiers=["pid"], scheduler="sync", **kw)
+    assert got.to_settable(scheduler="sync").equals(ref)
+    ranged = once.reset_index(drop=True).set_index(pd.RangeIndex(100, name="row"))
+    got = adask.publish(dd.from_pandas(ranged, npartitions=3), anonset.Diversity(2),
+                        scheduler="sync", **kw)
+    assert got.to_settable(scheduler="sync").equals(
+        anonset.publish(ranged, anonset.Diversity(2), **kw))
+
+
 def test_a_column_name_with_a_comma_can_be_named_on_the_command_line(tmp_path, capsys):
     """A French survey's 'Revenu, annuel' could not be named in any
     comma-separated list ('--drop: names 'Revenu''), so the file could not

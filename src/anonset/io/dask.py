@@ -210,6 +210,21 @@ def _sort_part(part: pd.DataFrame, names) -> pd.DataFrame:
     return part.iloc[order].reset_index(drop=True)
 
 
+def _row_numbers(ddf, compute_kw) -> bool:
+    """Whether a Dask frame's named index is row numbers (a RangeIndex in
+    every partition), as :func:`anonset.io.tables.index_as_columns` reads an
+    in-memory one.  Dask's description cannot vouch for it: ``read_parquet``
+    describes a file's named index column as an empty RangeIndex, whatever its
+    partitions hold, so the partitions are asked (one column of each)."""
+    import dask
+    from dask import delayed
+    if not isinstance(ddf._meta.index, pd.RangeIndex):
+        return False
+    parts = ddf[list(ddf.columns[:1])].to_delayed()
+    return all(dask.compute(*[delayed(lambda p: isinstance(p.index, pd.RangeIndex))(p)
+                              for p in parts], **compute_kw))
+
+
 def _categories_task(frame, columns) -> dict:
     """The categories of a partition's categorical columns, in their order
     (what pandas reads as the whole column's: each part's, new ones appended)."""
@@ -261,8 +276,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     if not isinstance(ddf, dd.DataFrame):
         raise InputError(f"got a {type(ddf).__name__}", param="ddf",
                          expected="a dask DataFrame")
+    compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     index = ddf._meta.index.name
-    if index is not None and not isinstance(ddf._meta.index, pd.RangeIndex):
+    if index is not None and not _row_numbers(ddf, compute_kw):
         # a named index is data, as in memory (anonset.io.tables.index_as_columns)
         if index in ddf.columns:
             raise InputError(f"has an index named {index!r}, as one of its columns is",
@@ -270,7 +286,6 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
                                                    "reset_index(drop=True) if it is not data)")
         ddf = ddf.reset_index()
         ddf = ddf[[c for c in ddf.columns if c != index] + [index]]
-    compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     opts = engine.Options(model, schema, n_threads=n_threads, **options)
     # a categorical read from Parquet comes with Dask's sentinel for unknown
     # categories, or (dictionary columns with several dictionaries) with none
