@@ -176,10 +176,30 @@ def test_exact_qids_give_per_cell_estimates():
     pub = anonset.publish(df, anonset.Diversity(3), schema, seed=0, research_seed=True)
     assert pub.params["sex"].exact and pub.params["sex"].eta == 1
     truth = anonset.true_crosstab(df, schema, ["sex", "disease"])
-    for method in ("em", "exact_em", "value_adding"):
-        ct = anonset.reconstruct(pub, ["sex", "disease"], method, max_iter=3000)
-        if method != "value_adding":
-            np.testing.assert_allclose(ct.counts.sum(axis=1), truth.counts.sum(axis=1), rtol=1e-6)
+    # H64: ValueAdding spread each cell's N - w over every QID cell (eq. 18 as
+    # written), which keeps the totals only at p = 1; at p < 1 it is eq. 18
+    # within each QID cell now.  Its per-cell estimate is eq. 18 on that cell.
+    closer = anonset.publish(df, anonset.Closeness(0.3), schema, seed=0, research_seed=True)
+    assert closer.params["disease"].inclusion < 1
+    for table in (pub, closer):
+        for method in ("em", "exact_em", "value_adding"):
+            ct = anonset.reconstruct(table, ["sex", "disease"], method, max_iter=3000)
+            np.testing.assert_allclose(ct.counts.sum(axis=1), truth.counts.sum(axis=1),
+                                       rtol=1e-6)
+        w = anonset.count_w(table, ["sex", "disease"])
+        pa = table.params["disease"]
+        va = anonset.reconstruct(table, ["sex", "disease"], "value_adding").counts
+        for c in range(2):
+            Nc = truth.counts[c].sum()
+            want = w[c] * pa.inclusion / pa.eta + (Nc - w[c]) * (1 - pa.inclusion) / (6 - pa.eta)
+            np.testing.assert_allclose(va[c], want, rtol=1e-12)
+        # without the exact QID it is eq. 18 as the paper writes it
+        wd = anonset.count_w(table, ["disease"])
+        N = table.n_rows
+        np.testing.assert_allclose(
+            anonset.reconstruct(table, ["disease"], "value_adding").counts,
+            wd * pa.inclusion / pa.eta + (N - wd) * (1 - pa.inclusion) / (6 - pa.eta),
+            rtol=1e-12)
     np.testing.assert_allclose(anonset.count_w(pub, ["sex"]), truth.counts.sum(axis=1))
 
 

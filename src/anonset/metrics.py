@@ -49,7 +49,7 @@ def l2(x, xhat) -> float:
 
 def hellinger(x, xhat) -> float:
     """Hellinger distance, eq. 6: sqrt(sum (sqrt x - sqrt xhat)^2) / sqrt 2.
-    Negative estimates (ValueAdding can produce them) count as 0."""
+    Negative estimates (paper 001's linear estimator can produce them) count as 0."""
     a, b = _pair(x, xhat)
     return float(np.sqrt(((np.sqrt(np.clip(a, 0, None)) - np.sqrt(np.clip(b, 0, None))) ** 2).sum())
                  / np.sqrt(2.0))

@@ -213,15 +213,24 @@ def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_l
 
 
 def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
-    """Eq. 18."""
-    N = table.n_rows
-    P = math.prod(table.params[a].inclusion for a in attributes)
-    eta_prod = math.prod(table.params[a].eta for a in attributes)
-    ncells = w.size
+    """Eq. 18, in each cell of the attributes published exactly (eta = 1,
+    p = 1: exact QIDs, where delta is the identity): a row's set lies in its
+    own QID cell, so that cell's N - w is spread over its cells alone and the
+    QID cell totals are exact, as every other estimate keeps them.  Without
+    such attributes this is eq. 18 as the paper writes it."""
+    params = [table.params[a] for a in attributes]
+    exact = [j for j, pa in enumerate(params) if pa.eta == 1 and pa.inclusion == 1.0]
+    sets = [j for j in range(len(params)) if j not in exact]
+    P = math.prod(params[j].inclusion for j in sets)
+    eta_prod = math.prod(params[j].eta for j in sets)
+    w = np.asarray(w, dtype=np.float64)
+    ncells = math.prod(w.shape[j] for j in sets)
     x = w * (P / eta_prod)
     if ncells > eta_prod:
+        # N of each QID cell: its rows' sets cover eta_prod of its cells each
+        N = w.sum(axis=tuple(sets), keepdims=True) / eta_prod if exact else table.n_rows
         x = x + (N - w) * ((1.0 - P) / (ncells - eta_prod))
-    return x.astype(np.float64)
+    return x
 
 
 # ---------------------------------------------------------------- exact EM

@@ -139,7 +139,9 @@ class SetTable:
         one value per row.
 
         A subset chosen by exact QIDs or pass-through columns (the women
-        only) reconstructs without bias; one chosen by the published sets
+        only) reconstructs as the same rows published on their own would
+        (small counts carry the EM's small-sample bias either way:
+        docs/algorithms.md, "Subsets"); one chosen by the published sets
         themselves (the rows whose set holds 'sales') does not: the EM
         assumes each set was drawn as published, not selected for what it
         holds (CPS1985 at l = 3: 215 of 238 such rows estimated as sales,
