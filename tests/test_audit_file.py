@@ -280,7 +280,8 @@ def _inclusion_z(message: str) -> float:
 
 
 @pytest.mark.parametrize("keep_order", [False, True])
-def test_a_persistent_key_panel_is_audited_with_its_records_clustered(tmp_path, keep_order):
+def test_a_persistent_key_panel_is_audited_with_its_records_clustered(tmp_path, keep_order,
+                                                                      capsys):
     """Under a persistent key with a record id, a record's rows holding the
     same value share one set (docs/security.md), so the number of sets that
     hold a value varies far more than for independent rows: a person with
@@ -300,7 +301,8 @@ def test_a_persistent_key_panel_is_audited_with_its_records_clustered(tmp_path, 
         df = _panel(seed=seed)
         pub = anonset.publish(df, anonset.Closeness(0.2, ground="equal"), sensitive=["occ"],
                               identifiers=["pid"], other=["year"], domains=domains, key_file=key,
-                              record_id="pid", first_in_series=True, keep_order=keep_order)
+                              record_id="pid", first_in_series=True, keep_order=keep_order,
+                              allow_clear=["occ"])      # a person's changed values: named
         assert pub.params["occ"].p < 1
         rep = audit(pub, df)
         inc = rep.checks[rep.checks["check"] == "inclusion"].set_index("attribute")
@@ -319,8 +321,12 @@ def test_a_persistent_key_panel_is_audited_with_its_records_clustered(tmp_path, 
     # the independent-rows variance put these near |z| = 5-10; the clustered
     # one is a standard normal's scale
     assert max(worst) < 4
-    # (input order is a risk of its own: exit 1 for that)
-    assert main(["audit", str(path), "--original", str(tmp_path / "orig.csv")]) == keep_order
+    # the changed values are a named risk; input order is one of its own
+    capsys.readouterr()
+    assert main(["audit", str(path), "--original", str(tmp_path / "orig.csv")]) == 1
+    out = capsys.readouterr().out
+    assert "records' rows hold different values of occ" in out and "allow_clear" in out
+    assert ("RISK       row order: rows keep the input order" in out) == keep_order
     # a release that claims a larger p than its sets were drawn with
     from dataclasses import replace
     par = pub.params["occ"]
@@ -344,7 +350,7 @@ def test_a_persistent_key_audit_without_the_record_id_column_does_not_fail_on_ch
     pub = anonset.publish(df, anonset.Closeness(0.2, ground="equal"), sensitive=["occ"],
                           identifiers=["pid"], other=["year"],
                           domains={"occ": [f"o{v}" for v in range(8)]}, key_file=key,
-                          record_id="pid", first_in_series=True)
+                          record_id="pid", first_in_series=True, allow_clear=["occ"])
     inc = audit(pub, df.drop(columns="pid")).checks.set_index("check").loc["inclusion"]
     assert inc["status"] in ("pass", "unverified")
     if inc["status"] == "unverified":

@@ -270,8 +270,11 @@ def test_an_identifier_that_is_not_the_record_id_is_refused_when_it_repeats(tmp_
     from anonset import dask as adask
     rng = np.random.default_rng(11)
     n = 600
-    df = pd.DataFrame({"visit": np.arange(n), "pid": rng.integers(0, 200, n),
-                       "job": rng.choice(list("abcdef"), n)})
+    pid = rng.integers(0, 200, n)
+    # a person's job is the same in each visit (one that changes is refused
+    # under the record id pid unless named: H65)
+    df = pd.DataFrame({"visit": np.arange(n), "pid": pid,
+                       "job": rng.choice(list("abcdef"), 200)[pid]})
     key = tmp_path / "k.key"
     anonset.io.keys.new_key_file(key)
     kw = dict(identifiers=["visit", "pid"], sensitive=["job"], key_file=key,
@@ -622,6 +625,8 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
                  "--drop", "wave", "--config", str(tmp_path / "c.json"), *common]) == 0
     p4 = anonset.read_parquet(tmp_path / "p4.parquet")
     assert p4.info["params"] == "given" and np.array_equal(p4.mask("job"), p2.mask("job"))
+    # a later release warns what no release can check (H65)
+    assert "a record's value that changes between releases" in capsys.readouterr().err
     # a domain the earlier release declared and this one does not: the line
     # says the earlier release holds it (declare it again, the same)
     i = common.index(f"town={tmp_path / 'towns.txt'}")
@@ -675,15 +680,19 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
     jobs = list("abcde")
     kw = dict(identifiers=["rid"], key_file=key, record_id="rid", sensitive=["job", "town"])
     model = anonset.Diversity(3)
-    with pytest.warns(UserWarning, match=r"params=this; --params-from THIS_RELEASE\), which "
-                                         r"refuses a changed domain; otherwise"):
+    with pytest.warns(UserWarning, match=r"params=this; --params-from THIS_RELEASE\), and each "
+                                         r"one after it with the latest before it, which refuses "
+                                         r"a changed domain; otherwise.*a year of birth, not an "
+                                         r"age"):
         first = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
                                 first_in_series=True, **kw)
     first.to_parquet(tmp_path / "first.parquet")
     on_disk = anonset.read_parquet(tmp_path / "first.parquet")
-    # the same domain: accepted silently, the same sets; a column left out is fine
+    # the same domain: accepted with no warning but what no release can check
+    # (H65), the same sets; a column left out is fine
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
+        warnings.filterwarnings("ignore", "persistent key: a record's value that changes")
         again = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
                                 params=first, **kw)
         only_job = anonset.publish(df, model, domains={"job": jobs}, params=on_disk,
@@ -2914,3 +2923,100 @@ def test_a_column_published_nearly_in_the_clear_is_refused_on_every_path(tmp_pat
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.endswith("--allow-clear gender"), err
     assert not (tmp_path / "g.parquet").exists()
+
+
+def _waves(n=150, waves=4, seed=3):
+    """A panel: each person's experience a year on each wave (a change whoever
+    knows the survey predicts), education the same in every wave."""
+    rng = np.random.default_rng(seed)
+    pid = np.repeat(np.arange(n), waves)
+    return pd.DataFrame({"pid": pid,
+                         "exp": np.repeat(rng.integers(1, 18, n), waves)
+                         + np.tile(np.arange(waves), n),
+                         "edu": np.repeat(rng.integers(8, 16, n), waves),
+                         "year": np.tile(np.arange(waves), n) + 2000})
+
+
+def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path, capsys):
+    """H65: under a persistent key one record's rows with the same value
+    share its set, and a changed value draws a fresh one.  A panel's rows
+    are linked by the sets of what did not change (education), and where
+    the change is known (experience a year on each wave) the shifted sets
+    intersect: 71 % of PSID7682's workers' experience read off at l = 5,
+    with the audit PASSED.  Refused now on every path, one line naming the
+    column, unless ``allow_clear`` names it; then the metadata counts the
+    records and the audit names the risk as allowed."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    df = _waves()
+    df.to_csv(tmp_path / "w.csv", index=False)
+    df.to_parquet(tmp_path / "w.parquet")
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(sensitive=["exp", "edu"], identifiers=["pid"], other=["year"], key_file=key,
+              record_id="pid", first_in_series=True,
+              domains={"exp": list(range(1, 21)), "edu": list(range(8, 16))})
+    model = anonset.Diversity(4)
+
+    def paths(**more):
+        return (lambda: anonset.publish(df, model, **kw, **more),
+                lambda: publish_file(tmp_path / "w.csv", tmp_path / "o.parquet", model,
+                                     chunk_rows=70, **kw, **more),
+                lambda: publish_file(tmp_path / "w.parquet", tmp_path / "o.parquet", model,
+                                     chunk_rows=70, **kw, **more),
+                lambda: adask.publish(dd.from_pandas(df, npartitions=3), model,
+                                      scheduler="sync", **kw, **more)
+                .to_settable(scheduler="sync"))
+    said = set()
+    for run in paths():
+        with pytest.raises(InputError) as e:
+            run()
+        said.add(str(e.value).split("column 'exp': ", 1)[1])
+    assert len(said) == 1 and not (tmp_path / "o.parquet").exists(), said
+    assert said.pop().startswith("holds different values in the rows of one record for 150 "
+                                 "records (record id 'pid')")
+    assert "the risk named: allow_clear=['exp']" in str(e.value)
+    rc = cli_main(["anonymize", str(tmp_path / "w.csv"), "-o", str(tmp_path / "c.parquet"),
+                   "--sensitive", "exp,edu", "--identifier", "pid", "--other", "year",
+                   "--key-file", str(key), "--record-id", "pid", "--first-in-series",
+                   "--domain", "exp=" + ",".join(map(str, range(1, 21))),
+                   "--domain", "edu=" + ",".join(map(str, range(8, 16))), "--l", "4", "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--allow-clear exp" in err, err
+    assert not (tmp_path / "c.parquet").exists()
+    # named: published, counted in the metadata, named by the audit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)         # the series advice
+        pubs = [run() for run in paths(allow_clear=["exp"])]
+    pubs[1] = anonset.read_parquet(tmp_path / "o.parquet")
+    for pub in pubs:
+        assert pub.info["changed_records"] == {"exp": 150} and "exp" in pub.info["clear"]
+    rows = anonset.audit(pubs[0], df).checks.set_index(["check", "attribute"])
+    row = rows.loc[("shared_id", "pid")]
+    assert row["status"] == "risk" and "hold different values of exp (150 records)" in \
+        row["message"] and "(published as the user allowed: allow_clear)" in row["message"]
+    # a value that stays within its bin keeps its set: nothing changed
+    same = df.assign(exp=np.repeat(df["exp"].to_numpy()[::4] // 5 * 5, 4) + np.tile(
+        [0, 1, 2, 3], 150) % 5)
+    pub = anonset.publish(same, model, **{**kw, "domains": {"edu": list(range(8, 16))}},
+                          bins={"exp": [0, 5, 10, 15, 20, 25]}, allow_clear=["edu"])
+    assert "changed_records" not in pub.info
+    assert anonset.audit(pub, same).checks.set_index(["check", "attribute"]).loc[
+        ("shared_id", "pid"), "status"] == "pass"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 2), st.integers(0, 2)),
+                min_size=1, max_size=40), st.integers(1, 5))
+def test_changed_records_counts_what_a_groupby_counts(rows, blocks):
+    """The records whose rows hold more than one value of a column, counted
+    from hashes in blocks, as pandas' groupby counts them."""
+    from anonset.engine.stats import cell_hashes
+    from anonset.io.keys import record_hashes
+    from anonset.shared_ids import changed_records
+    df = pd.DataFrame(rows, columns=["rid", "a", "b"])
+    cuts = np.array_split(np.arange(len(df)), blocks)
+    ids = [record_hashes(df["rid"].to_numpy()[c]) for c in cuts]
+    vals = [cell_hashes(df.iloc[c], ["a", "b"], {}) for c in cuts]
+    want = {c: int((df.groupby("rid")[c].nunique() > 1).sum()) for c in ("a", "b")}
+    assert changed_records(ids, vals, ["a", "b"]) == {c: k for c, k in want.items() if k}

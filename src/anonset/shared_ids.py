@@ -20,7 +20,7 @@ import pandas as pd
 from .validate import InputError
 
 __all__ = ["value_hashes", "shared_rows", "count_shared", "shared_without_key",
-           "refuse_shared_ids"]
+           "refuse_shared_ids", "changed_records", "refuse_changed_values"]
 
 
 def shared_rows(hashes) -> dict:
@@ -169,6 +169,59 @@ def refuse_shared_ids(shared: Mapping[str, int], allow_shared_id: Sequence[str] 
                                   "people's (a household, a site), the risk named: "
                                   f"{{@allow_shared_id={refused!r}}}")
     return [c for c in shared if c in allow_shared_id]
+
+
+def changed_records(ids, values, columns) -> dict:
+    """{column: records whose rows hold more than one value of it}, from the
+    rows' record-id hashes (``ids``, a list of arrays) and their values'
+    hashes (``values``: a list of (rows, columns) arrays, as
+    :func:`anonset.engine.stats.cell_hashes` gives them).  Only the rows of
+    records that hold several are compared, neighbours once sorted."""
+    if not ids:
+        return {}
+    h = np.concatenate(ids)
+    if h.size < 2:
+        return {}
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    pair = np.flatnonzero(hs[1:] == hs[:-1])          # sorted rows i, i + 1: one record
+    if not pair.size:
+        return {}
+    vals = np.concatenate(values)
+    group = np.cumsum(np.concatenate(([0], hs[1:] != hs[:-1])))
+    a, b = vals[order[pair]], vals[order[pair + 1]]
+    out = {}
+    for j, c in enumerate(columns):
+        moved = a[:, j] != b[:, j]
+        if moved.any():
+            out[c] = int(np.unique(group[pair[moved]]).size)
+    return out
+
+
+def refuse_changed_values(changed: Mapping[str, int], allow_clear: Sequence[str], *,
+                          record_id: str, file=None) -> list:
+    """Refuse sensitive columns whose value differs between one record's
+    rows (``changed``: {column: records}) unless ``allow_clear`` names them:
+    under the persistent key each value draws its own set, the record's
+    sets of the values that did not change link its rows, and whoever knows
+    how the value moved (an age a year on, the experience of the next wave)
+    intersects the sets toward the true value (H65: a panel of 595 workers,
+    experience at l = 5, 71 % read off).  Returns the named columns."""
+    refused = [c for c in changed if c not in allow_clear]
+    if refused:
+        col = refused[0]
+        also = (f" (as do those of {', '.join(map(repr, refused[1:]))})" if len(refused) > 1
+                else "")
+        raise InputError(f"holds different values in the rows of one record for "
+                         f"{changed[col]:,} records (record id {record_id!r}){also}: each value "
+                         "draws its own set, the sets of the record's values that did not "
+                         "change link its rows, and whoever knows how the value moved (a year "
+                         "on between waves) intersects its sets toward the true value",
+                         column=col, file=file,
+                         expected="one row per record, a form of it that does not change (a "
+                                  "year of birth, not an age), or the risk named: "
+                                  f"{{@allow_clear={refused!r}}}")
+    return [c for c in changed if c in allow_clear]
 
 
 def _missing_text(vals: np.ndarray) -> np.ndarray:

@@ -618,6 +618,21 @@ def shared_id_risks(info, add, model=None) -> None:
                 f"person's true values (name {col} as the record id: docs/security.md)"
                 + allowed)
         elif persistent:
+            changed = info.get("changed_records") or {}
+            if changed:
+                # one record's rows with another value: that value's sets
+                # were drawn independently, linked by the unchanged ones (H65)
+                named = set(info.get("clear") or ())
+                moved = ", ".join(f"{c} ({k:,} records)" for c, k in changed.items())
+                add("shared_id", col, "risk", rows, "persistent key", msg + "; the key is "
+                    "persistent, so the rows of one record get one set per value, but some "
+                    f"records' rows hold different values of {moved}: each value's sets were "
+                    "drawn apart, the record's other sets link its rows, and whoever knows how "
+                    "a value moved intersects them toward the true value"
+                    + (" (published as the user allowed: allow_clear)"
+                       if set(changed) <= named else
+                       ", although the user did not name them as allowed in the clear"))
+                continue
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
         else:

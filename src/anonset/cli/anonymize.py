@@ -60,7 +60,9 @@ def register(sub) -> None:
                    help="where l >= d, use l = d - 1 (weaker; the paper's experiments do this)")
     g.add_argument("--allow-clear", action="append", metavar="A,B",
                    help="sensitive columns you accept to publish in the clear (a model that gives "
-                        "p = 1 and eta = 1, e.g. l = 1); refused otherwise")
+                        "p = 1 and eta = 1, e.g. l = 1) or nearly (sets that values few hold, or "
+                        "another column's sets, give away; under --record-id, a value that "
+                        "changes between one record's rows); refused otherwise")
     g.add_argument("--allow-recode", action="append", metavar="A,B",
                    help="pass-through columns or exact QIDs you accept to publish although "
                         "they recode a sensitive column (lambda >= 0.9: published as they are, "

@@ -18,7 +18,7 @@ from ..io.keys import (MIN_SEED_BYTES, cell_salt, derive_key, key_check, key_mod
 from ..models import Closeness, DiversityCloseness
 from ..schema import DECLARE, Attribute, Schema, _outside_stacklevel, warn_inferred_domains
 from ..passthrough import check_recodes, recoded_targets, recorded, warn_findings
-from ..shared_ids import refuse_shared_ids
+from ..shared_ids import changed_records, refuse_changed_values, refuse_shared_ids
 from ..encode import encode_column, missing_refused
 from ..validate import InputError, row_name
 from .request import ColumnDraft, Draft, attribute_of
@@ -287,6 +287,16 @@ def make_plan(d: Draft, stats: Stats) -> Plan:
         raise e.in_file(d.file) from None
 
 
+#: what no release of a series can check (the key file records no values;
+#: H65: Adult a year on, 82 % of the ages read off two releases)
+CHANGES_UNCHECKED = ("a record's value that changes between releases (an age, years of "
+                     "experience) draws a fresh set, which the sets of its values that did not "
+                     "change link to the old one, and whoever knows how it moved intersects "
+                     "the two toward the true value; no release can check this (the key file "
+                     "records no values): publish such a column in a form that does not change "
+                     "(a year of birth, not an age)")
+
+
 def _make_plan(d: Draft, stats: Stats) -> Plan:
     from ..randomized.params import optimize
     from ..randomized.publish import check_params
@@ -411,16 +421,16 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         # every set is a function of its column's domain and (p, eta) too; only
         # a later release that is given this one can check that they stay
         closeness = opts.params is None and isinstance(opts.model, (Closeness, DiversityCloseness))
-        warnings.warn("persistent key: publish every later release with this one as its "
-                      "parameters (params=this; --params-from THIS_RELEASE), which refuses a "
-                      "changed domain" + (
+        warnings.warn("persistent key: publish the next release with this one as its "
+                      "parameters (params=this; --params-from THIS_RELEASE), and each one "
+                      "after it with the latest before it, which refuses a changed domain" + (
                           " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness "
                           "(the largest p this data admits: a later release's data may admit a "
                           "little less, so leave room by publishing this first release under a "
                           "smaller t than later ones)"
                           if closeness else "") +
                       "; otherwise a later release may redraw every set, and the two releases "
-                      "intersect toward the true values", stacklevel=2)
+                      "intersect toward the true values; " + CHANGES_UNCHECKED, stacklevel=2)
     warn_unbounded_guess(published, params, counts)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
@@ -475,6 +485,13 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     shared_allowed = refuse_shared_ids({c: k for c, k in shared.items() if c != opts.record_id},
                                        opts.allow_shared_id, record_id=opts.record_id,
                                        file=d.file)
+    # ... and one record's rows whose sensitive value changed draw that
+    # value's sets independently, linked by the sets of those that did not
+    # (H65): refused unless named as published nearly in the clear
+    changed = changed_records(stats.ids, stats.id_values, d.sensitive) if persistent else {}
+    clear += [c for c in refuse_changed_values(changed, opts.allow_clear,
+                                               record_id=opts.record_id, file=d.file)
+              if c not in clear]
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
     data = None
@@ -530,6 +547,7 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         "roles": {a.name: a.role for a in source},
         "missing": category_record(opts, published, stats.na),
         "shared_ids": shared,
+        **({"changed_records": changed} if changed else {}),
         **({"shared_ids_allowed": shared_allowed} if shared_allowed else {}),
         "pass_through_risks": recorded(found + series_named),
         "record_id": opts.record_id,
@@ -538,6 +556,8 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
     # and the command line prints the warnings as lines of their own
+    if persistent and not first and any(a.role == "sensitive" for a in published):
+        warnings.warn("persistent key: " + CHANGES_UNCHECKED, stacklevel=2)
     warn_inferred_domains(published, {c: sum(1 for k in seen.values() if k == 1)
                                       for c, seen in stats.seen.items()})
     warn_findings(found)

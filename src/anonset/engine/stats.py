@@ -59,6 +59,11 @@ class Stats:
         self.ids: list = []
         self.ids_missing = 0                    # record ids missing, empty or blank
         self.first_id_missing: int | None = None
+        #: under a record id, per block, a 32-bit hash of each row's value (its
+        #: code where the domain is declared) of each sensitive column: one
+        #: record's rows whose values differ draw independent sets
+        #: (:func:`anonset.shared_ids.changed_records`)
+        self.id_values: list | None = [] if d.options.record_id is not None else None
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
             if count_shared else {}
         self.shared_counts: dict | None = None
@@ -137,6 +142,7 @@ class Stats:
                     blockmix = row_mix(row0, len(block))
                 self._mix(c, col if d.text else col[~miss], miss, blockmix)
         rowmix = None
+        codes_of = {}               # the declared sensitive columns' codes (a record id's)
         for c, attr in self._declared.items():
             col = block[c].reset_index(drop=True)
             miss = missing_text(col.to_numpy(dtype=object), attr) if d.text else \
@@ -157,6 +163,8 @@ class Stats:
                 continue
             if c in self.counts:
                 self.counts[c] += np.bincount(codes[codes >= 0], minlength=attr.d)
+            if self.id_values is not None and c in self.placed:
+                codes_of[c] = codes
             if c in self.placed:
                 if rowmix is None:                       # once a block, for every column
                     rowmix = row_mix(row0, len(codes))
@@ -177,6 +185,7 @@ class Stats:
             elif not self.ids_missing:
                 self.ids.append(checked_record_hashes(vals, text=d.text, column=rid,
                                                       file=d.file, row0=row0))
+                self.id_values.append(cell_hashes(block, d.sensitive, codes_of))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
@@ -265,6 +274,8 @@ class Stats:
                 acc[v] = (acc.get(v, 0) + x) % (1 << 64)
             self.na_mix[c] = (self.na_mix[c] + other.na_mix[c]) % (1 << 64)
         self.ids.extend(other.ids)
+        if self.id_values is not None:
+            self.id_values.extend(other.id_values)
         self.ids_missing += other.ids_missing
         if other.first_id_missing is not None:
             self.first_id_missing = other.first_id_missing if self.first_id_missing is None \
@@ -283,6 +294,22 @@ class Stats:
         if self.draft.options.record_id is not None:
             cols[self.draft.options.record_id] = self.ids
         return {**(self.shared_counts or {}), **shared_rows(cols)}
+
+
+def cell_hashes(block: pd.DataFrame, columns, codes: dict) -> np.ndarray:
+    """(rows, columns) 32-bit hashes of each row's value of each column: of
+    its code where ``codes`` holds the column's (a declared domain, bins
+    included: two ages in one bin are one value), else of the cell as the
+    path reads it (one spelling per path)."""
+    out = np.empty((len(block), len(columns)), np.uint32)
+    for j, c in enumerate(columns):
+        if c in codes:
+            h = pd.util.hash_array(np.asarray(codes[c], dtype=np.int64))
+        else:
+            h = pd.util.hash_pandas_object(block[c].reset_index(drop=True),
+                                           index=False).to_numpy()
+        out[:, j] = (h >> np.uint64(32)).astype(np.uint32)
+    return out
 
 
 def _beyond(present: pd.Series, miss: np.ndarray, new: set, before: int, text: bool) -> int:

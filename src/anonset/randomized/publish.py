@@ -228,7 +228,11 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         identifier column, each record's set is a pure function of (key,
         record id, attribute, true value), so publishing the same records
         again gives the same sets and intersecting releases reveals nothing
-        more than one release.  The column itself is never published.
+        more than one release of the values that did not change.  A value
+        that changed draws a fresh set, which the record's other sets link
+        to its old one: inside one release refused unless ``allow_clear``
+        names the column, across releases unchecked (every such release
+        warns; docs/security.md).  The column itself is never published.
         Each release of the series is given the latest before it
         (``params=``), or declared the first (``first_in_series=True``):
         one given neither is refused.
@@ -242,8 +246,11 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         ``allow_shared_id``).
     allow_clear : column names
         Sensitive columns you accept to publish in the clear (a model that
-        gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1); otherwise such
-        a model is refused.  The metadata and the audit name them.
+        gives p = 1 and eta = 1, e.g. l = 1, k = 1 or t >= 1) or nearly
+        (sets that values few hold, or another column's sets, give away;
+        under ``record_id``, a value that differs between one record's
+        rows); otherwise such a release is refused.  The metadata and the
+        audit name them.
     allow_recode : column names
         Pass-through columns or exact QIDs you accept to publish although
         they recode a sensitive column (predicting it from the other rows
