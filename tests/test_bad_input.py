@@ -1514,3 +1514,20 @@ def test_a_nan_spelled_in_text_is_refused_as_a_missing_cell(tmp_path):
             publish_file(src, tmp_path / "o.parquet", anonset.Diversity(3), sensitive=["s"],
                          missing=missing)
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_the_error_line_keeps_the_blanks_of_a_column_name(tmp_path, capsys):
+    """H66: the one error line was made by collapsing every run of blanks,
+    so a column named '  pad  ' was listed as ' pad ', a name no column has.
+    Only line breaks (and the blanks around them) become one space now."""
+    from anonset.cli import main
+    from anonset.cli.args import error_line
+    from anonset.validate import InputError
+    assert error_line(InputError("has  two\n   lines\r\nand\x85more", column="  pad  ")) == \
+        "column '  pad  ': has  two lines and more"
+    pd.DataFrame({"id": range(20), "  pad  ": ["a", "b"] * 10, "b": ["x", "y"] * 10}) \
+        .to_parquet(tmp_path / "t.parquet")
+    assert main(["anonymize", str(tmp_path / "t.parquet"), "-o", str(tmp_path / "o.parquet"),
+                 "--identifier", "id", "--sensitive", "nope", "--l", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "['id', '  pad  ', 'b']" in err, err

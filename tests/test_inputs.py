@@ -655,6 +655,15 @@ def test_a_column_name_with_a_comma_can_be_named_on_the_command_line(tmp_path, c
     assert pub.schema["Revenu, annuel"].domain == ("<10,000", "10,000+")
     assert not pub.schema["Revenu, annuel"].inferred
     assert pub.params["Revenu, annuel"].l == 2
+    # semantic-anonymize's one sensitive column is written alike (H66: it
+    # was taken as written, backslash and all, beside its unescaped
+    # --allow-rare)
+    assert main(["semantic-anonymize", str(src), "-o", str(tmp_path / "s.parquet"),
+                 "--sensitive", "Revenu\\, annuel", "--l", "2", "--d", "1",
+                 "--domain", "<10\\,000,10\\,000+", "--qids", "Age (years)",
+                 "--drop", "État civil", "--allow-rare", "Revenu\\, annuel", "-q"]) == 0, \
+        capsys.readouterr().err
+    assert anonset.read_parquet(tmp_path / "s.parquet").names[-1] == "Revenu, annuel"
 
 
 def test_nested_and_binary_pass_through_columns_publish_to_parquet_and_are_refused_in_csv(
@@ -830,3 +839,24 @@ def test_a_named_range_index_is_row_labels_as_parquet_keeps_it():
     named = df.set_index(pd.Index(np.random.default_rng(1).permutation(60), name="serial"))
     with pytest.raises(anonset.InputError, match="serial"):
         anonset.publish(named, anonset.Diversity(2), sensitive=["job"])
+
+
+def test_a_csv_header_with_a_line_break_in_a_quoted_name_is_read(tmp_path):
+    """H66: pandas writes a column named 'note\\nx' as a quoted field over two
+    lines; the reader skipped one line for the header, not one CSV row, and
+    refused the file as ragged.  It now reads as the Parquet file does."""
+    from anonset.stream import publish_file
+    rng = np.random.default_rng(0)
+    n = 50
+    df = pd.DataFrame({"id": range(n), "a": rng.choice(list("abc"), n),
+                       "b": rng.choice(list("xyz"), n), "note\nx": rng.choice(list("mn"), n)})
+    df.to_csv(tmp_path / "nl.csv", index=False)
+    df.to_parquet(tmp_path / "nl.parquet")
+    kw = dict(identifiers=["id"], sensitive=["a", "b"], other=["note\nx"],
+              domains={"a": list("abc"), "b": list("xyz")}, seed=SEED, allow_clear=["a", "b"])
+    for src in ("nl.csv", "nl.parquet"):
+        publish_file(tmp_path / src, tmp_path / "o.parquet", anonset.Diversity(2),
+                     chunk_rows=20, **kw)
+        got = anonset.read_parquet(tmp_path / "o.parquet")
+        assert got.n_rows == n and sorted(got.other["note\nx"].astype(str)) == \
+            sorted(df["note\nx"])

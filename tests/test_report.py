@@ -327,6 +327,30 @@ def test_report_streamed_equals_in_memory(cases, tmp_path):
     assert pages[0].verdict == pages[1].verdict
 
 
+def test_a_release_whose_sets_carry_nothing_reports_chunk_by_chunk(tmp_path):
+    """H66: every sensitive column published as its whole domain (k = 2 on
+    two-valued columns) has nothing to reconstruct; read chunk by chunk the
+    page asked the file for no column and took its 0 rows for a truncated
+    file (exit 2), where in memory it wrote the page."""
+    from anonset.cli import main
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"sex": rng.choice(["f", "m"], n), "smoker": rng.choice(["no", "yes"], n),
+                       "region": rng.choice(["n", "s", "e"], n)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    for out in ("o.csv", "o.parquet"):
+        assert main(["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / out),
+                     "--sensitive", "sex,smoker", "--exact", "region", "--k", "2",
+                     "--domain", "sex=f,m", "--domain", "smoker=no,yes", "-q"]) == 0
+        pages = [report(tmp_path / out, original=df, chunk_rows=c, attack=False)
+                 for c in (0, 100)]
+        for page in pages:
+            assert "every set is the whole domain" in page.html
+        assert pages[0].verdict == pages[1].verdict
+        assert main(["report", str(tmp_path / out), "-o", str(tmp_path / "r.html"),
+                     "--chunk-rows", "100", "-q"]) == 0
+
+
 def test_report_flags_a_violation(cases, tmp_path):
     """A release whose metadata claims more than its classes give FAILS."""
     import pyarrow.parquet as pq

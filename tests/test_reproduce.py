@@ -59,6 +59,17 @@ def test_reproduce_cli_smoke_004(tmp_path, monkeypatch, capsys):
         assert (tmp_path / f).exists()
 
 
+def test_reproduce_cli_names_an_out_folder_it_cannot_make(tmp_path, capsys):
+    """H66: a folder that cannot be made was refused as "'DIR' No such file
+    or directory", naming no option."""
+    from anonset.cli import main
+    (tmp_path / "file").write_text("x")
+    assert main(["reproduce", "001", "--quick", "--no-progress",
+                 "--out", str(tmp_path / "file" / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out: could not be made a folder" in err, err
+
+
 def test_reproduce_cli_rejects_unknown_paper(capsys):
     assert main(["reproduce", "005"]) == 2
 

@@ -946,3 +946,20 @@ def test_semantic_sets_nearly_in_the_clear_are_refused_unless_named():
     # over the values held, l = 3 is published
     S.semantic_publish(df, "hours", 3, 1, qids=["sex"], domain=sorted(set(hours)),
                        values="domain")
+
+
+def test_representative_values_of_another_count_name_the_parameter(tmp_path, capsys):
+    """H66: two values for a domain of ten was refused as 'distance has 2
+    values but the domain ... has 10', naming neither --values nor what
+    was expected."""
+    from anonset.cli import main
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"score": rng.integers(0, 10, 300), "g": rng.choice(list("ab"), 300)}) \
+        .to_csv(tmp_path / "sc.csv", index=False)
+    assert main(["semantic-anonymize", str(tmp_path / "sc.csv"), "-o", str(tmp_path / "s.parquet"),
+                 "--sensitive", "score", "--l", "2", "--d", "1", "--values", "1,2", "--qids", "g",
+                 "--domain", ",".join(map(str, range(10)))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--values: column 'score': gives 2 representative values " \
+        "for a domain of 10; expected 10 numbers" in err, err
+    assert not (tmp_path / "s.parquet").exists()

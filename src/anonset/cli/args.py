@@ -235,7 +235,10 @@ def error_line(exc: BaseException, overrides=None) -> str:
     """One line for an error, naming flags rather than Python keywords."""
     from ..validate import InputError
     if isinstance(exc, InputError):
-        return " ".join(exc.render(lambda p, v=None: flag(p, v, overrides)).split())
+        # line breaks (and the blanks around them) become one space; the
+        # blanks inside a quoted column name stay as they are (H66)
+        text = exc.render(lambda p, v=None: flag(p, v, overrides))
+        return re.sub(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ", text).strip()
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

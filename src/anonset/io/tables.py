@@ -552,7 +552,9 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
     import pyarrow.csv as pacsv
     header, sep = _csv_dialect(path)
     want = header if columns is None else [c for c in header if c in set(columns)]
-    read = pacsv.ReadOptions(column_names=header, skip_rows=1, use_threads=True,
+    # the header skipped as one CSV row, not one line: a quoted name may hold
+    # a line break (skip_rows counts lines: H66)
+    read = pacsv.ReadOptions(column_names=header, skip_rows_after_names=1, use_threads=True,
                              block_size=1 << 22)
     parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=True)
     conv = pacsv.ConvertOptions(column_types={c: pa.string() for c in header},

@@ -394,6 +394,11 @@ def _ordered_values(values, domain, column: str, d):
                          expected="'positions', 'domain', or representative values in domain "
                                   "order")
     if values is not None:
+        if len(values) != len(domain):
+            raise InputError(f"gives {len(values)} representative values for a domain of "
+                             f"{len(domain)}", column=column, param="values",
+                             expected=f"{len(domain)} numbers, one per value in domain order, "
+                                      "'positions' or 'domain'")
         return values
     if numeric and len(domain) > 1:
         gaps = np.diff(np.asarray([float(v) for v in domain]))

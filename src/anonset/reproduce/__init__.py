@@ -70,7 +70,12 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     mod = _module(paper)
     out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
     check_out(out, paper)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from ..validate import InputError
+        raise InputError(f"could not be made a folder ({e.strerror or e})", param="out",
+                         file=out, expected="a folder this user may write in") from None
     (out / MARK).write_text(f"anonset reproduce {paper}\n", encoding="utf-8")
     cmd = command or ("anonset reproduce " + paper
                       + {"full": "", "quick": " --quick", "smoke": " (smoke)"}[scale])

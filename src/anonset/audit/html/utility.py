@@ -261,7 +261,9 @@ def set_utility(release, original, pairs, *, chunk_rows: int, methods=None,
         notes.append(f"marginals of the first {MAX_MARGINALS} randomized attributes are drawn")
     if steps is not None:
         steps.stage("reconstructing", release.n_rows if release.streamed else None)
-    if sa is not None:
+    if not jobs:
+        est = {}            # no column's sets carry information (the notes say so)
+    elif sa is not None:
         est = _estimates_semantic(release.table, sa, jobs)
     elif release.streamed:
         est = _estimates_file(release, jobs, chunk_rows, steps)
