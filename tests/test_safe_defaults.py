@@ -2984,17 +2984,46 @@ def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "--allow-clear exp" in err, err
     assert not (tmp_path / "c.parquet").exists()
+    assert cli_main(["anonymize", str(tmp_path / "w.csv"), "-o", str(tmp_path / "c.parquet"),
+                     "--sensitive", "exp,edu", "--identifier", "pid", "--other", "year",
+                     "--key-file", str(key), "--record-id", "pid", "--first-in-series",
+                     "--domain", "exp=" + ",".join(map(str, range(1, 21))),
+                     "--domain", "edu=" + ",".join(map(str, range(8, 16))), "--l", "4",
+                     "--allow-clear", "exp"]) == 0
+    assert "WARNING: published values that change between one record's rows (you allowed " \
+        "it: the record's other sets link its rows, and whoever knows how a value moved " \
+        "intersects its sets): exp (150 records)" in capsys.readouterr().err
     # named: published, counted in the metadata, named by the audit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)         # the series advice
         pubs = [run() for run in paths(allow_clear=["exp"])]
     pubs[1] = anonset.read_parquet(tmp_path / "o.parquet")
     for pub in pubs:
-        assert pub.info["changed_records"] == {"exp": 150} and "exp" in pub.info["clear"]
+        assert pub.info["changed_records"] == {"exp": 150} and "exp" not in pub.info["clear"]
     rows = anonset.audit(pubs[0], df).checks.set_index(["check", "attribute"])
+    # its sets are not in the clear: the clear check does not say so (H67)
+    assert "named as allowed in the clear" not in rows.loc[("clear", "exp"), "message"]
     row = rows.loc[("shared_id", "pid")]
     assert row["status"] == "risk" and "hold different values of exp (150 records)" in \
         row["message"] and "(published as the user allowed: allow_clear)" in row["message"]
+    # ... and counts it itself on the original's record ids: named as allowed
+    # where the metadata counted it, else (an older release, metadata edited)
+    # a risk the release does not name
+    row = rows.loc[("shared_id", "exp")]
+    assert row["status"] == "risk" and row["message"].startswith(
+        "exp: 150 of 150 records hold different values of it in their rows (record id 'pid')")
+    assert row["message"].endswith("(published as the user allowed: allow_clear)")
+    assert rows.loc[("shared_id", "edu"), "status"] == "pass"
+    pubs[0].info.pop("changed_records")
+    rows = anonset.audit(pubs[0], df).checks.set_index(["check", "attribute"])
+    assert rows.loc[("shared_id", "pid"), "status"] == "pass"
+    assert rows.loc[("shared_id", "exp"), "message"].endswith(
+        "although the release does not name it (published before anonset refused it, or its "
+        "metadata edited)")
+    df.to_csv(tmp_path / "orig.csv", index=False)
+    rows = anonset.audit_file(tmp_path / "o.parquet", tmp_path / "orig.csv", chunk_rows=100) \
+        .checks.set_index(["check", "attribute"])
+    assert rows.loc[("shared_id", "exp"), "value"] == 150
     # a value that stays within its bin keeps its set: nothing changed
     same = df.assign(exp=np.repeat(df["exp"].to_numpy()[::4] // 5 * 5, 4) + np.tile(
         [0, 1, 2, 3], 150) % 5)
@@ -3011,12 +3040,29 @@ def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path
 def test_changed_records_counts_what_a_groupby_counts(rows, blocks):
     """The records whose rows hold more than one value of a column, counted
     from hashes in blocks, as pandas' groupby counts them."""
-    from anonset.engine.stats import cell_hashes
+    from anonset.engine.stats import cell_codes
     from anonset.io.keys import record_hashes
     from anonset.shared_ids import changed_records
     df = pd.DataFrame(rows, columns=["rid", "a", "b"])
     cuts = np.array_split(np.arange(len(df)), blocks)
     ids = [record_hashes(df["rid"].to_numpy()[c]) for c in cuts]
-    vals = [cell_hashes(df.iloc[c], ["a", "b"], {}) for c in cuts]
+    vals = [cell_codes(df.iloc[c], ["a", "b"], {k: df[k].to_numpy()[c] for k in "ab"})
+            for c in cuts]
     want = {c: int((df.groupby("rid")[c].nunique() > 1).sum()) for c in ("a", "b")}
     assert changed_records(ids, vals, ["a", "b"]) == {c: k for c, k in want.items() if k}
+
+
+
+def test_changed_records_compares_codes_not_hashes():
+    """H67: 32-bit hashes of the codes collided for 23901 and 52826 (a
+    domain of 60,000 values), and that record's move was published unseen.
+    Codes are compared now, and a single record is named as one."""
+    from anonset.engine.stats import cell_codes
+    from anonset.io.keys import record_hashes
+    from anonset.shared_ids import changed_records, refuse_changed_values
+    df = pd.DataFrame({"rid": [0, 0, 1, 1], "v": [23901, 52826, 6221, 6221]})
+    got = changed_records([record_hashes(df["rid"].to_numpy())],
+                          [cell_codes(df, ["v"], {"v": df["v"].to_numpy()})], ["v"])
+    assert got == {"v": 1}
+    with pytest.raises(InputError, match=r"for 1 record \(record id 'rid'\)"):
+        refuse_changed_values(got, [], record_id="rid")

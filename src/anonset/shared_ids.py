@@ -173,10 +173,11 @@ def refuse_shared_ids(shared: Mapping[str, int], allow_shared_id: Sequence[str] 
 
 def changed_records(ids, values, columns) -> dict:
     """{column: records whose rows hold more than one value of it}, from the
-    rows' record-id hashes (``ids``, a list of arrays) and their values'
-    hashes (``values``: a list of (rows, columns) arrays, as
-    :func:`anonset.engine.stats.cell_hashes` gives them).  Only the rows of
-    records that hold several are compared, neighbours once sorted."""
+    rows' record-id hashes (``ids``, a list of arrays) and codes (``values``:
+    a list of (rows, columns) arrays, as
+    :func:`anonset.engine.stats.cell_codes` gives them).  Rows sorted by
+    record once; then, a column at a time, each row of a record that holds
+    several is compared with the next (about 40 bytes a row at most)."""
     if not ids:
         return {}
     h = np.concatenate(ids)
@@ -184,17 +185,20 @@ def changed_records(ids, values, columns) -> dict:
         return {}
     order = np.argsort(h, kind="stable")
     hs = h[order]
-    pair = np.flatnonzero(hs[1:] == hs[:-1])          # sorted rows i, i + 1: one record
-    if not pair.size:
+    del h
+    first = np.flatnonzero(hs[1:] == hs[:-1])         # sorted rows i, i + 1: one record
+    if not first.size:
         return {}
-    vals = np.concatenate(values)
-    group = np.cumsum(np.concatenate(([0], hs[1:] != hs[:-1])))
-    a, b = vals[order[pair]], vals[order[pair + 1]]
+    group = np.cumsum(hs[1:] != hs[:-1])[first]       # the record of each such pair
+    del hs
+    a, b = order[first], order[first + 1]
+    del order, first
     out = {}
     for j, c in enumerate(columns):
-        moved = a[:, j] != b[:, j]
+        col = np.concatenate([v[:, j] for v in values])
+        moved = col[a] != col[b]
         if moved.any():
-            out[c] = int(np.unique(group[pair[moved]]).size)
+            out[c] = int(np.unique(group[moved]).size)
     return out
 
 
@@ -212,8 +216,10 @@ def refuse_changed_values(changed: Mapping[str, int], allow_clear: Sequence[str]
         col = refused[0]
         also = (f" (as do those of {', '.join(map(repr, refused[1:]))})" if len(refused) > 1
                 else "")
+        k = changed[col]
         raise InputError(f"holds different values in the rows of one record for "
-                         f"{changed[col]:,} records (record id {record_id!r}){also}: each value "
+                         f"{k:,} record{'s' if k != 1 else ''} (record id {record_id!r}){also}: "
+                         "each value "
                          "draws its own set, the sets of the record's values that did not "
                          "change link its rows, and whoever knows how the value moved (a year "
                          "on between waves) intersects its sets toward the true value",

@@ -624,6 +624,7 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
                                                         or ()))
     _risks.role_risks(table, rows.add)
     _risks.shared_id_risks(table.info, rows.add, model=table.model)
+    _risks.changed_value_risks(stats, table.info, rows.add)
     allowed = _risks.allowed_recodes(table.info)
     _risks.passthrough_risks(stats, rows.add, allowed, _risks.allowed_identifiers(table.info))
     measured = _risks.order_and_joint_risks(stats, rows.add, allowed)

@@ -60,7 +60,8 @@ _ALLOWED_ID = " (published as the user allowed: allow_identifier)"
 __all__ = ["IDENTIFIER_SHARE", "DETERMINES", "key_risks", "order_risks", "clear_risks",
            "role_risks", "passthrough_risks", "order_and_joint_risks", "recorded_recode_risks",
            "allowed_recodes", "allowed_identifiers",
-           "exact_qid_risks", "shared_id_risks", "dropped_row_risks", "attack_risks"]
+           "exact_qid_risks", "shared_id_risks", "changed_value_risks", "dropped_row_risks",
+           "attack_risks"]
 
 
 def key_risks(info, add, model=None, *, partition: bool = False) -> None:
@@ -622,16 +623,13 @@ def shared_id_risks(info, add, model=None) -> None:
             if changed:
                 # one record's rows with another value: that value's sets
                 # were drawn independently, linked by the unchanged ones (H65)
-                named = set(info.get("clear") or ())
                 moved = ", ".join(f"{c} ({k:,} records)" for c, k in changed.items())
                 add("shared_id", col, "risk", rows, "persistent key", msg + "; the key is "
                     "persistent, so the rows of one record get one set per value, but some "
                     f"records' rows hold different values of {moved}: each value's sets were "
                     "drawn apart, the record's other sets link its rows, and whoever knows how "
                     "a value moved intersects them toward the true value"
-                    + (" (published as the user allowed: allow_clear)"
-                       if set(changed) <= named else
-                       ", although the user did not name them as allowed in the clear"))
+                    + " (published as the user allowed: allow_clear)")
                 continue
             add("shared_id", col, "pass", rows, "persistent key", msg + "; the key is "
                 "persistent, so the rows of one record get one set per value")
@@ -649,6 +647,36 @@ def shared_id_risks(info, add, model=None) -> None:
             add("shared_id", col, "warn", rows, "persistent key", msg + "; if such rows are "
                 f"one person's (panel waves, visits), {how} ({remedy}: docs/security.md)"
                 + allowed)
+
+
+def changed_value_risks(stats, info, add) -> None:
+    """Records of a persistent-key release whose rows hold more than one
+    value of a randomized column, counted on the original where it holds
+    the record id column (:meth:`AuditStats.changed_records`, on the records
+    sampled by their id): each value drew its sets apart, linked by the
+    record's other sets (H65).  A risk, named as allowed where the metadata
+    counted the column (``changed_records``: publishing refuses it unless
+    ``allow_clear`` names it)."""
+    rid = info.get("record_id")
+    named = set(info.get("changed_records") or ())
+    for name in getattr(stats, "moves", {}):
+        got = stats.changed_records(name)
+        if got is None:
+            continue
+        k, m, frac = got
+        of = f"{m:,} records" + ("" if frac >= 1 else
+                                 f" sampled by their id (1 in {round(1 / frac):,})")
+        if not k:
+            add("shared_id", name, "pass", 0, 0,
+                f"{name}: none of {of} holds two values of it in its rows (record id {rid!r})")
+            continue
+        add("shared_id", name, "risk", k, 0,
+            f"{name}: {k:,} of {of} hold different values of it in their rows (record id "
+            f"{rid!r}): each value's sets were drawn apart, the record's other sets link its "
+            "rows, and whoever knows how the value moved intersects them toward the true value"
+            + (" (published as the user allowed: allow_clear)" if name in named else
+               ", although the release does not name it (published before anonset refused "
+               "it, or its metadata edited)"))
 
 
 def attack_risks(att, add) -> None:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..passthrough import (DEFAULT_BUDGET, JOINT_CELLS, JOINT_ROWS,  # noqa: F401
                            SAMPLE_ROWS, OrderSample, RowSample, ValueSample, _mix64, _pair_hash,
-                           hash_cells, hash_values)
+                           _SUB, hash_cells, hash_values)
 from .masks import row_sizes, stray_rows, value_counts
 
 __all__ = ["ValueSample", "AuditStats", "hash_values", "DEFAULT_BUDGET"]
@@ -125,6 +125,10 @@ class AuditStats:
         self.record_id = (getattr(header, "info", None) or {}).get("record_id")
         self.clusters = {n: ValueSample(budget) for n in self.names
                          if not header.params[n].exact} if self.record_id else {}
+        #: ... and per randomized attribute the (record, value) pairs of the
+        #: records sampled by their id's hash (all of a sampled record's rows):
+        #: a record with two values drew the second's sets apart (H65)
+        self.moves = {n: ValueSample(budget) for n in self.clusters}
 
     # ------------------------------------------------------------- adding
     def add_sets(self, row0: int, masks: dict, truth: dict | None = None, semantic=None) -> None:
@@ -206,6 +210,7 @@ class AuditStats:
                 c = np.asarray(codes[name], dtype=np.int64)
                 # one key per (record, value): the unit that shares a set
                 s.add(record_counters(ids, c), c)
+                self.moves[name].add(ids, c & 0xFFFF)
         self.original_rows += len(next(iter(codes.values()))) if codes else 0
 
     def merge(self, other: "AuditStats") -> None:
@@ -233,6 +238,8 @@ class AuditStats:
             self.qid_tuples.merge(other.qid_tuples)
         for k, s in other.clusters.items():
             self.clusters[k].merge(s)
+        for k, s in other.moves.items():
+            self.moves[k].merge(s)
         self.n += other.n
         self.aligned_rows += other.aligned_rows
         self.original_rows += other.original_rows
@@ -285,6 +292,17 @@ class AuditStats:
     def size_range(self) -> dict:
         """{attribute: (smallest, largest) set size}."""
         return {n: (self.smallest[n] or 0, self.largest[n]) for n in self.names}
+
+    def changed_records(self, name: str) -> tuple | None:
+        """(records that hold more than one value of ``name``, records) among
+        the records sampled by their id (all of them below the budget), and
+        the share sampled; None where the original gave no record ids."""
+        s = self.moves.get(name)
+        if s is None or not s.rows:
+            return None
+        rec = s.keys >> _SUB
+        _, per = np.unique(rec, return_counts=True)
+        return int((per > 1).sum()), int(per.size), s.fraction
 
     def cluster_squares(self, name: str) -> np.ndarray | None:
         """Per value v of a randomized attribute, the sum over the

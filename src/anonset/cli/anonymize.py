@@ -322,6 +322,7 @@ def _summary(res, model, out, out_fmt) -> None:
     A.warn_allowed_identifiers(res.info)
     A.warn_allowed_rare(res.info)
     A.warn_allowed_shared_ids(res.info)
+    A.warn_allowed_changes(res.info)
     whole = [a.name for a in res.schema.sensitive if res.params[a.name].says_nothing]
     if whole:
         log.warning("the sets of %s carry no information (each set the whole domain, as at "

@@ -186,6 +186,19 @@ def warn_allowed_clear(info) -> None:
             "published in the clear or nearly (you allowed it): %s", ", ".join(sorted(clear)))
 
 
+def warn_allowed_changes(info) -> None:
+    """The summary's warning line for the sensitive columns whose value
+    differs between one record's rows that the user allowed
+    (``allow_clear`` under a record id: ``info.changed_records``)."""
+    changed = info.get("changed_records") or {}
+    if changed:
+        import logging
+        logging.getLogger("anonset").warning(
+            "published values that change between one record's rows (you allowed it: the "
+            "record's other sets link its rows, and whoever knows how a value moved intersects "
+            "its sets): %s", ", ".join(f"{c} ({k:,} records)" for c, k in changed.items()))
+
+
 def warn_allowed_shared_ids(info) -> None:
     """The summary's warning line for the identifiers whose values several
     rows share that the user allowed (``allow_shared_id``)."""

@@ -487,11 +487,10 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
                                        file=d.file)
     # ... and one record's rows whose sensitive value changed draw that
     # value's sets independently, linked by the sets of those that did not
-    # (H65): refused unless named as published nearly in the clear
+    # (H65): refused unless allow_clear names them; recorded apart from
+    # `clear` (the sets themselves are not in the clear: H67)
     changed = changed_records(stats.ids, stats.id_values, d.sensitive) if persistent else {}
-    clear += [c for c in refuse_changed_values(changed, opts.allow_clear,
-                                               record_id=opts.record_id, file=d.file)
-              if c not in clear]
+    refuse_changed_values(changed, opts.allow_clear, record_id=opts.record_id, file=d.file)
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
     data = None

@@ -59,9 +59,9 @@ class Stats:
         self.ids: list = []
         self.ids_missing = 0                    # record ids missing, empty or blank
         self.first_id_missing: int | None = None
-        #: under a record id, per block, a 32-bit hash of each row's value (its
-        #: code where the domain is declared) of each sensitive column: one
-        #: record's rows whose values differ draw independent sets
+        #: under a record id, per block, each row's code of each sensitive
+        #: column (2 bytes a cell; a record id needs declared domains): one
+        #: record's rows whose codes differ draw independent sets
         #: (:func:`anonset.shared_ids.changed_records`)
         self.id_values: list | None = [] if d.options.record_id is not None else None
         self.shared = {c: [] for c in d.identifiers if c != d.options.record_id} \
@@ -185,7 +185,7 @@ class Stats:
             elif not self.ids_missing:
                 self.ids.append(checked_record_hashes(vals, text=d.text, column=rid,
                                                       file=d.file, row0=row0))
-                self.id_values.append(cell_hashes(block, d.sensitive, codes_of))
+                self.id_values.append(cell_codes(block, d.sensitive, codes_of))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
@@ -296,19 +296,21 @@ class Stats:
         return {**(self.shared_counts or {}), **shared_rows(cols)}
 
 
-def cell_hashes(block: pd.DataFrame, columns, codes: dict) -> np.ndarray:
-    """(rows, columns) 32-bit hashes of each row's value of each column: of
-    its code where ``codes`` holds the column's (a declared domain, bins
-    included: two ages in one bin are one value), else of the cell as the
-    path reads it (one spelling per path)."""
-    out = np.empty((len(block), len(columns)), np.uint32)
+def cell_codes(block: pd.DataFrame, columns, codes: dict) -> np.ndarray:
+    """(rows, columns) uint16: each row's code of each column, where
+    ``codes`` holds the column's (a declared domain, bins included: two ages
+    in one bin are one value; codes < MAX_DOMAIN = 2^16, a missing cell's -1
+    refused before they are compared), else a 16-bit hash of the cell as the
+    path reads it (a column whose domain is read off the data, which a
+    record id refuses)."""
+    out = np.empty((len(block), len(columns)), np.uint16)
     for j, c in enumerate(columns):
         if c in codes:
-            h = pd.util.hash_array(np.asarray(codes[c], dtype=np.int64))
+            out[:, j] = np.asarray(codes[c], dtype=np.int64).astype(np.uint16)
         else:
             h = pd.util.hash_pandas_object(block[c].reset_index(drop=True),
                                            index=False).to_numpy()
-        out[:, j] = (h >> np.uint64(32)).astype(np.uint32)
+            out[:, j] = (h >> np.uint64(48)).astype(np.uint16)
     return out
 
 

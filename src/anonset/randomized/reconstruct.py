@@ -213,11 +213,12 @@ def paper_em(w, dims, a, b, eta_prod: float, *, max_iter: int, tol: float, tol_l
 
 
 def value_adding(table: SetTable, attributes, w: np.ndarray) -> np.ndarray:
-    """Eq. 18, in each cell of the attributes published exactly (eta = 1,
-    p = 1: exact QIDs, where delta is the identity): a row's set lies in its
-    own QID cell, so that cell's N - w is spread over its cells alone and the
-    QID cell totals are exact, as every other estimate keeps them.  Without
-    such attributes this is eq. 18 as the paper writes it."""
+    """Eq. 18, in each cell of the attributes published as they are (eta = 1,
+    p = 1, where delta is the identity: exact QIDs, or a sensitive column
+    the user allowed in the clear): a row's set lies in its own cell of
+    them, so that cell's N - w is spread over its cells alone and their
+    totals are exact, as every other estimate keeps them.  Without such
+    attributes this is eq. 18 as the paper writes it."""
     params = [table.params[a] for a in attributes]
     exact = [j for j, pa in enumerate(params) if pa.eta == 1 and pa.inclusion == 1.0]
     sets = [j for j in range(len(params)) if j not in exact]
