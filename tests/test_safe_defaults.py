@@ -3000,6 +3000,7 @@ def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path
     pubs[1] = anonset.read_parquet(tmp_path / "o.parquet")
     for pub in pubs:
         assert pub.info["changed_records"] == {"exp": 150} and "exp" not in pub.info["clear"]
+    assert "values that change between a record&#x27;s rows" in pubs[0]._repr_html_()
     rows = anonset.audit(pubs[0], df).checks.set_index(["check", "attribute"])
     # its sets are not in the clear: the clear check does not say so (H67)
     assert "named as allowed in the clear" not in rows.loc[("clear", "exp"), "message"]

@@ -176,6 +176,10 @@ class SetTable:
         clear = info.get("clear") or []
         if clear:
             facts["published in the clear"] = ", ".join(clear)
+        changed = info.get("changed_records") or {}
+        if changed:
+            facts["values that change between a record's rows"] = ", ".join(
+                f"{c} ({k:,} records)" for c, k in changed.items())
         other = list(self.other.columns)
         if other:
             facts["passed through"] = ", ".join(other)
