@@ -494,3 +494,31 @@ def test_a_column_no_l_fits_is_not_told_to_take_l_1():
     assert "l <= 1" not in str(e.value)
     with pytest.raises(InputError, match=r"expected another column \(no l >= 2 fits it") as e:
         B.rating(df, attributes=["s", "q"], l=2, seed=1, research_seed=True)
+
+
+def test_the_baselines_take_the_inputs_publish_takes():
+    """H69: the baselines refused an Arrow (Polars, DuckDB) table as "got a
+    Table; expected a pandas DataFrame", took a named index for row labels
+    and read float32 0.7 as 0.699999988; they read input as publish does."""
+    import pyarrow as pa
+    rng = np.random.default_rng(3)
+    n = 240
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "zip": rng.choice(list("abcd"), n),
+                       "s": rng.choice(list("pqrstu"), n),
+                       "w": ((np.arange(n) % 3) / 10 + 0.7).astype(np.float32)})
+    roles = dict(qids=["age", "zip"], sensitive="s", l=2, seed=7, research_seed=True,
+                 other=["w"])
+    for method in (B.anatomy, B.mondrian, B.tp):
+        ref = method(df, **roles)
+        got = method(pa.Table.from_pandas(df), **roles)
+        assert ref.table.equals(got.table), method.__name__
+    m = B.mondrian(df, **roles)
+    assert sorted(m.table["w"].astype(str).unique()) == ["0.7", "0.8", "0.9"]
+    rel = B.rating(pa.Table.from_pandas(df[["zip", "s"]]), attributes=["zip", "s"], l=2, seed=3,
+                   research_seed=True)
+    assert rel.check()["ok"]
+    # a named index is a column (never published unless named), as publish reads it
+    with pytest.raises(InputError, match=r"names 'pid'.*not"):
+        B.mondrian(df, **roles, identifiers=["pid"])
+    indexed = df.set_index(pd.Index(rng.permutation(n) + 1000, name="pid"))
+    assert "pid" not in B.mondrian(indexed, **roles, identifiers=["pid"]).table.columns

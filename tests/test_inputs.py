@@ -176,7 +176,10 @@ def test_an_ordered_categorical_every_category_held_takes_the_ordered_ground():
 def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
     """A Polars Categorical's categories are the values it met (nothing the
     user declared): its domain is inferred, and flagged as such, where an
-    Enum's categories (with their order) are declared."""
+    Enum's categories are declared.  Polars marks every Enum ordered, so an
+    Enum is read unordered, as a DuckDB ENUM is (H69: an ordered domain gets
+    t-closeness along its order, a weaker bound): its categories sorted,
+    its ground the equal one; an order is declared with ``domains=``."""
     pl = pytest.importorskip("polars", reason="polars is not installed")
     df = pl.DataFrame({"id": list(range(8)), "job": ["a", "b", "c", "a", "b", None, "a", "b"],
                        "grade": ["low", "mid", "high", "low", "mid", "high", "mid", "low"]})
@@ -189,9 +192,39 @@ def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
                               allow_clear=["grade"])       # 'top', nobody's: a decoy
         job, grade = pub.schema["job"], pub.schema["grade"]
         assert job.inferred and job.domain == ("a", "b", "c", "?") and job.kind == "nominal"
-        assert not grade.inferred and grade.domain == ("low", "mid", "high", "top")
+        assert not grade.inferred and grade.domain == ("high", "low", "mid", "top")
+        assert grade.kind == "nominal"
         flagged = anonset.audit(pub).checks.query("check == 'domain' and status == 'warn'")
         assert list(flagged.attribute) == ["job"]
+
+
+def test_a_polars_enum_is_unordered_on_every_path(tmp_path):
+    """H69: a Polars Enum reaches Arrow (and Parquet) marked ordered, so a
+    job title was published under t-closeness along its category order
+    (CPS1985 occupation at t = 0.2: p 0.29 -> 0.37, eta 2 -> 1).  In
+    memory, streamed and on Dask it is now the unordered Categorical a
+    DuckDB ENUM or pandas gives: the same release."""
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    from anonset.stream import publish_file
+    rng = np.random.default_rng(4)
+    jobs = ["worker", "technical", "services", "sales", "office", "management"]
+    df = pd.DataFrame({"id": np.arange(600), "job": rng.choice(jobs, 600),
+                       "town": rng.choice(list("xyz"), 600)})
+    kw = dict(seed=SEED, identifiers=["id"], sensitive=["job"], exact=["town"])
+    ref = anonset.publish(df.assign(job=pd.Categorical(df["job"], categories=jobs)),
+                          anonset.Closeness(0.2), **kw)
+    assert ref.params["job"].ground == "equal" and ref.schema["job"].kind == "nominal"
+    enum = pl.from_pandas(df).with_columns(pl.col("job").cast(pl.Enum(jobs)))
+    enum.write_parquet(tmp_path / "e.parquet")
+    assert anonset.publish(enum, anonset.Closeness(0.2), **kw).equals(ref)
+    publish_file(tmp_path / "e.parquet", tmp_path / "o.parquet", anonset.Closeness(0.2),
+                 chunk_rows=100, **kw)
+    assert anonset.read_parquet(tmp_path / "o.parquet").equals(ref)
+    got = adask.publish(dd.read_parquet(tmp_path / "e.parquet"), anonset.Closeness(0.2),
+                        scheduler="sync", **kw).to_settable(scheduler="sync")
+    assert got.equals(ref)
 
 
 def test_text_order_is_refused_for_ordinal_columns():
@@ -860,3 +893,38 @@ def test_a_csv_header_with_a_line_break_in_a_quoted_name_is_read(tmp_path):
         got = anonset.read_parquet(tmp_path / "o.parquet")
         assert got.n_rows == n and sorted(got.other["note\nx"].astype(str)) == \
             sorted(df["note\nx"])
+
+
+def test_a_repeated_column_name_is_refused_from_every_kind_of_table():
+    """H69: an Arrow table (or a DuckDB relation, a reader) with an integer
+    column named twice that holds a null failed with AttributeError where
+    pandas gave the refusal; an audit's or true_crosstab's original with a
+    published column twice failed alike."""
+    import pyarrow as pa
+    age = pa.array([30, None, 41, 52, 30, 41], pa.int64())
+    job = pa.array(list("abcabc"))
+    table = pa.Table.from_arrays([job, age, age], names=["job", "age", "age"])
+    want = r"names the column\(s\) \['age'\] more than once"
+    for data in (table, pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                 table.to_pandas()):
+        with pytest.raises(anonset.InputError, match=want):
+            anonset.publish(data, anonset.Diversity(2), sensitive=["job"], drop=["age"],
+                            seed=SEED)
+    df = pd.DataFrame({"job": list("abcabc") * 10})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], seed=SEED)
+    twice = pd.concat([df, df], axis=1)
+    with pytest.raises(anonset.InputError, match=r"^original: names the column\(s\) \['job'\]"):
+        anonset.audit(pub, twice)
+    with pytest.raises(anonset.InputError, match=r"names the column\(s\) \['job'\]"):
+        anonset.true_crosstab(twice, pub.schema, ["job"])
+
+
+def test_an_arrow_interval_is_refused_as_dates_or_times():
+    """H69: a DuckDB INTERVAL (an Arrow month_day_nano interval, read as a
+    pandas DateOffset) was 'values of another type', without the advice a
+    duration from pandas, pyarrow or Polars gets."""
+    import pyarrow as pa
+    iv = pa.array([pa.MonthDayNano([0, d, 0]) for d in range(6)], pa.month_day_nano_interval())
+    t = pa.table({"x": iv, "job": list("abcabc")})
+    with pytest.raises(anonset.InputError, match=r"^column 'x': holds dates or times"):
+        anonset.publish(t, anonset.Diversity(2), sensitive=["x", "job"], seed=SEED)

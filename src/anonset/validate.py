@@ -972,7 +972,9 @@ def check_values(values, column, *, file=None) -> None:
     """Every one of ``values`` is text, a number or a boolean
     (:func:`check_domain_values`' words, for any attribute's values)."""
     for v in values:
-        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)) or type(v).__name__ == "Period":
+        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)) or \
+                type(v).__name__ in ("Period", "DateOffset"):
+            # (an Arrow interval, a DuckDB INTERVAL, reads as a DateOffset: H69)
             # (a pandas Period, which a Parquet file of pandas' holds as
             # an extension type: memory and Dask read a period dtype)
             # the words of check_publishable_type: a Parquet reader types it

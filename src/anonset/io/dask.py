@@ -210,6 +210,30 @@ def _sort_part(part: pd.DataFrame, names) -> pd.DataFrame:
     return part.iloc[order].reset_index(drop=True)
 
 
+def _polars_enums(ddf) -> set:
+    """The columns a Dask frame reads from Parquet as Polars Enums (the
+    file's Arrow schema, which Dask's description drops, says so), found
+    in the read of its expression; empty where there is none to ask."""
+    from .tables import polars_enum
+    out = set()
+    try:
+        nodes = list(ddf.expr.walk())
+    except AttributeError:          # pragma: no cover - an older Dask
+        return out
+    for node in nodes:
+        if not type(node).__name__.startswith("ReadParquet"):
+            continue
+        try:
+            info = node._dataset_info
+        except Exception:           # noqa: BLE001 - Dask's internals, best effort
+            continue
+        schema = info.get("schema") if isinstance(info, dict) else None
+        for f in getattr(schema, "__iter__", lambda: iter(()))():
+            if polars_enum(f):
+                out.add(f.name)
+    return out
+
+
 def _row_numbers(ddf, compute_kw) -> bool:
     """Whether a Dask frame's named index is row numbers (a RangeIndex in
     every partition), as :func:`anonset.io.tables.index_as_columns` reads an
@@ -293,6 +317,12 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
               if isinstance(t, pd.CategoricalDtype) and
               (len(t.categories) == 0 or engine.UNKNOWN_CATEGORIES in list(t.categories))
               else t for c, t in ddf._meta.dtypes.items()}
+    # a Polars Enum read from Parquet: unordered, as in memory and streamed
+    # (anonset.io.tables.unordered_enums; H69)
+    enums = _polars_enums(ddf)
+    dtypes = {c: pd.CategoricalDtype(t.categories, ordered=False)
+              if c in enums and isinstance(t, pd.CategoricalDtype) and t.ordered else t
+              for c, t in dtypes.items()}
     d = engine.draft(opts, list(ddf.columns), dtypes)
     unknown = engine.unknown_categoricals(d)
     if unknown:

@@ -98,9 +98,8 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     cell in a QID or the sensitive column is refused (None, 'error'),
     published as ``missing_token`` ('category') or leaves its row out
     ('drop'), as msa and LGB do (:func:`anonset.validate.apply_missing`)."""
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"got a {type(data).__name__}", param="data",
-                         expected="a pandas DataFrame")
+    from ...io.tables import as_frame   # pandas, Arrow, Polars, DuckDB, ... as publish (H69)
+    data = as_frame(data)
     if len(data) == 0:
         raise InputError("is empty", param="data", expected="at least one row")
     if not isinstance(sensitive, str):

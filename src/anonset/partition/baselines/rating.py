@@ -231,9 +231,10 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     """
     from ...encode import encode
     from ...schema import Schema
-    if not isinstance(data, pd.DataFrame) or len(data) == 0:
-        raise InputError("is not a non-empty DataFrame", param="data",
-                         expected="a pandas DataFrame with rows")
+    from ...io.tables import as_frame   # pandas, Arrow, Polars, DuckDB, ... as publish (H69)
+    data = as_frame(data)
+    if len(data) == 0:
+        raise InputError("is empty", param="data", expected="at least one row")
     attrs = [attributes] if isinstance(attributes, str) else list(attributes)
     if not attrs:
         raise InputError("is empty", param="attributes", expected="at least one column")
