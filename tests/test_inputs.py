@@ -179,7 +179,7 @@ def test_a_polars_categorical_is_read_off_the_data_and_an_enum_declared():
     Enum's categories are declared.  Polars marks every Enum ordered, so an
     Enum is read unordered, as a DuckDB ENUM is (H69: an ordered domain gets
     t-closeness along its order, a weaker bound): its categories sorted,
-    its ground the equal one; an order is declared with ``domains=``."""
+    its ground the equal one; an order is declared with ``ordinal=``."""
     pl = pytest.importorskip("polars", reason="polars is not installed")
     df = pl.DataFrame({"id": list(range(8)), "job": ["a", "b", "c", "a", "b", None, "a", "b"],
                        "grade": ["low", "mid", "high", "low", "mid", "high", "mid", "low"]})

@@ -143,7 +143,7 @@ def unordered_enums(table):
     along that order, a weaker bound than the equal ground's (H69: CPS1985
     occupation at t = 0.2, p 0.29 -> 0.37, eta 2 -> 1).  As a DuckDB ENUM,
     it is then read as an unordered Categorical: its categories the declared
-    domain, sorted; an order is declared with ``domains=``."""
+    domain, sorted; an order is declared with ``ordinal=``."""
     import pyarrow as pa
     if not any(pa.types.is_dictionary(f.type) and f.type.ordered and polars_enum(f)
                for f in table.schema):
