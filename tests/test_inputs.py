@@ -928,3 +928,35 @@ def test_an_arrow_interval_is_refused_as_dates_or_times():
     t = pa.table({"x": iv, "job": list("abcabc")})
     with pytest.raises(anonset.InputError, match=r"^column 'x': holds dates or times"):
         anonset.publish(t, anonset.Diversity(2), sensitive=["x", "job"], seed=SEED)
+
+
+def test_audit_file_reads_a_table_original_and_names_a_repeated_column(tmp_path):
+    """H72: audit_file took a Polars or pyarrow original for a file's name
+    (its refusal quoted the table's rows), and a repeated column in a
+    Parquet original was refused naming neither the original nor its file;
+    as_frame compared str(name), so columns 1 and '1' were 'repeated'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    df = pd.DataFrame({"job": list("abcabc") * 10, "town": list("xy") * 30})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], exact=["town"],
+                          seed=SEED)
+    pub.to_parquet(tmp_path / "p.parquet")
+    ref = anonset.audit_file(tmp_path / "p.parquet", df)
+    got = anonset.audit_file(tmp_path / "p.parquet", pa.Table.from_pandas(df))
+    assert got.verdict == ref.verdict
+    pq.write_table(pa.table([pa.array(df.job), pa.array(df.town), pa.array(df.job)],
+                            names=["job", "town", "job"]), tmp_path / "dup.parquet")
+    with pytest.raises(anonset.InputError, match=r"dup\.parquet': names the column\(s\) "
+                                                 r"\['job'\] more than once"):
+        anonset.audit_file(tmp_path / "p.parquet", tmp_path / "dup.parquet")
+    with pytest.raises(anonset.InputError, match=r"^original: names the column\(s\) \['job'\]"):
+        anonset.audit_file(tmp_path / "p.parquet", pd.concat([df, df[["job"]]], axis=1))
+    with pytest.raises(anonset.InputError, match=r"has an empty or non-text column name 1"):
+        anonset.publish(pd.DataFrame({1: list("ab") * 5, "1": list("ab") * 5}),
+                        anonset.Diversity(2), sensitive=["1"], seed=SEED)
+    # numpy and pandas time values in an object column: dates or times too
+    for v in (np.datetime64("2020-01-01"), np.timedelta64(3, "D"), pd.offsets.Day(2)):
+        with pytest.raises(anonset.InputError, match=r"column 'x': holds dates or times"):
+            anonset.publish(pd.DataFrame({"x": pd.Series([v] * 6, dtype=object),
+                                          "job": list("abcabc")}),
+                            anonset.Diversity(2), sensitive=["x", "job"], seed=SEED)

@@ -971,10 +971,13 @@ def check_domain_values(attr, *, file=None) -> None:
 def check_values(values, column, *, file=None) -> None:
     """Every one of ``values`` is text, a number or a boolean
     (:func:`check_domain_values`' words, for any attribute's values)."""
+    import numpy as np
+    import pandas as pd
     for v in values:
-        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta)) or \
-                type(v).__name__ in ("Period", "DateOffset"):
-            # (an Arrow interval, a DuckDB INTERVAL, reads as a DateOffset: H69)
+        if isinstance(v, (_dt.date, _dt.time, _dt.timedelta, np.datetime64, np.timedelta64,
+                          pd.offsets.BaseOffset)) or type(v).__name__ == "Period":
+            # (an Arrow interval, a DuckDB INTERVAL, reads as a DateOffset,
+            # and its subclasses Day, MonthEnd, ...: H69, H72)
             # (a pandas Period, which a Parquet file of pandas' holds as
             # an extension type: memory and Dask read a period dtype)
             # the words of check_publishable_type: a Parquet reader types it

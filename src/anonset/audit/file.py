@@ -16,6 +16,8 @@ distinct-sample budget, never by the file.
 """
 from __future__ import annotations
 
+import os
+
 from typing import Callable, Sequence
 
 import numpy as np
@@ -98,7 +100,9 @@ def _original_columns(original, fmt) -> list:
         return list(original.columns)
     if file_format(original, fmt) == "parquet":
         import pyarrow.parquet as pq
-        return list(pq.ParquetFile(original).schema_arrow.names)
+        from ..validate import check_columns
+        # a repeated name, refused naming the file (H72)
+        return check_columns(pq.ParquetFile(original).schema_arrow.names, file=original)
     from ..io.tables import file_columns
     return file_columns(original, "csv")
 
@@ -270,6 +274,12 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     opts = _report.Options.resolve(header, missing=missing, aligned=aligned, z_max=z_max,
                                    closeness_margin=closeness_margin)
     n = header.n_rows
+    if original is not None and not isinstance(original, (str, os.PathLike)):
+        # a table (pandas, Arrow, Polars, DuckDB), never taken for a file's
+        # name (whose message showed its rows: H72); a repeated column is
+        # refused as the original's
+        from ..io.tables import as_frame
+        original = as_frame(original, param="original")
     ocols = _original_columns(original, original_format) if original is not None else []
     victims = np.empty(0, dtype=np.int64)
     if attack:

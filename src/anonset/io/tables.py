@@ -63,8 +63,8 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     from ..encode import shortest_floats
     from ..validate import check_columns
     frame = _as_frame(data, param)
-    cols = [str(c) for c in frame.columns]
-    if len(set(cols)) != len(cols):
+    cols = list(frame.columns)
+    if len(set(map(repr, cols))) != len(cols) or len(set(cols)) != len(cols):
         # before any column is read as one: a repeated name is a frame (H69)
         try:
             check_columns(cols)
