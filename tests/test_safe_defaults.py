@@ -626,7 +626,9 @@ def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):
     p4 = anonset.read_parquet(tmp_path / "p4.parquet")
     assert p4.info["params"] == "given" and np.array_equal(p4.mask("job"), p2.mask("job"))
     # a later release warns what no release can check (H65)
-    assert "a record's value that changes between releases" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert re.search(r"persistent key: a value of [\w, ]+ that changed since '[^']*p1\.parquet' "
+                     r"draws a fresh set", err) and "reads it off" in err, err
     # a domain the earlier release declared and this one does not: the line
     # says the earlier release holds it (declare it again, the same)
     i = common.index(f"town={tmp_path / 'towns.txt'}")
@@ -692,7 +694,7 @@ def test_a_later_release_that_would_redraw_the_sets_is_refused(tmp_path, capsys)
     # (H65), the same sets; a column left out is fine
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        warnings.filterwarnings("ignore", "persistent key: a record's value that changes")
+        warnings.filterwarnings("ignore", "persistent key: a value of")
         again = anonset.publish(df, model, domains={"job": jobs, "town": list("xyz")},
                                 params=first, **kw)
         only_job = anonset.publish(df, model, domains={"job": jobs}, params=on_disk,
@@ -3025,6 +3027,18 @@ def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path
     rows = anonset.audit_file(tmp_path / "o.parquet", tmp_path / "orig.csv", chunk_rows=100) \
         .checks.set_index(["check", "attribute"])
     assert rows.loc[("shared_id", "exp"), "value"] == 150
+    # a column whose every set is its whole domain tells nothing however its
+    # values move: neither refused nor a risk (H73)
+    flip = df.assign(m=np.random.default_rng(5).integers(0, 2, 600))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        pub = anonset.publish(flip, anonset.Diversity({"exp": 4, "edu": 4, "m": 2}),
+                              **{**kw, "sensitive": ["exp", "edu", "m"],
+                                 "domains": {**kw["domains"], "m": [0, 1]}},
+                              allow_clear=["exp"])
+    assert pub.params["m"].says_nothing and pub.info["changed_records"] == {"exp": 150}
+    rows = anonset.audit(pub, flip).checks.set_index(["check", "attribute"])
+    assert ("shared_id", "m") not in rows.index and rows.loc[("shared_id", "exp"), "value"] == 150
     # a value that stays within its bin keeps its set: nothing changed
     same = df.assign(exp=np.repeat(df["exp"].to_numpy()[::4] // 5 * 5, 4) + np.tile(
         [0, 1, 2, 3], 150) % 5)
@@ -3067,3 +3081,34 @@ def test_changed_records_compares_codes_not_hashes():
     assert got == {"v": 1}
     with pytest.raises(InputError, match=r"for 1 record \(record id 'rid'\)"):
         refuse_changed_values(got, [], record_id="rid")
+
+
+def test_a_series_with_bins_says_to_keep_the_edges_and_top_code(tmp_path):
+    """H73: a later wave with a value beyond the series' last bin edge had
+    no way on: widening the bins was refused as another domain 'declared
+    with domains=', which a binned column cannot be given.  Both refusals
+    now say to keep the edges and top- or bottom-code into the end bins."""
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"rid": np.arange(300), "w": rng.integers(0, 20, 300),
+                       "job": rng.choice(list("abcd"), 300)})
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(sensitive=["w", "job"], identifiers=["rid"], key_file=key, record_id="rid",
+              domains={"job": list("abcd")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        first = anonset.publish(df, anonset.Diversity(2), bins={"w": [0, 10, 20]},
+                                first_in_series=True, **kw)
+    later = df.assign(w=df["w"].where(df.index > 0, 25))
+    with pytest.raises(InputError, match=r"value 25 at row 1 is outside the bins; expected "
+                                         r"values in \[0, 20\), or the column top- and "
+                                         r"bottom-coded into its end bins"):
+        anonset.publish(later, anonset.Diversity(2), bins={"w": [0, 10, 20]}, params=first, **kw)
+    with pytest.raises(InputError, match=r"expected the bins of the earlier release \(2 bins, "
+                                         r"\[0, 10\) to \[10, 20\)\), the same edges in bins, a "
+                                         r"value beyond them top- or bottom-coded"):
+        anonset.publish(later, anonset.Diversity(2), bins={"w": [0, 10, 30]}, params=first, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        anonset.publish(later.assign(w=later["w"].clip(upper=19)), anonset.Diversity(2),
+                        bins={"w": [0, 10, 20]}, params=first, **kw)

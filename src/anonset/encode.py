@@ -66,7 +66,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"value {_shown(values.iloc[i])!r} at {row_name(row0 + i)} is "
                              f"outside the bins", column=name, row=row0 + i,
-                             expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])})")
+                             expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])}), "
+                                      "or the column top- and bottom-coded into its end bins "
+                                      "(clipped to that range; in a series the edges stay)")
         if isna.any():
             codes[isna] = dom.index(token) if fill is None else fill
         return codes.astype(np.int32)

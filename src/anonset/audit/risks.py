@@ -659,7 +659,10 @@ def changed_value_risks(stats, info, add) -> None:
     ``allow_clear`` names it)."""
     rid = info.get("record_id")
     named = set(info.get("changed_records") or ())
+    params = getattr(stats, "params", None) or {}
     for name in getattr(stats, "moves", {}):
+        if name in params and params[name].says_nothing:
+            continue            # its sets tell nothing, however its values move (H73)
         got = stats.changed_records(name)
         if got is None:
             continue

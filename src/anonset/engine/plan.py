@@ -490,6 +490,9 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # (H65): refused unless allow_clear names them; recorded apart from
     # `clear` (the sets themselves are not in the clear: H67)
     changed = changed_records(stats.ids, stats.id_values, d.sensitive) if persistent else {}
+    # (a column whose every set is its whole domain, or drawn with p = 0,
+    # tells nothing however its values move: H73)
+    changed = {c: k for c, k in changed.items() if not params[c].says_nothing}
     refuse_changed_values(changed, opts.allow_clear, record_id=opts.record_id, file=d.file)
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
@@ -555,8 +558,13 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
     # and the command line prints the warnings as lines of their own
-    if persistent and not first and any(a.role == "sensitive" for a in published):
-        warnings.warn("persistent key: " + CHANGES_UNCHECKED, stacklevel=2)
+    told = [a.name for a in published if a.role == "sensitive" and not params[a.name].says_nothing]
+    if persistent and not first and told:
+        # short: the first release gave the whole advice (H73)
+        warnings.warn(f"persistent key: a value of {', '.join(told)} that changed since "
+                      f"{opts.prior.where} draws a fresh set, which the record's other sets "
+                      "link to its old one, and whoever knows how it moved reads it off (no "
+                      "release can check this: docs/security.md, section 0)", stacklevel=2)
     warn_inferred_domains(published, {c: sum(1 for k in seen.values() if k == 1)
                                       for c, seen in stats.seen.items()})
     warn_findings(found)

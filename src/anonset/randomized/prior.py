@@ -179,12 +179,17 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
         was, now = prior.domains[a.name], _plain(a.domain)
         if was == now:
             continue
+        binned = getattr(a, "bins", None) is not None
         raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}; "
                          "under a persistent key every set of the column would be redrawn, and "
                          "the two releases intersect toward the true values", column=a.name,
                          file=file,
-                         expected=f"the domain of {prior.where} ({len(was)} values, in its "
-                                  "order), declared with {@domains}")
+                         expected=(f"the bins of {prior.where} ({len(was)} bins, "
+                                   f"{was[0]} to {was[-1]}), the same edges in {{@bins}}, a value "
+                                   "beyond them top- or bottom-coded into the end bins"
+                                   if binned else
+                                   f"the domain of {prior.where} ({len(was)} values, in its "
+                                   "order), declared with {@domains}"))
 
 
 def check_series_key(prior: PriorRelease, record_id: str | None, key_check: str | None, *,

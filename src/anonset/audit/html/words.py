@@ -124,8 +124,11 @@ KEY_MODES = {
             "value, so it must be kept as secret as the data",
     "research-seed": "a short research seed: reproducible and guessable; use only for data "
                      "that is not secret",
-    "persistent": "a persistent key file: the same record gets the same sets in every release, "
-                  "so repeated releases do not add up",
+    "persistent": "a persistent key file: the same record gets the same sets in every release "
+                  "for the values that did not change, so those add nothing up; a value that "
+                  "changed between releases draws a fresh set, which the record's other sets "
+                  "link to its old one, and whoever knows how it moved reads it off "
+                  "(docs/security.md, section 0)",
 }
 
 #: Row orders in words.
