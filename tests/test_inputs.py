@@ -960,3 +960,31 @@ def test_audit_file_reads_a_table_original_and_names_a_repeated_column(tmp_path)
             anonset.publish(pd.DataFrame({"x": pd.Series([v] * 6, dtype=object),
                                           "job": list("abcabc")}),
                             anonset.Diversity(2), sensitive=["x", "job"], seed=SEED)
+
+
+def test_dask_keeps_an_ordered_categorical_beside_a_polars_enum(tmp_path):
+    """H74: read with categories=[...], Dask describes every categorical by
+    its placeholder category, which a Polars Enum put among the Enums'
+    categories; an ordered pandas Categorical in the same file then matched
+    and was made unordered on Dask only."""
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    dd = pytest.importorskip("dask.dataframe")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from anonset import dask as adask
+    rng = np.random.default_rng(0)
+    n = 600
+    levels = ["low", "mid", "high"]
+    pl.DataFrame({"team": pl.Series(rng.choice(levels, n), dtype=pl.Enum(levels))}) \
+        .write_parquet(tmp_path / "e0.parquet")
+    grade = pd.Categorical(rng.choice(levels, n, p=[0.6, 0.3, 0.1]), categories=levels,
+                           ordered=True)
+    pq.write_table(pq.read_table(tmp_path / "e0.parquet").append_column("grade", pa.array(grade)),
+                   tmp_path / "e.parquet")
+    kw = dict(sensitive=["grade"], other=["team"], seed=SEED)
+    ref = anonset.publish(pq.read_table(tmp_path / "e.parquet"), anonset.Closeness(0.15), **kw)
+    assert ref.params["grade"].ground == "ordered"
+    for how in ({}, {"categories": ["team", "grade"]}):
+        got = adask.publish(dd.read_parquet(tmp_path / "e.parquet", **how), anonset.Closeness(0.15),
+                            scheduler="sync", **kw)
+        assert got.params["grade"].ground == "ordered", how

@@ -3039,6 +3039,10 @@ def test_a_record_whose_sensitive_value_changes_is_refused_unless_named(tmp_path
     assert pub.params["m"].says_nothing and pub.info["changed_records"] == {"exp": 150}
     rows = anonset.audit(pub, flip).checks.set_index(["check", "attribute"])
     assert ("shared_id", "m") not in rows.index and rows.loc[("shared_id", "exp"), "value"] == 150
+    # a release whose metadata counted such a column (made before H73): not a risk (H74)
+    pub.info["changed_records"] = {"exp": 150, "m": 81}
+    row = anonset.audit(pub, flip).checks.set_index(["check", "attribute"]).loc[("shared_id", "pid")]
+    assert "exp (150 records)" in row["message"] and "m (81" not in row["message"]
     # a value that stays within its bin keeps its set: nothing changed
     same = df.assign(exp=np.repeat(df["exp"].to_numpy()[::4] // 5 * 5, 4) + np.tile(
         [0, 1, 2, 3], 150) % 5)
@@ -3112,3 +3116,38 @@ def test_a_series_with_bins_says_to_keep_the_edges_and_top_code(tmp_path):
         warnings.simplefilter("ignore", UserWarning)
         anonset.publish(later.assign(w=later["w"].clip(upper=19)), anonset.Diversity(2),
                         bins={"w": [0, 10, 20]}, params=first, **kw)
+    # an earlier release that declared the values (no bins): its domain, with domains=
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        listed = anonset.publish(df, anonset.Diversity(2), first_in_series=True,
+                                 **{**kw, "domains": {**kw["domains"], "w": list(range(20))}})
+    with pytest.raises(InputError, match=r"expected the domain of the earlier release \(20 "
+                                         r"values, in its order\), declared with domains"):
+        anonset.publish(df, anonset.Diversity(2), bins={"w": [0, 10, 20]}, params=listed, **kw)
+
+
+def test_a_p0_column_is_still_refused_for_changed_values(tmp_path):
+    """H74: a column drawn with p = 0 but eta < d 'says nothing' of a row
+    read alone, yet under a persistent key its set follows the record's
+    value, so a changed set marks a changed value: still refused (only a
+    column whose every set is its whole domain tells nothing)."""
+    from anonset.randomized.params import AttributeParams as AP
+    rng = np.random.default_rng(0)
+    n = 400
+    dom = list("abcdefgh")
+    doms = {"a": dom, "j": list("wxyz")}
+    df = pd.DataFrame({"rid": np.arange(n), "a": rng.choice(dom, n),
+                       "j": rng.choice(list("wxyz"), n)})
+    seeded = anonset.publish(df, anonset.Closeness(0.3), sensitive=["a", "j"],
+                             identifiers=["rid"], domains=doms, seed=SEED,
+                             params={"a": AP(name="a", p=0.0, eta=3, d=8),
+                                     "j": AP(name="j", p=0.5, eta=2, d=4)})
+    assert seeded.params["a"].says_nothing
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    panel = pd.DataFrame({"rid": np.repeat(np.arange(n // 2), 2), "a": rng.choice(dom, n),
+                          "j": np.repeat(rng.choice(list("wxyz"), n // 2), 2)})
+    with pytest.raises(InputError, match=r"^column 'a': holds different values in the rows"):
+        anonset.publish(panel, anonset.Closeness(0.3), params=seeded, first_in_series=True,
+                        sensitive=["a", "j"], identifiers=["rid"], key_file=key,
+                        record_id="rid", domains=doms)

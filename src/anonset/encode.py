@@ -68,7 +68,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
                              f"outside the bins", column=name, row=row0 + i,
                              expected=f"values in [{_shown(edges[0])}, {_shown(edges[-1])}), "
                                       "or the column top- and bottom-coded into its end bins "
-                                      "(clipped to that range; in a series the edges stay)")
+                                      f"(a value below {_shown(edges[0])} set to it, one at or "
+                                      f"above {_shown(edges[-1])} set below it; in a series the "
+                                      "edges stay)")
         if isna.any():
             codes[isna] = dom.index(token) if fill is None else fill
         return codes.astype(np.int32)

@@ -623,7 +623,8 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
                                 recoded=recoded_targets((table.info or {}).get("pass_through_risks")
                                                         or ()))
     _risks.role_risks(table, rows.add)
-    _risks.shared_id_risks(table.info, rows.add, model=table.model)
+    _risks.shared_id_risks(table.info, rows.add, model=table.model,
+                           whole=[n for n, p in table.params.items() if p.eta >= p.d])
     _risks.changed_value_risks(stats, table.info, rows.add)
     allowed = _risks.allowed_recodes(table.info)
     _risks.passthrough_risks(stats, rows.add, allowed, _risks.allowed_identifiers(table.info))

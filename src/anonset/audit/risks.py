@@ -594,10 +594,13 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
     add("repeat", cols, st, round(share, 4), "persistent key" if share else None, msg)
 
 
-def shared_id_risks(info, add, model=None) -> None:
+def shared_id_risks(info, add, model=None, whole=()) -> None:
     """Identifier values that several rows share (files from before the
     count was recorded have none to check); ``shared_ids_allowed`` names the
-    columns the user declared to be different people's (``allow_shared_id``)."""
+    columns the user declared to be different people's (``allow_shared_id``).
+    ``whole``: columns whose every set is their whole domain, whose changed
+    values (``changed_records``) tell nothing (H73, H74)."""
+    whole = set(whole)
     shared = info.get("shared_ids")
     if shared is None:
         return
@@ -619,7 +622,8 @@ def shared_id_risks(info, add, model=None) -> None:
                 f"person's true values (name {col} as the record id: docs/security.md)"
                 + allowed)
         elif persistent:
-            changed = info.get("changed_records") or {}
+            changed = {c: k for c, k in (info.get("changed_records") or {}).items()
+                       if c not in whole}
             if changed:
                 # one record's rows with another value: that value's sets
                 # were drawn independently, linked by the unchanged ones (H65)
@@ -661,8 +665,8 @@ def changed_value_risks(stats, info, add) -> None:
     named = set(info.get("changed_records") or ())
     params = getattr(stats, "params", None) or {}
     for name in getattr(stats, "moves", {}):
-        if name in params and params[name].says_nothing:
-            continue            # its sets tell nothing, however its values move (H73)
+        if name in params and params[name].eta >= params[name].d:
+            continue            # every set its whole domain, however its values move (H73)
         got = stats.changed_records(name)
         if got is None:
             continue

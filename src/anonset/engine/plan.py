@@ -490,9 +490,10 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     # (H65): refused unless allow_clear names them; recorded apart from
     # `clear` (the sets themselves are not in the clear: H67)
     changed = changed_records(stats.ids, stats.id_values, d.sensitive) if persistent else {}
-    # (a column whose every set is its whole domain, or drawn with p = 0,
-    # tells nothing however its values move: H73)
-    changed = {c: k for c, k in changed.items() if not params[c].says_nothing}
+    # (a column whose every set is its whole domain tells nothing however its
+    # values move: H73; drawn with p = 0, a set still follows its record's
+    # value under a persistent key, so a moved value shows: H74)
+    changed = {c: k for c, k in changed.items() if params[c].eta < params[c].d}
     refuse_changed_values(changed, opts.allow_clear, record_id=opts.record_id, file=d.file)
     seed, research = opts.key_material()
     key = make_key(seed, research_seed=research)
@@ -558,7 +559,8 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
     }
     # after every refusal; every path (memory, streamed, Dask) warns alike
     # and the command line prints the warnings as lines of their own
-    told = [a.name for a in published if a.role == "sensitive" and not params[a.name].says_nothing]
+    told = [a.name for a in published
+            if a.role == "sensitive" and params[a.name].eta < params[a.name].d]
     if persistent and not first and told:
         # short: the first release gave the whole advice (H73)
         warnings.warn(f"persistent key: a value of {', '.join(told)} that changed since "

@@ -235,8 +235,9 @@ def _polars_enums(ddf) -> tuple:
             if polars_enum(f):
                 out.add(f.name)
                 t = getattr(meta, "dtypes", {}).get(f.name) if meta is not None else None
-                if isinstance(t, pd.CategoricalDtype) and len(t.categories):
-                    cats.add(tuple(t.categories))
+                if isinstance(t, pd.CategoricalDtype) and len(t.categories) and \
+                        engine.UNKNOWN_CATEGORIES not in list(t.categories):
+                    cats.add(tuple(t.categories))       # not Dask's placeholder (H74)
     return out, cats
 
 

@@ -780,6 +780,10 @@ def read_typed(path, fmt, *, text_columns=(), columns=None, declared=None,
     refused where they hold numbers written with commas
     (:func:`check_point_numbers`; not those ``declared``)."""
     frame = read_table(path, fmt, columns=columns)
+    cols = list(frame.columns)
+    if len(set(cols)) != len(cols):         # named by its file on every reader (H74)
+        from ..validate import check_columns
+        check_columns(cols, file=path)
     if fmt != "csv":
         return frame
     keep, declared = set(text_columns), dict(declared or {})

@@ -12,6 +12,8 @@ reordered.  :class:`PriorRelease` keeps what must stay the same, and
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -179,7 +181,9 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
         was, now = prior.domains[a.name], _plain(a.domain)
         if was == now:
             continue
-        binned = getattr(a, "bins", None) is not None
+        # the earlier release's domain: bins, whose labels read [a, b) (H74)
+        binned = bool(was) and all(re.fullmatch(r"\[[^,\[\]]+, [^,\[\]]+\)", str(v))
+                                   for v in was)
         raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}; "
                          "under a persistent key every set of the column would be redrawn, and "
                          "the two releases intersect toward the true values", column=a.name,
