@@ -12,8 +12,6 @@ reordered.  :class:`PriorRelease` keeps what must stay the same, and
 """
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -46,6 +44,8 @@ class PriorRelease:
     #: the columns each published as they are and as sets, and the earlier
     #: ones its pass-through check read beside them (a record)
     releases: tuple = ()
+    #: the bin edges of its binned sensitive columns (a refusal's advice)
+    bins: Mapping[str, tuple] = field(default_factory=dict)
 
     @classmethod
     def of_settable(cls, pub) -> "PriorRelease":
@@ -58,7 +58,7 @@ class PriorRelease:
         return cls(params=params, domains=domains,
                    rng=pub.info.get("rng"), persistent=pub.info.get("key") == "persistent",
                    key_check=pub.info.get("key_check"), record_id=pub.info.get("record_id"),
-                   releases=_releases(pub.info))
+                   releases=_releases(pub.info), bins=_bins(sens))
 
     @classmethod
     def of_metadata(cls, meta: Mapping, where) -> "PriorRelease":
@@ -73,7 +73,7 @@ class PriorRelease:
         info = meta.get("info") or {}
         return cls(params=params, domains=domains, rng=info.get("rng"), where=repr(str(where)),
                    persistent=info.get("key") == "persistent", key_check=info.get("key_check"),
-                   record_id=info.get("record_id"), releases=_releases(info))
+                   record_id=info.get("record_id"), releases=_releases(info), bins=_bins(sens))
 
     @property
     def as_is(self) -> set:
@@ -104,6 +104,16 @@ def _releases(info: Mapping) -> tuple:
     roles = info.get("roles") or {}
     return (release_record([c for c, r in roles.items() if r in ("other", "exact")],
                            [c for c, r in roles.items() if r == "sensitive"]),)
+
+
+def _edge(e) -> str:
+    """A bin edge as it is written: 5, not 5.0."""
+    return str(int(e)) if float(e).is_integer() else repr(float(e))
+
+
+def _bins(attrs) -> dict:
+    """{column: bin edges} of the binned ones of ``attrs``."""
+    return {a.name: tuple(a.bins) for a in attrs if getattr(a, "bins", None) is not None}
 
 
 def _carried(info: Mapping) -> tuple:
@@ -181,17 +191,16 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
         was, now = prior.domains[a.name], _plain(a.domain)
         if was == now:
             continue
-        # the earlier release's domain: bins, whose labels read [a, b) (H74)
-        binned = bool(was) and all(re.fullmatch(r"\[[^,\[\]]+, [^,\[\]]+\)", str(v))
-                                   for v in was)
+        # the earlier release's own declaration: its bins, or its values (H74, H75)
+        edges = prior.bins.get(a.name)
         raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}; "
                          "under a persistent key every set of the column would be redrawn, and "
                          "the two releases intersect toward the true values", column=a.name,
                          file=file,
-                         expected=(f"the bins of {prior.where} ({len(was)} bins, "
-                                   f"{was[0]} to {was[-1]}), the same edges in {{@bins}}, a value "
+                         expected=(f"the bins of {prior.where}, the same edges in "
+                                   f"{{@bins}} ({', '.join(_edge(e) for e in edges)}), a value "
                                    "beyond them top- or bottom-coded into the end bins"
-                                   if binned else
+                                   if edges else
                                    f"the domain of {prior.where} ({len(was)} values, in its "
                                    "order), declared with {@domains}"))
 
