@@ -3166,3 +3166,21 @@ def test_a_p0_column_is_still_refused_for_changed_values(tmp_path):
         anonset.publish(panel, anonset.Closeness(0.3), params=seeded, first_in_series=True,
                         sensitive=["a", "j"], identifiers=["rid"], key_file=key,
                         record_id="rid", domains=doms)
+
+
+def test_given_parameters_that_a_larger_l_refuses_say_what_would_pass():
+    """H73: a later wave asking a larger l than its series was told only
+    'needs p = 1 and eta >= 4, got eta = 3', not that the given parameters
+    keep each column's (p, eta) and which l they satisfy."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.choice(list("abcdefgh"), 2000),
+                       "b": rng.choice(list("wxyz"), 2000)})
+    first = anonset.publish(df, anonset.Diversity(3), sensitive=["a", "b"], seed=SEED)
+    with pytest.raises(InputError, match=r"^params: column 'a': frequency-diversity needs p = 1 "
+                                         r"and eta >= 4, got p = 1.0, eta = 3; expected a model "
+                                         r"the given parameters satisfy \(l <= 3 for 'a'\)"):
+        anonset.publish(df, anonset.Diversity(4), sensitive=["a", "b"], seed=SEED, params=first)
+    close = anonset.publish(df, anonset.Closeness(0.2), sensitive=["a", "b"], seed=SEED)
+    with pytest.raises(InputError, match=r"expected a t-closeness model, for which the given "
+                                         r"parameters \(p = [0-9.]+ < 1\) were chosen"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], seed=SEED, params=close)

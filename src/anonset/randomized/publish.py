@@ -127,8 +127,16 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
         need = needed_eta(a)
         if isinstance(model, (Diversity, Anonymity, DiversityCloseness)):
             if par.eta < need or (not isinstance(model, DiversityCloseness) and par.p < 1.0):
+                which = "k" if isinstance(model, Anonymity) else "l"
                 raise bad(f"{model.name} needs p = 1 and eta >= {need}, "
-                          f"got p = {par.p}, eta = {par.eta}", a.name)
+                          f"got p = {par.p}, eta = {par.eta}", a.name,
+                          expected=(f"a model the given parameters satisfy ({which} <= "
+                                    f"{par.eta} for {a.name!r}): they keep each column's (p, "
+                                    "eta), and with them its sets; others would redraw the "
+                                    "sets (in a series, a new series under another key)"
+                                    if par.p >= 1.0 else
+                                    "a t-closeness model, for which the given parameters "
+                                    f"(p = {par.p} < 1) were chosen"))
         if isinstance(model, (Closeness, DiversityCloseness)):
             t = model.t_for(a.name)
             g = resolve_ground(model, a)
