@@ -210,14 +210,15 @@ def _sort_part(part: pd.DataFrame, names) -> pd.DataFrame:
     return part.iloc[order].reset_index(drop=True)
 
 
-def _polars_enums(ddf) -> tuple:
-    """(names, categories) of the columns a Dask frame reads from Parquet as
-    Polars Enums (the file's Arrow schema, which Dask's description drops,
-    says so), found in the reads of its expression: their names there and
-    their categories (which follow a renamed column).  Empty where there is
-    no read to ask (a persisted frame: H72)."""
+def _polars_enums(ddf) -> set:
+    """The columns a Dask frame reads from Parquet as Polars Enums (the
+    file's Arrow schema, which Dask's description drops, says so), by their
+    names in the reads of its expression.  Empty where there is no read to
+    ask (a persisted frame) and blind to a column renamed since (H72: Dask
+    describes an Enum's categories as none or its placeholder, so they
+    cannot follow it)."""
     from .tables import polars_enum
-    out, cats = set(), set()
+    out = set()
     try:
         nodes = list(ddf.expr.walk())
     except AttributeError:          # pragma: no cover - an older Dask
@@ -230,15 +231,10 @@ def _polars_enums(ddf) -> tuple:
         except Exception:           # noqa: BLE001 - Dask's internals, best effort
             continue
         schema = info.get("schema") if isinstance(info, dict) else None
-        meta = getattr(node, "_meta", None)
         for f in getattr(schema, "__iter__", lambda: iter(()))():
             if polars_enum(f):
                 out.add(f.name)
-                t = getattr(meta, "dtypes", {}).get(f.name) if meta is not None else None
-                if isinstance(t, pd.CategoricalDtype) and len(t.categories) and \
-                        engine.UNKNOWN_CATEGORIES not in list(t.categories):
-                    cats.add(tuple(t.categories))       # not Dask's placeholder (H74)
-    return out, cats
+    return out
 
 
 def _row_numbers(ddf, compute_kw) -> bool:
@@ -326,10 +322,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
               else t for c, t in ddf._meta.dtypes.items()}
     # a Polars Enum read from Parquet: unordered, as in memory and streamed
     # (anonset.io.tables.unordered_enums; H69)
-    enums, enum_categories = _polars_enums(ddf)
+    enums = _polars_enums(ddf)
     dtypes = {c: pd.CategoricalDtype(t.categories, ordered=False)
-              if isinstance(t, pd.CategoricalDtype) and t.ordered and
-              (c in enums or tuple(t.categories) in enum_categories) else t
+              if c in enums and isinstance(t, pd.CategoricalDtype) and t.ordered else t
               for c, t in dtypes.items()}
     d = engine.draft(opts, list(ddf.columns), dtypes)
     unknown = engine.unknown_categoricals(d)
