@@ -569,13 +569,15 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
     if free.params["town"].eta == first.params["town"].eta:
         assert free.params["town"].p < first.params["town"].p
     with pytest.raises(ValueError, match=r"params: column 'town': p = .* exceeds the largest p "
-                                         r"admissible for t = 0.15 .* needs t >= ([0-9.]+) at "
-                                         r"that p; expected .*under the t named.*smaller t") as e:
+                                         r"admissible for t = 0.15 .* admits that p at t = "
+                                         r"([0-9.]+) \(the least t it needs, rounded up to a "
+                                         r"step of 1/200\); expected .*under the t named.*smaller t") as e:
         anonset.publish(later, t, params=first, **kw)
     assert "\n" not in str(e.value)
     # the t it names keeps every set (a weaker t, named by the user and recorded)
-    need = float(re.search(r"needs t >= ([0-9.]+)", str(e.value)).group(1))
-    assert 0.15 < need < 0.1505
+    need = float(re.search(r"admits that p at t = ([0-9.]+)", str(e.value)).group(1))
+    # on a grid of 1/200, so the t published names no exact count (H76)
+    assert need == 0.155
     # ... and spells that t out, for Python and the command line
     assert f"(t={{'town': {need:g}}}; --t town={need:g};" in str(e.value)
     kept = anonset.publish(later, anonset.Closeness(need, ground="equal"), params=first, **kw)
@@ -590,6 +592,47 @@ def test_a_closeness_series_whose_data_moves_a_little_says_how_to_go_on(tmp_path
     same = (df.town == later.town).to_numpy()
     assert np.array_equal(_in_input_order(roomy, "town")[same],
                           _in_input_order(second, "town")[same])
+
+
+def test_the_t_a_refusal_names_is_on_a_coarse_grid(tmp_path):
+    """The least t a later release needs at the series' p is a closed form
+    of its column's counts: named at six digits (and so recorded as the
+    model's t) two waves told a value's exact counts, 1,530 and 1,531, and
+    so that one person moved (H76).  It is named on a grid of 1/200, never
+    below the t needed, and one person's move leaves it as it was."""
+    from anonset.emd import Ground
+    from anonset.randomized.closeness_search import worst_emd
+    n, rng = 20000, np.random.default_rng(0)
+    base = np.array(["neg"] * n, dtype=object)
+    base[rng.choice(n, 1530, replace=False)] = "pos"
+    w1 = base.copy()
+    w1[rng.choice(np.flatnonzero(base == "pos"), 30, replace=False)] = "neg"
+    w3 = base.copy()
+    w3[int(np.flatnonzero(base == "neg")[7])] = "pos"
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    kw = dict(sensitive=["hiv"], identifiers=["rid"], domains={"hiv": ["neg", "pos"]},
+              key_file=key, record_id="rid")
+
+    def frame(v):
+        return pd.DataFrame({"rid": np.arange(n), "hiv": v})
+
+    with pytest.warns(UserWarning, match="params=this"):
+        first = anonset.publish(frame(w1), anonset.Closeness(0.1), first_in_series=True, **kw)
+    named = []
+    for v in (base, w3):
+        with pytest.raises(ValueError, match="admits that p at t = ") as e:
+            anonset.publish(frame(v), anonset.Closeness(0.1), params=first, **kw)
+        t = float(re.search(r"admits that p at t = ([0-9.]+)", str(e.value)).group(1))
+        counts = np.array([(v == "neg").sum(), (v == "pos").sum()])
+        exact = worst_emd(counts, first.params["hiv"].eta, first.params["hiv"].p,
+                          Ground.equal(2)).value
+        assert exact <= t < exact + 1 / 200 and abs(t * 200 - round(t * 200)) < 1e-9
+        assert f"--t hiv={t:g};" in str(e.value)
+        named.append(t)
+        kept = anonset.publish(frame(v), anonset.Closeness(t), params=first, **kw)
+        assert kept.metadata()["model"]["t"] == t
+    assert named[0] == named[1]
 
 
 def test_params_from_an_earlier_release_on_the_command_line(tmp_path, capsys):

@@ -30,7 +30,8 @@ from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
 from ..schema import Attribute
 
 __all__ = ["AttributeParams", "expected_l2", "kappa", "optimize", "closeness_parameters",
-           "max_admissible_p", "COIN_ONE", "P_GRID", "grid_p"]
+           "max_admissible_p", "COIN_ONE", "P_GRID", "grid_p", "T_GRID",
+           "grid_t"]
 
 COIN_ONE = 1 << 32
 
@@ -39,6 +40,13 @@ COIN_ONE = 1 << 32
 #: of 1/256 hides that move on all but about 256/n of the tables one person
 #: apart (docs/algorithms.md, "The published p of t-closeness").
 P_GRID = 256
+
+#: The t a refusal names for a series' later release (the least t its data
+#: admits at the series' p) is rounded up to this grid: that least t is a
+#: closed form of the column's counts, and at six digits two waves' named t
+#: told a value's exact counts (1,530 and 1,531: one person moved, H76).  A
+#: step of 1/200 hides a move of one person as P_GRID does for p.
+T_GRID = 200
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,14 @@ def grid_p(p: float) -> float:
     if p >= 1.0:
         return 1.0
     return math.floor(p * P_GRID) / P_GRID
+
+
+def grid_t(t: float) -> float:
+    """The least t a series' later release needs, as a refusal names it:
+    rounded up to a multiple of 1/T_GRID (three decimals), never below t."""
+    k = math.ceil(round(t * T_GRID, 9))
+    v = round(k / T_GRID, 3)
+    return v if v >= t else round((k + 1) / T_GRID, 3)
 
 
 def kappa(p: float, eta: int, d: int) -> tuple:

@@ -79,7 +79,7 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
 
     from ..models import Anonymity, Closeness, Diversity, DiversityCloseness
     from .params import (AttributeParams, resolve_ground, ground_object, max_admissible_p,
-                         quantize_p)
+                         quantize_p, grid_t, T_GRID)
 
     def bad(message, column=None, expected=None):
         return InputError(message, param="params", column=column, file=file, expected=expected)
@@ -150,11 +150,12 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
                     # little the other way (half of them) lands here
                     from .closeness_search import worst_emd
                     t_need = worst_emd(A, par.eta, par.p, ground_object(g, a)).value
-                    t_named[a.name] = math.ceil(t_need * 1e6) / 1e6
+                    t_named[a.name] = grid_t(t_need)   # a coarse step: no exact counts
                     too_large.append((a.name,
                         f"p = {par.p} exceeds the largest p admissible for "
-                        f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which needs "
-                        f"t >= {math.ceil(t_need * 1e6) / 1e6:g} at that p"))
+                        f"t = {t} with eta = {par.eta} ({p_max:.6g}) on this data, which admits "
+                        f"that p at t = {t_named[a.name]:g} (the least t it needs, rounded up "
+                        f"to a step of 1/{T_GRID})"))
             par = AttributeParams(par.name, par.p, par.eta, par.d, t=t, ground=g,
                                   l=need if isinstance(model, DiversityCloseness) else None)
         # the coin the sampler really has (never above the given p)
