@@ -718,3 +718,34 @@ def test_a_reordered_original_is_named_as_a_possible_cause():
     assert len(failed) == 2
     assert all("audit with aligned=False (--no-aligned)" in m for m in failed["message"])
     assert anonset.audit(pub, moved, aligned=False).ok
+
+
+def test_rows_taken_from_a_release_in_memory_are_audited_against_its_input():
+    """pub.take(rows) kept each row's input position, and the audit then
+    asked for an original of the subset's size and indexed it with the
+    whole input's positions: every audit of a subset failed with an
+    IndexError, aligned=False too (H78).  It now lines the whole input up
+    with the subset, or checks the subset's rows in any order per value."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"a": rng.choice(list("pqrs"), n), "sex": rng.choice(list("fm"), n)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], exact=["sex"],
+                          domains={"a": list("pqrs")}, allow_clear=["a"])
+    women = pub.take(pub.to_pandas()["sex"] == "f")
+    first = women.take(slice(0, 50))              # a subset of a subset
+    for sub in (women, first):
+        assert sub.source_n == n
+        assert anonset.audit(sub, df).ok
+        rows = df.iloc[np.sort(sub.source_rows)].reset_index(drop=True)
+        assert anonset.audit(sub, rows, aligned=False).ok
+        with pytest.raises(anonset.InputError,
+                           match=rf"original: column 'a': has {sub.n_rows} rows, the published "
+                                 rf"table {sub.n_rows} taken from an input of {n} rows; "
+                                 r"expected .*aligned=False"):
+            anonset.audit(sub, rows)
+    # a tampered subset still fails row by row
+    bad = women.take(np.arange(women.n_rows)[::-1])
+    bad.source_rows = women.source_rows
+    assert not anonset.audit(bad, df).ok
+    with pytest.raises(anonset.InputError, match="aligned: got 'no'; expected True or False"):
+        anonset.audit(pub, df, aligned="no")

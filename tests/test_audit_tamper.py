@@ -83,6 +83,34 @@ def test_an_msa_release_with_a_dropped_column_back_fails(tmp_path, capsys):
         "msa-anonymize release, as written: ['ec', 'age', 'zip', 'job']"), out
 
 
+@pytest.mark.parametrize("kind", ["msa", "lgb"])
+def test_a_partition_csv_with_a_column_back_fails_as_parquet_does(kind, tmp_path, capsys):
+    """From a CSV partition release, a column its metadata does not list was
+    refused (exit 2) with both column lists cut to 8 names, identical where
+    the extra column came after the eighth (H77); it is now read as text and
+    the audit FAILS naming it, as from Parquet.  A column gone is named."""
+    from anonset import lgb as L
+    from anonset.msa import anonymize_msa
+    df = table()
+    if kind == "msa":
+        r = anonymize_msa(df, ["age", "zip"], ["job"], k=4, t=0.4, drop=["sex"],
+                          identifiers=["id"], seed=SEED)
+    else:
+        r = L.lgb(df, qi=["age", "zip"], sensitive=["job"], k=4, l=3, drop=["sex"],
+                  identifiers=["id"], seed=SEED)
+    clean = tmp_path / "r.csv"
+    r.write(clean)
+    assert _audit(capsys, clean)[0] == 0
+    pub = pd.read_csv(clean, dtype=str, keep_default_na=False)
+    pub.assign(id=[str(i) for i in range(len(pub))]).to_csv(clean, index=False)
+    rc, out = _audit(capsys, clean)
+    assert rc == 1 and "FAILED" in out and "holds 1 column(s) its metadata does not describe " \
+        "('id'), 'id' among those it lists as never published" in out, out
+    pub.drop(columns=["job"]).to_csv(clean, index=False)
+    rc, out = _audit(capsys, clean)
+    assert rc == 2 and "lacks the column(s) ['job'] that its metadata lists" in out, out
+
+
 def test_lgb_bucket_tables_are_read_against_the_table(tmp_path, capsys):
     from anonset import lgb as L
     df = table()

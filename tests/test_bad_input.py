@@ -1531,3 +1531,67 @@ def test_the_error_line_keeps_the_blanks_of_a_column_name(tmp_path, capsys):
                  "--identifier", "id", "--sensitive", "nope", "--l", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "['id', '  pad  ', 'b']" in err, err
+
+
+# ---------------------------------------------------------------- API arguments (H78)
+def _api_argument_cases(tmp_path):
+    import secrets
+    import anonset.lgb as L
+    import anonset.msa as M
+    import anonset.semantic as S
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"a": rng.choice(list("pqrstu"), n), "b": rng.choice(list("xyzw"), n),
+                       "zip": rng.integers(0, 50, n), "age": rng.integers(18, 80, n)})
+    dom = {"a": list("pqrstu"), "b": list("xyzw")}
+    key = secrets.token_hex(16)
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b"], drop=["zip", "age"],
+                          domains=dom, seed=key)
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    kw = dict(sensitive=["a", "b"], drop=["zip", "age"], domains=dom, seed=key)
+    return [
+        ("closeness: got 0.3; expected a mapping",
+         lambda: L.lgb(df, qi=["zip"], sensitive=["a"], drop=["b", "age"], k=3, closeness=0.3,
+                       seed=key)),
+        ("fcm_options: got {'bogus': 1}; expected a mapping with keys among",
+         lambda: M.anonymize_msa(df, ["zip", "age"], ["a"], 3, .3, algorithm="cluster",
+                                 drop=["b"], fcm_options={"bogus": 1}, seed=key)),
+        ("options: got 'bogus'; expected keyword arguments of anonset.publish",
+         lambda: publish_file(src, tmp_path / "o1.parquet", anonset.Diversity(2), bogus=1, **kw)),
+        ("options: got 'bogus'; expected keyword arguments of anonset.publish",
+         lambda: anonset.dask.publish(__import__("dask.dataframe").dataframe.from_pandas(
+             df, npartitions=2), anonset.Diversity(2), bogus=1, **kw)),
+        ("progress: got 5; expected a callable",
+         lambda: publish_file(src, tmp_path / "o2.parquet", anonset.Diversity(2), progress=5,
+                              **kw)),
+        ("schema: got int; expected an anonset.Schema",
+         lambda: anonset.audit(pub, df, schema=5)),
+        ("aligned: got 'no'; expected True or False",
+         lambda: anonset.audit(pub, df, aligned="no")),
+        ("published: got a DataFrame; expected a release",
+         lambda: anonset.report(df)),
+        ("distance: got a ndarray; expected a SemanticDistance",
+         lambda: S.semantic_publish(df, "a", 2, 1, drop=["b", "zip", "age"], domain=dom["a"],
+                                    distance=np.zeros((6, 6)), seed=key)),
+        ("l: got 0; expected an integer >= 1",
+         lambda: S.estimate_existing(np.array([10., 10, 10]), 0)),
+        ("N: got -1; expected an integer >= 0",
+         lambda: S.database_violation_bound(8, 2, 2, -1)),
+        ("draws: got 0; expected an integer >= 1",
+         lambda: S.selection_matrix(S.SemanticDistance.ordered(5), 2, 1, method="montecarlo",
+                                    draws=0)),
+    ]
+
+
+def test_api_arguments_of_the_wrong_kind_are_named(tmp_path):
+    """Each of these ended in a TypeError, AttributeError or reshape error
+    deep in the code, or was taken silently (a bogus keyword of a file
+    publication, a string for aligned), where every refusal is an
+    InputError naming the argument (H78).  Nothing is written."""
+    pytest.importorskip("dask.dataframe")
+    for words, call in _api_argument_cases(tmp_path):
+        with pytest.raises(InputError) as e:
+            call()
+        assert words in str(e.value) and "\n" not in str(e.value), (words, str(e.value))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

@@ -178,3 +178,31 @@ def test_class_ids_independent_of_object_identity(adult):
     r1 = check_partition(adult, QI, "occupation", ground="equal")
     r2 = check_partition(copy, QI, "occupation", ground="equal")
     assert r1.t == r2.t and r1.k == r2.k
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=32),
+                          st.integers(-5, 2**40), st.sampled_from(["x", "y", "z"])),
+                min_size=1, max_size=40))
+def test_k_anonymity_counts_labels_as_given(labels):
+    """k_anonymity is the smallest class size for labels of any kind, as
+    check_partition reads them: a cast to int merged classes 0.2 and 0.7
+    (k = 4 for two classes of 2) and a label of 10^12 asked for 7 TiB (H78)."""
+    sizes = pd.Series(labels, dtype=object).value_counts()
+    assert k_anonymity(labels) == int(sizes.min())
+    df = pd.DataFrame({"dis": ["a"] * len(labels)})
+    if all(isinstance(v, str) for v in labels) or not any(isinstance(v, str) for v in labels):
+        assert check_partition(df, np.asarray(labels), "dis", ground=None).k == int(sizes.min())
+
+
+def test_class_counts_refuses_codes_it_cannot_count():
+    from anonset import InputError
+    from anonset.partition.checks import class_counts
+    assert class_counts([0, 1, 1], [2, 0, 2], 3).tolist() == [[0, 0, 1], [1, 0, 1]]
+    for classes, codes, what in [([0.2, 0.7], [0, 1], "classes"), ([0, 1], [0, 3], "codes"),
+                                 ([-1, 0], [0, 1], "classes"), ([0, 1, 2], [0, 1], "classes")]:
+        with pytest.raises(InputError, match=what):
+            class_counts(classes, codes, 3)

@@ -1691,3 +1691,44 @@ def test_lgb_refuses_an_l_above_its_rows_in_one_line(data, tmp_path, capsys):
                    "--drop", "id,note,city", "--k", "2", "--l", str(10 ** 20)], capsys)
     assert rc == 2 and cap.err.strip().endswith(
         f"--l: column 'job': the table has 240 rows, fewer than l={10 ** 20}"), cap.err
+
+
+@pytest.mark.parametrize("cmd", ["msa-anonymize", "lgb", "semantic-anonymize"])
+def test_a_name_with_spaces_at_its_ends_is_named_in_a_config_and_on_the_command_line(
+        cmd, tmp_path, capsys):
+    """A header ' region ' could be given no role by msa, lgb or semantic,
+    not even --drop: their --config turns into command-line text, whose
+    names are stripped, and the error's suggestion was stripped again
+    (H77).  A space at either end is written '\\ ', a backslash '\\\\', and
+    the config, the command line and the suggestion agree."""
+    import json
+    rng = np.random.default_rng(5)
+    n = 300
+    df = pd.DataFrame({"id": np.arange(n), " region ": rng.choice(["n", "s"], n),
+                       "a\\b": rng.choice(["p", "q"], n), "sex": rng.choice(["f", "m"], n),
+                       "age": rng.integers(20, 70, n), "job": rng.choice(list("abcd"), n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    model = {"msa-anonymize": ["--qi", "sex,age", "--sa", "job", "--k", "5", "--t", "0.4",
+                               "--identifier", "id"],
+             "lgb": ["--qi", "sex,age", "--sensitive", "job", "--k", "4", "--l", "job=2",
+                     "--identifier", "id"],
+             "semantic-anonymize": ["--sensitive", "job", "--l", "2", "--d", "1",
+                                    "--qids", "sex,age", "--identifier", "id",
+                                    "--domain", "a,b,c,d"]}[cmd]
+    rc, cap = run([cmd, src, "-o", tmp_path / "x.parquet", *model, *seed,
+                   "--drop", " region ,a\\b"], capsys)
+    assert rc == 2 and "did you mean ' region '? on the command line a space at either end " \
+        "of a name is written with a backslash: '\\ region\\ '" in cap.err, cap.err
+    assert not (tmp_path / "x.parquet").exists()
+    rc, cap = run([cmd, src, "-o", tmp_path / "o1.parquet", *model, *seed,
+                   "--drop", "\\ region\\ ,a\\\\b"], capsys)
+    assert rc == 0, cap.err
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"drop": [" region ", "a\\b"]}))
+    rc, cap = run([cmd, src, "-o", tmp_path / "o2.parquet", *model, *seed, "--config", cfg],
+                  capsys)
+    assert rc == 0, cap.err
+    assert pd.read_parquet(tmp_path / "o1.parquet").equals(pd.read_parquet(tmp_path / "o2.parquet"))
+    assert " region " not in pd.read_parquet(tmp_path / "o1.parquet").columns

@@ -286,6 +286,33 @@ def test_semantic_remedies_name_only_its_own_options(tmp_path, capsys):
     assert "holds dates or times" in err and "--drop" in err and "--other" not in err, err
 
 
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_a_date_quasi_identifier_is_advised_as_a_number(tmp_path, capsys, cmd):
+    """The refusal of a date advised ISO text, which msa and LGB read as an
+    unordered category: msa then published '*' for every row (H77).  They
+    advise a number, which is cut into ranges."""
+    rng = np.random.default_rng(1)
+    n = 300
+    when = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 365, n), unit="D")
+    df = pd.DataFrame({"when": when, "sex": rng.choice(["f", "m"], n),
+                       "dx": rng.choice(list("abcd"), n)})
+    df.to_parquet(tmp_path / "t.parquet")
+    model = {"lgb": ["--sensitive", "dx", "--k", "5", "--l", "2"],
+             "msa-anonymize": ["--sa", "dx", "--k", "5", "--t", "0.4"]}[cmd]
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246", "-q"]
+    assert main([cmd, str(tmp_path / "t.parquet"), "-o", str(tmp_path / "o.csv"),
+                 "--qi", "when,sex", *model, *seed]) == 2
+    err = _one(capsys)
+    assert "holds dates or times; expected numbers or text: convert it to a number (e.g. " \
+        "days since a date" in err and "ISO" not in err, err
+    df.assign(when=(df["when"] - pd.Timestamp("2020-01-01")).dt.days).to_parquet(
+        tmp_path / "d.parquet")
+    assert main([cmd, str(tmp_path / "d.parquet"), "-o", str(tmp_path / "o.csv"),
+                 "--qi", "when,sex", *model, *seed]) == 0, _one(capsys)
+    when_out = pd.read_csv(tmp_path / "o.csv", dtype=str)["when"]
+    assert (when_out != "*").mean() > 0.5 and when_out.str.startswith("[").any()
+
+
 @pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize", "semantic-anonymize"])
 def test_an_empty_table_is_named_by_its_file(tmp_path, capsys, cmd):
     (tmp_path / "empty.csv").write_text("age,sex,dx\n")

@@ -146,12 +146,17 @@ def test_adult_attributes_finish():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="eta must be in"):
+    from anonset import InputError
+    with pytest.raises(InputError, match=r"eta: got 3; expected an integer in \[1, d = 2\]"):
         worst_emd([1, 2], 3, 0.5, "equal")
-    with pytest.raises(ValueError, match="p must be in"):
+    with pytest.raises(InputError, match=r"p: got 1.5; expected a number in \[0, 1\]"):
         worst_emd([1, 2], 1, 1.5, "equal")
-    with pytest.raises(ValueError, match="t must be in"):
+    with pytest.raises(InputError, match=r"t: got -0.1; expected a number in \[0, 1\]"):
         max_admissible_p([1, 2], 1, -0.1, "equal")
+    # a bool is no t, and NumPy numbers are (H78)
+    with pytest.raises(InputError, match="t: got True"):
+        max_admissible_p([1, 2], 1, True, "equal")
+    assert max_admissible_p(np.array([5, 2]), np.int64(1), np.float64(0.3), "equal")[0] > 0
     with pytest.raises(ValueError, match="A contains negative"):
         max_h([1, -2], 1, 0.1, "equal")
     with pytest.raises(ValueError, match="method='dp'"):

@@ -1,6 +1,7 @@
 """Parameter optimization (paper 000, Sec. V-C)."""
 import itertools
 import math
+import re
 from decimal import Decimal
 from fractions import Fraction
 
@@ -324,3 +325,33 @@ def test_integer_parameters_stay_exact():
     with pytest.raises(anonset.InputError, match=f"l = {big} for 'age'"):
         anonset.publish(df, anonset.Diversity(big), sensitive=["age"],
                         domains={"age": ["a", "b", "c"]})
+
+
+def test_attribute_params_hold_python_numbers_and_refuse_others(tmp_path):
+    """An eta computed with NumPy wrote no metadata, eta = True read back as
+    no integer, eta = 2.5 failed deep in the sampler, and parameters of one
+    column given under another's name were taken (H78)."""
+    import anonset
+    from anonset import InputError
+    from anonset.randomized.params import AttributeParams as AP
+    a = AP("a", np.float64(1.0), np.int64(2), np.int64(6))
+    assert type(a.eta) is int and type(a.d) is int and type(a.p) is float
+    for bad, what in [(dict(eta=True), "eta = True"), (dict(eta=2.5), "eta = 2.5"),
+                      (dict(eta="2"), "eta = '2'"), (dict(p="0.5"), "p = '0.5'"),
+                      (dict(p=True), "p = True"), (dict(d=None), "d = None")]:
+        kw = dict(name="a", p=1.0, eta=2, d=6) | bad
+        with pytest.raises(InputError, match=f"params: column 'a': {re.escape(what)}; "
+                                             "expected a "):
+            AP(**kw)
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(0, 6, 300), "b": rng.integers(0, 4, 300)})
+    kw = dict(sensitive=["a", "b"], domains={"a": range(6), "b": range(4)}, seed=7,
+              research_seed=True)
+    pub = anonset.publish(df, anonset.Diversity(2),
+                          params={"a": a, "b": AP("b", 1.0, np.int64(2), 4)}, **kw)
+    pub.to_parquet(tmp_path / "p.parquet")
+    back = anonset.read_parquet(tmp_path / "p.parquet")
+    assert back.params["a"].eta == 2 and back.params["b"].eta == 2
+    with pytest.raises(InputError, match="params: column 'a': holds the parameters of 'zz'"):
+        anonset.publish(df, anonset.Diversity(2),
+                        params={"a": AP("zz", 1.0, 2, 6), "b": AP("b", 1.0, 2, 4)}, **kw)

@@ -31,6 +31,25 @@ def api_name(param: str, value: str | None = None) -> str:
     return param if value is None else f"{param}={value}"
 
 
+def cli_escape(x, key: bool = False) -> str:
+    r"""A name or value as a list option's reader takes it back: a
+    backslash written ``\\``, a comma ``\,``, a space at either end ``\ ``
+    and, in a key, an ``=`` ``\=`` (:func:`anonset.cli.args.split_commas`).
+
+    >>> print(cli_escape(" pay, band "), cli_escape("a=b", key=True))
+    \ pay\, band\  a\=b
+    """
+    t = str(x).replace("\\", "\\\\").replace(",", "\\,")
+    if key:
+        t = t.replace("=", "\\=")
+    core = t.strip(" ")
+    if core != t:
+        lead = len(t) - len(t.lstrip(" "))
+        trail = len(t) - len(t.rstrip(" "))
+        t = "\\ " * lead + core + "\\ " * trail if core else "\\ " * len(t)
+    return t
+
+
 def option_text(option: str, value) -> str:
     """``option`` and ``value`` as typed on the command line: a list cut at
     commas, a mapping as COLUMN=VALUE pairs, a comma inside a name or value
@@ -45,9 +64,7 @@ def option_text(option: str, value) -> str:
     """
     import shlex
 
-    def esc(x, key=False):
-        t = str(x).replace(",", "\\,")
-        return t.replace("=", "\\=") if key else t
+    esc = cli_escape
     if isinstance(value, (list, tuple)):
         text = ",".join(esc(x) for x in value)
     elif isinstance(value, Mapping):
@@ -429,6 +446,14 @@ def check_choice(value, param: str, choices) -> str:
     return value
 
 
+def check_progress(value, param: str = "progress"):
+    """A progress callback: None or a callable (called with a row count)."""
+    if value is not None and not callable(value):
+        raise InputError(f"got {value!r}", param=param,
+                         expected="a callable taking a number of rows, or None")
+    return value
+
+
 def check_bool(value, param: str) -> bool:
     import numpy as np
     if isinstance(value, (bool, np.bool_)):
@@ -551,6 +576,15 @@ def check_closeness_size(attr, *, file=None) -> None:
 _TEMPORAL_EXPECTED = ("text, numbers or booleans to publish as sensitive or exact: convert it "
                       "(e.g. to ISO text 'YYYY-MM-DD', which keeps the order, or to a year or "
                       "month number to bin), or pass it through ({@other}) or drop it ({@drop})")
+
+#: The same for the publishers that generalize or measure values (msa, LGB,
+#: the baselines, semantic diversity): ISO text is an unordered category to
+#: them, which msa generalized to '*' on every row (H77); a number is cut
+#: into ranges.
+_TEMPORAL_PARTITION = ("numbers or text: convert it to a number (e.g. days since a date, a "
+                       "year or a month number), which keeps its order and distances (text "
+                       "such as 'YYYY-MM-DD' is a category without an order here), or pass "
+                       "it through ({@other}) or drop it ({@drop})")
 
 
 def check_original_columns(names, have, *, file=None) -> None:
@@ -822,7 +856,8 @@ def _without_through(text: str, through: bool) -> str:
                  "drop nested columns ({@drop})")
 
 
-def check_publishable_type(column, dtype, *, file=None, through: bool = True) -> None:
+def check_publishable_type(column, dtype, *, file=None, through: bool = True,
+                           partition: bool = False) -> None:
     """Nested values (lists, structs, maps) and dates and times cannot be
     sensitive or exact (a published domain holds text, numbers and booleans,
     which the metadata restores exactly); ``through``: the remedy may pass
@@ -854,7 +889,8 @@ def check_publishable_type(column, dtype, *, file=None, through: bool = True) ->
     if temporal:
         # the same words whichever reader typed it (datetime64[ns], timestamp[us], ...)
         raise InputError("holds dates or times", column=column, file=file,
-                         expected=_without_through(_TEMPORAL_EXPECTED, through))
+                         expected=_without_through(_TEMPORAL_PARTITION if partition
+                                                   else _TEMPORAL_EXPECTED, through))
 
 
 #: Cells that are not plain values (a nested Parquet column, an Arrow map).
@@ -918,10 +954,10 @@ def check_plain_values(frame, columns, *, file=None, partition: bool = False,
         # dates, times, complex numbers (publish's words for them): a
         # partition publisher generalized them as text ('*' for all of them,
         # or complex numbers in ranges)
-        check_publishable_type(c, col.dtype, file=file, through=through)
+        check_publishable_type(c, col.dtype, file=file, through=through, partition=partition)
         if col.dtype == object and len(col) and pd.api.types.infer_dtype(col, skipna=True) \
                 not in _PLAIN_KINDS:
-            check_values(pd.unique(col.dropna()), c, file=file)
+            check_values(pd.unique(col.dropna()), c, file=file, partition=partition)
 
 
 def _check_finite_and_one_kind(frame, columns, file) -> None:
@@ -968,7 +1004,7 @@ def check_domain_values(attr, *, file=None) -> None:
     check_values(attr.domain, attr.name, file=file)
 
 
-def check_values(values, column, *, file=None) -> None:
+def check_values(values, column, *, file=None, partition: bool = False) -> None:
     """Every one of ``values`` is text, a number or a boolean
     (:func:`check_domain_values`' words, for any attribute's values)."""
     import numpy as np
@@ -982,7 +1018,7 @@ def check_values(values, column, *, file=None) -> None:
             # an extension type: memory and Dask read a period dtype)
             # the words of check_publishable_type: a Parquet reader types it
             raise InputError("holds dates or times", column=column, file=file,
-                             expected=_TEMPORAL_EXPECTED)
+                             expected=_TEMPORAL_PARTITION if partition else _TEMPORAL_EXPECTED)
         if isinstance(v, _decimal.Decimal):
             # a Parquet decimal (money from a database): a number to the user
             raise InputError(f"holds decimal numbers (e.g. {v!r})", column=column, file=file,
@@ -1827,6 +1863,11 @@ def close_match(name, choices) -> str:
     " (did you mean 'age'?)"
     """
     m = nearest(name, choices)
+    if m is not None and isinstance(m, str) and m != m.strip():
+        # the command line strips a name: a space at either end is escaped
+        import shlex
+        return (f" (did you mean {m!r}? on the command line a space at either end of a "
+                f"name is written with a backslash: {shlex.quote(cli_escape(m))})")
     return f" (did you mean {m!r}?)" if m is not None else ""
 
 

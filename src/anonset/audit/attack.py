@@ -409,7 +409,8 @@ def attack(table: SetTable, original=None, *, known=None, n_targets: int | None 
                                            prior_source, aligned)
     rng = np.random.default_rng(release_sample_seed(seed, table))
     victims, K = choose_victims(rng, table.n_rows, n_targets, sens, known)
-    codes = codes_of(original, table, schema, missing) if original is not None else None
+    codes = codes_of(original, table, schema, missing, bool(aligned)) \
+        if original is not None else None
     marginals = {}
     for j in sens:
         if prior_source == "true":

@@ -363,24 +363,39 @@ def _witness(A: np.ndarray, eta: int, p: float, g) -> tuple:
     return float(e[k]), tuple(int(x) for x in np.sort(cands[k]))
 
 
-def codes_of(original, table, schema=None, missing: str = "error") -> dict:
+def codes_of(original, table, schema=None, missing: str = "error", aligned: bool = True) -> dict:
     """Codes of the published attributes in the original data (data holder),
     encoded with the published domains and the publication's missing-value
-    policy; the row count must match the published table's."""
+    policy; the row count must match the published table's, or, for a
+    table just published in memory (or rows taken from it), the input's,
+    whose rows are then lined up with the published ones (``aligned``)."""
     from ..encode import encode
     from ..io.tables import as_frame
     schema = schema if schema is not None else table.schema
     check_original_columns(table.names, as_frame(original).columns)
     codes = encode(original, schema, columns=table.names, missing=missing)
+    rows = source_rows(table, aligned)
+    want = getattr(table, "source_n", None) if rows is not None else None
+    want = table.n_rows if want is None else want
     for n, c in codes.items():
-        if len(c) != table.n_rows:
-            raise InputError(f"has {len(c)} rows, the published table {table.n_rows}",
+        if len(c) != want:
+            raise InputError(f"has {len(c)} rows, the published table {table.n_rows}"
+                             + ("" if want == table.n_rows else
+                                f" taken from an input of {want} rows"),
                              param="original", column=n,
-                             expected="the original rows of this publication")
-    rows = getattr(table, "source_rows", None)
+                             expected="the original rows of this publication" +
+                             ("" if want == table.n_rows else
+                              " (the whole input; or its rows in any order with aligned=False)"))
     if rows is not None:        # just published in memory: the shuffle is known, line up
         codes = {n: c[rows] for n, c in codes.items()}
     return codes
+
+
+def source_rows(table, aligned: bool = True):
+    """The input row of each published row, where the table was just
+    published in memory (and ``aligned``); else None."""
+    rows = getattr(table, "source_rows", None)
+    return rows if aligned and rows is not None else None
 
 
 def check_closeness(table: SetTable, original: TableLike | None = None,

@@ -266,6 +266,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     (True, 'in 3 chunks of up to 3 rows')
     """
     chunk_rows = check_int(chunk_rows, "chunk_rows", minimum=1)
+    from ..validate import check_progress
+    check_progress(progress)
     n_classes = check_n_classes(n_classes)
     check_sampling_seed(seed)
     fmt = file_format(path, format)

@@ -41,7 +41,8 @@ from ..schema import Schema
 from ..validate import InputError, check_n_classes, release_sample_seed, row_name
 from . import risks as _risks
 from .attack import AttackResult, attack as run_attack, reconstructed_marginal
-from .checks import (CheckResult, audit_classes, closeness_result, codes_of, declared_target)
+from .checks import (CheckResult, audit_classes, closeness_result, codes_of, declared_target,
+                     source_rows)
 from .classes import class_counts, lazy_membership, record_class_stats
 from .declared import metadata_checks, param_checks
 from .ldp import epsilon_table
@@ -286,6 +287,9 @@ class Options:
         drop = missing == "drop"
         if drop:            # the rows kept have no missing cell
             missing = "error"
+        if aligned is not None:
+            from ..validate import check_bool
+            aligned = check_bool(aligned, "aligned")
         if aligned is None:       # in memory right after publishing, the shuffle is known
             aligned = info.get("row_order") != "shuffled" or \
                 getattr(table, "source_rows", None) is not None
@@ -724,6 +728,9 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
         raise InputError(f"got {type(table).__name__}", param="table",
                          expected="a SetTable, or an LGB or msa result")
     check_n_classes(n_classes)
+    if schema is not None:
+        from ..validate import check_schema
+        schema = check_schema(schema)
     seed = release_sample_seed(seed, table)
     opts = Options.resolve(table, missing=missing, aligned=aligned, z_max=z_max,
                            closeness_margin=closeness_margin)
@@ -736,7 +743,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
         from ..validate import check_original_columns
         check_original_columns(table.names, original.columns)
     original = opts.kept(original, table.names)
-    codes = codes_of(original, table, schema, opts.missing) if original is not None else None
+    codes = codes_of(original, table, schema, opts.missing, opts.aligned) \
+        if original is not None else None
     frame = pd.DataFrame(original) if original is not None else None
     stats = AuditStats(table, passthrough=[c for c in opts.passthrough if c in table.other],
                        pairs=opts.pairs(table, frame.columns) if frame is not None else (),
@@ -749,7 +757,7 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
         # codes_of lines the original up with the published rows where the
         # shuffle is known; the pass-through cells must follow, or the
         # recode check pairs each name with another row's race
-        moved = getattr(table, "source_rows", None)
+        moved = source_rows(table, opts.aligned)
         stats.add_original(codes, frame.iloc[moved].reset_index(drop=True)
                            if moved is not None else frame)
     rows = Rows()

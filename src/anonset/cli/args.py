@@ -258,28 +258,79 @@ def error_line(exc: BaseException, overrides=None) -> str:
 
 
 # ================================================================= types
-def split_commas(text: str, *, keep_empty: bool = False, keys: bool = False) -> list:
-    """``text`` cut at its commas, each part stripped; a comma inside a
-    name or value is written ``\\,`` (``--drop 'Revenu\\, annuel'``).
+#: What a backslash escapes in a list or COLUMN=VALUE option: a comma, an
+#: equals sign, a space (kept at either end of a name) and itself; before
+#: anything else it is a backslash.
+_ESCAPED = ",= \\"
 
-    >>> split_commas(r"a, b\\, c,,d")
+
+def _scan(text: str) -> list:
+    """``text`` as (character, escaped) pairs."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPED:
+            out.append((text[i + 1], True))
+            i += 2
+        else:
+            out.append((text[i], False))
+            i += 1
+    return out
+
+
+def _cut(chars: list, sep: str, maxsplit: int = -1) -> list:
+    parts, cur = [], []
+    for c, esc in chars:
+        if c == sep and not esc and maxsplit != 0:
+            parts.append(cur)
+            cur = []
+            maxsplit -= 1
+        else:
+            cur.append((c, esc))
+    return parts + [cur]
+
+
+def _strip(chars: list) -> list:
+    """Without the spaces at either end that were not written with a backslash."""
+    a, b = 0, len(chars)
+    while a < b and chars[a][0].isspace() and not chars[a][1]:
+        a += 1
+    while b > a and chars[b - 1][0].isspace() and not chars[b - 1][1]:
+        b -= 1
+    return chars[a:b]
+
+
+def _join(chars: list, keep: str = "") -> str:
+    """The text, its escapes undone but for the characters in ``keep``."""
+    return "".join("\\" + c if esc and c in keep else c for c, esc in chars)
+
+
+def split_commas(text: str, *, keep_empty: bool = False, keys: bool = False) -> list:
+    r"""``text`` cut at its commas, each part stripped; a comma inside a
+    name or value is written ``\,``, a space at either end of a name ``\ ``
+    and a backslash ``\\`` (``--drop 'Revenu\, annuel'``).  With ``keys``
+    the parts are COLUMN=VALUE pairs whose other escapes :func:`split_key`
+    undoes.
+
+    >>> split_commas(r"a, b\, c,,d")
     ['a', 'b, c', 'd']
+    >>> split_commas(r"\ region\ , x\\,y")
+    [' region ', 'x\\', 'y']
     """
-    parts = [p.replace("\\,", ",").strip() for p in re.split(r"(?<!\\),", text)]
-    if not keys:                      # COLUMN=VALUE parts keep \= for split_key
-        parts = [p.replace("\\=", "=") for p in parts]
+    parts = [_strip(p) for p in _cut(_scan(text), ",")]
+    parts = [_join(p, keep="= \\" if keys else "") for p in parts]
     return parts if keep_empty else [p for p in parts if p]
 
 
 def split_key(text: str) -> tuple:
-    """``COLUMN=VALUE`` cut at its first ``=`` that is not written ``\\=``
-    (an ``=`` inside a column's name), both stripped.
+    r"""``COLUMN=VALUE`` cut at its first ``=`` that is not written ``\=``
+    (an ``=`` inside a column's name), both stripped; the column's escapes
+    undone, the value's kept (a value may be a list, cut later).
 
-    >>> split_key(r"a\\=b = 2")
-    ('a=b', '2')
+    >>> split_key(r"a\=b = 2"), split_key(r"\ a\ =x\,y")
+    (('a=b', '2'), (' a ', 'x\\,y'))
     """
-    col, val = re.split(r"(?<!\\)=", text, maxsplit=1)
-    return col.replace("\\=", "=").strip(), val.strip()
+    col, val = _cut(_scan(text), "=", maxsplit=1)
+    return _join(_strip(col)), _join(_strip(val), keep=_ESCAPED)
 
 
 def names(values) -> list:
@@ -300,7 +351,6 @@ def kv(values, option: str, *, commas: bool = False) -> dict:
         if "=" not in v:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
         col, val = split_key(v)
-        col = col.replace("\\,", ",")            # a comma inside a name: \,
         if not col or not val:
             raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
         if col in out:

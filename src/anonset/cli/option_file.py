@@ -56,8 +56,9 @@ def add_config(p) -> None:
                         "adds to those that repeat (docs/cli.md)")
 
 
-def _escape(name) -> str:
-    return str(name).replace("\\", "\\\\").replace(",", "\\,")
+def _escape(name, key: bool = False) -> str:
+    from ..validate import cli_escape
+    return cli_escape(name, key)
 
 
 def _path(v, base: Path, dest: str):
@@ -90,7 +91,7 @@ def _tokens(action, value, where: str, base: Path) -> list:
         for col, v in value.items():
             if isinstance(v, list):             # a domain's values, in order
                 v = ",".join(_escape(_text(x, where)) for x in v)
-            pairs.append(f"{_escape(col)}={_path(_text(v, where), base, action.dest)}")
+            pairs.append(f"{_escape(col, key=True)}={_path(_text(v, where), base, action.dest)}")
         if isinstance(action, argparse._AppendAction):
             return [t for pair in pairs for t in (flag, pair)]
         return [flag, ",".join(pairs)]                 # lgb's --l / --t COL=V,COL=V

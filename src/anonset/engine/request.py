@@ -66,6 +66,19 @@ class Options:
     #: or a PriorRelease): what a persistent-key release must keep of it
     prior: Any = None
 
+    @classmethod
+    def of(cls, model, schema=None, **options) -> "Options":
+        """Options from the keyword arguments of a publishing call (a file,
+        Dask): a name :func:`anonset.publish` does not take is refused."""
+        from dataclasses import fields
+        known = {f.name for f in fields(cls)} - {"model", "schema", "prior"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise InputError(f"got {', '.join(map(repr, unknown))}", param="options",
+                             expected="keyword arguments of anonset.publish ("
+                                      + ", ".join(sorted(known)) + ")")
+        return cls(model, schema, **options)
+
     def check(self) -> "Options":
         """Validated copy (names as tuples, flags as bools)."""
         V.check_model(self.model)

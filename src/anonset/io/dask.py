@@ -313,7 +313,7 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
                                                    "reset_index(drop=True) if it is not data)")
         ddf = ddf.reset_index()
         ddf = ddf[[c for c in ddf.columns if c != index] + [index]]
-    opts = engine.Options(model, schema, n_threads=n_threads, **options)
+    opts = engine.Options.of(model, schema, n_threads=n_threads, **options)
     # a categorical read from Parquet comes with Dask's sentinel for unknown
     # categories, or (dictionary columns with several dictionaries) with none
     dtypes = {c: pd.CategoricalDtype([engine.UNKNOWN_CATEGORIES], ordered=t.ordered)

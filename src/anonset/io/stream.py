@@ -33,7 +33,7 @@ import pandas as pd
 from .. import engine
 from ..randomized.crosstab import CrossTab
 from ..schema import Schema
-from ..validate import InputError, check_int, check_original_columns
+from ..validate import InputError, check_int, check_original_columns, check_progress
 from .atomic import temp_dir
 from .published import (TableHeader, check_metadata, iter_masks, metadata, open_sink,
                         read_metadata)
@@ -184,7 +184,8 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
     True
     """
     chunk_rows = _check_chunk_rows(chunk_rows)
-    opts = engine.Options(model, schema, **options)
+    check_progress(progress)
+    opts = engine.Options.of(model, schema, **options)
     out_path = Path(out_path)
     fout = file_format(out_path, out_format, param="output_format", output=True)
     from .published import SET_ENCODINGS, check_named_as
@@ -431,6 +432,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     True
     """
     chunk_rows = _check_chunk_rows(chunk_rows)
+    check_progress(progress)
     path = check_input_file(path)
     fmt = file_format(path, format)
     meta = read_metadata(path, fmt)

@@ -155,10 +155,31 @@ def _encode(col: pd.Series, name: str, domain=None):
     return np.asarray(codes, dtype=np.int64), list(domain)
 
 
+def _whole_numbers(x, name: str, below: int | None = None) -> np.ndarray:
+    """``x`` as int64 codes in [0, below), or an InputError naming ``name``
+    (a cast would truncate 0.2 and 0.7 into one class)."""
+    from ..validate import InputError
+    a = np.asarray(x)
+    if a.ndim != 1 or not (a.size == 0 or np.issubdtype(a.dtype, np.integer)) \
+            or a.dtype == np.bool_:
+        raise InputError(f"got {a.dtype} of shape {a.shape}", param=name,
+                         expected="one whole number per row")
+    if a.size and (a.min() < 0 or (below is not None and a.max() >= below)):
+        raise InputError(f"holds {int(a.min())}..{int(a.max())}", param=name,
+                         expected=f"codes in [0, {below})" if below is not None
+                         else "non-negative class ids (any labels: k_anonymity)")
+    return a.astype(np.int64, copy=False)
+
+
 def class_counts(classes: np.ndarray, codes: np.ndarray, d: int) -> np.ndarray:
-    """``(n_classes, d)`` int64 count matrix: rows of class c with value v."""
-    classes = np.asarray(classes, dtype=np.int64)
-    codes = np.asarray(codes, dtype=np.int64)
+    """``(n_classes, d)`` int64 count matrix: rows of class c with value v
+    (``classes`` non-negative ids, ``codes`` in [0, d))."""
+    classes = _whole_numbers(classes, "classes")
+    codes = _whole_numbers(codes, "codes", d)
+    if classes.size != codes.size:
+        from ..validate import InputError
+        raise InputError(f"{classes.size} class ids for {codes.size} codes", param="classes",
+                         expected="one class id per code")
     n_classes = int(classes.max()) + 1 if classes.size else 0
     flat = np.bincount(classes * d + codes, minlength=n_classes * d)
     return flat.reshape(n_classes, d).astype(np.int64, copy=False)
@@ -181,10 +202,25 @@ def _c_ratio(counts: np.ndarray, l: int) -> np.ndarray:
 
 
 def k_anonymity(classes) -> int:
-    """Smallest equivalence-class size."""
-    sizes = np.bincount(np.asarray(classes, dtype=np.int64))
-    sizes = sizes[sizes > 0]
-    return int(sizes.min()) if sizes.size else 0
+    """Smallest equivalence-class size; ``classes`` holds one label per row,
+    of any kind (labels that differ are classes that differ).
+
+    >>> k_anonymity([0.2, 0.7, 0.2, 0.7]), k_anonymity(["x", "y", "x"])
+    (2, 1)
+    """
+    c = np.asarray(classes)
+    if c.ndim != 1:
+        from ..validate import InputError
+        raise InputError(f"has shape {c.shape}", param="classes", expected="one label per row")
+    if c.size == 0:
+        return 0
+    if np.issubdtype(c.dtype, np.integer) and c.min() >= 0 and c.max() < 4 * c.size + (1 << 16):
+        sizes = np.bincount(c.astype(np.int64, copy=False))
+        sizes = sizes[sizes > 0]
+    else:
+        labels, _ = pd.factorize(pd.Series(c), use_na_sentinel=False)
+        sizes = np.bincount(labels)
+    return int(sizes.min())
 
 
 def _sens_list(sensitive):

@@ -159,9 +159,17 @@ def read_csv_release(path) -> tuple:
     kinds = meta["csv"]["columns"]
     raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     raw.columns = [_unescape_header(c) for c in raw.columns]
-    if list(raw.columns) != list(kinds):
-        raise InputError(f"has columns {list(raw.columns)[:8]}", file=path,
-                         expected=f"the columns its metadata lists {list(kinds)[:8]}")
+    lacks = [c for c in kinds if c not in raw.columns]
+    if lacks or raw.columns.duplicated().any():
+        twice = sorted(set(raw.columns[raw.columns.duplicated()]))
+        raise InputError(f"lacks the column(s) {lacks} that its metadata lists" if lacks else
+                         f"holds the column(s) {twice} twice", file=path,
+                         expected="the CSV as lgb or msa-anonymize wrote it")
+    # a column its metadata does not list (an identifier pasted back in) is
+    # read as text and left to the audit, which names it (as from Parquet)
+    out = {c: pd.Series(csv_unescape(raw[c].to_numpy(dtype=object)), dtype=object)
+           for c in raw.columns if c not in kinds}
+    extra = dict(out)
     out = {}
     for c, kind in kinds.items():
         text = raw[c].to_numpy(dtype=object)
@@ -183,7 +191,8 @@ def read_csv_release(path) -> tuple:
         if kind in ("int", "Int64"):
             num = num.astype("Int64") if kind == "Int64" or empty.any() else num.astype(np.int64)
         out[c] = num
-    return meta, pd.DataFrame(out)
+    out.update(extra)
+    return meta, pd.DataFrame(out)[list(raw.columns)]
 
 
 def _to_parquet(frame: pd.DataFrame, path, metadata: dict | None, *, name=None) -> None:

@@ -50,6 +50,7 @@ from math import comb, floor
 import numpy as np
 
 from ..emd import Ground, resolve_ground, emd
+from ..validate import InputError
 
 __all__ = [
     "SearchResult",
@@ -108,28 +109,31 @@ def _check_A(A):
 
 
 def _check_eta(eta, d):
-    if isinstance(eta, bool) or not isinstance(eta, (int, np.integer)):
-        raise ValueError(f"eta must be an int, got {eta!r}")
+    if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, (int, np.integer)):
+        raise InputError(f"got {eta!r}", param="eta", expected="an integer")
     if not 1 <= eta <= d:
-        raise ValueError(f"eta must be in [1, d={d}], got {eta}")
+        raise InputError(f"got {eta}", param="eta", expected=f"an integer in [1, d = {d}]")
     return int(eta)
 
 
 def _check_unit(x, name):
-    x = float(x)
-    if not (0.0 <= x <= 1.0):
-        raise ValueError(f"{name} must be in [0, 1], got {x}")
-    return x
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer,
+                                                             np.floating)) \
+            or not (0.0 <= float(x) <= 1.0):
+        raise InputError(f"got {x!r}", param=name, expected="a number in [0, 1]")
+    return float(x)
 
 
 def u_of_p(p: float, eta: int, d: int) -> float:
-    """``kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta)`` (paper 000 eq. 12)."""
+    """``kappa_d / kappa_c = (1-p) eta / (p d + (1-p) eta)`` (paper 000 eq. 12);
+    p in [0, 1], 1 <= eta <= d (a formula: the callers have checked them)."""
     den = p * d + (1.0 - p) * eta
     return (1.0 - p) * eta / den if den > 0 else 1.0
 
 
 def p_of_u(u: float, eta: int, d: int) -> float:
-    """Inverse of :func:`u_of_p`: ``p = eta (1-u) / (eta + u (d - eta))``."""
+    """Inverse of :func:`u_of_p`: ``p = eta (1-u) / (eta + u (d - eta))``; u
+    in [0, 1] (a formula, unchecked)."""
     return eta * (1.0 - u) / (eta + u * (d - eta))
 
 

@@ -68,6 +68,33 @@ class AttributeParams:
     k: int | None = None
     ground: str | None = None
 
+    def __post_init__(self):
+        # whole numbers and real numbers as Python's own: an eta of
+        # np.int64(2) wrote no metadata, True read back as no integer, 2.5
+        # failed deep in the sampler (H78)
+        from ..validate import InputError
+        for f in ("eta", "d", "l", "k"):
+            v = getattr(self, f)
+            if v is None and f in ("l", "k"):
+                continue
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float,
+                                                                      np.floating)) \
+                    or not float(v).is_integer():
+                raise InputError(f"{f} = {v!r}", param="params", column=self.name,
+                                 expected=f"a whole number for {f}")
+            object.__setattr__(self, f, int(v))
+        for f in ("p", "t"):
+            v = getattr(self, f)
+            if v is None and f == "t":
+                continue
+            # (a NaN is a number: the range checks of its readers name it)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float,
+                                                                      np.floating)):
+                raise InputError(f"{f} = {v!r}", param="params", column=self.name,
+                                 expected=f"a real number for {f}")
+            object.__setattr__(self, f, float(v))
+        object.__setattr__(self, "exact", bool(self.exact))
+
     @property
     def coin(self) -> int:
         """32-bit coin threshold: head iff a uniform 32-bit word < coin."""

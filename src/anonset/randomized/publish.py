@@ -112,6 +112,9 @@ def check_params(params, model, published, codes, *, clip_l: bool = False, file=
             continue
         if not isinstance(par, AttributeParams):
             raise bad(f"must be an AttributeParams, got {type(par).__name__}", a.name)
+        if par.name != a.name:
+            raise bad(f"holds the parameters of {par.name!r}", a.name,
+                      expected=f"AttributeParams named {a.name!r} under its name")
         if a.role == "exact":
             if not (par.exact and par.eta == 1):
                 raise bad("is an exact QID: eta = 1, exact", a.name)

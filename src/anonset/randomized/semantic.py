@@ -531,6 +531,10 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # an exact QID that recodes the sensitive column publishes it: refused
     # unless named (before any work)
     recodes = check_passthrough(frame, [], [sensitive], list(qids), allow_recode=allow_recode)
+    if distance is not None and not isinstance(distance, SemanticDistance):
+        raise InputError(f"got a {type(distance).__name__}", param="distance",
+                         expected="a SemanticDistance (SemanticDistance.ordered, .tree or "
+                                  ".from_matrix) or None")
     if hierarchy is None and distance is not None and distance.hierarchy is not None:
         hierarchy = distance.hierarchy
     if hierarchy is not None and domain is None:
@@ -804,9 +808,13 @@ def selection_matrix(distance: SemanticDistance, l: int, d: float, *,
 
     Returns (q, info) where info says which method was used.
     """
+    from ..validate import check_int
     l, d = _check_ld(distance, l, d)
     if method not in ("auto", "exact", "montecarlo", "paper"):
-        raise ValueError(f"method must be auto, exact, montecarlo or paper, got {method!r}")
+        raise InputError(f"got {method!r}", param="method",
+                         expected="auto, exact, montecarlo or paper")
+    draws = check_int(draws, "draws", minimum=1)
+    max_nodes = check_int(max_nodes, "max_nodes", minimum=1)
     if method == "paper":
         return paper_selection_matrix(distance, l, d), {"method": "paper"}
     args = _kernel_args(distance, l, d, algorithm)
@@ -851,8 +859,10 @@ def estimate_linear(omega, q) -> np.ndarray:
 def estimate_existing(omega, l: int) -> np.ndarray:
     """Eq. 21-22: x = (omega - q N) / (1 - q), q = (l - 1) / (F - 1), N = the
     cell's number of records (its reports / l)."""
+    from ..validate import check_int
     om, shape = _omega2(omega)
     F = om.shape[1]
+    l = check_int(l, "l", minimum=1)
     qq = (l - 1) / (F - 1)
     N = om.sum(axis=1, keepdims=True) / l
     return ((om - qq * N) / (1 - qq)).reshape(shape)
@@ -1129,6 +1139,8 @@ def violation_bound(F: int, l: int, d: int) -> float:
 
 def database_violation_bound(F: int, l: int, d: int, N: int) -> float:
     """Eq. 12: S >= 1 - (1 - rho)^N for a table of N records."""
+    from ..validate import check_int
+    N = check_int(N, "N", minimum=0)
     return 1.0 - (1.0 - violation_bound(F, l, d)) ** N
 
 

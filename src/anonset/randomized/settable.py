@@ -86,6 +86,8 @@ class SetTable:
         #: where :func:`anonset.publish` shuffled them (the data holder's audit
         #: aligns the original data with it).  None after reading a file.
         self.source_rows = None
+        #: The number of input rows ``source_rows`` point into.
+        self.source_n = None
         if len(self.other) != self.n_rows:
             raise ValueError("SetTable: pass-through columns have a different number of rows")
 
@@ -166,6 +168,7 @@ class SetTable:
                        self.model, other, self.info)
         base = self.source_rows if self.source_rows is not None else np.arange(self.n_rows)
         out.source_rows = base[rows]
+        out.source_n = self.source_n if self.source_rows is not None else self.n_rows
         return out
 
     def _repr_html_(self) -> str:

@@ -122,6 +122,10 @@ def open_release(published, *, chunk_rows=None, format=None) -> Release:
     rel = _from_object(published)
     if rel is not None:
         return rel
+    if not isinstance(published, (str, Path)) and not hasattr(published, "__fspath__"):
+        raise InputError(f"got a {type(published).__name__}", param="published",
+                         expected="a release: a path (.parquet, or .csv with its "
+                                  ".anonset.json), a SetTable, or an LGB or msa result")
     from ...io.published import check_metadata, read_metadata, read_settable
     from ...io.tables import check_input_file, file_format
     from ...partition.output import read_metadata as partition_metadata

@@ -561,6 +561,9 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
     k = check_int(k, "k", minimum=1)
     if len(frame) < k:
         raise InputError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
+    if closeness is not None and not isinstance(closeness, Mapping):
+        raise InputError(f"got {closeness!r}", param="closeness",
+                         expected="a mapping {attribute: t}, e.g. {'disease': 0.2}")
     closeness = dict(closeness or {})
     for a, t in closeness.items():
         if a not in bucketed:

@@ -547,6 +547,11 @@ class MSAProblem:
         """
         self._check_kt(k, t)
         self._check_class_table(k)
+        fcm_known = {"max_iter", "tol", "inner"}      # equisized_fcm's options
+        if fcm_options is not None and (not isinstance(fcm_options, Mapping)
+                                        or set(fcm_options) - fcm_known):
+            raise InputError(f"got {fcm_options!r}", param="fcm_options",
+                             expected=f"a mapping with keys among {sorted(fcm_known)}")
         allowed = check_names(allow_homogeneous, "allow_homogeneous")
         for c in allowed:
             if c not in self.sensitive:
