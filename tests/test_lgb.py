@@ -191,8 +191,9 @@ def test_suppressed_cells_are_counted_warned_and_attacked(tmp_path):
     # publishing names what a '*' tells, as the audit with the original does
     # refused without suppress, with what the remedy costs
     # (no l >= 2 fits: one value holds more than half; t-closeness is offered)
-    with pytest.raises(ValueError, match=r"'colour'.*not 2-eligible.*expected no l >= 2 fits "
-                       r"it .*t-closeness for it instead, .*\(closeness=\{'colour': 0\.3\}, "
+    with pytest.raises(ValueError, match=r"'colour'.*not 2-eligible.*expected t-closeness "
+                       r"for it instead \(no l >= 2 fits it: .*\), "
+                       r".*\(closeness=\{'colour': 0\.3\}, "
                        r"or another t\), "
                        r"or suppress=True, which publishes [\d,]+ of its cells as '\*', "
                        r"100\.0% of them holding 'w', which a '\*' then tells$"):

@@ -401,10 +401,21 @@ def test_partition_csv_reads_with_its_metadata_else_refused(cases, tmp_path):
     for kw, name in ((dict(attack=False), "attack"), (dict(methods=["em"]), "methods"),
                      (dict(pairs="a:b"), "pairs"), (dict(n_targets=50), "n_targets"),
                      (dict(seed=3), "seed"), (dict(top=5), "top"), (dict(known=0), "known"),
-                     (dict(chunk_rows=10), "chunk_rows")):
+                     (dict(chunk_rows=10), "chunk_rows"),
+                     # named at its default value too: it was ignored (H80)
+                     (dict(known=1), "known"), (dict(n_targets=10_000), "n_targets"),
+                     (dict(top=15), "top")):
         with pytest.raises(anonset.validate.InputError,
                            match=f"^{name}: applies to a table of random sets, not to an msa "):
             report(p, **kw)
+    from anonset.cli import main
+    for argv in (["report", p, "-o", tmp_path / "x.html", "--known", "1"],
+                 ["report", p, "-o", tmp_path / "x.html", "--targets", "10000"],
+                 ["report", p, "-o", tmp_path / "x.html", "--top", "15"],
+                 ["audit", p, "--targets", "10000"], ["audit", p, "--prior", "marginal"],
+                 ["audit", p, "--classes", "200"]):
+        assert main([str(a) for a in argv]) == 2, argv
+    assert not (tmp_path / "x.html").exists()
     (tmp_path / "msa.csv.anonset.json").unlink()
     with pytest.raises(anonset.validate.InputError, match="has no .anonset.json beside it"):
         report(p)

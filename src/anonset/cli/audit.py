@@ -55,11 +55,11 @@ def register(sub) -> None:
     p.add_argument("--known", type=int, default=None, metavar="N",
                    help="attributes the adversary knows exactly (default 1, or 0 where the "
                         "release has one sensitive attribute)")
-    p.add_argument("--targets", type=int, default=10_000, metavar="N",
+    p.add_argument("--targets", type=int, default=None, metavar="N",
                    help="victims in the attack simulation (default 10000)")
-    p.add_argument("--prior", choices=("marginal", "conditional"), default="marginal",
+    p.add_argument("--prior", choices=("marginal", "conditional"), default=None,
                    help="the adversary's prior (conditional: needs --original, in memory)")
-    p.add_argument("--classes", type=int, default=200, metavar="N",
+    p.add_argument("--classes", type=int, default=None, metavar="N",
                    help="equivalence classes measured exactly (default 200)")
     p.add_argument("--seed", type=int, default=None, metavar="N",
                    help="seed of the sampled checks and victims (not of the publication)")
@@ -112,8 +112,8 @@ def _report(args, fmt, rel):
         # adversary always runs; the set-table options do not apply: named,
         # they are refused, as anonset.audit refuses them, not ignored)
         given = {"--attack": args.attack, "--known": args.known is not None,
-                 "--targets": args.targets != 10_000, "--prior": args.prior != "marginal",
-                 "--classes": args.classes != 200, "--seed": args.seed is not None,
+                 "--targets": args.targets is not None, "--prior": args.prior is not None,
+                 "--classes": args.classes is not None, "--seed": args.seed is not None,
                  "--missing": args.missing is not None,
                  "--aligned" if args.aligned else "--no-aligned": args.aligned is not None,
                  "--chunk-rows": args.chunk_rows is not None, "--plot": args.plot is not None}
@@ -137,8 +137,10 @@ def _report(args, fmt, rel):
     if chunk is None:
         chunk = DEFAULT_CHUNK_ROWS if read_metadata(args.input, fmt)["n_rows"] > \
             AUTO_CHUNK_ABOVE else 0
-    common = dict(attack=args.attack, known=args.known, n_targets=args.targets,
-                  prior=args.prior, n_classes=args.classes, seed=args.seed,
+    common = dict(attack=args.attack, known=args.known,
+                  n_targets=10_000 if args.targets is None else args.targets,
+                  prior=args.prior or "marginal",
+                  n_classes=200 if args.classes is None else args.classes, seed=args.seed,
                   missing=args.missing, aligned=args.aligned)
     if chunk > 0:
         from .progress import LONG_ROWS, Progress, progress_enabled

@@ -48,13 +48,13 @@ def register(sub) -> None:
                         "marginals use the first")
     p.add_argument("--no-attack", dest="attack", action="store_false",
                    help="leave out the attack simulation")
-    p.add_argument("--known", type=A.nonneg_int, default=1, metavar="N",
+    p.add_argument("--known", type=A.nonneg_int, default=None, metavar="N",
                    help="attributes the simulated adversary knows exactly (default 1)")
-    p.add_argument("--targets", type=A.positive_int, default=10_000, metavar="N",
+    p.add_argument("--targets", type=A.positive_int, default=None, metavar="N",
                    help="victims in the attack simulation (default 10000)")
     p.add_argument("--seed", type=int, default=None, metavar="N",
                    help="seed of the audit's samples (not of the publication)")
-    p.add_argument("--top", type=A.positive_int, default=15, metavar="N",
+    p.add_argument("--top", type=A.positive_int, default=None, metavar="N",
                    help="values shown per chart axis, the rest summed as 'other' (default 15)")
     p.add_argument("--chunk-rows", type=A.nonneg_int, default=None, metavar="N",
                    help="read the release (and --original) in chunks of N rows, in bounded "

@@ -201,9 +201,9 @@ def _partition_sections(rel, original, opts, steps, figs) -> tuple:
 def report(published: PathLike | Any, output: PathLike | None = None, *,
            original: PathLike | TableLike | None = None,
            pairs: str | Sequence[tuple[str, str]] | None = None, attack: bool = True,
-           known: int | Sequence[str] = 1, n_targets: int = 10_000,
+           known: int | Sequence[str] | None = None, n_targets: int | None = None,
            methods: str | Sequence[str] | None = None, chunk_rows: int | None = None,
-           top: int = 15, seed: int | None = None, format: str | None = None,
+           top: int | None = None, seed: int | None = None, format: str | None = None,
            original_format: str | None = None,
            progress: Callable[[int], None] | None = None,
            command: str | None = None) -> Page:
@@ -224,8 +224,9 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
     pairs : 'a:b,c:d' or list of (a, b), optional
         Attribute pairs whose cross-tabulation is shown (default: a few).
     attack, known, n_targets, seed
-        The attack simulation (:func:`anonset.audit`); ``seed`` seeds the
-        audit's samples, never the release.
+        The attack simulation (:func:`anonset.audit`; ``known`` default 1,
+        ``n_targets`` 10,000); ``seed`` seeds the audit's samples, never the
+        release.  An LGB or msa release refuses each of them given.
     methods : sequence of str, optional
         Reconstruction methods compared on the pairs (default 'em' and
         'exact_em', 'em' only for a release read in chunks; for semantic
@@ -233,8 +234,9 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
     chunk_rows : int, optional
         Read a set table in chunks of this many rows (bounded memory); 0:
         whole in memory.  Default: chunks above 2,000,000 rows.
-    top : int
-        Values shown per chart axis; the rest are summed as 'other'.
+    top : int, optional
+        Values shown per chart axis (default 15); the rest are summed as
+        'other'.
     progress : callable, optional
         Called with rows (or steps) done; its ``stage(desc, total)`` too
         where it has one.
@@ -257,8 +259,13 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
     >>> page.verdict, page.kind, "<script" in page.html
     ('RISKS FOUND', 'sets', False)
     """
-    n_targets = check_int(n_targets, "n_targets", minimum=1)
-    top = check_int(top, "top", minimum=3)
+    # None: not given (the defaults 1, 10,000 and 15 below); a partition
+    # release refuses each one given, its default value included
+    given_known, given_targets, given_top = known is not None, n_targets is not None, \
+        top is not None
+    known = 1 if known is None else known
+    n_targets = check_int(10_000 if n_targets is None else n_targets, "n_targets", minimum=1)
+    top = check_int(15 if top is None else top, "top", minimum=3)
     if chunk_rows is not None:
         chunk_rows = check_int(chunk_rows, "chunk_rows", minimum=0)
     protect = [p for p in (published, original) if isinstance(p, (str, Path))]
@@ -276,9 +283,9 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
         # adversary always runs) and shows no reconstruction: the options of
         # a set table's page, named, are refused rather than ignored
         given = {"pairs": pairs is not None, "attack": attack is not True,
-                 "known": known != 1, "n_targets": n_targets != 10_000,
+                 "known": given_known, "n_targets": given_targets,
                  "methods": methods is not None, "seed": seed is not None,
-                 "chunk_rows": chunk_rows is not None, "top": top != 15}
+                 "chunk_rows": chunk_rows is not None, "top": given_top}
         from ..partition import refuse_set_options
         refuse_set_options(given, rel.kind,
                            "its page shows its classes, buckets and class adversary")

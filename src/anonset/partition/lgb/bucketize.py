@@ -179,8 +179,8 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
                     # (a bucket close to the column's distribution) is offered
                     fits = rows.size // int(cnt.max())
                     lower = (f"l <= {fits} for it" if fits >= 2 else
-                             "no l >= 2 fits it (one value holds more than half of its "
-                             "cells): t-closeness for it instead, which bounds what a bucket "
+                             "t-closeness for it instead (no l >= 2 fits it: one value "
+                             "holds more than half of its cells), which bounds what a bucket "
                              "tells beyond the column's distribution ({@closeness="
                              # with the t's given (H39: each remedy alone undid the other)
                              + repr({**closeness, a: 0.3}) + "}, or another t)")
