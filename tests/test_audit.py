@@ -749,3 +749,23 @@ def test_rows_taken_from_a_release_in_memory_are_audited_against_its_input():
     assert not anonset.audit(bad, df).ok
     with pytest.raises(anonset.InputError, match="aligned: got 'no'; expected True or False"):
         anonset.audit(pub, df, aligned="no")
+
+
+def test_rows_taken_from_a_release_read_back_know_no_input_rows(tmp_path):
+    """A shuffled release read from a file knows no input row of its rows:
+    take() lined the whole input up with them by file position, and a
+    correct release FAILED (H79).  Its subset is audited per value."""
+    rng = np.random.default_rng(4)
+    n = 300
+    df = pd.DataFrame({"a": rng.choice(list("pqrs"), n), "sex": rng.choice(list("fm"), n)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], exact=["sex"],
+                          domains={"a": list("pqrs")}, allow_clear=["a"])
+    pub.to_parquet(tmp_path / "p.parquet")
+    back = anonset.read_parquet(tmp_path / "p.parquet")
+    assert anonset.audit(back, df).ok
+    sub = back.take(slice(0, 100))
+    assert sub.source_rows is None and sub.source_n is None
+    with pytest.raises(anonset.InputError, match="has 300 rows, the published table 100; "):
+        anonset.audit(sub, df)
+    rows = df.iloc[np.sort(pub.source_rows[:100])].reset_index(drop=True)
+    assert anonset.audit(sub, rows, aligned=False).ok

@@ -1732,3 +1732,31 @@ def test_a_name_with_spaces_at_its_ends_is_named_in_a_config_and_on_the_command_
     assert rc == 0, cap.err
     assert pd.read_parquet(tmp_path / "o1.parquet").equals(pd.read_parquet(tmp_path / "o2.parquet"))
     assert " region " not in pd.read_parquet(tmp_path / "o1.parquet").columns
+
+
+def test_list_options_escape_any_white_space_at_a_names_ends(tmp_path, capsys):
+    """A no-break space or a tab ending a header (spreadsheet exports) could
+    not be named, and the suggestion printed it unescaped; semantic's
+    --sensitive undid only '\\,'; an option whose only '=' is escaped ended
+    in a Python unpacking error (H79)."""
+    from anonset.cli.args import UsageError, kv, names, one_name, split_key
+    from anonset.validate import cli_escape, close_match
+    for name in ["region\xa0", "\tregion", " a\\b, c ", "x=y"]:
+        assert names([cli_escape(name)]) == [name]
+        assert kv([cli_escape(name, key=True) + "=3"], "--l") == {name: "3"}
+        assert one_name(cli_escape(name)) == name
+    assert "written with a backslash: 'region\\\xa0'" in close_match("region", ["region\xa0"])
+    assert close_match("regon", ["region\xa0"]) == " (did you mean 'region\\xa0'?)"
+    with pytest.raises(UsageError, match=r"expected COLUMN=VALUE, got 'a\\\\=b'"):
+        split_key("a\\=b")
+    rc, cap = run(["anonymize", tmp_path / "none.csv", "-o", tmp_path / "o.csv",
+                   "--l", "a\\=b"], capsys)
+    assert rc == 2 and "expected COLUMN=VALUE" in cap.err and "unpack" not in cap.err
+    rng = np.random.default_rng(6)
+    n = 200
+    df = pd.DataFrame({" job ": rng.choice(list("abcd"), n), "age": rng.integers(20, 70, n)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    rc, cap = run(["semantic-anonymize", tmp_path / "in.csv", "-o", tmp_path / "s.parquet",
+                   "--sensitive", "\\ job\\ ", "--l", "2", "--d", "1", "--domain", "a,b,c,d",
+                   "--qids", "age", "--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"], capsys)
+    assert rc == 0, cap.err

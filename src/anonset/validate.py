@@ -42,11 +42,11 @@ def cli_escape(x, key: bool = False) -> str:
     t = str(x).replace("\\", "\\\\").replace(",", "\\,")
     if key:
         t = t.replace("=", "\\=")
-    core = t.strip(" ")
-    if core != t:
-        lead = len(t) - len(t.lstrip(" "))
-        trail = len(t) - len(t.rstrip(" "))
-        t = "\\ " * lead + core + "\\ " * trail if core else "\\ " * len(t)
+    core = t.strip()
+    if core != t:           # white space at either end (a no-break space too)
+        lead, trail = t[:len(t) - len(t.lstrip())], t[len(t.rstrip()):]
+        t = "".join("\\" + c for c in lead) + core + "".join("\\" + c for c in trail) \
+            if core else "".join("\\" + c for c in t)
     return t
 
 
@@ -1863,8 +1863,8 @@ def close_match(name, choices) -> str:
     " (did you mean 'age'?)"
     """
     m = nearest(name, choices)
-    if m is not None and isinstance(m, str) and m != m.strip():
-        # the command line strips a name: a space at either end is escaped
+    if isinstance(m, str) and m != m.strip() and str(name) == m.strip():
+        # the command line strips a name: white space at either end is escaped
         import shlex
         return (f" (did you mean {m!r}? on the command line a space at either end of a "
                 f"name is written with a backslash: {shlex.quote(cli_escape(m))})")

@@ -259,8 +259,9 @@ def error_line(exc: BaseException, overrides=None) -> str:
 
 # ================================================================= types
 #: What a backslash escapes in a list or COLUMN=VALUE option: a comma, an
-#: equals sign, a space (kept at either end of a name) and itself; before
-#: anything else it is a backslash.
+#: equals sign, a space or other white space (kept at either end of a name:
+#: a spreadsheet's no-break space) and itself; before anything else it is a
+#: backslash.
 _ESCAPED = ",= \\"
 
 
@@ -268,7 +269,8 @@ def _scan(text: str) -> list:
     """``text`` as (character, escaped) pairs."""
     out, i = [], 0
     while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPED:
+        if text[i] == "\\" and i + 1 < len(text) and (text[i + 1] in _ESCAPED
+                                                     or text[i + 1].isspace()):
             out.append((text[i + 1], True))
             i += 2
         else:
@@ -299,9 +301,22 @@ def _strip(chars: list) -> list:
     return chars[a:b]
 
 
-def _join(chars: list, keep: str = "") -> str:
-    """The text, its escapes undone but for the characters in ``keep``."""
-    return "".join("\\" + c if esc and c in keep else c for c, esc in chars)
+def _join(chars: list, keep: str = "", keep_space: bool = False) -> str:
+    """The text, its escapes undone but for the characters in ``keep`` (and
+    white space, with ``keep_space``)."""
+    return "".join("\\" + c if esc and (c in keep or keep_space and c.isspace()) else c
+                   for c, esc in chars)
+
+
+def one_name(text: str) -> str:
+    r"""One column name as a list option writes it, its escapes undone but
+    nothing cut or stripped (``--sensitive`` of semantic-anonymize, whose
+    name a configuration file passes as it is).
+
+    >>> one_name(r"\ job\, title\ "), one_name(" job ")
+    (' job, title ', ' job ')
+    """
+    return "".join(c for c, _ in _scan(text))
 
 
 def split_commas(text: str, *, keep_empty: bool = False, keys: bool = False) -> list:
@@ -317,7 +332,7 @@ def split_commas(text: str, *, keep_empty: bool = False, keys: bool = False) -> 
     [' region ', 'x\\', 'y']
     """
     parts = [_strip(p) for p in _cut(_scan(text), ",")]
-    parts = [_join(p, keep="= \\" if keys else "") for p in parts]
+    parts = [_join(p, keep="=\\", keep_space=True) if keys else _join(p) for p in parts]
     return parts if keep_empty else [p for p in parts if p]
 
 
@@ -329,8 +344,12 @@ def split_key(text: str) -> tuple:
     >>> split_key(r"a\=b = 2"), split_key(r"\ a\ =x\,y")
     (('a=b', '2'), (' a ', 'x\\,y'))
     """
-    col, val = _cut(_scan(text), "=", maxsplit=1)
-    return _join(_strip(col)), _join(_strip(val), keep=_ESCAPED)
+    parts = _cut(_scan(text), "=", maxsplit=1)
+    if len(parts) < 2:          # its only '=' written \= (a name's own)
+        raise UsageError(f"expected COLUMN=VALUE, got {text!r} (an '=' written \\= belongs "
+                         "to the column's name)")
+    col, val = parts
+    return _join(_strip(col)), _join(_strip(val), keep=_ESCAPED, keep_space=True)
 
 
 def names(values) -> list:

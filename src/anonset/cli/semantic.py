@@ -99,8 +99,9 @@ def cmd_anonymize(args) -> int:
     A.check_outputs_apart({"-o": out, "--rows": args.rows, **A.companions(out, out_fmt)}, args)
     A.check_missing_token(args)
     key = A.key_options(args)
-    # one column, written as every list writes a name: a comma in it as \, (H66)
-    args.sensitive = args.sensitive.replace("\\,", ",")
+    # one column, written as every list writes a name: a comma in it as \,
+    # (H66), a space at either end as '\ ', a backslash as \\ (H79)
+    args.sensitive = A.one_name(args.sensitive)
     frame = read_typed(src, A.format_of(src, args.input_format, "--input-format"),
                        text_columns=A.names(args.identifier),
                        numbers=([] if args.domain or args.hierarchy else [args.sensitive])

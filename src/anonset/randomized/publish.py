@@ -383,4 +383,4 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
     plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))
     table = engine.publish_block(plan, frame, 0)
     ranks = engine.block_ranks(plan, 0, table.n_rows)
-    return table if ranks is None else table.take(engine.order_of(ranks))
+    return table if ranks is None else table._in_order(engine.order_of(ranks))

@@ -692,7 +692,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     facts = {**model, "rng": rng, "data": data,
              "domains": {a.name: [repr(v) for v in a.domain] for a in attrs
                          if a.domain is not None}}
-    return table.take(shuffled_order(derive_key(release_key(key, facts), "row-order"),
+    return table._in_order(shuffled_order(derive_key(release_key(key, facts), "row-order"),
                                      table.n_rows))
 
 

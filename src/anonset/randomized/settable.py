@@ -166,9 +166,20 @@ class SetTable:
             pd.DataFrame(index=range(len(rows)))
         out = SetTable(self.schema, {k: v[rows] for k, v in self._masks.items()}, self.params,
                        self.model, other, self.info)
-        base = self.source_rows if self.source_rows is not None else np.arange(self.n_rows)
-        out.source_rows = base[rows]
-        out.source_n = self.source_n if self.source_rows is not None else self.n_rows
+        if self.source_rows is not None:     # a release just published in memory
+            out.source_rows = self.source_rows[rows]
+            out.source_n = self.source_n
+        return out
+
+    def _in_order(self, order: np.ndarray) -> "SetTable":
+        """The rows of a table just drawn in input order, put in the
+        publication's ``order``: the data holder's audit in memory lines the
+        input up with them (``source_rows``; never written or pickled).  A
+        table read from a file knows no input rows (H79: take() of a read
+        shuffled release lined the input up by file position)."""
+        out = self.take(order)
+        out.source_rows = np.asarray(order)
+        out.source_n = self.n_rows
         return out
 
     def _repr_html_(self) -> str:
