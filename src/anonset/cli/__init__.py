@@ -60,12 +60,19 @@ class _Parser(argparse.ArgumentParser):
         if extras:
             sub = self._subcommand(getattr(ns, "command", None)) or self
             flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
-            near = []
+            near, shown, secret = [], [], False
             for x in extras:
                 if x.startswith("--"):
                     m = difflib.get_close_matches(x.split("=", 1)[0], flags, n=1, cutoff=0.75)
                     near += [f"{x.split('=', 1)[0]}: did you mean {m[0]}?"] if m else []
-            sub.error(f"unrecognized arguments: {' '.join(extras)}" +
+                    # a misspelt --seed or --key-file: what follows it is key
+                    # material, never echoed (H82: '--sed SECRET' printed it)
+                    secret = bool(m) and m[0] in ("--seed", "--key-file", "--seed-env")
+                    shown.append(x.split("=", 1)[0] + ("=..." if "=" in x and secret else ""))
+                else:
+                    shown.append("..." if secret else x)
+                    secret = False
+            sub.error(f"unrecognized arguments: {' '.join(shown)}" +
                       (f" ({'; '.join(near)})" if near else ""))
         return ns
 

@@ -67,6 +67,10 @@ class UsageError(ValueError):
 #: last would silently replace the first (argparse), perhaps with a weaker one.
 ONCE = ("--l", "--k", "--t", "--d", "--config")
 
+#: Key options: given twice, refused too, without printing their values
+#: (key material, H82).
+ONCE_SECRET = ("--seed", "--key-file", "--seed-env")
+
 
 def check_once(argv, sub=None) -> None:
     """Refuse a privacy parameter given twice in the user's own arguments
@@ -89,6 +93,13 @@ def check_once(argv, sub=None) -> None:
         if a == "--":
             break
         name, eq, value = a.partition("=")
+        if name in ONCE_SECRET:
+            if name in seen:
+                raise UsageError(f"{name}: given twice, and the last would replace the first "
+                                 "(the values are not printed: key material); expected it "
+                                 "once")
+            seen[name] = ""
+            continue
         if name not in ONCE:
             continue
         value = value if eq else (rest[j + 1] if j + 1 < len(rest) else "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
@@ -14,7 +14,7 @@ import numpy as np
 from .. import validate as V
 from .._version import __version__
 from ..io.keys import (MIN_SEED_BYTES, cell_salt, derive_key, key_check, key_mode, make_key,
-                       name_stream_ids, release_key, seed_bits)
+                       name_stream_ids, release_key, seed_bits, seed_pattern)
 from ..models import Closeness, DiversityCloseness
 from ..schema import DECLARE, Attribute, Schema, _outside_stacklevel, warn_inferred_domains
 from ..passthrough import check_recodes, recoded_targets, recorded, warn_findings
@@ -41,8 +41,8 @@ class Plan:
     params: dict
     model: dict
     n_rows: int
-    key: bytes
-    order_key: bytes | None        # None: input order kept (keep_order=True)
+    key: bytes = field(repr=False)             # never printed (H82)
+    order_key: bytes | None = field(repr=False)    # None: input order kept (keep_order=True)
     rng: str
     n_threads: int | None
     text: bool
@@ -511,9 +511,17 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         # pinned 45 % of the values (H20)
         key = derive_key(release_key(key, {"data": data, **order_facts(
             opts.model.to_dict(), opts.rng, params, published)}), "sets")
-    if persistent and seed_bits(seed) < 8 * MIN_SEED_BYTES:
-        raise InputError("needs a key of at least 128 bits", param="record_id",
-                         expected="{@key_file} holding a long-lived secret")
+    if persistent and (seed_bits(seed) < 8 * MIN_SEED_BYTES or opts.research_seed
+                       or seed_pattern(seed) is not None):
+        # a persistent key outlives every release, and each release's
+        # key_check confirms a guess of it offline: a research seed (the
+        # README's old '0123456789abcdef' * 2 passed as a persistent key,
+        # recorded 'persistent' and PASSED, H82) is no such key
+        raise InputError("needs a key of at least 128 bits drawn at random" +
+                         (", not a research seed" if opts.research_seed else ""),
+                         param="record_id",
+                         expected="{@key_file} holding a long-lived secret (anonset keygen "
+                                  "FILE)")
     check = key_check(key) if persistent else None
     if opts.prior is not None:
         check_series_key(opts.prior, opts.record_id, check, file=d.file,

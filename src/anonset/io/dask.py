@@ -139,6 +139,14 @@ class DaskSetTable:
         self.model, self.info, self.offsets = dict(model), dict(info), list(offsets)
         self.n_rows = self.offsets[-1]
 
+    def __reduce__(self):
+        # its blocks carry the generator's keys and each published row's
+        # input row (H82: a pickle undid the shuffle and held the key); a
+        # SetTable's pickle drops its input rows, this one is refused
+        raise TypeError("a DaskSetTable is not pickled: its lazy blocks hold the key and "
+                        "each row's input row; write it (to_parquet, to_csv) or compute "
+                        "to_settable(), whose pickle is safe")
+
     @property
     def frame(self):
         """The published table, lazy, in published order, without the

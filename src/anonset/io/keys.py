@@ -56,7 +56,8 @@ def _seed_bytes(seed) -> bytes:
     if isinstance(seed, numbers.Integral):
         seed = int(seed)
         if seed < 0:
-            raise InputError(f"got {seed}", param="seed", expected="a non-negative int")
+            raise InputError("got a negative int (not printed: a seed is key material)",
+                             param="seed", expected="a non-negative int")
         return b"i" + seed.to_bytes((seed.bit_length() + 8) // 8, "little")
     if isinstance(seed, str):
         return b"s" + seed.encode("utf-8")
@@ -85,16 +86,18 @@ def seed_bits(seed) -> int:
 MIN_SEED_SYMBOLS = 6
 
 
-def _sequence(seed) -> list:
+def _sequences(seed) -> list:
     """The seed as the symbols it is written with, in order (characters,
-    bytes, or the hex digits of an int)."""
+    bytes; an int's decimal digits, as it was typed, and its hex digits)."""
     if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-        return [int(c, 16) for c in format(abs(int(seed)), "x")]
+        # 10**40 or 111...1 look random in hex (H82): read both ways
+        return [[int(c) for c in str(abs(int(seed)))],
+                [int(c, 16) for c in format(abs(int(seed)), "x")]]
     if isinstance(seed, str):
-        return [ord(c) for c in seed]
+        return [[ord(c) for c in seed]]
     if isinstance(seed, (bytes, bytearray, memoryview)):
-        return list(bytes(seed))
-    return []
+        return [list(bytes(seed))]
+    return [[]]
 
 
 def seed_pattern(seed) -> str | None:
@@ -117,18 +120,18 @@ def seed_pattern(seed) -> str | None:
     >>> seed_pattern("d1f3a8c04e9b27f65a0c3e81b7d9f246") is None
     True
     """
-    seq = _sequence(seed)
-    variety = len(set(seq))
-    if variety < MIN_SEED_SYMBOLS:
-        return f"is written with {variety} distinct symbol(s)"
-    n = len(seq)
-    for p in range(1, n // 2 + 1):
-        if all(seq[i] == seq[i + p] for i in range(n - p)):
-            return f"repeats a block of {p} symbols"
-    steps = [b - a for a, b in zip(seq, seq[1:])]
-    runs = sum(s == t for s, t in zip(steps, steps[1:]))
-    if n >= 8 and 2 * runs >= len(steps) - 1:
-        return "is written in sequence (like 0123... or abcd...)"
+    for seq in _sequences(seed):
+        variety = len(set(seq))
+        if variety < MIN_SEED_SYMBOLS:
+            return f"is written with {variety} distinct symbol(s)"
+        n = len(seq)
+        for p in range(1, n // 2 + 1):
+            if all(seq[i] == seq[i + p] for i in range(n - p)):
+                return f"repeats a block of {p} symbols"
+        steps = [b - a for a, b in zip(seq, seq[1:])]
+        runs = sum(s == t for s, t in zip(steps, steps[1:]))
+        if n >= 8 and 2 * runs >= len(steps) - 1:
+            return "is written in sequence (like 0123... or abcd...)"
     return None
 
 
@@ -231,6 +234,12 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
     try:
         data = p.read_bytes()
     except FileNotFoundError:
+        if os.sep not in str(path) and "." not in str(path) and len(str(path)) >= 24:
+            # a key pasted where its file's name belongs: never echoed (H82)
+            raise InputError("names no file (the name is not printed: it may be the key "
+                             "itself)", param=param,
+                             expected="the path of a file holding at least 16 secret bytes "
+                                      "(anonset keygen FILE)") from None
         raise InputError("does not exist", param=param, file=p,
                          expected="a file holding at least 16 secret bytes") from None
     except IsADirectoryError:
@@ -275,6 +284,15 @@ def seed_from_env(name: str, *, param: str = "seed_env") -> str:
     (``--seed "$SECRET"`` with SECRET unset would otherwise run unkeyed)."""
     value = os.environ.get(name)
     if value is None:
+        import re
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(name)) or len(str(name)) >= 24 \
+                and not re.search(r"[G-Zg-z_]", str(name)):
+            # the variable's value given where its name belongs ("$SECRET"):
+            # never echoed (H82: the error printed the key)
+            raise InputError("is not the name of an environment variable (it is not "
+                             "printed: it may be the key itself)", param=param,
+                             expected="the variable's name (--seed-env SECRET, not "
+                                      "--seed-env \"$SECRET\")")
         raise InputError(f"environment variable {name!r} is not set", param=param,
                          expected="a variable holding at least 128 bits of key material")
     if not value:

@@ -169,6 +169,9 @@ class SetTable:
         if self.source_rows is not None:     # a release just published in memory
             out.source_rows = self.source_rows[rows]
             out.source_n = self.source_n
+        elif self.info.get("row_order") == "input":     # its positions are input rows
+            out.source_rows = np.arange(self.n_rows)[rows]
+            out.source_n = self.n_rows
         return out
 
     def _in_order(self, order: np.ndarray) -> "SetTable":

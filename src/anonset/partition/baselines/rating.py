@@ -32,6 +32,8 @@ several it keeps only what the independent buckets keep of the joint.
 """
 from __future__ import annotations
 
+import hashlib
+
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -312,9 +314,13 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
             info["clipped"][a] = {"asked": ls[a], "used": best, "by": by}
             want = best
         ls[a] = want
-        b = diverse_groups(c, d, want, key, f"rating-{a}") if want > 1 else \
+        # one purpose per (use, column), the name hashed: 'rating-bid-x' was
+        # both x's bucket ids and the groups of a column named 'bid-x', and
+        # a non-ASCII name failed in derive_key (H82)
+        tag = hashlib.sha256(str(a).encode("utf-8")).hexdigest()[:32]
+        b = diverse_groups(c, d, want, key, f"rating-groups:{tag}") if want > 1 else \
             np.arange(c.size, dtype=np.int64)
-        bid = keyed_ids(key, int(b.max()) + 1, f"rating-bid-{a}")
+        bid = keyed_ids(key, int(b.max()) + 1, f"rating-bucket-ids:{tag}")
         doms[a] = dom
         buckets[a] = b[order]
         true[a] = c[order]

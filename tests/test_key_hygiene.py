@@ -1,0 +1,93 @@
+"""Key material stays secret (H82): a persistent key is drawn at random,
+a typed seed is refused however it is written, a seed or key is never
+echoed by an error, and nothing that holds the key is pickled."""
+from __future__ import annotations
+
+import pickle
+import secrets
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonset
+from anonset import cli
+from anonset.validate import InputError
+
+
+def _table(n=300, seed=1):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"rid": np.arange(n), "job": rng.choice(list("abcd"), n),
+                         "town": rng.choice(list("xyz"), n)})
+
+
+KW = dict(sensitive=["job"], identifiers=["rid"], drop=["town"], domains={"job": list("abcd")})
+
+
+@pytest.mark.parametrize("seed, research", [("0123456789abcdef" * 2, True),
+                                            ("d1f3a8c04e9b27f65a0c3e81b7d9f246", True)])
+def test_a_persistent_key_is_no_research_seed(seed, research):
+    """The README's old key, accepted as a research seed, was recorded as a
+    persistent key, PASSED the audit, and each release's key_check
+    confirmed a guess of it offline."""
+    with pytest.raises(InputError, match="record_id: needs a key of at least 128 bits drawn at "
+                                         "random"):
+        anonset.publish(_table(), anonset.Diversity(2), seed=seed, research_seed=research,
+                        record_id="rid", first_in_series=True, **KW)
+
+
+@pytest.mark.parametrize("seed", [10 ** 40, int("1" * 41), int("1234567890" * 4)])
+def test_an_int_seed_is_read_as_typed_in_decimal(seed):
+    """10**40 looks random in hex: its decimal digits are read too."""
+    with pytest.raises(InputError, match="^seed: got a seed of 1[0-9]{2} bits that "):
+        anonset.publish(_table(), anonset.Diversity(2), seed=seed, **KW)
+    assert anonset.io.keys.seed_pattern(secrets.randbits(128) | 1 << 127) is None
+
+
+def test_a_secret_is_never_echoed(tmp_path, capsys, monkeypatch):
+    secret = secrets.token_hex(16)
+    src = tmp_path / "in.csv"
+    _table().to_csv(src, index=False)
+    base = ["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--sensitive", "job",
+            "--identifier", "rid", "--drop", "town", "--domain", "job=a,b,c,d", "--l", "2"]
+    for extra in (["--seed-env", secret], ["--sed", secret], [f"--seeds={secret}"],
+                  ["--key-file", secret], ["--seed", secret, "--seed", secret]):
+        assert cli.main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert secret not in err and err.count("\n") == 1, (extra, err)
+    with pytest.raises(InputError) as e:
+        anonset.publish(_table(), anonset.Diversity(2), seed=-int(secret, 16), **KW)
+    assert str(int(secret, 16)) not in str(e.value)
+    monkeypatch.setenv("ANONSET_TEST_SEED", secret)
+    assert cli.main(base + ["--seed-env", "ANONSET_TEST_SEED"]) == 0
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_a_dask_release_is_not_pickled_and_a_plan_prints_no_key():
+    """A pickled DaskSetTable held the generator's keys and each row's input
+    row (it undid the shuffle); a Plan's repr printed its keys."""
+    dd = pytest.importorskip("dask.dataframe")
+    secret = secrets.token_hex(16)
+    pub = anonset.dask.publish(dd.from_pandas(_table(), npartitions=2), anonset.Diversity(2),
+                               seed=secret, **KW)
+    with pytest.raises(TypeError, match="a DaskSetTable is not pickled"):
+        pickle.dumps(pub)
+    local = pub.to_settable()
+    assert pickle.loads(pickle.dumps(local)).equals(local)
+    from anonset import engine
+    opts = engine.Options(anonset.Diversity(2), seed=secret, **KW)
+    d = engine.draft(opts, list(_table().columns), dict(_table().dtypes))
+    plan = engine.make_plan(d, engine.Stats(d).add(_table(), 0))
+    assert plan.key.hex() not in repr(plan) and "key=" not in repr(plan)
+
+
+def test_rating_keys_one_purpose_per_column_whatever_its_name():
+    """Rating built its key purposes from column names: 'x' and 'bid-x'
+    derived one key for two uses, and a non-ASCII name failed."""
+    from anonset.partition.baselines import rating
+    rng = np.random.default_rng(2)
+    n = 400
+    df = pd.DataFrame({"âge": rng.choice(list("abcdef"), n), "x": rng.choice(list("pqrs"), n),
+                       "bid-x": rng.choice(list("pqrs"), n)})
+    rel = rating(df, attributes=["âge", "x", "bid-x"], l=2, seed=secrets.token_hex(16))
+    assert rel.check()["ok"]
