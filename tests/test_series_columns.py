@@ -372,7 +372,8 @@ def test_named_series_risks_are_recorded_and_named(series, tmp_path, capsys):
     named = [f for f in r3.info["pass_through_risks"] if f["check"] == "series"]
     assert [f["column"] for f in named] == ["admit", "clinic"]
     assert all(f["allowed"] and "discharge" in f["with"] for f in named)
-    assert "admit (an earlier release's column: not measured)" in recodes_text(r3.info)
+    from anonset.cli.args import unmeasured_text
+    assert unmeasured_text(r3.info) == "admit, clinic" and recodes_text(r3.info) == ""
     rows = anonset.audit(r3).checks.query("check == 'series'")
     assert list(rows.attribute) == ["admit", "clinic"] and set(rows.status) == {"risk"}
     assert anonset.audit(r3).verdict != "PASSED"
@@ -652,3 +653,46 @@ def test_a_release_under_a_persistent_key_is_declared_first_or_given_the_latest(
     assert "declare it on the command line (--first-in-series)" in err[0], err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == \
         ["in.parquet", "r0.parquet", "r1.parquet", "series.key", "series.toml"]
+
+
+def test_series_messages_say_what_helps(tmp_path):
+    """H81: a refused first release advised on the next one; a wave's first
+    missing cell ('?' joining the domain) was told to declare the domain
+    already given; a column new in the series was named among the values
+    that changed since the earlier release."""
+    import warnings as W
+    from anonset.io.keys import new_key_file
+    rng = np.random.default_rng(9)
+    n = 300
+    df = pd.DataFrame({"rid": np.arange(n), "job": rng.choice(list("abc"), n),
+                       "town": rng.choice(list("xyz"), n)})
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    kw = dict(identifiers=["rid"], key_file=key, record_id="rid")
+    job = {"job": list("abc")}
+    # a refused first release warns nothing
+    twice = pd.concat([df, df.assign(job=np.roll(df["job"].to_numpy(), 1))], ignore_index=True)
+    with W.catch_warnings(record=True) as got:
+        W.simplefilter("always")
+        with pytest.raises(anonset.InputError, match="holds different values in the rows of one"):
+            anonset.publish(twice, anonset.Diversity(2), sensitive=["job"], drop=["town"],
+                            first_in_series=True, domains=job, **kw)
+    assert not [w for w in got if "publish the next release" in str(w.message)]
+    with pytest.warns(UserWarning, match="params=this"):
+        first = anonset.publish(df, anonset.Diversity(2), sensitive=["job"], drop=["town"],
+                                first_in_series=True, missing="category", domains=job, **kw)
+    gap = df.astype({"job": object})
+    gap.loc[3, "job"] = None
+    with pytest.raises(anonset.InputError, match=r"1 new value \('\?'\), the missing-value token"
+                                                 r".*expected rows without missing cells in "
+                                                 r"this column, or a new series whose declared "
+                                                 r"domain lists the token '\?'"):
+        anonset.publish(gap, anonset.Diversity(2), sensitive=["job"], drop=["town"],
+                        params=first, missing="category", domains={"job": ["?", *job["job"]]},
+                        **kw)
+    with W.catch_warnings(record=True) as got:
+        W.simplefilter("always")
+        anonset.publish(df, anonset.Diversity(2), sensitive=["job", "town"], params=first,
+                        new_in_series=["town"], domains={**job, "town": list("xyz")}, **kw)
+    said = [str(w.message) for w in got if "changed since" in str(w.message)]
+    assert said and "a value of job that changed" in said[0] and "town" not in said[0]

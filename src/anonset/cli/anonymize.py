@@ -203,7 +203,13 @@ def build_model(opts):
 
 def _domain_values(values):
     """Values read from a domain file: integers or numbers where every value
-    spells one, else text."""
+    spells one, else text; codes written with leading zeros ('01', '007':
+    occupation, ICD and FIPS codes) stay text, as the API keeps them (H81:
+    '01'..'10' became 1..10, another domain than the same release's in
+    Python)."""
+    import re
+    if any(isinstance(v, str) and re.match(r"\s*[+-]?0[0-9]", v) for v in values):
+        return list(values)
     for kind in (int, float):
         try:
             return [kind(v) for v in values]

@@ -131,20 +131,31 @@ def recodes_text(info) -> str:
         return f"lambda {float(f['value']):.2f}{before}"
     found = info.get("pass_through_risks") or ()
     return ", ".join([f"{'+'.join(columns_of(f))} -> {target_of(f)} ({figure(f)})"
-                      for f in found if f.get("allowed") and f.get("check") in REFUSED_CHECKS] +
-                     # a series' column that could not be measured (named)
-                     [f"{f['column']} (an earlier release's column: not measured)"
-                      for f in found if f.get("allowed") and f.get("check") == "series"])
+                      for f in found if f.get("allowed") and f.get("check") in REFUSED_CHECKS])
+
+
+def unmeasured_text(info) -> str:
+    """The earlier releases' columns of a series that publishing could not
+    measure beside this release's and the user named (``allow_recode``)."""
+    return ", ".join(f["column"] for f in info.get("pass_through_risks") or ()
+                     if f.get("allowed") and f.get("check") == "series")
 
 
 def warn_allowed_recodes(info) -> None:
-    """The summary's warning line for the recodes the user allowed."""
-    recodes = recodes_text(info)
+    """The summary's warning lines for the recodes the user allowed, and
+    for a series' columns that could not be measured (H81: these were said
+    to recode, which nothing had measured)."""
+    import logging
+    recodes, unmeasured = recodes_text(info), unmeasured_text(info)
     if recodes:
-        import logging
         logging.getLogger("anonset").warning(
             "published nearly in the clear through columns that recode them (you allowed it): "
             "%s", recodes)
+    if unmeasured:
+        logging.getLogger("anonset").warning(
+            "not measured beside this release (you allowed it): %s, published by an earlier "
+            "release of the series, which links a record's rows across its releases, so "
+            "whatever the two tell together was not checked", unmeasured)
 
 
 def add_allow_identifier(group) -> None:

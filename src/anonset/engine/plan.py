@@ -402,7 +402,8 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         # a release of a persistent-key series is continued under its key
         check_series_key(opts.prior, opts.record_id, None, file=d.file)
         if persistent:
-            check_prior(opts.prior, published, opts.rng, file=d.file)
+            check_prior(opts.prior, published, opts.rng, file=d.file,
+                        token=opts.missing_token if opts.missing == "category" else None)
         names = {a.name for a in published}
         given = {n: p for n, p in given.items() if n in names}
         # a sensitive column the series never published has no sets to keep:
@@ -417,20 +418,6 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         params = check_params(given, opts.model, published, codes_like, clip_l=opts.clip_l,
                               file=d.file)
     first = opts.prior is None or not opts.prior.persistent     # the first of a series
-    if persistent and first and any(a.role == "sensitive" for a in published):
-        # every set is a function of its column's domain and (p, eta) too; only
-        # a later release that is given this one can check that they stay
-        closeness = opts.params is None and isinstance(opts.model, (Closeness, DiversityCloseness))
-        warnings.warn("persistent key: publish the next release with this one as its "
-                      "parameters (params=this; --params-from THIS_RELEASE), and each one "
-                      "after it with the latest before it, which refuses a changed domain" + (
-                          " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness "
-                          "(the largest p this data admits: a later release's data may admit a "
-                          "little less, so leave room by publishing this first release under a "
-                          "smaller t than later ones)"
-                          if closeness else "") +
-                      "; otherwise a later release may redraw every set, and the two releases "
-                      "intersect toward the true values; " + CHANGES_UNCHECKED, stacklevel=2)
     warn_unbounded_guess(published, params, counts)
     clear = V.check_clear(published, params, opts.model, opts.allow_clear, opts.clip_l,
                           counts, file=d.file)
@@ -565,10 +552,27 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         **({"key_check": check} if persistent else {}),
         "anonset": __version__,
     }
-    # after every refusal; every path (memory, streamed, Dask) warns alike
-    # and the command line prints the warnings as lines of their own
+    # after every refusal (H81: a refused first release advised on the next
+    # one); every path (memory, streamed, Dask) warns alike and the command
+    # line prints the warnings as lines of their own
+    if persistent and first and any(a.role == "sensitive" for a in published):
+        # every set is a function of its column's domain and (p, eta) too; only
+        # a later release that is given this one can check that they stay
+        closeness = opts.params is None and isinstance(opts.model, (Closeness, DiversityCloseness))
+        warnings.warn("persistent key: publish the next release with this one as its "
+                      "parameters (params=this; --params-from THIS_RELEASE), and each one "
+                      "after it with the latest before it, which refuses a changed domain" + (
+                          " and keeps the (p, eta) that Algorithm 1 chose here for t-closeness "
+                          "(the largest p this data admits: a later release's data may admit a "
+                          "little less, so leave room by publishing this first release under a "
+                          "smaller t than later ones)"
+                          if closeness else "") +
+                      "; otherwise a later release may redraw every set, and the two releases "
+                      "intersect toward the true values; " + CHANGES_UNCHECKED, stacklevel=2)
+    # a column new in the series had no earlier value to change (H81)
     told = [a.name for a in published
-            if a.role == "sensitive" and params[a.name].eta < params[a.name].d]
+            if a.role == "sensitive" and params[a.name].eta < params[a.name].d
+            and a.name not in (opts.new_in_series or ())]
     if persistent and not first and told:
         # short: the first release gave the whole advice (H73)
         warnings.warn(f"persistent key: a value of {', '.join(told)} that changed since "

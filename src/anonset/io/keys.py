@@ -403,14 +403,19 @@ def _as_number(v):
         return int(v)
     if isinstance(v, (float, np.floating)):
         f = float(v)
-        return int(f) if f.is_integer() else f
+        return int(f) if f.is_integer() and abs(f) < FLOAT_EXACT else f
     if isinstance(v, str):
         if _INT_TEXT.match(v):
             return int(v)
         if _NUM_TEXT.match(v):
             f = float(v)
-            return int(f) if f.is_integer() else f
+            return int(f) if f.is_integer() and abs(f) < FLOAT_EXACT else f
     return None
+
+
+#: A float holds every whole number below 2^53 exactly, and not all above:
+#: an id that arrives as a float there may be its neighbour's (H81).
+FLOAT_EXACT = 2.0 ** 53
 
 
 def _id_text(v) -> tuple:
@@ -443,7 +448,7 @@ def record_id_texts(values) -> tuple:
             pass
     elif kind in ("floating", "mixed-integer-float"):
         x = np.asarray(vals, dtype=np.float64)
-        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2.0 ** 63)
+        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < FLOAT_EXACT)
         out = vals.astype(str).astype(object)
         out[whole] = x[whole].astype(np.int64).astype(str)
         return out, ~whole & ~np.isnan(x)
@@ -508,6 +513,20 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
         i = int(np.argmax(frac))
         v = vals[i]
         shown = str(v.item() if isinstance(v, np.generic) else v)     # '2.5' on every path
+        try:
+            big = float(v) == int(float(v)) and abs(float(v)) >= FLOAT_EXACT
+        except (TypeError, ValueError, OverflowError):
+            big = False
+        if big:
+            # a float above 2^53 may be a neighbour's id: every set of the
+            # record would be drawn under another record's stream (H81)
+            raise InputError(f"holds the number {shown} at {row_name(row0 + i)} as a float, "
+                             "which cannot hold every whole number from 2^53 on: it may be "
+                             "another record's id", param="record_id", column=column,
+                             file=file, row=row0 + i,
+                             expected="the ids as integers or text (a Parquet or pandas "
+                                      "column turns float when it has a gap: fill it, or "
+                                      "read the ids as text)")
         raise InputError(f"holds the fractional number {shown} at {row_name(row0 + i)}",
                          param="record_id", column=column, file=file, row=row0 + i,
                          expected="whole numbers or text as record ids")

@@ -170,7 +170,8 @@ def _difference(was: tuple, now: tuple) -> str:
     return f"the same values in another order (position {i}: {was[i]!r} before, {now[i]!r} now)"
 
 
-def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
+def check_prior(prior: PriorRelease, published, rng: str, *, file=None,
+                token: str | None = None) -> None:
     """Refuse a persistent-key release that would redraw an earlier one's sets.
 
     ``published`` are this release's attributes; each sensitive one that the
@@ -193,6 +194,18 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
             continue
         # the earlier release's own declaration: its bins, or its values (H74, H75)
         edges = prior.bins.get(a.name)
+        if token is not None and set(now) - set(was) == {token}:
+            # the missing-value token joined the domain (this wave's first
+            # missing cells): only a domain that listed it from the first
+            # release on keeps the sets (H81: the advice was the domain
+            # already given)
+            raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}"
+                             f", the missing-value token, which joined it with this release's "
+                             "missing cells; under a persistent key every set of the column "
+                             "would be redrawn", column=a.name, file=file,
+                             expected="rows without missing cells in this column, or a new "
+                                      "series whose declared domain lists the token "
+                                      f"{token!r} from its first release on")
         raise InputError(f"has another domain than in {prior.where}: {_difference(was, now)}; "
                          "under a persistent key every set of the column would be redrawn, and "
                          "the two releases intersect toward the true values", column=a.name,
@@ -201,6 +214,11 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None) -> None:
                                    f"{{@bins}} ({', '.join(_edge(e) for e in edges)}), a value "
                                    "beyond them top- or bottom-coded into the end bins"
                                    if edges else
+                                   # a hierarchy declares the order of its leaves (H81)
+                                   f"the domain of {prior.where} ({len(was)} values, in its "
+                                   "order): a hierarchy whose leaves keep that order, or "
+                                   "{@domains} listing them so"
+                                   if getattr(a, "hierarchy", None) is not None else
                                    f"the domain of {prior.where} ({len(was)} values, in its "
                                    "order), declared with {@domains}"))
 
