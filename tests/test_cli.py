@@ -1787,3 +1787,32 @@ def test_a_domain_of_zero_padded_codes_stays_text(tmp_path, capsys):
         assert back.schema["age"].domain == (1, 2, 3, 4)
         if src == "w.parquet":
             assert back.equals(api)
+
+
+@pytest.mark.parametrize("cmd", ["anonymize", "lgb", "msa-anonymize"])
+def test_a_hierarchy_in_a_folder_with_a_comma(cmd, tmp_path, capsys):
+    """A config's hierarchy path in a folder named 'survey, 2024' was cut at
+    its comma by lgb and msa (H79); on the command line it is written '\\,'
+    and read back as the path, by every command."""
+    import json
+    d = tmp_path / "survey, 2024"
+    d.mkdir()
+    rng = np.random.default_rng(5)
+    n = 300
+    pd.DataFrame({"id": np.arange(n), "zip": rng.choice(["z1", "z2", "z3", "z4"], n),
+                  "sex": rng.choice(["f", "m"], n), "job": rng.choice(list("abcd"), n)}
+                 ).to_csv(d / "in.csv", index=False)
+    (d / "zip.csv").write_text("z1;Z12;*\nz2;Z12;*\nz3;Z34;*\nz4;Z34;*\n")
+    (d / "c.json").write_text(json.dumps({"hierarchy": {"zip": "zip.csv"}}))
+    model = {"anonymize": ["--sensitive", "zip,job", "--exact", "sex", "--domain",
+                           "job=a,b,c,d", "--l", "2"],
+             "lgb": ["--qi", "sex,zip", "--sensitive", "job", "--k", "4", "--l", "job=2"],
+             "msa-anonymize": ["--qi", "sex,zip", "--sa", "job", "--k", "4", "--t", "0.4"]}[cmd]
+    base = [cmd, d / "in.csv", *model, "--identifier", "id",
+            "--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    rc, cap = run([*base, "-o", d / "a.parquet", "--config", d / "c.json"], capsys)
+    assert rc == 0, cap.err
+    typed = "zip=" + str(d / "zip.csv").replace(",", "\\,")
+    rc, cap = run([*base, "-o", d / "b.parquet", "--hierarchy", typed], capsys)
+    assert rc == 0, cap.err
+    assert pd.read_parquet(d / "a.parquet").equals(pd.read_parquet(d / "b.parquet"))

@@ -91,7 +91,11 @@ def _tokens(action, value, where: str, base: Path) -> list:
         for col, v in value.items():
             if isinstance(v, list):             # a domain's values, in order
                 v = ",".join(_escape(_text(x, where)) for x in v)
-            pairs.append(f"{_escape(col, key=True)}={_path(_text(v, where), base, action.dest)}")
+            v = _path(_text(v, where), base, action.dest)
+            # a hierarchy's path is read back with its escapes undone (a
+            # folder named '2024, zip' was cut at its comma: H79)
+            v = _escape(v) if action.dest == "hierarchy" else v
+            pairs.append(f"{_escape(col, key=True)}={v}")
         if isinstance(action, argparse._AppendAction):
             return [t for pair in pairs for t in (flag, pair)]
         return [flag, ",".join(pairs)]                 # lgb's --l / --t COL=V,COL=V
