@@ -522,3 +522,27 @@ def test_the_baselines_take_the_inputs_publish_takes():
         B.mondrian(df, **roles, identifiers=["pid"])
     indexed = df.set_index(pd.Index(rng.permutation(n) + 1000, name="pid"))
     assert "pid" not in B.mondrian(indexed, **roles, identifiers=["pid"]).table.columns
+
+
+def test_a_categorical_declares_the_domain_of_every_baseline():
+    """Mondrian, TP and Anatomy sorted a Categorical's values and dropped
+    its unused categories: an ordered low < mid < high < top was cut into
+    alphabetical ranges such as [high~low] (H84).  They read its categories
+    as publish and Rating do."""
+    from anonset.partition.baselines import anatomy, mondrian, tp
+    rng = np.random.default_rng(3)
+    n = 240
+    order = ["low", "mid", "high", "top", "phd"]
+    df = pd.DataFrame({"edu": pd.Categorical(rng.choice(order[:4], n), categories=order,
+                                             ordered=True),
+                       "age": rng.integers(20, 70, n),
+                       "dis": rng.choice(list("abcdef"), n)})
+    for method in (mondrian, tp, anatomy):
+        rel = method(df, qids=["edu", "age"], sensitive="dis", l=3, seed=5, research_seed=True)
+        assert list(rel.domains["edu"]) == order, method.__name__
+        assert rel.check()["ok"]
+    rel = mondrian(df, qids=["edu", "age"], sensitive="dis", l=3, seed=5, research_seed=True)
+    for label in set(rel.table["edu"]):
+        if label.startswith("["):
+            lo, hi = label[1:-1].split("~")
+            assert order.index(lo) < order.index(hi), label

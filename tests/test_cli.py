@@ -1816,3 +1816,16 @@ def test_a_hierarchy_in_a_folder_with_a_comma(cmd, tmp_path, capsys):
     rc, cap = run([*base, "-o", d / "b.parquet", "--hierarchy", typed], capsys)
     assert rc == 0, cap.err
     assert pd.read_parquet(d / "a.parquet").equals(pd.read_parquet(d / "b.parquet"))
+
+
+def test_a_zero_padded_domain_of_unpadded_data_says_so(tmp_path, capsys):
+    """A domain file of '01'..'10' stays text (H81); data written 1..10 is
+    refused saying that the domain's codes are text (H83)."""
+    rng = np.random.default_rng(2)
+    pd.DataFrame({"occ": rng.integers(1, 11, 200)}).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "occ.txt").write_text("\n".join(f"{i:02d}" for i in range(1, 11)) + "\n")
+    rc, cap = run(["anonymize", tmp_path / "in.csv", "-o", tmp_path / "o.csv", "--sensitive",
+                   "occ", "--domain", f"occ={tmp_path / 'occ.txt'}", "--l", "3"], capsys)
+    assert rc == 2 and "the domain has the text '0" in cap.err and "leading zeros are text" \
+        in cap.err, cap.err
+    assert not (tmp_path / "o.csv").exists()

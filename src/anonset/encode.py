@@ -120,9 +120,17 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         i = int(np.flatnonzero(bad)[0])
         shown = _shown(values.iloc[i])
         hint = ""
+        padded = [v for v in dom if isinstance(v, str) and v.isdigit()
+                  and v.lstrip("0") == str(shown).lstrip("0") and v != str(shown)] \
+            if str(shown).isdigit() else []
         if isinstance(shown, str) and shown != shown.strip() and shown.strip() in dom:
             # raw survey files pad their values ('  Private' in UCI Adult)
             hint = f"; the domain has {shown.strip()!r}: the data has spaces around its values"
+        elif padded:
+            # a domain of codes written with leading zeros is text (H81, H83)
+            hint = (f"; the domain has the text {padded[0]!r}: codes written with leading "
+                    "zeros are text, so the data must write them so too (or the domain "
+                    "without the zeros)")
         elif isinstance(shown, str) and len(dom) <= 10_000:
             from .validate import nearest              # a typo in the data or the domain
             near = nearest(shown, [v for v in dom if isinstance(v, str)])

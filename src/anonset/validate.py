@@ -156,8 +156,9 @@ class InputError(ValueError):
     def in_file(self, file: str | os.PathLike | None) -> "InputError":
         """This error naming ``file`` too (itself where it names a file, or
         ``file`` is None)."""
-        if file is None or self.file is not None:
-            return self
+        if file is None or self.file is not None or self.param in ("key_file", "seed_env",
+                                                                     "seed"):
+            return self         # a key's error is not the input file's (H83)
         return InputError(self.what, param=self.param, column=self.column, file=file,
                           expected=self.expected, row=self.row)
 

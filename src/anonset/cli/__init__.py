@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import re
 import importlib
 import importlib.util
 import logging
@@ -51,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with usage errors in one line (exit 2), like every other error."""
 
     def error(self, message):
+        # argparse's own "ambiguous option: --see=VALUE could match --seed,
+        # ..." echoes the value, which may be key material: never (H83)
+        message = re.sub(r"^(ambiguous option: [^=\s]+)=\S+", r"\1=...", message)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):

@@ -93,6 +93,11 @@ def check_once(argv, sub=None) -> None:
         if a == "--":
             break
         name, eq, value = a.partition("=")
+        if name.startswith("--") and name not in metavars:
+            # argparse takes a unique prefix for its option (--key-fil for
+            # --key-file): counted as that option (H83)
+            full = [o for o in metavars if o.startswith(name)]
+            name = full[0] if len(full) == 1 else name
         if name in ONCE_SECRET:
             if name in seen:
                 raise UsageError(f"{name}: given twice, and the last would replace the first "

@@ -57,9 +57,9 @@ class Options:
     record_id: str | None = None
     new_in_series: tuple = ()
     first_in_series: bool = False
-    seed: Any = None
+    seed: Any = field(default=None, repr=False)         # key material: never printed
     research_seed: bool = False
-    key_file: Any = None
+    key_file: Any = field(default=None, repr=False)
     rng: str = "chacha20"
     n_threads: int | None = None
     #: set by :meth:`check` when ``params`` is an earlier release (a SetTable

@@ -234,7 +234,8 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        if os.sep not in str(path) and "." not in str(path) and len(str(path)) >= 24:
+        if not p.parent.is_dir() or (os.sep not in str(path) and "." not in str(path)
+                                     and len(str(path)) >= 24):
             # a key pasted where its file's name belongs: never echoed (H82)
             raise InputError("names no file (the name is not printed: it may be the key "
                              "itself)", param=param,
@@ -285,14 +286,16 @@ def seed_from_env(name: str, *, param: str = "seed_env") -> str:
     value = os.environ.get(name)
     if value is None:
         import re
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(name)) or len(str(name)) >= 24 \
-                and not re.search(r"[G-Zg-z_]", str(name)):
-            # the variable's value given where its name belongs ("$SECRET"):
-            # never echoed (H82: the error printed the key)
-            raise InputError("is not the name of an environment variable (it is not "
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", str(name)) \
+                or sum(c.isdigit() for c in str(name)) > 4:
+            # the variable's value given where its name belongs ("$SECRET")
+            # may look like any name: only a name written as environment
+            # variables are (capitals, few digits) is echoed (H82, H83)
+            raise InputError("names no environment variable that is set (the name is not "
                              "printed: it may be the key itself)", param=param,
-                             expected="the variable's name (--seed-env SECRET, not "
-                                      "--seed-env \"$SECRET\")")
+                             expected="the name of a set variable, in capitals as such names "
+                                      "are written (--seed-env SECRET, not --seed-env "
+                                      "\"$SECRET\")")
         raise InputError(f"environment variable {name!r} is not set", param=param,
                          expected="a variable holding at least 128 bits of key material")
     if not value:
@@ -405,6 +408,10 @@ def _as_number(v):
         f = float(v)
         return int(f) if f.is_integer() and abs(f) < FLOAT_EXACT else f
     if isinstance(v, str):
+        # ' 1000' is 1000, as pandas reads it into memory (H83: a streamed
+        # release keyed the text, another stream than the same file's in
+        # memory)
+        v = v.strip()
         if _INT_TEXT.match(v):
             return int(v)
         if _NUM_TEXT.match(v):
@@ -453,7 +460,7 @@ def record_id_texts(values) -> tuple:
         out[whole] = x[whole].astype(np.int64).astype(str)
         return out, ~whole & ~np.isnan(x)
     elif kind == "string":
-        t = pd.Series(vals, dtype=object)
+        t = pd.Series(vals, dtype=object).str.strip()    # ' 1000' is 1000 (_as_number)
         digits = t.str.fullmatch(r"[0-9]+", na=False).to_numpy(dtype=bool)
         out = vals.copy()
         if digits.any():

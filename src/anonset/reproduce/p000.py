@@ -100,8 +100,9 @@ def publish(df, schema, model, tag):
 
 
 def rating(df, schema, attrs, l, tag):
-    """Rating over ``attrs`` only: its buckets are built per attribute with a
-    per-attribute key, so this is the full release restricted to ``attrs``."""
+    """A fresh Rating release over ``attrs`` only (its key is drawn from the
+    attributes, their l and the data, so it is not the release over all
+    attributes restricted to ``attrs``: H84)."""
     import anonset
     from ..partition.baselines import rating as rating_
     sub = anonset.Schema(tuple(schema[a] for a in attrs))
@@ -160,6 +161,13 @@ def run_setting(df, schema, pub, attrs, truth, budget, rows, base, l=None):
             rel, _ = rating(df, schema, attrs, l, f"{base['data']}-{l}")
             est = rel.crosstab(attrs)
             rec["rating_clipped"] = len(rel.info["clipped"])
+            # attributes Rating published at a lower l than the Proposed's
+            # l_j (clip_l: d_j - 1 where d_j <= l): its wins there are not
+            # like for like (H84)
+            rec["rating_weaker"] = sum(
+                1 for a in attrs
+                if rel.info["clipped"].get(a, {}).get("used", l) <
+                (l if l < schema[a].d else schema[a].d - 1))
         else:
             kw = {"w": w} if m in ("em", "value_adding") else {}
             est = anonset.reconstruct(pub, attrs, m, seed=0, **kw)

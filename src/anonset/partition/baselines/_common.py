@@ -65,7 +65,13 @@ def _encode(col: pd.Series, name: str, domain) -> tuple:
     if col.isna().any():
         raise InputError(f"has {int(col.isna().sum())} missing values", column=name,
                          expected="a value in every row, or {@missing='category'}")
-    if domain is None:
+    if domain is None and isinstance(col.dtype, pd.CategoricalDtype):
+        # a Categorical declares its domain (its unused categories too, in
+        # their order where ordered), as publish and Rating read it (H84:
+        # Mondrian cut an ordered low < mid < high < top alphabetically)
+        from ...schema import Schema
+        dom = tuple(Schema.infer(col.to_frame(name), sensitive=[name])[name].domain)
+    elif domain is None:
         dom = tuple(sorted(pd.unique(col).tolist()))
     else:
         dom = tuple(domain)
