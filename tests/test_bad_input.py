@@ -486,7 +486,7 @@ TABLE_CASES = [
               ("research_seed:", "expected seed given too"),
               ("--research-seed:", "expected --seed given too")),
     TableCase("seed-env-unset", {}, [*ROLES_CLI, "--seed-env", "ANONSET_TEST_NO_SUCH_VAR", "--l", "2"],
-              ("--seed-env:", "'ANONSET_TEST_NO_SUCH_VAR' is not set"), paths=("cli",)),
+              ("--seed-env:", "names no environment variable that is set"), paths=("cli",)),
     # --- parameter values
     TableCase("rng-unknown", _api(rng="mt19937"), [], ("rng:", "mt19937", "chacha20, philox"),
               paths=("memory", "parquet", "dask")),

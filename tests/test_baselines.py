@@ -546,3 +546,31 @@ def test_a_categorical_declares_the_domain_of_every_baseline():
         if label.startswith("["):
             lo, hi = label[1:-1].split("~")
             assert order.index(lo) < order.index(hi), label
+
+
+def test_a_categoricals_missing_token_is_placed_and_kept_apart_as_publish_does():
+    """With missing='category', the baselines sorted the token in with an
+    unordered Categorical's values ('?' first, Mondrian cut '[?~high]'),
+    where publish and Rating put it last; and Rating published a
+    Categorical's real '?' answers and its missing cells as one value,
+    which publish refuses (H85)."""
+    import anonset
+    from anonset.partition.baselines import anatomy, mondrian, rating, tp
+    rng = np.random.default_rng(4)
+    n = 300
+    edu = pd.Series(pd.Categorical(rng.choice(["low", "mid", "high", "top"], n)))
+    edu[:6] = None
+    df = pd.DataFrame({"edu": edu, "age": rng.integers(20, 70, n),
+                       "dis": rng.choice(list("abcdef"), n)})
+    want = anonset.Schema.infer(df[["edu"]], sensitive=["edu"], missing="category")["edu"].domain
+    assert want[-1] == "?"
+    for method in (mondrian, tp, anatomy):
+        rel = method(df, qids=["edu", "age"], sensitive="dis", l=3, seed=5, research_seed=True,
+                     missing="category")
+        assert tuple(rel.domains["edu"]) == tuple(want), method.__name__
+    both = df.assign(edu=pd.Categorical(df["edu"].astype(object).where(
+        np.arange(n) % 7 != 3, "?")))
+    with pytest.raises(InputError, match="column 'edu': holds the value '\\?', which is the "
+                                         "missing-value token, and has"):
+        rating(both, attributes=["edu", "dis"], l=2, seed=5, research_seed=True,
+               missing="category", other=["age"])

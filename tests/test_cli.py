@@ -367,7 +367,7 @@ def test_seed_gives_identical_output(data, tmp_path, capsys):
     (["--t", "inf"], "in the clear"),
     (["--l", "3", "--seed", ""], "--seed: is empty"),
     (["--l", "3", "--seed", "2024"], "--seed: got a seed of 11 bits; expected at least 128"),
-    (["--l", "3", "--seed-env", "ANONSET_TEST_UNSET_VARIABLE"], "--seed-env: environment"),
+    (["--l", "3", "--seed-env", "ANONSET_TEST_UNSET_VARIABLE"], "--seed-env: names no environment variable"),
     (["--l", "3", "--drop", "note"], "'note'"),                    # named twice
     (["--l", "3", "--identifier", "idd"], "'idd'"),
     (["--l", "3", "--identifier", "idd,id"], "--identifier: names 'idd', which is not a column"),
@@ -818,7 +818,7 @@ def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeyp
     assert rc == 2 and "give one source of key material" in cap.err
     rc, cap = run([cmd, src, "-o", tmp_path / "e.csv", *args, "--seed-env",
                    "ANONSET_TEST_NO_SUCH_VAR"], capsys)
-    assert rc == 2 and "--seed-env" in cap.err and "is not set" in cap.err
+    assert rc == 2 and "--seed-env" in cap.err and "names no environment variable that is set" in cap.err
     assert not (tmp_path / "e.csv").exists()
 
 
@@ -1829,3 +1829,13 @@ def test_a_zero_padded_domain_of_unpadded_data_says_so(tmp_path, capsys):
     assert rc == 2 and "the domain has the text '0" in cap.err and "leading zeros are text" \
         in cap.err, cap.err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_hierarchy_path_is_read_as_written_but_for_its_commas():
+    """Undoing every escape of a --hierarchy path turned a UNC path
+    '\\\\server\\share' into '\\server\\share' (H85): only '\\,' is read."""
+    from anonset.cli.args import kv
+    unc = r"\\server\share\zip.csv"
+    assert kv([f"zip={unc}"], "--hierarchy") == {"zip": unc}
+    assert kv([f"zip={unc},job=a\\,b.csv"], "--hierarchy", commas=True) == \
+        {"zip": unc, "job": "a,b.csv"}

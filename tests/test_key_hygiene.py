@@ -162,3 +162,23 @@ def test_a_number_padded_with_spaces_is_one_record_id_on_every_path(tmp_path):
     mem = anonset.publish(pd.read_csv(tmp_path / "in.csv"), anonset.Diversity(2), **kw)
     publish_file(tmp_path / "in.csv", tmp_path / "o.parquet", anonset.Diversity(2), **kw)
     assert anonset.read_parquet(tmp_path / "o.parquet").equals(mem)
+
+
+def test_the_shapes_of_secret_the_second_round_missed_are_not_echoed(tmp_path, capsys):
+    """A base64 key starting with '/' (its folder '/' exists), a key longer
+    than a file name may be, a base32 TOTP secret given to --seed-env, and a
+    passphrase after an ambiguous '--see=' (H85)."""
+    import base64
+    src = tmp_path / "in.csv"
+    _table().to_csv(src, index=False)
+    base = ["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--sensitive", "job",
+            "--identifier", "rid", "--drop", "town", "--domain", "job=a,b,c,d", "--l", "2"]
+    slash = "/" + base64.b64encode(secrets.token_bytes(30)).decode().replace("/", "A")
+    long_hex = secrets.token_hex(128)
+    b32 = base64.b32encode(secrets.token_bytes(20)).decode().rstrip("=")
+    words = "tangerine orbit walrus plywood seventeen quasar mitten"
+    for extra, secret in ((["--key-file", slash], slash), (["--key-file", long_hex], long_hex),
+                          (["--seed-env", b32], b32), ([f"--see={words}"], "orbit walrus")):
+        assert cli.main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert secret not in err and err.count("\n") == 1, (extra, err)

@@ -120,9 +120,9 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
         i = int(np.flatnonzero(bad)[0])
         shown = _shown(values.iloc[i])
         hint = ""
-        padded = [v for v in dom if isinstance(v, str) and v.isdigit()
+        padded = [v for v in dom if isinstance(v, str) and v.isdigit() and v.startswith("0")
                   and v.lstrip("0") == str(shown).lstrip("0") and v != str(shown)] \
-            if str(shown).isdigit() else []
+            if str(shown).isdigit() and not str(shown).startswith("0") else []
         if isinstance(shown, str) and shown != shown.strip() and shown.strip() in dom:
             # raw survey files pad their values ('  Private' in UCI Adult)
             hint = f"; the domain has {shown.strip()!r}: the data has spaces around its values"

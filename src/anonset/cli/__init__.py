@@ -54,7 +54,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # argparse's own "ambiguous option: --see=VALUE could match --seed,
         # ..." echoes the value, which may be key material: never (H83)
-        message = re.sub(r"^(ambiguous option: [^=\s]+)=\S+", r"\1=...", message)
+        message = re.sub(r"^(ambiguous option: [^=\s]+)=.*?( could match )", r"\1=...\2",
+                         message, flags=re.S)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):

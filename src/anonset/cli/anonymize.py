@@ -139,7 +139,9 @@ def _options(args) -> dict:
         "l": A.model_value(args.l, "--l", int), "k": A.model_value(args.k, "--k", int),
         "t": A.model_value(args.t, "--t", float), "entropy": True if args.entropy else None,
         "ground": A.ground_value(args.ground),
-        "bins": bins, "hierarchies": A.kv(args.hierarchy, "--hierarchy", path=True),
+        # a comma in a hierarchy's path written '\,', as lgb's and msa's lists read it
+        "bins": bins, "hierarchies": {c: v.replace("\\,", ",")
+                                      for c, v in A.kv(args.hierarchy, "--hierarchy").items()},
         "domains": A.kv(args.domain, "--domain"),
         "key_file": args.key_file, "params_from": args.params_from,
         "research_seed": True if args.research_seed else None,

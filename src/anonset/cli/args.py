@@ -387,10 +387,9 @@ def names(values) -> list:
     return out
 
 
-def kv(values, option: str, *, commas: bool = False, path: bool = False) -> dict:
+def kv(values, option: str, *, commas: bool = False) -> dict:
     """``col=value`` pairs from repeated option values (with ``commas``, each
-    value may also hold several comma-separated pairs; with ``path``, each
-    value is a file's path, its escapes undone: a comma in a folder's name
+    value may also hold several comma-separated pairs, a comma inside one
     written ``\\,``)."""
     out = {}
     if commas:
@@ -404,7 +403,7 @@ def kv(values, option: str, *, commas: bool = False, path: bool = False) -> dict
         if col in out:
             raise UsageError(f"{option}: column {col!r} is given twice ({out[col]!r} and "
                              f"{val!r}); expected one value per column")
-        out[col] = one_name(val) if path else val
+        out[col] = val
     return out
 
 

@@ -135,7 +135,7 @@ def _run(args) -> int:
         raise ValueError("give --flags or --density, not both")
     roles, key = role_kwargs(args), key_kwargs(args)
     text = ([args.id] if args.id else []) + roles["other"] + roles["identifiers"]
-    hier = _kv(args.hierarchy, "--hierarchy", commas=True, path=True)
+    hier = _kv(args.hierarchy, "--hierarchy", commas=True)
     from ..hierarchy import hierarchy_of
     declared = {c: hierarchy_of(c, hierarchy_file(c, path)).leaves for c, path in hier.items()}
     frame = read_input(args.input, args.input_format, text, declared, numbers=qi + semi + sens)

@@ -128,7 +128,7 @@ def _run(args) -> int:
     check_suffix(args.report, "--report", (".json",), "JSON")
     qi, sa = _names(args.qi), _names(args.sa)
     hier = {}
-    for col, path in _kv(args.hierarchy, "--hierarchy", commas=True, path=True).items():
+    for col, path in _kv(args.hierarchy, "--hierarchy", commas=True).items():
         hier[col] = hierarchy_of(col, hierarchy_file(col, path))
     ground = _kv(args.ground, "--ground", commas=True)
     for col, g in ground.items():

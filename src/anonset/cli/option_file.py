@@ -92,9 +92,10 @@ def _tokens(action, value, where: str, base: Path) -> list:
             if isinstance(v, list):             # a domain's values, in order
                 v = ",".join(_escape(_text(x, where)) for x in v)
             v = _path(_text(v, where), base, action.dest)
-            # a hierarchy's path is read back with its escapes undone (a
-            # folder named '2024, zip' was cut at its comma: H79)
-            v = _escape(v) if action.dest == "hierarchy" else v
+            # lgb's and msa's --hierarchy is a list of COL=PATH cut at its
+            # commas (a folder named '2024, zip' was cut there: H79); the
+            # rest of a path is read as it is written (H85)
+            v = v.replace(",", "\\,") if action.dest == "hierarchy" else v
             pairs.append(f"{_escape(col, key=True)}={v}")
         if isinstance(action, argparse._AppendAction):
             return [t for pair in pairs for t in (flag, pair)]

@@ -231,22 +231,31 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
     """The secret in a key file: its bytes (at least 16; a trailing newline
     of a text file is kept out).  The file is read, never written."""
     p = Path(path)
+    # a key pasted where its file's name belongs is never echoed (H82): a
+    # name of 24 characters or more without a dot (hex, base64 even where it
+    # starts with '/', H85), a folder that does not exist, a name too long
+    hidden = len(p.name) >= 24 and "." not in p.name or len(p.name) > 255
+    try:
+        hidden = hidden or not p.parent.is_dir()
+    except OSError:
+        hidden = True
+    unnamed = ("(the name is not printed: it may be the key itself)", param,
+               "the path of a file holding at least 16 secret bytes (anonset keygen FILE)")
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        if not p.parent.is_dir() or (os.sep not in str(path) and "." not in str(path)
-                                     and len(str(path)) >= 24):
-            # a key pasted where its file's name belongs: never echoed (H82)
-            raise InputError("names no file (the name is not printed: it may be the key "
-                             "itself)", param=param,
-                             expected="the path of a file holding at least 16 secret bytes "
-                                      "(anonset keygen FILE)") from None
+        if hidden:
+            raise InputError("names no file " + unnamed[0], param=param,
+                             expected=unnamed[2]) from None
         raise InputError("does not exist", param=param, file=p,
                          expected="a file holding at least 16 secret bytes") from None
     except IsADirectoryError:
         raise InputError("is a directory", param=param, file=p,
                          expected="a file holding at least 16 secret bytes") from None
     except OSError as e:
+        if hidden:
+            raise InputError(f"names no file that can be read ({e.strerror}) " + unnamed[0],
+                             param=param, expected=unnamed[2]) from None
         raise InputError(f"cannot be read ({e.strerror})", param=param, file=p) from None
     try:
         mode = p.stat().st_mode
@@ -285,19 +294,13 @@ def seed_from_env(name: str, *, param: str = "seed_env") -> str:
     (``--seed "$SECRET"`` with SECRET unset would otherwise run unkeyed)."""
     value = os.environ.get(name)
     if value is None:
-        import re
-        if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", str(name)) \
-                or sum(c.isdigit() for c in str(name)) > 4:
-            # the variable's value given where its name belongs ("$SECRET")
-            # may look like any name: only a name written as environment
-            # variables are (capitals, few digits) is echoed (H82, H83)
-            raise InputError("names no environment variable that is set (the name is not "
-                             "printed: it may be the key itself)", param=param,
-                             expected="the name of a set variable, in capitals as such names "
-                                      "are written (--seed-env SECRET, not --seed-env "
-                                      "\"$SECRET\")")
-        raise InputError(f"environment variable {name!r} is not set", param=param,
-                         expected="a variable holding at least 128 bits of key material")
+        # never echoed: the variable's value given where its name belongs
+        # ("$SECRET") may look like any name, a TOTP base32 secret like one
+        # in capitals (H82, H83, H85); the user typed the name anyway
+        raise InputError("names no environment variable that is set (the name is not "
+                         "printed: it may be the key itself)", param=param,
+                         expected="the name of a set variable holding at least 128 bits of key "
+                                  "material (--seed-env SECRET, not --seed-env \"$SECRET\")")
     if not value:
         raise InputError(f"environment variable {name!r} is empty", param=param,
                          expected="a variable holding at least 128 bits of key material")

@@ -174,10 +174,15 @@ def _rating_wins(frame, data) -> str:
     weaker = j[col].fillna(0) > 0
     what = ("published an attribute at a lower l than the Proposed's" if col == "rating_weaker"
             else "clipped an attribute's l (clip_l or clip_eligible)")
-    return (f"Rating's L1 is lower than the Proposed's in {int(wins[weaker].sum())} of "
-            f"{int(weaker.sum())} settings where it {what}, and in {int(wins[~weaker].sum())} "
-            f"of {int((~weaker).sum())} where it did not: its l-eligibility clipping (down to "
-            "l = 1, in the clear) buys it most of its wins, not like for like")
+    a, na = int(wins[weaker].sum()), int(weaker.sum())
+    b, nb = int(wins[~weaker].sum()), int((~weaker).sum())
+    said = (f"Rating's L1 is lower than the Proposed's in {a} of {na} settings where it {what}, "
+            f"and in {b} of {nb} where it did not")
+    # the conclusion only where the counts carry it (H85)
+    if na and nb and a / na > b / nb + 0.2 and a > b:
+        said += (": its l-eligibility clipping (down to l = 1, in the clear) buys it most of "
+                 "its wins, not like for like")
+    return said
 
 
 def _monotone_share(frame, data, kind, increasing) -> tuple:

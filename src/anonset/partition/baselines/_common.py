@@ -65,13 +65,7 @@ def _encode(col: pd.Series, name: str, domain) -> tuple:
     if col.isna().any():
         raise InputError(f"has {int(col.isna().sum())} missing values", column=name,
                          expected="a value in every row, or {@missing='category'}")
-    if domain is None and isinstance(col.dtype, pd.CategoricalDtype):
-        # a Categorical declares its domain (its unused categories too, in
-        # their order where ordered), as publish and Rating read it (H84:
-        # Mondrian cut an ordered low < mid < high < top alphabetically)
-        from ...schema import Schema
-        dom = tuple(Schema.infer(col.to_frame(name), sensitive=[name])[name].domain)
-    elif domain is None:
+    if domain is None:
         dom = tuple(sorted(pd.unique(col).tolist()))
     else:
         dom = tuple(domain)
@@ -123,6 +117,16 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                              param="domains", expected=f"one of {qids + [sensitive]}")
     frame, missing_record = apply_missing(data, qids + [sensitive], missing, token=missing_token)
     check_token_declared(missing_record, domains)
+    for c in qids + [sensitive]:
+        if c not in domains and isinstance(data[c].dtype, pd.CategoricalDtype):
+            # a Categorical declares its domain (its unused categories too, in
+            # their order where ordered), as publish and Rating read it, the
+            # missing-value token where publish puts it (H84, H85)
+            from ...schema import Schema
+            cat = missing == "category"
+            domains[c] = Schema.infer(data[[c]] if cat else data[[c]].dropna(), sensitive=[c],
+                                      missing="category" if cat else "error",
+                                      missing_token=missing_token)[c].domain
     frame = frame.reset_index(drop=True)
     doms, qc = {}, []
     for c in qids:

@@ -252,6 +252,16 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
         raise InputError(f"is {missing_token!r}, which only {{@missing='category'}} uses",
                          param="missing_token",
                          expected="{@missing='category'} with it, or no {@missing_token}")
+    if missing == "category":
+        # a Categorical listing the token as a category, with missing cells
+        # too: the two published as one value (H85), as publish refuses
+        for a in attrs:
+            na = int(frame[a].isna().sum())
+            if na and bool((frame[a].astype(object) == missing_token).any()):
+                raise InputError(f"holds the value {missing_token!r}, which is the "
+                                 f"missing-value token, and has {na:,} missing cell(s): the "
+                                 "two would publish as one value", column=a,
+                                 expected="another {@missing_token}")
     if schema is None:
         schema = Schema.infer(frame[attrs], sensitive=attrs, missing=missing,
                               missing_token=missing_token)
