@@ -262,3 +262,53 @@ def test_partition_releases_with_odd_column_names_pass(tmp_path, capsys):
         rel.write(path)
         rc, out = _audit(capsys, path, "-v")
         assert rc == 0 and "FAILED" not in out, out
+
+
+def test_a_column_appended_to_a_file_fails_the_audit_of_the_table_read_back(tmp_path):
+    """read_parquet and read_csv left an appended column of raw values out,
+    and the audit in memory of the table read back PASSED what audit_file
+    FAILED (H86): reading warns, and the audit fails it, in memory too."""
+    import warnings
+    df = table()
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job", "sex"],
+                          identifiers=["id"], drop=["age", "zip"], seed=SEED,
+                          domains={"job": list("abcdef"), "sex": ["F", "M", "X"]})
+    clean, bad = tmp_path / "pub.parquet", tmp_path / "bad.parquet"
+    pub.to_parquet(clean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = anonset.read_parquet(clean)
+    assert anonset.audit(back, df).conforms
+    rows = pub.source_rows
+    _rewrite(clean, bad, lambda f: f.assign(job_true=df["job"].to_numpy()[rows]))
+    with pytest.warns(UserWarning, match="bad.parquet holds 1 column\\(s\\) its metadata does "
+                                         "not describe \\('job_true'\\)"):
+        back = anonset.read_parquet(bad)
+    for t in (back, back.take(slice(0, 50))):
+        rep = anonset.audit(t, df if t is back else None)
+        assert not rep.conforms and "job_true" in " ".join(rep.failures)
+    pd.read_parquet(bad).to_csv(tmp_path / "bad.csv", index=False)
+
+
+def test_audit_file_refuses_what_it_cannot_use(tmp_path):
+    """budget=0 sampled the pass-through statistics away (a false PASSED),
+    budget=-1 never returned; a SetTable was named by its repr as a file;
+    original_format was called format; attack='yes' was taken (H86)."""
+    df = table()
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], identifiers=["id"],
+                          drop=["age", "zip", "sex"], seed=SEED,
+                          domains={"job": list("abcdef")})
+    p = tmp_path / "pub.parquet"
+    pub.to_parquet(p)
+    for kw, words in ((dict(budget=0), "budget: got 0; expected an integer >= 1024"),
+                      (dict(budget=-1), "budget: got -1"),
+                      (dict(attack="yes"), "attack: got 'yes'; expected True or False"),
+                      (dict(original=tmp_path / "o.json", original_format="json"),
+                       "original_format: ")):
+        with pytest.raises(anonset.InputError, match=words):
+            audit_file(p, **kw)
+    with pytest.raises(anonset.InputError, match="path: got a SetTable; expected the path of a "
+                                                 "published file"):
+        audit_file(pub)
+    with pytest.raises(anonset.InputError, match="attack: got 'yes'"):
+        anonset.audit(pub, attack="yes")

@@ -98,7 +98,7 @@ class _Lined:
 def _original_columns(original, fmt) -> list:
     if isinstance(original, pd.DataFrame):
         return list(original.columns)
-    if file_format(original, fmt) == "parquet":
+    if file_format(original, fmt, param="original_format") == "parquet":
         import pyarrow.parquet as pq
         from ..validate import check_columns
         # a repeated name, refused naming the file (H72)
@@ -125,7 +125,7 @@ def _original_chunks(original, header, opts, cols, chunk_rows, fmt):
         rid = header.info.get("record_id")
         if rid is not None and rid in cols and rid not in names + text:
             text.append(rid)        # a record's rows share their sets (AuditStats.clusters)
-        ofmt = file_format(original, fmt)
+        ofmt = file_format(original, fmt, param="original_format")
         csv = ofmt == "csv"
         chunks = (b for _, b in iter_blocks(original, ofmt, chunk_rows=chunk_rows,
                                             columns=names + text))
@@ -265,9 +265,18 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     >>> rep.conforms, rep.facts["how"]
     (True, 'in 3 chunks of up to 3 rows')
     """
+    if not isinstance(path, (str, os.PathLike)):
+        # a SetTable was named by its repr as a file with no known extension
+        raise InputError(f"got a {type(path).__name__}", param="path",
+                         expected="the path of a published file (a table in memory: "
+                                  "anonset.audit)")
     chunk_rows = check_int(chunk_rows, "chunk_rows", minimum=1)
-    from ..validate import check_progress
+    if budget is not None:
+        # 0 sampled every value away (a false PASSED), below 0 never ended (H86)
+        budget = check_int(budget, "budget", minimum=1024)
+    from ..validate import check_bool, check_progress
     check_progress(progress)
+    attack = check_bool(attack, "attack")
     n_classes = check_n_classes(n_classes)
     check_sampling_seed(seed)
     fmt = file_format(path, format)

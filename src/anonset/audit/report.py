@@ -521,7 +521,9 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
                  f"{name}: sets holding each value match p = {par.p:.4g} and the true counts "
                  f"(largest |z| = {abs(zw):.2f} at value {table.schema[name].domain[worst]!r}"
                  f"{' within ' if st == 'pass' else ' > '}{within}{note}; rows shuffled, so "
-                 "checked per value)" + _clustered_words(stats, sq, st))
+                 "checked per value, which cannot tell whose set is whose: a set's true value "
+                 "swapped out, or another sample's original, may pass it)"
+                 + _clustered_words(stats, sq, st))
 
 
 def per_value_rate(z_max: float, m: int) -> float:
@@ -728,6 +730,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
         raise InputError(f"got {type(table).__name__}", param="table",
                          expected="a SetTable, or an LGB or msa result")
     check_n_classes(n_classes)
+    from ..validate import check_bool
+    attack = check_bool(attack, "attack")           # 'yes' was taken as True (H86)
     if schema is not None:
         from ..validate import check_schema
         schema = check_schema(schema)
@@ -780,6 +784,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
                          seed=seed, schema=schema, missing=opts.missing, aligned=opts.aligned)
         attack_closeness_section(att, rows)
     eps = risk_sections(table, stats, att, rows)
+    for r in getattr(table, "column_rows", None) or ():     # read from a file (H86)
+        rows.add(**r)
     return AuditReport(rows.frame(), div, an, clo, classes, att, original is not None, eps,
                        {"rows": table.n_rows, "how": "in memory", "aligned": opts.aligned})
 

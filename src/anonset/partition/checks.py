@@ -217,9 +217,10 @@ def k_anonymity(classes) -> int:
     if np.issubdtype(c.dtype, np.integer) and c.min() >= 0 and c.max() < 4 * c.size + (1 << 16):
         sizes = np.bincount(c.astype(np.int64, copy=False))
         sizes = sizes[sizes > 0]
-    else:
-        labels, _ = pd.factorize(pd.Series(c), use_na_sentinel=False)
-        sizes = np.bincount(labels)
+    else:           # equal labels one class (0.0 and -0.0 too), as value_counts reads them;
+        # the labels as given (np.asarray made [0.0, -0.0, 'x'] text)
+        given = classes if isinstance(classes, (pd.Series, np.ndarray)) else list(classes)
+        sizes = pd.Series(given, dtype=object).value_counts(dropna=False).to_numpy()
     return int(sizes.min())
 
 

@@ -88,6 +88,9 @@ class SetTable:
         self.source_rows = None
         #: The number of input rows ``source_rows`` point into.
         self.source_n = None
+        #: Read from a file: the audit's ``columns`` row of that file (the
+        #: columns it holds beyond those its metadata describes).
+        self.column_rows = None
         if len(self.other) != self.n_rows:
             raise ValueError("SetTable: pass-through columns have a different number of rows")
 
@@ -166,6 +169,7 @@ class SetTable:
             pd.DataFrame(index=range(len(rows)))
         out = SetTable(self.schema, {k: v[rows] for k, v in self._masks.items()}, self.params,
                        self.model, other, self.info)
+        out.column_rows = self.column_rows      # the rows come from that file
         if self.source_rows is not None:     # a release just published in memory
             out.source_rows = self.source_rows[rows]
             out.source_n = self.source_n
