@@ -574,3 +574,25 @@ def test_a_categoricals_missing_token_is_placed_and_kept_apart_as_publish_does()
                                          "missing-value token, and has"):
         rating(both, attributes=["edu", "dis"], l=2, seed=5, research_seed=True,
                missing="category", other=["age"])
+
+
+@pytest.mark.parametrize("cats", [[3, 1, 2], [True, False], [1.5, 2.5, 0.5]])
+def test_a_categorical_of_numbers_or_booleans_with_missing_cells(cats):
+    """Filled with the missing-value token, such a column is text: its
+    declared domain was not, and every baseline refused '3' as undeclared
+    (H87, a regression of H84's domain reading)."""
+    from anonset.partition.baselines import anatomy, mondrian, tp
+    rng = np.random.default_rng(6)
+    n = 240
+    edu = pd.Series(pd.Categorical(rng.choice(cats, n), categories=cats))
+    edu[:5] = None
+    df = pd.DataFrame({"edu": edu, "age": rng.integers(20, 70, n),
+                       "dis": rng.choice(list("abcdef"), n)})
+    import anonset
+    dom = anonset.Schema.infer(df[["edu"]], sensitive=["edu"], missing="category")["edu"].domain
+    want = tuple(str(v) for v in dom)
+    assert want[-1] == "?" and len(want) == len(cats) + 1
+    for method in (mondrian, tp, anatomy):
+        rel = method(df, qids=["edu", "age"], sensitive="dis", l=3, seed=5, research_seed=True,
+                     missing="category")
+        assert tuple(rel.domains["edu"]) == want, method.__name__

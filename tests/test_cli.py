@@ -1533,7 +1533,8 @@ def test_seeds_known_iterations_and_domain_lists_are_checked_by_flag(data, tmp_p
           "a,b,c,d,e,f", "--matrix", tmp_path / "m.csv"],
          "--matrix: row 1, column 1 holds 'a', which is no number (the matrix has no header"),
         (["reconstruct", pub, "--attributes", "job", "--method", "random", "--seed", "abc"],
-         "--seed: got 'abc'; expected None or an integer >= 0"),
+         "--seed: got text (not printed: it may be key material); expected None or an "
+         "integer >= 0"),
         (["reconstruct", pub, "--attributes", "job", "--max-iter", "0"],
          "argument --max-iter: expected a positive integer, got '0'"),
         (["report", pub, "--original", src, "--known", "9", "-o", tmp_path / "r.html"],
@@ -1816,6 +1817,12 @@ def test_a_hierarchy_in_a_folder_with_a_comma(cmd, tmp_path, capsys):
     rc, cap = run([*base, "-o", d / "b.parquet", "--hierarchy", typed], capsys)
     assert rc == 0, cap.err
     assert pd.read_parquet(d / "a.parquet").equals(pd.read_parquet(d / "b.parquet"))
+    # the hierarchy so written is an input: never the output (H87: lgb and
+    # msa overwrote it)
+    before = (d / "zip.csv").read_text()
+    rc, cap = run([*base, "-o", d / "zip.csv", "--hierarchy", typed], capsys)
+    assert rc == 2 and "is an input file" in cap.err, cap.err
+    assert (d / "zip.csv").read_text() == before
 
 
 def test_a_zero_padded_domain_of_unpadded_data_says_so(tmp_path, capsys):

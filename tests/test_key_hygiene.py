@@ -182,3 +182,39 @@ def test_the_shapes_of_secret_the_second_round_missed_are_not_echoed(tmp_path, c
         assert cli.main(base + extra) == 2, extra
         err = capsys.readouterr().err
         assert secret not in err and err.count("\n") == 1, (extra, err)
+
+
+def test_a_short_base64_key_and_a_key_given_to_a_command_that_takes_none(tmp_path, capsys):
+    """A 16-byte base64 key starting with '/' is a 23-character name in the
+    folder '/' (H85's rule let it through); a key option given to audit,
+    reconstruct, report or info was echoed by argparse as an unrecognized
+    argument or an invalid int (H87)."""
+    import base64
+    src = tmp_path / "in.csv"
+    _table().to_csv(src, index=False)
+    out = tmp_path / "o.parquet"
+    assert cli.main(["anonymize", str(src), "-o", str(out), "--sensitive", "job",
+                     "--identifier", "rid", "--drop", "town", "--domain", "job=a,b,c,d",
+                     "--l", "2"]) == 0
+    capsys.readouterr()
+    for size in (16, 17, 18):
+        key = "/" + base64.b64encode(secrets.token_bytes(size)).decode()[1:]
+        assert cli.main(["anonymize", str(src), "-o", str(tmp_path / "k.csv"), "--sensitive",
+                         "job", "--identifier", "rid", "--drop", "town", "--domain",
+                         "job=a,b,c,d", "--l", "2", "--key-file", key]) == 2
+        err = capsys.readouterr().err
+        assert key not in err and key[1:] not in err and "not printed" in err, err
+    key = secrets.token_urlsafe(24)
+    for cmd in (["audit", str(out), "--original", str(src)],
+                ["reconstruct", str(out), "--attributes", "job"],
+                ["report", str(out), "-o", str(tmp_path / "r.html")], ["info", str(out)]):
+        for opt in ("--key-file", "--seed-env", "--seed", "--sed"):
+            assert cli.main(cmd + [opt, key]) == 2, (cmd, opt)
+            err = capsys.readouterr().err
+            assert key not in err and err.count("\n") == 1, (cmd, opt, err)
+    # a value that is no secret is still shown
+    assert cli.main(["audit", str(out), "--targets", "many"]) == 2
+    assert "'many'" in capsys.readouterr().err
+    with pytest.raises(InputError) as e:
+        anonset.reconstruct(anonset.read_parquet(out), ["job"], method="random", seed=key)
+    assert key not in str(e.value) and "not printed" in str(e.value)

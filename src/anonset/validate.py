@@ -294,7 +294,12 @@ def check_sampling_seed(seed, param: str = "seed"):
     if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise InputError(f"got {seed!r}", param=param,
+        # never echoed: a publication's key given here by mistake (H87)
+        got = "a negative integer" if isinstance(seed, numbers.Integral) and not isinstance(
+            seed, bool) else ("text (not printed: it may be key material)"
+                              if isinstance(seed, (str, bytes)) else repr(seed)
+                              if isinstance(seed, float) else type(seed).__name__)
+        raise InputError(f"got {got}", param=param,
                          expected="None or an integer >= 0 (the seed of a sample or a "
                                   "baseline's draws, not of the publication)")
     return int(seed)
@@ -981,6 +986,19 @@ def _check_finite_and_one_kind(frame, columns, file) -> None:
                                  expected="one kind: numbers (text that reads as a number "
                                           "converted, the rest marked missing), or text "
                                           "(.astype(str))")
+        if kind == "string" or pd.api.types.is_string_dtype(col.dtype) and not isinstance(
+                col.dtype, pd.CategoricalDtype) or isinstance(col.dtype, pd.CategoricalDtype) \
+                and "" in set(col.cat.categories[np.unique(col.cat.codes[col.cat.codes >= 0])]):
+            empty = (col == "").to_numpy(dtype=bool, na_value=False)
+            if empty.any():
+                # '' is a missing cell once a CSV release is read back, and no
+                # label a generalization can name (H90: lgb and msa failed on
+                # it with a plain ValueError naming no column)
+                raise InputError(f"holds an empty text value ('') in {int(empty.sum()):,} "
+                                 f"row(s), first at {row_name(int(np.argmax(empty)))}",
+                                 column=c, file=file,
+                                 expected="a non-empty label (mark it missing, as a CSV file's "
+                                          "empty cell is, or recode it)")
         if pd.api.types.is_float_dtype(col.dtype) or kind in ("floating", "mixed-integer-float"):
             x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             inf = np.isinf(x)

@@ -33,7 +33,7 @@ import signal
 import sys
 import warnings
 
-from .args import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, error_line
+from .args import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ONCE_SECRET, UsageError, error_line
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError"]
 
@@ -56,6 +56,10 @@ class _Parser(argparse.ArgumentParser):
         # ..." echoes the value, which may be key material: never (H83)
         message = re.sub(r"^(ambiguous option: [^=\s]+)=.*?( could match )", r"\1=...\2",
                          message, flags=re.S)
+        # nor argparse's "argument --seed: invalid int value: 'VALUE'": a
+        # publication's key given to audit's or report's sampling seed (H87)
+        message = re.sub(r"^(argument [^:]*(?:seed|key)[^:]*: invalid \S+ value): .*$",
+                         r"\1 (not printed: it may be key material)", message, flags=re.S)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):
@@ -70,9 +74,12 @@ class _Parser(argparse.ArgumentParser):
                 if x.startswith("--"):
                     m = difflib.get_close_matches(x.split("=", 1)[0], flags, n=1, cutoff=0.75)
                     near += [f"{x.split('=', 1)[0]}: did you mean {m[0]}?"] if m else []
-                    # a misspelt --seed or --key-file: what follows it is key
-                    # material, never echoed (H82: '--sed SECRET' printed it)
-                    secret = bool(m) and m[0] in ("--seed", "--key-file", "--seed-env")
+                    # a misspelt --seed or --key-file, or one given to a
+                    # command that takes no key: what follows it is key
+                    # material, never echoed (H82: '--sed SECRET'; H87:
+                    # 'audit ... --key-file SECRET' printed it)
+                    secret = bool(difflib.get_close_matches(
+                        x.split("=", 1)[0], ONCE_SECRET, n=1, cutoff=0.75))
                     shown.append(x.split("=", 1)[0] + ("=..." if "=" in x and secret else ""))
                 else:
                     shown.append("..." if secret else x)

@@ -758,7 +758,10 @@ def read_files(args) -> list:
         for item in (v if isinstance(v, (list, tuple)) else [v]):
             if not isinstance(item, (str, Path)):
                 continue
-            for text in {str(item), str(item).split("=", 1)[-1]}:
+            # as given, its PATH after 'COL=', and both with '\,' undone as
+            # --hierarchy reads it (H87: lgb overwrote 'survey\, 2024/zip.csv')
+            texts = {str(item), str(item).split("=", 1)[-1]}
+            for text in texts | {t.replace("\\,", ",") for t in texts}:
                 try:
                     if text and Path(text).is_file():
                         found.append(Path(text))

@@ -232,9 +232,12 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
     of a text file is kept out).  The file is read, never written."""
     p = Path(path)
     # a key pasted where its file's name belongs is never echoed (H82): a
-    # name of 24 characters or more without a dot (hex, base64 even where it
-    # starts with '/', H85), a folder that does not exist, a name too long
-    hidden = len(p.name) >= 24 and "." not in p.name or len(p.name) > 255
+    # name of 24 characters or more without a dot, a path of 22 or more
+    # without one anywhere (no key alphabet has a dot: hex, base32, base64
+    # of 16 bytes even where it starts with '/', H85, H87), a folder that
+    # does not exist, a name too long
+    hidden = (len(p.name) >= 24 and "." not in p.name or len(p.name) > 255
+              or len(str(path)) >= 22 and "." not in str(path))
     try:
         hidden = hidden or not p.parent.is_dir()
     except OSError:

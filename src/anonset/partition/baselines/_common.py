@@ -124,9 +124,13 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
             # missing-value token where publish puts it (H84, H85)
             from ...schema import Schema
             cat = missing == "category"
-            domains[c] = Schema.infer(data[[c]] if cat else data[[c]].dropna(), sensitive=[c],
-                                      missing="category" if cat else "error",
-                                      missing_token=missing_token)[c].domain
+            dom = Schema.infer(data[[c]] if cat else data[[c]].dropna(), sensitive=[c],
+                               missing="category" if cat else "error",
+                               missing_token=missing_token)[c].domain
+            # a filled column is text, its categories too (H87: a Categorical
+            # of numbers with missing cells was refused, '3' not in (3, ..))
+            filled = c in (missing_record.get("columns") or {})
+            domains[c] = [str(v) for v in dom] if filled else dom
     frame = frame.reset_index(drop=True)
     doms, qc = {}, []
     for c in qids:
