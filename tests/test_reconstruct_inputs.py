@@ -160,3 +160,63 @@ def test_a_dask_reconstruction_names_what_it_takes(tmp_path):
     lazy = adask.publish(dd.from_pandas(df, npartitions=2), anonset.Diversity(3),
                          sensitive=["job"], exact=["sex"], domains={"job": JOBS}, seed=SEED)
     assert adask.reconstruct(lazy, ["job"], scheduler="sync").total == pytest.approx(600)
+
+
+def test_a_release_of_no_rows_is_refused_alike_by_every_method_and_path(tmp_path, capsys):
+    """exact_em returned NaN counts marked converged, em zeros, a file a bare
+    'no rows'; the audit a numpy reshape error (H88)."""
+    pub = _release(_table())
+    empty = pub.take(np.zeros(pub.n_rows, dtype=bool))
+    for method in ("em", "exact_em", "value_adding", "random"):
+        with pytest.raises(InputError, match="^table: has no rows; expected a release"):
+            anonset.reconstruct(empty, ["job"], method)
+    with pytest.raises(InputError, match="^table: has no rows; expected a release with at "
+                                         "least one row to audit"):
+        anonset.audit(empty)
+    path = tmp_path / "empty.csv"
+    empty.to_csv(path)
+    for method in ("em", "exact_em"):
+        assert _cli_line(capsys, path, "--method", method).endswith(
+            "empty.csv': has no rows; expected a release with at least one row to estimate "
+            "from (a take() that selects no row has none)")
+    with pytest.raises(InputError, match="empty.csv': has no rows"):
+        anonset.stream.reconstruct_file(path, ["job"])
+    for argv in (["audit", str(path)], ["report", str(path), "-o", str(tmp_path / "r.html")]):
+        capsys.readouterr()
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith("empty.csv': has no rows; expected a release with at least one row "
+                            "to audit") and "\n" not in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_an_attribute_named_count_and_a_numeric_domain_with_the_token(tmp_path, capsys):
+    """An attribute named 'count' could not be cross-tabulated (pandas:
+    'cannot insert count, already exists'); a numeric column published with
+    the missing-value token failed pyarrow in -o OUT.parquet after the whole
+    reconstruction; an unknown attribute was named in the CLI's own words
+    (H88)."""
+    rng = np.random.default_rng(1)
+    n = 800
+    score = pd.Series(rng.integers(1, 5, n)).astype("Int64")
+    score[:40] = pd.NA
+    df = pd.DataFrame({"count": rng.choice(list("abcde"), n), "score": score})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["count", "score"],
+                          domains={"count": list("abcde"), "score": [1, 2, 3, 4]},
+                          missing="category", seed=SEED)
+    frame = anonset.reconstruct(pub, ["count", "score"]).to_frame()
+    assert list(frame.columns) == ["count", "score", "count_"]
+    assert frame["count_"].sum() == pytest.approx(n)
+    pub.to_parquet(tmp_path / "p.parquet")
+    out = tmp_path / "ct.parquet"
+    assert cli_main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "count,score",
+                     "-o", str(out)]) == 0, capsys.readouterr().err
+    back = pd.read_parquet(out)
+    assert list(back.columns) == ["count", "score", "count_"]
+    assert set(back["score"]) == {"1", "2", "3", "4", "?"}
+    assert np.allclose(back["count_"], frame["count_"])
+    with pytest.raises(InputError) as api:
+        anonset.reconstruct(pub, ["nope"])
+    capsys.readouterr()
+    assert cli_main(["reconstruct", str(tmp_path / "p.parquet"), "--attributes", "nope"]) == 2
+    assert capsys.readouterr().err.strip().endswith("error: --" + str(api.value))

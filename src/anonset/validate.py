@@ -1842,6 +1842,12 @@ def check_reconstructable(table, *, file=None) -> None:
     and those estimators then return wrong counts without a sign (GSS
     vocabulary scores, l = 3, d = 2: 2,324 people with score 0 against 194;
     paper 001's estimator: 364): refused, naming the estimator to use."""
+    if getattr(table, "n_rows", None) == 0:
+        # NaN counts marked converged (exact_em), zeros (em), a bare 'no
+        # rows' from a file (H88): refused alike on every path
+        raise InputError("has no rows", param="table" if file is None else None, file=file,
+                         expected="a release with at least one row to estimate from (a "
+                                  "take() that selects no row has none)")
     model = getattr(table, "model", None) or {}
     if model.get("name") == "semantic":
         raise InputError("was published under (l, d)-semantic diversity (paper 001), whose "

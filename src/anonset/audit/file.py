@@ -285,6 +285,8 @@ def audit_file(path: PathLike, original: PathLike | TableLike | None = None, *,
     opts = _report.Options.resolve(header, missing=missing, aligned=aligned, z_max=z_max,
                                    closeness_margin=closeness_margin)
     n = header.n_rows
+    if n == 0:
+        raise InputError("has no rows", file=path, expected=_report.EMPTY_EXPECTED)
     if original is not None and not isinstance(original, (str, os.PathLike)):
         # a table (pandas, Arrow, Polars, DuckDB), never taken for a file's
         # name (whose message showed its rows: H72); a repeated column is

@@ -23,7 +23,8 @@ def _u8(mask: np.ndarray) -> np.ndarray:
     m = np.ascontiguousarray(mask, dtype="<u8")
     if m.ndim == 1:
         m = m.reshape(-1, 1)
-    return m.view(np.uint8).reshape(m.shape[0], -1)
+    # the width spelt out: -1 cannot be inferred for a release of no rows (H88)
+    return m.view(np.uint8).reshape(m.shape[0], 8 * m.shape[1])
 
 
 def bits(mask: np.ndarray, d: int) -> np.ndarray:

@@ -650,6 +650,10 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ audit
+#: What an audit of a release with no rows is told: it has nothing to check.
+EMPTY_EXPECTED = "a release with at least one row to audit"
+
+
 def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema | None = None,
           attack: bool = False, known: int | Sequence[str] | None = None,
           n_targets: int | None = 10_000, n_classes: int = 200, prior: str = "marginal",
@@ -729,6 +733,9 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     if not isinstance(table, SetTable):
         raise InputError(f"got {type(table).__name__}", param="table",
                          expected="a SetTable, or an LGB or msa result")
+    if table.n_rows == 0:
+        # its sets' smallest size was 0, a FAIL of every model (H88)
+        raise InputError("has no rows", param="table", expected=EMPTY_EXPECTED)
     check_n_classes(n_classes)
     from ..validate import check_bool
     attack = check_bool(attack, "attack")           # 'yes' was taken as True (H86)

@@ -737,10 +737,22 @@ def write_frame(frame, out, fmt: str, *, protect=(), private: bool = False,
     from ..io.tables import csv_output
     with atomic_path(out, protect=protect, private=private, outputs=outputs) as tmp:
         if fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
+            _one_type_per_column(frame).to_parquet(tmp, index=False)
         else:       # r.csv.gz gzipped, as a published table's is (it got plain text)
             with csv_output(tmp, out) as f:
                 csv_safe_frame(frame).to_csv(f, index=False)
+
+
+def _one_type_per_column(frame):
+    """A Parquet column holds one type: a domain of numbers and the
+    missing-value token ('?', ``--missing category``) is written as text
+    (H88: pyarrow refused it after the whole reconstruction)."""
+    import pandas as pd
+    mixed = [c for c in frame.columns if frame[c].dtype == object and
+             pd.api.types.infer_dtype(frame[c], skipna=True) not in ("string", "empty")
+             and pd.api.types.infer_dtype(frame[c], skipna=True).startswith("mixed")]
+    return frame.assign(**{c: frame[c].map(str, na_action="ignore") for c in mixed}) \
+        if mixed else frame
 
 
 #: Options that name files a command reads (besides its input).

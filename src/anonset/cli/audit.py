@@ -152,6 +152,9 @@ def _report(args, fmt, rel):
             return audit_file(args.input, args.original, chunk_rows=chunk, format=fmt,
                               original_format=ofmt, progress=prog, **common)
     table = A.read_settable(args.input, fmt)
+    if table.n_rows == 0:
+        from ..audit.report import EMPTY_EXPECTED
+        raise InputError("has no rows", file=args.input, expected=EMPTY_EXPECTED)
     original = None
     if args.original:
         original = A.read_table(args.original, A.format_of(args.original, None, "--original"))

@@ -76,12 +76,8 @@ def run(args) -> int:
     inputs = [src, Path(str(src) + ".anonset.json")] + \
         ([Path(args.original)] if args.original else [])
     header = check_metadata(read_metadata(src, fmt), src)
-    for a in attributes:
-        if a not in header.params:
-            from ..validate import close_match
-            raise A.UsageError(f"--attributes: {a!r} is not a published attribute"
-                               f"{close_match(a, header.names)}; published: "
-                               f"{', '.join(header.names)}")
+    from ..validate import check_attributes
+    check_attributes(header, attributes)        # in the words of every path (H88)
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
     long_work = header.n_rows * len(attributes) >= LONG_ROWS
     t0 = time.perf_counter()
@@ -121,8 +117,8 @@ def run(args) -> int:
         # counts to two decimals on a terminal (a column that holds 3e-13
         # beside 447 was printed all in scientific notation); the file keeps
         # every digit
-        print(est.to_frame().to_string(index=False,
-                                       formatters={"count": lambda v: f"{v:,.2f}"}))
+        frame = est.to_frame()
+        print(frame.to_string(index=False, formatters={frame.columns[-1]: lambda v: f"{v:,.2f}"}))
     if truth is not None:
         m = anonset.metrics.compare(truth, est)
         A.print_table([[args.method] + [float(m[k]) for k in ("L1", "L1/N", "L2", "Hellinger")]],

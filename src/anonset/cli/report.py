@@ -96,6 +96,8 @@ def cmd_report(args) -> int:
         except InputError as e:
             if e.param == "original" and e.file is None and args.original:
                 raise e.in_file(args.original) from None     # which file lacks it
+            if e.param == "table" and e.file is None:       # the release itself (H88)
+                raise InputError(e.what, file=str(src), expected=e.expected) from None
             raise
     A.note(args, f"anonset report: {page.verdict}; wrote {out} "
                  f"({len(page.html.encode()) / 1024:,.0f} KiB" +

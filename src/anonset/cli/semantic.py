@@ -215,7 +215,7 @@ def cmd_analyze(args) -> int:
         # as `anonset reconstruct` prints it: two decimals on a terminal
         A.note(args, f"estimated {'x'.join(map(str, ct.shape))} cross-tabulation "
                      f"({args.estimator}) from {table.n_rows:,} records{_em_words(ct)}")
-        print(frame.to_string(index=False, formatters={"count": lambda v: f"{v:,.2f}"}))
+        print(frame.to_string(index=False, formatters={frame.columns[-1]: lambda v: f"{v:,.2f}"}))
         return A.EXIT_OK
     # the name says the format: CSV text under a .parquet name was a trap
     A.write_frame(frame, out, out_fmt, protect=(src, Path(str(src) + ".anonset.json")))

@@ -211,9 +211,9 @@ def check_metadata(meta, path=None) -> TableHeader:
         what = "lgb" if str(meta.get("paper")) == "002" else "msa-anonymize"
         raise InputError(f"is a partition release ({what}, paper {meta['paper']}), not a table "
                          "of published sets", file=path,
-                         expected="a table written by anonset anonymize or semantic-anonymize "
-                                  "(`anonset audit` and `anonset report` read partition "
-                                  "releases)")
+                         expected="a table written by anonset anonymize (or by "
+                                  "semantic-anonymize, which semantic-analyze reads); `anonset "
+                                  "audit` and `anonset report` read partition releases")
     if not isinstance(meta, dict) or meta.get("format") != "anonset.SetTable":
         raise InputError("is not a published anonset table (no anonset metadata)", file=path)
     version = meta.get("version")

@@ -79,8 +79,9 @@ class CrossTab:
         return pd.Series(self.counts.ravel(), index=idx, name=self.method)
 
     def to_frame(self) -> pd.DataFrame:
-        """Long form: one column per attribute, then 'count'."""
-        return self.to_pandas().rename("count").reset_index()
+        """Long form: one column per attribute, then 'count' (``count_`` where
+        an attribute is named 'count': :func:`count_column`)."""
+        return self.to_pandas().rename(count_column(self.attributes)).reset_index()
 
     def _repr_html_(self) -> str:
         from .._html import card
@@ -93,6 +94,16 @@ class CrossTab:
     def __repr__(self):
         return (f"CrossTab({', '.join(self.attributes)}; shape={self.shape}, "
                 f"total={self.total:.6g}, method={self.method!r})")
+
+
+def count_column(attributes) -> str:
+    """The long form's count column: 'count', with an underscore added for
+    each attribute that holds the name already (H88: an attribute named
+    'count' could not be cross-tabulated)."""
+    name = "count"
+    while name in set(attributes):
+        name += "_"
+    return name
 
 
 def true_crosstab(data: TableLike, schema: Schema, attributes: Names, *,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Callable, Sequence
 
 import pandas as pd
@@ -278,6 +278,11 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
                              expected="another name (inputs are never overwritten)")
     steps = Steps(progress)
     rel = open_release(published, chunk_rows=chunk_rows, format=format)
+    if rel.randomized and rel.n_rows == 0:
+        from ..report import EMPTY_EXPECTED        # as the audit says it (H88)
+        is_file = isinstance(published, (str, PurePath))
+        raise InputError("has no rows", param=None if is_file else "published",
+                         file=str(published) if is_file else None, expected=EMPTY_EXPECTED)
     if not rel.randomized:
         # an lgb / msa release is audited by its classes and buckets (its
         # adversary always runs) and shows no reconstruction: the options of
