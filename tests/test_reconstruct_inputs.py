@@ -188,6 +188,20 @@ def test_a_release_of_no_rows_is_refused_alike_by_every_method_and_path(tmp_path
         assert err.endswith("empty.csv': has no rows; expected a release with at least one row "
                             "to audit") and "\n" not in err, err
     assert not (tmp_path / "r.html").exists()
+    from anonset import semantic as S
+    rng = np.random.default_rng(0)
+    sem = S.semantic_publish(pd.DataFrame({"q": rng.choice(list("ab"), 300),
+                                           "age": rng.integers(20, 40, 300)}),
+                             "age", l=2, d=1, qids=["q"], seed=SEED)
+    sem = sem.take(np.zeros(sem.n_rows, dtype=bool))
+    with pytest.raises(InputError, match="^table: has no rows"):
+        S.analyze(sem, ["q"])
+    sem.to_csv(tmp_path / "sem.csv")
+    capsys.readouterr()
+    assert cli_main(["semantic-analyze", str(tmp_path / "sem.csv"), "--qids", "q"]) == 2
+    assert capsys.readouterr().err.strip().endswith("sem.csv': has no rows; expected a release "
+                                                    "with at least one row to estimate from (a "
+                                                    "take() that selects no row has none)")
 
 
 def test_an_attribute_named_count_and_a_numeric_domain_with_the_token(tmp_path, capsys):

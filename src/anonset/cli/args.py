@@ -704,8 +704,9 @@ def naming_input(path):
     except InputError as e:
         if e.param is None and e.file is None:
             raise e.in_file(str(path)) from None
-        if e.param == "data" and e.file is None:
-            # the table itself (an empty one): the file, not 'IN' (H39)
+        if e.param in ("data", "table") and e.file is None:
+            # the table itself (an empty one): the file, not 'IN' (H39) nor
+            # '--table' (H88)
             raise InputError(e.what, column=e.column, file=str(path), expected=e.expected,
                              row=e.row) from None
         raise

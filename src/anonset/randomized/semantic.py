@@ -935,6 +935,10 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     tol = check_real(tol, "tol", minimum=0.0)
     sa, dist, l, d = _table_distance(table)
+    if table.n_rows == 0:               # refused as reconstruct refuses it (H88)
+        raise InputError("has no rows", param="table",
+                         expected="a release with at least one row to estimate from (a "
+                                  "take() that selects no row has none)")
     size = table.schema[sa].d                      # the domain's size (d is the distance)
     if table.params[sa].says_nothing:              # l = size: every set the whole domain
         from ..validate import InputError
