@@ -393,3 +393,30 @@ def test_a_set_encoding_for_a_csv_output_is_refused(tmp_path):
             publish_file(src, tmp_path / out, anonset.Diversity(2), sets=sets, sensitive=["a"],
                          domains={"a": list("xyz")})
         assert not (tmp_path / out).exists()
+
+
+def test_a_categorical_of_numbers_in_parquet_warns_that_its_domain_is_read_off(tmp_path):
+    """Parquet keeps a pandas Categorical of numbers as its values alone
+    (its unused categories and order gone, pandas reads it back as numbers):
+    the file's publication says its domain is read off the data (H92); a
+    Categorical of text keeps its categories and says nothing."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"c": pd.Categorical(rng.choice([1, 2, 3], 300), categories=[1, 2, 3, 7],
+                                           ordered=True),
+                       "t": pd.Categorical(rng.choice(list("abc"), 300), categories=list("abcz"))})
+    df.to_parquet(tmp_path / "in.parquet")
+    with pytest.warns(UserWarning, match=r"column\(s\) 'c' were pandas Categoricals that "
+                                         "Parquet keeps as plain values") as rec:
+        anonset.stream.publish_file(tmp_path / "in.parquet", tmp_path / "o.parquet",
+                                    anonset.Diversity(3), sensitive=["c", "t"],
+                                    seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    assert not any("'t'" in str(w.message) and "plain values" in str(w.message) for w in rec)
+    back = anonset.read_parquet(tmp_path / "o.parquet")
+    assert list(back.schema["t"].domain) == list("abcz")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        anonset.stream.publish_file(tmp_path / "in.parquet", tmp_path / "p.parquet",
+                                    anonset.Diversity(3), sensitive=["c", "t"],
+                                    domains={"c": [1, 2, 3, 7]},
+                                    seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")

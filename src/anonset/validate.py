@@ -964,6 +964,22 @@ def check_plain_values(frame, columns, *, file=None, partition: bool = False,
         if col.dtype == object and len(col) and pd.api.types.infer_dtype(col, skipna=True) \
                 not in _PLAIN_KINDS:
             check_values(pd.unique(col.dropna()), c, file=file, partition=partition)
+            _check_no_bools_among_numbers(col, c, file)
+
+
+def _check_no_bools_among_numbers(col, column, file) -> None:
+    """True equals 1 and False 0 where values are counted (a dict, pandas'
+    unique): a column of 1, True, 2 published True as 1, and was refused
+    as mixed only where True came first (H92).  Looked at cell by cell, in
+    an object column that holds mixed kinds only."""
+    import numpy as np
+    kinds = {bool if isinstance(v, (bool, np.bool_)) else
+             "number" if isinstance(v, (int, float, np.number)) else None
+             for v in col.dropna()}
+    if bool in kinds and "number" in kinds:
+        raise InputError("mixes value types ['bool', 'number'] (True would count as 1, "
+                         "False as 0)", column=column, file=file,
+                         expected="one value type: convert it or declare its domain")
 
 
 def _check_finite_and_one_kind(frame, columns, file) -> None:

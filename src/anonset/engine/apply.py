@@ -21,7 +21,9 @@ def typed_block(plan: Plan, block: pd.DataFrame) -> pd.DataFrame:
     """The block's published columns typed as the plan says (CSV text)."""
     block = block.reset_index(drop=True)
     if not plan.text:
-        return shortest_floats(block, [a.name for a in plan.source.published])
+        # every column, passed through and record ids too, as memory's
+        # reader does (H92: Dask published float32 0.1 as 0.10000000149...)
+        return shortest_floats(block)
     out = block.copy()
     for a in plan.source.published:
         out[a.name] = cast_text(block[a.name], a, a.name)

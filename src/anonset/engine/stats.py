@@ -101,7 +101,7 @@ class Stats:
         d = self.draft
         if not d.text:
             # float32 read as the decimals they spell, as publishing reads them
-            block = shortest_floats(block, [c.name for c in d.published])
+            block = shortest_floats(block)
             # a cell holding a list, a dict or an array (an object column
             # can) is no value to publish: refused as the partitions refuse it
             V.check_plain_values(block, [c for c in (*self.seen, *self._declared)

@@ -521,6 +521,18 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
     ints = _whole_ints(vals)
     if ints is not None:
         return _mix64(_fnv1a64_decimal(ints))
+    kind = pd.api.types.infer_dtype(vals, skipna=True) if len(vals) else "empty"
+    if kind in ("datetime64", "datetime", "date", "timedelta64", "timedelta", "time",
+                "period"):
+        # a date's text is the path's (H92): a frame or Parquet file holds
+        # 2020-01-01 00:00:00 where the CSV pandas writes of it holds
+        # 2020-01-01, so a series continued on the other path drew new sets
+        i = int(np.flatnonzero(pd.notna(vals))[0])
+        raise InputError(f"holds dates or times ({vals[i]} at {row_name(row0 + i)}), whose text "
+                         "differs between a frame, a Parquet file and a CSV file",
+                         param="record_id", column=column, file=file, row=row0 + i,
+                         expected="whole numbers or text as record ids (e.g. "
+                                  ".dt.strftime('%Y-%m-%d'), written alike on every path)")
     texts, frac = record_id_texts(vals)
     if frac.any():
         i = int(np.argmax(frac))

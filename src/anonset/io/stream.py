@@ -24,6 +24,7 @@ one.  See docs/scaling.md.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,6 +107,22 @@ def _dictionaries(path, columns, chunk_rows) -> dict:
     return {c: engine.union_categories(p) for c, p in parts.items()}
 
 
+def _warn_lost_categoricals(path, d) -> None:
+    """A pandas Categorical of numbers written to Parquet declares nothing
+    there (H92): its domain is read off the data, which the user may not
+    expect; said, naming what declares it."""
+    from ..io.tables import parquet_lost_categoricals
+    lost = [c for c in parquet_lost_categoricals(path)
+            if c in d.drafts and d.drafts[c].published and d.drafts[c].domain is None
+            and d.drafts[c].bins is None and d.drafts[c].hierarchy is None]
+    if lost:
+        warnings.warn(f"{str(path)!r}: column(s) {', '.join(map(repr, lost))} were pandas "
+                      "Categoricals that Parquet keeps as plain values (categories that are "
+                      "numbers): their domain is read off the data, without the unused "
+                      "categories or the order; declare it (domains= / --domain)",
+                      stacklevel=3)
+
+
 def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, progress=None):
     """The engine's draft, first pass and plan for a file: ``(plan, fmt, passes)``."""
     in_path = check_input_file(in_path)
@@ -113,6 +130,8 @@ def plan_file(in_path, options: engine.Options, *, chunk_rows, in_format=None, p
     cols = file_columns(in_path, fin)
     types = _types(in_path, fin)
     d = engine.draft(options, cols, types, text=fin == "csv", file=in_path)
+    if fin == "parquet":
+        _warn_lost_categoricals(in_path, d)
     unknown = engine.unknown_categoricals(d)
     if unknown:
         types = engine.with_categories(types, _dictionaries(in_path, unknown, chunk_rows))

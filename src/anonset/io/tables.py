@@ -521,6 +521,25 @@ def parquet_categoricals(path) -> dict:
             not any(k.startswith(b"_PL_CATEGORICAL") for k in (f.metadata or {}))}
 
 
+def parquet_lost_categoricals(path) -> list:
+    """Columns the file's pandas metadata calls categorical that Parquet
+    stores as plain values (pyarrow keeps a Categorical of numbers as its
+    values only: its unused categories and its order are gone, and pandas
+    reads it back as numbers too)."""
+    import json
+
+    import pyarrow as pa
+    sch = _parquet_file(path).schema_arrow
+    try:
+        meta = json.loads((sch.metadata or {}).get(b"pandas", b"{}"))
+    except ValueError:
+        return []
+    kinds = {c.get("name"): c.get("pandas_type") for c in meta.get("columns", [])
+             if isinstance(c, dict)}
+    return [f.name for f in sch if kinds.get(f.name) == "categorical"
+            and not pa.types.is_dictionary(f.type)]
+
+
 def n_rows_hint(path, fmt):
     """The row count when the file states it (Parquet), else None."""
     if fmt == "parquet":
