@@ -46,11 +46,11 @@ class Stats:
         self.n = 0
         self.seen = {c: {} for c in d.need_domain}
         self.na = {c: 0 for c in d.need_domain}
-        #: per inferred sensitive column, per value seen (as ``seen``), the
+        #: per inferred sensitive or exact column, per value seen (as ``seen``), the
         #: sum (mod 2^64) of its rows' :func:`row_mix`, and of its missing
         #: cells': with the codes of the domain once it is known, the column's
         #: :func:`placed_sum` (the declared columns' ``placed``)
-        self.seen_mix = {c: {} for c in d.need_domain if d.drafts[c].role == "sensitive"}
+        self.seen_mix = {c: {} for c in d.need_domain if d.drafts[c].role in KEYED_ROLES}
         self.na_mix = {c: 0 for c in self.seen_mix}
         self.first_na: dict = {}
         self.real_token: dict = {}              # declared columns: cells holding
@@ -78,7 +78,7 @@ class Stats:
         # release's rows, and are read beside them; H43)
         self.set_columns = d._in_order({*d.sensitive, *d.exact, *d.series_targets})
         self._declared = {}
-        #: per declared sensitive column, a sum (mod 2^64) of a mix of each
+        #: per declared sensitive or exact column, a sum (mod 2^64) of a mix of each
         #: row's index and code: with the counts, what a release's draws are
         #: keyed by besides its key (:func:`data_digest`)
         self.placed: dict = {}
@@ -93,7 +93,7 @@ class Stats:
                 self.na[cd.name] = 0
                 if cd.name in d.need_counts:
                     self.counts[cd.name] = np.zeros(attr.d, dtype=np.int64)
-                if cd.role == "sensitive":
+                if cd.role in KEYED_ROLES:
                     self.placed[cd.name] = 0
 
     def add(self, block: pd.DataFrame, row0: int | None = None) -> "Stats":
@@ -346,10 +346,18 @@ def placed_sum(codes: np.ndarray, rowmix: np.ndarray) -> int:
     return int((rowmix * c).sum(dtype=np.uint64))
 
 
+#: The columns whose cells, row by row, key a release that is not
+#: persistent: the sensitive ones and the exact QIDs (H91: rows of one
+#: sensitive value reordered, their QIDs not, drew the same sets in the same
+#: order, which linked the people on those rows across the two releases).
+KEYED_ROLES = ("sensitive", "exact")
+
+
 def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
     """What a release that is not persistent keys its draws by besides its
-    key (sets and row order): the row count and, per sensitive column, its
-    value counts, missing cells and :func:`placed_sum`.  One key over one
+    key (sets and row order): the row count and, per sensitive column and
+    exact QID (``KEYED_ROLES``), its value counts, missing cells and
+    :func:`placed_sum`.  One key over one
     table reproduces its release; over another table (a later wave of the
     same people, rows changed) the draws are those of another key, so that
     a changed value is not shown as the difference of two sets drawn from
@@ -357,7 +365,7 @@ def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
     import hashlib
     h = hashlib.sha256(b"anonset.data.v1\x00" + int(n).to_bytes(8, "little"))
     for a in published:
-        if a.role != "sensitive":
+        if a.role not in KEYED_ROLES:
             continue
         h.update(a.name.encode() + b"\x00")
         c = counts.get(a.name)
