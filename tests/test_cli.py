@@ -106,7 +106,7 @@ def test_a_misspelt_column_attribute_or_config_key_is_suggested(data, tmp_path, 
     assert run(["anonymize", src, "-o", tmp_path / "a.parquet", "--l", "2", *BASE],
                capsys)[0] == 0
     rc, cap = run(["reconstruct", tmp_path / "a.parquet", "--attributes", "age,jobb"], capsys)
-    assert rc == 2 and "'jobb' is not a published attribute (did you mean 'job'?)" in cap.err
+    assert rc == 2 and "names 'jobb', which is not a published attribute (did you mean 'job'?)" in cap.err
     with pytest.raises(anonset.InputError, match=r"names 'jobb', which is not a published "
                                                  r"attribute \(did you mean 'job'\?\)"):
         anonset.reconstruct(anonset.read_parquet(tmp_path / "a.parquet"), ["jobb"])
@@ -1846,3 +1846,21 @@ def test_a_hierarchy_path_is_read_as_written_but_for_its_commas():
     assert kv([f"zip={unc}"], "--hierarchy") == {"zip": unc}
     assert kv([f"zip={unc},job=a\\,b.csv"], "--hierarchy", commas=True) == \
         {"zip": unc, "job": "a,b.csv"}
+
+
+def test_the_output_name_is_checked_before_the_input_is_read(tmp_path, capsys):
+    """anonymize refused its input named as the output, and a .zip output,
+    only after reading the whole file (a data error on its last row came
+    first; H93)."""
+    rows = [f"{i},{20 + i % 50},{'abcd'[i % 4]}" for i in range(2000)] + ["2000,999,a"]
+    (tmp_path / "in.csv").write_text("id,age,job\n" + "\n".join(rows) + "\n")
+    before = (tmp_path / "in.csv").read_text()
+    roles = ["--identifier", "id", "--sensitive", "age,job", "--bins", "age=0:30:45:60:120",
+             "--domain", "job=a,b,c,d", "--l", "2"]
+    for out, more, words in ((tmp_path / "in.csv", [], "is an input file"),
+                             (tmp_path / "out.zip", ["--format", "csv"],
+                              "has a compression this writer does not support")):
+        rc, cap = run(["anonymize", tmp_path / "in.csv", "-o", out, *more, *roles], capsys)
+        assert rc == 2 and words in cap.err and "outside the bins" not in cap.err, cap.err
+    assert (tmp_path / "in.csv").read_text() == before
+    assert not (tmp_path / "out.zip").exists()

@@ -963,3 +963,12 @@ def test_representative_values_of_another_count_name_the_parameter(tmp_path, cap
     assert err.count("\n") == 1 and "--values: column 'score': gives 2 representative values " \
         "for a domain of 10; expected 10 numbers" in err, err
     assert not (tmp_path / "s.parquet").exists()
+
+
+def test_a_domain_listing_a_value_twice_is_named():
+    """A plain ValueError naming no parameter (H91); publish's words now."""
+    from anonset import semantic as S
+    df = pd.DataFrame({"s": np.random.default_rng(0).integers(0, 4, 100), "q": 1})
+    with pytest.raises(anonset.InputError, match=r"^domain: column 's': domain has duplicate "
+                                                 r"values \['5'\]; expected each value once"):
+        S.semantic_publish(df, "s", l=2, d=1, qids=["q"], domain=[0, 1, 2, 3, 5, 5])

@@ -336,6 +336,16 @@ def _locked(directories):
             os.close(fd)
 
 
+def check_targets(*paths, protect=()) -> None:
+    """What :func:`atomic_paths` checks of its targets, for a caller that
+    reads its input first: refused before any work (H93: anonymize read a
+    whole file before it refused its input named as the output)."""
+    paths = [Path(p) for p in paths]
+    check_name_lengths(paths)
+    for p in paths:
+        _check_target(p, protect)
+
+
 @contextlib.contextmanager
 def atomic_paths(*paths, protect=(), private: bool = False, outputs: Outputs | None = None):
     """Yield one temporary path per target; on success move them all into

@@ -216,6 +216,15 @@ def publish_file(in_path, out_path, model, schema: Schema | None = None, *,
         raise InputError(f"is {sets!r}, which a Parquet output takes", param="sets",
                          file=out_path, expected="a .parquet output, or no {@sets} (a CSV "
                                                  "writes each set as {a|b|c})")
+    # the output's name and place, before the input is read (its checks
+    # again where it is opened)
+    from .atomic import check_targets
+    from .published import CSV_META_SUFFIX
+    from .tables import check_csv_output
+    if fout == "csv":
+        check_csv_output(out_path)
+    check_targets(out_path, *([Path(str(out_path) + CSV_META_SUFFIX)] if fout == "csv" else []),
+                  protect=[check_input_file(in_path), *protect])
     plan, fin, passes = plan_file(in_path, opts, chunk_rows=chunk_rows, in_format=in_format,
                                   progress=progress)
     in_path = Path(in_path)

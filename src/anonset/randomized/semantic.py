@@ -581,9 +581,14 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                                   "level; an identifier is not a sensitive attribute")
     if hierarchy is not None:
         hierarchy = hierarchy.reorder(list(domain))
-    sattr = Attribute(sensitive, "sensitive", tuple(domain),
-                      "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy,
-                      inferred=inferred, missing=token_of(sensitive))
+    try:
+        sattr = Attribute(sensitive, "sensitive", tuple(domain),
+                          "nominal" if hierarchy is not None else "ordinal", hierarchy=hierarchy,
+                          inferred=inferred, missing=token_of(sensitive))
+    except ValueError as e:             # a value listed twice, as publish says it (H91)
+        raise InputError(str(e).split(": ", 1)[-1], column=sensitive,
+                         param=None if inferred else "domain",
+                         expected="each value once" if "duplicate" in str(e) else None) from None
     if distance is None:
         if hierarchy is not None:
             distance = SemanticDistance.tree(hierarchy)
