@@ -47,5 +47,6 @@ def cmd_reproduce(args) -> int:
     c = res["counts"]
     if not quiet:
         print(f"{res['page']}: {c['match']} match, {c['differs']} differ, "
-              f"{c['not comparable']} not comparable ({res['seconds'] / 60:.1f} min)")
+              f"{c['not comparable']} not comparable, {c['not decided']} not decided "
+              f"({res['seconds'] / 60:.1f} min)")
     return EXIT_OK

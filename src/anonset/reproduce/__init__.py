@@ -15,7 +15,7 @@ import importlib
 import time
 from pathlib import Path
 
-from .page import Page
+from .page import Page, reductions
 from .progress import Progress
 
 __all__ = ["run", "PAPERS", "SCALES"]
@@ -80,6 +80,9 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     cmd = command or ("anonset reproduce " + paper
                       + {"full": "", "quick": " --quick", "smoke": " (smoke)"}[scale])
     page = Page(paper, mod.TITLE, cmd, scale)
+    note = reductions(mod.SCALES, scale, getattr(mod, "REDUCED", None))
+    if note:                                  # a reduced run says what it left out (H89)
+        page.intro += [note, ""]
     prog = Progress(paper, mod.steps(scale), enabled=progress)
     t0 = time.perf_counter()
     try:

@@ -32,6 +32,10 @@ SCALES = {"smoke": dict(seeds=1, bias_seeds=5, violation_n=5_000, panels="small"
           "quick": dict(seeds=2, bias_seeds=40, violation_n=30_000, panels="all"),
           "full": dict(seeds=5, bias_seeds=200, violation_n=100_000, panels="all")}
 
+#: the settings a reduced run names on its page (:func:`.page.reductions`)
+REDUCED = {"seeds": "seeds per MSE point", "bias_seeds": "seeds of the bias table",
+           "violation_n": "records per violation simulation", "panels": "MSE panels"}
+
 PANELS = {
     "income": [("a", "d", 2, [1, 2, 3, 4, 5, 6]), ("b", "l", 2, [2, 3, 4, 5]),
                ("c", "d", 3, [1, 2, 3, 4, 5]), ("d", "l", 3, [2, 3, 4, 5])],

@@ -28,6 +28,8 @@ SCALES = {"smoke": dict(ks=(2, 15), ts=(0.1, 0.5), rows=6_000, invest_ks=(15,)),
                         invest_ks=(15, 20)),
           "full": dict(ks=(2, 5, 10, 15, 20), ts=(0.1, 0.2, 0.3, 0.4, 0.5), rows=None,
                        invest_ks=(15, 20))}
+#: the settings a reduced run names on its page (:func:`.page.reductions`)
+REDUCED = {"ks": "k", "ts": "t", "rows": "Adult rows", "invest_ks": "Algorithm 1 section: k"}
 SEED = 1
 
 # Tables 6-8 of the paper: (min, max, avg) per k (rows) and t (columns 0.1..0.5)

@@ -54,6 +54,10 @@ SCALES = {
     "full": dict(rows=IPUMS.IPUMS_ROWS, queries=1000, ds=(3, 5, 7), adult_rows=None,
                  adult_ls=tuple(range(2, 11)), adult_sets=tuple(range(1, 16))),
 }
+#: the settings a reduced run names on its page (:func:`.page.reductions`)
+REDUCED = {"rows": "rows per stand-in", "queries": "queries per setting",
+           "ds": "stand-ins' d", "adult_rows": "Adult rows", "adult_ls": "Fig. 4: l",
+           "adult_sets": "Fig. 4: Adult(i), i in"}
 L_DEFAULT, Q_DEFAULT, S_DEFAULT = 10, 3, 0.07
 SEED = "anonset-reproduce-paper-004-research-seed"        # 41 characters
 

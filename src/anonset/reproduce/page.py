@@ -1,7 +1,8 @@
 """The results page of a reproduction (Markdown): where and how it was made,
 each figure beside the paper's reported values or trends, row by row, with a
-verdict -- ``match``, ``differs`` (with the measured reason) or ``not
-comparable`` (why) -- and the files written."""
+verdict -- ``match``, ``differs`` (with the measured reason, or saying it
+was not measured), ``not comparable`` (why) or ``not decided`` (the
+difference lies within the measurement's noise) -- and the files written."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,9 +11,13 @@ import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Page", "Row", "VERDICTS", "machine_line"]
+__all__ = ["Page", "Row", "VERDICTS", "machine_line", "reductions"]
 
-VERDICTS = ("match", "differs", "not comparable")
+VERDICTS = ("match", "differs", "not comparable", "not decided")
+
+#: the 'why' of a 'differs' given none: a difference states its measured
+#: reason or that none was measured (H89)
+UNMEASURED = "reason not measured"
 
 
 @dataclass
@@ -28,6 +33,32 @@ class Row:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.verdict == "differs" and not self.why.strip():
+            self.why = UNMEASURED
+
+
+def reductions(scales: dict, scale: str, labels: dict | None = None) -> str:
+    """The settings in which run ``scale`` departs from the full run, each
+    named beside the full run's value (a quick page names every reduction it
+    makes: H89); empty for the full run."""
+    if scale == "full":
+        return ""
+    c, full = scales[scale], scales["full"]
+    labels = labels or {}
+
+    def fmt(v):
+        if v is None:
+            return "all (the paper's size)"
+        if isinstance(v, (tuple, list)):
+            return "{" + ", ".join(fmt(x) for x in v) + "}"
+        if isinstance(v, float):
+            return f"{v:.3g}"
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    parts = [f"{labels.get(k, k)} {fmt(c[k])} (full: {fmt(full[k])})"
+             for k in full if k in c and c[k] != full[k] and labels.get(k, k)]
+    return (f"**Reduced in this {scale} run** (every verdict below is over these reduced "
+            "settings, trends included): " + "; ".join(parts) + ".") if parts else ""
 
 
 def machine_line() -> str:
@@ -100,7 +131,8 @@ class Page:
              "minutes.", "", f"Machine: {machine_line()}.", ""]
         L += self.intro + ([""] if self.intro else [])
         L += [f"**Summary: {len(self.rows)} comparisons -- {c['match']} match, "
-              f"{c['differs']} differ, {c['not comparable']} not comparable.**", "",
+              f"{c['differs']} differ, {c['not comparable']} not comparable, "
+              f"{c['not decided']} not decided.**", "",
               "## The paper's results beside ours", "",
               "| figure | item | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
         for fig, r in self.rows:
