@@ -238,6 +238,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     if len(data) == 0:
         raise InputError("is empty", param="data", expected="at least one row")
     attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+    # a numpy string (np.str_, as rng.choice draws names) is named in messages
+    # and metadata as the plain name the user knows (H89)
+    attrs = [str(a) if isinstance(a, str) else a for a in attrs]
     if not attrs:
         raise InputError("is empty", param="attributes", expected="at least one column")
     resolve_roles(data.columns, {"attributes": attrs, "other": list(other),
