@@ -111,14 +111,7 @@ def write_page(page, tabs, hist, viol, t10, bias, sets, c):
                      + " (L1/N)", "match" if best in props else "differs",
                      "" if best in props else f"{best} is closest")
     _mse_rows(page, tabs)
-    ok = (viol["simulation"] >= viol["eq11_bound"] - 0.01).all()
-    close = float((viol["simulation"] - viol["eq11_bound"]).abs().max())
-    page.compare("Figs. 14-15", "violation rate of paper 000's sampler",
-                 "simulation close to eq. 11, eq. 11 a lower bound",
-                 f"eq. 11 <= simulation + 0.01 in every point: {ok}; largest gap {close:.3f}",
-                 "match" if ok else "differs",
-                 "eq. 11 is the exact rate at the smallest value v_1 (tested); other values "
-                 "violate more often, so the simulation over all values lies above it")
+    _violation_rows(page, viol)
     _tree_row(page, sets, tabs)
     _l2_section(page, tabs, sets)
     for name, df in tabs.items():
@@ -127,10 +120,46 @@ def write_page(page, tabs, hist, viol, t10, bias, sets, c):
     page.table("Bias over the seeds (income, N = 100,000, all records as one cell)", bias, ".3g")
 
 
+#: "almost the same" (Figs. 14-15): the largest gap in violation rate
+#: between the simulation and eq. 11 that the page calls close
+CLOSE = 0.05
+
+
+def _violation_rows(page, viol):
+    """Figs. 14-15's two claims, each tested: eq. 11 a lower bound of the
+    simulation, and the two almost the same (within :data:`CLOSE`)."""
+    gap = viol["simulation"] - viol["eq11_bound"]
+    ok = bool((gap >= -0.01).all())
+    page.compare("Figs. 14-15", "violation rate of paper 000's sampler: eq. 11 a lower bound",
+                 "eq. 11 keeps the lower boundary of the simulation",
+                 f"eq. 11 <= simulation + 0.01 at {int((gap >= -0.01).sum())} of {len(viol)} "
+                 "points", "match" if ok else "differs",
+                 "" if ok else "the simulation falls below eq. 11; reason not measured")
+    w = gap.abs().idxmax()
+    far = int((gap.abs() > CLOSE).sum())
+    why = ""
+    if far:
+        why = f"the simulation is more than {CLOSE} from eq. 11 at {far} points"
+        if "exact_uniform" in viol:
+            dev = float((viol["simulation"] - viol["exact_uniform"]).abs().max())
+            why += (f"; it lies within {dev:.3f} of the exact rate averaged over the F "
+                    "values (exact_uniform), which eq. 11 (the rate at the smallest value) is "
+                    "below" if dev <= CLOSE else
+                    f"; it is up to {dev:.3f} from the exact rate averaged over the values "
+                    "too: reason not measured")
+    page.compare("Figs. 14-15", "violation rate of paper 000's sampler: simulation close "
+                 "to eq. 11", "the mathematical and simulation results almost the same",
+                 f"largest gap {gap.abs().max():.3f} (F = {viol.F[w]}, l = {viol.l[w]}, d = "
+                 f"{viol.d[w]}: eq. 11 {viol.eq11_bound[w]:.3f}, simulation "
+                 f"{viol.simulation[w]:.3f}); tolerance {CLOSE}",
+                 "differs" if far else "match", why)
+
+
 def _mse_rows(page, tabs):
     inc = tabs["income"][tabs["income"].feasible]
     if "N-Proposal" in inc:
-        rows = inc.dropna(subset=["N-Proposal"])
+        # the panels share some (l, d) points: each counted once (H89)
+        rows = inc.dropna(subset=["N-Proposal"]).drop_duplicates(subset=["l", "d"])
         est = [c for c in ("N-Existing", "N-Simple", "Ex-Existing", "Ex-Simple") if c in rows]
         def below(col):          # at most every rival (d = 1: the linear estimators coincide)
             return (rows[col].to_numpy()[:, None] <= rows[est].to_numpy() * (1 + 1e-9)).all(1)
@@ -140,7 +169,7 @@ def _mse_rows(page, tabs):
                          if not b)
         page.compare("Fig. 11", "income: N-Proposal", "smallest MSE in all cases",
                      f"at most every Existing and Simple estimator in {wins} of {len(rows)} "
-                     "points", "match" if wins == len(rows) else "differs",
+                     "distinct (l, d) points", "match" if wins == len(rows) else "differs",
                      "" if wins == len(rows) else f"not at {lost}: eq. 2's probabilities "
                      "depart from the duplicate sampler's law (l = 2: see below); N-Exact, "
                      "with the sampler's exact law, is at most every rival in "
