@@ -226,7 +226,7 @@ def _runtime_row(page, res, k0):
     first, second = order.index[0], order.index[1]
     margin = float(order.iloc[1] - order.iloc[0])
     noise = float(max(sd[first], sd[second]))
-    ours = (", ".join(f"{NAMES[a]} {rt[a]:.2f} s" for a in ALGS) + f" (mean over t; std over t "
+    ours = (", ".join(f"{NAMES[a]} {rt[a]:.2f} s" for a in ALGS) + " (mean over t; std over t "
             + ", ".join(f"{sd[a]:.2f}" for a in ALGS) + ")")
     if margin <= noise:
         page.compare("Fig. 6", f"runtime at k = {k0}", "Algorithm 2 fastest", ours,
