@@ -491,7 +491,8 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         # key's: drawn from the same words, a changed value's two sets
         # differed by the two values (wagepan under one key file, l = 3:
         # 126 of 261 men's old and new occupations read off)
-        data = data_digest(stats.n, counts, stats.na, stats.placed, published)
+        data = data_digest(stats.n, counts, stats.na, stats.placed, published,
+                           stats.placed_other)
         # ... and so are other parameters': drawn from the same words, a cell
         # under l = 5 and under l = 6 (C(9, 4) = C(9, 5) subsets of 10
         # values) took the same subset index, and the two sets read together

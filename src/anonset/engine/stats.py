@@ -82,6 +82,14 @@ class Stats:
         #: row's index and code: with the counts, what a release's draws are
         #: keyed by besides its key (:func:`data_digest`)
         self.placed: dict = {}
+        #: per pass-through column, the same sum over a hash of each cell's
+        #: text (:func:`passthrough_placed`), where the draws are keyed by a
+        #: given seed or key file without a record id (H96: rows reordered
+        #: that differ only there drew the same sets, linking their people)
+        opts = d.options
+        keyed = opts.record_id is None and (opts.seed is not None or opts.key_file is not None)
+        self.placed_other: dict = {c: 0 for c in d.passthrough
+                                   if keyed and c in d.passthrough_columns}
         for cd in d.published:
             if cd.name not in self.seen and (validate or cd.name in d.need_counts):
                 if lacks_token_leaf(cd):
@@ -188,6 +196,11 @@ class Stats:
                 self.id_values.append(cell_codes(block, d.sensitive, codes_of))
         for c, parts in self.shared.items():
             parts.append(value_hashes(block[c], text=d.text))
+        for c in self.placed_other:
+            if rowmix is None:
+                rowmix = row_mix(row0, len(block))
+            self.placed_other[c] = (self.placed_other[c] + passthrough_placed(
+                block[c], rowmix)) % (1 << 64)
         if self.passthrough is not None and set(d.passthrough_columns) <= set(block.columns):
             self.passthrough.add(block, row0)    # in memory; files and Dask read them apart
         if self.set_rows is not None:
@@ -269,6 +282,8 @@ class Stats:
             self.counts[c] += other.counts[c]
         for c in self.placed:
             self.placed[c] = (self.placed[c] + other.placed[c]) % (1 << 64)
+        for c in self.placed_other:
+            self.placed_other[c] = (self.placed_other[c] + other.placed_other[c]) % (1 << 64)
         for c, acc in self.seen_mix.items():
             for v, x in other.seen_mix[c].items():
                 acc[v] = (acc.get(v, 0) + x) % (1 << 64)
@@ -353,7 +368,29 @@ def placed_sum(codes: np.ndarray, rowmix: np.ndarray) -> int:
 KEYED_ROLES = ("sensitive", "exact")
 
 
-def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
+def passthrough_placed(col: pd.Series, rowmix: np.ndarray) -> int:
+    """:func:`placed_sum` of a pass-through column, over a hash of each
+    cell's text as every path reads it alike (a whole number in decimal,
+    booleans as 'True' and 'False', a missing cell as none: the text of
+    :func:`anonset.io.keys.record_id_texts`), so that one table keys one
+    release from memory, a CSV or a Parquet file and on Dask."""
+    from ..io.keys import record_id_texts
+    col = col.reset_index(drop=True)
+    if pd.api.types.is_bool_dtype(col.dtype):
+        col = col.astype(object).map(str, na_action="ignore")
+    vals = col.to_numpy(dtype=object)
+    # a cell passed through is written as read: from a CSV file 'NA' stays
+    # 'NA' (what pandas makes missing), and an empty cell is empty
+    miss = pd.isna(vals) | (vals == "")
+    texts = np.full(len(vals), "\x00missing", dtype=object)
+    if (~miss).any():
+        texts[~miss] = record_id_texts(vals[~miss])[0]
+    h = pd.util.hash_array(texts.astype(str).astype(object), categorize=False)
+    return int((rowmix * h.astype(np.uint64)).sum(dtype=np.uint64))
+
+
+def data_digest(n: int, counts: dict, na: dict, placed: dict, published,
+                other: dict | None = None) -> str:
     """What a release that is not persistent keys its draws by besides its
     key (sets and row order): the row count and, per sensitive column and
     exact QID (``KEYED_ROLES``), its value counts, missing cells and
@@ -373,6 +410,8 @@ def data_digest(n: int, counts: dict, na: dict, placed: dict, published) -> str:
             h.update(np.ascontiguousarray(c, dtype=np.int64).tobytes())
         h.update(int(na.get(a.name, 0)).to_bytes(8, "little"))
         h.update(int(placed.get(a.name, 0)).to_bytes(8, "little"))
+    for c in sorted(other or {}):          # pass-through columns (H96)
+        h.update(b"other\x00" + c.encode() + b"\x00" + int(other[c]).to_bytes(8, "little"))
     return h.hexdigest()
 
 
