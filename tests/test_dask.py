@@ -302,6 +302,18 @@ def test_float32_passed_through_and_ids_read_alike_and_mixed_bools_refused(tmp_p
     outs = {name: call(df, other=["f"], seed=SEED, keep_order=True, **kw)
             for name, call in paths.items()}
     assert outs["memory"].other["f"].tolist() == outs["dask"].other["f"].tolist() == [0.1] * n
+    # the lazy frame says what its partitions hold (H95: float32)
+    lazy = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2), other=["f"],
+                         seed=SEED, **kw).frame
+    assert lazy.dtypes["f"] == lazy.compute().dtypes["f"] == np.float64
+    # booleans in one partition, numbers in another: the same refusal (H95)
+    split = df.drop(columns=["f"]).assign(job=pd.Series([1, 2] * (n // 4) + [True] * (n // 2),
+                                                        dtype=object))
+    for parts in (1, 2, 4):
+        with dask.config.set({"dataframe.convert-string": False}), \
+                pytest.raises(anonset.InputError, match=r"mixes value types \['bool', 'number'\]"):
+            adask.publish(dd.from_pandas(split, npartitions=parts), anonset.Diversity(2),
+                          seed=SEED, sensitive=["job"], identifiers=["id"]).to_settable()
     for name, call in paths.items():
         ids = df.drop(columns=["f"]).assign(id=np.arange(n, dtype=np.float32) + np.float32(0.1))
         with pytest.raises(anonset.InputError, match="holds the fractional number 0.1 at row 1"):

@@ -208,7 +208,7 @@ def test_a_short_base64_key_and_a_key_given_to_a_command_that_takes_none(tmp_pat
     for cmd in (["audit", str(out), "--original", str(src)],
                 ["reconstruct", str(out), "--attributes", "job"],
                 ["report", str(out), "-o", str(tmp_path / "r.html")], ["info", str(out)]):
-        for opt in ("--key-file", "--seed-env", "--seed", "--sed"):
+        for opt in ("--key-file", "--seed-env", "--seed", "--sed", "--key", "--secret"):
             assert cli.main(cmd + [opt, key]) == 2, (cmd, opt)
             err = capsys.readouterr().err
             assert key not in err and err.count("\n") == 1, (cmd, opt, err)

@@ -292,3 +292,28 @@ def test_a_partition_release_is_keyed_by_its_columns_passed_through_too():
            for t in (one, two)]
     a, b = (r.table.drop(columns=["w"]).reset_index(drop=True) for r in rel)
     assert not a.equals(b)                 # the same groups in the same order before
+
+
+def test_one_table_stored_as_other_types_keys_one_release():
+    """A QID of int32 with negative values and the CSV of it (int64) drew
+    two releases under one seed: semantic diversity and the partition
+    publishers hashed the cells as stored (H95).  Each cell is
+    read by its text now, as every path reads it."""
+    from anonset import semantic as S
+    from anonset.msa import anonymize_msa
+    from anonset.partition.baselines import anatomy
+    seed = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+    rng = np.random.default_rng(2)
+    n = 400
+    base = pd.DataFrame({"temp": rng.integers(-5, 5, n), "job": rng.choice(DOMAIN, n),
+                         "s": rng.integers(0, 6, n)})
+    kinds = [base.astype({"temp": "int32"}), base]
+    sem = [S.semantic_publish(t, "s", l=3, d=1, qids=["temp"], drop=["job"], seed=seed,
+                              domain=list(range(6))).sets("s") for t in kinds]
+    assert sem[0] == sem[1]
+    ana = [anatomy(t, qids=["temp"], sensitive="job", l=3, drop=["s"],
+                   seed=seed).table["GID"].tolist() for t in kinds]
+    assert ana[0] == ana[1]
+    msa = [anonymize_msa(t, ["temp"], ["job"], 10, 0.6, drop=["s"], seed=seed).classes
+           .tolist() for t in kinds]
+    assert msa[0] == msa[1]

@@ -972,14 +972,24 @@ def _check_no_bools_among_numbers(col, column, file) -> None:
     unique): a column of 1, True, 2 published True as 1, and was refused
     as mixed only where True came first (H92).  Looked at cell by cell, in
     an object column that holds mixed kinds only."""
+    if {"bool", "number"} <= value_kinds(col.dropna()):
+        raise bools_among_numbers(column, file)
+
+
+def value_kinds(values) -> set:
+    """'bool', 'number' and 'other' for the values' kinds (booleans apart
+    from numbers, which they equal where values are counted)."""
     import numpy as np
-    kinds = {bool if isinstance(v, (bool, np.bool_)) else
-             "number" if isinstance(v, (int, float, np.number)) else None
-             for v in col.dropna()}
-    if bool in kinds and "number" in kinds:
-        raise InputError("mixes value types ['bool', 'number'] (True would count as 1, "
-                         "False as 0)", column=column, file=file,
-                         expected="one value type: convert it or declare its domain")
+    return {"bool" if isinstance(v, (bool, np.bool_)) else
+            "number" if isinstance(v, (int, float, np.number)) else "other" for v in values}
+
+
+def bools_among_numbers(column, file=None) -> InputError:
+    """The refusal of a column that holds booleans and numbers, in one
+    block or across blocks and Dask partitions (H92, H95)."""
+    return InputError("mixes value types ['bool', 'number'] (True would count as 1, "
+                      "False as 0)", column=column, file=file,
+                      expected="one value type: convert the column")
 
 
 def _check_finite_and_one_kind(frame, columns, file) -> None:

@@ -48,6 +48,20 @@ log = logging.getLogger("anonset")
 
 
 # ------------------------------------------------------------------ parser
+#: Words in an option's name that say its value may be a secret.
+_SECRET_WORDS = ("key", "seed", "secret", "pass", "token")
+
+
+def _may_carry_a_secret(flag: str) -> bool:
+    """An unknown option whose value is never echoed: one close to a key
+    option, a prefix of one (H95: '--key SECRET' on audit printed it), or
+    one whose name holds a word such as key, seed, secret or pass."""
+    name = flag.lstrip("-").lower()
+    return bool(difflib.get_close_matches(flag, ONCE_SECRET, n=1, cutoff=0.75)) or \
+        any(o.startswith(flag) for o in ONCE_SECRET if len(flag) > 2) or \
+        any(w in name for w in _SECRET_WORDS)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors in one line (exit 2), like every other error."""
 
@@ -78,8 +92,7 @@ class _Parser(argparse.ArgumentParser):
                     # command that takes no key: what follows it is key
                     # material, never echoed (H82: '--sed SECRET'; H87:
                     # 'audit ... --key-file SECRET' printed it)
-                    secret = bool(difflib.get_close_matches(
-                        x.split("=", 1)[0], ONCE_SECRET, n=1, cutoff=0.75))
+                    secret = _may_carry_a_secret(x.split("=", 1)[0])
                     shown.append(x.split("=", 1)[0] + ("=..." if "=" in x and secret else ""))
                 else:
                     shown.append("..." if secret else x)

@@ -82,6 +82,7 @@ class Stats:
         #: row's index and code: with the counts, what a release's draws are
         #: keyed by besides its key (:func:`data_digest`)
         self.placed: dict = {}
+        self.kinds: dict = {}                   # object columns: value kinds seen
         #: per pass-through column, the same sum over a hash of each cell's
         #: text (:func:`passthrough_placed`), where the draws are keyed by a
         #: given seed or key file without a record id (H96: rows reordered
@@ -126,6 +127,8 @@ class Stats:
                 miss = col.isna().to_numpy()
             self._missing(c, miss, row0)
             vc = col.value_counts(dropna=True, sort=False)
+            if col.dtype == object:
+                self._note_kinds(c, vc.index)
             acc = self.seen[c]
             new = []
             for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
@@ -165,6 +168,8 @@ class Stats:
                 # missing cells without a token are counted over the whole
                 # table and refused with the total (make_plan), as inferred
                 # columns' are
+                if not d.text and col.dtype == object:
+                    self._note_kinds(c, pd.unique(col[~miss]))
                 codes = encode_column(col, attr, row0=row0, skip_missing=True)
             except InputError as e:
                 errors.append(e.in_file(d.file))
@@ -207,6 +212,15 @@ class Stats:
             self.set_rows.add(block, row0, self.set_columns)
         self.n += len(block)
         return self
+
+    def _note_kinds(self, c: str, values) -> None:
+        """Booleans in one block and numbers in another (a Dask partition
+        each) are refused as one block of both is (H95: True was counted as
+        1, or refused in other words)."""
+        kinds = self.kinds.setdefault(c, set())
+        kinds |= V.value_kinds(values)
+        if {"bool", "number"} <= kinds:
+            raise V.bools_among_numbers(c, self.draft.file)
 
     def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray) -> None:
         """Add a block's row mixes of column ``c`` per value (``present``: its
@@ -284,6 +298,11 @@ class Stats:
             self.placed[c] = (self.placed[c] + other.placed[c]) % (1 << 64)
         for c in self.placed_other:
             self.placed_other[c] = (self.placed_other[c] + other.placed_other[c]) % (1 << 64)
+        for c, kinds in other.kinds.items():
+            mine = self.kinds.setdefault(c, set())
+            mine |= kinds
+            if {"bool", "number"} <= mine:
+                raise V.bools_among_numbers(c, self.draft.file)
         for c, acc in self.seen_mix.items():
             for v, x in other.seen_mix[c].items():
                 acc[v] = (acc.get(v, 0) + x) % (1 << 64)
@@ -374,19 +393,8 @@ def passthrough_placed(col: pd.Series, rowmix: np.ndarray) -> int:
     booleans as 'True' and 'False', a missing cell as none: the text of
     :func:`anonset.io.keys.record_id_texts`), so that one table keys one
     release from memory, a CSV or a Parquet file and on Dask."""
-    from ..io.keys import record_id_texts
-    col = col.reset_index(drop=True)
-    if pd.api.types.is_bool_dtype(col.dtype):
-        col = col.astype(object).map(str, na_action="ignore")
-    vals = col.to_numpy(dtype=object)
-    # a cell passed through is written as read: from a CSV file 'NA' stays
-    # 'NA' (what pandas makes missing), and an empty cell is empty
-    miss = pd.isna(vals) | (vals == "")
-    texts = np.full(len(vals), "\x00missing", dtype=object)
-    if (~miss).any():
-        texts[~miss] = record_id_texts(vals[~miss])[0]
-    h = pd.util.hash_array(texts.astype(str).astype(object), categorize=False)
-    return int((rowmix * h.astype(np.uint64)).sum(dtype=np.uint64))
+    from ..io.keys import cell_text_hashes
+    return int((rowmix * cell_text_hashes(col)).sum(dtype=np.uint64))
 
 
 def data_digest(n: int, counts: dict, na: dict, placed: dict, published,

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .. import engine
+from ..encode import shortest_floats
 from ..randomized.crosstab import CrossTab
 from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
 from ..randomized.settable import SetTable, mask_columns
@@ -371,7 +372,10 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     plan = engine.make_plan(d, total)
     empty = SetTable(plan.schema, {a.name: np.zeros((0, (a.d + 63) // 64), np.uint64)
                                    for a in plan.schema.published}, plan.params, plan.model,
-                     ddf._meta[[a.name for a in plan.schema if a.role == "other"]]
+                     # as the blocks hold them: float32 as its shortest
+                     # decimals, float64 (H95: the frame said float32)
+                     shortest_floats(ddf._meta[[a.name for a in plan.schema
+                                                if a.role == "other"]])
                      if any(a.role == "other" for a in plan.schema) else None, plan.info)
     meta = empty.to_mask_frame()
     names = _internal_names(meta.columns)

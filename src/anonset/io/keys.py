@@ -329,24 +329,35 @@ def release_key(key: bytes, facts) -> bytes:
     return derive_key(key, "release:" + hashlib.sha256(text.encode()).hexdigest()[:32])
 
 
+def cell_text_hashes(col) -> np.ndarray:
+    """A uint64 hash of each cell's text as every path reads it alike: a
+    whole number in decimal whatever its type (:func:`record_id_texts`),
+    booleans as 'True' and 'False', a missing or empty cell as none (a cell
+    passed through from a CSV file is kept as written: its 'NA' is text)."""
+    col = pd.Series(col).reset_index(drop=True)
+    if pd.api.types.is_bool_dtype(col.dtype):
+        col = col.astype(object).map(str, na_action="ignore")
+    vals = col.to_numpy(dtype=object)
+    miss = np.asarray(pd.isna(vals), dtype=bool) | (vals == "")
+    texts = np.full(len(vals), "\x00missing", dtype=object)
+    if (~miss).any():
+        texts[~miss] = record_id_texts(vals[~miss])[0]
+    return pd.util.hash_array(texts.astype(str).astype(object),
+                              categorize=False).astype(np.uint64)
+
+
 def frame_digest(frame, columns) -> str:
     """A digest of a table's cells in ``columns``, row by row (what a release
     that is not persistent keys its draws by besides its key, in the
     publishers that read a table whole: one key over one table reproduces
     its release, over another table, a later wave of the same people, the
     draws are another key's)."""
-    import numpy as np
-    import pandas as pd
-    from ..passthrough import hash_cells
-    h = hashlib.sha256(b"anonset.frame.v1\x00" + len(frame).to_bytes(8, "little"))
+    # each cell by its text as every path reads it (H95: hashed as stored,
+    # an int32 column and the CSV of it, or text, keyed two releases)
+    h = hashlib.sha256(b"anonset.frame.v2\x00" + len(frame).to_bytes(8, "little"))
     for c in columns:
-        col = frame[c]
-        if pd.api.types.is_bool_dtype(col.dtype):
-            # as a CSV file holds it ('True', 'False'): one table, one key,
-            # whether it was read from Parquet or from CSV
-            col = pd.Series(np.where(col.isna(), np.nan, col.astype(str)), dtype=object)
         h.update(str(c).encode() + b"\x00")
-        h.update(np.ascontiguousarray(hash_cells(col), dtype=np.uint64).tobytes())
+        h.update(np.ascontiguousarray(cell_text_hashes(frame[c]), dtype=np.uint64).tobytes())
     return h.hexdigest()
 
 

@@ -628,24 +628,6 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
     check_research_seed(seed, research_seed)
     from ..io.keys import derive_key as _derive, release_key as _release
-    # one key over one table reproduces its release; over another (a later
-    # wave, values changed) the sets are another key's: drawn from the same
-    # words, a changed value's two sets differed by the two values
-    # (the exact QIDs too: rows of one value reordered, their QIDs not,
-    # drew the same sets in the same order, which linked their holders
-    # across the two releases: 99 % of 2,000 values pinned, H91)
-    from ..io.keys import frame_digest
-    data = hashlib.sha256(len(codes).to_bytes(8, "little") +
-                          np.ascontiguousarray(codes, dtype=np.int32).tobytes() +
-                          frame_digest(frame, list(qids)).encode()).hexdigest()
-    # ... and so are another model's (l, d, algorithm, distance) or domain:
-    # from the same words, sets of two sizes share their draws and read
-    # together tell more than two independent releases (H20, anonymize)
-    model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
-             "sensitive": sensitive, "distance": distance.to_dict()}
-    key = _derive(_release(make_key(seed, research_seed=research_seed),
-                           {"data": data, **model, "rng": rng,
-                            "domain": [repr(v) for v in sattr.domain]}), "sets")
     attrs, masks, params, qcodes = [], {}, {}, {}
     for q in qids:
         dom = tuple(sorted(pd.unique(frame[q].dropna()).tolist()))
@@ -657,6 +639,28 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
         attrs.append(a)
         masks[q] = _pack_codes(c, a.d)
         params[q] = AttributeParams(q, 1.0, 1, a.d, exact=True)
+    # one key over one table reproduces its release; over another (a later
+    # wave, values changed) the sets are another key's: drawn from the same
+    # words, a changed value's two sets differed by the two values
+    # (the exact QIDs too, by their values' codes, as the engine keys them:
+    # rows of one value reordered, their QIDs not, drew the same sets in
+    # the same order, which linked their holders across the two releases,
+    # 99 % of 2,000 values pinned, H91; their cells as stored keyed an
+    # int32 column and its CSV apart, H95)
+    h = hashlib.sha256(len(codes).to_bytes(8, "little") +
+                       np.ascontiguousarray(codes, dtype=np.int32).tobytes())
+    for a in attrs:
+        h.update(a.name.encode() + b"\x00" + repr([repr(v) for v in a.domain]).encode() +
+                 np.ascontiguousarray(qcodes[a.name], dtype=np.int32).tobytes())
+    data = h.hexdigest()
+    # ... and so are another model's (l, d, algorithm, distance) or domain:
+    # from the same words, sets of two sizes share their draws and read
+    # together tell more than two independent releases (H20, anonymize)
+    model = {"name": "semantic", "l": l, "d": d, "algorithm": algorithm,
+             "sensitive": sensitive, "distance": distance.to_dict()}
+    key = _derive(_release(make_key(seed, research_seed=research_seed),
+                           {"data": data, **model, "rng": rng,
+                            "domain": [repr(v) for v in sattr.domain]}), "sets")
     attrs.append(sattr)
     warn_inferred_domains([sattr], {sensitive: int((np.bincount(codes, minlength=sattr.d) == 1)
                                                    .sum())},
