@@ -317,3 +317,33 @@ def test_one_table_stored_as_other_types_keys_one_release():
     msa = [anonymize_msa(t, ["temp"], ["job"], 10, 0.6, drop=["s"], seed=seed).classes
            .tolist() for t in kinds]
     assert msa[0] == msa[1]
+
+
+def test_one_table_from_csv_and_parquet_keys_one_release_whatever_its_columns(tmp_path):
+    """A date column passed through keyed a frame and the CSV pandas writes
+    of it apart (its text '2020-01-01' there, '2020-01-01 00:00:00' here),
+    as did a boolean exact QID (the text 'True' against True); a nullable
+    column passed through with a missing cell crashed a seeded release and
+    every partition publisher (H98)."""
+    from anonset.msa import anonymize_msa
+    from anonset.stream import publish_file
+    seed = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+    rng = np.random.default_rng(8)
+    n = 400
+    day = pd.Series(pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 30, n), "D"))
+    count = pd.Series(rng.integers(0, 9, n)).astype("Int64")
+    count[::17] = pd.NA
+    df = pd.DataFrame({"job": rng.choice(DOMAIN, n), "flag": rng.choice([True, False], n),
+                       "day": day, "count": count})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_parquet(tmp_path / "t.parquet")
+    kw = dict(sensitive=["job"], exact=["flag"], other=["day", "count"],
+              domains={"job": DOMAIN}, seed=seed)
+    sets = []
+    for src in ("t.csv", "t.parquet"):
+        publish_file(tmp_path / src, tmp_path / f"{src}.out.parquet", anonset.Diversity(4), **kw)
+        sets.append(anonset.read_parquet(tmp_path / f"{src}.out.parquet").sets("job"))
+    assert sets[0] == sets[1]
+    assert anonset.publish(df, anonset.Diversity(4), **kw).sets("job") == sets[1]
+    rel = anonymize_msa(df, ["flag"], ["job"], 10, 0.6, other=["day", "count"], seed=seed)
+    assert len(rel.classes) == n

@@ -117,16 +117,20 @@ def order_facts(model: dict, rng: str, params: Mapping, published) -> dict:
     them changed draws other sets, so it draws another row order too."""
     return {"model": model, "rng": rng,
             "params": {n: [p.p, p.eta, p.d] for n, p in sorted(params.items())},
-            "domains": {a.name: _domain_words(a) for a in published}}
+            "domains": {a.name: _domain_words(a, booleans_as_text=True) for a in published}}
 
 
-def _domain_words(attr) -> list:
+def _domain_words(attr, booleans_as_text: bool = False) -> list:
     """A published attribute's domain in its order (bins as their edges), as
     the key of a release's order takes it: another order of one domain
-    draws other sets, so it must draw another row order too."""
+    draws other sets, so it must draw another row order too.
+    ``booleans_as_text``: True and False as a CSV file's 'True' and 'False'
+    (a release's key: one table from CSV and from Parquet, one release,
+    H98); a persistent key's cell salts keep their words."""
     if attr.bins is not None:
         return ["bins", *[repr(float(e)) for e in attr.bins]]
-    return [_value_word(v) for v in attr.domain]
+    return [repr(str(v)) if booleans_as_text and isinstance(v, (bool, np.bool_))
+            else _value_word(v) for v in attr.domain]
 
 
 def _value_word(v) -> str:

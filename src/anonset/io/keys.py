@@ -22,6 +22,7 @@ releases, the persistent per-record counters (:func:`record_counters`).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import numbers
 import os
@@ -337,13 +338,37 @@ def cell_text_hashes(col) -> np.ndarray:
     col = pd.Series(col).reset_index(drop=True)
     if pd.api.types.is_bool_dtype(col.dtype):
         col = col.astype(object).map(str, na_action="ignore")
+    elif pd.api.types.is_datetime64_any_dtype(col.dtype):
+        col = col.astype(object)
     vals = col.to_numpy(dtype=object)
-    miss = np.asarray(pd.isna(vals), dtype=bool) | (vals == "")
+    # (cell by cell: pd.NA and lists have no truth value, H98)
+    miss = np.fromiter((v is None or v is pd.NA or v is pd.NaT or
+                        (isinstance(v, float) and v != v) or (type(v) is str and not v)
+                        for v in vals), dtype=bool, count=len(vals))
     texts = np.full(len(vals), "\x00missing", dtype=object)
     if (~miss).any():
-        texts[~miss] = record_id_texts(vals[~miss])[0]
+        present = vals[~miss]
+        stamps = np.fromiter((isinstance(v, (_dt.date, np.datetime64)) for v in present),
+                             dtype=bool, count=len(present))
+        out = np.empty(len(present), dtype=object)
+        if (~stamps).any():
+            out[~stamps] = record_id_texts(present[~stamps])[0]
+        for i in np.flatnonzero(stamps):
+            out[i] = _stamp_text(present[i])
+        # a time of midnight as the CSV pandas writes of a column of dates
+        out = pd.Series(out, dtype=object).str.replace(r"^(\d{4}-\d{2}-\d{2})[ T]00:00:00$",
+                                                       r"\1", regex=True).to_numpy(object)
+        texts[~miss] = out
     return pd.util.hash_array(texts.astype(str).astype(object),
                               categorize=False).astype(np.uint64)
+
+
+def _stamp_text(v) -> str:
+    """A date or time as a CSV file holds it: '2020-01-01' at midnight (as
+    pandas writes a column of dates), else '2020-01-01 12:30:00' (H98: a
+    date passed through keyed its frame and its CSV apart)."""
+    ts = pd.Timestamp(v)
+    return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else str(ts)
 
 
 def frame_digest(frame, columns) -> str:

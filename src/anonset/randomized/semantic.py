@@ -650,7 +650,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     h = hashlib.sha256(len(codes).to_bytes(8, "little") +
                        np.ascontiguousarray(codes, dtype=np.int32).tobytes())
     for a in attrs:
-        h.update(a.name.encode() + b"\x00" + repr([repr(v) for v in a.domain]).encode() +
+        h.update(a.name.encode() + b"\x00" + repr(_words(a.domain)).encode() +
                  np.ascontiguousarray(qcodes[a.name], dtype=np.int32).tobytes())
     data = h.hexdigest()
     # ... and so are another model's (l, d, algorithm, distance) or domain:
@@ -660,7 +660,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
              "sensitive": sensitive, "distance": distance.to_dict()}
     key = _derive(_release(make_key(seed, research_seed=research_seed),
                            {"data": data, **model, "rng": rng,
-                            "domain": [repr(v) for v in sattr.domain]}), "sets")
+                            "domain": _words(sattr.domain)}), "sets")
     attrs.append(sattr)
     warn_inferred_domains([sattr], {sensitive: int((np.bincount(codes, minlength=sattr.d) == 1)
                                                    .sum())},
@@ -704,10 +704,17 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # the model, the generator and every published domain in its order:
     # any of them changed draws other sets, so it draws another order too
     facts = {**model, "rng": rng, "data": data,
-             "domains": {a.name: [repr(v) for v in a.domain] for a in attrs
+             "domains": {a.name: _words(a.domain) for a in attrs
                          if a.domain is not None}}
     return table._in_order(shuffled_order(derive_key(release_key(key, facts), "row-order"),
                                      table.n_rows))
+
+
+def _words(domain) -> list:
+    """A domain's values as a release's key takes them: booleans as a CSV
+    file's 'True' and 'False' (one table from CSV and from Parquet keys one
+    release, H98), anything else by its repr."""
+    return [repr(str(v)) if isinstance(v, (bool, np.bool_)) else repr(v) for v in domain]
 
 
 def _pack_codes(codes: np.ndarray, F: int) -> np.ndarray:
@@ -755,7 +762,7 @@ def semantic_rows(table: SetTable, *, seed=None, research_seed: bool = False,
         h.update(np.ascontiguousarray(table.members(name), dtype=np.int64).tobytes())
     key = release_key(make_key(seed, research_seed=research_seed),
                       {"model": table.model, "rng": rng, "data": h.hexdigest(),
-                       "domains": {a.name: [repr(v) for v in a.domain]
+                       "domains": {a.name: _words(a.domain)
                                    for a in table.schema.published}})
     words = _kernels.fill(key, 0, 0x7000_0000, 0, (2 * n * l + 15) // 16 + 1, rng)
     keys = words[: 2 * n * l].view(np.uint64)
