@@ -364,6 +364,9 @@ def draft(options: Options, columns, dtypes: Mapping | None = None, *, text: boo
     opts = options.check()
     cols = V.check_columns(columns, file=file)
     dtypes = dict(dtypes or {})
+    if opts.record_id is not None and opts.record_id in dtypes:
+        from ..io.keys import refuse_narrow_float_ids
+        refuse_narrow_float_ids(dtypes[opts.record_id], opts.record_id, file=file)
     if opts.schema is not None:
         missing = [a.name for a in opts.schema if a.name not in cols]
         if missing:

@@ -543,6 +543,23 @@ def refuse_missing_record_ids(count: int, first: int, *, column: str, file=None)
                      expected="one stable id per record")
 
 
+def refuse_narrow_float_ids(dtype, column: str, file=None) -> None:
+    """Record ids stored as 16- or 32-bit floats are refused whatever their
+    values: such a float holds every whole number only up to 2^11 or 2^24
+    (ids 123456789 and 123456791 are both 123456792 in float32, one record
+    of two people), and its shortest decimal is not its value above that
+    (H99: a Dask series redrew its sets when it read them so)."""
+    name = str(getattr(dtype, "name", dtype)).lower().replace("[pyarrow]", "")
+    # (Arrow calls them float and halffloat: named alike on every path)
+    name = {"float": "float32", "halffloat": "float16", "half_float": "float16"}.get(name, name)
+    if name in ("float16", "float32"):
+        raise InputError(f"holds {name} numbers, which cannot hold every whole number past "
+                         "2^24 (2^11 for 16 bits): two ids may be one", param="record_id",
+                         column=column, file=file,
+                         expected="the ids as integers or text (a float64 column of whole "
+                                  "numbers is read as integers)")
+
+
 def checked_record_hashes(values, *, text: bool, column: str, file=None,
                           row0: int = 0) -> np.ndarray:
     """:func:`record_hashes` of ids that must be present and, when numbers,

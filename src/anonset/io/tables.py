@@ -75,6 +75,23 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     return shortest_floats(frame)
 
 
+def given_type(data, column, default):
+    """The type of ``column`` as the table given holds it (pandas, Arrow or
+    Polars), where the frame made of it may hold another (float32 read as
+    float64, H42); ``default`` where it cannot be told."""
+    try:
+        if isinstance(data, pd.DataFrame):
+            return data[column].dtype if column in data.columns else default
+        schema = getattr(data, "schema", None)
+        if schema is not None and hasattr(schema, "field"):          # pyarrow
+            return schema.field(column).type
+        if isinstance(schema, dict) or type(schema).__name__ == "Schema":   # Polars
+            return str(schema[column]).lower()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass
+    return default
+
+
 def _as_frame(data, param: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return index_as_columns(data, param=param)

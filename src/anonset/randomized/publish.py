@@ -379,7 +379,12 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
                           first_in_series=first_in_series, seed=seed,
                           research_seed=research_seed,
                           key_file=key_file, rng=rng, n_threads=n_threads)
-    d = engine.draft(opts, list(frame.columns), dict(frame.dtypes))
+    types = dict(frame.dtypes)
+    if record_id is not None and record_id in types:
+        # the id's type as given: a float32 column is float64 in the frame
+        from ..io.tables import given_type
+        types[record_id] = given_type(data, record_id, types[record_id])
+    d = engine.draft(opts, list(frame.columns), types)
     plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))
     table = engine.publish_block(plan, frame, 0)
     ranks = engine.block_ranks(plan, 0, table.n_rows)
