@@ -239,7 +239,10 @@ def test_record_ids_stored_as_narrow_floats_are_refused_on_every_path(tmp_path):
     kw = dict(sensitive=["job"], identifiers=["rid"], domains={"job": list("abcd")},
               record_id="rid", key_file=key, first_in_series=True)
     words = "record_id: column 'rid': holds float32 numbers, which cannot hold every whole"
-    for data in (df, pa.Table.from_pandas(df, preserve_index=False), df.astype({"rid": "Float32"})):
+    for data in (df, pa.Table.from_pandas(df, preserve_index=False), df.astype({"rid": "Float32"}),
+                 # inside a Categorical, an index, an Arrow dictionary (H100)
+                 df.astype({"rid": "category"}), df.set_index("rid"),
+                 pa.table({"rid": pa.array(df["rid"]).dictionary_encode(), "job": df["job"]})):
         with pytest.raises(InputError, match="^" + words):
             anonset.publish(data, anonset.Diversity(2), **kw)
     with pytest.raises(InputError, match="^" + words):

@@ -334,10 +334,13 @@ def test_one_table_from_csv_and_parquet_keys_one_release_whatever_its_columns(tm
     count = pd.Series(rng.integers(0, 9, n)).astype("Int64")
     count[::17] = pd.NA
     df = pd.DataFrame({"job": rng.choice(DOMAIN, n), "flag": rng.choice([True, False], n),
-                       "day": day, "count": count})
+                       "day": day, "count": count,
+                       # an offset, and milliseconds, as the CSV writes them (H100)
+                       "local": day.dt.tz_localize("Europe/Paris"),
+                       "when": day + pd.to_timedelta(rng.integers(0, 4, n) * 250, "ms")})
     df.to_csv(tmp_path / "t.csv", index=False)
     df.to_parquet(tmp_path / "t.parquet")
-    kw = dict(sensitive=["job"], exact=["flag"], other=["day", "count"],
+    kw = dict(sensitive=["job"], exact=["flag"], other=["day", "count", "local", "when"],
               domains={"job": DOMAIN}, seed=seed)
     sets = []
     for src in ("t.csv", "t.parquet"):
@@ -345,5 +348,6 @@ def test_one_table_from_csv_and_parquet_keys_one_release_whatever_its_columns(tm
         sets.append(anonset.read_parquet(tmp_path / f"{src}.out.parquet").sets("job"))
     assert sets[0] == sets[1]
     assert anonset.publish(df, anonset.Diversity(4), **kw).sets("job") == sets[1]
-    rel = anonymize_msa(df, ["flag"], ["job"], 10, 0.6, other=["day", "count"], seed=seed)
+    rel = anonymize_msa(df, ["flag"], ["job"], 10, 0.6, other=["day", "count", "local", "when"],
+                        seed=seed)
     assert len(rel.classes) == n

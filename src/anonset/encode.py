@@ -243,6 +243,11 @@ def shortest_decimals(x: np.ndarray) -> np.ndarray:
     return out
 
 
+#: The ``DataFrame.attrs`` entry naming the columns :func:`shortest_floats`
+#: read from 16- or 32-bit floats.
+NARROW = "anonset.narrow_floats"
+
+
 def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
     """``block`` with its 16- and 32-bit float columns among ``names``
     (default: all) as the float64 numbers their shortest decimals spell
@@ -258,7 +263,10 @@ def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
     if not wide:
         return block
     block = block.copy(deep=False)   # columns replaced, not written in place (H97: a
-    for n in wide:                   # deep copy of every column was a third of its time)
+    # deep copy of every column was a third of its time); which columns were
+    # narrow is kept (a record id's type, H100)
+    block.attrs[NARROW] = sorted(set(block.attrs.get(NARROW, ())) | set(wide), key=str)
+    for n in wide:
         col = block[n]
         kind = _narrow(col.dtype)
         if isinstance(col.dtype, pd.CategoricalDtype):

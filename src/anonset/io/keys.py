@@ -343,32 +343,52 @@ def cell_text_hashes(col) -> np.ndarray:
     vals = col.to_numpy(dtype=object)
     # (cell by cell: pd.NA and lists have no truth value, H98)
     miss = np.fromiter((v is None or v is pd.NA or v is pd.NaT or
-                        (isinstance(v, float) and v != v) or (type(v) is str and not v)
+                        (isinstance(v, float) and v != v) or (type(v) is str and not v) or
+                        (isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v))
                         for v in vals), dtype=bool, count=len(vals))
     texts = np.full(len(vals), "\x00missing", dtype=object)
     if (~miss).any():
         present = vals[~miss]
-        stamps = np.fromiter((isinstance(v, (_dt.date, np.datetime64)) for v in present),
+        stamps = np.fromiter((isinstance(v, (_dt.date, _dt.timedelta, np.datetime64,
+                                             np.timedelta64)) for v in present),
                              dtype=bool, count=len(present))
         out = np.empty(len(present), dtype=object)
         if (~stamps).any():
             out[~stamps] = record_id_texts(present[~stamps])[0]
         for i in np.flatnonzero(stamps):
             out[i] = _stamp_text(present[i])
-        # a time of midnight as the CSV pandas writes of a column of dates
-        out = pd.Series(out, dtype=object).str.replace(r"^(\d{4}-\d{2}-\d{2})[ T]00:00:00$",
-                                                       r"\1", regex=True).to_numpy(object)
+        # text that spells a date or time (a CSV file's) as a stamp is read
+        spelled = pd.Series(out, dtype=object).str.match(_STAMP_TEXT.pattern).to_numpy(bool)
+        for i in np.flatnonzero(spelled & ~stamps):
+            try:
+                out[i] = _stamp_text(out[i])
+            except ValueError:
+                pass
         texts[~miss] = out
     return pd.util.hash_array(texts.astype(str).astype(object),
                               categorize=False).astype(np.uint64)
 
 
+#: Text that spells a date or a time of day (as pandas writes them to CSV).
+_STAMP_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
+                         r"(Z|[+-]\d{2}:?\d{2})?)?$")
+
+
 def _stamp_text(v) -> str:
-    """A date or time as a CSV file holds it: '2020-01-01' at midnight (as
-    pandas writes a column of dates), else '2020-01-01 12:30:00' (H98: a
-    date passed through keyed its frame and its CSV apart)."""
+    """A date or time in one spelling whatever the path (H98, H100: a date
+    passed through keyed its frame and its CSV apart, which pandas writes
+    '2020-01-01' at midnight, with milliseconds or an offset as the column
+    needs): the date alone where it is a naive midnight, else ISO with the
+    fraction's trailing zeros and a zero fraction left out; a duration as
+    pandas spells it."""
+    if isinstance(v, (_dt.timedelta, np.timedelta64)):
+        return str(pd.Timedelta(v))
     ts = pd.Timestamp(v)
-    return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else str(ts)
+    if ts.tz is None and ts == ts.normalize():
+        return ts.strftime("%Y-%m-%d")
+    text = ts.isoformat(sep=" ")
+    return re.sub(r"\.(\d*?)0+(?=$|[+-])", lambda m: "." + m.group(1) if m.group(1) else "",
+                  text)
 
 
 def frame_digest(frame, columns) -> str:
@@ -549,6 +569,11 @@ def refuse_narrow_float_ids(dtype, column: str, file=None) -> None:
     (ids 123456789 and 123456791 are both 123456792 in float32, one record
     of two people), and its shortest decimal is not its value above that
     (H99: a Dask series redrew its sets when it read them so)."""
+    # the values inside a Categorical or an Arrow dictionary (H100)
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    dtype = getattr(dtype, "pyarrow_dtype", dtype)
+    dtype = getattr(dtype, "value_type", dtype)
     name = str(getattr(dtype, "name", dtype)).lower().replace("[pyarrow]", "")
     # (Arrow calls them float and halffloat: named alike on every path)
     name = {"float": "float32", "halffloat": "float16", "half_float": "float16"}.get(name, name)

@@ -382,8 +382,10 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
     types = dict(frame.dtypes)
     if record_id is not None and record_id in types:
         # the id's type as given: a float32 column is float64 in the frame
+        from ..encode import NARROW
         from ..io.tables import given_type
-        types[record_id] = given_type(data, record_id, types[record_id])
+        types[record_id] = np.dtype("float32") if record_id in frame.attrs.get(NARROW, ()) \
+            else given_type(data, record_id, types[record_id])
     d = engine.draft(opts, list(frame.columns), types)
     plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))
     table = engine.publish_block(plan, frame, 0)
