@@ -351,3 +351,32 @@ def test_one_table_from_csv_and_parquet_keys_one_release_whatever_its_columns(tm
     rel = anonymize_msa(df, ["flag"], ["job"], 10, 0.6, other=["day", "count", "local", "when"],
                         seed=seed)
     assert len(rel.classes) == n
+
+
+def test_one_csv_file_read_by_pandas_or_by_its_own_reader_keys_one_release(tmp_path):
+    """A file's own reader keeps a cell passed through as written ('NA',
+    'TRUE', '1.50', '1 days 00:00:00.000000'); pandas and Dask read them
+    as missing, True, 1.5 and a Timedelta, and a decimal as written: the
+    same file gave two releases under one seed (H101)."""
+    import decimal
+
+    from anonset.stream import publish_file
+    seed = "d1f3a8c04e9b27f65a0c3e81b7d9f246"
+    rng = np.random.default_rng(9)
+    n = 400
+    lines = ["job,na,yes,price,wait,money"]
+    for i in range(n):
+        lines.append(",".join([str(rng.choice(DOMAIN)), str(rng.choice(["NA", "x", "y"])),
+                               str(rng.choice(["TRUE", "FALSE"])),
+                               f"{rng.integers(0, 9)}.{rng.choice([0, 5])}0",
+                               f"{rng.integers(0, 3)} days 00:00:0{rng.integers(0, 9)}.000000",
+                               f"{rng.integers(0, 9)}.{rng.choice([25, 50])}"]))
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    kw = dict(sensitive=["job"], other=["na", "yes", "price", "wait", "money"],
+              domains={"job": DOMAIN}, seed=seed, keep_order=True)
+    publish_file(tmp_path / "t.csv", tmp_path / "o.parquet", anonset.Diversity(3), **kw)
+    want = anonset.read_parquet(tmp_path / "o.parquet").sets("job")
+    frame = pd.read_csv(tmp_path / "t.csv")
+    frame["wait"] = pd.to_timedelta(frame["wait"])
+    frame["money"] = [decimal.Decimal(f"{v:.2f}") for v in frame["money"]]
+    assert anonset.publish(frame, anonset.Diversity(3), **kw).sets("job") == want

@@ -341,6 +341,9 @@ def cell_text_hashes(col) -> np.ndarray:
     elif pd.api.types.is_datetime64_any_dtype(col.dtype):
         col = col.astype(object)
     vals = col.to_numpy(dtype=object)
+    # as pandas and Dask read a CSV file that a file's own reader keeps as
+    # written (H101: 'NA', 'TRUE', '1.50' and a decimal keyed two releases)
+    vals = np.fromiter((_read_as_pandas(v) for v in vals), dtype=object, count=len(vals))
     # (cell by cell: pd.NA and lists have no truth value, H98)
     miss = np.fromiter((v is None or v is pd.NA or v is pd.NaT or
                         (isinstance(v, float) and v != v) or (type(v) is str and not v) or
@@ -368,6 +371,33 @@ def cell_text_hashes(col) -> np.ndarray:
     return pd.util.hash_array(texts.astype(str).astype(object),
                               categorize=False).astype(np.uint64)
 
+
+def _read_as_pandas(v):
+    """A cell as pandas reads its CSV text: a missing-value marker as
+    missing, 'TRUE' and 'true' as True, a decimal as its float, a duration
+    ('1 days 00:00:00.000000') as pandas spells it."""
+    import decimal
+
+    from .tables import NA_MARKERS          # what pandas reads as missing
+    if isinstance(v, str):
+        if v in NA_MARKERS:
+            return None
+        low = v.strip().lower()
+        if low in ("true", "false"):
+            return "True" if low == "true" else "False"
+        if _DURATION_TEXT.match(v):
+            try:
+                return str(pd.Timedelta(v))
+            except ValueError:
+                return v
+        return v
+    if isinstance(v, decimal.Decimal):
+        return float(v) if v.is_finite() else None
+    return v
+
+
+#: A duration as pandas writes it ('1 days 00:00:00', '-2 days +03:00:00.5').
+_DURATION_TEXT = re.compile(r"^-?\d+ days? [+-]?\d{2}:\d{2}:\d{2}(\.\d+)?$")
 
 #: Text that spells a date or a time of day (as pandas writes them to CSV).
 _STAMP_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
@@ -490,7 +520,9 @@ FLOAT_EXACT = 2.0 ** 53
 def _id_text(v) -> tuple:
     """(text, fractional) of one record id (:func:`record_id_text`)."""
     x = _as_number(v)
-    return (str(x) if isinstance(x, int) else str(v)), isinstance(x, float)
+    # (a number by its value: '2.50' as 2.5, which a fractional record id is
+    # refused as, and a pass-through cell keyed as, H101)
+    return (str(x) if isinstance(x, (int, float)) else str(v)), isinstance(x, float)
 
 
 def record_id_text(v) -> str:
