@@ -251,5 +251,8 @@ def test_record_ids_stored_as_narrow_floats_are_refused_on_every_path(tmp_path):
     with pytest.raises(InputError, match="f.parquet': " + words):
         publish_file(tmp_path / "f.parquet", tmp_path / "o.parquet", anonset.Diversity(2), **kw)
     assert not (tmp_path / "o.parquet").exists()
+    # float16 named so on every path (H102: 'float32' in memory)
+    with pytest.raises(InputError, match="holds float16 numbers"):
+        anonset.publish(df.assign(rid=np.arange(n, dtype=np.float16)), anonset.Diversity(2), **kw)
     # as integers, the ids publish (in float32, 8 pairs of them were one)
     anonset.publish(df.assign(rid=np.arange(n) + 123456789), anonset.Diversity(2), **kw)

@@ -244,7 +244,7 @@ def shortest_decimals(x: np.ndarray) -> np.ndarray:
 
 
 #: The ``DataFrame.attrs`` entry naming the columns :func:`shortest_floats`
-#: read from 16- or 32-bit floats.
+#: read from 16- or 32-bit floats, with their type ('float16', 'float32').
 NARROW = "anonset.narrow_floats"
 
 
@@ -265,7 +265,8 @@ def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
     block = block.copy(deep=False)   # columns replaced, not written in place (H97: a
     # deep copy of every column was a third of its time); which columns were
     # narrow is kept (a record id's type, H100)
-    block.attrs[NARROW] = sorted(set(block.attrs.get(NARROW, ())) | set(wide), key=str)
+    block.attrs[NARROW] = {**block.attrs.get(NARROW, {}),
+                           **{n: np.dtype(_narrow(block[n].dtype)).name for n in wide}}
     for n in wide:
         col = block[n]
         kind = _narrow(col.dtype)

@@ -1872,8 +1872,9 @@ def check_reconstructable(table, *, file=None) -> None:
         # NaN counts marked converged (exact_em), zeros (em), a bare 'no
         # rows' from a file (H88): refused alike on every path
         raise InputError("has no rows", param="table" if file is None else None, file=file,
-                         expected="a release with at least one row to estimate from (a "
-                                  "take() that selects no row has none)")
+                         expected="a release with at least one row to estimate from" +
+                                  ("" if file is not None else " (a take() that selects no "
+                                                               "row has none)"))
     model = getattr(table, "model", None) or {}
     if model.get("name") == "semantic":
         raise InputError("was published under (l, d)-semantic diversity (paper 001), whose "

@@ -643,6 +643,12 @@ def audit_partition(release, original=None) -> PartitionAudit:
         kind = "msa-anonymize" if release.kind == "msa" else "lgb"
         raise InputError(f"is missing ({what})", file=release.path, column=lacking[0],
                          expected=f"the columns of an {kind} release, as written: {need[:8]}")
+    if len(frame) == 0:
+        # as a set table of no rows is refused (H102: a bare numpy error)
+        from .report import EMPTY_EXPECTED
+        raise InputError("has no rows", file=release.path,
+                         param=None if release.path is not None else "table",
+                         expected=EMPTY_EXPECTED)
     rows = Rows()
     if original is not None:        # any table publish takes (Arrow, Polars, DuckDB, ...)
         from ..io.tables import as_frame

@@ -582,7 +582,8 @@ def exact_qid_risks(stats, info, add, model=None) -> None:
            f"has{_sampled(s)}")
     if st == "warn":
         msg += ("; whoever knows a person's values finds their row in every release, so "
-                "releases drawn with different keys intersect to the true values")
+                "releases drawn with different keys (or under one key from a changed or "
+                "reordered table) intersect to the true values")
         if (model or {}).get("name") == "semantic":
             msg += (" (semantic-anonymize has no persistent key: publish these records once, "
                     "or coarsen or drop the columns that single them out)")

@@ -384,7 +384,8 @@ def publish(data: TableLike, model: Model, schema: Schema | None = None, *,
         # the id's type as given: a float32 column is float64 in the frame
         from ..encode import NARROW
         from ..io.tables import given_type
-        types[record_id] = np.dtype("float32") if record_id in frame.attrs.get(NARROW, ()) \
+        narrow = frame.attrs.get(NARROW, {})
+        types[record_id] = np.dtype(narrow[record_id]) if record_id in narrow \
             else given_type(data, record_id, types[record_id])
     d = engine.draft(opts, list(frame.columns), types)
     plan = engine.make_plan(d, engine.Stats(d).add(frame, 0))

@@ -45,10 +45,11 @@ CHECKS = {
     "roles": "Which columns were published unchanged or exactly, as the publisher chose.",
     "identifier": "Whether a column published unchanged singles people out (most of its "
                   "values occur only once).",
-    "repeat": "Whether the exact quasi-identifiers single people out: then anyone who knows "
-              "them finds a person's row in every release, and releases drawn with different "
-              "keys can be intersected (one key file and a record id for every release prevent "
-              "it).",
+    "repeat": "Whether the exact quasi-identifiers and the columns passed through single "
+              "people out: then anyone who knows them finds a person's row in every release, "
+              "and releases drawn with different keys, or under one key from a changed or "
+              "reordered table, can be intersected (one key file and a record id for every "
+              "release prevent it).",
     "recode": "Whether a column published unchanged nearly gives away a sensitive attribute "
               "(for example a code that maps one-to-one to a diagnosis).",
     "order_recode": "Whether the order of a column published unchanged nearly gives away a "
