@@ -333,14 +333,31 @@ def release_key(key: bytes, facts) -> bytes:
 def cell_text_hashes(col) -> np.ndarray:
     """A uint64 hash of each cell's text as every path reads it alike: a
     whole number in decimal whatever its type (:func:`record_id_texts`),
-    booleans as 'True' and 'False', a missing or empty cell as none (a cell
-    passed through from a CSV file is kept as written: its 'NA' is text)."""
+    booleans as 'True' and 'False', a missing or empty cell as none, and
+    text as pandas reads a CSV file's cell (:func:`_read_as_pandas`)."""
     col = pd.Series(col).reset_index(drop=True)
     if pd.api.types.is_bool_dtype(col.dtype):
         col = col.astype(object).map(str, na_action="ignore")
     elif pd.api.types.is_datetime64_any_dtype(col.dtype):
         col = col.astype(object)
+    elif pd.api.types.is_numeric_dtype(col.dtype) and \
+            not isinstance(col.dtype, pd.CategoricalDtype):
+        # numbers: no cell to read as text (the common column, vectorized)
+        miss = col.isna().to_numpy(dtype=bool)
+        return _hashed(col[~miss].to_numpy(dtype=object), miss)
     vals = col.to_numpy(dtype=object)
+    if len(vals) and pd.api.types.infer_dtype(vals, skipna=True) == "string":
+        # text (vectorized): as pandas reads a CSV file's cells, H101
+        t = pd.Series(vals, dtype=object)
+        from .tables import NA_MARKERS
+        miss = (t.isna() | t.isin(NA_MARKERS)).to_numpy(dtype=bool)
+        t = t[~miss]
+        low = t.str.strip().str.lower()
+        t = t.mask(low == "true", "True").mask(low == "false", "False")
+        dur = t.str.match(_DURATION_TEXT.pattern).to_numpy(dtype=bool)
+        if dur.any():
+            t[dur] = [_read_as_pandas(v) for v in t[dur]]
+        return _hashed(t.to_numpy(dtype=object), miss)
     # as pandas and Dask read a CSV file that a file's own reader keeps as
     # written (H101: 'NA', 'TRUE', '1.50' and a decimal keyed two releases)
     vals = np.fromiter((_read_as_pandas(v) for v in vals), dtype=object, count=len(vals))
@@ -349,19 +366,28 @@ def cell_text_hashes(col) -> np.ndarray:
                         (isinstance(v, float) and v != v) or (type(v) is str and not v) or
                         (isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v))
                         for v in vals), dtype=bool, count=len(vals))
-    texts = np.full(len(vals), "\x00missing", dtype=object)
-    if (~miss).any():
-        present = vals[~miss]
-        stamps = np.fromiter((isinstance(v, (_dt.date, _dt.timedelta, np.datetime64,
-                                             np.timedelta64)) for v in present),
-                             dtype=bool, count=len(present))
+    return _hashed(vals[~miss], miss)
+
+
+def _hashed(present: np.ndarray, miss: np.ndarray) -> np.ndarray:
+    """:func:`cell_text_hashes` of the cells present (in order) beside the
+    missing ones."""
+    texts = np.full(len(miss), "\x00missing", dtype=object)
+    if len(present):
+        kind = pd.api.types.infer_dtype(present, skipna=False)
+        numbers = kind in ("integer", "floating", "mixed-integer-float")
+        stamps = np.zeros(len(present), dtype=bool) if numbers or kind == "string" else \
+            np.fromiter((isinstance(v, (_dt.date, _dt.timedelta, np.datetime64,
+                                        np.timedelta64)) for v in present),
+                        dtype=bool, count=len(present))
         out = np.empty(len(present), dtype=object)
         if (~stamps).any():
             out[~stamps] = record_id_texts(present[~stamps])[0]
         for i in np.flatnonzero(stamps):
             out[i] = _stamp_text(present[i])
         # text that spells a date or time (a CSV file's) as a stamp is read
-        spelled = pd.Series(out, dtype=object).str.match(_STAMP_TEXT.pattern).to_numpy(bool)
+        spelled = np.zeros(len(out), dtype=bool) if numbers else \
+            pd.Series(out, dtype=object).str.match(_STAMP_TEXT.pattern).to_numpy(bool)
         for i in np.flatnonzero(spelled & ~stamps):
             try:
                 out[i] = _stamp_text(out[i])
