@@ -217,9 +217,12 @@ class Stats:
         """Booleans in one block and numbers in another (a Dask partition
         each) are refused as one block of both is (H95: True was counted as
         1, or refused in other words)."""
-        kinds = self.kinds.setdefault(c, set())
-        kinds |= V.value_kinds(values)
-        if {"bool", "number"} <= kinds:
+        self._add_kinds(c, V.value_kinds(values))
+
+    def _add_kinds(self, c: str, kinds: set) -> None:
+        mine = self.kinds.setdefault(c, set())
+        mine |= kinds
+        if {"bool", "number"} <= mine:
             raise V.bools_among_numbers(c, self.draft.file)
 
     def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray) -> None:
@@ -299,10 +302,7 @@ class Stats:
         for c in self.placed_other:
             self.placed_other[c] = (self.placed_other[c] + other.placed_other[c]) % (1 << 64)
         for c, kinds in other.kinds.items():
-            mine = self.kinds.setdefault(c, set())
-            mine |= kinds
-            if {"bool", "number"} <= mine:
-                raise V.bools_among_numbers(c, self.draft.file)
+            self._add_kinds(c, kinds)
         for c, acc in self.seen_mix.items():
             for v, x in other.seen_mix[c].items():
                 acc[v] = (acc.get(v, 0) + x) % (1 << 64)
