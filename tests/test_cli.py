@@ -831,7 +831,8 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
     assert rc == 0, cap.err
     line = cap.out.strip().splitlines()[-1]
     assert line.startswith("key: a fresh key from the operating system (never stored; another "
-                           "release of these records under another key draws other groups")
+                           "release of these records under another key draws another order, "
+                           "other IDs and any random choice of groups anew")
     assert line.endswith("; rows: in a random order")
     rc, cap = run([cmd, src, "-o", tmp_path / "b.csv", *args, "--seed",
                    "7c41e0b95fd2a3866e1b04c9d7a2f358", "--keep-order"], capsys)
@@ -839,8 +840,10 @@ def test_partition_summaries_name_the_key_and_the_row_order(cmd, tmp_path, capsy
     line = cap.out.strip().splitlines()[-1]
     assert line.startswith("key: from the given seed or key file (keep it as secret as the "
                            "data; it reproduces this release, but other or reordered rows, or "
-                           "other parameters, under it are grouped anew, which can be "
-                           "intersected: docs/security.md; a release of this table with one "
+                           "other parameters, under it draw their order, IDs and any random "
+                           "choice of groups anew (a split that depends on the values alone "
+                           "comes out alike), which can be intersected: docs/security.md; a "
+                           "release of this table with one "
                            "person more or less gives that person's values away by "
                            "subtracting the two, under any key)")
     assert line.endswith("); rows: in INPUT ORDER (--keep-order)")

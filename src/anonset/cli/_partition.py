@@ -173,12 +173,15 @@ def key_line(summary: dict) -> str:
     apart = ("; a release of this table with one person more or less gives that person's "
              "values away by subtracting the two, under any key")
     key = {"os": "a fresh key from the operating system (never stored; another release of "
-                 "these records under another key draws other groups, which can be "
+                 "these records under another key draws another order, other IDs and any "
+                 "random choice of groups anew, which can be "
                  "intersected: docs/security.md; one key file reproduces a release" + apart +
                  ")",
            "seed": "from the given seed or key file (keep it as secret as the data; it "
                    "reproduces this release, but other or reordered rows, or other parameters, "
-                   "under it are grouped anew, which can be intersected: docs/security.md"
+                   "under it draw their order, IDs and any random choice of groups anew (a "
+                   "split that depends on the values alone comes out alike), which can be "
+                   "intersected: docs/security.md"
                    + apart + ")",
            "research-seed": "a RESEARCH seed under 128 bits (anyone who guesses it can "
                             "re-run the release" + apart + ")"}

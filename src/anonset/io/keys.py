@@ -667,8 +667,8 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
         raise InputError(f"holds dates or times ({vals[i]} at {row_name(row0 + i)}), whose text "
                          "differs between a frame, a Parquet file and a CSV file",
                          param="record_id", column=column, file=file, row=row0 + i,
-                         expected="whole numbers or text as record ids (e.g. "
-                                  ".dt.strftime('%Y-%m-%d'), written alike on every path)")
+                         expected="whole numbers or text as record ids (the dates written "
+                                  "as text, alike in every release)")
     texts, frac = record_id_texts(vals)
     if frac.any():
         i = int(np.argmax(frac))

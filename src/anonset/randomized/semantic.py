@@ -958,8 +958,7 @@ def analyze(table: SetTable, qids: Sequence[str] | None = None, *, estimator: st
     sa, dist, l, d = _table_distance(table)
     if table.n_rows == 0:               # refused as reconstruct refuses it (H88)
         raise InputError("has no rows", param="table",
-                         expected="a release with at least one row to estimate from (a "
-                                  "take() that selects no row has none)")
+                         expected="a release with at least one row to estimate from")
     size = table.schema[sa].d                      # the domain's size (d is the distance)
     if table.params[sa].says_nothing:              # l = size: every set the whole domain
         from ..validate import InputError
