@@ -20,9 +20,9 @@ Checks, each in a fresh child process (peak RSS = the child's VmHWM from
 
 Data: ``anonset.synthetic.census_like_codes`` (the census-shaped generator,
 first 10 attributes: domains 2..18, correlated), written chunk by chunk with
-declared domains 0..d-1; model: (t = 0.3)-closeness, so the stream makes a
-first pass for A_j (the harder case; diversity with declared domains needs one
-pass).
+declared domains 0..d-1; model: (t = 0.3)-closeness, whose first pass also
+gathers A_j for Algorithm 1 (the harder case; every model takes two passes,
+the first checking every value, docs/scaling.md).
 
     PYTHONPATH=src python bench/stream_scale.py                 # full: 20,000,000 rows
     PYTHONPATH=src python bench/stream_scale.py --rows 2000000 --no-report
@@ -237,6 +237,8 @@ def main(argv=None):
     from anonset.stream import DEFAULT_CHUNK_ROWS
     chunk = args.chunk_rows or DEFAULT_CHUNK_ROWS
     t_all = time.perf_counter()
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         tmp = Path(tmp)
         big, small = tmp / "big.parquet", tmp / "small.parquet"

@@ -55,14 +55,14 @@ class Plan:
         return self.order_key is not None
 
     def stream_ids(self) -> dict:
-        """The generator stream of each published attribute: its position in
-        the table, or, with a persistent key, its name (a release whose
-        columns differ from the last one's must still give every record the
-        same sets)."""
-        published = self.source.published
-        if self.record_id is not None:
-            return name_stream_ids([a.name for a in published])
-        return {a.name: self.source.stream_id(a.name) for a in published}
+        """The generator stream of each published attribute, keyed by its
+        name: under a persistent key a release whose columns differ from the
+        last one's must still give every record the same sets, and under a
+        seed one table must give one release whatever the place of its
+        columns (H103: streams numbered by position redrew every set when
+        an identifier read as a frame's index came last in memory and first
+        in its CSV, and the two releases intersected)."""
+        return name_stream_ids([a.name for a in self.source.published])
 
 
 def warn_unbounded_guess(published, params, counts) -> list:
@@ -531,7 +531,7 @@ def _make_plan(d: Draft, stats: Stats) -> Plan:
         "seeded": seed is not None,
         "key": key_mode(seed, research, persistent),
         "row_order": "input" if opts.keep_order else "shuffled",
-        "streams": "name" if persistent else "position",
+        "streams": "name",
         "params": "optimized" if opts.params is None else "partly given" if fresh else "given",
         **({"new_in_series": [a.name for a in fresh]} if fresh else {}),
         # declared by the publisher: no earlier release was read beside it

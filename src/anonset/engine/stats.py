@@ -409,7 +409,8 @@ def data_digest(n: int, counts: dict, na: dict, placed: dict, published,
     the same words."""
     import hashlib
     h = hashlib.sha256(b"anonset.data.v1\x00" + int(n).to_bytes(8, "little"))
-    for a in published:
+    # by name, not by the columns' places: one table, one release (H103)
+    for a in sorted(published, key=lambda a: a.name):
         if a.role not in KEYED_ROLES:
             continue
         h.update(a.name.encode() + b"\x00")

@@ -178,7 +178,11 @@ class DaskSetTable:
         divisions[0], divisions[-1] = 0, 2 ** 64 - 1
         shuffled = self._blocks.set_index(self._names[0], divisions=divisions, sorted=False,
                                           drop=False)
-        return shuffled.map_partitions(_sort_part, names=self._names, meta=self._blocks._meta)
+        # each partition's index is its rows' places in it (0, 1, ...), not
+        # the ranks the divisions speak of: divisions left unknown, or Dask
+        # would trust them (H106: frame.loc[0] gave 1 row of 4)
+        return shuffled.map_partitions(_sort_part, names=self._names,
+                                       meta=self._blocks._meta).clear_divisions()
 
     def _table(self, frame: pd.DataFrame) -> SetTable:
         return SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)

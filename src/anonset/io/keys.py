@@ -332,10 +332,42 @@ def release_key(key: bytes, facts) -> bytes:
 
 def cell_text_hashes(col) -> np.ndarray:
     """A uint64 hash of each cell's text as every path reads it alike: a
-    whole number in decimal whatever its type (:func:`record_id_texts`),
+    whole number in decimal whatever its type (:func:`record_id_texts`;
+    from 2^53 on, the whole number of the double pandas reads it as),
     booleans as 'True' and 'False', a missing or empty cell as none, and
     text as pandas reads a CSV file's cell (:func:`_read_as_pandas`)."""
     col = pd.Series(col).reset_index(drop=True)
+    if len(col) >= _DEDUP_MIN and _equal_is_same_text(col):
+        # each distinct value once (a cell's hash is its value's alone)
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        if 4 * len(uniques) <= len(col):
+            hashes = np.append(_cell_text_hashes(pd.Series(uniques, dtype=col.dtype)),
+                               _MISSING_HASH)
+            return hashes[codes]               # code -1 (missing): the last
+    return _cell_text_hashes(col)
+
+
+#: Columns shorter than this are hashed cell by cell.
+_DEDUP_MIN = 4096
+
+
+def _equal_is_same_text(col: pd.Series) -> bool:
+    """Whether cells that pandas' factorize takes as one value always key
+    alike: numbers, booleans, dates, durations, text and a Categorical's
+    codes do; an object column mixing kinds may not (True == 1, keyed 'True'
+    and '1')."""
+    dt = col.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return True
+    if dt == object:
+        return pd.api.types.infer_dtype(col, skipna=True) == "string"
+    return pd.api.types.is_string_dtype(dt) or pd.api.types.is_bool_dtype(dt) or \
+        pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_datetime64_any_dtype(dt) or \
+        pd.api.types.is_timedelta64_dtype(dt)
+
+
+def _cell_text_hashes(col: pd.Series) -> np.ndarray:
+    """:func:`cell_text_hashes` cell by cell."""
     if pd.api.types.is_bool_dtype(col.dtype):
         col = col.astype(object).map(str, na_action="ignore")
     elif pd.api.types.is_datetime64_any_dtype(col.dtype):
@@ -393,9 +425,42 @@ def _hashed(present: np.ndarray, miss: np.ndarray) -> np.ndarray:
                 out[i] = _stamp_text(out[i])
             except ValueError:
                 pass
-        texts[~miss] = out
+        texts[~miss] = _big_whole_texts(out, present if numbers else None)
+    return _hash_texts(texts)
+
+
+def _hash_texts(texts: np.ndarray) -> np.ndarray:
     return pd.util.hash_array(texts.astype(str).astype(object),
                               categorize=False).astype(np.uint64)
+
+
+#: The hash of a missing cell.
+_MISSING_HASH = _hash_texts(np.array(["\x00missing"], dtype=object))[0]
+
+
+def _big_whole_texts(texts: np.ndarray, numbers) -> np.ndarray:
+    """Whole numbers of 2^53 or more as the whole number of the double that
+    pandas reads them as (a column with a gap is read as floats): an Int64
+    column, its digits in a CSV file and the floats pandas reads of that
+    file key alike (H103: '9007199254740994.0' and '9007199254740994' keyed
+    one table two ways).  Numbers that differ there may key alike."""
+    if numbers is not None:
+        x = np.asarray(numbers, dtype=np.float64)
+        big = np.flatnonzero(np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) >= FLOAT_EXACT))
+        values = x[big]
+    else:
+        t = pd.Series(texts, dtype=object)
+        cand = (t.str.len() >= 5) & t.str.strip().str.fullmatch(_NUM_TEXT.pattern[1:-1],
+                                                                na=False)
+        big = np.flatnonzero(cand.to_numpy(dtype=bool))
+        values = np.array([float(v) for v in texts[big]], dtype=np.float64)
+        keep = np.isfinite(values) & (np.floor(values) == values) & \
+            (np.abs(values) >= FLOAT_EXACT)
+        big, values = big[keep], values[keep]
+    if len(big):
+        texts = texts.copy()
+        texts[big] = [str(int(v)) for v in values]
+    return texts
 
 
 def _read_as_pandas(v):
@@ -472,11 +537,12 @@ def key_check(key: bytes) -> str:
 
 
 def name_stream_ids(names) -> dict:
-    """Persistent-key mode: each attribute's generator stream keyed by its
-    name (31 bits of SHA-256), not by its position in the table, so that a
-    column added, dropped or moved between releases leaves every other
-    column's sets as they were.  Two names that share a stream are refused
-    (about one pair in 2^31)."""
+    """Each attribute's generator stream keyed by its name (31 bits of
+    SHA-256), not by its position in the table, so that a column added,
+    dropped or moved between releases of a series leaves every other
+    column's sets as they were, and one table under one seed gives one
+    release however its columns are placed.  Two names that share a stream
+    are refused (about one pair in 2^31)."""
     from ..validate import InputError
     ids: dict = {}
     for n in names:
@@ -486,7 +552,7 @@ def name_stream_ids(names) -> dict:
     for n, s in ids.items():
         if s in by_id:
             raise InputError(f"columns {by_id[s]!r} and {n!r} share a generator stream",
-                             param="record_id", expected="one of them renamed")
+                             column=n, expected="one of them renamed")
         by_id[s] = n
     return ids
 

@@ -39,7 +39,8 @@ def sample_sets(codes, params, attr_ids, key: bytes, *, rng: str = "chacha20",
     ----------
     codes : {name: int32 codes}
     params : {name: AttributeParams}
-    attr_ids : {name: int} stream id of each attribute (its schema position)
+    attr_ids : {name: int} stream id of each attribute (keyed by its name,
+        :func:`~anonset.io.keys.name_stream_ids`)
     key : 32-byte generator key
     row0 : global index of the first row (for chunks and partitions)
     counters : {name: uint64 array}, optional

@@ -159,7 +159,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
          # (the columns passed through too: rows reordered that differ only
          # there drew the same groups in the same order, H96)
          "data": lambda: frame_digest(frame, list(qids) + [sensitive] +
-                                      [c for c in frame.columns if roles[c] == "other"])})
+                                      sorted(c for c in frame.columns if roles[c] == "other"))})
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)
     shared = shared_without_key(frame, [c for c in frame.columns if roles[c] == "identifiers"],

@@ -356,8 +356,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
          # another table under one key (a later wave): other IDs, groups and
          # order, not rows lined up with the first release's
          # (passed through too: H96)
-         "data": lambda: frame_digest(frame, attrs + [c for c in frame.columns
-                                                      if roles[c] == "other"])})
+         "data": lambda: frame_digest(frame, attrs + sorted(c for c in frame.columns
+                                                            if roles[c] == "other"))})
     all_flags = flags_matrix(frame, semi, flags)
     kept = ~missing_rows(frame, attrs)[0] if missing == "drop" else None
     frame, missing_record = apply_missing(frame, attrs, missing, token=missing_token)
