@@ -13,7 +13,8 @@ import pandas as pd
 from .schema import Attribute, Schema
 from .validate import InputError, numbers_expected, reads_as_number, row_name
 
-__all__ = ["encode", "encode_column", "decode_column", "domain_codes"]
+__all__ = ["encode", "encode_column", "decode_column", "domain_codes", "not_numbers",
+           "refuse_not_numeric"]
 
 
 def _numeric(dtype) -> bool:
@@ -57,7 +58,11 @@ def encode_column(col: pd.Series, attr: Attribute, *, missing: str = "error",
     fill = -1 if token is None else None        # the code of a (skipped) missing cell
     if attr.bins is not None:
         if not _numeric(values.dtype) and not isna.all():
-            _refuse_not_numeric(values, isna, name, row0)
+            # the first cell, in row order, that is no number: the same cell
+            # however the table is cut in blocks (a later 'abc' was named in
+            # memory and the first block's '79' streamed, H48); text that
+            # reads as a number says to convert the column
+            refuse_not_numeric(values, isna, name, row0)
         x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         edges = np.asarray(attr.bins)
         codes = np.searchsorted(edges, x, side="right") - 1
@@ -151,25 +156,59 @@ def missing_refused(name, na: int, first: int | None, file=None) -> InputError:
                                "as a value of their own")
 
 
-def _refuse_not_numeric(values: pd.Series, isna: np.ndarray, name, row0: int) -> None:
-    """A binned column of another dtype than numbers: refused by its first
-    cell that is not a number (text that reads as one is still text here);
-    numbers held as Python objects pass."""
-    present = np.flatnonzero(~isna)
+def _no_number(numeric_text: bool):
+    """Whether a present cell is no number (a cached test, per value)."""
+    seen: dict = {}
+
+    def no(v) -> bool:
+        try:
+            key = (type(v), v)        # True and 1 apart
+            hit = seen.get(key)
+        except TypeError:             # an unhashable cell: no number
+            return True
+        if hit is None:
+            hit = seen[key] = not (_is_number(v) or numeric_text and reads_as_number(v))
+        return hit
+    return no
+
+
+def not_numbers(cells, *, numeric_text: bool = False) -> np.ndarray:
+    """Mask of the ``cells`` (present ones: missing cells are left out
+    beforehand) that are no number: text, a bool, anything else, except
+    (``numeric_text``) text that reads as a number, as a CSV file's '31'
+    does.  One rule for the refusals of text where numbers are due
+    (:func:`refuse_not_numeric`) and the warning of a column of numbers
+    read as text for a few text cells (H105)."""
+    no = _no_number(numeric_text)
+    return np.fromiter((no(v) for v in cells), dtype=bool, count=len(cells))
+
+
+def refuse_not_numeric(values: pd.Series, isna: np.ndarray, name, row0: int = 0, *,
+                       why: str = "its domain is numeric", text_first: bool = False) -> None:
+    """Refuse a column where numbers are due by its first cell that is no
+    number (``why``: what makes them due), naming the cell and its row:
+    ``holds the text 'forty' at row 1,501, but its domain is numeric;
+    expected numbers``.  Text that reads as a number counts as text, with
+    the advice to convert the column; ``text_first``: a cell that reads as
+    no number is named before such text (a whole table's column typed as
+    text by its stray 'old', not by its '31's).  Numbers held as Python
+    objects pass."""
+    present = np.flatnonzero(~np.asarray(isna, dtype=bool))
     cells = values.to_numpy(dtype=object)[present]
-    # the first cell, in row order, that is no number: the same cell however
-    # the table is cut in blocks (a later 'abc' was named in memory and the
-    # first block's '79' streamed, H48); text that reads as a number says
-    # to convert the column
-    i = next((k for k, v in enumerate(cells) if not _is_number(v)), None)
+    i = None
+    for numeric_text in ((True, False) if text_first else (False,)):
+        no = _no_number(numeric_text)
+        i = next((k for k, v in enumerate(cells) if no(v)), None)
+        if i is not None:
+            break
     if i is None:              # numbers as Python objects: numbers all the same
         return
     v = cells[i]
     as_text = reads_as_number(v)
     row = row0 + int(present[i])
     kind = "the text" if isinstance(v, str) else f"a {type(v).__name__}"
-    raise InputError(f"holds {kind} {_shown(v)!r} at {row_name(row)}, but its domain is "
-                     "numeric", column=name, row=row,
+    raise InputError(f"holds {kind} {_shown(v)!r} at {row_name(row)}, but {why}",
+                     column=name, row=row,
                      expected="numbers (it holds them as text: convert it, e.g. "
                               "pandas.to_numeric(column))" if as_text else numbers_expected(v))
 

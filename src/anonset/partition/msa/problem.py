@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ...emd import Ground, effective_n_threads
+from ...encode import refuse_not_numeric
 from ...hierarchy import Hierarchy, hierarchy_of
 from ...io.keys import frame_digest
 from ...shared_ids import shared_without_key
@@ -128,15 +129,27 @@ class MSAProblem:
             if c not in qi + sa:
                 continue                       # a hierarchy of an unpublished column
             hier[c] = hierarchy_of(c, h)
-        numeric = set(numeric) if numeric is not None else {
+        # the columns named checked in the order given (a set's order, which
+        # varies from run to run, chose the column refused first)
+        given = list(dict.fromkeys(numeric)) if numeric is not None else []
+        numeric = set(given) if numeric is not None else {
             c for c in qi + sa if c not in hier and is_numeric(data[c])}
-        for c in numeric:
+        for c in given:
             if c not in qi + sa:
                 raise InputError("is neither a quasi-identifier nor sensitive",
                                  param="numeric", column=c)
             if not is_numeric(data[c]):
-                raise InputError(f"has dtype {data[c].dtype}", param="numeric", column=c,
-                                 expected="a numeric column")
+                # named by its first cell of text and its row, as anonymize
+                # names one in a binned column; the file on the command line
+                # (H105: 'has dtype object' named neither, and Parquet's
+                # 'has dtype str' differed)
+                col = data[c].reset_index(drop=True)
+                refuse_not_numeric(col, col.isna().to_numpy(), c,
+                                   why="{@numeric} names it", text_first=True)
+                raise InputError(f"holds its numbers as Python objects (dtype {data[c].dtype}), "
+                                 "but {@numeric} names it", column=c,
+                                 expected="a column of numbers (convert it, e.g. "
+                                          "pandas.to_numeric(column))")
         ground = dict(ground or {})
         for c in ground:
             if c not in sa:
