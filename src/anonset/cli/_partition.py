@@ -101,9 +101,16 @@ def read_input(path, fmt_override, text_columns=(), declared=None, numbers=()):
     """The input table and its format (text columns read exactly; a CSV
     cell 'NA' is a value of a column whose ``declared`` values list it,
     as anonymize reads it, H34; ``numbers``: the QIs and sensitive columns,
-    refused where they hold numbers written with commas)."""
-    return read_table(path, format_of(path, fmt_override, "--input-format"), text_columns,
-                      declared, numbers)
+    refused where they hold numbers written with commas, and warned of where
+    a few cells of text make a column of numbers text)."""
+    frame = read_table(path, format_of(path, fmt_override, "--input-format"), text_columns,
+                       declared, numbers)
+    # a column of numbers read as text for a few cells of text: said, with
+    # the first such cell (H105: silently generalized to '*')
+    from ..io.tables import warn_text_among_numbers
+    warn_text_among_numbers(frame, [c for c in numbers if c not in text_columns],
+                            file=path, declared=declared or {})
+    return frame
 
 
 def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) -> None:
