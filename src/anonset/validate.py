@@ -171,6 +171,15 @@ def _rebuild(what, param, column, file, expected, row=None):
     return InputError(what, param=param, column=column, file=file, expected=expected, row=row)
 
 
+class ValuesError(InputError):
+    """An :class:`InputError` about a column's values that a parameter's
+    value cannot meet (a sensitive column not 3-eligible under ``l=3``):
+    it names the parameter, and on the command line the input file too,
+    as the refusals of a column's values do (H105: lgb's named no file).
+    Rebuilt as a plain InputError across processes; by then it names its
+    file."""
+
+
 def first_row_error(errors: list) -> "InputError":
     """Of the errors of one block's columns (in column order), the one about
     the first row; an error about no row in particular comes first."""

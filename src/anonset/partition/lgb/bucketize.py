@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...validate import InputError, check_int
+from ...validate import ValuesError, check_int
 
 
 def local_bucketization(codes: np.ndarray, l: int) -> tuple[np.ndarray, int]:
@@ -155,7 +155,7 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
             whole = np.bincount(codes[j], minlength=dom.d)
             if np.unique(vals).size == 1 and np.count_nonzero(whole) > 1 and \
                     a not in allow_homogeneous:
-                raise InputError(
+                raise ValuesError(
                     f"its {rows.size:,} bucketized cells all hold "
                     f"{dom.values[int(vals[0])]!r}, so every bucket of it tells its rows' "
                     "value", param="closeness", column=a,
@@ -184,11 +184,12 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
                              "tells beyond the column's distribution ({@closeness="
                              # with the t's given (H39: each remedy alone undid the other)
                              + repr({**closeness, a: 0.3}) + "}, or another t)")
-                    raise InputError(
-                        f"its {rows.size} sensitive values are not {la}-eligible (value "
-                        f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max())} times, "
-                        f"at most {rows.size // la} allowed; {int((cnt > 0).sum())} distinct "
-                        "values)", param="l", column=a,
+                    # a refusal of the column's values: the CLI names the file (H105)
+                    raise ValuesError(
+                        f"its {rows.size:,} sensitive values are not {la}-eligible (value "
+                        f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} times, "
+                        f"at most {rows.size // la:,} allowed; {int((cnt > 0).sum()):,} "
+                        "distinct values)", param="l", column=a,
                         expected=f"{lower}, or {{@suppress=True}}, which publishes "
                                  f"{int(held.sum()):,} of its cells as '*', "
                                  f"{held.max() / held.sum():.1%} of them holding "
