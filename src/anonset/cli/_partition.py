@@ -6,15 +6,11 @@ that renders library errors with the subcommand's own flags.
 """
 from __future__ import annotations
 
-import contextlib
-
 from .args import (add_allow_identifier, add_allow_shared_id, add_missing, check_missing_token,
-                   format_of,
-                   key_options, read_table, names as _names)
+                   format_of, key_options, read_table, names as _names)
 
 __all__ = ["add_io_arguments", "add_role_arguments", "add_key_arguments", "role_kwargs",
-           "key_kwargs", "read_input", "check_outputs", "risk_note", "key_line",
-           "naming_values"]
+           "key_kwargs", "read_input", "check_outputs", "risk_note", "key_line"]
 
 #: Library parameters and the flags that set them, common to both subcommands.
 COMMON_FLAGS = {"identifiers": "--identifier", "other": "--other", "drop": "--drop",
@@ -114,21 +110,6 @@ def read_input(path, fmt_override, text_columns=(), declared=None, numbers=()):
     warn_text_among_numbers(frame, [c for c in numbers if c not in text_columns],
                             file=path, declared=declared or {})
     return frame
-
-
-@contextlib.contextmanager
-def naming_values(path):
-    """A refusal of a column's values under a flag's value
-    (:class:`anonset.validate.ValuesError`: a sensitive column not
-    3-eligible under --l 3) names the input file before the flag, as
-    msa-anonymize's and semantic-anonymize's refusals of a column's values
-    name it (H105); inside :func:`naming_input`, which leaves an error about
-    a flag as it is."""
-    from ..validate import ValuesError
-    try:
-        yield
-    except ValuesError as e:
-        raise e.in_file(str(path)) from None
 
 
 def check_outputs(args, outputs: dict, *, fmt: str | None = None, buckets=()) -> None:

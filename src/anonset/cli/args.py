@@ -697,11 +697,15 @@ def read_table(path, fmt: str, text_columns=(), declared=None, numbers=()):
 def naming_input(path):
     """Errors about the data read from ``path`` (a column's values, a column
     nobody named) name the file, as ``anonset anonymize``'s do; errors about
-    a flag's value name the flag."""
-    from ..validate import InputError
+    a flag's value name the flag, and the file too where the flag's value is
+    one the column's values cannot meet (:class:`~anonset.validate.ValuesError`:
+    lgb's --l 3 over a column not 3-eligible, H105)."""
+    from ..validate import InputError, ValuesError
     try:
         yield
     except InputError as e:
+        if isinstance(e, ValuesError) and e.file is None:
+            raise e.in_file(str(path)) from None
         if e.param is None and e.file is None:
             raise e.in_file(str(path)) from None
         if e.param in ("data", "table") and e.file is None:

@@ -23,7 +23,7 @@ import argparse
 
 from .args import EXIT_OK, hierarchy_file, naming_input, note, kv as _kv, names as _names, number as _number, positive_int as _positive_int
 from ._partition import (COMMON_FLAGS, add_io_arguments, add_key_arguments, add_role_arguments,
-                         check_outputs, key_kwargs, key_line, naming_values, read_input,
+                         check_outputs, key_kwargs, key_line, read_input,
                          risk_note, role_kwargs)
 
 __all__ = ["register"]
@@ -153,7 +153,7 @@ def _run(args) -> int:
         raise ValueError("semi-sensitive attributes need --flags COL=FLAGCOL or --density X")
     else:
         flags = None
-    with naming_input(args.input), naming_values(args.input):
+    with naming_input(args.input):
         res = L.lgb(frame, qi=qi, semi_sensitive=semi, sensitive=sens, flags=flags, k=k,
                     l=lval, closeness=tval, method=args.method, hierarchies=hier,
                     id_column=args.id, suppress=args.suppress, balance=args.balance,
