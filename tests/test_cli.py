@@ -167,6 +167,29 @@ def test_a_fresh_key_summary_says_how_to_publish_the_records_again(data, tmp_pat
     assert "--record-id" not in key[0]
 
 
+def test_the_summary_names_a_philox_generator(data, tmp_path, capsys):
+    """--rng philox (not cryptographically strong; the metadata records it and
+    the audit flags it) was named nowhere in the publish summary of anonymize
+    and semantic-anonymize (H104).  The key line names it; the default ChaCha20
+    is left unsaid."""
+    for cmd, argv in (("anonymize", ["--l", "2", *BASE]),
+                      ("semantic-anonymize", ["--sensitive", "job", "--l", "2", "--d", "1",
+                                              "--domain", "a,b,c,d,e,f", "--identifier", "id",
+                                              "--drop", "age,city,note"])):
+        for rng in ("philox", None):
+            out = tmp_path / f"{cmd}-{rng}.parquet"
+            rc, cap = run([cmd, data[1], "-o", out, *argv,
+                           *(["--rng", rng] if rng else [])], capsys)
+            assert rc == 0, cap.err
+            key = [ln for ln in cap.out.splitlines() if ln.startswith("key: ")]
+            assert len(key) == 1
+            if rng:
+                assert "; generator: philox (--rng philox: not cryptographically strong" \
+                    in key[0], key[0]
+            else:
+                assert "generator" not in key[0] and "philox" not in cap.out
+
+
 def test_anonymize_parquet_closeness_and_diversity_closeness(data, tmp_path, capsys):
     df, src = data
     pq_in = tmp_path / "in.parquet"

@@ -578,7 +578,8 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
                         "each later one with --params-from the latest, docs/security.md"
                         ) -> None:
     """The summary lines every set-table publisher prints from its release's
-    metadata: the columns not drawn as sets, the key and the row order.
+    metadata: the columns not drawn as sets, the key (and the generator where
+    it is not the default ChaCha20) and the row order.
     ``series``: how to publish the same records more than once (a fresh key
     is named with it)."""
     roles = info.get("roles", {})
@@ -611,7 +612,11 @@ def print_roles_and_key(info: dict, *, series: str = "for a series, use --key-fi
                             "every true value)",
            "persistent": "the persistent key (same sets for a record in every release; "
                          f"record id: {info.get('record_id')})"}
-    print(f"key: {key.get(info.get('key'), info.get('key'))}; rows: "
+    rng = info.get("rng") or "chacha20"
+    gen = "" if rng == "chacha20" else (
+        f"; generator: {rng} (--rng {rng}: not cryptographically strong, an "
+        "adversary could in principle predict the sets; the metadata and the audit name it)")
+    print(f"key: {key.get(info.get('key'), info.get('key'))}{gen}; rows: "
           + ("in INPUT ORDER (--keep-order)" if info.get("row_order") == "input"
              else "in a random order"))
 
