@@ -38,7 +38,6 @@ def release(n=400, *, eta=3, p=1.0, l=3, other=None, seed=0, model=None, **info)
     for t in truth:
         rest = rng.permutation([v for v in range(len(DOM)) if v != t])[:eta - 1]
         rows.append(sorted([int(t), *rest]))
-    mask = masks_from_codes(np.concatenate(rows), np.arange(0, n * eta + 1, eta), len(DOM))
     attrs = [Attribute("job", "sensitive", domain=DOM)]
     if other is not None:
         attrs += [Attribute(c, "other") for c in other]
@@ -47,9 +46,16 @@ def release(n=400, *, eta=3, p=1.0, l=3, other=None, seed=0, model=None, **info)
             "roles": {a.name: a.role for a in attrs}, "missing": {"policy": "error"},
             "anonset": anonset.__version__}
     meta.update(info)
+    # the rows the metadata says are shuffled are (in the original's order
+    # the audit sees them line up with it, H104)
+    order = np.random.default_rng(seed + 1).permutation(n) \
+        if meta["row_order"] == "shuffled" else np.arange(n)
+    mask = masks_from_codes(np.concatenate([rows[i] for i in order]),
+                            np.arange(0, n * eta + 1, eta), len(DOM))
     table = SetTable(Schema(tuple(attrs)), {"job": mask}, {"job": par},
                      model or anonset.Diversity(l).to_dict(),
-                     pd.DataFrame(other) if other is not None else None, meta)
+                     pd.DataFrame(other).iloc[order].reset_index(drop=True)
+                     if other is not None else None, meta)
     original = pd.DataFrame({"job": [DOM[t] for t in truth], **(other or {})})
     return table, original
 

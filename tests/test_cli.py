@@ -812,6 +812,28 @@ def _partition_input(cmd, tmp_path, *, seed, n):
 
 
 @pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
+def test_partition_rows_in_input_order_are_a_risk_whatever_the_metadata_says(cmd, tmp_path,
+                                                                             capsys):
+    """A partition release published with --keep-order whose metadata was
+    edited to a random order PASSED the audit with the original (H104); its
+    cells published as they are line up with the original's by position."""
+    src, args = _partition_input(cmd, tmp_path, seed=4, n=200)
+    for keep in (True, False):
+        out = tmp_path / f"{keep}.csv"
+        rc, cap = run([cmd, src, "-o", out, *args, *(["--keep-order"] if keep else []), "-q"],
+                      capsys)
+        assert rc == 0, cap.err
+        meta_path = tmp_path / f"{keep}.csv.anonset.json"
+        meta = json.loads(meta_path.read_text())
+        meta["row_order"], meta["ids"] = "random", "random"          # hide it
+        meta_path.write_text(json.dumps(meta))
+        rc, cap = run(["audit", out, "--original", src], capsys)
+        lined = "RISK       row order: the rows line up with the original's rows, whatever " \
+            "the metadata says" in cap.out
+        assert lined == keep and rc == (1 if keep else 0), cap.out
+
+
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
 def test_partition_commands_take_every_key_source(cmd, tmp_path, capsys, monkeypatch):
     # lgb and msa-anonymize read key material as anonymize does: --seed,
     # --seed-env (off the command line) or --key-file, one of them

@@ -150,7 +150,9 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
     orig = lined = None
     if original is not None:
         orig = _original_chunks(original, header, opts, ocols, chunk_rows, ofmt)
-        lined = _Lined(orig) if opts.aligned else None
+        # lined up by position even where the rows are said to be shuffled:
+        # whether they are is measured (add_positions, H104)
+        lined = _Lined(orig)
     chunks = 0
     for row0, masks in iter_masks(path, names, chunk_rows=chunk_rows, fmt=fmt, meta=header.meta):
         k = masks[0].shape[0]
@@ -159,11 +161,14 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
         if part is not None:
             stats.add_original(*part)
             truth = part[0] if len(part[1]) == k else None
+            if truth is not None and not opts.aligned:
+                stats.add_positions(dict(zip(names, masks)), truth)
+                truth = None
         stats.add_sets(row0, dict(zip(names, masks)), truth, opts.semantic)
         chunks += 1
         if progress is not None:
             progress(k)
-    for part in (lined.rest() if lined is not None else orig or ()):
+    for part in (lined.rest() if lined is not None else ()):
         stats.add_original(*part)
     cols = list(opts.passthrough)
     if cols:

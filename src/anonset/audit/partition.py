@@ -145,6 +145,8 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
     shared_id_risks({"shared_ids": meta.get("shared_ids"),
                      "shared_ids_allowed": meta.get("shared_ids_allowed")}, rows.add,
                     model={"name": "partition"})
+    if original is not None and meta.get("row_order") != "input":
+        _lined_up_rows(frame, original, rows)
     ids = meta.get("ids")
     if ids == "input row numbers":
         rows.add("record_ids", "-", "risk", ids, "random",
@@ -173,6 +175,37 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
                           ids_allowed=allowed_identifiers(meta))
     measured = _recode_risks(meta, original, rows) if original is not None else set()
     recorded_recode_risks(meta, measured, rows.add)
+
+
+def _told_columns(frame: pd.DataFrame, original) -> list:
+    """A partition release's attribute columns as :func:`cell_agreement`
+    reads them: an LGB cell left to a bucket (its ``_bid`` set) is shown in
+    an order drawn at random, and read as telling nothing."""
+    own = {"ID", "GID", "ec"}
+    out = []
+    for c in frame.columns:
+        if c in own or str(c).endswith("_bid") or c not in original.columns:
+            continue
+        bid = f"{c}_bid"
+        out.append((c, frame[bid].isna().to_numpy() if bid in frame.columns else None))
+    return out
+
+
+def _lined_up_rows(frame: pd.DataFrame, original, rows: Rows) -> None:
+    """With the original: whether the published rows line up with its rows
+    by position, whatever the metadata says (H104: a release in input order
+    whose metadata was edited to 'random' PASSED)."""
+    from .order import PositionMatch, cell_agreement
+    from .report import position_row
+    if len(original) != len(frame) or len(frame) < 2:
+        return
+    cols = _told_columns(frame, original)
+    if not cols:
+        return
+    match = PositionMatch()
+    match.add(cell_agreement(frame, original, cols), len(frame))
+    position_row(rows, match, "every cell published as it is equals the original row's at "
+                 "the same position")
 
 
 def _adversary(attribute: str, C: np.ndarray, bound: tuple, unit: str = "class") -> dict:

@@ -414,6 +414,26 @@ def closeness_section(table, stats: AuditStats, rows: Rows, opts: Options, with_
     return clo
 
 
+def position_row(rows: Rows, match, agree: str, *, check: str = "row_order",
+                 attribute: str = "by position", lined: str | None = None) -> bool:
+    """The audit's row on whether a release said to be shuffled lines up
+    with the original (:class:`anonset.audit.order.PositionMatch`); ``agree``:
+    what a row that agrees shows.  Returns whether it does."""
+    from .order import MIN_EXCESS, Z_RISK
+    risk, share, chance, z = match.verdict()
+    if math.isnan(share):
+        return False
+    lined = lined or ("row order: the rows line up with the original's rows, whatever the "
+                      "metadata says: a row's position tells whose it is and, where the input "
+                      "was sorted or grouped by a sensitive attribute, that attribute")
+    rows.add(check, attribute, "risk" if risk else "pass", round(share, 4), round(chance, 4),
+             (lined if risk else "row order: the rows do not line up with the original's")
+             + f" ({agree} for {share:.1%} of the rows, {chance:.1%} paired at random; "
+             f"z = {z:+.1f}" + ("" if risk else f"; a RISK needs z >= {Z_RISK:g} and "
+                                f"{MIN_EXCESS} rows over chance") + ")")
+    return risk
+
+
 #: What a failed row-by-row inclusion check adds: the original may be this
 #: release's rows in another order (sorted, filtered and re-read), which the
 #: row-by-row check reads as sets that miss their values (H26: an original
@@ -432,6 +452,9 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
                          param="original", expected="the original rows of this publication")
     rows.add("rows", "-", "pass", n, n, f"original has the {n} published rows" +
              ("" if opts.aligned else " (in another order: the rows were shuffled)"))
+    if not opts.aligned and stats.position.rows:
+        position_row(rows, stats.position, "every set holds the value of the original row at "
+                     "the same position")
     for name in table.names:
         par = table.params[name]
         pi = par.inclusion
@@ -762,6 +785,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
                        budget=None)
     stats.add_sets(0, {n: table.mask(n) for n in table.names},
                    codes if codes is not None and opts.aligned else None, opts.semantic)
+    if codes is not None and not opts.aligned:
+        stats.add_positions({n: table.mask(n) for n in table.names}, codes)
     if stats.passthrough:
         stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
     if codes is not None:

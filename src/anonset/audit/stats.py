@@ -76,6 +76,11 @@ class AuditStats:
         self.w = {n: np.zeros(self.dims[n], dtype=np.int64) for n in self.names}
         self.hits = {n: 0 for n in self.names}
         self.aligned_rows = 0
+        #: rows whose every set holds the value of the original row at the
+        #: same position, against random pairings (where the rows are said
+        #: to be shuffled: a release in input order shows through, H104)
+        from .order import PositionMatch
+        self.position = PositionMatch()
         self.A = {n: np.zeros(self.dims[n], dtype=np.int64) for n in self.names}
         self.original_rows = 0
         self.picks = np.asarray(picks, dtype=np.int64)
@@ -168,6 +173,15 @@ class AuditStats:
             self.semantic_bad += int((~is_diverse(masks[name], dist, l, dd)).sum())
         self.n += n
 
+    def add_positions(self, masks: dict, codes: dict) -> None:
+        """One chunk of published sets beside the original's codes of the
+        rows at the same positions, where the rows are said to be shuffled
+        (:class:`anonset.audit.order.PositionMatch`)."""
+        from .order import set_agreement
+        k = next(iter(masks.values())).shape[0] if masks else 0
+        if k and all(len(codes[n]) == k for n in masks if n in codes):
+            self.position.add(set_agreement(masks, codes), k)
+
     def add_passthrough(self, frame: pd.DataFrame, exact: dict | None = None) -> None:
         """One chunk of the published pass-through columns, with ``exact``:
         a hash per row of each exact QID (:func:`mask_hashes`, or
@@ -228,6 +242,7 @@ class AuditStats:
             self.A[name] += other.A[name]
             self.picked[name] += other.picked[name]
             self.picked_truth[name] += other.picked_truth[name]
+        self.position.merge(other.position)
         for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
             for k, s in theirs.items():
                 mine[k].merge(s)
