@@ -811,6 +811,44 @@ def _partition_input(cmd, tmp_path, *, seed, n):
     return src, args
 
 
+def test_an_lgb_id_column_is_a_risk_and_is_read_against_the_original(tmp_path, capsys):
+    """lgb --id COL --allow-identifier COL publishes a real identifier as the
+    record IDs; the audit only WARNed "it must be a pseudonym" and PASSED
+    (H104), where the same column passed through is a RISK.  It is a RISK
+    "published as the user allowed" now; and with the original, an ID column
+    that is one of its columns row for row is a RISK whatever the metadata's
+    ``ids`` says."""
+    src, args = _partition_input("lgb", tmp_path, seed=3, n=300)
+    df = pd.read_csv(src)
+    df.insert(0, "rid", np.arange(5001, 5001 + len(df)))
+    df["num"] = np.random.default_rng(0).permutation(len(df)) + 1     # row numbers, not IDs
+    df.to_csv(src, index=False)
+    out = tmp_path / "l.csv"
+    rc, cap = run(["lgb", src, "-o", out, *args, "--id", "rid", "--allow-identifier", "rid",
+                   "--drop", "num", "-q"], capsys)
+    assert rc == 0, cap.err
+    rc, cap = run(["audit", out], capsys)
+    assert rc == 1 and "RISKS FOUND" in cap.out.splitlines()[0]
+    assert "RISK       record IDs: column 'rid' published verbatim" in cap.out
+    assert "(published as the user allowed: allow_identifier)" in cap.out
+    meta_path = tmp_path / "l.csv.anonset.json"
+    meta = json.loads(meta_path.read_text())
+    meta["ids"] = "random"                                  # hide it
+    meta_path.write_text(json.dumps(meta))
+    assert run(["audit", out], capsys)[0] == 0               # the metadata alone: PASSED
+    rc, cap = run(["audit", out, "--original", src], capsys)
+    assert rc == 1, cap.out
+    assert "RISK       record IDs: the ID column is the original's column 'rid' published " \
+        "verbatim (the metadata says random)" in cap.out
+    # a release with random IDs 1..n beside an original column of 1..n:
+    # the values alike, the rows paired at random, no risk
+    rc, cap = run(["lgb", src, "-o", tmp_path / "r.csv", *args, "--drop", "rid,num", "-q"],
+                  capsys)
+    assert rc == 0, cap.err
+    rc, cap = run(["audit", tmp_path / "r.csv", "--original", src], capsys)
+    assert rc == 0 and "record IDs" not in cap.out.split("all rows")[0], cap.out
+
+
 @pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize"])
 def test_partition_rows_in_input_order_are_a_risk_whatever_the_metadata_says(cmd, tmp_path,
                                                                              capsys):

@@ -38,7 +38,7 @@ from ..validate import InputError
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import (allowed_identifiers, dropped_row_risks, key_risks, order_risks,
+from .risks import (_ALLOWED_ID, allowed_identifiers, dropped_row_risks, key_risks, order_risks,
                     passthrough_risks, recorded_recode_risks, shared_id_risks)
 from .stats import ValueSample, hash_cells
 
@@ -152,10 +152,18 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
         rows.add("record_ids", "-", "risk", ids, "random",
                  "record IDs: input row numbers; a file sorted by an attribute gives it away")
     elif isinstance(ids, str) and ids.startswith("column"):
-        rows.add("record_ids", "-", "warn", ids, "random",
-                 f"record IDs: {ids} published verbatim; it must be a pseudonym")
+        # lgb refuses an ID column unless allow_identifier names it: a real
+        # identifier's values name the rows wherever they are known and link
+        # every release that publishes them (H104: it was a WARN and PASSED)
+        named = ids[len("column "):].strip("'\"") in allowed_identifiers(meta)
+        rows.add("record_ids", "-", "risk", ids, "random",
+                 f"record IDs: {ids} published verbatim: its values name the rows wherever "
+                 "they are known and link this release's rows to any other that publishes "
+                 "them" + (_ALLOWED_ID if named else ""))
     elif ids == "random":
         rows.add("record_ids", "-", "pass", ids, "random", "record IDs: drawn at random")
+    if original is not None and "ID" in frame.columns:
+        _id_column_risks(frame, original, ids, rows)
     shown = [c for c in meta.get("identifiers") or () if c in frame.columns]
     for c in shown:
         rows.add("roles", c, "risk", "published", "not published",
@@ -206,6 +214,42 @@ def _lined_up_rows(frame: pd.DataFrame, original, rows: Rows) -> None:
     match.add(cell_agreement(frame, original, cols), len(frame))
     position_row(rows, match, "every cell published as it is equals the original row's at "
                  "the same position")
+
+
+def _id_column_risks(frame: pd.DataFrame, original, ids, rows: Rows) -> None:
+    """With the original: an ID column that is a column of the original,
+    row for row (each published row agrees with the original row holding its
+    ID far beyond chance), is published verbatim whatever the metadata's
+    ``ids`` says (H104)."""
+    from .order import PositionMatch, cell_agreement
+    from .report import position_row
+    if len(frame) < 2:
+        return
+    pub = _as_text(frame["ID"])
+    cols = _told_columns(frame, original)
+    for c in original.columns:
+        if c in frame.columns or ids == f"column {c!r}":     # that one is a RISK already
+            continue
+        org = _as_text(original[c])
+        if org.duplicated().any():
+            continue
+        where = pd.Index(org).get_indexer(pub)
+        if (where < 0).any():
+            continue
+        match = PositionMatch()
+        match.add(cell_agreement(frame, original, cols), len(frame), pair=where)
+        said = ids if isinstance(ids, str) else "not recorded"
+        # a column whose values the IDs merely share (row numbers 1..n
+        # beside random IDs 1..n) pairs the rows at random: no row, and the
+        # search goes on
+        if match.verdict()[0]:
+            position_row(rows, match, "every cell published as it is equals that row's",
+                         check="record_ids", attribute=str(c),
+                         lined=f"record IDs: the ID column is the original's column {c!r} "
+                               f"published verbatim (the metadata says {said}): each "
+                               "published row lines up with the original row that holds its "
+                               "ID")
+            return
 
 
 def _adversary(attribute: str, C: np.ndarray, bound: tuple, unit: str = "class") -> dict:
