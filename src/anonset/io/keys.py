@@ -337,7 +337,7 @@ def cell_text_hashes(col) -> np.ndarray:
     booleans as 'True' and 'False', a missing or empty cell as none, and
     text as pandas reads a CSV file's cell (:func:`_read_as_pandas`)."""
     col = pd.Series(col).reset_index(drop=True)
-    if len(col) >= _DEDUP_MIN and _equal_is_same_text(col):
+    if len(col) >= _DEDUP_MIN and _few_values(col) and _equal_is_same_text(col):
         # each distinct value once (a cell's hash is its value's alone)
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
         if 4 * len(uniques) <= len(col):
@@ -349,6 +349,18 @@ def cell_text_hashes(col) -> np.ndarray:
 
 #: Columns shorter than this are hashed cell by cell.
 _DEDUP_MIN = 4096
+
+
+def _few_values(col: pd.Series) -> bool:
+    """Whether a column looks to repeat its values (its first cells, spread
+    over the column, hold at most half as many distinct values): a column of
+    ids is then hashed cell by cell without a factorize thrown away (H109)."""
+    step = max(1, len(col) // 2048)
+    sample = col.iloc[::step]
+    try:
+        return 2 * sample.nunique(dropna=True) <= len(sample)
+    except TypeError:                   # unhashable cells (lists): cell by cell
+        return False
 
 
 def _equal_is_same_text(col: pd.Series) -> bool:
@@ -449,10 +461,16 @@ def _big_whole_texts(texts: np.ndarray, numbers) -> np.ndarray:
         big = np.flatnonzero(np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) >= FLOAT_EXACT))
         values = x[big]
     else:
-        t = pd.Series(texts, dtype=object)
-        cand = (t.str.len() >= 5) & t.str.strip().str.fullmatch(_NUM_TEXT.pattern[1:-1],
-                                                                na=False)
-        big = np.flatnonzero(cand.to_numpy(dtype=bool))
+        # a number of 2^53 or more is written with 16 digits or more, or with
+        # an exponent: only such texts are read (in Arrow: H109, a regular
+        # expression over every cell of a column of ids cost 0.5 s a million)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        arr = pa.array(texts, type=pa.large_string())
+        cand = pc.or_(pc.greater_equal(pc.utf8_length(arr), 16),
+                      pc.match_substring_regex(arr, "[eE]"))
+        big = np.flatnonzero(cand.to_numpy(zero_copy_only=False))
+        big = big[[bool(_NUM_TEXT.match(texts[i].strip())) for i in big]]
         values = np.array([float(v) for v in texts[big]], dtype=np.float64)
         keep = np.isfinite(values) & (np.floor(values) == values) & \
             (np.abs(values) >= FLOAT_EXACT)

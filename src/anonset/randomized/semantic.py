@@ -649,7 +649,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # int32 column and its CSV apart, H95)
     h = hashlib.sha256(len(codes).to_bytes(8, "little") +
                        np.ascontiguousarray(codes, dtype=np.int32).tobytes())
-    for a in attrs:
+    # (by name: the QIDs listed in another order are one table, H109)
+    for a in sorted(attrs, key=lambda a: a.name):
         h.update(a.name.encode() + b"\x00" + repr(_words(a.domain)).encode() +
                  np.ascontiguousarray(qcodes[a.name], dtype=np.int32).tobytes())
     data = h.hexdigest()
@@ -757,7 +758,7 @@ def semantic_rows(table: SetTable, *, seed=None, research_seed: bool = False,
     # outputs held the same person's rows (H21)
     from ..io.keys import release_key
     h = hashlib.sha256(b"anonset.semantic-rows.v1\x00" + int(n).to_bytes(8, "little"))
-    for name in table.names:
+    for name in sorted(table.names, key=str):
         h.update(str(name).encode() + b"\x00")
         h.update(np.ascontiguousarray(table.members(name), dtype=np.int64).tobytes())
     key = release_key(make_key(seed, research_seed=research_seed),
