@@ -122,7 +122,8 @@ def publish_timed(df, schema, model, tag):
     published = pub.schema.published
     codes = {a.name: encode_column(df[a.name].reset_index(drop=True), a) for a in published}
     t = time.perf_counter()
-    sample_sets(codes, pub.params, name_stream_ids(list(codes)), make_key(None), rng=pub.info["rng"])
+    sample_sets(codes, pub.params, name_stream_ids(list(codes)), make_key(None),
+                rng=pub.info["rng"])
     return pub, secs, time.perf_counter() - t
 
 
