@@ -15,10 +15,24 @@ import numpy as np
 
 from ..io.keys import check_research_seed, derive_key, key_mode, make_key, shuffled_order
 
-__all__ = ["ReleaseKey", "ROW_ORDERS"]
+__all__ = ["ReleaseKey", "ROW_ORDERS", "by_name"]
 
 #: Values of ``row_order`` in a release's metadata.
 ROW_ORDERS = ("random", "input")
+
+
+def by_name(names) -> list:
+    """Column names in one canonical order (by name), whatever order they
+    were listed in: the order a partition publisher keys its draws by and
+    processes its attributes in, so that one table under one seed gives one
+    release however its quasi-identifiers and sensitive attributes are
+    listed (H111: listed the other way, msa, LGB and the baselines drew
+    another partition, whose classes intersected with the first's).
+
+    >>> by_name(["sex", "age", 3])
+    [3, 'age', 'sex']
+    """
+    return sorted(names, key=lambda c: (str(c), repr(c)))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ...validate import (InputError, apply_missing, check_int, check_names, chec
                          check_token_declared, resolve_roles, row_name,
                          check_output_names)
 from ..homogeneous import homogeneous_metadata
-from ..keyed import ReleaseKey
+from ..keyed import ReleaseKey, by_name
 from .clustering import adjusted_k, equisized_fcm, pca_order, split_sizes
 from .encoding import QIColumn, SAColumn, is_numeric, leaf_codes, node_tables, dist_cat, dist_num
 
@@ -196,9 +196,16 @@ class MSAProblem:
         self.quasi_identifiers = qi
         self.sensitive = sa
         self.n_threads = effective_n_threads(n_threads)
-        self.qis = [self._encode_qi(c, c in numeric, hier.get(c)) for c in qi]
+        # encoded, and processed, in one order by name (:func:`by_name`),
+        # whatever order they were listed in: the PCA matrix, the embedding
+        # FCM clusters, the joint SA order, the QI tuples and every distance
+        # summed over them, so that one table under one seed gives one
+        # release (H111: listed the other way, another partition, whose
+        # classes intersected with the first's); the published columns keep
+        # the order listed (:attr:`quasi_identifiers`, :attr:`sensitive`)
+        self.qis = [self._encode_qi(c, c in numeric, hier.get(c)) for c in by_name(qi)]
         self.sas = [self._encode_sa(c, c in numeric, hier.get(c), ground.get(c), declared.get(c))
-                    for c in sa]
+                    for c in by_name(sa)]
         self._kernel_arrays()
 
     # ------------------------------------------------------------ encoding
@@ -405,7 +412,8 @@ class MSAProblem:
         return np.hstack(cols)
 
     def _joint_sa_order(self, tiebreak=None) -> np.ndarray:
-        """Records in lexicographic SA order; a categorical SA's values in the
+        """Records in lexicographic SA order (the SAs by name, not in the
+        order listed: :attr:`sas`); a categorical SA's values in the
         depth-first order of its tree (siblings adjacent); ties by
         ``tiebreak`` (default: record index)."""
         keys = [np.arange(self.n) if tiebreak is None else np.asarray(tiebreak)]
@@ -502,7 +510,7 @@ class MSAProblem:
             if single.any():
                 out[s.name] = {"groups": int(single.sum()),
                                "rows": int(block[single].sum())}
-        return out
+        return {c: out[c] for c in self.sensitive if c in out}       # as listed
 
     def _one_value_within_t(self, counts, t: float, diverse) -> int:
         """Classes within t that hold one value alone of a flagged SA: those
@@ -579,6 +587,7 @@ class MSAProblem:
         # where no SA keeps two values in every class (H56), and t then
         # decides: refused, once the classes are made, if one is left
         qsizes = {q.name: int(len(np.unique(q.codes))) for q in self.qis}
+        qsizes = {c: qsizes[c] for c in self.quasi_identifiers}      # named as listed
         allow_clear = check_names(allow_clear, "allow_clear")
         if allow_clear and (k != 1 or any(diverse)):
             raise InputError("applies only where a class may hold one row: at k = 1 with "
@@ -598,14 +607,16 @@ class MSAProblem:
         key = ReleaseKey.make(seed, research_seed=research_seed,
                               keep_order=keep_order).for_release(
             {"paper": "003", "k": k, "t": t, "algorithm": algorithm,
-             **self.model_columns(),
+             # the columns by name: listed in another order, one release (H111)
+             **self.model_columns(), "quasi_identifiers": [q.name for q in self.qis],
+             "sensitive": [s.name for s in self.sas],
              "qi_kinds": [[q.name, q.numeric,
                            q.hierarchy.to_csv() if q.hierarchy is not None else None]
                           for q in self.qis],
              # another table under one key (a later wave): another order and
              # other class labels, not rows lined up with the first release's
              "data": lambda: frame_digest(self.data, [q.name for q in self.qis] +
-                                          list(self.sensitive) + sorted(self.other))})
+                                          [s.name for s in self.sas] + sorted(self.other))})
         times = {}
         t0 = time.perf_counter()
         groups, mode, kk = self.clusters(algorithm, k, t, seed=key.generator("msa-clusters"),
@@ -662,10 +673,15 @@ class MSAProblem:
         (ARX text; a public generalization tree, no record's value)."""
         return {"quasi_identifiers": list(self.quasi_identifiers),
                 "sensitive": list(self.sensitive),
-                "ground": {s.name: s.ground.kind for s in self.sas},
-                "hierarchies": {s.name: s.hierarchy.to_csv() for s in self.sas
+                "ground": {s.name: s.ground.kind for s in self._listed_sas()},
+                "hierarchies": {s.name: s.hierarchy.to_csv() for s in self._listed_sas()
                                 if s.ground.kind == "hierarchical"},
                 **({"domains": self.declared} if self.declared else {})}
+
+    def _listed_sas(self) -> list:
+        """The encoded SAs in the order the caller listed them."""
+        by = {s.name: s for s in self.sas}
+        return [by[c] for c in self.sensitive]
 
     def column_roles(self) -> dict:
         """The columns a release passes through, and those it never publishes."""

@@ -24,6 +24,9 @@ class MSAResult:
     classes : ndarray, the final equivalence class of every input row (the
         published ``ec``: labels drawn from the key unless keep_order)
     k_used : the number of SA clusters/groups (k after adjustment)
+    counts, lo, hi : per class, its SA value counts and generalized QI codes,
+        in the order of ``problem.sas`` and ``problem.qis`` (by name, not as
+        listed; the published table keeps the order listed)
     n_merges : merges made by EnsureTCloseness
     timings : seconds per step (partition, generate, ensure, total)
     order : ndarray, the input row of every published row (default: grouped
@@ -84,7 +87,10 @@ class MSAResult:
         published row order (:attr:`order`)."""
         p = self.problem
         out = {"ec": self.classes}
-        for a, q in enumerate(p.qis):
+        where = {q.name: a for a, q in enumerate(p.qis)}      # p.qis: by name (H111)
+        for name in p.quasi_identifiers:                        # published as listed
+            a = where[name]
+            q = p.qis[a]
             if q.numeric:
                 vals = [_fmt(v) for v in q.values]
                 lab = np.array([f"[{vals[l]}, {vals[h]}]" for l, h in
