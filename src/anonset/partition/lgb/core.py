@@ -25,7 +25,7 @@ from ...validate import (InputError, check_bool, check_choice, check_int, check_
                          check_plain_values, apply_missing, check_token_declared, missing_rows,
                          refuse_clear_l, resolve_roles, check_output_names)
 from ..homogeneous import homogeneous_metadata, single_value_groups
-from ..keyed import ReleaseKey
+from ..keyed import ReleaseKey, by_name
 from ...io.keys import frame_digest
 from ...io.tables import csv_compression
 from ..output import format_of, write_tables
@@ -202,7 +202,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         QI attributes (only QI values), semi-sensitive (both, per the flags),
         sensitive (only sensitive values).  Numeric columns without a
         hierarchy generalize to ranges; the others to hierarchy nodes (a flat
-        ``*`` hierarchy when none is given).
+        ``*`` hierarchy when none is given).  The order they are listed in
+        changes nothing: each role's attributes are processed by name
+        (Alg. 3's ties of width go to the QIs by name, then the
+        semi-sensitive ones by name), so one table under one seed gives one
+        release; ``attributes`` and the metadata list them so.
     flags : bool array (n, len(semi_sensitive)), DataFrame, or mapping
         True marks a sensitive cell.  A mapping gives, per attribute, a flag
         column name of ``data`` (Fig. 1(b): yes/no, true/false or 1/0) or an
@@ -323,6 +327,13 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         "id_column": [id_column] if id_column is not None else [],
         "identifiers": _names(identifiers, "identifiers"), "other": _names(other, "other"),
         "drop": _names(drop, "drop")})
+    # each role's attributes processed (coded, flagged, promoted, bucketized
+    # with one generator, split on ties of width) and keyed by name, whatever
+    # order they were listed in: one table under one seed, one release (H111:
+    # listed the other way, other groups and buckets, which intersected with
+    # the first release's); the published table keeps the input's columns
+    semi_listed = semi                  # an array of flags has its columns in this order
+    qi, semi, sens = by_name(qi), by_name(semi), by_name(sens)
     attrs = qi + semi + sens
     check_output_names({"qi": qi, "semi_sensitive": semi, "sensitive": sens,
                         "other": _names(other, "other")},
@@ -358,7 +369,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
          # (passed through too: H96)
          "data": lambda: frame_digest(frame, attrs + sorted(c for c in frame.columns
                                                             if roles[c] == "other"))})
-    all_flags = flags_matrix(frame, semi, flags)
+    all_flags = flags_matrix(frame, semi_listed, flags)
+    all_flags = all_flags[:, [semi_listed.index(a) for a in semi]]      # by name
     kept = ~missing_rows(frame, attrs)[0] if missing == "drop" else None
     frame, missing_record = apply_missing(frame, attrs, missing, token=missing_token)
     check_token_declared(missing_record, {c: h.leaves for c, h in hier.items()})
@@ -415,7 +427,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     total = 0
     while promoted != 0:
         promoted = promote_for_k(semi_flags, k)
-        for a in closeness:
+        for a in by_name(closeness):          # one generator: in one order (H111)
             if a in semi:
                 j, dom = attrs.index(a), domains[attrs.index(a)]
                 promoted += promote_for_closeness(semi_flags[:, semi.index(a)], codes[j],
