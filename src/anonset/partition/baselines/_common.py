@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...io.keys import derive_key, frame_digest, shuffled_order
-from ..keyed import ReleaseKey
+from ..keyed import ReleaseKey, by_name
 from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
                              joint_exact_finding, passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
@@ -52,6 +52,14 @@ class Prepared:
     @property
     def n(self) -> int:
         return int(self.scodes.size)
+
+    @property
+    def canonical(self) -> list:
+        """The rows of :attr:`qcodes` by QID name: the order the partition is
+        made in, whatever order the QIDs were listed in (H111: Mondrian's
+        ties of width and TP's points followed the order listed, so one
+        table under one seed gave another partition)."""
+        return [self.qids.index(c) for c in by_name(self.qids)]
 
 
 def eligible_l(scodes: np.ndarray, d: int) -> int:
@@ -153,12 +161,13 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
                              "of the rows, and l = 1 publishes it in the clear)")
     # keyed by the release's model too: another l under one key, other groups
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
-        {"baseline": True, "qids": list(qids), "sensitive": sensitive, "l": l,
+        # the QIDs by name: listed in another order, one release (H111)
+        {"baseline": True, "qids": by_name(qids), "sensitive": sensitive, "l": l,
          "exact_qids": bool(exact_qids), "domains": {c: [str(v) for v in doms[c]]
                                                      for c in sorted(doms)},
          # (the columns passed through too: rows reordered that differ only
          # there drew the same groups in the same order, H96)
-         "data": lambda: frame_digest(frame, list(qids) + [sensitive] +
+         "data": lambda: frame_digest(frame, by_name(qids) + [sensitive] +
                                       sorted(c for c in frame.columns if roles[c] == "other"))})
     qcodes = np.ascontiguousarray(np.vstack(qc) if qc else np.zeros((0, len(frame)), np.int32),
                                   dtype=np.int32)

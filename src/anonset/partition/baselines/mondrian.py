@@ -6,7 +6,8 @@ The table is cut recursively (the C kernel ``anonset_mondrian_ldiverse``):
 a node is split on the QID of widest normalized range at its median value
 (left = values <= median, else values < median), as long as both halves stay
 frequency l-diverse; QIDs are tried in decreasing width, and a node with no
-allowable cut becomes a QI-group.  Every QI-group publishes, per QID, the
+allowable cut becomes a QI-group (QIDs of equal width are tried by name, not
+in the order listed, so one table under one seed gives one release).  Every QI-group publishes, per QID, the
 range of its rows' codes ("strict": groups never overlap), and its rows'
 sensitive values exactly.  Code order is the domain order: declare
 ``domains`` to give nominal attributes a meaningful one.
@@ -123,8 +124,9 @@ def mondrian(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 allow_clear=allow_clear,
                 missing=missing, missing_token=missing_token)
     d = len(p.domains[sensitive])
-    dom = [len(p.domains[c]) for c in p.qids]
-    group = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l)
+    by = p.canonical                    # the QIDs by name, not as listed (H111)
+    group = mondrian_groups(p.qcodes[by], [len(p.domains[p.qids[a]]) for a in by], p.scodes,
+                            d, p.l)
     n_groups = int(group.max()) + 1
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
     table, _ = generalized_table(p, group, glo, ghi, "mondrian")

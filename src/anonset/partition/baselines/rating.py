@@ -42,7 +42,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..keyed import ReleaseKey
+from ..keyed import ReleaseKey, by_name
 from ...io.keys import frame_digest
 from ...shared_ids import shared_without_key
 from ...validate import (InputError, check_bool, check_choice, check_int, check_plain_values,
@@ -281,8 +281,9 @@ def rating(data: pd.DataFrame, *, attributes: Sequence[str], l, other: Sequence[
     ls = {a: check_int(l[a] if isinstance(l, Mapping) else l, "l", minimum=1, column=a)
           for a in attrs}
     rkey = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
-        {"method": "rating", "attributes": list(attrs), "l": ls,
-         "data": frame_digest(frame, list(attrs))})
+        # the attributes by name: listed in another order, one release (H111)
+        {"method": "rating", "attributes": by_name(attrs), "l": ls,
+         "data": frame_digest(frame, by_name(attrs))})
     key = rkey.key
     order = rkey.order(len(frame))
     info = {"method": "rating", **rkey.metadata(), "clipped": {},

@@ -140,7 +140,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
                 allow_clear=allow_clear,
                 missing=missing, missing_token=missing_token)
     d = len(p.domains[sensitive])
-    group, n_exact = _exact_groups(p.qcodes, p.scodes, d, p.l, p.key.key)
+    by = p.canonical                    # the QIDs by name, not as listed (H111)
+    group, n_exact = _exact_groups(p.qcodes[by], p.scodes, d, p.l, p.key.key)
     group = _repair(group, n_exact, p.scodes, d, p.l, p.key.key)
     kept = np.unique(group[group >= 0])
     renum = np.full(n_exact + 1, -1, dtype=np.int64)
@@ -149,8 +150,8 @@ def tp(data: pd.DataFrame, *, qids: Sequence[str], sensitive: str, l: int,
     rest = np.flatnonzero(group < 0)
     n_groups = kept.size
     if rest.size:
-        dom = [len(p.domains[c]) for c in p.qids]
-        sub = mondrian_groups(p.qcodes, dom, p.scodes, d, p.l, rows=rest, tries=TRIES)
+        sub = mondrian_groups(p.qcodes[by], [len(p.domains[p.qids[a]]) for a in by],
+                              p.scodes, d, p.l, rows=rest, tries=TRIES)
         group[rest] = n_groups + sub
         n_groups += int(sub.max()) + 1
     glo, ghi = group_ranges(p.qcodes, group, n_groups)
