@@ -7,9 +7,9 @@ a node is split on the QID of widest normalized range at its median value
 (left = values <= median, else values < median), as long as both halves stay
 frequency l-diverse; QIDs are tried in decreasing width, and a node with no
 allowable cut becomes a QI-group (QIDs of equal width are tried by name, not
-in the order listed, so one table under one seed gives one release).  Every QI-group publishes, per QID, the
-range of its rows' codes ("strict": groups never overlap), and its rows'
-sensitive values exactly.  Code order is the domain order: declare
+in the order listed, so one table under one seed gives one release).  Every
+QI-group publishes, per QID, the range of its rows' codes ("strict": groups
+never overlap), and its rows' sensitive values exactly.  Code order is the domain order: declare
 ``domains`` to give nominal attributes a meaningful one.
 
 Guarantee: every QI-group is frequency l-diverse (no sensitive value held by

@@ -121,9 +121,10 @@ class MSAResult:
 
     def write(self, path, *, format: str | None = None, protect=(), outputs=None) -> Path:
         """Write the published table atomically: Parquet (with the release's
-        metadata and its information loss IL_T) for ``.parquet``/``.pq``, CSV (``.csv``, ``.csv.gz``, ...)
-        otherwise.  ``protect`` names files never overwritten; ``outputs``:
-        a release of more files it belongs to (moved into place together)."""
+        metadata and its information loss IL_T) for ``.parquet``/``.pq``, CSV
+        (``.csv``, ``.csv.gz``, ...) otherwise.  ``protect`` names files never
+        overwritten; ``outputs``: a release of more files it belongs to (moved
+        into place together)."""
         from ..output import write_tables
         meta = {**self.metadata, "utility": {"il": self.information_loss()}}
         return write_tables([(path, self.generalized())], format=format,
