@@ -531,7 +531,7 @@ def test_the_order_test_gives_no_false_risk_on_shuffled_releases():
     """The test's false-RISK rate on properly shuffled releases: tiny tables,
     one dominant value, p < 1 (the measured worst over 6,920 releases of 5 to
     2,000 rows was z = 4.3 against the 8 a RISK needs)."""
-    from anonset.audit.order import PositionMatch, set_agreement
+    from anonset.audit.order import PositionMatch, set_column
     from anonset.encode import encode
     rng = np.random.default_rng(1)
     for i in range(60):
@@ -544,11 +544,11 @@ def test_the_order_test_gives_no_false_risk_on_shuffled_releases():
                               domains={k: DOMAINS[k] for k in "ab"}, allow_clear=["a", "b"],
                               allow_rare=["a", "b"], seed=rng.bytes(32))
         codes = encode(df, pub.schema, columns=pub.names)
-        m = PositionMatch(seed=i)
-        m.add(set_agreement({c: pub.mask(c) for c in pub.names}, codes), n)
+        m = PositionMatch(n, seed=i)
+        m.add(0, [set_column(pub.mask(c), codes[c]) for c in pub.names])
         assert not m.verdict()[0], m.verdict()
         # the same sets in the input's order are seen from 40 rows on
         inv = np.argsort(pub.source_rows)
-        m = PositionMatch(seed=i)
-        m.add(set_agreement({c: np.asarray(pub.mask(c))[inv] for c in pub.names}, codes), n)
+        m = PositionMatch(n, seed=i)
+        m.add(0, [set_column(np.asarray(pub.mask(c))[inv], codes[c]) for c in pub.names])
         assert m.verdict()[0] or n < 40 or dom

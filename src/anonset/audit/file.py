@@ -78,10 +78,15 @@ class _Lined:
             if self.frame is None:
                 self.codes, self.frame = c, f
             else:
-                self.codes = {k: np.concatenate([v, c[k]]) for k, v in self.codes.items()}
+                if self.codes is not None:
+                    self.codes = {k: np.concatenate([v, c[k]]) for k, v in self.codes.items()}
                 self.frame = pd.concat([self.frame, f], ignore_index=True)
         if self.frame is None or not len(self.frame):
             return None
+        if self.codes is None:          # cells only
+            out = (None, self.frame.iloc[:n])
+            self.frame = self.frame.iloc[n:].reset_index(drop=True)
+            return out
         out = ({k: v[:n] for k, v in self.codes.items()}, self.frame.iloc[:n])
         self.codes = {k: v[n:] for k, v in self.codes.items()}
         self.frame = self.frame.iloc[n:].reset_index(drop=True)
@@ -153,6 +158,13 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
         # lined up by position even where the rows are said to be shuffled:
         # whether they are is measured (add_positions, H104)
         lined = _Lined(orig)
+    # the published pass-through cells beside the sets, where the position
+    # test reads them (H110: they showed a release in input order)
+    shown = [c for c in stats.passthrough if c in ocols] \
+        if original is not None and not opts.aligned else []
+    cells = _Lined((None, _unescaped(f, fmt, header))
+                   for _, f in _stored_blocks(path, fmt, header, shown, chunk_rows)) \
+        if shown else None
     chunks = 0
     for row0, masks in iter_masks(path, names, chunk_rows=chunk_rows, fmt=fmt, meta=header.meta):
         k = masks[0].shape[0]
@@ -162,7 +174,8 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
             stats.add_original(*part)
             truth = part[0] if len(part[1]) == k else None
             if truth is not None and not opts.aligned:
-                stats.add_positions(dict(zip(names, masks)), truth)
+                pub = cells.take(k)[1] if cells is not None else None
+                stats.add_positions(row0, dict(zip(names, masks)), truth, pub, part[1])
                 truth = None
         stats.add_sets(row0, dict(zip(names, masks)), truth, opts.semantic)
         chunks += 1
@@ -174,16 +187,33 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
     if cols:
         # the exact QIDs as stored, beside the pass-through columns of the
         # same rows: their combinations link rows across releases
-        # (a CSV's headers as written: '=x' is stored "'=x", H60)
-        want = cols + stats.exact
-        stored = want
-        if fmt != "parquet" and header.meta.get("csv_escape"):
-            from ..io.published import _escape_header
-            stored = [_escape_header(c) for c in want]
-        for _, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows, columns=stored):
-            frame = frame.rename(columns=dict(zip(stored, want)))
+        for _, frame in _stored_blocks(path, fmt, header, cols + stats.exact, chunk_rows):
             stats.add_passthrough(frame, {n: hash_cells(frame[n]) for n in stats.exact})
     return chunks
+
+
+def _unescaped(frame, fmt, header):
+    """A CSV block's cells as they were before the escape that keeps a
+    spreadsheet from running them ("'=x" is '=x')."""
+    if fmt == "parquet" or not header.meta.get("csv_escape"):
+        return frame
+    out = {}
+    for c in frame.columns:                 # a CSV block's cells are text
+        col = frame[c].astype(object)
+        quoted = col.str.startswith("'", na=False)
+        out[c] = col.where(~quoted, col.str[1:]) if quoted.any() else col
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _stored_blocks(path, fmt, header, want, chunk_rows):
+    """Blocks of the published columns ``want`` as stored, named as they
+    are (a CSV's headers as written: '=x' is stored "'=x", H60)."""
+    stored = want
+    if fmt != "parquet" and header.meta.get("csv_escape"):
+        from ..io.published import _escape_header
+        stored = [_escape_header(c) for c in want]
+    for row0, frame in iter_blocks(path, fmt, chunk_rows=chunk_rows, columns=stored):
+        yield row0, frame.rename(columns=dict(zip(stored, want)))
 
 
 def _pass_two(path, fmt, header, stats, picks, class_rows, record_rows, seed, chunk_rows,

@@ -1,23 +1,34 @@
-"""Whether a release's rows line up with the original's rows (H104).
+"""Whether a release's rows line up with the original's rows (H104, H110).
 
 A release's metadata says how its rows were ordered (``row_order``) and what
 its record IDs are (``ids``); both are written by the publisher and can be
 edited.  With the original at hand the audit reads the data instead: it
 counts the published rows that *agree* with the original row they are paired
-with (every set holds that row's value; a cell published as it is equals
-it), paired by position (row i with row i) or by a column the IDs equal, and
-compares the count with what the same release gives paired at random.
+with, paired by position (row i with row i) or by a column the IDs equal,
+and compares the count with what the same release gives in the orders its
+publisher draws.  A row agrees where every one of its cells that tells
+something holds the original row's value: a set holds it, a cell published
+as it is (an exact QID, a pass-through column, an SA of msa) equals it, a
+range or a readable hierarchy node contains it (H110: a set table's
+pass-through columns, an lgb release's ranges, were read as agreeing with
+anything).
 
-Under a shuffled release the published row at position i is a uniformly
-drawn row of the original, so the count paired by position has exactly the
-distribution of the count under a uniform pairing: its mean is estimated by
-:data:`DRAWS` random pairings (within each chunk of rows, which changes no
-pairing's distribution), its standard deviation is at most
-sqrt(n q (1 - q) n / (n - 1)) (the permutation variance of a 0/1 score, q its
-mean share).  A RISK needs the count to exceed that mean by
-:data:`Z_RISK` such standard deviations and by :data:`MIN_EXCESS` rows: far
-beyond any shuffle (a 1e-8 tail even where the count is Poisson-like on a
-tiny table), while a release in input order agrees on every row.
+Under a release shuffled uniformly (set tables, lgb) the published row at
+position i is a uniformly drawn row of the original, so the count paired by
+position has the distribution of the count under a uniform pairing: its
+mean share q is estimated on :data:`SAMPLE` pairs (i, j), i != j, drawn over
+the whole table (the same pairs whatever the chunks, so a chunked audit and
+one in memory give the same verdict), and its standard deviation is at most
+that of the permutation, sqrt(n q (1 - q) n / (n - 1)), plus the sampling
+error of the estimate, n sqrt(q (1 - q) / SAMPLE) (q at the edge of its
+4-sigma Wilson interval nearest 1/2).  An msa release publishes its rows
+grouped by class (classes, and rows within a class, in an order drawn from
+the key): agreements are correlated within a class, and the count is
+compared with :data:`DRAWS` orders drawn the same way (their spread, widened
+for its estimation, H110: the uniform bound gave 3 false risks in 40).
+A RISK needs the count to exceed that mean by :data:`Z_RISK` such standard
+deviations and by :data:`MIN_EXCESS` rows, while a release in input order
+agrees on nearly every row.
 """
 
 from __future__ import annotations
@@ -26,101 +37,253 @@ import math
 
 import numpy as np
 
-__all__ = ["DRAWS", "Z_RISK", "MIN_EXCESS", "PositionMatch"]
+__all__ = ["SAMPLE", "DRAWS", "Z_RISK", "MIN_EXCESS", "PositionMatch", "set_column",
+           "cell_column", "cell_codes", "generalized_columns"]
 
-#: random pairings that estimate the agreement a shuffled release gives
-DRAWS = 20
+#: random pairs that estimate the agreement of a uniformly shuffled release
+SAMPLE = 1 << 16
+#: bytes the sampled published rows may hold (a set of a large domain is
+#: many words: fewer pairs then)
+MEMORY = 64 << 20
+#: orders drawn for a release grouped by class (msa)
+DRAWS = 40
 #: standard deviations beyond that a RISK needs
 Z_RISK = 8.0
 #: rows beyond that a RISK needs (a tiny table cannot show an order)
 MIN_EXCESS = 10
+#: the spread of DRAWS orders, widened to a 0.1 % upper confidence bound
+#: (chi-square, DRAWS - 1 degrees of freedom) and for the mean's estimate
+_WIDEN = math.sqrt((DRAWS - 1) / 17.9) * math.sqrt(1 + 1 / DRAWS)
 
 
-class PositionMatch:
-    """Rows that agree with the original row they are paired with, against
-    random pairings of the same rows; fed chunk by chunk with :meth:`add`."""
+# ----------------------------------------------------------- column readers
+# Each column is (agree, published arrays, original arrays): ``agree(p, o)``
+# tells, element by element, whether published cells ``p`` agree with
+# original cells ``o`` (tuples of arrays indexed alike on their first axis).
 
-    def __init__(self, seed: int = 0):
-        self.rows = 0
-        self.hits = 0
-        self.null = np.zeros(DRAWS, dtype=np.int64)
-        self._rng = np.random.default_rng(seed)
-
-    def add(self, agree, k: int, pair=None) -> None:
-        """``agree(idx)``: a bool per published row of the chunk, True where
-        it agrees with the chunk's original row ``idx[i]``; ``pair``: the
-        original row of each published row (default: the same position)."""
-        if k <= 0:
-            return
-        pair = np.arange(k) if pair is None else np.asarray(pair)
-        self.rows += k
-        self.hits += int(np.count_nonzero(agree(pair)))
-        for j in range(DRAWS):
-            self.null[j] += int(np.count_nonzero(agree(pair[self._rng.permutation(k)])))
-
-    def merge(self, other: "PositionMatch") -> None:
-        self.rows += other.rows
-        self.hits += other.hits
-        self.null += other.null
-
-    def verdict(self) -> tuple:
-        """(lined up, share of rows that agree, share at random, z)."""
-        n = self.rows
-        if n < 2:
-            return False, math.nan, math.nan, 0.0
-        mean = float(self.null.mean())
-        q = min(max(mean / n, 0.0), 1.0)
-        sd = max(math.sqrt(n * q * (1.0 - q) * n / (n - 1)), float(self.null.std(ddof=1)), 1.0)
-        z = (self.hits - mean) / sd
-        return (z >= Z_RISK and self.hits - mean >= MIN_EXCESS), self.hits / n, mean / n, z
+def _held(p, o):
+    masks, codes = p[0], o[0]
+    valid = (codes >= 0) & (codes < 64 * masks.shape[1])
+    codes = np.where(valid, codes, 0)
+    word = np.take_along_axis(masks, (codes >> 6)[:, None], axis=1)[:, 0]
+    return valid & ((word >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
-def set_agreement(masks: dict, codes: dict):
-    """``agree`` for a chunk of set columns (``masks``: per column the rows'
-    bitmasks; ``codes``: the original's codes of the chunk's rows)."""
-    names = [n for n in masks if n in codes]
-
-    def agree(idx):
-        ok = None
-        for name in names:
-            m = np.asarray(masks[name])
-            c = np.asarray(codes[name], dtype=np.int64)[idx]
-            word = m[np.arange(m.shape[0]), c >> 6]
-            held = ((word >> (c & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
-            ok = held if ok is None else ok & held
-        return ok if ok is not None else np.zeros(len(idx), dtype=bool)
-    return agree
+def _equal(p, o):
+    return p[0] == o[0]
 
 
-def cell_agreement(published, original, columns):
-    """``agree`` for cells published as they are or generalized (a partition
-    release): a published cell agrees with an original value it equals as
-    text, and with any value where it is none of the column's values (a
-    range, a set, '*': it tells nothing either way, nor a cell left to a
-    bucket); ``published`` and ``original`` DataFrames, ``columns`` the
-    columns to read, each ``(column, cells to read: bool array or None)``."""
+def _inside(p, o):
+    code, lo, hi, free = p
+    ocode, num = o
+    with np.errstate(invalid="ignore"):
+        return free | (code == ocode) | ((lo <= num) & (num <= hi))
+
+
+def set_column(masks, codes) -> tuple:
+    """A set column: a row agrees where its set holds the original's code."""
+    return (_held, (np.asarray(masks),), (np.asarray(codes, dtype=np.int64),))
+
+
+def cell_codes(values) -> np.ndarray:
+    """A code per cell that equal cells share, whichever chunk they are read
+    in: a hash of the cell as text, numbers in one spelling."""
+    import pandas as pd
     from .partition import _as_text
-    parts = []
+    txt = _as_text(pd.Series(values, dtype=object)).to_numpy(dtype=object)
+    return pd.util.hash_array(txt, categorize=True).view(np.int64)
+
+
+def cell_column(published, original) -> tuple:
+    """A column published as it is: a row agrees where its cell equals the
+    original's (:func:`cell_codes`)."""
+    return (_equal, (cell_codes(published),), (cell_codes(original),))
+
+
+def _range_of(label: str):
+    """(lo, hi) of a published range: lgb's ``[lo-hi]``, msa's ``[lo, hi]``,
+    the baselines' ``[lo~hi]``; None for any other label."""
+    if len(label) < 5 or label[0] != "[" or label[-1] != "]":
+        return None
+    body = label[1:-1]
+    for sep in (", ", "~"):
+        if sep in body:
+            parts = body.split(sep)
+            return _numbers(parts) if len(parts) == 2 else None
+    for at in range(1, len(body) - 1):          # '-' also signs a number
+        if body[at] == "-":
+            got = _numbers([body[:at], body[at + 1:]])
+            if got is not None:
+                return got
+    return None
+
+
+def _numbers(parts):
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    return (lo, hi) if lo <= hi else None
+
+
+def generalized_columns(published, original, columns) -> list:
+    """Columns of a partition release (``published`` and ``original``
+    DataFrames; ``columns``: each ``(column, cells to read: bool array or
+    None)``): a cell agrees with an original value it equals as text, a
+    range with a number it contains; '*', a hierarchy node (the metadata
+    does not record a QI's hierarchy) and a cell left unread (an lgb cell
+    left to a bucket) agree with anything.  Columns whose every cell agrees
+    with anything are left out."""
+    import pandas as pd
+    from .partition import _as_text
+    out = []
     for col, read in columns:
         pub = _as_text(published[col]).to_numpy(dtype=object)
         org = _as_text(original[col]).to_numpy(dtype=object)
-        codes = _codes_of(np.concatenate([pub, org]))[0]
-        p, o = codes[:len(pub)], codes[len(pub):]
-        told = np.isin(p, o)
+        codes, uniq = pd.factorize(pd.Series(np.concatenate([pub, org]), dtype=object))
+        p, o = codes[:len(pub)].astype(np.int64), codes[len(pub):].astype(np.int64)
+        known = np.zeros(len(uniq), dtype=bool)
+        known[o[o >= 0]] = True
+        lo = np.full(len(uniq), np.nan)
+        hi = np.full(len(uniq), np.nan)
+        for u in np.flatnonzero(~known):
+            got = _range_of(str(uniq[u]))
+            if got is not None:
+                lo[u], hi[u] = got
+        free = ~(known[p] | ~np.isnan(lo[p]))
         if read is not None:
-            told &= np.asarray(read, dtype=bool)
-        if told.any():
-            parts.append((p, o, ~told))
-
-    def agree(idx):
-        ok = np.ones(len(idx), dtype=bool)
-        for p, o, free in parts:
-            ok &= free | (p == o[idx])
-        return ok
-    return agree
+            free |= ~np.asarray(read, dtype=bool)
+        if free.all():
+            continue
+        num = pd.to_numeric(pd.Series(org, dtype=object), errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan)
+        out.append((_inside, (p, lo[p], hi[p], free), (o, num)))
+    return out
 
 
-def _codes_of(values: np.ndarray) -> tuple:
-    import pandas as pd
-    codes, uniq = pd.factorize(pd.Series(values, dtype=object).fillna("\x00<NA>"))
-    return codes, uniq
+# ------------------------------------------------------------------- match
+class PositionMatch:
+    """Rows of an ``n``-row release that agree with the original row they
+    are paired with, against the orders its publisher draws; fed chunk by
+    chunk with :meth:`add` (``blocks``: the class of each published row of a
+    release grouped by class, fed in one chunk)."""
+
+    def __init__(self, n: int, seed: int = 0, blocks=None):
+        self.n = int(n)
+        self.rows = 0
+        self.hits = 0
+        self.seed = seed
+        self.blocks = None if blocks is None else np.asarray(blocks)
+        self.null = None                    # counts under DRAWS orders (blocks)
+        self._pairs = None                  # (published rows, original rows)
+        self._pub = self._org = None        # their cells, gathered chunk by chunk
+        self._agrees = None
+
+    def _draw(self, cols) -> None:
+        width = sum(int(np.prod(a.shape[1:], dtype=np.int64)) * a.dtype.itemsize
+                    for _, p, _ in cols for a in p) or 1
+        m = int(min(SAMPLE, max(1024, MEMORY // width)))
+        rng = np.random.default_rng(self.seed)
+        i = rng.integers(0, self.n, size=m)
+        j = (i + 1 + rng.integers(0, self.n - 1, size=m)) % self.n
+        self._pairs = (i, j)
+        self._agrees = [agree for agree, _, _ in cols]
+        self._pub = [tuple(np.zeros((m, *a.shape[1:]), dtype=a.dtype) for a in p)
+                     for _, p, _ in cols]
+        self._org = [tuple(np.zeros(m, dtype=a.dtype) for a in o) for _, _, o in cols]
+
+    def add(self, row0: int, cols: list) -> None:
+        """Rows ``row0``.. of the release beside the original's rows at the
+        same positions: ``cols``, each ``(agree, published, original)``
+        (:func:`set_column`, :func:`cell_column`, :func:`generalized_columns`),
+        the same columns in every chunk."""
+        if not cols or self.n < 2:
+            return
+        k = len(cols[0][1][0])
+        if k <= 0:
+            return
+        ok = np.ones(k, dtype=bool)
+        for agree, p, o in cols:
+            ok &= agree(p, o)
+        self.rows += k
+        self.hits += int(np.count_nonzero(ok))
+        if self.blocks is not None:
+            self._block_draws(cols)
+            return
+        if self._pairs is None:
+            self._draw(cols)
+        i, j = self._pairs
+        for side, rows in ((self._pub, i), (self._org, j)):
+            at = np.flatnonzero((rows >= row0) & (rows < row0 + k))
+            if not at.size:
+                continue
+            for c, (_, p, o) in enumerate(cols):
+                for buf, a in zip(side[c], p if side is self._pub else o):
+                    buf[at] = a[rows[at] - row0]
+
+    def _block_draws(self, cols) -> None:
+        """Counts under :data:`DRAWS` orders drawn as msa draws its own: the
+        classes in a random order, the rows of each class in a random order."""
+        rng = np.random.default_rng(self.seed)
+        _, cls = np.unique(self.blocks, return_inverse=True)
+        k = len(cls)
+        self.null = np.zeros(DRAWS, dtype=np.int64)
+        for d in range(DRAWS):
+            rank = rng.permutation(int(cls.max()) + 1)[cls]
+            order = np.lexsort((rng.random(k), rank))
+            ok = np.ones(k, dtype=bool)
+            for agree, p, o in cols:
+                ok &= agree(tuple(a[order] for a in p), o)
+            self.null[d] = int(np.count_nonzero(ok))
+
+    def merge(self, other: "PositionMatch") -> None:
+        """Another part's rows (the same release and seed, other chunks)."""
+        self.rows += other.rows
+        self.hits += other.hits
+        if other._pairs is None:
+            return
+        if self._pairs is None:
+            self._pairs, self._pub, self._org = other._pairs, other._pub, other._org
+            self._agrees = other._agrees
+            return
+        # each pair's cells were gathered by the part that read their row
+        for mine, theirs in ((self._pub, other._pub), (self._org, other._org)):
+            for a, b in zip(mine, theirs):
+                for x, y in zip(a, b):
+                    x += y
+
+    def _chance(self) -> tuple:
+        """(mean count, standard deviation) where the rows are in an order
+        the publisher draws."""
+        n = self.rows
+        if self.null is not None:
+            mean = float(self.null.mean())
+            q = min(max(mean / n, 0.0), 1.0)
+            sd = max(math.sqrt(n * q * (1.0 - q) * n / (n - 1)),
+                     float(self.null.std(ddof=1)) * _WIDEN, 1.0)
+            return mean, sd
+        if self._pairs is None:
+            return math.nan, math.nan
+        ok = np.ones(len(self._pairs[0]), dtype=bool)
+        for agree, p, o in zip(self._agrees, self._pub, self._org):
+            ok &= agree(p, o)
+        m = ok.size
+        q = float(np.count_nonzero(ok)) / m
+        # q as far toward 1/2 as its 4-sigma Wilson interval allows
+        z2 = 16.0
+        mid = (q + z2 / (2 * m)) / (1 + z2 / m)
+        half = math.sqrt(q * (1 - q) / m + z2 / (4 * m * m)) * 4.0 / (1 + z2 / m)
+        qv = min(max(0.5, mid - half), mid + half, 1.0)
+        var = qv * (1 - qv) * (n * n / (n - 1) + n * n / m)
+        return n * q, max(math.sqrt(var), 1.0)
+
+    def verdict(self) -> tuple:
+        """(lined up, share of rows that agree, share by chance, z)."""
+        n = self.rows
+        if n < 2:
+            return False, math.nan, math.nan, 0.0
+        mean, sd = self._chance()
+        if math.isnan(mean):
+            return False, math.nan, math.nan, 0.0
+        z = (self.hits - mean) / sd
+        return (z >= Z_RISK and self.hits - mean >= MIN_EXCESS), self.hits / n, mean / n, z

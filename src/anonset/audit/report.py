@@ -454,7 +454,7 @@ def holder_sections(table, stats: AuditStats, rows: Rows, opts: Options) -> None
              ("" if opts.aligned else " (in another order: the rows were shuffled)"))
     if not opts.aligned and stats.position.rows:
         position_row(rows, stats.position, "every set holds the value of the original row at "
-                     "the same position")
+                     "the same position and every cell published as it is equals its cell")
     for name in table.names:
         par = table.params[name]
         pi = par.inclusion
@@ -786,7 +786,8 @@ def audit(table: SetTable, original: TableLike | None = None, *, schema: Schema 
     stats.add_sets(0, {n: table.mask(n) for n in table.names},
                    codes if codes is not None and opts.aligned else None, opts.semantic)
     if codes is not None and not opts.aligned:
-        stats.add_positions({n: table.mask(n) for n in table.names}, codes)
+        stats.add_positions(0, {n: table.mask(n) for n in table.names}, codes,
+                            table.other, frame)
     if stats.passthrough:
         stats.add_passthrough(table.other, {n: mask_hashes(table.mask(n)) for n in stats.exact})
     if codes is not None:

@@ -77,10 +77,11 @@ class AuditStats:
         self.hits = {n: 0 for n in self.names}
         self.aligned_rows = 0
         #: rows whose every set holds the value of the original row at the
-        #: same position, against random pairings (where the rows are said
-        #: to be shuffled: a release in input order shows through, H104)
+        #: same position and whose every pass-through cell equals its cell,
+        #: against random pairings (where the rows are said to be shuffled:
+        #: a release in input order shows through, H104, H110)
         from .order import PositionMatch
-        self.position = PositionMatch()
+        self.position = PositionMatch(int(getattr(header, "n_rows", 0) or 0))
         self.A = {n: np.zeros(self.dims[n], dtype=np.int64) for n in self.names}
         self.original_rows = 0
         self.picks = np.asarray(picks, dtype=np.int64)
@@ -173,14 +174,25 @@ class AuditStats:
             self.semantic_bad += int((~is_diverse(masks[name], dist, l, dd)).sum())
         self.n += n
 
-    def add_positions(self, masks: dict, codes: dict) -> None:
-        """One chunk of published sets beside the original's codes of the
-        rows at the same positions, where the rows are said to be shuffled
+    def add_positions(self, row0: int, masks: dict, codes: dict, published=None,
+                      original=None) -> None:
+        """One chunk of published sets (rows ``row0``..) beside the
+        original's codes of the rows at the same positions, where the rows
+        are said to be shuffled, with the chunk's pass-through columns as
+        published and as in the original (DataFrames; H110: a release in
+        input order with weak sets PASSED although its pass-through cells
+        were the original's row for row)
         (:class:`anonset.audit.order.PositionMatch`)."""
-        from .order import set_agreement
+        from .order import cell_column, set_column
         k = next(iter(masks.values())).shape[0] if masks else 0
-        if k and all(len(codes[n]) == k for n in masks if n in codes):
-            self.position.add(set_agreement(masks, codes), k)
+        if not k or any(len(codes[n]) != k for n in masks if n in codes):
+            return
+        cols = [set_column(masks[n], codes[n]) for n in masks if n in codes]
+        for c in self.passthrough:
+            if published is not None and original is not None and c in published \
+                    and c in original and len(published) == len(original) == k:
+                cols.append(cell_column(published[c].to_numpy(), original[c].to_numpy()))
+        self.position.add(row0, cols)
 
     def add_passthrough(self, frame: pd.DataFrame, exact: dict | None = None) -> None:
         """One chunk of the published pass-through columns, with ``exact``:
