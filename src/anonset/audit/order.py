@@ -63,10 +63,19 @@ _WIDEN = math.sqrt((DRAWS - 1) / 17.9) * math.sqrt(1 + 1 / DRAWS)
 
 def _held(p, o):
     masks, codes = p[0], o[0]
-    valid = (codes >= 0) & (codes < 64 * masks.shape[1])
-    codes = np.where(valid, codes, 0)
-    word = np.take_along_axis(masks, (codes >> 6)[:, None], axis=1)[:, 0]
-    return valid & ((word >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+    if not codes.size:
+        return np.zeros(0, dtype=bool)
+    lo, hi = int(codes.min()), int(codes.max())
+    valid = None if lo >= 0 and hi < 64 * masks.shape[1] else \
+        (codes >= 0) & (codes < 64 * masks.shape[1])
+    if valid is not None:
+        codes = np.where(valid, codes, 0)
+    if masks.shape[1] == 1:                 # a domain of up to 64 values
+        word = masks[:, 0]
+    else:
+        word = masks[np.arange(codes.size), codes >> 6]
+    held = (word & (np.uint64(1) << (codes & 63).astype(np.uint64))) != 0
+    return held if valid is None else held & valid
 
 
 def _equal(p, o):
@@ -82,7 +91,10 @@ def _inside(p, o):
 
 def set_column(masks, codes) -> tuple:
     """A set column: a row agrees where its set holds the original's code."""
-    return (_held, (np.asarray(masks),), (np.asarray(codes, dtype=np.int64),))
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(np.int64)
+    return (_held, (np.asarray(masks),), (codes,))
 
 
 def cell_codes(values) -> np.ndarray:
