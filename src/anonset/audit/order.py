@@ -22,13 +22,16 @@ one in memory give the same verdict), and its standard deviation is at most
 that of the permutation, sqrt(n q (1 - q) n / (n - 1)), plus the sampling
 error of the estimate, n sqrt(q (1 - q) / SAMPLE) (q at the edge of its
 4-sigma Wilson interval nearest 1/2).  An msa release publishes its rows
-grouped by class (classes, and rows within a class, in an order drawn from
-the key): agreements are correlated within a class, and the count is
-compared with :data:`DRAWS` orders drawn the same way (their spread, widened
-for its estimation, H110: the uniform bound gave 3 false risks in 40).
-A RISK needs the count to exceed that mean by :data:`Z_RISK` such standard
-deviations and by :data:`MIN_EXCESS` rows, while a release in input order
-agrees on nearly every row.
+grouped by class, the classes and the rows of each in orders drawn from the
+key: agreements are correlated within a class (H110: the uniform bound gave
+3 false risks in 40), so where every class is one run of rows the count is
+compared with the rows of each class in a uniform order over its positions
+(the classes' order as published; exact: every pair of a class's rows is
+read, and the variance is Hoeffding's, up to :data:`EXACT_PAIRS` pairs); a
+release whose classes are split was not ordered so and is read as a
+uniform shuffle.  A RISK needs the count to exceed that mean by
+:data:`Z_RISK` standard deviations and by :data:`MIN_EXCESS` rows, while a
+release in input order agrees on nearly every row.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import math
 
 import numpy as np
 
-__all__ = ["SAMPLE", "DRAWS", "Z_RISK", "MIN_EXCESS", "PositionMatch", "set_column",
+__all__ = ["SAMPLE", "EXACT_PAIRS", "Z_RISK", "MIN_EXCESS", "PositionMatch", "set_column",
            "cell_column", "cell_codes", "generalized_columns"]
 
 #: random pairs that estimate the agreement of a uniformly shuffled release
@@ -45,15 +48,12 @@ SAMPLE = 1 << 16
 #: bytes the sampled published rows may hold (a set of a large domain is
 #: many words: fewer pairs then)
 MEMORY = 64 << 20
-#: orders drawn for a release grouped by class (msa)
-DRAWS = 40
+#: pairs within classes measured one by one (more: sampled)
+EXACT_PAIRS = 1 << 22
 #: standard deviations beyond that a RISK needs
 Z_RISK = 8.0
 #: rows beyond that a RISK needs (a tiny table cannot show an order)
 MIN_EXCESS = 10
-#: the spread of DRAWS orders, widened to a 0.1 % upper confidence bound
-#: (chi-square, DRAWS - 1 degrees of freedom) and for the mean's estimate
-_WIDEN = math.sqrt((DRAWS - 1) / 17.9) * math.sqrt(1 + 1 / DRAWS)
 
 
 # ----------------------------------------------------------- column readers
@@ -185,11 +185,12 @@ class PositionMatch:
         self.rows = 0
         self.hits = 0
         self.seed = seed
-        self.blocks = None if blocks is None else np.asarray(blocks)
-        self.null = None                    # counts under DRAWS orders (blocks)
+        self._runs = _class_runs(blocks) if blocks is not None and self.n else None
+        self._within = None                 # (mean, variance) within classes
         self._pairs = None                  # (published rows, original rows)
         self._pub = self._org = None        # their cells, gathered chunk by chunk
         self._agrees = None
+        self._factor = 1.0                  # of the permutation variance
 
     def _draw(self, cols) -> None:
         width = sum(int(np.prod(a.shape[1:], dtype=np.int64)) * a.dtype.itemsize
@@ -197,7 +198,14 @@ class PositionMatch:
         m = int(min(SAMPLE, max(1024, MEMORY // width)))
         rng = np.random.default_rng(self.seed)
         i = rng.integers(0, self.n, size=m)
-        j = (i + 1 + rng.integers(0, self.n - 1, size=m)) % self.n
+        if self._runs is None:
+            j = (i + 1 + rng.integers(0, self.n - 1, size=m)) % self.n
+        else:                               # within the class of row i
+            starts, sizes = self._runs
+            b = np.searchsorted(starts, i, side="right") - 1
+            j = starts[b] + (rng.random(m) * sizes[b]).astype(np.int64)
+            big = sizes[sizes >= 2]
+            self._factor = float((big / (big - 1)).max()) if big.size else 1.0
         self._pairs = (i, j)
         self._agrees = [agree for agree, _, _ in cols]
         self._pub = [tuple(np.zeros((m, *a.shape[1:]), dtype=a.dtype) for a in p)
@@ -219,8 +227,9 @@ class PositionMatch:
             ok &= agree(p, o)
         self.rows += k
         self.hits += int(np.count_nonzero(ok))
-        if self.blocks is not None:
-            self._block_draws(cols)
+        if self._runs is not None and int((self._runs[1].astype(np.int64) ** 2).sum()) \
+                <= EXACT_PAIRS:
+            self._within = _within_classes(self._runs, cols)
             return
         if self._pairs is None:
             self._draw(cols)
@@ -232,21 +241,6 @@ class PositionMatch:
             for c, (_, p, o) in enumerate(cols):
                 for buf, a in zip(side[c], p if side is self._pub else o):
                     buf[at] = a[rows[at] - row0]
-
-    def _block_draws(self, cols) -> None:
-        """Counts under :data:`DRAWS` orders drawn as msa draws its own: the
-        classes in a random order, the rows of each class in a random order."""
-        rng = np.random.default_rng(self.seed)
-        _, cls = np.unique(self.blocks, return_inverse=True)
-        k = len(cls)
-        self.null = np.zeros(DRAWS, dtype=np.int64)
-        for d in range(DRAWS):
-            rank = rng.permutation(int(cls.max()) + 1)[cls]
-            order = np.lexsort((rng.random(k), rank))
-            ok = np.ones(k, dtype=bool)
-            for agree, p, o in cols:
-                ok &= agree(tuple(a[order] for a in p), o)
-            self.null[d] = int(np.count_nonzero(ok))
 
     def merge(self, other: "PositionMatch") -> None:
         """Another part's rows (the same release and seed, other chunks)."""
@@ -268,12 +262,9 @@ class PositionMatch:
         """(mean count, standard deviation) where the rows are in an order
         the publisher draws."""
         n = self.rows
-        if self.null is not None:
-            mean = float(self.null.mean())
-            q = min(max(mean / n, 0.0), 1.0)
-            sd = max(math.sqrt(n * q * (1.0 - q) * n / (n - 1)),
-                     float(self.null.std(ddof=1)) * _WIDEN, 1.0)
-            return mean, sd
+        if self._within is not None:
+            mean, var = self._within
+            return mean, max(math.sqrt(var), 1.0)
         if self._pairs is None:
             return math.nan, math.nan
         ok = np.ones(len(self._pairs[0]), dtype=bool)
@@ -286,7 +277,8 @@ class PositionMatch:
         mid = (q + z2 / (2 * m)) / (1 + z2 / m)
         half = math.sqrt(q * (1 - q) / m + z2 / (4 * m * m)) * 4.0 / (1 + z2 / m)
         qv = min(max(0.5, mid - half), mid + half, 1.0)
-        var = qv * (1 - qv) * (n * n / (n - 1) + n * n / m)
+        perm = n / (n - 1) if self._runs is None else self._factor
+        var = qv * (1 - qv) * (n * perm + n * n / m)
         return n * q, max(math.sqrt(var), 1.0)
 
     def verdict(self) -> tuple:
@@ -299,3 +291,47 @@ class PositionMatch:
             return False, math.nan, math.nan, 0.0
         z = (self.hits - mean) / sd
         return (z >= Z_RISK and self.hits - mean >= MIN_EXCESS), self.hits / n, mean / n, z
+
+
+def _class_runs(blocks):
+    """(first row, rows) of each class where every class is one run of
+    rows (as msa publishes them); None where a class is split (rows not
+    grouped by class: the uniform shuffle's test applies)."""
+    b = np.asarray(blocks)
+    if b.size == 0:
+        return None
+    edge = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+    if edge.size != np.unique(b).size:
+        return None
+    return edge.astype(np.int64), np.diff(np.r_[edge, b.size]).astype(np.int64)
+
+
+def _within_classes(runs, cols) -> tuple:
+    """(mean, variance) of the agreeing rows where each class's rows are in
+    a uniform order over its positions (the order of the classes as
+    published): every pair of a class's published row and an original row
+    at its positions, Hoeffding's permutation variance per class
+    (1/(m - 1)) sum d_ij^2, d the doubly centred agreement, summed over the
+    classes (independent orders)."""
+    starts, sizes = runs
+    sq = sizes * sizes
+    total = int(sq.sum())
+    blk = np.repeat(np.arange(sizes.size), sq)
+    off = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sq) - sq, sq)
+    i = starts[blk] + off // sizes[blk]
+    j = starts[blk] + off % sizes[blk]
+    a = np.ones(total, dtype=bool)
+    for agree, p, o in cols:
+        a &= agree(tuple(x[i] for x in p), tuple(x[j] for x in o))
+    w = a.astype(np.float64)
+    n = int(sizes.sum())
+    r = np.bincount(i, weights=w, minlength=n)
+    c = np.bincount(j, weights=w, minlength=n)
+    row_blk = np.repeat(np.arange(sizes.size), sizes)
+    t = np.bincount(blk, weights=w, minlength=sizes.size)
+    rr = np.bincount(row_blk, weights=r * r, minlength=sizes.size)
+    cc = np.bincount(row_blk, weights=c * c, minlength=sizes.size)
+    m = sizes.astype(np.float64)
+    ss = np.maximum(t - rr / m - cc / m + t * t / (m * m), 0.0)
+    var = np.where(sizes > 1, ss / np.maximum(m - 1, 1), 0.0)
+    return float((t / m).sum()), float(var.sum())
