@@ -1950,3 +1950,35 @@ def test_the_output_name_is_checked_before_the_input_is_read(tmp_path, capsys):
         assert rc == 2 and words in cap.err and "outside the bins" not in cap.err, cap.err
     assert (tmp_path / "in.csv").read_text() == before
     assert not (tmp_path / "out.zip").exists()
+
+
+def test_lgb_ranges_and_row_number_ids_show_input_order(tmp_path, capsys):
+    """An lgb release in input order (sorted by the sensitive attribute)
+    whose metadata was edited to a random order and random IDs PASSED the
+    audit with the original when its QI was published as ranges: a range
+    agreed with anything, and its ID column, 1..n in published order, was
+    not read (H110).  A range now agrees where it holds the original's value,
+    and IDs 1..n in row order are a RISK even without the original."""
+    rng = np.random.default_rng(5)
+    n = 600
+    df = pd.DataFrame({"age": rng.integers(17, 80, n),
+                       "job": rng.choice(list("abcdefgh"), n)}).sort_values("job", kind="stable")
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    args = ["--qi", "age", "--sensitive", "job", "--k", "30", "--l", "job=4", "-q"]
+    for keep in (True, False):
+        out = tmp_path / f"{keep}.csv"
+        rc, cap = run(["lgb", src, "-o", out, *args, *(["--keep-order"] if keep else [])],
+                      capsys)
+        assert rc == 0, cap.err
+        assert pd.read_csv(out)["age"].astype(str).str.startswith("[").mean() > 0.5
+        meta_path = tmp_path / f"{keep}.csv.anonset.json"
+        meta = json.loads(meta_path.read_text())
+        meta["row_order"], meta["ids"] = "random", "random"          # the edit
+        meta_path.write_text(json.dumps(meta))
+        numbered = f"RISK       record IDs: the ID column is 1..{n} in published order"
+        rc, cap = run(["audit", out], capsys)
+        assert (numbered in cap.out) == keep and rc == (1 if keep else 0), cap.out
+        rc, cap = run(["audit", out, "--original", src], capsys)
+        lined = "RISK       row order: the rows line up with the original's rows" in cap.out
+        assert lined == keep and rc == (1 if keep else 0), cap.out
