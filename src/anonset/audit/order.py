@@ -207,6 +207,7 @@ class PositionMatch:
             big = sizes[sizes >= 2]
             self._factor = float((big / (big - 1)).max()) if big.size else 1.0
         self._pairs = (i, j)
+        self._sorted = [(np.sort(r), np.argsort(r, kind="stable")) for r in (i, j)]
         self._agrees = [agree for agree, _, _ in cols]
         self._pub = [tuple(np.zeros((m, *a.shape[1:]), dtype=a.dtype) for a in p)
                      for _, p, _ in cols]
@@ -222,11 +223,8 @@ class PositionMatch:
         k = len(cols[0][1][0])
         if k <= 0:
             return
-        ok = np.ones(k, dtype=bool)
-        for agree, p, o in cols:
-            ok &= agree(p, o)
         self.rows += k
-        self.hits += int(np.count_nonzero(ok))
+        self.hits += _agreeing(cols, k)
         if self._runs is not None and int((self._runs[1].astype(np.int64) ** 2).sum()) \
                 <= EXACT_PAIRS:
             self._within = _within_classes(self._runs, cols)
@@ -234,8 +232,8 @@ class PositionMatch:
         if self._pairs is None:
             self._draw(cols)
         i, j = self._pairs
-        for side, rows in ((self._pub, i), (self._org, j)):
-            at = np.flatnonzero((rows >= row0) & (rows < row0 + k))
+        for side, rows, (srt, order) in zip((self._pub, self._org), (i, j), self._sorted):
+            at = order[np.searchsorted(srt, row0):np.searchsorted(srt, row0 + k)]
             if not at.size:
                 continue
             for c, (_, p, o) in enumerate(cols):
@@ -250,7 +248,7 @@ class PositionMatch:
             return
         if self._pairs is None:
             self._pairs, self._pub, self._org = other._pairs, other._pub, other._org
-            self._agrees = other._agrees
+            self._agrees, self._sorted = other._agrees, other._sorted
             return
         # each pair's cells were gathered by the part that read their row
         for mine, theirs in ((self._pub, other._pub), (self._org, other._org)):
@@ -335,3 +333,19 @@ def _within_classes(runs, cols) -> tuple:
     ss = np.maximum(t - rr / m - cc / m + t * t / (m * m), 0.0)
     var = np.where(sizes > 1, ss / np.maximum(m - 1, 1), 0.0)
     return float((t / m).sum()), float(var.sum())
+
+
+def _agreeing(cols, k: int) -> int:
+    """Rows of a chunk whose every column agrees: each column read on the
+    rows the columns before it left (a shuffled release's rows drop out
+    after a column or two)."""
+    agree, p, o = cols[0]
+    left = np.flatnonzero(agree(p, o))
+    for agree, p, o in cols[1:]:
+        if not left.size:
+            break
+        if left.size == k:
+            left = left[agree(p, o)]
+        else:
+            left = left[agree(tuple(a[left] for a in p), tuple(a[left] for a in o))]
+    return int(left.size)
