@@ -9,19 +9,20 @@ and compares the count with what the same release gives in the orders its
 publisher draws.  A row agrees where every one of its cells that tells
 something holds the original row's value: a set holds it, a cell published
 as it is (an exact QID, a pass-through column, an SA of msa) equals it, a
-range or a readable hierarchy node contains it (H110: a set table's
-pass-through columns, an lgb release's ranges, were read as agreeing with
-anything).
+range contains it; '*', a hierarchy node and an lgb cell left to a bucket
+agree with anything (H110: a set table's pass-through columns, an lgb
+release's ranges, were read as agreeing with anything).
 
 Under a release shuffled uniformly (set tables, lgb) the published row at
 position i is a uniformly drawn row of the original, so the count paired by
 position has the distribution of the count under a uniform pairing: its
-mean share q is estimated on :data:`SAMPLE` pairs (i, j), i != j, drawn over
-the whole table (the same pairs whatever the chunks, so a chunked audit and
-one in memory give the same verdict), and its standard deviation is at most
-that of the permutation, sqrt(n q (1 - q) n / (n - 1)), plus the sampling
-error of the estimate, n sqrt(q (1 - q) / SAMPLE) (q at the edge of its
-4-sigma Wilson interval nearest 1/2).  An msa release publishes its rows
+mean share q is estimated on m pairs (i, j), i != j, drawn over the whole
+table (m = :data:`SAMPLE`, fewer where a row's published cells exceed
+:data:`MEMORY` / SAMPLE bytes; the same pairs whatever the chunks, so a
+chunked audit and one in memory give the same verdict), and its variance is
+taken as that of the permutation, n q (1 - q) n / (n - 1), plus that of
+the estimate, n^2 q (1 - q) / m (q at the edge of its 4-sigma Wilson
+interval nearest 1/2).  An msa release publishes its rows
 grouped by class, the classes and the rows of each in orders drawn from the
 key: agreements are correlated within a class (H110: the uniform bound gave
 3 false risks in 40), so where every class is one run of rows the count is
