@@ -1780,6 +1780,25 @@ def test_lgb_refuses_an_l_above_its_rows_in_one_line(data, tmp_path, capsys):
         f"--l: column 'job': the table has 240 rows, fewer than l={10 ** 20}"), cap.err
 
 
+@pytest.mark.parametrize("argv, want", [
+    (["msa-anonymize", "--qi", "age", "--sensitive", "job", "--k", "241", "--t", "0.3"],
+     "--k: the table has 240 records, fewer than k=241"),
+    (["lgb", "--qi", "age", "--sensitive", "job", "--k", "241", "--l", "2"],
+     "--k: the table has 240 rows, fewer than k=241"),
+    (["lgb", "--qi", "age", "--sensitive", "job", "--k", "2", "--l", "241"],
+     "--l: column 'job': the table has 240 rows, fewer than l=241")])
+def test_a_k_or_l_above_the_rows_names_the_input_file(argv, want, data, tmp_path, capsys):
+    # the table's own size cannot meet the flag's value: the line names the
+    # file, as lgb's l-eligibility refusals do (they named no file)
+    _, src = data
+    out = tmp_path / "o.csv"
+    rc, cap = run([argv[0], src, "-o", out, "--drop", "id,note,city", *argv[1:]], capsys)
+    line = cap.err.strip()
+    assert rc == 2 and "\n" not in line, line
+    assert line == f"anonset {argv[0]}: error: {str(src)!r}: {want}", line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
 @pytest.mark.parametrize("cmd", ["msa-anonymize", "lgb", "semantic-anonymize"])
 def test_a_name_with_spaces_at_its_ends_is_named_in_a_config_and_on_the_command_line(
         cmd, tmp_path, capsys):

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ...io.keys import derive_key, shuffled_order
-from ...validate import InputError
+from ...validate import InputError, ValuesError
 from . import _baselines
 from ._common import PartitionRelease, eligible_l, group_ranges, keyed_ids, prepare
 
@@ -59,7 +59,7 @@ def diverse_groups(codes: np.ndarray, d: int, l: int, key: bytes, purpose: str) 
     left = np.flatnonzero(group < 0)
     if left.size:
         if n_groups == 0:
-            raise InputError(f"has {n} rows with fewer than {l} distinct values", param="l",
+            raise ValuesError(f"has {n} rows with fewer than {l} distinct values", param="l",
                              expected=f"l <= {np.unique(codes).size}")
         g = np.random.default_rng(np.frombuffer(derive_key(key, purpose + "-residue"),
                                                 dtype=np.uint32))

@@ -21,7 +21,7 @@ from ...schema import SuppressionWarning, _outside_stacklevel
 from ...passthrough import (check_allow_identifier, check_allow_recode, check_recodes,
                              passthrough_findings, warn_findings)
 from ...shared_ids import shared_without_key
-from ...validate import (InputError, check_bool, check_choice, check_int, check_names,
+from ...validate import (InputError, ValuesError, check_bool, check_choice, check_int, check_names,
                          check_plain_values, apply_missing, check_token_declared, missing_rows,
                          refuse_clear_l, resolve_roles, check_output_names)
 from ..homogeneous import homogeneous_metadata, single_value_groups
@@ -574,7 +574,7 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
         raise InputError(f"got {method!r}", param="method", expected=f"one of {METHODS}")
     k = check_int(k, "k", minimum=1)
     if len(frame) < k:
-        raise InputError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
+        raise ValuesError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
     if closeness is not None and not isinstance(closeness, Mapping):
         raise InputError(f"got {closeness!r}", param="closeness",
                          expected="a mapping {attribute: t}, e.g. {'disease': 0.2}")
@@ -602,7 +602,7 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
                                       "for all")
         lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
         if lmap[a] > len(frame):        # no bucket of l distinct values (nor a C long)
-            raise InputError(f"the table has {len(frame)} rows, fewer than l={lmap[a]}",
+            raise ValuesError(f"the table has {len(frame)} rows, fewer than l={lmap[a]}",
                              param="l", column=a)
     hier = {}
     for a, h in (hierarchies or {}).items():

@@ -21,8 +21,8 @@ from ...io.keys import frame_digest
 from ...shared_ids import shared_without_key
 from ...passthrough import check_allow_identifier, check_allow_recode, check_passthrough
 from ..._version import __version__
-from ...validate import (InputError, apply_missing, check_int, check_names, check_plain_values,
-                         check_token_declared, resolve_roles, row_name,
+from ...validate import (InputError, ValuesError, apply_missing, check_int, check_names,
+                         check_plain_values, check_token_declared, resolve_roles, row_name,
                          check_output_names)
 from ..homogeneous import homogeneous_metadata
 from ..keyed import ReleaseKey, by_name
@@ -368,7 +368,7 @@ class MSAProblem:
                 or not (0.0 <= float(t) <= 1.0) or math.isnan(float(t)):
             raise InputError(f"got {t!r}", param="t", expected="a number in [0, 1]")
         if self.n < k:
-            raise InputError(f"the table has {self.n} records, fewer than k={k}", param="k")
+            raise ValuesError(f"the table has {self.n} records, fewer than k={k}", param="k")
 
     def clusters(self, algorithm: str, k: int, t: float = 1.0, *, seed=None,
                  fcm_options: Mapping | None = None):
