@@ -173,6 +173,31 @@ def test_the_cli_refuses_then_drops_and_says_so(cmd, tmp_path, capsys):
     assert ("not run: the attack simulation" in head) == (cmd == "semantic"), said
 
 
+@pytest.mark.parametrize("cmd", ["semantic", "lgb", "msa"])
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_drop_of_every_row_is_refused_naming_the_file(cmd, fmt, tmp_path, capsys):
+    # --missing drop over a column missing in every row leaves nothing to
+    # publish: the one line names the input file, CSV and Parquet alike
+    df = survey().dropna().reset_index(drop=True).assign(tv=None)
+    src = tmp_path / f"survey.{fmt}"
+    df.to_csv(src, index=False) if fmt == "csv" else df.to_parquet(src)
+    out = tmp_path / "pub.parquet"
+    argv = {"semantic": ["semantic-anonymize", "--sensitive", "tv", "--drop", "age,sex,score",
+                         "--l", "2", "--d", "1"],
+            "lgb": ["lgb", "--qi", "age,sex,tv", "--sensitive", "score", "--drop", "id",
+                    "--k", "4", "--l", "2"],
+            "msa": ["msa-anonymize", "--qi", "age,sex,tv", "--sa", "score", "--drop", "id",
+                    "--k", "5", "--t", "0.3"]}[cmd]
+    if cmd == "semantic":
+        argv += ["--identifier", "id"]
+    assert main([argv[0], str(src), "-o", str(out), *argv[1:], "--missing", "drop"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.endswith(f"error: {str(src)!r}: --missing: every one of its {len(df)} rows has "
+                         "a missing value in 'tv'; expected rows with a value in every "
+                         "published column"), line
+    assert "\n" not in line and not out.exists()
+
+
 def test_paper_000s_publishing_refuses_drop_and_names_category(tmp_path, capsys):
     """`--missing drop`, which the partition commands take, reached
     `anonymize` as argparse's "invalid choice" without a word of why: paper

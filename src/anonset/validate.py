@@ -713,7 +713,7 @@ def apply_missing(frame, columns, missing, *, token: str = "?", file=None):
     if policy == "category":
         return _missing_category(frame, per, token, file=file)
     if na.all():
-        raise InputError(f"every one of its {len(frame):,} rows has a missing value in "
+        raise ValuesError(f"every one of its {len(frame):,} rows has a missing value in "
                          + ", ".join(repr(c) for c in per), param="missing", file=file,
                          expected="rows with a value in every published column")
     if na.any():
