@@ -44,6 +44,20 @@ def test_an_int_seed_is_read_as_typed_in_decimal(seed):
     assert anonset.io.keys.seed_pattern(secrets.randbits(128) | 1 << 127) is None
 
 
+def test_an_int_drawn_with_128_bits_but_shorter_is_refused_saying_why():
+    """secrets.randbits(128) is shorter than 128 bits half the time: its
+    refusal says why, and the int seeds it names pass."""
+    short = 1 << 126 | secrets.randbits(126)           # a randbits(128) with a leading 0
+    with pytest.raises(InputError, match=r"^seed: got a seed of 127 bits \(an int's bits are "
+                                         r"its length: secrets.randbits\(128\) is shorter"):
+        anonset.publish(_table(), anonset.Diversity(2), seed=short, **KW)
+    with pytest.raises(InputError, match=r"^seed: got a seed of 11 bits; expected"):
+        anonset.publish(_table(), anonset.Diversity(2), seed=2024, **KW)
+    pub = anonset.publish(_table(), anonset.Diversity(2), seed=1 << 255 | secrets.randbits(255),
+                          **KW)
+    assert len(pub) == 300
+
+
 def test_a_secret_is_never_echoed(tmp_path, capsys, monkeypatch):
     secret = secrets.token_hex(16)
     src = tmp_path / "in.csv"

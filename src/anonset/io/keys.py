@@ -170,7 +170,14 @@ def make_key(seed=None, *, research_seed: bool = False) -> bytes:
             raise InputError("is empty", param="seed",
                              expected="at least 128 bits of secret key material")
         if bits < 8 * MIN_SEED_BYTES:
-            raise InputError(f"got a seed of {bits} bits", param="seed",
+            # an int carries the bits of its length: secrets.randbits(128)
+            # is shorter half the time, which the line says (not a flaky
+            # refusal with no reason)
+            whole = isinstance(seed, numbers.Integral) and bits >= 8 * MIN_SEED_BYTES - 16
+            raise InputError(f"got a seed of {bits} bits" + (
+                " (an int's bits are its length: secrets.randbits(128) is shorter about half "
+                "the time; secrets.randbits(256) or secrets.token_hex(16) is not)"
+                if whole else ""), param="seed",
                              expected="at least 128 bits (e.g. python -c 'import secrets; "
                                       "print(secrets.token_hex(16))'); a short seed can be "
                                       "guessed and then reveals every true value.  For a "
