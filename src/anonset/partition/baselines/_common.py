@@ -69,6 +69,20 @@ def eligible_l(scodes: np.ndarray, d: int) -> int:
     return int(scodes.size // max(int(cnt.max()), 1)) if scodes.size else 0
 
 
+def _domain_text(v) -> str:
+    """A domain value as the release's key facts spell it: a whole number
+    one way whatever its type (37 and 37.0: a column with a gap, or a CSV's
+    '37.0', is the same table, H115: Anatomy drew two bucketizations of
+    it under one seed, and read together they pinned 412 of 600 values);
+    anything else as ``str``."""
+    import numbers
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+        x = float(v)
+        if np.isfinite(x) and x == np.floor(x):
+            return str(int(v)) if isinstance(v, numbers.Integral) else str(int(x))
+    return str(v)
+
+
 def _encode(col: pd.Series, name: str, domain) -> tuple:
     if col.isna().any():
         raise InputError(f"has {int(col.isna().sum())} missing values", column=name,
@@ -163,7 +177,7 @@ def prepare(data, *, qids: Sequence[str], sensitive: str, l, other: Sequence[str
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order).for_release(
         # the QIDs by name: listed in another order, one release (H111)
         {"baseline": True, "qids": by_name(qids), "sensitive": sensitive, "l": l,
-         "exact_qids": bool(exact_qids), "domains": {c: [str(v) for v in doms[c]]
+         "exact_qids": bool(exact_qids), "domains": {c: [_domain_text(v) for v in doms[c]]
                                                      for c in sorted(doms)},
          # (the columns passed through too: rows reordered that differ only
          # there drew the same groups in the same order, H96)
