@@ -495,6 +495,13 @@ def test_cli_roundtrip_and_errors(tmp_path, capsys):
     assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.parquet"),
                  "--estimator", "linear"]) == 0
     assert pd.read_parquet(tmp_path / "x.parquet").equals(pd.read_csv(tmp_path / "x.csv"))
+    # --qids '' is no QID: the marginal, as the API's qids=[] (it gave all, H116)
+    assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "m.csv"), "--qids", "",
+                 "--estimator", "linear"]) == 0
+    marginal = pd.read_csv(tmp_path / "m.csv")
+    api = S.analyze(anonset.read_parquet(out), [], estimator="linear").to_frame()
+    assert list(marginal.columns) == ["income", "count"] and len(marginal) == 14
+    assert np.allclose(marginal["count"], api["count"])
     capsys.readouterr()
     assert _run(["semantic-analyze", str(out), "-o", str(tmp_path / "x.txt")]) == 2
     err = capsys.readouterr().err
@@ -972,3 +979,25 @@ def test_a_domain_listing_a_value_twice_is_named():
     with pytest.raises(anonset.InputError, match=r"^domain: column 's': domain has duplicate "
                                                  r"values \['5'\]; expected each value once"):
         S.semantic_publish(df, "s", l=2, d=1, qids=["q"], domain=[0, 1, 2, 3, 5, 5])
+
+
+def test_values_exactly_d_apart_as_decimals_are_compatible_and_audited_so():
+    """|v_i - v_j| over representative values is read as the decimals they
+    spell: 0.37 - 0.27 = 0.09999999999999998 in binary counted as closer
+    than d = 0.1, so some pairs exactly d apart were dummies and others
+    not, and {0.1, 0.2, 0.3} at l = 3, d = 0.1 was refused as infeasible
+    (H116).  A pair truly closer than d stays incompatible."""
+    ages = [0.19, 0.22, 0.27, 0.32, 0.37, 0.42, 0.47, 0.52, 0.57, 0.62, 0.67, 0.72]
+    dist = S.SemanticDistance.ordered(ages)
+    ok = dist.compat(0.1)
+    for i, a in enumerate(ages):
+        for j, b in enumerate(ages):
+            apart = round(abs(b - a), 9)
+            assert ok[i, j] == (i != j and apart >= 0.1), (a, b)
+    assert not S.SemanticDistance.ordered([0.1, 0.1999999]).compat(0.1)[0, 1]
+    df = pd.DataFrame({"x": [0.1, 0.2, 0.3] * 40, "g": ["a", "b"] * 60})
+    t = S.semantic_publish(df, "x", 3, 0.1, qids=["g"], values="domain",
+                           domain=[0.1, 0.2, 0.3], seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    assert S.is_diverse(t.mask("x"), S.SemanticDistance.ordered([0.1, 0.2, 0.3]), 3, 0.1).all()
+    c = anonset.audit(t).checks
+    assert not (c.status == "fail").any(), c[c.status == "fail"]

@@ -207,7 +207,10 @@ def cmd_analyze(args) -> int:
         if args.estimator != "em" and (args.max_iter != 20000 or args.tol != 1e-4):
             raise InputError("and --tol apply to the EM only", param="max_iter",
                              expected="--estimator em with them, or neither")
-        ct = S.analyze(table, _split(args.qids), estimator=args.estimator,
+        # --qids '' is no QID (the sensitive column's marginal), as the API's
+        # qids=[]; it gave every QID (H116)
+        qids = None if args.qids is None else A.split_commas(args.qids)
+        ct = S.analyze(table, qids, estimator=args.estimator,
                        method=args.selection, n_threads=args.threads,
                        max_iter=args.max_iter, tol=args.tol)
     frame = ct.to_frame() if hasattr(ct, "to_frame") else ct.to_pandas().reset_index()
@@ -305,7 +308,8 @@ def register(sub) -> None:
                    help="output format (default: from OUT's extension)")
     p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from IN's extension)")
-    p.add_argument("--qids", help="QIDs to cross with the sensitive value (default: all)")
+    p.add_argument("--qids", help="QIDs to cross with the sensitive value (default: all; "
+                                  "'' for none: the sensitive value's marginal)")
     p.add_argument("--estimator", choices=("em", "linear", "existing", "simple"), default="em",
                    help="em: non-negative EM with the sampler's selection probabilities "
                         "(default); linear: Alg. 2 (eq. 1-3, can go negative); existing: "

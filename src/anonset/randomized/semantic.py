@@ -155,8 +155,22 @@ class SemanticDistance:
         return int(self.matrix.shape[0])
 
     def compat(self, d: float) -> np.ndarray:
-        """(F, F) bool: i != j and dist(i, j) >= d."""
-        ok = self.matrix >= d
+        """(F, F) bool: i != j and dist(i, j) >= d.
+
+        Over representative values, ``|v_i - v_j|`` is read as the decimals
+        the values spell: 0.37 - 0.27 is 0.09999999999999998 in binary, and
+        d = 0.1 must count it as 0.1 apart, not closer (H116: some pairs
+        exactly d apart were compatible and others not, and {0.1, 0.2,
+        0.3} at l = 3, d = 0.1 was refused as infeasible).  A shortfall of
+        a few units in the last place of the values is rounding, never a
+        distance the data can hold."""
+        if self.kind == "ordered" and self.positions is not None:
+            mag = np.abs(self.positions)
+            ulps = 8 * np.finfo(np.float64).eps * np.maximum(
+                np.maximum(mag[:, None], mag[None, :]), abs(float(d)))
+            ok = self.matrix >= float(d) - ulps
+        else:
+            ok = self.matrix >= d
         np.fill_diagonal(ok, False)
         return ok
 
@@ -361,8 +375,9 @@ def is_diverse(masks, distance: SemanticDistance, l: int, d: float) -> np.ndarra
         return out
     mem = _kernels.members(masks[rows], distance.F, l)
     good = np.ones(rows.size, dtype=bool)
+    ok = distance.compat(d)             # the sampler's reading of >= d
     for a, b in itertools.combinations(range(l), 2):
-        good &= distance.matrix[mem[:, a], mem[:, b]] >= d
+        good &= ok[mem[:, a], mem[:, b]]
     out[rows] = good
     return out
 
