@@ -51,7 +51,35 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
                             n_threads=plan.n_threads, counters=counters)
     other = [a.name for a in plan.schema if a.role == "other"]
     return SetTable(plan.schema, masks, plan.params, plan.model,
-                    block[other] if other else None, plan.info)
+                    plain_values(block[other]) if other else None, plan.info)
+
+
+def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns passed through, each as its values: a dictionary column (a
+    pandas Categorical, an Arrow dictionary) is published without its
+    dictionary.  The dictionary is no published row's cell: it holds values
+    nobody in the release holds (a person filtered out of the table) and,
+    built by ``dictionary_encode``, the input's first-appearance order,
+    which undid the keyed shuffle (H117: every row's age bin read back from
+    its index into a token column's dictionary)."""
+    out = {}
+    for c in frame.columns:
+        col, dt = frame[c], frame[c].dtype
+        if isinstance(dt, pd.CategoricalDtype):
+            from ..validate import first_nested
+            if first_nested(pd.Series(dt.categories, dtype=object)) is not None:
+                out[c] = col        # of tuples: no format keeps them, refused by name
+                continue
+            try:
+                col = col.astype(dt.categories.dtype)
+            except (TypeError, ValueError):         # ints with a missing cell
+                col = col.astype(object)
+        elif isinstance(dt, pd.ArrowDtype):
+            import pyarrow as pa
+            if pa.types.is_dictionary(dt.pyarrow_dtype):
+                col = col.astype(pd.ArrowDtype(dt.pyarrow_dtype.value_type))
+        out[c] = col
+    return pd.DataFrame(out, index=frame.index) if out else frame
 
 
 def block_ranks(plan: Plan, row0: int, n: int):

@@ -1,0 +1,89 @@
+"""A column passed through is published as its rows' values, never with the
+input's dictionary (H117): a pandas Categorical's unused categories are
+values nobody in the release holds (a person filtered out), and an Arrow
+dictionary built by ``dictionary_encode`` is in the input's first-appearance
+order, which read back each published row's input position past the keyed
+shuffle.  In memory, streamed and on Dask alike."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import anonset
+from anonset.stream import publish_file
+
+SECRET = "Oncology-ward-7"
+JOBS = ["chef", "clerk", "judge", "nurse"]
+KW = dict(sensitive=["job"], other=["ward", "tok"], allow_identifier=["tok"],
+          domains={"job": JOBS})
+
+
+def _table(n=600, seed=1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    ward = pd.Series(rng.choice(["A", "B", "C", "D"], n).astype(object))
+    ward[7] = SECRET
+    df = pd.DataFrame({"job": rng.choice(JOBS, n), "ward": ward.astype("category"),
+                       # a token per row, dictionary-encoded in row order
+                       "tok": [f"t{rng.integers(1 << 40):x}" for _ in range(n)]})
+    df = df[df.index != 7].reset_index(drop=True)       # the person who withdrew
+    tok = pa.array(df["tok"].tolist()).dictionary_encode()
+    df["tok"] = pd.Series(pd.arrays.ArrowExtensionArray(tok))
+    return df
+
+
+def _dictionaries(path) -> dict:
+    t = pq.read_table(path)
+    out = {}
+    for c in ("ward", "tok"):
+        col = t.column(c).combine_chunks()
+        out[c] = col.dictionary.to_pylist() if pa.types.is_dictionary(col.type) else None
+    return out
+
+
+def _check(path, df):
+    for c, dictionary in _dictionaries(path).items():
+        assert dictionary is None, (c, dictionary[:5])
+    back = pq.read_table(path).to_pandas()
+    assert SECRET not in set(back["ward"].astype(str))
+    for c in ("ward", "tok"):
+        assert sorted(back[c].astype(str)) == sorted(df[c].astype(str)), c
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("how", ["memory", "stream", "dask"])
+def test_a_dictionary_column_is_published_as_its_values(how, tmp_path):
+    df = _table()
+    assert SECRET in df["ward"].cat.categories          # unused, and not in any row
+    out = tmp_path / "pub.parquet"
+    if how == "memory":
+        anonset.publish(df, anonset.Diversity(2), **KW).to_parquet(out)
+    elif how == "stream":
+        src = tmp_path / "in.parquet"
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), src)
+        assert _dictionaries(src)["tok"][:3] == df["tok"].astype(str).tolist()[:3]
+        publish_file(src, out, anonset.Diversity(2), chunk_rows=97, **KW)
+    else:
+        dd = pytest.importorskip("dask.dataframe")
+        from anonset import dask as adask
+        adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+                      **KW).to_parquet(out)
+    _check(out, df)
+
+
+def test_a_csv_release_keeps_no_dictionary_in_its_metadata(tmp_path):
+    df = _table()
+    out = tmp_path / "pub.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        anonset.publish(df, anonset.Diversity(2), **KW).to_csv(out)
+    meta = (tmp_path / "pub.csv.anonset.json").read_text()
+    assert SECRET not in meta and "dictionary" not in meta
+    back = anonset.read_csv(out)
+    assert sorted(back.other["tok"].astype(str)) == sorted(df["tok"].astype(str))
+    assert json.loads(meta)                                # still the metadata
