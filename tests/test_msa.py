@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from anonset.partition import _msa
 from anonset.checks import check_partition
+from anonset.validate import InputError
 from anonset.datasets import adult_hierarchy, load_adult
 from anonset.emd import emd_batch
 from anonset.hierarchy import Hierarchy
@@ -387,6 +388,11 @@ def test_errors_name_the_problem():
         anonymize_msa(df, ["age"], ["job"], 11, 0.2)
     with pytest.raises(ValueError, match="algorithm"):
         anonymize_msa(df, ["age"], ["job"], 2, 0.2, algorithm="nope")
+    # a hierarchical ground with no hierarchy names the parameter and what
+    # it expects (a bare ValueError named neither, H118)
+    with pytest.raises(InputError, match=r"^ground: column 'job': is 'hierarchical', but the "
+                                         r"column has no hierarchy; expected a hierarchy"):
+        anonymize_msa(df, ["age"], ["job"], 2, 0.2, ground={"job": "hierarchical"})
     with pytest.raises(ValueError, match="'nope'"):
         anonymize_msa(df, ["nope"], ["job"], 2, 0.2)
     with pytest.raises(ValueError, match="both"):

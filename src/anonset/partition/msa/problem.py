@@ -226,7 +226,9 @@ class MSAProblem:
         if isinstance(gspec, Hierarchy):
             h, gspec = gspec, "hierarchical"
         if gspec in ("hierarchical", "tree") and h is None:
-            raise ValueError(f"ground for {name!r} is 'hierarchical' but no hierarchy was given")
+            raise InputError(f"is {gspec!r}, but the column has no hierarchy", param="ground",
+                             column=name, expected="a hierarchy for it ({@hierarchies}), or "
+                                                   "the ground 'equal' or 'ordered'")
         if h is not None and gspec in (None, "hierarchical", "tree"):
             codes = leaf_codes(col, h, name, "sensitive attribute")
             g = Ground.tree(h)
