@@ -1777,16 +1777,19 @@ def test_lgb_refuses_an_l_above_its_rows_in_one_line(data, tmp_path, capsys):
     rc, cap = run(["lgb", src, "-o", tmp_path / "o.csv", "--qi", "age", "--sensitive", "job",
                    "--drop", "id,note,city", "--k", "2", "--l", str(10 ** 20)], capsys)
     assert rc == 2 and cap.err.strip().endswith(
-        f"--l: column 'job': the table has 240 rows, fewer than l={10 ** 20}"), cap.err
+        f"--l: column 'job': the table has 240 rows, fewer than l={10 ** 20}; expected l <= 240 "
+        "(a bucket of l distinct values)"), cap.err
 
 
 @pytest.mark.parametrize("argv, want", [
     (["msa-anonymize", "--qi", "age", "--sensitive", "job", "--k", "241", "--t", "0.3"],
-     "--k: the table has 240 records, fewer than k=241"),
+     "--k: the table has 240 records, fewer than k=241; expected k <= 240 (a class of k "
+     "records)"),
     (["lgb", "--qi", "age", "--sensitive", "job", "--k", "241", "--l", "2"],
-     "--k: the table has 240 rows, fewer than k=241"),
+     "--k: the table has 240 rows, fewer than k=241; expected k <= 240 (a group of k rows)"),
     (["lgb", "--qi", "age", "--sensitive", "job", "--k", "2", "--l", "241"],
-     "--l: column 'job': the table has 240 rows, fewer than l=241")])
+     "--l: column 'job': the table has 240 rows, fewer than l=241; expected l <= 240 (a "
+     "bucket of l distinct values)")])
 def test_a_k_or_l_above_the_rows_names_the_input_file(argv, want, data, tmp_path, capsys):
     # the table's own size cannot meet the flag's value: the line names the
     # file, as lgb's l-eligibility refusals do (they named no file)

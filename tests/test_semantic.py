@@ -995,6 +995,13 @@ def test_values_exactly_d_apart_as_decimals_are_compatible_and_audited_so():
             apart = round(abs(b - a), 9)
             assert ok[i, j] == (i != j and apart >= 0.1), (a, b)
     assert not S.SemanticDistance.ordered([0.1, 0.1999999]).compat(0.1)[0, 1]
+    # only rounding is forgiven, and both ways: 1e15 and 1e15 + 1 are 1 apart
+    # (an allowance of ulps of the values accepted them at d = 2, H120), and
+    # 0.4 - 0.1 = 0.30000000000000004 in binary is 0.3 in its decimals
+    big = S.SemanticDistance.ordered([1e15 + i for i in range(8)])
+    assert (big.compat(2.0) == (np.abs(np.subtract.outer(range(8), range(8))) >= 2)).all()
+    assert not S.is_diverse(np.array([[0b111]], dtype=np.uint64), big, 3, 2.0)[0]
+    assert not S.SemanticDistance.ordered([0.1, 0.4]).compat(0.30000000000000004)[0, 1]
     df = pd.DataFrame({"x": [0.1, 0.2, 0.3] * 40, "g": ["a", "b"] * 60})
     t = S.semantic_publish(df, "x", 3, 0.1, qids=["g"], values="domain",
                            domain=[0.1, 0.2, 0.3], seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")

@@ -161,16 +161,26 @@ class SemanticDistance:
         the values spell: 0.37 - 0.27 is 0.09999999999999998 in binary, and
         d = 0.1 must count it as 0.1 apart, not closer (H116: some pairs
         exactly d apart were compatible and others not, and {0.1, 0.2,
-        0.3} at l = 3, d = 0.1 was refused as infeasible).  A shortfall of
-        a few units in the last place of the values is rounding, never a
-        distance the data can hold."""
+        0.3} at l = 3, d = 0.1 was refused as infeasible).  The pairs whose
+        binary distance falls short of d by a few units in the last place
+        (or exceeds it by so little) are decided exactly, in the decimals
+        of the values' and d's shortest reprs; no other pair is (1e15 and
+        1e15 + 1 stay 1 apart, H120)."""
+        ok = self.matrix >= d
         if self.kind == "ordered" and self.positions is not None:
             mag = np.abs(self.positions)
             ulps = 8 * np.finfo(np.float64).eps * np.maximum(
                 np.maximum(mag[:, None], mag[None, :]), abs(float(d)))
-            ok = self.matrix >= float(d) - ulps
-        else:
-            ok = self.matrix >= d
+            # within rounding of d either way: 0.4 - 0.1 is 0.30000000000000004
+            near = np.abs(self.matrix - float(d)) <= ulps
+            if near.any():
+                import decimal
+                exact = decimal.Context(prec=1000)      # no rounding at all
+                want = decimal.Decimal(repr(float(d)))
+                spelled = [decimal.Decimal(repr(float(v))) for v in self.positions]
+                for i, j in np.argwhere(near):
+                    gap = exact.abs(exact.subtract(spelled[i], spelled[j]))
+                    ok[i, j] = exact.compare(gap, want) >= 0
         np.fill_diagonal(ok, False)
         return ok
 

@@ -574,7 +574,8 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
         raise InputError(f"got {method!r}", param="method", expected=f"one of {METHODS}")
     k = check_int(k, "k", minimum=1)
     if len(frame) < k:
-        raise ValuesError(f"the table has {len(frame)} rows, fewer than k={k}", param="k")
+        raise ValuesError(f"the table has {len(frame)} rows, fewer than k={k}", param="k",
+                          expected=f"k <= {len(frame)} (a group of k rows)")
     if closeness is not None and not isinstance(closeness, Mapping):
         raise InputError(f"got {closeness!r}", param="closeness",
                          expected="a mapping {attribute: t}, e.g. {'disease': 0.2}")
@@ -603,7 +604,8 @@ def _check_model(frame, attrs, bucketed, k, l, closeness, method, hierarchies):
         lmap[a] = check_int(lmap[a], "l", minimum=1, column=a)
         if lmap[a] > len(frame):        # no bucket of l distinct values (nor a C long)
             raise ValuesError(f"the table has {len(frame)} rows, fewer than l={lmap[a]}",
-                             param="l", column=a)
+                              param="l", column=a,
+                              expected=f"l <= {len(frame)} (a bucket of l distinct values)")
     hier = {}
     for a, h in (hierarchies or {}).items():
         if a not in attrs:

@@ -370,7 +370,8 @@ class MSAProblem:
                 or not (0.0 <= float(t) <= 1.0) or math.isnan(float(t)):
             raise InputError(f"got {t!r}", param="t", expected="a number in [0, 1]")
         if self.n < k:
-            raise ValuesError(f"the table has {self.n} records, fewer than k={k}", param="k")
+            raise ValuesError(f"the table has {self.n} records, fewer than k={k}", param="k",
+                              expected=f"k <= {self.n} (a class of k records)")
 
     def clusters(self, algorithm: str, k: int, t: float = 1.0, *, seed=None,
                  fcm_options: Mapping | None = None):
