@@ -1112,6 +1112,41 @@ def test_a_domain_inline_or_in_a_file(data, tmp_path, capsys):
     assert anonset.read_parquet(tmp_path / "x.parquet").schema["job"].domain == tuple(long)
 
 
+def test_a_config_declares_a_domain_inline_as_the_command_line_does(data, tmp_path, capsys):
+    # anonymize's config put its folder before an inline list's first value
+    # ('/tmp/.../f'), published it in every set holding it and in the
+    # metadata (H119); it is read as --domain job=f,e,... reads it
+    _, src = data
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[domains]\njob = "f,e,d,c,b,a"\n')
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "a.parquet", *BASE, "--l", "2",
+                   "--config", cfg, *seed], capsys)
+    assert rc == 0, cap.err
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "b.parquet", *BASE, "--l", "2",
+                   "--domain", "job=f,e,d,c,b,a", *seed], capsys)
+    assert rc == 0, cap.err
+    a, b = (anonset.read_parquet(tmp_path / f"{x}.parquet") for x in "ab")
+    assert a.schema["job"].domain == tuple("fedcba") and a.equals(b)
+    assert str(tmp_path) not in (tmp_path / "a.parquet").read_bytes().decode("latin-1")
+
+
+def test_an_option_file_value_that_starts_with_a_dash(data, tmp_path, capsys):
+    # the file's values became [flag, value]: '-na' was read as an option
+    # ("argument --missing-token: expected one argument", H119)
+    _, src = data
+    df = pd.read_csv(src)
+    df.loc[3, "job"] = None
+    df.to_csv(tmp_path / "gap.csv", index=False)
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('missing = "category"\nmissing_token = "-na"\n')
+    rc, cap = run(["msa-anonymize", tmp_path / "gap.csv", "-o", tmp_path / "m.parquet", "--qi",
+                   "age", "--sa", "job", "--drop", "id,note,city", "--k", "5", "--t", "0.5",
+                   "--config", cfg, "-q"], capsys)
+    assert rc == 0, cap.err
+    assert "-na" in set(pd.read_parquet(tmp_path / "m.parquet")["job"])
+
+
 def test_the_summary_of_a_wide_file_names_ten_dropped_columns(tmp_path, capsys):
     # 160 dropped columns of a survey file filled a summary line; what is
     # published (exact, passed through) is still listed whole

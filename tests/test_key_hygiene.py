@@ -58,6 +58,28 @@ def test_an_int_drawn_with_128_bits_but_shorter_is_refused_saying_why():
     assert len(pub) == 300
 
 
+@pytest.mark.parametrize("cmd", ["anonymize", "msa-anonymize", "lgb", "semantic-anonymize"])
+def test_key_material_given_to_a_switch_is_never_echoed(cmd, tmp_path, capsys):
+    """research_seed = "<the key>" in a config, or --research-seed KEY on the
+    command line (a switch: the key is left over), printed the key (H119)."""
+    secret = secrets.token_hex(32)
+    src = tmp_path / "in.csv"
+    _table().to_csv(src, index=False)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'research_seed = "{secret}"\n')
+    base = [cmd, str(src), "-o", str(tmp_path / "o.csv")]
+    for extra in (["--config", str(cfg)], ["--research-seed", secret]):
+        assert cli.main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert secret not in err and err.count("\n") == 1, (extra, err)
+    cfg.write_text(f'key_file = ["{secret}"]\n')
+    if cmd == "anonymize":
+        assert cli.main(base + ["--config", str(cfg)]) == 2
+        err = capsys.readouterr().err
+        assert secret not in err and "not printed" in err, err
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_a_secret_is_never_echoed(tmp_path, capsys, monkeypatch):
     secret = secrets.token_hex(16)
     src = tmp_path / "in.csv"

@@ -83,6 +83,12 @@ class _Parser(argparse.ArgumentParser):
         if extras:
             sub = self._subcommand(getattr(ns, "command", None)) or self
             flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+            # a value after a switch such as --research-seed, which takes
+            # none, is left over: key material given to it by mistake is
+            # never echoed either (H119)
+            argv = list(sys.argv[1:] if args is None else args)
+            after = {str(argv[i + 1]) for i, t in enumerate(argv[:-1])
+                     if str(t).startswith("--") and _may_carry_a_secret(str(t).split("=", 1)[0])}
             near, shown, secret = [], [], False
             for x in extras:
                 if x.startswith("--"):
@@ -95,7 +101,7 @@ class _Parser(argparse.ArgumentParser):
                     secret = _may_carry_a_secret(x.split("=", 1)[0])
                     shown.append(x.split("=", 1)[0] + ("=..." if "=" in x and secret else ""))
                 else:
-                    shown.append("..." if secret else x)
+                    shown.append("..." if secret or x in after else x)
                     secret = False
             sub.error(f"unrecognized arguments: {' '.join(shown)}" +
                       (f" ({'; '.join(near)})" if near else ""))

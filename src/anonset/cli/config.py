@@ -145,13 +145,34 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+#: Words in a key's name that say its value may be key material.
+SECRET_WORDS = ("key", "seed", "secret", "pass", "token")
+
+
+def shown(v, where: str) -> str:
+    """A configuration value as an error shows it: its repr, unless the key
+    it was given to may hold key material (``research_seed = "<the key>"``
+    printed the key, H119), then its type only."""
+    key = where.rsplit(":", 1)[-1].lower()
+    if any(w in key for w in SECRET_WORDS):
+        return f"a {type(v).__name__} (not printed: it may be key material)"
+    return repr(v)
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:                 # a name longer than a file's may be
+        return False
+
+
 def _check(kind: str, v, where: str, base: Path):
     if kind == "names":
         if isinstance(v, str):
             from .args import split_commas
             v = split_commas(v)
         if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
-            raise ConfigError(f"{where} must be a list of column names, got {v!r}")
+            raise ConfigError(f"{where} must be a list of column names, got {shown(v, where)}")
         return v
     if kind == "model":
         if _number(v):
@@ -165,19 +186,21 @@ def _check(kind: str, v, where: str, base: Path):
                     x = math.inf
                 if not _number(x):
                     raise ConfigError(f"{where}: the value for column {col!r} must be a number, "
-                                      f"got {x!r}")
+                                      f"got {shown(x, where)}")
                 out[str(col)] = x
             return out
-        raise ConfigError(f"{where} must be a number or a table {{column: number}}, got {v!r}")
+        raise ConfigError(f"{where} must be a number or a table {{column: number}}, "
+                          f"got {shown(v, where)}")
     if kind == "ground":
         if isinstance(v, str):
             return v
         if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
             return {str(c): x for c, x in v.items()}
-        raise ConfigError(f"{where} must be a ground name or a table {{column: name}}, got {v!r}")
+        raise ConfigError(f"{where} must be a ground name or a table {{column: name}}, "
+                          f"got {shown(v, where)}")
     if kind == "bins":
         if not isinstance(v, dict):
-            raise ConfigError(f"{where} must be a table {{column: edges}}, got {v!r}")
+            raise ConfigError(f"{where} must be a table {{column: edges}}, got {shown(v, where)}")
         out = {}
         for col, edges in v.items():
             try:
@@ -187,37 +210,42 @@ def _check(kind: str, v, where: str, base: Path):
         return out
     if kind == "paths":
         if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
-            raise ConfigError(f"{where} must be a table {{column: file path}}, got {v!r}")
+            raise ConfigError(f"{where} must be a table {{column: file path}}, "
+                              f"got {shown(v, where)}")
         return {str(c): str(base / x) for c, x in v.items()}
     if kind == "domains":
         if not isinstance(v, dict):
             raise ConfigError(f"{where} must be a table {{column: file path or list of values}}, "
-                              f"got {v!r}")
+                              f"got {shown(v, where)}")
         out = {}
         for c, x in v.items():
             if isinstance(x, str):
-                out[str(c)] = str(base / x)
+                # a file relative to the config, or the values inline
+                # ("a,b,c"), as --domain COL=a,b,c reads them (the config's
+                # folder was put before the first value, H119)
+                inline = "," in x and not _is_file(base / x)
+                out[str(c)] = x if inline else str(base / x)
             elif isinstance(x, list) and x:
                 out[str(c)] = list(x)
             else:
                 raise ConfigError(f"{where}: column {c!r} needs a file path or a non-empty list "
-                                  f"of values, got {x!r}")
+                                  f"of values, got {shown(x, where)}")
         return out
     if kind == "bool":
         if not isinstance(v, bool):
-            raise ConfigError(f"{where} must be true or false, got {v!r}")
+            raise ConfigError(f"{where} must be true or false, got {shown(v, where)}")
         return v
     if kind == "str":
         if not isinstance(v, str):
-            raise ConfigError(f"{where} must be a string, got {v!r}")
+            raise ConfigError(f"{where} must be a string, got {shown(v, where)}")
         return v
     if kind == "int":
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{where} must be a positive integer, got {v!r}")
+            raise ConfigError(f"{where} must be a positive integer, got {shown(v, where)}")
         return v
     if kind == "path":
         if not isinstance(v, str) or not v:
-            raise ConfigError(f"{where} must be a file path, got {v!r}")
+            raise ConfigError(f"{where} must be a file path, got {shown(v, where)}")
         return str(base / v)
     raise AssertionError(kind)  # pragma: no cover
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .config import ConfigError, read_raw
+from .config import ConfigError, read_raw, shown
 
 __all__ = ["add_config", "config_argv", "with_config", "check_not_config", "COMMANDS"]
 
@@ -73,7 +73,7 @@ def _path(v, base: Path, dest: str):
 
 def _text(v, where: str) -> str:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise ConfigError(f"{where}: expected text or a number, got {v!r}")
+        raise ConfigError(f"{where}: expected text or a number, got {shown(v, where)}")
     return str(v)
 
 
@@ -81,7 +81,7 @@ def _tokens(action, value, where: str, base: Path) -> list:
     flag = next(f for f in action.option_strings if f.startswith("--"))
     if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            raise ConfigError(f"{where}: expected true or false, got {shown(value, where)}")
         return [flag] if value else []
     keyed = "=" in str(action.metavar or "")
     if isinstance(value, dict):
@@ -98,13 +98,15 @@ def _tokens(action, value, where: str, base: Path) -> list:
             v = v.replace(",", "\\,") if action.dest == "hierarchy" else v
             pairs.append(f"{_escape(col, key=True)}={v}")
         if isinstance(action, argparse._AppendAction):
-            return [t for pair in pairs for t in (flag, pair)]
-        return [flag, ",".join(pairs)]                 # lgb's --l / --t COL=V,COL=V
+            return [f"{flag}={pair}" for pair in pairs]
+        return [f"{flag}={','.join(pairs)}"]            # lgb's --l / --t COL=V,COL=V
     if keyed and isinstance(action, argparse._AppendAction):
         raise ConfigError(f"{where}: expected a table of column = value")
     if isinstance(value, list):
-        return [flag, ",".join(_escape(_text(x, where)) for x in value)]
-    return [flag, _path(_text(value, where), base, action.dest)]
+        return [f"{flag}={','.join(_escape(_text(x, where)) for x in value)}"]
+    # FLAG=VALUE, one token: a value that starts with '-' ('-na') is not
+    # read as another option (H119)
+    return [f"{flag}={_path(_text(value, where), base, action.dest)}"]
 
 
 def config_argv(path, parser: argparse.ArgumentParser) -> list:
