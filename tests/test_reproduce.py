@@ -70,6 +70,27 @@ def test_reproduce_cli_names_an_out_folder_it_cannot_make(tmp_path, capsys):
     assert err.count("\n") == 1 and "--out: could not be made a folder" in err, err
 
 
+def test_an_interrupted_run_removes_the_folders_it_made_and_no_other(tmp_path, monkeypatch,
+                                                                     capsys):
+    """H119: stopped by a signal, reproduce said "no output is left
+    half-written" and left the folders it made (and its marker file) on
+    disk.  They are removed; a folder the user had is kept, with its files."""
+    from anonset.reproduce import p003
+
+    def stop(out, *a):
+        (out / "grid.csv").write_text("half")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(p003, "run", stop)
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", "new/sub"]) == 130
+    assert "no output is left half-written" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", "mine/a/b"]) == 130
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+
+
 def test_reproduce_cli_rejects_unknown_paper(capsys):
     assert main(["reproduce", "005"]) == 2
 

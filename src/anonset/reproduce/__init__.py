@@ -70,12 +70,31 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     mod = _module(paper)
     out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
     check_out(out, paper)
+    # the first folder of ``out`` that does not exist yet: a run that fails
+    # or is interrupted removes it, and the folders it made under it (H119);
+    # a folder the user had is left as it was
+    made = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
+        _remove(made)
         from ..validate import InputError
         raise InputError(f"could not be made a folder ({e.strerror or e})", param="out",
                          file=out, expected="a folder this user may write in") from None
+    try:
+        return _run(paper, mod, out, scale, progress, command)
+    except BaseException:
+        _remove(made)
+        raise
+
+
+def _remove(made) -> None:
+    if made is not None:
+        import shutil
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _run(paper, mod, out: Path, scale: str, progress: bool, command) -> dict:
     (out / MARK).write_text(f"anonset reproduce {paper}\n", encoding="utf-8")
     cmd = command or ("anonset reproduce " + paper
                       + {"full": "", "quick": " --quick", "smoke": " (smoke)"}[scale])
