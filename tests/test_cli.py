@@ -1256,6 +1256,36 @@ def test_the_partition_and_semantic_commands_read_a_config_file(cmd, tmp_path, c
     assert json.loads(cfg.read_text()) == conf and not (tmp_path / "x.parquet").exists()
 
 
+@pytest.mark.parametrize("cmd", ["lgb", "msa-anonymize", "anonymize"])
+def test_a_prefix_of_config_reads_the_file(cmd, data, tmp_path, capsys):
+    """H119: argparse takes `--conf FILE` for --config, but lgb, msa and
+    semantic looked for '--config' alone: the file was never read and its
+    t-closeness dropped, exit 0.  A prefix reads the file as --config does."""
+    _, src = data
+    seed = ["--seed", "d1f3a8c04e9b27f65a0c3e81b7d9f246"]
+    if cmd == "lgb":
+        conf = {"t": {"job": 0.3}}
+        flags = ["--qi", "age,city", "--sensitive", "job", "--identifier", "id", "--drop",
+                 "note", "--k", "2", "--l", "2"]
+    elif cmd == "msa-anonymize":
+        conf = {"qi": ["age", "city"], "sa": ["job"], "k": 3, "t": 0.5}
+        flags = ["--identifier", "id", "--drop", "note"]
+    else:
+        conf = {"identifiers": ["id"], "other": ["note"], "sensitive": ["age", "job", "city"],
+                "bins": {"age": [0, 30, 50, 70, 120]}, "t": 0.5}
+        flags = []
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(conf))
+    models = []
+    for i, opt in enumerate((["--config", cfg], ["--conf", cfg], [f"--con={cfg}"])):
+        out = tmp_path / f"o{i}.csv"
+        rc, cap = run([cmd, src, "-o", out, *opt, *flags, *seed, "-q"], capsys)
+        assert rc == 0, (opt, cap.err)
+        models.append(json.loads(Path(str(out) + ".anonset.json").read_text())["model"])
+    assert models[0] == models[1] == models[2]
+    assert ("0.3" if cmd == "lgb" else "0.5") in json.dumps(models[0])
+
+
 def test_a_column_named_like_a_command_is_not_taken_for_one(data, tmp_path, capsys):
     # anonymize's own --config, with a column called 'lgb' in the arguments
     _, src = data

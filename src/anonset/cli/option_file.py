@@ -158,13 +158,21 @@ def with_config(parser, argv: list) -> list:
     if i is None or argv[i] not in COMMANDS:
         return argv
     rest = argv[i + 1:]
-    paths = [rest[j + 1] for j, a in enumerate(rest[:-1]) if a == "--config"] + \
-        [a.split("=", 1)[1] for a in rest if a.startswith("--config=")]
+    sub = parser._subcommand(argv[i])
+    longs = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+
+    def config_flag(name: str) -> bool:
+        # argparse takes a prefix no other option starts with (--conf FILE):
+        # such a file was never read, and its t-closeness dropped (H119)
+        return name == "--config" or (len(name) > 2 and "--config".startswith(name)
+                                      and [f for f in longs if f.startswith(name)] == ["--config"])
+    paths = [rest[j + 1] for j, a in enumerate(rest[:-1]) if config_flag(a)] + \
+        [a.split("=", 1)[1] for a in rest if "=" in a and config_flag(a.split("=", 1)[0])]
     if not paths:
         return argv
     if len(paths) > 1:
         raise ConfigError("--config: given more than once; expected one configuration file")
-    tokens = config_argv(paths[0], parser._subcommand(argv[i]))
+    tokens = config_argv(paths[0], sub)
     return [*argv[:i + 1], *tokens, *rest]
 
 
