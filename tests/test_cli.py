@@ -1286,6 +1286,18 @@ def test_a_prefix_of_config_reads_the_file(cmd, data, tmp_path, capsys):
     assert ("0.3" if cmd == "lgb" else "0.5") in json.dumps(models[0])
 
 
+@pytest.mark.parametrize("cmd", ["anonymize", "msa-anonymize"])
+def test_a_config_that_is_a_folder_is_said_to_be_one(cmd, data, tmp_path, capsys):
+    # H119: a folder named as --config was said not to exist
+    _, src = data
+    (tmp_path / "cfg.toml").mkdir()
+    rc, cap = run([cmd, src, "-o", tmp_path / "o.csv", "--config", tmp_path / "cfg.toml"],
+                  capsys)
+    assert rc == 2 and cap.err.count("\n") == 1, cap.err
+    assert "cfg.toml' is a folder; expected a .json or .toml file" in cap.err, cap.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.toml", "in.csv"]
+
+
 def test_a_column_named_like_a_command_is_not_taken_for_one(data, tmp_path, capsys):
     # anonymize's own --config, with a column called 'lgb' in the arguments
     _, src = data

@@ -107,7 +107,9 @@ def read_raw(path) -> dict:
     path = Path(path)
     where = str(path)
     if not path.is_file():
-        raise ConfigError(f"config file {where!r} does not exist")
+        what = ("is a folder" if path.is_dir() else "is not a regular file" if path.exists()
+                else "is a link to nothing" if path.is_symlink() else "does not exist")
+        raise ConfigError(f"config file {where!r} {what}; expected a .json or .toml file")
     from ..io.tables import read_text_file
     text = read_text_file(path, "configuration file")
     suffix = path.suffix.lower()
