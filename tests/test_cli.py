@@ -557,6 +557,31 @@ def test_reconstruct_plot(data, tmp_path, capsys):
     assert list(ct.columns) == ["age", "city", "count"] and len(ct) == 16
 
 
+def test_a_plot_name_or_folder_is_refused_before_any_work_naming_plot(data, tmp_path, capsys,
+                                                                      monkeypatch):
+    """H119: `demo --plot out.txt` wrote a PNG into out.txt (exit 0), and a
+    --plot in a folder that does not exist was refused by demo and
+    reconstruct only after all the work, naming -o, a flag not given."""
+    pytest.importorskip("matplotlib")
+    _, src = data
+    pub = tmp_path / "pub.parquet"
+    assert run(["anonymize", src, "-o", pub, "--l", "2", *BASE, "--seed", "5",
+                "--research-seed"], capsys)[0] == 0
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for argv, said in (
+            (["demo", "--method", "em", "--plot", "out.txt"],
+             "--plot: 'out.txt' is written as a PNG image; expected a name ending in .png"),
+            (["demo", "--method", "em", "--plot", "nodir/x.png"],
+             "--plot: output directory 'nodir' does not exist"),
+            (["reconstruct", pub, "--attributes", "age,city", "--original", src,
+              "--plot", "nodir/r.png"], "--plot: output directory 'nodir' does not exist")):
+        rc, cap = run(argv, capsys)
+        assert rc == 2 and cap.err.count("\n") == 1 and said in cap.err, cap.err
+        assert cap.out == ""                    # refused before any work
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_an_audit_written_with_the_original_is_its_owners_alone(data, tmp_path, capsys):
     """`audit --original ... -o checks.csv` wrote the checks, which hold the
     original's statistics (its most common values and their shares, lambdas

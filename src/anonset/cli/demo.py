@@ -62,6 +62,9 @@ def run(args) -> int:
     if args.plot:
         from ..audit.plot import require_matplotlib
         require_matplotlib()
+        # refused before any work, naming --plot, as reconstruct and audit do
+        A.check_suffix(args.plot, "--plot", (".png",), "a PNG image")
+        A.check_not_input(args.plot, [], flag="--plot")
     seed = A.seed_arg(args.seed)
     allow_clear = A.names(args.allow_clear)
     for a in allow_clear:

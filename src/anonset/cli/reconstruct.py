@@ -75,6 +75,8 @@ def run(args) -> int:
     out_fmt = file_format(out, args.format, output=True) if out is not None else None
     inputs = [src, Path(str(src) + ".anonset.json")] + \
         ([Path(args.original)] if args.original else [])
+    if args.plot:       # a folder that does not exist, before the work (H119)
+        A.check_not_input(args.plot, inputs, flag="--plot")
     header = check_metadata(read_metadata(src, fmt), src)
     from ..validate import check_attributes
     check_attributes(header, attributes)        # in the words of every path (H88)
