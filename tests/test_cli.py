@@ -290,6 +290,31 @@ def test_config_file_and_flags_override(data, tmp_path, capsys):
     assert anonset.read_parquet(out).model["model"] == "anonymity"
 
 
+def test_a_config_model_dropped_by_a_model_flag_is_said(data, tmp_path, capsys):
+    """H119: a file's `l = 3, t = 0.5` with `--l 3` on the command line
+    published under l alone (the model is taken as a whole from the command
+    line), and nothing said the file's t was dropped: one warning names the
+    file and the keys it ignored."""
+    _, src = data
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"identifiers": ["id"], "other": ["note"], "l": 3, "t": 0.5,
+                               "sensitive": ["age", "job", "city"],
+                               "bins": {"age": [0, 30, 50, 70, 120]}}))
+    out = tmp_path / "o.parquet"
+    base = ["anonymize", src, "-o", out, "--config", cfg, "--seed", "5", "--research-seed"]
+    rc, cap = run([*base, "--l", "3"], capsys)
+    assert rc == 0, cap.err
+    said = [ln for ln in cap.err.splitlines() if "ignored" in ln]
+    assert said == [f"anonset: WARNING: config {str(cfg)!r}: t ignored: --l on the command "
+                    "line replaces the file's privacy model (l, k, t and entropy are taken as "
+                    "a whole)"], cap.err
+    assert anonset.read_parquet(out).model["model"] == "diversity"
+    rc, cap = run([*base, "--k", "2"], capsys)
+    assert rc == 0 and "l, t ignored: --k on the command line" in cap.err, cap.err
+    rc, cap = run([*base, "--l", "3", "--t", "0.5"], capsys)          # nothing dropped
+    assert rc == 0 and "ignored" not in cap.err, cap.err
+
+
 def test_config_loader_errors(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"l": 3, "idenifiers": ["id"]}))

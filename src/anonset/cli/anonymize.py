@@ -151,6 +151,15 @@ def _options(args) -> dict:
         "format": args.format, "input_format": args.input_format,
     }
     opts = merge(config, flags)
+    given = [A.flag(k) for k in ("l", "k", "t") if flags[k] is not None]
+    dropped = [k for k in ("l", "k", "t", "entropy") if k in config and flags[k] is None]
+    if given and dropped:
+        # the model is taken whole from the command line: a file's t
+        # dropped by --l alone is said, never silent (H119)
+        import warnings
+        warnings.warn(f"config {args.config!r}: {', '.join(dropped)} ignored: "
+                      f"{' and '.join(given)} on the command line replaces the file's privacy "
+                      "model (l, k, t and entropy are taken as a whole)", stacklevel=2)
     # an error about an option the config file gave names the file too
     # (the per-column l of a file was blamed on an --l nobody typed)
     from_file = {k: f"{A.flag(k)} (from {args.config})" for k in config
