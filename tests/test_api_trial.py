@@ -127,3 +127,51 @@ def test_a_pickled_release_does_not_carry_its_input_rows():
     assert back.source_rows is None
     assert back.sets("job") == pub.sets("job")
     assert pub.source_rows is not None                  # the original keeps its own
+
+
+def test_bins_ground_and_mixed_pass_through_are_refused_naming_the_parameter(tmp_path):
+    """H125: bins edges that are not numbers were a ValueError or TypeError
+    from inside the binning; msa's ground='equal' a ValueError from dict();
+    a pass-through column of text and numbers refused by Parquet as
+    'e.g. blue', which Parquet stores."""
+    from anonset.msa import anonymize_msa
+    rng = np.random.default_rng(1)
+    d = pd.DataFrame({"age": rng.integers(18, 90, 300), "job": rng.choice(list("abcd"), 300),
+                      "city": rng.choice(list("xyz"), 300)})
+    for edges in (["a", "b"], [0, None, 120], [[0, 1], [2, 3]], [0, float("nan"), 99]):
+        with pytest.raises(InputError, match=r"^bins: column 'age': has the edge .*; expected "
+                                             r"numbers in increasing order"):
+            anonset.publish(d, anonset.Diversity(2), sensitive=["age", "job"], exact=["city"],
+                            bins={"age": edges})
+    for ground in ("equal", 5):
+        with pytest.raises(InputError, match=r"^ground: got .*; expected a mapping \{SA: "):
+            anonymize_msa(d, ["age"], ["job"], 5, 0.5, ground=ground, drop=["city"])
+    d["note"] = pd.Series(["blue", 5] * 150, dtype=object)
+    pub = anonset.publish(d, anonset.Diversity(2), sensitive=["job"], exact=["city"],
+                          other=["note"], drop=["age"], domains={"job": list("abcd")},
+                          allow_recode=["note"], allow_identifier=["note"])
+    with pytest.raises(InputError, match=r"column 'note': mixes value types \['number', "
+                                         r"'str'\], which a Parquet column cannot hold"):
+        pub.to_parquet(tmp_path / "o.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_text_read_by_pandas_and_by_arrow_is_one_release(tmp_path):
+    """H125: a text pass-through column held as Python strings (object, as
+    pandas reads many files) and as pandas' string type gave a release that
+    was not ``equals`` and a Parquet file of another string type."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(2)
+    d = pd.DataFrame({"job": rng.choice(list("abcd"), 200),
+                      "note": pd.Series([f"n{i % 7}" for i in range(200)], dtype=object)})
+    kw = dict(sensitive=["job"], other=["note"], domains={"job": list("abcd")},
+              allow_recode=["note"], seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    one = anonset.publish(d, anonset.Diversity(2), **kw)
+    two = anonset.publish(pa.Table.from_pandas(d, preserve_index=False), anonset.Diversity(2),
+                          **kw)
+    assert one.equals(two)
+    one.to_parquet(tmp_path / "a.parquet")
+    two.to_parquet(tmp_path / "b.parquet")
+    import pyarrow.parquet as pq
+    assert pq.read_schema(tmp_path / "a.parquet").field("note").type == \
+        pq.read_schema(tmp_path / "b.parquet").field("note").type

@@ -54,6 +54,10 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
                     plain_values(block[other]) if other else None, plan.info)
 
 
+#: pandas' own type for text (``str`` from pandas 3; ``object`` before).
+_TEXT = pd.Series(["a"]).dtype
+
+
 def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns passed through, each as its values: a dictionary column (a
     pandas Categorical, an Arrow dictionary) is published without its
@@ -78,6 +82,12 @@ def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
             import pyarrow as pa
             if pa.types.is_dictionary(dt.pyarrow_dtype):
                 col = col.astype(pd.ArrowDtype(dt.pyarrow_dtype.value_type))
+        if col.dtype == object and _TEXT != object and \
+                pd.api.types.infer_dtype(col, skipna=True) == "string":
+            # text held as Python strings (as pandas reads many files) is
+            # published as pandas' own text: the release of one table read
+            # by pandas and by Arrow is one (H125: string vs large_string)
+            col = col.astype(_TEXT)
         out[c] = col
     return pd.DataFrame(out, index=frame.index) if out else frame
 

@@ -5,6 +5,7 @@ role the user chose, options name real columns, the model names only
 sensitive columns, nested values are not published."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -98,6 +99,15 @@ class Options:
         for p, what in (("bins", "increasing bin edges"), ("domains", "the domain's values")):
             for c, v in getattr(self, p).items():
                 V.check_value_list(v, p, c, what)
+        for c, v in self.bins.items():
+            # a bin edge is a number: text or None was a ValueError or a
+            # TypeError from inside the binning (H125)
+            bad = [x for x in v if isinstance(x, (bool, np.bool_))
+                   or not isinstance(x, (numbers.Real, np.integer, np.floating)) or x != x]
+            if bad:
+                raise InputError(f"has the edge {bad[0]!r}", param="bins", column=c,
+                                 expected="numbers in increasing order (float('inf') for an "
+                                          "open end)")
         ordinal = self.ordinal if isinstance(self.ordinal, Mapping) else \
             {c: None for c in V.check_names(self.ordinal, "ordinal")}
         for c, v in ordinal.items():

@@ -102,8 +102,16 @@ def arrow_column(col: pd.Series, name, *, file=None):
         return pa.array(col, from_pandas=True)
     except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         from ..validate import cell_text
-        first = next((v for v in col
-                      if not (v is None or (isinstance(v, float) and v != v))), None)
+        cells = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
+        kinds = {("number" if isinstance(v, (int, float, np.number)) and
+                  not isinstance(v, (bool, np.bool_)) else type(v).__name__) for v in cells}
+        if len(kinds) > 1 and kinds <= {"number", "str", "bool", "bool_"}:
+            # text and numbers in one column: say so, not 'e.g. blue' (H125)
+            raise InputError(f"mixes value types {sorted(kinds)}, which a Parquet column "
+                             "cannot hold together", column=str(name), file=file,
+                             expected="the column converted first (e.g. to text: "
+                                      ".astype(str)) or dropped") from None
+        first = cells[0] if cells else None
         raise InputError(f"holds values Parquet cannot store as they are read (e.g. "
                          f"{cell_text(first)}; an Arrow map is read "
                          "as a list of (key, value) pairs)", column=str(name), file=file,

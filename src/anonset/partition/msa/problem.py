@@ -150,6 +150,13 @@ class MSAProblem:
                                  "but {@numeric} names it", column=c,
                                  expected="a column of numbers (convert it, e.g. "
                                           "pandas.to_numeric(column))")
+        if ground is not None and not isinstance(ground, Mapping):
+            # 'equal' as Closeness(t, ground='equal') takes it was a
+            # ValueError from dict() (H125)
+            raise InputError(f"got {ground!r}" if isinstance(ground, str) else
+                             f"got a {type(ground).__name__}", param="ground",
+                             expected="a mapping {SA: 'ordered' | 'equal' | 'hierarchical'}, "
+                                      "e.g. {'job': 'equal'}")
         ground = dict(ground or {})
         for c in ground:
             if c not in sa:
