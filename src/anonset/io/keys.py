@@ -23,6 +23,7 @@ releases, the persistent per-record counters (:func:`record_counters`).
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import hashlib
 import numbers
 import os
@@ -616,6 +617,19 @@ def _as_number(v):
     if isinstance(v, (float, np.floating)):
         f = float(v)
         return int(f) if f.is_integer() and abs(f) < FLOAT_EXACT else f
+    if isinstance(v, decimal.Decimal):
+        # a DECIMAL(10, 2) id 7.00 is 7, and 2.50 a fractional id, as the
+        # CSV a database writes of it reads (H124: a series redrew its sets)
+        if not v.is_finite():
+            return None
+        return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, (bytes, bytearray)):
+        # text stored as bytes (a Parquet BINARY column without its UTF-8
+        # mark, as Hive or Impala write it) is the text it spells (H124)
+        try:
+            v = bytes(v).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     if isinstance(v, str):
         # ' 1000' is 1000, as pandas reads it into memory (H83: a streamed
         # release keyed the text, another stream than the same file's in
@@ -637,6 +651,11 @@ FLOAT_EXACT = 2.0 ** 53
 def _id_text(v) -> tuple:
     """(text, fractional) of one record id (:func:`record_id_text`)."""
     x = _as_number(v)
+    if x is None and isinstance(v, (bytes, bytearray)):
+        try:
+            v = bytes(v).decode("utf-8")            # as the text it spells
+        except UnicodeDecodeError:
+            pass
     # (a number by its value: '2.50' as 2.5, which a fractional record id is
     # refused as, and a pass-through cell keyed as, H101)
     return (str(x) if isinstance(x, (int, float)) else str(v)), isinstance(x, float)

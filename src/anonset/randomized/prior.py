@@ -170,6 +170,21 @@ def _difference(was: tuple, now: tuple) -> str:
     return f"the same values in another order (position {i}: {was[i]!r} before, {now[i]!r} now)"
 
 
+def _bools(values) -> list | None:
+    """A domain of booleans, each as the text a CSV file writes ('False',
+    'True'), or None where a value is no boolean."""
+    from ..encode import BOOL_TEXT
+    out = []
+    for v in values:
+        if isinstance(v, bool) or type(v).__name__ == "bool_":
+            out.append(str(bool(v)))
+        elif isinstance(v, str) and v.strip().lower() in BOOL_TEXT:
+            out.append(str(BOOL_TEXT[v.strip().lower()]))
+        else:
+            return None
+    return out
+
+
 def check_prior(prior: PriorRelease, published, rng: str, *, file=None,
                 token: str | None = None) -> None:
     """Refuse a persistent-key release that would redraw an earlier one's sets.
@@ -192,6 +207,18 @@ def check_prior(prior: PriorRelease, published, rng: str, *, file=None,
         was, now = prior.domains[a.name], _plain(a.domain)
         if was == now:
             continue
+        if _bools(was) is not None and _bools(was) == _bools(now):
+            # (False, True) as a Parquet wave holds them, ('False', 'True')
+            # as a CSV one does: the sets are keyed by the values as held,
+            # and would be redrawn; said as it is (H124: the advice was the
+            # --domain already given)
+            src = ["a CSV file (text)" if isinstance(x[0], str) else "a Parquet file (booleans)"
+                   for x in (now, was)]
+            raise InputError(f"holds its booleans as read from {src[0]}, and {prior.where} "
+                             f"from {src[1]}; under a persistent key every set of the column "
+                             "would be redrawn", column=a.name, file=file,
+                             expected=f"this wave read from {src[1].split(' (')[0]}, as the "
+                                      "series began")
         # the earlier release's own declaration: its bins, or its values (H74, H75)
         edges = prior.bins.get(a.name)
         if token is not None and set(now) - set(was) == {token}:
