@@ -90,6 +90,17 @@ def test_an_interrupted_run_removes_the_folders_it_made_and_no_other(tmp_path, m
     assert main(["reproduce", "003", "--quick", "--no-progress", "--out", "mine/a/b"]) == 130
     assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
+    # a file the user saves meanwhile in a folder the run made is kept: the
+    # run removed the whole folder it had made (H126)
+    def meanwhile(out, *a):
+        (out / "grid.csv").write_text("half")
+        (tmp_path / "results" / "notes.txt").write_text("keep")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(p003, "run", meanwhile)
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out",
+                 "results/p003"]) == 130
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["notes.txt"]
+
 
 def test_reproduce_cli_rejects_unknown_paper(capsys):
     assert main(["reproduce", "005"]) == 2

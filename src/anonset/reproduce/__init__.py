@@ -12,6 +12,8 @@ two cores) and ``smoke`` (seconds; for tests).  One module per paper:
 from __future__ import annotations
 
 import importlib
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,28 +72,57 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     mod = _module(paper)
     out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
     check_out(out, paper)
-    # the first folder of ``out`` that does not exist yet: a run that fails
-    # or is interrupted removes it, and the folders it made under it (H119);
-    # a folder the user had is left as it was
-    made = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
+    # the run writes into a folder of its own beside ``out`` and moves its
+    # files into ``out`` when it is done: a run that fails or is
+    # interrupted removes that folder, and the folders above it that it made
+    # where they are left empty (H119), never a file of the user's (H126: a
+    # user's file saved meanwhile in a folder the run made was removed)
+    from ..validate import InputError
+    made = []
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        for p in reversed([out, *out.parents]):
+            if not p.exists():
+                try:
+                    p.mkdir()
+                    made.append(p)
+                except FileExistsError:
+                    pass                    # made meanwhile, by someone else
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial",
+                                      dir=out.parent))
     except OSError as e:
-        _remove(made)
-        from ..validate import InputError
+        _unmake(made)
         raise InputError(f"could not be made a folder ({e.strerror or e})", param="out",
                          file=out, expected="a folder this user may write in") from None
     try:
-        return _run(paper, mod, out, scale, progress, command)
+        res = _run(paper, mod, stage, scale, progress, command)
+        _move_into(stage, out)
     except BaseException:
-        _remove(made)
+        shutil.rmtree(stage, ignore_errors=True)
+        _unmake(made)
         raise
+    res["page"] = out / Path(res["page"]).relative_to(stage)
+    return res
 
 
-def _remove(made) -> None:
-    if made is not None:
-        import shutil
-        shutil.rmtree(made, ignore_errors=True)
+def _unmake(made: list) -> None:
+    """The folders a run made, deepest first, each where it is empty."""
+    for p in reversed(made):
+        try:
+            p.rmdir()
+        except OSError:
+            break                           # it holds something: kept, and above it
+
+
+def _move_into(stage: Path, out: Path) -> None:
+    """The run's files, from its own folder into ``out`` (each replacing an
+    earlier run's file of that name; the user's other files are kept)."""
+    import os
+    for src in sorted(stage.rglob("*")):
+        if src.is_file():
+            dst = out / src.relative_to(stage)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
+    shutil.rmtree(stage, ignore_errors=True)
 
 
 def _run(paper, mod, out: Path, scale: str, progress: bool, command) -> dict:
