@@ -8,6 +8,8 @@ with a message naming what is wrong (exit 1), or is refused in one line
 (exit 2)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -312,3 +314,51 @@ def test_audit_file_refuses_what_it_cannot_use(tmp_path):
         audit_file(pub)
     with pytest.raises(anonset.InputError, match="attack: got 'yes'"):
         anonset.audit(pub, attack="yes")
+
+
+def _cells_rows(rep):
+    return rep.checks[rep.checks["check"] == "passthrough_cells"]
+
+
+def test_a_passthrough_column_holding_other_cells_is_a_risk_with_the_original(tmp_path,
+                                                                              capsys):
+    """A pass-through column whose cells were replaced by each row's true
+    sensitive value PASSED with the original: the recode checks measured the
+    original's column of that name, and nothing compared the published
+    cells with it (H121).  In memory, chunked (also sampled) and on an lgb
+    release, the column's cells not the original's are a RISK."""
+    from anonset import lgb as L
+    df = table(600).assign(region=lambda f: np.random.default_rng(5).choice(
+        ["north", "south", "=east", "west"], len(f)))
+    orig = tmp_path / "orig.csv"
+    df.to_csv(orig, index=False)
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], identifiers=["id"],
+                          drop=["age", "zip", "sex"], other=["region"], seed=SEED,
+                          domains={"job": list("abcdef")})
+    res = L.lgb(df.drop(columns=["zip"]), qi=["age", "sex"], sensitive=["job"], k=5, l=3,
+                identifiers=["id"], other=["region"], seed=SEED)
+    for name, write, rows in (("sets", pub.to_parquet, pub.source_rows),
+                              ("lgb", res.write, res.order)):
+        clean, bad = tmp_path / f"{name}.parquet", tmp_path / f"{name}_bad.parquet"
+        write(clean)
+        _rewrite(clean, bad, lambda f: f.assign(region=df["job"].to_numpy()[np.asarray(rows)]))
+        for chunk in ([], ["--chunk-rows", "128"]) if name == "sets" else ([],):
+            rc, out = _audit(capsys, clean, "--original", orig, *chunk, "-v")
+            assert rc == 0 and re.search(r"passthrough_cells\s+region\s+pass", out), out
+            rc, out = _audit(capsys, bad, "--original", orig, *chunk)
+            assert rc == 1, out
+            assert "RISK       region: 600 of the 600 published cells are not the original" \
+                in out
+    # sampled (a budget below the distinct values): honest passes, replaced cells found
+    df = table(6000).assign(code=lambda f: [f"c{i % 4500}" for i in range(len(f))])
+    pub = anonset.publish(df, anonset.Diversity(3), sensitive=["job"], identifiers=["id"],
+                          drop=["age", "zip", "sex"], other=["code"], seed=SEED,
+                          domains={"job": list("abcdef")}, allow_identifier=["code"])
+    clean, bad = tmp_path / "many.parquet", tmp_path / "many_bad.parquet"
+    pub.to_parquet(clean)
+    _rewrite(clean, bad, lambda f: f.assign(code=f["code"].where(f.index % 3 > 0, "other")))
+    rep = audit_file(clean, df, chunk_rows=1000, budget=1024)
+    assert set(_cells_rows(rep)["status"]) == {"pass"}
+    rows = _cells_rows(audit_file(bad, df, chunk_rows=1000, budget=1024))
+    assert list(rows["status"]) == ["risk"] and 1000 < rows["value"].iloc[0] < 3000
+    assert "estimated on 1/" in rows["message"].iloc[0]

@@ -188,7 +188,9 @@ def _pass_one(path, fmt, header, opts, stats, original, ocols, chunk_rows, ofmt,
         # the exact QIDs as stored, beside the pass-through columns of the
         # same rows: their combinations link rows across releases
         for _, frame in _stored_blocks(path, fmt, header, cols + stats.exact, chunk_rows):
-            stats.add_passthrough(frame, {n: hash_cells(frame[n]) for n in stats.exact})
+            # the cells as published (a CSV's unescaped), compared with the original's
+            stats.add_passthrough(_unescaped(frame, fmt, header),
+                                  {n: hash_cells(frame[n]) for n in stats.exact})
     return chunks
 
 

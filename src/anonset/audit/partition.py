@@ -38,9 +38,10 @@ from ..validate import InputError
 from .attack import model_bound
 from .declared import secrets_in
 from .report import AuditReport, Rows
-from .risks import (_ALLOWED_ID, allowed_identifiers, dropped_row_risks, key_risks, order_risks,
-                    passthrough_risks, recorded_recode_risks, shared_id_risks)
-from .stats import ValueSample, hash_cells
+from .risks import (_ALLOWED_ID, allowed_identifiers, dropped_row_risks, foreign_cell_risks,
+                    key_risks, order_risks, passthrough_risks, recorded_recode_risks,
+                    shared_id_risks)
+from .stats import CellSample, ValueSample, hash_cells
 
 __all__ = ["PartitionAudit", "audit_partition"]
 
@@ -182,6 +183,16 @@ def _release_risks(meta: dict, frame: pd.DataFrame, rows: Rows, original=None) -
                 ids[c].add(hash_cells(frame[c]))
         passthrough_risks(SimpleNamespace(ids=ids, pairs={}), rows.add,
                           ids_allowed=allowed_identifiers(meta))
+    if original is not None:
+        # each column published as it is holds the original's cells (H121)
+        from ..io.keys import cell_text_hashes
+        cells = {}
+        for c in other:
+            if c in frame.columns and c in original.columns:
+                cells[c] = (CellSample(None), CellSample(None))
+                cells[c][0].add(cell_text_hashes(frame[c]))
+                cells[c][1].add(cell_text_hashes(original[c]))
+        foreign_cell_risks(cells, rows.add)
     measured = _recode_risks(meta, original, rows) if original is not None else set()
     recorded_recode_risks(meta, measured, rows.add)
 

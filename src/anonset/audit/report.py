@@ -236,7 +236,7 @@ class AuditReport:
 
 _RISK_CHECKS = ("key", "row_order", "clear", "roles", "identifier", "recode", "given_away",
                 "qi_recode", "order_recode", "set_recode", "rare", "repeat", "shared_id",
-                "attack", "epsilon", "suppressed", "homogeneous", "series")
+                "attack", "epsilon", "suppressed", "homogeneous", "series", "passthrough_cells")
 
 
 class Rows(list):
@@ -657,6 +657,8 @@ def risk_sections(table, stats: AuditStats, att, rows: Rows) -> pd.DataFrame:
     _risks.changed_value_risks(stats, table.info, rows.add)
     allowed = _risks.allowed_recodes(table.info)
     _risks.passthrough_risks(stats, rows.add, allowed, _risks.allowed_identifiers(table.info))
+    if stats.original_rows:
+        _risks.foreign_cell_risks(stats.cells, rows.add)
     measured = _risks.order_and_joint_risks(stats, rows.add, allowed)
     _risks.recorded_recode_risks(table.info, set(stats.pairs) | measured, rows.add)
     _risks.exact_qid_risks(stats, table.info, rows.add, model=table.model)

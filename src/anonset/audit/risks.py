@@ -262,6 +262,33 @@ def _sampled(s) -> str:
     return "" if s.level == 0 else f" (estimated on 1/{2 ** s.level} of the distinct values)"
 
 
+def foreign_cell_risks(cells: dict, add) -> None:
+    """With the original: each pass-through column holds the original
+    column's cells (``cells``: per column, the published cells and the
+    original's, :class:`~anonset.audit.stats.CellSample` of
+    :func:`~anonset.io.keys.cell_text_hashes`, which key a CSV's text and a
+    Parquet number alike; :func:`~anonset.audit.stats.foreign_cells`).  A
+    column whose cells were replaced (by another column's values, a
+    sensitive one in the clear) is measured by the other checks on the
+    original's column of that name, never on what was published (H121)."""
+    from .stats import foreign_cells
+    for col, (pub, org) in cells.items():
+        got = foreign_cells(pub, org)
+        if got is None:
+            continue
+        bad, frac, differs = got
+        sampled = "" if frac == 1 else f" (estimated on 1/{round(1 / frac)} of the distinct values)"
+        what = (f"{bad:,} of the {pub.rows:,} published cells are not the original column's "
+                f"(values it does not hold, or holds fewer times){sampled}" if bad else
+                f"the {pub.rows:,} published cells are not the original column's (the sums of "
+                "their hashes differ; too few values sampled to count them)")
+        add("passthrough_cells", col, "risk" if bad or differs else "pass", bad, 0,
+            f"{col}: {what}: the column was not published as it is, and the checks of the "
+            "original's column do not measure what it holds (another column's values, a "
+            "sensitive value in the clear)" if bad or differs else
+            f"{col}: every published cell is one of the original column's{sampled}")
+
+
 def passthrough_risks(stats, add, allowed=frozenset(), ids_allowed=frozenset()) -> None:
     """Likely identifiers and recodes among the pass-through columns
     (``allowed``: columns whose recodes the user named, ``allow_recode``;

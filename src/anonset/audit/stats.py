@@ -88,6 +88,14 @@ class AuditStats:
         self.picked = {n: [] for n in self.names}
         self.picked_truth = {n: [] for n in self.names}
         self.ids = {c: ValueSample(budget) for c in passthrough}
+        #: per pass-through column, its cells as published and the original
+        #: column's, keyed alike whatever the file's type (a CSV's text, a
+        #: Parquet number: :func:`~anonset.io.keys.cell_text_hashes`): a
+        #: column published as it is holds the original's cells (H121)
+        #: (the sums of their hashes tell any difference: the sample only
+        #: counts it, on fewer values than the other statistics keep)
+        few = None if budget is None else min(budget, CELL_BUDGET)
+        self.cells = {c: (CellSample(few), CellSample(few)) for c in passthrough}
         self.pairs = {pair: ValueSample(budget) for pair in pairs}
         # as publishing measures them, over rows of the original drawn at
         # random (the same way): each column's order, every two together
@@ -203,6 +211,9 @@ class AuditStats:
         cells = {c: hash_cells(frame[c]) for c in self.passthrough}
         for c, s in self.ids.items():
             s.add(cells[c])
+        from ..io.keys import cell_text_hashes
+        for c, (s, _) in self.cells.items():
+            s.add(cell_text_hashes(frame[c]))
         if self.qid_tuples is not None and len(frame):
             self.qid_tuples.add(row_hash({**(exact or {}), **cells}))
 
@@ -211,6 +222,11 @@ class AuditStats:
         its pass-through columns); row order does not matter."""
         for name in self.names:
             self.A[name] += np.bincount(codes[name], minlength=self.dims[name])
+        if other is not None:
+            from ..io.keys import cell_text_hashes
+            for c, (_, s) in self.cells.items():
+                if c in other.columns:
+                    s.add(cell_text_hashes(other[c]))
         for (col, sens), s in self.pairs.items():
             # an exact QID by its published code (its bin, where it has bins),
             # as publishing measures it; a pass-through column by its cells
@@ -258,6 +274,9 @@ class AuditStats:
         for mine, theirs in ((self.ids, other.ids), (self.pairs, other.pairs)):
             for k, s in theirs.items():
                 mine[k].merge(s)
+        for k, pair in other.cells.items():
+            for mine, theirs in zip(self.cells[k], pair):
+                mine.merge(theirs)
         self.sampled.merge(other.sampled)
         if self.set_rows is not None and other.set_rows is not None:
             self.set_rows.merge(other.set_rows)
@@ -358,6 +377,63 @@ class AuditStats:
     def picked_codes(self, name: str):
         parts = self.picked_truth[name]
         return np.concatenate(parts) if parts else None
+
+
+#: Distinct values a :class:`CellSample` of a file's audit keeps at most.
+CELL_BUDGET = 1 << 16
+
+
+class CellSample(ValueSample):
+    """A :class:`ValueSample` of a column's cells that also adds up their
+    64-bit hashes (modulo 2^64): two columns of as many cells whose sums
+    differ hold different cells, however few of their values are sampled."""
+
+    def __init__(self, budget: int | None = DEFAULT_BUDGET):
+        super().__init__(budget)
+        self.total = 0
+
+    def add(self, hashes: np.ndarray, sub: np.ndarray | None = None) -> None:
+        super().add(hashes, sub)
+        self.total = (self.total + int(np.asarray(hashes, dtype=np.uint64).sum(
+            dtype=np.uint64))) & 0xFFFFFFFFFFFFFFFF
+
+    def merge(self, other: "CellSample") -> None:
+        super().merge(other)
+        self.total = (self.total + other.total) & 0xFFFFFFFFFFFFFFFF
+
+
+def _held(mine: ValueSample, other: ValueSample, limit) -> np.ndarray:
+    """Per value ``mine`` samples below ``limit``: its count there less
+    ``other``'s, where positive."""
+    keep = (mine.keys >> _SUB) < limit
+    k, c = mine.keys[keep], mine.counts[keep]
+    at = np.searchsorted(other.keys, k)
+    ok = at < other.keys.size
+    ok[ok] = other.keys[at[ok]] == k[ok]
+    held = np.zeros(k.size, dtype=np.int64)
+    held[ok] = other.counts[at[ok]]
+    return np.maximum(c - held, 0)
+
+
+def foreign_cells(pub: CellSample, org: CellSample) -> tuple | None:
+    """(cells counted in ``pub`` that ``org`` does not hold, or holds fewer
+    times, estimated over the values both sample; the share of the
+    distinct values sampled; whether the cells differ where the sampled
+    values show none, told by the sums of their hashes).  Where both count
+    as many cells, as many of the original's are missing from ``pub`` as it
+    holds foreign ones, and the larger count is taken (one foreign value
+    may be left out of the sample, the values it replaced seldom are).
+    None where the original gave no cell."""
+    if not org.rows:
+        return None
+    level = max(pub.level, org.level)
+    limit = np.uint64((1 << 48) >> level)
+    extra = int(_held(pub, org, limit).sum())
+    same = pub.rows == org.rows
+    if same:
+        extra = max(extra, int(_held(org, pub, limit).sum()))
+    frac = 2.0 ** -level
+    return round(extra / frac), frac, bool(same and not extra and pub.total != org.total)
 
 
 def _numbers_in_order(attr) -> bool:

@@ -50,6 +50,10 @@ CHECKS = {
               "and releases drawn with different keys, or under one key from a changed or "
               "reordered table, can be intersected (one key file and a record id for every "
               "release prevent it).",
+    "passthrough_cells": "Whether a column published unchanged holds the original column's "
+                         "values (with the original only): one whose cells were replaced, "
+                         "by a sensitive column's values for example, is not what the other "
+                         "checks of that column measured.",
     "recode": "Whether a column published unchanged nearly gives away a sensitive attribute "
               "(for example a code that maps one-to-one to a diagnosis).",
     "order_recode": "Whether the order of a column published unchanged nearly gives away a "
