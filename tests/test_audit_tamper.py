@@ -362,3 +362,64 @@ def test_a_passthrough_column_holding_other_cells_is_a_risk_with_the_original(tm
     rows = _cells_rows(audit_file(bad, df, chunk_rows=1000, budget=1024))
     assert list(rows["status"]) == ["risk"] and 1000 < rows["value"].iloc[0] < 3000
     assert "estimated on 1/" in rows["message"].iloc[0]
+
+
+def _set_meta(src, dst, change):
+    import json
+    t = pq.read_table(src)
+    meta = json.loads(t.schema.metadata[b"anonset"])
+    change(meta)
+    pq.write_table(t.replace_schema_metadata({b"anonset": json.dumps(meta).encode()}), dst)
+
+
+_TAMPERED = [
+    ("sets", lambda m: m["info"].__setitem__("roles", ["x"]),
+     "'info.roles' is a list; expected a mapping of column names to a role"),
+    ("sets", lambda m: m["info"].__setitem__("pass_through_risks", "x"),
+     "'info.pass_through_risks' is 'x'; expected a list of findings"),
+    ("sets", lambda m: m["info"].__setitem__("pass_through_risks", [{"check": "recode"}]),
+     "'info.pass_through_risks\\[0\\].column' is missing"),
+    ("sets", lambda m: m["info"].__setitem__("clear", "job"), "'info.clear' is 'job'"),
+    ("lgb", lambda m: m["model"].pop("k"), "'model.k' is missing; expected the k the release "
+                                           "was published under \\(an integer >= 1\\)"),
+    ("lgb", lambda m: m["model"].__setitem__("k", None), "'model.k' is null"),
+    ("lgb", lambda m: m["model"].__setitem__("k", "five"), "'model.k' is 'five'"),
+    ("lgb", lambda m: m["model"].__setitem__("l", [2]), "'model.l' is a list"),
+    ("lgb", lambda m: m["model"].__setitem__("l", {"job": "2"}), "'model.l.job' is '2'"),
+    ("lgb", lambda m: m.__setitem__("suppressed", "x"), "'suppressed' is 'x'"),
+    ("lgb", lambda m: m.__setitem__("pass_through_risks", "x"), "'pass_through_risks' is 'x'"),
+    ("msa", lambda m: m["model"].pop("k"), "'model.k' is missing"),
+    ("msa", lambda m: m["model"].__setitem__("k", None), "'model.k' is null"),
+    ("msa", lambda m: m["model"].__setitem__("t", "x"), "'model.t' is 'x'; expected the t"),
+]
+
+
+@pytest.mark.parametrize("kind, change, words", _TAMPERED)
+def test_tampered_metadata_is_refused_naming_the_field(tmp_path, capsys, kind, change, words):
+    """An lgb or msa release whose metadata lost model.k was audited as k = 1
+    and PASSED; set tables' info.roles as a list, lgb's null k, l as a list,
+    suppressed as text were tracebacks; a 'five' k or a text t an error
+    naming neither file nor field (H121).  Each is one line naming both,
+    exit 2, in memory and chunked."""
+    from anonset import lgb as L
+    from anonset.msa import anonymize_msa
+    df = table()
+    src, bad = tmp_path / f"{kind}.parquet", tmp_path / "bad.parquet"
+    if kind == "sets":
+        anonset.publish(df, anonset.Diversity(3), sensitive=["job"], identifiers=["id"],
+                        drop=["age", "zip", "sex"], seed=SEED,
+                        domains={"job": list("abcdef")}).to_parquet(src)
+    elif kind == "lgb":
+        L.lgb(df.drop(columns=["sex"]), qi=["age", "zip"], sensitive=["job"], k=4, l=2,
+              identifiers=["id"], seed=SEED).write(src)
+    else:
+        anonymize_msa(df.drop(columns=["sex"]), ["age", "zip"], ["job"], k=4, t=0.4,
+                      identifiers=["id"], seed=SEED).write(src)
+    rc, out = _audit(capsys, src)
+    assert rc in (0, 1), out
+    _set_meta(src, bad, change)
+    for chunk in ([], ["--chunk-rows", "100"]) if kind == "sets" else ([],):
+        rc, out = _audit(capsys, bad, *chunk)
+        lines = out.strip().splitlines()
+        assert rc == 2 and len(lines) == 1, out
+        assert re.search(f"bad.parquet': metadata field {words}", lines[0]), lines[0]

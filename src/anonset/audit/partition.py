@@ -759,6 +759,11 @@ def audit_partition(release, original=None) -> PartitionAudit:
     column.
     """
     meta, frame = release.meta, release.frame
+    from ..partition.output import CSV_META_SUFFIX, check_partition_metadata
+    where = release.path
+    if where is not None and release.fmt == "csv":        # the metadata beside the CSV
+        where = type(where)(str(where) + CSV_META_SUFFIX)
+    check_partition_metadata(meta, release.kind, where)
     # the columns the checks read (H59: a missing 'ec' was "error: ec")
     model = meta.get("model") or {}
     need = (["ec", *(model.get("quasi_identifiers") or ()), *(model.get("sensitive") or ())]

@@ -212,6 +212,76 @@ def _bad(path, field, what, expected=None):
     return InputError(f"metadata field {field!r} {what}", file=path, expected=expected)
 
 
+def _shown(v) -> str:
+    """A metadata value as an error names it: a scalar as it is, else its type."""
+    if v is None:
+        return "null"
+    if isinstance(v, (str, int, float, bool)):
+        text = repr(v)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return f"a {type(v).__name__}"
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def check_names(value, path, field, *, what="a list of column names") -> None:
+    """A metadata field that lists column names (absent or null: none)."""
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad(path, field, f"is {_shown(value)}", what)
+
+
+def check_mapping(value, path, field, test, what) -> None:
+    """A metadata field that maps column names to values ``test`` accepts
+    (absent or null: none)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _bad(path, field, f"is {_shown(value)}", f"a mapping of column names to {what}")
+    for k, v in value.items():
+        if not test(v):
+            raise _bad(path, f"{field}.{k}", f"is {_shown(v)}", what)
+
+
+#: What a recorded finding of each check names besides its column.
+_FINDING_NEEDS = {"recode": ("sensitive", "value"), "set_recode": ("sensitive", "value"),
+                  "given_away": ("sensitive", "value"), "qi_recode": ("qi", "value"),
+                  "order_recode": ("value",)}
+
+
+def check_findings(found, path, field) -> None:
+    """The pass-through findings recorded at publishing
+    (``pass_through_risks``): a list of mappings, each naming its check and
+    column, and the numbers and columns its check's message reads."""
+    if found is None:
+        return
+    if not isinstance(found, list):
+        raise _bad(path, field, f"is {_shown(found)}", "a list of findings (mappings)")
+    for i, f in enumerate(found):
+        at = f"{field}[{i}]"
+        if not isinstance(f, dict):
+            raise _bad(path, at, f"is {_shown(f)}", "a mapping (a finding)")
+        for key in ("check", "column", *_FINDING_NEEDS.get(f.get("check"), ())):
+            if key not in f:
+                raise _bad(path, f"{at}.{key}", "is missing", f"the {key} of the finding")
+        for key in ("check", "column"):
+            if not isinstance(f[key], str):
+                raise _bad(path, f"{at}.{key}", f"is {_shown(f[key])}", "a text")
+        for key in ("sensitive", "qi", "with"):
+            v = f.get(key)
+            if v is not None and not (isinstance(v, str) or isinstance(v, list) and
+                                      all(isinstance(x, str) for x in v)):
+                raise _bad(path, f"{at}.{key}", f"is {_shown(v)}",
+                           "a column name, or a list of them")
+        v = f.get("value")
+        if v is not None and not (_is_number(v) or isinstance(v, list) and
+                                  all(_is_number(x) for x in v)):
+            raise _bad(path, f"{at}.value", f"is {_shown(v)}", "a number, or a list of them")
+
+
 def check_metadata(meta, path=None) -> TableHeader:
     """A TableHeader from published metadata, every field checked."""
     from ..randomized.params import AttributeParams
@@ -275,6 +345,11 @@ def check_metadata(meta, path=None) -> TableHeader:
     info = meta.get("info", {})
     if not isinstance(info, dict):
         raise _bad(path, "info", f"is {type(info).__name__}", "a mapping")
+    # the fields the audit reads (H121: a list of roles was a traceback)
+    check_mapping(info.get("roles"), path, "info.roles", lambda v: isinstance(v, str),
+                  "a role (text)")
+    check_names(info.get("clear"), path, "info.clear")
+    check_findings(info.get("pass_through_risks"), path, "info.pass_through_risks")
     model = meta.get("model")
     if model is not None and not isinstance(model, dict):
         raise _bad(path, "model", f"is {model!r}" if isinstance(model, (int, float, str))

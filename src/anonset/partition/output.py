@@ -250,3 +250,47 @@ def read_metadata(path) -> dict:
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"anonset")
     return json.loads(raw) if raw else {}
+
+
+def check_partition_metadata(meta: dict, kind: str, path=None) -> None:
+    """The fields of an lgb (``kind`` 'lgb') or msa release's metadata that
+    its audit reads, each of the type it was written with: a field tampered
+    with is refused naming it (H121: a k deleted was audited as k = 1 and
+    PASSED; a null k, an l as a list, suppressed cells as text were
+    tracebacks), as a set table's metadata is
+    (:func:`anonset.io.published.check_metadata`)."""
+    from ..io.published import _bad, _is_number, _shown, check_findings, check_mapping, \
+        check_names
+    model = meta.get("model")
+    if not isinstance(model, dict):
+        raise _bad(path, "model", "is missing" if model is None else f"is {_shown(model)}",
+                   "a mapping (the privacy model)")
+    k = model.get("k")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise _bad(path, "model.k", "is missing" if "k" not in model else f"is {_shown(k)}",
+                   "the k the release was published under (an integer >= 1)")
+    if kind == "msa":
+        t = model.get("t")
+        if not _is_number(t) or not 0 <= t <= 1:
+            raise _bad(path, "model.t", "is missing" if "t" not in model else f"is {_shown(t)}",
+                       "the t the release was published under (a number in [0, 1])")
+        check_names(model.get("quasi_identifiers"), path, "model.quasi_identifiers")
+        check_names(model.get("sensitive"), path, "model.sensitive")
+        check_mapping(model.get("ground"), path, "model.ground", lambda v: isinstance(v, str),
+                      "a ground distance's name")
+    else:
+        check_mapping(model.get("l"), path, "model.l",
+                      lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                      "an integer l >= 1")
+        check_mapping(model.get("closeness"), path, "model.closeness",
+                      lambda v: _is_number(v) and 0 <= v <= 1, "a number t in [0, 1]")
+        check_mapping(model.get("grounds"), path, "model.grounds", lambda v: isinstance(v, str),
+                      "a ground distance's name")
+        check_mapping(model.get("attributes"), path, "model.attributes",
+                      lambda v: isinstance(v, str), "a role (text)")
+        check_mapping(meta.get("suppressed"), path, "suppressed",
+                      lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                      "a count of cells (an integer >= 0)")
+    for field in ("pass_through", "identifiers", "clear", "homogeneous_allowed"):
+        check_names(meta.get(field), path, field)
+    check_findings(meta.get("pass_through_risks"), path, "pass_through_risks")
