@@ -68,7 +68,8 @@ def test_key_material_given_to_a_switch_is_never_echoed(cmd, tmp_path, capsys):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'research_seed = "{secret}"\n')
     base = [cmd, str(src), "-o", str(tmp_path / "o.csv")]
-    for extra in (["--config", str(cfg)], ["--research-seed", secret]):
+    for extra in (["--config", str(cfg)], ["--research-seed", secret],
+                  [f"--research-seed={secret}"], ["--research", secret]):     # (H126)
         assert cli.main(base + extra) == 2, extra
         err = capsys.readouterr().err
         assert secret not in err and err.count("\n") == 1, (extra, err)

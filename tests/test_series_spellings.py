@@ -87,3 +87,24 @@ def test_a_boolean_column_read_from_another_format_is_refused_saying_so(tmp_path
     two = anonset.read_parquet(tmp_path / "r2.parquet")
     for c in ("a", "s"):
         assert (prior.mask(c) == two.mask(c)).all(), c
+
+
+@pytest.mark.parametrize("bad, said", [
+    (b"caf\xe9", "bytes that are not UTF-8 text"),
+    (decimal.Decimal("1E+5000"), "the number 1E\\+5000, not a whole number below 10\\^40"),
+    (decimal.Decimal("Infinity"), "the number Infinity"),
+])
+def test_record_ids_no_path_reads_alike_are_refused_in_one_line(bad, said, tmp_path):
+    """H126: a non-UTF-8 bytes id keyed as its repr, which a text id can
+    spell (two people one record); a DECIMAL of 5,000 digits was a
+    ValueError, one of 50,000,000 never ended."""
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    ids = [f"{i:04d}".encode() if isinstance(bad, bytes) else decimal.Decimal(i)
+           for i in range(100)]
+    ids[40] = bad
+    with pytest.raises(InputError, match=rf"^record_id: column 'rid': holds {said}.* at row "):
+        anonset.publish(pd.DataFrame({"rid": ids, "job": ["j0", "j1"] * 50}),
+                        anonset.Diversity(2), sensitive=["job"], identifiers=["rid"],
+                        record_id="rid", key_file=key, domains={"job": JOBS},
+                        first_in_series=True)

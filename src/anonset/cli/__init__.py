@@ -74,6 +74,10 @@ class _Parser(argparse.ArgumentParser):
         # publication's key given to audit's or report's sampling seed (H87)
         message = re.sub(r"^(argument [^:]*(?:seed|key)[^:]*: invalid \S+ value): .*$",
                          r"\1 (not printed: it may be key material)", message, flags=re.S)
+        # nor "argument --research-seed: ignored explicit argument 'VALUE'":
+        # a switch given a value with '=' (H126)
+        message = re.sub(r"^(argument [^:]*: ignored explicit argument) .*$",
+                         r"\1 (not printed: it may be key material)", message, flags=re.S)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):
@@ -87,8 +91,15 @@ class _Parser(argparse.ArgumentParser):
             # none, is left over: key material given to it by mistake is
             # never echoed either (H119)
             argv = list(sys.argv[1:] if args is None else args)
+
+            def keyish(t: str) -> bool:
+                # the flag, or the option an abbreviation of it names
+                # (--research for --research-seed, H126)
+                name = t.split("=", 1)[0]
+                return _may_carry_a_secret(name) or any(
+                    f.startswith(name) and _may_carry_a_secret(f) for f in flags)
             after = {str(argv[i + 1]) for i, t in enumerate(argv[:-1])
-                     if str(t).startswith("--") and _may_carry_a_secret(str(t).split("=", 1)[0])}
+                     if str(t).startswith("--") and len(str(t)) > 2 and keyish(str(t))}
             near, shown, secret = [], [], False
             for x in extras:
                 if x.startswith("--"):

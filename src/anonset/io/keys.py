@@ -620,8 +620,8 @@ def _as_number(v):
     if isinstance(v, decimal.Decimal):
         # a DECIMAL(10, 2) id 7.00 is 7, and 2.50 a fractional id, as the
         # CSV a database writes of it reads (H124: a series redrew its sets)
-        if not v.is_finite():
-            return None
+        if not v.is_finite() or v.adjusted() >= 40:
+            return None             # (1E+50000000 as an int never ends: H126)
         return int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, (bytes, bytearray)):
         # text stored as bytes (a Parquet BINARY column without its UTF-8
@@ -779,6 +779,24 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
                          param="record_id", column=column, file=file, row=row0 + i,
                          expected="whole numbers or text as record ids (the dates written "
                                   "as text, alike in every release)")
+    if kind in ("decimal", "bytes", "mixed"):
+        for i, v in enumerate(vals):
+            # bytes that are no UTF-8 text would key as their repr, which a
+            # text id can spell (H126: two people one record), and a
+            # DECIMAL of 40 digits or more is no id any path reads alike
+            if isinstance(v, (bytes, bytearray)):
+                try:
+                    bytes(v).decode("utf-8")
+                    continue
+                except UnicodeDecodeError:
+                    what = "bytes that are not UTF-8 text"
+            elif isinstance(v, decimal.Decimal) and (not v.is_finite() or v.adjusted() >= 40):
+                what = f"the number {v}, not a whole number below 10^40"
+            else:
+                continue
+            raise InputError(f"holds {what} at {row_name(row0 + i)}", param="record_id",
+                             column=column, file=file, row=row0 + i,
+                             expected="whole numbers or text as record ids")
     texts, frac = record_id_texts(vals)
     if frac.any():
         i = int(np.argmax(frac))
