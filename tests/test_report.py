@@ -628,3 +628,43 @@ def test_every_check_the_audit_emits_has_plain_words():
         names |= set(re.findall(r'(?:rows\.add|\badd)\("([a-z_]+)"', Path(f).read_text()))
     assert len(names) > 30                                  # the pattern still finds them
     assert sorted(names - set(CHECKS)) == []
+
+
+# ==================================================== text and layout (H127)
+def _drawn(svg: str) -> list:
+    """The text each <text> element of a chart draws (its tags removed)."""
+    return [re.sub(r"<[^>]+>|\s+", "", t) for t in re.findall(r"<text\b.*?</text>", svg, re.S)]
+
+
+def test_values_with_dollar_signs_are_drawn_as_they_are():
+    """'$5k_$10k' was parsed as math text: the report failed (with an empty
+    error line) and '$10k-$20k' was drawn as '10k-20k' with an italic k."""
+    rng = np.random.default_rng(1)
+    vals = ["<$5k", "$5k_$10k", "$10k-$20k", "$20k+"]
+    df = pd.DataFrame({"income": rng.choice(vals, 300), "job": rng.choice(list("abcde"), 300)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["income", "job"], seed=SEED,
+                          research_seed=True, allow_clear=["income", "job"])
+    page = report(pub, original=df, n_targets=200, methods=["em"])
+    import html
+    drawn = [html.unescape(t) for t in _drawn(page.html)]
+    assert "$5k_$10k" in drawn and "$10k-$20k" in drawn and "<$5k" in drawn
+
+
+def test_a_chart_that_cannot_be_drawn_says_which_in_one_line(cases, tmp_path, capsys,
+                                                              monkeypatch):
+    """matplotlib's errors can start with a line break: the CLI said
+    'anonset report: error: ' and nothing more."""
+    from matplotlib.figure import Figure
+
+    def fail(self, *a, **k):
+        raise ValueError("\n$x_$\n^\nParseException: Expected end of text")
+
+    monkeypatch.setattr(Figure, "savefig", fail)
+    path, _, _ = cases["sets-qid"]
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(out), "--targets", "200", "--methods", "em",
+                 "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("anonset report: error: could not draw the "
+                                               "chart \"Bar chart of the attack simulation")
+    assert "ValueError: $x_$" in err[0] and not out.exists()

@@ -39,6 +39,10 @@ def style(salt: str = "anonset"):
     mpl = require_matplotlib()
     from cycler import cycler
     rc = dict(_RC, **{"axes.prop_cycle": cycler(color=list(OKABE_ITO)), "svg.hashsalt": salt})
+    if "text.parse_math" in mpl.rcParams:
+        # values are drawn as they are: '$5k_$10k' is an income band, not
+        # math text (which drew '5k10k' or failed the whole page, H127)
+        rc["text.parse_math"] = False
     with mpl.rc_context(rc):
         yield
 
@@ -77,8 +81,19 @@ def to_svg(fig, fid: str, alt: str, tips: dict | None = None) -> str:
     maps gids of shortened labels to their full text (a ``<title>`` child,
     shown as a tooltip).
     """
+    from matplotlib.text import Text
+    for t in fig.findobj(Text):          # where the rcParam is missing, and set texts
+        t.set_parse_math(False)
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    try:
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    except (ValueError, TypeError, RuntimeError, KeyError, IndexError) as e:
+        # one line naming the chart (matplotlib's messages can start with a
+        # line break: the CLI printed an empty error line, H127)
+        why = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+        what = alt.split(":", 1)[0]
+        raise ValueError(f"could not draw the chart {what!r}: {type(e).__name__}"
+                         + (f": {why}" if why else "")) from e
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     ids = set(_ID.findall(text))
