@@ -668,3 +668,16 @@ def test_a_chart_that_cannot_be_drawn_says_which_in_one_line(cases, tmp_path, ca
     assert len(err) == 1 and err[0].startswith("anonset report: error: could not draw the "
                                                "chart \"Bar chart of the attack simulation")
     assert "ValueError: $x_$" in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["lgb", "msa"])
+def test_partition_pages_give_the_audit_command_too(kind, pages, cases, capsys):
+    """docs/report.md: the page gives the `anonset report` and `anonset
+    audit` command lines; an lgb / msa page gave the report's only."""
+    path, orig, _ = cases[kind]
+    cmds = re.findall(r"<pre>(.*?)</pre>", pages[kind].html, re.S)
+    assert cmds[1:] == [f"anonset audit {path.name} --original {orig.name}"]
+    # as written it runs (from the folder that holds the files)
+    argv = cmds[1].split()[1:]
+    argv[1], argv[3] = str(path), str(orig)
+    assert main(argv + ["-q"]) in (0, 1), capsys.readouterr().err
