@@ -681,3 +681,51 @@ def test_partition_pages_give_the_audit_command_too(kind, pages, cases, capsys):
     argv = cmds[1].split()[1:]
     argv[1], argv[3] = str(path), str(orig)
     assert main(argv + ["-q"]) in (0, 1), capsys.readouterr().err
+
+
+def _measured(page: str, tmp: Path, width: int, printed: bool) -> list:
+    """Headers of tables cut off by their box, and elements wider than the
+    page's main column, as Chromium lays the page out ``width`` px wide
+    (the print style sheet applied on screen where ``printed``: headless
+    Chromium prints to PDF only).  A copy of the page without its policy,
+    with a measuring script."""
+    js = """<script>window.addEventListener('load',function(){var out=[];
+var m=document.querySelector('main').getBoundingClientRect().right;
+document.querySelectorAll('div.wide').forEach(function(w){var b=w.getBoundingClientRect();
+w.querySelectorAll('thead th').forEach(function(h){if(h.getBoundingClientRect().right>b.right+1)
+out.push(w.firstChild.id+': '+h.textContent)})});
+document.querySelectorAll('main *').forEach(function(e){if(!e.closest('svg')&&
+e.getBoundingClientRect().right>m+1)out.push(e.tagName+': '+e.textContent.slice(0,30))});
+var p=document.createElement('pre');p.id='OUT';p.textContent=JSON.stringify(out);
+document.body.appendChild(p);});</script>"""
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    if printed:
+        page = page.replace("@media print{", "@media all{").replace("@media print,", "@media all,")
+    copy = tmp / f"measure{width}{printed}.html"
+    copy.write_text(page.replace("</body>", js + "</body>"), encoding="utf-8")
+    done = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", f"--window-size={width},2000",
+                           f"--user-data-dir={tmp / 'profile'}", "--virtual-time-budget=5000",
+                           "--dump-dom", copy.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    import html
+    return json.loads(html.unescape(re.search(r'<pre id="OUT">(.*?)</pre>', done.stdout,
+                                              re.S).group(1)))
+
+
+@needs_chromium
+def test_tables_fit_the_page_in_print_and_on_screen(tmp_path):
+    """Every table sat in a box that scrolls: in print its last columns
+    (the attack's 'risk', the checks' 'finding') were cut, at 1280 px the
+    attack table hid 'risk', and 100-character column names pushed tables
+    and headings past the page."""
+    rng = np.random.default_rng(2)
+    names = [f"the_answer_to_the_question_about_{w}".ljust(100, "x") for w in ("job", "pet")]
+    df = pd.DataFrame({names[0]: rng.choice(list("abcde"), 300),
+                       names[1]: rng.choice(list("xyz"), 300)})
+    pub = anonset.publish(df, anonset.Closeness(0.3), sensitive=names, seed=SEED,
+                          research_seed=True)
+    page = report(pub, original=df, n_targets=200, methods=["em"]).html
+    assert '<td class="long">' + names[0] in page
+    for width, printed in ((720, True), (1280, False), (720, False)):
+        assert _measured(page, tmp_path, width, printed) == [], (width, printed)

@@ -12,6 +12,7 @@ words (never colour alone), and the document with its style sheet.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 import numpy as np
@@ -41,6 +42,7 @@ nav.toc{max-width:1100px;margin:.6rem auto 0;padding:0 1.2rem;font-size:.95rem}
 nav.toc a{margin-right:1rem;color:#0b4f80}
 h2{border-bottom:2px solid var(--line);padding-bottom:.2rem;margin-top:2.2rem}
 h3{margin-top:1.6rem}
+h2,h3,p,li,dd,figcaption,.long{overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem;max-width:100%}
 th,td{border:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#f2f2f2} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -63,7 +65,9 @@ white-space:pre-wrap;word-break:break-all}
 .notice{border-left:6px solid var(--bad);background:var(--badbg);padding:.5rem .8rem;
 margin-top:1rem}
 @media print{nav.toc,summary{display:none} details{display:block}
-header.top{background:none;color:#000} h2{break-after:avoid} figure{break-inside:avoid}}
+header.top{background:none;color:#000} h2{break-after:avoid} figure{break-inside:avoid}
+.wide{overflow:visible}}
+@media print,(max-width:800px){table{font-size:.8rem} th,td{padding:.2rem .3rem}}
 """
 
 
@@ -153,6 +157,14 @@ def badge(status: str) -> str:
     return f'<span class="badge {cls}" data-status="{esc(status)}">{esc(word)}</span>'
 
 
+def _long(cell) -> str:
+    """' class="long"' for a cell with a word of over 24 characters (a long
+    column name, a file's path): it may break inside its words, where the
+    others keep theirs whole, so that the table fits its page (H127)."""
+    words = re.sub(r"<[^>]+>", " ", str(cell)).split()
+    return ' class="long"' if max(map(len, words), default=0) > 24 else ""
+
+
 def table(header: list, rows: list, *, row_attrs: list | None = None, numeric=(),
           raw=(), caption: str | None = None, attrs: dict | None = None) -> str:
     """A table; cells are escaped unless their column is in ``raw``;
@@ -161,13 +173,13 @@ def table(header: list, rows: list, *, row_attrs: list | None = None, numeric=()
     out = [f'<div class="wide"><table{_attrs(attrs)}>']
     if caption:
         out.append(f"<caption>{esc(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in header)
-               + "</tr></thead><tbody>")
+    out.append("<thead><tr>" + "".join(f'<th scope="col"{_long(h)}>{esc(h)}</th>'
+                                       for h in header) + "</tr></thead><tbody>")
     for i, r in enumerate(rows):
         ra = _attrs(row_attrs[i]) if row_attrs else ""
         cells = []
         for j, c in enumerate(r):
-            cls = ' class="n"' if j in numeric else ""
+            cls = ' class="n"' if j in numeric else _long(c)
             cells.append(f"<td{cls}>{c if j in raw else esc(c)}</td>")
         out.append(f"<tr{ra}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
