@@ -683,6 +683,41 @@ def test_partition_pages_give_the_audit_command_too(kind, pages, cases, capsys):
     assert main(argv + ["-q"]) in (0, 1), capsys.readouterr().err
 
 
+def test_cut_labels_stay_distinct():
+    """Cut to their first 25 characters, 'how_satisfied_are_you_with_q01'
+    to q04 read alike on the attack chart: cut in the middle, they differ
+    (else numbered), each with its full name as a tooltip."""
+    from anonset.audit.html.charts import attack_chart
+    from anonset.audit.html.svg import short_labels
+    names = [f"how_satisfied_are_you_with_q{i:02d}" for i in range(1, 5)]
+    rows = [{"attribute": n, "success": 0.5, "prior": 0.4, "bound": 0.6} for n in names]
+    svg = attack_chart("f", rows, title="t")
+    drawn = [t for t in _drawn(svg) if t.startswith("how_")]
+    assert len(set(drawn)) == 4 and all(len(t) == 26 and t.endswith(n[-3:])
+                                        for t, n in zip(drawn, names))
+    assert all(f"<title>{n}</title>" in svg for n in names)
+    # alike at both ends: numbered in order; a short label is kept whole
+    same = ["a" * 20 + c + "a" * 20 for c in "XY"] + ["short"]
+    assert [d for d, _ in short_labels(same, {}, 16)] == \
+        ["aaaaaaaa\u2026aaaaa#1", "aaaaaaaa\u2026aaaaa#2", "short"]
+
+
+def test_heatmaps_name_the_column_attribute_once_and_cut_the_row_one():
+    """The column attribute's name was drawn under each of the three panels
+    (each wider than its panel: drawn over each other), the row
+    attribute's ran off the figure with no tooltip."""
+    from anonset.audit.html.charts import heatmaps
+    a, b = "employment_status_of_the_respondent_" + "x" * 30, "has_private_health_insurance"
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 50, (4, 2)).astype(float)
+    svg = heatmaps("f", (a, b), ["employed", "unemployed", "retired", "student"], ["yes", "no"],
+                   truth + 1.0, "em", truth)
+    drawn = _drawn(svg)
+    assert drawn.count(b) == 1
+    cut = [t for t in drawn if t.startswith("employment") and "\u2026" in t]
+    assert len(cut) == 1 and a not in drawn and f"<title>{a}</title>" in svg
+
+
 def _measured(page: str, tmp: Path, width: int, printed: bool) -> list:
     """Headers of tables cut off by their box, and elements wider than the
     page's main column, as Chromium lays the page out ``width`` px wide

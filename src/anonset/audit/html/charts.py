@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .svg import new_figure, short_label, style, to_svg
+from .svg import new_figure, short_label, short_labels, style, to_svg
 
 __all__ = ["SERIES_COLOURS", "top_groups", "group_labels", "top_k", "marginal_bars",
            "heatmaps", "attack_chart", "size_histogram"]
@@ -95,7 +95,7 @@ def marginal_bars(fid: str, attribute: str, labels, series: list, *, top: int = 
             ax.barh(y + (k - (m - 1) / 2) * h, v, h, color=colour, hatch=hatch,
                     edgecolor="white" if not hatch else "#333333", linewidth=0.3, label=name)
         ax.set_yticks(y)
-        drawn = [short_label(lab, tips) for lab in labs]
+        drawn = short_labels(labs, tips)
         ax.set_yticklabels([d for d, _ in drawn])
         for tick, (_, gid) in zip(ax.get_yticklabels(), drawn):
             if gid:
@@ -103,7 +103,8 @@ def marginal_bars(fid: str, attribute: str, labels, series: list, *, top: int = 
         ax.invert_yaxis()
         ax.set_xlabel("records")
         ax.xaxis.set_major_formatter(_thousands())
-        fig.suptitle(attribute, x=0.02, ha="left", fontsize=12)
+        head, gid = short_label(attribute, tips, 40)
+        fig.suptitle(head, x=0.02, ha="left", fontsize=12).set_gid(gid)
         fig.legend(loc="outside upper right", ncol=m, frameon=False)
         gap = np.abs(vals[-1] - vals[0]) if m > 1 else None
         alt = (f"Horizontal bar chart of {attribute}: for each of {n} values"
@@ -146,13 +147,13 @@ def heatmaps(fid: str, attributes: tuple, rows, cols, estimate: np.ndarray, meth
     tips: dict = {}
     with style(fid):
         nr, nc = len(rlab), len(clab)
-        fig = new_figure(min(10.4, 1.4 + (0.9 + 0.24 * nc) * len(mats)),
-                         max(3.0, 1.9 + 0.24 * nr))
+        width, height = min(10.4, 1.4 + (0.9 + 0.24 * nc) * len(mats)), max(3.0, 1.9 + 0.24 * nr)
+        fig = new_figure(width, height)
         axes = fig.subplots(1, len(mats), squeeze=False, sharey=True)[0]
         counts = [M for n, M in mats if not n.endswith("- true")]
         vmax = max(float(M.max()) for M in counts) or 1.0
-        cl = [short_label(c, tips, 16) for c in clab]
-        rl = [short_label(r, tips, 20) for r in rlab]
+        cl = short_labels(clab, tips, 16)
+        rl = short_labels(rlab, tips, 20)
         shown = []
         for k, (ax, (name, M)) in enumerate(zip(axes, mats)):
             diff = name.endswith("- true")
@@ -165,14 +166,19 @@ def heatmaps(fid: str, attributes: tuple, rows, cols, estimate: np.ndarray, meth
             ax.set_xticks(range(nc))
             ax.set_xticklabels([c for c, _ in cl], rotation=55, ha="right",
                                rotation_mode="anchor", fontsize=9)
-            ax.set_xlabel(b)
             if k == 0:
                 ax.set_yticks(range(nr))
                 ax.set_yticklabels([r for r, _ in rl], fontsize=9)
-                ax.set_ylabel(a)
+                # the row attribute's name runs along the panel's height
+                ylab, gid = short_label(a, tips, int((height - 1.0) * 72 / 7))
+                ax.set_ylabel(ylab).set_gid(gid)
                 for tick, (_, gid) in zip(ax.get_yticklabels() + ax.get_xticklabels(), rl + cl):
                     if gid:
                         tick.set_gid(gid)
+        # the column attribute's name once, under all the panels (one under
+        # each, wider than its panel, were drawn over each other, H127)
+        xlab, gid = short_label(b, tips, int(width * 72 / 8))
+        fig.supxlabel(xlab, fontsize=11).set_gid(gid)
         n_counts = len(counts)
         for im, axs, what in ((shown[0], axes[:n_counts], "records (\u221a scale)"),
                               (shown[-1], axes[n_counts:], "error (records)")):
@@ -211,7 +217,7 @@ def attack_chart(fid: str, rows: list, *, title: str) -> str:
         ok = ~np.isnan(bound)
         ax.plot(bound[ok], y[ok], "|", color="#D55E00", ms=22, mew=3,
                 label="model's bound")
-        drawn = [short_label(r["attribute"], tips) for r in rows]
+        drawn = short_labels([r["attribute"] for r in rows], tips)
         ax.set_yticks(y)
         ax.set_yticklabels([d for d, _ in drawn])
         for tick, (_, gid) in zip(ax.get_yticklabels(), drawn):

@@ -15,7 +15,7 @@ import io
 import re
 from html import escape
 
-__all__ = ["OKABE_ITO", "style", "new_figure", "short_label", "to_svg"]
+__all__ = ["OKABE_ITO", "style", "new_figure", "short_label", "short_labels", "to_svg"]
 
 #: Okabe & Ito's palette (distinguishable with every common colour vision
 #: deficiency), without black: orange, sky blue, bluish green, yellow, blue,
@@ -58,16 +58,57 @@ def new_figure(width: float, height: float):
     return fig
 
 
+def _cut(text: str, limit: int, tail: int) -> str:
+    """``text`` cut to ``limit`` characters: its start, an ellipsis and its
+    last ``tail`` characters."""
+    return text[: limit - 1 - tail] + "\u2026" + text[len(text) - tail:] if tail else \
+        text[: limit - 1] + "\u2026"
+
+
+def short_labels(texts, tips: dict, limit: int = LABEL_CHARS) -> list:
+    """[(label to draw, gid or None)] of ``texts``, one axis' labels: each
+    longer than ``limit`` is cut in the middle with an ellipsis (its end
+    kept: names often differ there, 'how_satisfied_are_you_with_q01' and
+    '..._q02'); where cut labels coincide the cut moves along them, and
+    where they coincide wherever cut they are numbered, so that the drawn
+    labels are as distinct as the texts.  The full text is kept in ``tips``
+    under the returned gid, to become the tooltip.
+
+    Examples
+    --------
+    >>> [d for d, _ in short_labels(["how_satisfied_are_you_with_q01",
+    ...                              "how_satisfied_are_you_with_q02"], {})]
+    ['how_satisfied_are\u2026with_q01', 'how_satisfied_are\u2026with_q02']
+    """
+    texts = [str(t) for t in texts]
+    if all(len(t) <= limit for t in texts):
+        return [(t, None) for t in texts]
+    keep = limit - 1
+    tails = [keep // 3] + list(range(keep // 3 + 1, keep)) + list(range(keep // 3 - 1, -1, -1))
+    distinct = len(set(texts))
+    for tail in tails:
+        drawn = [t if len(t) <= limit else _cut(t, limit, tail) for t in texts]
+        if len(set(drawn)) == distinct:
+            break
+    else:                           # alike at every place: numbered, in order
+        drawn = [t if len(t) <= limit else _cut(t, limit - 1 - len(str(i)), keep // 3)
+                 + f"#{i}" for i, t in enumerate(texts, 1)]
+    out = []
+    for t, d in zip(texts, drawn):
+        gid = None
+        if d != t:
+            gid = f"tip{len(tips)}"
+            tips[gid] = t
+        out.append((d, gid))
+    return out
+
+
 def short_label(text, tips: dict, limit: int = LABEL_CHARS) -> tuple:
     """(label to draw, gid or None): a label longer than ``limit`` is cut
-    with an ellipsis and its full text kept in ``tips`` under the returned
-    gid, to become the tooltip of the drawn text."""
-    text = str(text)
-    if len(text) <= limit:
-        return text, None
-    gid = f"tip{len(tips)}"
-    tips[gid] = text
-    return text[: limit - 1] + "\u2026", gid
+    in the middle with an ellipsis (:func:`short_labels`) and its full text
+    kept in ``tips`` under the returned gid, to become the tooltip of the
+    drawn text."""
+    return short_labels([text], tips, limit)[0]
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
