@@ -331,3 +331,38 @@ def test_a_pass_through_type_a_format_cannot_keep_is_refused_by_name(tmp_path, f
                                                  r"expected .*(Parquet output|converted)"):
         getattr(pub, f"to_{fmt}")(tmp_path / f"o.{fmt}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_older_csv_release_with_integer_cells_written_as_floats_is_read(tmp_path):
+    """Releases before the reader parsed integers exactly wrote an Int64
+    pass-through column with a missing cell as '2.0' (metadata Int64); the
+    reader refused them (H129).  A fractional cell is still refused."""
+    df = pd.DataFrame({"a": list("xyz") * 8,
+                       "visits": pd.array([1, None, 3, 4] * 6, dtype="Int64")})
+    pub = anonset.publish(df, anonset.Diversity(2), seed=3, research_seed=True,
+                          sensitive=["a"], other=["visits"], allow_recode=["visits"])
+    pub.to_csv(tmp_path / "o.csv")
+    text = (tmp_path / "o.csv").read_text()
+    old = "\n".join(ln if i == 0 else ",".join(c + ".0" if c.isdigit() else c
+                                                for c in ln.split(","))
+                    for i, ln in enumerate(text.splitlines()))
+    assert ".0" in old
+    (tmp_path / "o.csv").write_text(old + "\n")
+    back = anonset.read_csv(tmp_path / "o.csv")
+    assert back.other["visits"].dtype == "Int64"
+    assert back.other["visits"].equals(pub.other["visits"])
+    (tmp_path / "o.csv").write_text(old.replace("3.0", "3.5", 1) + "\n")
+    with pytest.raises(anonset.InputError, match="column 'visits' holds text where its "
+                                                 "metadata says Int64"):
+        anonset.read_csv(tmp_path / "o.csv")
+
+
+def test_whole_numbers_beyond_int64_in_a_text_column_are_typed_without_a_traceback():
+    # an original CSV of uint64 ids (18446744073709551615) was an
+    # OverflowError in the audit's reader (H129)
+    from anonset.io.tables import type_text_column
+    big = np.array(["18446744073709551615", "9223372036854775813"], dtype=object)
+    col = type_text_column(big)
+    assert col.tolist() == [18446744073709551615, 9223372036854775813]
+    gap = type_text_column(np.array(["18446744073709551615", ""], dtype=object))
+    assert gap.tolist()[0] == 18446744073709551615 and gap.isna().tolist() == [False, True]

@@ -952,7 +952,7 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
                     missing = text == ""
                     ints = np.zeros(len(text), dtype=np.uint64 if dt.lower().startswith("uint")
                                     else np.int64)
-                    ints[~missing] = [int(t) for t in text[~missing]]
+                    ints[~missing] = [_whole_text(t) for t in text[~missing]]
                     parsed = pd.Series(pd.arrays.IntegerArray(ints, missing)) \
                         if missing.any() else pd.Series(ints)
                 else:
@@ -962,6 +962,23 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
                 raise InputError(f"column {c!r} holds text where its metadata says {dt}",
                                  file=path, expected="the file as anonset wrote it") from None
     return pd.DataFrame(out)[names]
+
+
+def _whole_text(t: str) -> int:
+    """A CSV cell of an integer column: '7', or '7.0' as releases before
+    the reader parsed integers exactly wrote a column with a missing cell
+    (H129: such a release was refused); a fractional cell is no integer."""
+    try:
+        return int(t)
+    except ValueError:
+        import decimal
+        try:
+            d = decimal.Decimal(t)
+        except decimal.InvalidOperation:
+            raise ValueError(t) from None
+        if not d.is_finite() or d != d.to_integral_value() or d.adjusted() >= 40:
+            raise ValueError(t) from None
+        return int(d)
 
 
 def refuse_unreadable_dtype(col: pd.Series, name, *, file=None) -> None:

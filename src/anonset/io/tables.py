@@ -850,10 +850,21 @@ def type_text_column(values: np.ndarray, declared=()) -> pd.Series:
     present = values[~miss]
     kind = text_type(present)
     if kind == "int" and len(present):
-        if miss.any():
-            return pd.Series(pd.array([None if m else int(v) for v, m in zip(values, miss)],
-                                      dtype="Int64"))
-        return pd.Series(present.astype(np.int64))
+        try:
+            if miss.any():
+                return pd.Series(pd.array([None if m else int(v) for v, m in zip(values, miss)],
+                                          dtype="Int64"))
+            return pd.Series(present.astype(np.int64))
+        except (OverflowError, TypeError, ValueError):
+            # beyond int64 (18446744073709551615: H129, a traceback): as
+            # uint64 where they fit, else Python ints
+            try:
+                if not miss.any():
+                    return pd.Series(present.astype(np.uint64))
+            except (OverflowError, ValueError):
+                pass
+            return pd.Series([None if m else int(v) for v, m in zip(values, miss)],
+                             dtype=object)
     if kind != "str" and len(present):
         return pd.Series(np.where(miss, "nan", values).astype(np.float64))
     out = values.copy()
