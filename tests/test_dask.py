@@ -331,3 +331,18 @@ def test_float32_passed_through_and_ids_read_alike_and_mixed_bools_refused(tmp_p
             with dask.config.set({"dataframe.convert-string": False}), \
                     pytest.raises(anonset.InputError, match=r"mixes value types \['bool', "):
                 call(mixed, seed=SEED, sensitive=["job"], identifiers=["id"])
+
+
+def test_bytes_no_utf8_text_are_refused_in_one_line_under_dask_string_conversion():
+    """Dask's lazy string conversion failed on such bytes with a bare
+    UnicodeDecodeError inside the graph (H130)."""
+    n = 400
+    rid = [f"{i:04d}".encode() for i in range(n)]
+    rid[351] = b"caf\xe9"
+    df = pd.DataFrame({"rid": rid, "job": ["a", "b", "c", "d"] * 100})
+    with dask.config.set({"dataframe.convert-string": True}):
+        ddf = dd.from_pandas(df, npartitions=4)
+        with pytest.raises(anonset.InputError, match=r"^data: holds bytes that are not UTF-8 "
+                                                     r"text, which Dask's string conversion"):
+            adask.publish(ddf, anonset.Diversity(2), sensitive=["job"], identifiers=["rid"],
+                          domains={"job": list("abcd")}, allow_rare=["job"])

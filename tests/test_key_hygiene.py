@@ -293,3 +293,17 @@ def test_record_ids_stored_as_narrow_floats_are_refused_on_every_path(tmp_path):
         anonset.publish(df.assign(rid=np.arange(n, dtype=np.float16)), anonset.Diversity(2), **kw)
     # as integers, the ids publish (in float32, 8 pairs of them were one)
     anonset.publish(df.assign(rid=np.arange(n) + 123456789), anonset.Diversity(2), **kw)
+
+
+def test_a_json_true_is_no_bin_edge(tmp_path, capsys):
+    # float(True) is 1: a config's [0, true, 60] was read as edges 0, 1, 60 (H130)
+    src = tmp_path / "in.csv"
+    _table().assign(age=np.arange(300) % 80).to_csv(src, index=False)
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"bins": {"age": [0, true, 60, 120]}}')
+    assert cli.main(["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--config",
+                     str(cfg), "--sensitive", "job,age", "--identifier", "rid", "--drop",
+                     "town", "--l", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "bin edge True is not a number" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o.csv").exists()

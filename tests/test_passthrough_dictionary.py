@@ -87,3 +87,38 @@ def test_a_csv_release_keeps_no_dictionary_in_its_metadata(tmp_path):
     back = anonset.read_csv(out)
     assert sorted(back.other["tok"].astype(str)) == sorted(df["tok"].astype(str))
     assert json.loads(meta)                                # still the metadata
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_text_in_any_holder_is_one_release_on_every_path(tmp_path):
+    """H130: a text pass-through column held as Arrow text was published as
+    Arrow 'string' where pandas' text gave 'large_string', and a Dask
+    partition whose cells were all missing kept 'object'."""
+    pd_text = pd.Series(["a"]).dtype
+    if pd_text == object:
+        pytest.skip("pandas without its own text type")
+    rng = np.random.default_rng(3)
+    n = 400
+    note = pd.Series([f"n{i % 9}" for i in range(n)], dtype=object)
+    note[300:] = None                                   # the last partition: all missing
+    base = pd.DataFrame({"job": rng.choice(JOBS, n), "note": note})
+    kw = dict(sensitive=["job"], other=["note"], domains={"job": JOBS},
+              allow_recode=["note"], seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    holders = {"object": base,
+               "arrow": base.assign(note=base["note"].astype(pd.ArrowDtype(pa.string()))),
+               "string": base.assign(note=base["note"].astype("string"))}
+    outs = {}
+    for name, df in holders.items():
+        pub = anonset.publish(df, anonset.Diversity(2), **kw)
+        assert pub.equals(anonset.publish(base, anonset.Diversity(2), **kw)), name
+        outs[name] = tmp_path / f"{name}.parquet"
+        pub.to_parquet(outs[name])
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    from anonset import dask as adask
+    with dask.config.set({"dataframe.convert-string": False}):
+        adask.publish(dd.from_pandas(base, npartitions=4), anonset.Diversity(2),
+                      **kw).to_parquet(tmp_path / "dask.parquet")
+    outs["dask"] = tmp_path / "dask.parquet"
+    types = {k: pq.read_schema(v).field("note").type for k, v in outs.items()}
+    assert len(set(types.values())) == 1, types

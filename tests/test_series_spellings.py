@@ -108,3 +108,25 @@ def test_record_ids_no_path_reads_alike_are_refused_in_one_line(bad, said, tmp_p
                         anonset.Diversity(2), sensitive=["job"], identifiers=["rid"],
                         record_id="rid", key_file=key, domains={"job": JOBS},
                         first_in_series=True)
+
+
+@pytest.mark.parametrize("text", ["inf", "-Infinity"])
+def test_an_infinite_record_id_in_a_csv_is_refused_on_every_path(text, tmp_path):
+    """H130: pandas reads 'inf' as a float, refused in memory; the file
+    paths keyed it as text and published."""
+    from anonset.stream import publish_file
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    ids = [str(i) for i in range(100)]
+    ids[60] = text
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"rid": ids, "job": ["j0", "j1"] * 50}).to_csv(src, index=False)
+    kw = dict(sensitive=["job"], identifiers=["rid"], record_id="rid", key_file=key,
+              domains={"job": JOBS}, first_in_series=True)
+    want = r"^record_id: column 'rid': holds the infinite number .* at row 61"
+    with pytest.raises(InputError, match=want):
+        anonset.publish(pd.read_csv(src), anonset.Diversity(2), **kw)
+    for chunk in ({}, {"chunk_rows": 25}):
+        with pytest.raises(InputError, match=want.replace("^", "^.*")):
+            publish_file(src, tmp_path / "o.parquet", anonset.Diversity(2), **chunk, **kw)
+        assert not (tmp_path / "o.parquet").exists()

@@ -262,6 +262,8 @@ def parse_bins(edges) -> list:
         raise ValueError(f"bins must be a list of edges or 'a:b:c', got {edges!r}")
     out = []
     for x in parts:
+        if isinstance(x, bool):             # JSON's true is no edge (float(True) is 1)
+            raise ValueError(f"bin edge {x!r} is not a number")
         try:
             f = float(x)
         except (TypeError, ValueError):

@@ -58,6 +58,17 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
 _TEXT = pd.Series(["a"]).dtype
 
 
+def _is_text(col: pd.Series) -> bool:
+    """A column of text (or of missing cells alone, held as ``object``)."""
+    dt = col.dtype
+    if isinstance(dt, pd.StringDtype):
+        return True
+    if isinstance(dt, pd.ArrowDtype):
+        import pyarrow as pa
+        return pa.types.is_string(dt.pyarrow_dtype) or pa.types.is_large_string(dt.pyarrow_dtype)
+    return dt == object and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty")
+
+
 def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns passed through, each as its values: a dictionary column (a
     pandas Categorical, an Arrow dictionary) is published without its
@@ -82,11 +93,12 @@ def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
             import pyarrow as pa
             if pa.types.is_dictionary(dt.pyarrow_dtype):
                 col = col.astype(pd.ArrowDtype(dt.pyarrow_dtype.value_type))
-        if col.dtype == object and _TEXT != object and \
-                pd.api.types.infer_dtype(col, skipna=True) == "string":
-            # text held as Python strings (as pandas reads many files) is
-            # published as pandas' own text: the release of one table read
-            # by pandas and by Arrow is one (H125: string vs large_string)
+        if _TEXT != object and col.dtype != _TEXT and _is_text(col):
+            # text held as Python strings (as pandas reads many files), as
+            # Arrow text or as another pandas string type is published as
+            # pandas' own text: the release of one table read by pandas and
+            # by Arrow is one (H125: string vs large_string; H130: Arrow
+            # text, and a Dask partition whose cells are all missing)
             col = col.astype(_TEXT)
         out[c] = col
     return pd.DataFrame(out, index=frame.index) if out else frame

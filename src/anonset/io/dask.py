@@ -22,6 +22,7 @@ scheduler and workers must be as trusted as the data.  See docs/scaling.md.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 
 import numpy as np
@@ -33,6 +34,7 @@ from ..randomized.crosstab import CrossTab
 from ..randomized.pair_adversary import SAMPLE_ROWS as PAIR_ROWS
 from ..randomized.settable import SetTable, mask_columns
 from ..schema import Schema
+from ..validate import InputError
 from .published import TableHeader, metadata, open_sink
 
 __all__ = ["publish", "reconstruct", "DaskSetTable"]
@@ -272,6 +274,22 @@ def _categories_task(frame, columns) -> dict:
             else list(pd.unique(frame[c].dropna())) for c in columns}
 
 
+@contextlib.contextmanager
+def _readable_bytes():
+    """Dask's string conversion (``dataframe.convert-string``) turns a
+    column of bytes into text inside the graph, lazily: bytes that are no
+    UTF-8 text failed there with a bare UnicodeDecodeError (H130), where
+    the in-memory path refuses them in one line."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise InputError("holds bytes that are not UTF-8 text, which Dask's string conversion "
+                         "(dataframe.convert-string) cannot read", param="data",
+                         expected="the bytes decoded first, or "
+                                  "dask.config.set({'dataframe.convert-string': False}), under "
+                                  "which the refusal names the column and row") from None
+
+
 def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None = 1,
             scheduler=None, **options) -> DaskSetTable:
     """Publish a Dask DataFrame partition by partition (paper 000, Sec. V-B).
@@ -350,9 +368,10 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
         d = engine.draft(opts, list(ddf.columns), engine.with_categories(dtypes, known))
     # partition lengths first: each partition's first global row, so that an
     # error names the row the in-memory path names
-    lengths = dask.compute(*[delayed(len)(p) for p in ddf[d.stats_columns[:1] or
-                                                         list(ddf.columns[:1])].to_delayed()],
-                           **compute_kw)
+    with _readable_bytes():
+        lengths = dask.compute(*[delayed(len)(p) for p in ddf[d.stats_columns[:1] or
+                                                             list(ddf.columns[:1])].to_delayed()],
+                               **compute_kw)
     offsets = [0]
     for n in lengths:
         offsets.append(offsets[-1] + int(n))
@@ -365,8 +384,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     cut = sample_cut(offsets[-1]) if d.passthrough_columns else None
     # (and the sensitive columns' pairs draw theirs)
     pair_cut = sample_cut(offsets[-1], PAIR_ROWS) if len(d.sensitive) >= 2 else None
-    stats = dask.compute(*[delayed(_stats_task)(p, d, row0, cut, pair_cut) for p, row0 in
-                           zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
+    with _readable_bytes():
+        stats = dask.compute(*[delayed(_stats_task)(p, d, row0, cut, pair_cut) for p, row0 in
+                               zip(ddf[cols].to_delayed(), offsets[:-1])], **compute_kw)
     total = engine.Stats(d, count_shared=False)
     for s in stats:
         if isinstance(s, Exception):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import hashlib
+import math
 import numbers
 import os
 import re
@@ -605,6 +606,9 @@ def shuffled_order(key: bytes, n: int, *, rng: str = "chacha20") -> np.ndarray:
 
 _INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
 _NUM_TEXT = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+#: 'inf' and 'Infinity', which pandas reads as a float (H130: a CSV's id
+#: 'inf' was refused in memory and keyed as text streamed)
+_INF_TEXT = re.compile(r"^[+-]?(inf|infinity)$", re.IGNORECASE)
 
 
 def _as_number(v):
@@ -637,7 +641,7 @@ def _as_number(v):
         v = v.strip()
         if _INT_TEXT.match(v):
             return int(v)
-        if _NUM_TEXT.match(v):
+        if _NUM_TEXT.match(v) or _INF_TEXT.match(v):
             f = float(v)
             return int(f) if f.is_integer() and abs(f) < FLOAT_EXACT else f
     return None
@@ -696,7 +700,8 @@ def record_id_texts(values) -> tuple:
         if digits.any():
             stripped = t[digits].str.lstrip("0")
             out[digits] = stripped.where(stripped != "", "0").to_numpy(dtype=object)
-        numlike = t.str.fullmatch(_NUM_TEXT.pattern[1:-1], na=False).to_numpy(dtype=bool)
+        numlike = t.str.fullmatch(_NUM_TEXT.pattern[1:-1], na=False).to_numpy(dtype=bool) | \
+            t.str.fullmatch(_INF_TEXT.pattern[1:-1], case=False, na=False).to_numpy(dtype=bool)
         rest = np.flatnonzero(numlike & ~digits)
         frac = np.zeros(n, bool)
         for k in rest:              # signs, decimals, exponents
@@ -816,7 +821,12 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
                              expected="the ids as integers or text (a Parquet or pandas "
                                       "column turns float when it has a gap: fill it, or "
                                       "read the ids as text)")
-        raise InputError(f"holds the fractional number {shown} at {row_name(row0 + i)}",
+        try:
+            finite = math.isfinite(float(v))
+        except (TypeError, ValueError, OverflowError):
+            finite = True
+        raise InputError(f"holds the {'fractional' if finite else 'infinite'} number {shown} "
+                         f"at {row_name(row0 + i)}",
                          param="record_id", column=column, file=file, row=row0 + i,
                          expected="whole numbers or text as record ids")
     return _mix64(_fnv1a64(texts))

@@ -104,7 +104,8 @@ def arrow_column(col: pd.Series, name, *, file=None):
         from ..validate import cell_text
         cells = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
         kinds = {("number" if isinstance(v, (int, float, np.number)) and
-                  not isinstance(v, (bool, np.bool_)) else type(v).__name__) for v in cells}
+                  not isinstance(v, (bool, np.bool_)) else "str" if isinstance(v, str)
+                  else type(v).__name__) for v in cells}        # (np.str_ too, H130)
         if len(kinds) > 1 and kinds <= {"number", "str", "bool", "bool_"}:
             # text and numbers in one column: say so, not 'e.g. blue' (H125)
             raise InputError(f"mixes value types {sorted(kinds)}, which a Parquet column "

@@ -52,11 +52,7 @@ def _same_cells(a: pd.Series, b: pd.Series) -> bool:
     if a.equals(b):
         return True
 
-    def text(s):
-        if isinstance(s.dtype, pd.StringDtype):
-            return True
-        return s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string",
-                                                                                  "empty")
+    from ..engine.apply import _is_text as text
     if not (text(a) and text(b)) or len(a) != len(b):
         return False
     na = a.isna().to_numpy()
