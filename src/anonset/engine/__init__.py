@@ -29,7 +29,7 @@ Reconstruction works the same way (:class:`ReconstructionPlan`): the
 counts of one block (w of eq. 17, or the distinct set tuples of the exact
 EM), merged over blocks, then one estimate.
 """
-from .apply import block_ranks, infer_schema, order_of, publish_block, typed_block
+from .apply import block_ranks, infer_schema, order_of, plain_values, publish_block, typed_block
 from .counts import Counts, ReconstructionPlan
 from .plan import Plan, finish_domain, make_plan
 from .request import (ROLE_OF_PARAM, UNKNOWN_CATEGORIES, ColumnDraft, Draft, Options, attribute_of,
@@ -39,6 +39,6 @@ from .stats import Stats, cast_text
 
 __all__ = ["Options", "Draft", "ColumnDraft", "Stats", "Plan", "draft", "make_plan",
            "publish_block", "block_ranks", "order_of", "typed_block", "infer_schema",
-           "cast_text", "finish_domain", "attribute_of", "scalar", "ReconstructionPlan",
+           "plain_values", "cast_text", "finish_domain", "attribute_of", "scalar", "ReconstructionPlan",
            "Counts", "ROLE_OF_PARAM", "UNKNOWN_CATEGORIES", "union_categories",
            "unknown_categoricals", "with_categories"]

@@ -59,14 +59,16 @@ _TEXT = pd.Series(["a"]).dtype
 
 
 def _is_text(col: pd.Series) -> bool:
-    """A column of text (or of missing cells alone, held as ``object``)."""
+    """A column of text."""
     dt = col.dtype
     if isinstance(dt, pd.StringDtype):
         return True
     if isinstance(dt, pd.ArrowDtype):
         import pyarrow as pa
         return pa.types.is_string(dt.pyarrow_dtype) or pa.types.is_large_string(dt.pyarrow_dtype)
-    return dt == object and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty")
+    # (a block whose cells are all missing is left as it is: the Parquet
+    # sink types it as the blocks that hold values, H131)
+    return dt == object and pd.api.types.infer_dtype(col, skipna=True) == "string"
 
 
 def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
@@ -93,12 +95,17 @@ def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
             import pyarrow as pa
             if pa.types.is_dictionary(dt.pyarrow_dtype):
                 col = col.astype(pd.ArrowDtype(dt.pyarrow_dtype.value_type))
-        if _TEXT != object and col.dtype != _TEXT and _is_text(col):
-            # text held as Python strings (as pandas reads many files), as
-            # Arrow text or as another pandas string type is published as
-            # pandas' own text: the release of one table read by pandas and
-            # by Arrow is one (H125: string vs large_string; H130: Arrow
-            # text, and a Dask partition whose cells are all missing)
+        if isinstance(col.dtype, pd.ArrowDtype):
+            import pyarrow as pa
+            if pa.types.is_string(col.dtype.pyarrow_dtype):
+                # Arrow text as pandas' own text is written (large_string);
+                # kept Arrow, so that a CSV release gives its missing cells
+                # back (H130)
+                col = col.astype(pd.ArrowDtype(pa.large_string()))
+        elif _TEXT != object and col.dtype == object and _is_text(col):
+            # text held as Python strings (as pandas reads many files) is
+            # published as pandas' own text: the release of one table read
+            # by pandas and by Arrow is one (H125: string vs large_string)
             col = col.astype(_TEXT)
         out[c] = col
     return pd.DataFrame(out, index=frame.index) if out else frame

@@ -187,7 +187,13 @@ class DaskSetTable:
                                        meta=self._blocks._meta).clear_divisions()
 
     def _table(self, frame: pd.DataFrame) -> SetTable:
-        return SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)
+        table = SetTable.from_mask_frame(frame, self.schema, self.params, self.model, self.info)
+        if table.other is not None:
+            # rows of a partition whose text cells were all missing (left
+            # as object) beside others' text made an object column: text
+            # again, as in memory (H130)
+            table.other = engine.plain_values(table.other)
+        return table
 
     def to_settable(self, **compute) -> SetTable:
         """Compute and gather the whole table on the client, in published order."""
@@ -336,7 +342,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
                          expected="a dask DataFrame")
     compute_kw = {} if scheduler is None else {"scheduler": scheduler}
     index = ddf._meta.index.name
-    if index is not None and not _row_numbers(ddf, compute_kw):
+    with _readable_bytes():
+        numbered = index is None or _row_numbers(ddf, compute_kw)
+    if not numbered:
         # a named index is data, as in memory (anonset.io.tables.index_as_columns)
         if index in ddf.columns:
             raise InputError(f"has an index named {index!r}, as one of its columns is",
@@ -362,8 +370,9 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     if unknown:
         # categoricals read from Parquet: Dask knows their categories only
         # once it has read them (in-memory pandas reads them with the data)
-        parts = dask.compute(*[delayed(_categories_task)(p, unknown)
-                               for p in ddf[unknown].to_delayed()], **compute_kw)
+        with _readable_bytes():
+            parts = dask.compute(*[delayed(_categories_task)(p, unknown)
+                                   for p in ddf[unknown].to_delayed()], **compute_kw)
         known = {c: engine.union_categories(p[c] for p in parts) for c in unknown}
         d = engine.draft(opts, list(ddf.columns), engine.with_categories(dtypes, known))
     # partition lengths first: each partition's first global row, so that an

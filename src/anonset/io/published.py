@@ -100,6 +100,12 @@ def arrow_column(col: pd.Series, name, *, file=None):
     import pyarrow as pa
     try:
         return pa.array(col, from_pandas=True)
+    except OverflowError:
+        # whole numbers beyond int64 beside a negative one (H131)
+        raise InputError("holds whole numbers that no Parquet integer type holds together "
+                         "(beyond 2^63 - 1 beside negative ones)", column=str(name), file=file,
+                         expected="the column converted first (e.g. to text: .astype(str)) "
+                                  "or dropped") from None
     except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         from ..validate import cell_text
         cells = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
@@ -146,7 +152,7 @@ def frame_to_arrow(frame: pd.DataFrame, *, file=None):
     import pyarrow as pa
     try:
         return pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         for c in frame.columns:
             arrow_column(frame[c], c, file=file)
         raise
@@ -463,23 +469,55 @@ class ParquetSink:
     """Blocks to one Parquet file: a row group per block; later blocks are
     cast to the first block's schema."""
 
+    #: Rows held back while a column has been missing in every block so far
+    #: (its Arrow type is null): the file takes its type from the first
+    #: block that holds one (H131: a Dask partition of missing cells came
+    #: first, and a column of numbers was written as text, or refused).
+    PENDING_ROWS = 1 << 20
+
     def __init__(self, tmp, meta, sets: str = "masks", final=None):
         self.tmp, self.meta, self.sets = tmp, meta, sets
         self.final = final              # the name errors give (not the temporary one)
         self.writer = None
         self.schema = None
+        self.pending = []
 
     def write(self, table):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
         try:
             t = settable_to_arrow(table, sets=self.sets)
         except InputError as e:
             raise e.in_file(self.final) from None
         if self.writer is None:
-            unwritable_column(t, file=self.final)
-            self.schema = t.schema.with_metadata({META_KEY: json.dumps(self.meta).encode()})
-            self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
+            self.pending.append(t)
+            if any(_is_null(f.type) for f in self._typed_schema()) and \
+                    sum(x.num_rows for x in self.pending) < self.PENDING_ROWS:
+                return
+            self._open()
+            return
+        self._write(t)
+
+    def _typed_schema(self):
+        """The pending blocks' schema, each column typed as the first
+        pending block that holds a value of it."""
+        import pyarrow as pa
+        first = self.pending[0].schema
+        return pa.schema([next((x.schema.field(i) for x in self.pending
+                                if not _is_null(x.schema.field(i).type)), f)
+                          for i, f in enumerate(first)])
+
+    def _open(self):
+        import pyarrow.parquet as pq
+        for x in self.pending:
+            unwritable_column(x, file=self.final)
+        typed = self._typed_schema()
+        self.schema = typed.with_metadata({META_KEY: json.dumps(self.meta).encode()})
+        self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
+        pending, self.pending = self.pending, []
+        for x in pending:
+            self._write(x)
+
+    def _write(self, t):
+        import pyarrow as pa
         t = t.replace_schema_metadata(self.schema.metadata)
         if t.schema != self.schema:
             try:
@@ -490,8 +528,15 @@ class ParquetSink:
         self.writer.write_table(t, row_group_size=max(1, t.num_rows))
 
     def close(self, meta_tmp=None):
+        if self.writer is None and self.pending:
+            self._open()
         if self.writer is not None:
             self.writer.close()
+
+
+def _is_null(t) -> bool:
+    import pyarrow as pa
+    return pa.types.is_null(t)
 
 
 class CsvSink:
