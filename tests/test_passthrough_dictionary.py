@@ -156,3 +156,27 @@ def test_whole_numbers_no_parquet_integer_holds_are_refused_in_one_line(tmp_path
                                                  r"Parquet integer type holds together"):
         pub.to_parquet(tmp_path / "o.parquet")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("late", [[0, 1, 2], ["t", "u", "v"]])
+def test_a_dask_column_of_two_types_is_refused_not_cast(late, tmp_path):
+    """H132: once a column's type was known, later blocks were cast to it
+    silently: booleans then numbers wrote 2 as True, numbers after text
+    became text, where memory refuses the column as mixing value types."""
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    from anonset import dask as adask
+    n = 200
+    x = pd.Series([None] * n, dtype=object)
+    x[50:100] = True if late[0] == 0 else 5
+    x[100:] = [late[i % 3] for i in range(100)]
+    df = pd.DataFrame({"job": JOBS * 50, "x": x})
+    kw = dict(sensitive=["job"], other=["x"], domains={"job": JOBS}, allow_recode=["x"],
+              keep_order=True, seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+    with dask.config.set({"dataframe.convert-string": False}):
+        pub = adask.publish(dd.from_pandas(df, npartitions=4), anonset.Diversity(2), **kw)
+        with pytest.raises(anonset.InputError, match=r"dask.parquet': column 'x': is of type "
+                                                     r"\S+ in one block and \S+ in another"):
+            pub.to_parquet(tmp_path / "dask.parquet")
+    assert list(tmp_path.iterdir()) == []

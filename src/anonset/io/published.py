@@ -520,11 +520,25 @@ class ParquetSink:
         import pyarrow as pa
         t = t.replace_schema_metadata(self.schema.metadata)
         if t.schema != self.schema:
+            # a block is cast to the file's types only where no value can
+            # change: missing cells typed, text as other text; bools then
+            # numbers, or numbers then text, were cast silently on Dask
+            # (H132: 2 became True), where memory refuses the column
+            for f, g in zip(t.schema, self.schema):
+                if f.type != g.type and not _is_null(f.type) and \
+                        not (_texts(f.type) and _texts(g.type)):
+                    held = ("missing in every row of the first blocks written "
+                            f"({self.PENDING_ROWS:,} rows or more), then of type {f.type}"
+                            if _is_null(g.type) else f"of type {g.type} in one block and "
+                            f"{f.type} in another")
+                    raise InputError(f"is {held}", column=f.name, file=self.final,
+                                     expected="one type per column (convert it first, e.g. "
+                                              "to text: .astype(str))")
             try:
                 t = t.cast(self.schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 raise InputError(f"a pass-through column changed type between blocks ({e})",
-                                 expected="one type per column") from None
+                                 file=self.final, expected="one type per column") from None
         self.writer.write_table(t, row_group_size=max(1, t.num_rows))
 
     def close(self, meta_tmp=None):
@@ -537,6 +551,11 @@ class ParquetSink:
 def _is_null(t) -> bool:
     import pyarrow as pa
     return pa.types.is_null(t)
+
+
+def _texts(t) -> bool:
+    import pyarrow as pa
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
 class CsvSink:
@@ -711,6 +730,8 @@ def open_sink(path, fmt, schema, meta, *, protect=(), sets: str = "masks", outpu
             yield sink
             ok = True
         finally:
+            if not ok and isinstance(sink, ParquetSink):
+                sink.pending = []       # (a failed release writes nothing more)
             sink.close(tmps[1] if (fmt == "csv" and ok) else None)
         if fmt == "parquet" and sink.writer is None:
             raise InputError("has no rows to write", param="output", file=path,
