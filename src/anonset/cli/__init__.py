@@ -261,9 +261,11 @@ def _main(argv: list[str] | None) -> int:
     from .args import check_once
     from .option_file import check_not_config, with_config
     argv = list(sys.argv[1:] if argv is None else argv)
+    notes: list = []                   # what the command line replaced of a --config file
     try:
         check_once(argv, parser._subcommand)   # --l 3 ... --l 2: refused, not the last kept
-        argv = with_config(parser, argv)       # --config of msa-anonymize, lgb, semantic-anonymize
+        # --config of msa-anonymize, lgb, semantic-anonymize
+        argv = with_config(parser, argv, notes)
     except ValueError as e:
         cmd = next((a for a in argv if not a.startswith("-")), "")
         print(f"anonset {cmd}: error: {e}", file=sys.stderr)
@@ -279,6 +281,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         check_not_config(args)
         with _signals(), _logging(args.quiet, args.verbose):
+            for note in notes:         # (said once the run succeeds, as every warning)
+                warnings.warn(note, stacklevel=1)
             return args.func(args)
     except (KeyboardInterrupt, _Signal) as e:
         why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"stopped by {e}"

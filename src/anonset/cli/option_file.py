@@ -147,7 +147,7 @@ def config_argv(path, parser: argparse.ArgumentParser) -> list:
 COMMANDS = ("msa-anonymize", "lgb", "semantic-anonymize")
 
 
-def with_config(parser, argv: list) -> list:
+def with_config(parser, argv: list, notes: list | None = None) -> list:
     """``argv`` with the options of the configuration file it names
     (``--config FILE`` after one of :data:`COMMANDS`) put before the user's
     own, so that the command line wins for an option of one value; before
@@ -173,7 +173,37 @@ def with_config(parser, argv: list) -> list:
     if len(paths) > 1:
         raise ConfigError("--config: given more than once; expected one configuration file")
     tokens = config_argv(paths[0], sub)
+    if notes is not None:
+        # an option of one value the command line gives replaces the file's
+        # whole (lgb's --l job=2 dropped the file's l for disease): said
+        mine = {_dest(sub, t) for t in rest} - {None}
+        dropped = sorted({a.dest for a in map(lambda t: _action(sub, t), tokens)
+                          if a is not None and a.dest in mine
+                          and not isinstance(a, argparse._AppendAction)})
+        if dropped:
+            notes.append(f"config {str(paths[0])!r}: {', '.join(dropped)} ignored: the command "
+                         "line gives "
+                         f"{' and '.join('--' + d.replace('_', '-') for d in dropped)}, "
+                         "which replaces the file's value whole")
     return [*argv[:i + 1], *tokens, *rest]
+
+
+def _action(sub, token):
+    """The option ``token`` names (``--flag`` or ``--flag=value``, or a
+    prefix argparse takes for one option), or None."""
+    name = str(token).split("=", 1)[0]
+    if not name.startswith("--") or len(name) < 3:
+        return None
+    acts = sub._option_string_actions
+    if name in acts:
+        return acts[name]
+    found = {acts[f] for f in acts if f.startswith(name) and f.startswith("--")}
+    return found.pop() if len(found) == 1 else None
+
+
+def _dest(sub, token):
+    a = _action(sub, token)
+    return None if a is None else a.dest
 
 
 def check_not_config(args) -> None:
