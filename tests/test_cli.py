@@ -333,6 +333,11 @@ def test_an_option_file_value_the_command_line_replaces_is_said(cmd, data, tmp_p
                     "gives --k, which replaces the file's value whole"], cap.err
     rc, cap = run([cmd, src, "-o", tmp_path / "p.parquet", "--config", cfg], capsys)
     assert rc == 0 and "ignored" not in cap.err, cap.err
+    # a switch in both says one thing: nothing is replaced (H133)
+    cfg.write_text(cfg.read_text() + "keep_order = true\n")
+    rc, cap = run([cmd, src, "-o", tmp_path / "q.parquet", "--config", cfg, "--keep-order"],
+                  capsys)
+    assert rc == 0 and "ignored" not in cap.err, cap.err
 
 
 def test_config_loader_errors(tmp_path):

@@ -179,7 +179,9 @@ def with_config(parser, argv: list, notes: list | None = None) -> list:
         mine = {_dest(sub, t) for t in rest} - {None}
         dropped = sorted({a.dest for a in map(lambda t: _action(sub, t), tokens)
                           if a is not None and a.dest in mine
-                          and not isinstance(a, argparse._AppendAction)})
+                          and not isinstance(a, (argparse._AppendAction,
+                                                 argparse._StoreTrueAction,
+                                                 argparse._StoreFalseAction))})
         if dropped:
             notes.append(f"config {str(paths[0])!r}: {', '.join(dropped)} ignored: the command "
                          "line gives "

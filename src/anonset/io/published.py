@@ -481,6 +481,7 @@ class ParquetSink:
         self.writer = None
         self.schema = None
         self.pending = []
+        self.inferred = set()
 
     def write(self, table):
         try:
@@ -488,6 +489,9 @@ class ParquetSink:
         except InputError as e:
             raise e.in_file(self.final) from None
         if self.writer is None:
+            other = getattr(table, "other", None)
+            if other is not None:       # (Python objects: a type Arrow infers per block)
+                self.inferred |= {str(c) for c in other.columns if other[c].dtype == object}
             self.pending.append(t)
             if any(_is_null(f.type) for f in self._typed_schema()) and \
                     sum(x.num_rows for x in self.pending) < self.PENDING_ROWS:
@@ -509,7 +513,7 @@ class ParquetSink:
         import pyarrow.parquet as pq
         for x in self.pending:
             unwritable_column(x, file=self.final)
-        typed = self._typed_schema()
+        typed = _widest_decimals(self._typed_schema(), self.inferred)
         self.schema = typed.with_metadata({META_KEY: json.dumps(self.meta).encode()})
         self.writer = pq.ParquetWriter(str(self.tmp), self.schema)
         pending, self.pending = self.pending, []
@@ -525,8 +529,7 @@ class ParquetSink:
             # numbers, or numbers then text, were cast silently on Dask
             # (H132: 2 became True), where memory refuses the column
             for f, g in zip(t.schema, self.schema):
-                if f.type != g.type and not _is_null(f.type) and \
-                        not (_texts(f.type) and _texts(g.type)):
+                if not _castable(f.type, g.type):
                     held = ("missing in every row of the first blocks written "
                             f"({self.PENDING_ROWS:,} rows or more), then of type {f.type}"
                             if _is_null(g.type) else f"of type {g.type} in one block and "
@@ -556,6 +559,44 @@ def _is_null(t) -> bool:
 def _texts(t) -> bool:
     import pyarrow as pa
     return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _castable(block, file) -> bool:
+    """Whether a block's column of type ``block`` is cast to the file's
+    ``file`` with no value changed: the same type, missing cells, text as
+    other text, whole numbers as numbers (not a float as an integer; Arrow's
+    safe cast refuses an overflow), dates and times as dates and times, and
+    nested values by Arrow's safe cast (a list whose items a block holds
+    as missing alone: H133); never booleans as numbers, or numbers as
+    text or back (H132)."""
+    import pyarrow as pa
+    T = pa.types
+    if block == file or _is_null(block) or (_texts(block) and _texts(file)):
+        return True
+    if T.is_floating(file) and (T.is_integer(block) or T.is_floating(block)):
+        return True
+    if (T.is_integer(file) and T.is_integer(block)) or \
+            (T.is_decimal(file) and (T.is_decimal(block) or T.is_integer(block))):
+        return True                     # (a fraction in an int64 file is refused: H132)
+    for kind in ((T.is_timestamp,), (T.is_date,), (T.is_duration,), (T.is_time,)):
+        if any(k(block) for k in kind) and any(k(file) for k in kind):
+            return True
+    nested = (T.is_list, T.is_large_list, T.is_fixed_size_list, T.is_struct, T.is_map)
+    return any(k(block) for k in nested) and any(k(file) for k in nested)
+
+
+def _widest_decimals(schema, inferred):
+    """Decimal columns as wide as Arrow's 128-bit decimal holds, at their
+    scale: each block holds Python Decimals, whose type Arrow infers from
+    that block's values alone (decimal128(3, 2) for 1.50, (4, 2) for 12.50
+    later: a streamed release was refused, H133); in memory alike.  A
+    column of a declared Arrow type (``inferred`` names the others) keeps
+    it."""
+    import pyarrow as pa
+    return pa.schema([f.with_type(pa.decimal128(38, f.type.scale))
+                      if pa.types.is_decimal128(f.type) and f.name in inferred else f
+                      for f in schema],
+                     metadata=schema.metadata)
 
 
 class CsvSink:
