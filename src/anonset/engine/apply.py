@@ -58,7 +58,7 @@ def publish_block(plan: Plan, block: pd.DataFrame, row0: int):
 _TEXT = pd.Series(["a"]).dtype
 
 
-def _is_text(col: pd.Series) -> bool:
+def is_text(col: pd.Series) -> bool:
     """A column of text."""
     dt = col.dtype
     if isinstance(dt, pd.StringDtype):
@@ -102,7 +102,7 @@ def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
                 # kept Arrow, so that a CSV release gives its missing cells
                 # back (H130)
                 col = col.astype(pd.ArrowDtype(pa.large_string()))
-        elif _TEXT != object and col.dtype == object and _is_text(col):
+        elif _TEXT != object and col.dtype == object and is_text(col):
             # text held as Python strings (as pandas reads many files) is
             # published as pandas' own text: the release of one table read
             # by pandas and by Arrow is one (H125: string vs large_string)

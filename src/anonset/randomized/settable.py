@@ -52,7 +52,7 @@ def _same_cells(a: pd.Series, b: pd.Series) -> bool:
     if a.equals(b):
         return True
 
-    from ..engine.apply import _is_text as text
+    from ..engine.apply import is_text as text
     if not (text(a) and text(b)) or len(a) != len(b):
         return False
     na = a.isna().to_numpy()
