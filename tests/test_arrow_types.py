@@ -126,3 +126,94 @@ def test_integers_with_nulls_from_arrow_stay_integers(tmp_path):
     back = anonset.read_parquet(tmp_path / "o.parquet")
     assert str(back.other["zip"].dtype) == "Int64"
     assert back.equals(mem)
+
+
+def _ref(frame, **kw):
+    return anonset.publish(frame, anonset.Diversity(2), **{**R, **kw})
+
+
+def test_big_endian_columns_are_read_as_their_values(tmp_path):
+    """H135: a big-endian NumPy column (``np.fromfile(f, '>i8')``, FITS,
+    network order) raised pandas' 'Big-endian buffer not supported' from
+    every in-memory publisher, where Dask published it; each is now read as
+    the same values in native order, on every path."""
+    df = _frame().assign(n=lambda f: (f.id % 7).astype(">i8"), w=lambda f: (f.id % 5 / 4).astype(">f8"))
+    native = df.assign(n=df.n.astype("<i8"), w=df.w.astype("<f8"))
+    kw = dict(other=["w"], sensitive=["job", "city", "n"])
+    ref = _ref(native, **kw)
+    assert _ref(df, **kw).equals(ref)
+    assert df.n.dtype.byteorder == ">"                  # the input is left as it was
+    sem = dict(l=2, d=1, qids=["job"], identifiers=["id"], drop=["city", "w"],
+               seed="research", research_seed=True)
+    from anonset import semantic as S
+    assert S.semantic_publish(df, "n", **sem).equals(S.semantic_publish(native, "n", **sem))
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    got = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+                        scheduler="sync", **{**R, **kw})
+    assert got.to_settable(scheduler="sync").equals(ref)
+
+
+def test_a_text_view_column_is_read_as_text():
+    """H135: an ``ArrowDtype(string_view)`` column (Polars' newest Arrow,
+    ``to_pandas(types_mapper=pd.ArrowDtype)``) raised a bare
+    NotImplementedError from pandas' type checks; it is read as the same
+    column in an Arrow table is."""
+    df = _frame().assign(note=lambda f: [f"x{i % 5}" for i in f.id])
+    view = df.assign(note=pd.Series(pa.array(df.note, pa.string_view()),
+                                    dtype=pd.ArrowDtype(pa.string_view())))
+    table = pa.Table.from_pandas(df, preserve_index=False).set_column(
+        3, "note", pa.array(df.note, pa.string_view()))
+    ref = _ref(table, other=["note"])
+    assert _ref(view, other=["note"]).equals(ref)
+    assert sorted(_ref(view, other=["note"]).other["note"]) == sorted(df.note)
+
+
+def test_an_arrow_dictionary_held_by_pandas_declares_its_domain(tmp_path):
+    """H135: ``pd.read_parquet(f, dtype_backend='pyarrow')`` holds a
+    dictionary column as ``ArrowDtype(dictionary)``, whose domain was read
+    off the data (a warning, an unused entry dropped, other sets), where the
+    same file read as a Categorical, as an Arrow table and streamed declares
+    the dictionary; one file now gives one release on every path, Dask
+    included."""
+    cats = ["a", "b", "c", "d", "e"]                       # 'e': declared, held by no row
+    df = _frame()
+    t = pa.table({"id": df.id, "job": pa.DictionaryArray.from_arrays(
+        pa.array([cats.index(j) for j in df.job], pa.int32()), pa.array(cats)), "city": df.city})
+    pq.write_table(t, tmp_path / "in.parquet")
+    kw = dict(domains={"city": list("xyz")}, allow_clear=["job"])
+    ref = _ref(pd.read_parquet(tmp_path / "in.parquet"), **kw)
+    assert ref.schema["job"].domain == tuple(cats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no 'read off the data' warning
+        got = _ref(pd.read_parquet(tmp_path / "in.parquet", dtype_backend="pyarrow"), **kw)
+    assert got.equals(ref)
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    frame = pd.read_parquet(tmp_path / "in.parquet", dtype_backend="pyarrow")
+    for parts in (1, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", anonset.InferredDomainWarning)
+            pub = adask.publish(dd.from_pandas(frame, npartitions=parts), anonset.Diversity(2),
+                                scheduler="sync", **{**R, **kw})
+        assert pub.to_settable(scheduler="sync").equals(ref)
+
+
+def test_a_parquet_index_named_as_a_column_is_refused_as_in_memory(tmp_path, capsys):
+    """H135: pandas stores an index named like one of the columns as
+    '__index_level_0__' with its name in the metadata; the file was
+    published with the index dropped as if unnamed, where memory (and
+    ``pd.read_parquet`` of the file) refuse that frame.  Refused alike."""
+    from anonset import cli
+    df = _frame().set_index(pd.Index(np.resize(list("dcba"), 60), name="job"))
+    df.to_parquet(tmp_path / "in.parquet")
+    with pytest.raises(ValueError, match=r"^data: has an index named 'job', as one of its "):
+        _ref(df)
+    with pytest.raises(ValueError, match=r"in.parquet': has an index named 'job', as one of "):
+        publish_file(tmp_path / "in.parquet", tmp_path / "o.parquet", anonset.Diversity(2),
+                     **R)
+    assert cli.main(["anonymize", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "c.csv"),
+                     "--identifier", "id", "--sensitive", "job,city", "--l", "2", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has an index named 'job'" in err[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

@@ -287,8 +287,57 @@ def shortest_decimals(x: np.ndarray) -> np.ndarray:
 NARROW = "anonset.narrow_floats"
 
 
+def _arrow_unusual(dt) -> bool:
+    """An ArrowDtype pandas reads no further than holding it: a dictionary
+    (its categories are the declared domain, as a Categorical's are) or a
+    text or bytes view (string_view, binary_view: pandas' type checks raise
+    NotImplementedError on them)."""
+    if not isinstance(dt, pd.ArrowDtype):
+        return False
+    import pyarrow as pa
+    t = dt.pyarrow_dtype
+    return pa.types.is_dictionary(t) or str(t) in ("string_view", "binary_view")
+
+
+def native_types(block: pd.DataFrame) -> pd.DataFrame:
+    """``block`` with the column types pandas holds but does not read as a
+    plain table's, each as the same column given in an Arrow table is read
+    (H135): NumPy numbers in big-endian byte order (``np.fromfile(f,
+    '>i8')``, FITS, network order) as native ones, and an ArrowDtype
+    dictionary or text view (``pd.read_parquet(f, dtype_backend='pyarrow')``,
+    Polars' newest Arrow) as :func:`~anonset.io.tables.arrow_frame` makes of
+    it: a Categorical whose categories are the dictionary, large text.
+    Other columns are left as they are (the same objects)."""
+    odd = [n for n, dt in zip(block.columns, block.dtypes)
+           if (isinstance(dt, np.dtype) and not dt.isnative) or _arrow_unusual(dt)]
+    if not odd or not block.columns.is_unique:
+        return block             # (a repeated name is refused where the table is checked)
+    import pyarrow as pa
+    block = block.copy(deep=False)
+    for n in odd:
+        col = block[n]
+        if isinstance(col.dtype, np.dtype):
+            block[n] = col.astype(col.dtype.newbyteorder("="))
+            continue
+        arr = pa.array(col.array)
+        t = arr.type
+        if str(t) == "string_view":
+            arr = arr.cast(pa.large_string())
+        elif str(t) == "binary_view":
+            arr = arr.cast(pa.large_binary())
+        elif pa.types.is_dictionary(t) and str(t.value_type) in ("string_view", "binary_view"):
+            view = pa.large_string() if str(t.value_type) == "string_view" else pa.large_binary()
+            arr = arr.cast(pa.dictionary(t.index_type, view, t.ordered))
+        from .io.tables import arrow_frame
+        conv = arrow_frame(pa.table({"v": arr}))["v"]
+        conv.index = col.index
+        block[n] = conv
+    return block
+
+
 def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
-    """``block`` with its 16- and 32-bit float columns among ``names``
+    """``block`` with its columns in types pandas reads as a plain table's
+    (:func:`native_types`), and with its 16- and 32-bit float columns among ``names``
     (default: all) as the float64 numbers their shortest decimals spell
     (:func:`shortest_decimals`), a Categorical's categories so too: a
     float32 column of 0.7 holds 0.699999988079071, which a declared 0.7
@@ -297,6 +346,7 @@ def shortest_floats(block: pd.DataFrame, names=None) -> pd.DataFrame:
     {0.10000000149011612|...}, and its audit refused the original)."""
     if not block.columns.is_unique:
         return block                 # refused by name where the table is checked
+    block = native_types(block)
     names = block.columns if names is None else [n for n in names if n in block.columns]
     wide = [n for n in names if _narrow(block[n].dtype) is not None]
     if not wide:

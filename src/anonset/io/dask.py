@@ -276,8 +276,22 @@ def _row_numbers(ddf, compute_kw) -> bool:
 def _categories_task(frame, columns) -> dict:
     """The categories of a partition's categorical columns, in their order
     (what pandas reads as the whole column's: each part's, new ones appended)."""
+    from ..encode import native_types
+    frame = native_types(frame)        # an Arrow dictionary as its Categorical (H135)
     return {c: list(frame[c].cat.categories) if isinstance(frame[c].dtype, pd.CategoricalDtype)
             else list(pd.unique(frame[c].dropna())) for c in columns}
+
+
+def _arrow_dictionary(t) -> bool:
+    """A pandas ArrowDtype of an Arrow dictionary."""
+    if not isinstance(t, pd.ArrowDtype):
+        return False
+    import pyarrow as pa
+    return pa.types.is_dictionary(t.pyarrow_dtype)
+
+
+def _ordered(t) -> bool:
+    return bool(t.pyarrow_dtype.ordered if _arrow_dictionary(t) else t.ordered)
 
 
 @contextlib.contextmanager
@@ -355,10 +369,12 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
     opts = engine.Options.of(model, schema, n_threads=n_threads, **options)
     # a categorical read from Parquet comes with Dask's sentinel for unknown
     # categories, or (dictionary columns with several dictionaries) with none
-    dtypes = {c: pd.CategoricalDtype([engine.UNKNOWN_CATEGORIES], ordered=t.ordered)
-              if isinstance(t, pd.CategoricalDtype) and
-              (len(t.categories) == 0 or engine.UNKNOWN_CATEGORIES in list(t.categories))
-              else t for c, t in ddf._meta.dtypes.items()}
+    # (an ArrowDtype dictionary is one too: its categories are read from the
+    # partitions, as memory reads them, H135)
+    dtypes = {c: pd.CategoricalDtype([engine.UNKNOWN_CATEGORIES], ordered=_ordered(t))
+              if (isinstance(t, pd.CategoricalDtype) and
+                  (len(t.categories) == 0 or engine.UNKNOWN_CATEGORIES in list(t.categories)))
+              or _arrow_dictionary(t) else t for c, t in ddf._meta.dtypes.items()}
     # a Polars Enum read from Parquet: unordered, as in memory and streamed
     # (anonset.io.tables.unordered_enums; H69)
     enums = _polars_enums(ddf)

@@ -502,14 +502,26 @@ def file_columns(path, fmt) -> list:
 
 def pandas_unnamed_index(path) -> list:
     """The columns in which pandas stored an unnamed index (its metadata's
-    ``index_columns`` named ``__index_level_N__``)."""
+    ``index_columns`` named ``__index_level_N__``).  pandas stores a named
+    index so too where a column has its name: that frame is refused, as
+    :func:`index_as_columns` refuses it in memory (H135)."""
     import json
     meta = (_parquet_file(path).schema_arrow.metadata or {}).get(b"pandas")
     try:
-        cols = json.loads(meta)["index_columns"] if meta else []
-    except (ValueError, KeyError, TypeError):
+        meta = json.loads(meta) if meta else {}
+        cols = meta.get("index_columns", [])
+        names = {c.get("field_name"): c.get("name") for c in meta.get("columns", [])
+                 if isinstance(c, dict)}
+    except (ValueError, KeyError, TypeError, AttributeError):
         return []
-    return [c for c in cols if isinstance(c, str) and re.fullmatch(r"__index_level_\d+__", c)]
+    unnamed = [c for c in cols if isinstance(c, str) and
+               re.fullmatch(r"__index_level_\d+__", c)]
+    named = [names[c] for c in unnamed if isinstance(names.get(c), str)]
+    if named:
+        raise InputError(f"has an index named {named[0]!r}, as one of its columns is",
+                         file=path, expected="distinct names (rename the index, or "
+                                             "reset_index(drop=True) if it is not data)")
+    return unnamed
 
 
 def _parquet_file(path):
