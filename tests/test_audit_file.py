@@ -619,3 +619,30 @@ def test_the_order_test_of_msa_reads_its_class_grouped_order():
     kept = anonymize_msa(df, ["age", "sex"], ["pay"], k=100, t=0.6, seed=rng.bytes(32),
                          keep_order=True).generalized()
     assert _position_match(kept, df).verdict()[0]
+
+
+def test_the_conditional_prior_advice_is_keep_order_not_aligned(tmp_path, capsys):
+    """H137: on a shuffled release `--prior conditional` advised `--aligned`,
+    which lines the sets up with other people's rows: a correct release
+    FAILED ("sets miss their true value").  The refusal names the marginal
+    prior and a release in the input order; a --keep-order release's audit
+    takes the conditional prior."""
+    from anonset.cli import main
+    df = _data(300).drop(columns=["id"])
+    df.to_csv(tmp_path / "in.csv", index=False)
+    base = ["anonymize", str(tmp_path / "in.csv"), "--sensitive", "a,b,c", "--other", "grp",
+            "--l", "2", "--allow-clear", "a,b,c", "-q"]
+    for d in ("a", "b", "c"):
+        base += ["--domain", f"{d}={','.join(map(str, DOMAINS[d]))}"]
+    assert main([*base, "-o", str(tmp_path / "s.parquet")]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    rc, _, err = _cli(capsys, tmp_path / "s.parquet", "--original", tmp_path / "in.csv",
+                      "--attack", "--prior", "conditional", "--chunk-rows", 0)
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--keep-order" in err and "--aligned" not in err, err
+    assert main([*base, "--keep-order", "-o", str(tmp_path / "k.parquet")]) == 0
+    capsys.readouterr()
+    rc, out, err = _cli(capsys, tmp_path / "k.parquet", "--original", tmp_path / "in.csv",
+                        "--attack", "--prior", "conditional", "--chunk-rows", 0)
+    assert rc in (0, 1) and "miss their true value" not in out, err
+    assert "conditional" in out

@@ -315,8 +315,13 @@ def check_attack_args(table, original, known, n_targets, prior, prior_source, al
         raise InputError(f"prior {prior!r} from {prior_source!r} needs the original data",
                          param="prior", expected="{@original} or the marginal prior")
     if prior == "conditional" and not aligned:
-        raise InputError("the conditional prior needs the original rows in the published order",
-                         param="prior", expected="{@aligned=True} or the marginal prior")
+        # (H137: the advice was --aligned, which on a shuffled release
+        # lined the sets up with other people's rows and FAILED it)
+        raise InputError("the conditional prior needs the original rows in the published "
+                         "order, which a shuffled release's are not (only the table "
+                         "publish returned knows its order, in memory)", param="prior",
+                         expected="the marginal prior, or a release published in the input "
+                                  "order ({@keep_order=True}, a risk the audit names)")
     sens = [n for n in table.names if not table.params[n].exact]
     if not sens:
         raise ValueError("the table has no sensitive attribute to attack")

@@ -58,7 +58,8 @@ def register(sub) -> None:
     p.add_argument("--targets", type=int, default=None, metavar="N",
                    help="victims in the attack simulation (default 10000)")
     p.add_argument("--prior", choices=("marginal", "conditional"), default=None,
-                   help="the adversary's prior (conditional: needs --original, in memory)")
+                   help="the adversary's prior (conditional: needs --original in the published "
+                        "order: a --keep-order release's)")
     p.add_argument("--classes", type=int, default=None, metavar="N",
                    help="equivalence classes measured exactly (default 200)")
     p.add_argument("--seed", type=int, default=None, metavar="N",

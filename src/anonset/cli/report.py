@@ -49,7 +49,8 @@ def register(sub) -> None:
     p.add_argument("--no-attack", dest="attack", action="store_false",
                    help="leave out the attack simulation")
     p.add_argument("--known", type=A.nonneg_int, default=None, metavar="N",
-                   help="attributes the simulated adversary knows exactly (default 1)")
+                   help="attributes the simulated adversary knows exactly (default 1, or 0 where "
+                        "the release has one sensitive attribute)")
     p.add_argument("--targets", type=A.positive_int, default=None, metavar="N",
                    help="victims in the attack simulation (default 10000)")
     p.add_argument("--seed", type=int, default=None, metavar="N",
