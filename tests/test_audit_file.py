@@ -646,3 +646,35 @@ def test_the_conditional_prior_advice_is_keep_order_not_aligned(tmp_path, capsys
                         "--attack", "--prior", "conditional", "--chunk-rows", 0)
     assert rc in (0, 1) and "miss their true value" not in out, err
     assert "conditional" in out
+
+
+def test_a_ground_edited_against_the_model_fails_the_audit():
+    """H136: a closeness release whose metadata records the ground
+    'ordered' for a text column the model gives 'equal' (ground 'auto'; the
+    publisher refuses 'ordered' there) was audited under 'ordered': p
+    raised to what 'ordered' admits PASSED, where the worst EMD under
+    'equal' is twice t.  The parameters check now compares the recorded
+    ground with the model's, and closeness is measured under the model's."""
+    import dataclasses
+    rng = np.random.default_rng(7)
+    jobs = ["chef", "clerk", "judge", "nurse", "pilot", "teacher"]
+    df = pd.DataFrame({"job": rng.choice(jobs, 2000, p=[.05, .1, .15, .2, .2, .3]),
+                       "dis": rng.choice(list("abcd"), 2000)})
+    pub = anonset.publish(df, anonset.Closeness(0.3), sensitive=["job", "dis"],
+                          keep_order=True, allow_clear=["job", "dis"])
+    assert pub.params["job"].ground == "equal"
+    ok = audit(pub, df)
+    assert ok.checks.query("check == 'parameters'")["status"].eq("pass").all()
+    for ground, p in (("ordered", 0.7352), ("equal", pub.params["job"].p)):
+        params = dict(pub.params)
+        params["job"] = dataclasses.replace(params["job"], ground=ground, p=p)
+        edited = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, params,
+                          pub.model, pub.other, pub.info)
+        checks = audit(edited, df).checks.set_index(["check", "attribute"])
+        if ground == "ordered":
+            assert checks.loc[("parameters", "job"), "status"] == "fail"
+            assert "model gives the column 'equal'" in checks.loc[("parameters", "job"),
+                                                                   "message"]
+            assert checks.loc[("closeness", "job"), "status"] == "fail"
+        else:
+            assert checks.loc[("parameters", "job"), "status"] == "pass"

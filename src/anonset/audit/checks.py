@@ -335,10 +335,28 @@ def closeness_bound_any_A(p: float, eta: int, d: int) -> float:
     return (1.0 - r) / (1.0 + r)
 
 
+def model_ground(table, name: str):
+    """The ground distance the release's model gives an attribute's t, as
+    the publisher resolves it (``auto``: its hierarchy, its declared order,
+    else equal); None where the model has no ground or cannot tell."""
+    from ..models import model_from_dict
+    from ..randomized.params import resolve_ground
+    try:
+        model = model_from_dict(table.model) if table.model else None
+        if model is None or not hasattr(model, "ground_for"):
+            return None
+        return resolve_ground(model, table.schema[name])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def ground_name(table, name: str, ground=None) -> str:
-    """The ground distance of an attribute's t: given, else the published
-    one, else the attribute's natural one (hierarchy, order, or equal)."""
-    g = _attr_value(ground, name, None) or table.params[name].ground
+    """The ground distance of an attribute's t: given, else the one the
+    model gives it (H136: a metadata edited to 'ordered' where the model
+    means 'equal' is checked under 'equal'), else the published one, else
+    the attribute's natural one (hierarchy, order, or equal)."""
+    g = _attr_value(ground, name, None) or model_ground(table, name) or \
+        table.params[name].ground
     if g in (None, "auto"):
         a = table.schema[name]
         g = "hierarchical" if a.hierarchy is not None else ("ordered" if a.kind == "ordinal" else "equal")

@@ -146,6 +146,25 @@ def _t_problems(model, a, par, probs) -> None:
         probs.append(f"params claim t = {par.t}, the model t = {tm}")
     if par.ground is None and not math.isinf(tm):
         probs.append("no ground distance recorded for t")
+    elif not math.isinf(tm):
+        # the ground the publisher gives the column under this model (H136:
+        # 'ordered' written over a text column's 'equal' passed the audit)
+        from ..randomized.params import resolve_ground
+        try:
+            want = resolve_ground(model, a)
+        except ValueError as e:
+            probs.append(str(e))
+            return
+        if par.ground != want:
+            probs.append(f"params record the ground {par.ground!r}, the model gives the "
+                         f"column {want!r}")
+        elif want == "ordered":
+            from ..validate import check_ordered_ground
+            try:
+                check_ordered_ground(a, want, declared_order=a.kind == "ordinal")
+            except ValueError:
+                probs.append("ground 'ordered' over an order made by sorting its text "
+                             "(which the publisher refuses)")
 
 
 def _semantic_problems(table, a, par, probs) -> None:
