@@ -678,3 +678,40 @@ def test_a_ground_edited_against_the_model_fails_the_audit():
             assert checks.loc[("closeness", "job"), "status"] == "fail"
         else:
             assert checks.loc[("parameters", "job"), "status"] == "pass"
+
+
+def test_grounds_an_earlier_version_gave_are_not_failed():
+    """H140: releases of earlier versions, correct for their model, FAILED
+    the ground check: before 2026-11-26 ground 'auto' was 'ordered' for an
+    ordinal column with a missing token (now 'equal'), and before
+    2026-11-27 'ordered' could be named for a text column whose order comes
+    from sorting it (now refused: the audit warns)."""
+    import dataclasses
+    rng = np.random.default_rng(2)
+    grades = ["low", "mid", "high", "top"]
+    df = pd.DataFrame({"grade": rng.choice(grades + [None], 1500),
+                       "job": rng.choice(["chef", "clerk", "judge", "nurse"], 1500)})
+    pub = anonset.publish(df, anonset.Closeness(0.3), sensitive=["grade", "job"],
+                          ordinal={"grade": grades}, missing="category", keep_order=True,
+                          allow_clear=["grade", "job"])
+    assert pub.params["grade"].ground == "equal"
+
+    def audited(params, model=pub.model):
+        t = SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, params,
+                     model, pub.other, pub.info)
+        return audit(t, df).checks.set_index(["check", "attribute"])
+
+    old = dict(pub.params, grade=dataclasses.replace(pub.params["grade"], ground="ordered"))
+    checks = audited(old)
+    assert checks.loc[("parameters", "grade"), "status"] == "pass"
+    assert checks.loc[("closeness", "grade"), "status"] == "pass"
+    from anonset.audit.checks import ground_name
+    assert ground_name(SetTable(pub.schema, {n: np.array(pub.mask(n)) for n in pub.names}, old,
+                                pub.model, pub.other, pub.info), "grade") == "ordered"
+    text = dict(pub.params, job=dataclasses.replace(pub.params["job"], ground="ordered"))
+    checks = audited(text, dict(pub.model, ground={"job": "ordered"}))
+    assert checks.loc[("parameters", "job"), "status"] == "warn"
+    assert "sorting its text" in checks.loc[("parameters", "job"), "message"]
+    # the model's 'auto' on that text column: 'ordered' is no ground it gives
+    checks = audited(text)
+    assert checks.loc[("parameters", "job"), "status"] == "fail"

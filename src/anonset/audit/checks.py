@@ -335,27 +335,42 @@ def closeness_bound_any_A(p: float, eta: int, d: int) -> float:
     return (1.0 - r) / (1.0 + r)
 
 
-def model_ground(table, name: str):
-    """The ground distance the release's model gives an attribute's t, as
-    the publisher resolves it (``auto``: its hierarchy, its declared order,
-    else equal); None where the model has no ground or cannot tell."""
-    from ..models import model_from_dict
+def model_grounds(model, attr) -> tuple:
+    """The ground distances a release's model gives an attribute's t, the
+    one the publisher resolves today first (``auto``: its hierarchy, its
+    declared order, else equal), then one an earlier version resolved:
+    before 2026-11-26 ``auto`` was 'ordered' for an ordinal column with a
+    missing token too (H140: such releases are correct for that model)."""
     from ..randomized.params import resolve_ground
+    want = resolve_ground(model, attr)
+    if model.ground_for(attr.name) == "auto" and want == "equal" and \
+            attr.hierarchy is None and attr.kind == "ordinal":
+        return want, "ordered"
+    return (want,)
+
+
+def _model_ground(table, name: str):
+    """The ground of an attribute's t that the release's model allows:
+    the recorded one where the model gives it, else the model's; None
+    where the model has no ground or cannot tell."""
+    from ..models import model_from_dict
     try:
         model = model_from_dict(table.model) if table.model else None
         if model is None or not hasattr(model, "ground_for"):
             return None
-        return resolve_ground(model, table.schema[name])
+        allowed = model_grounds(model, table.schema[name])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+    recorded = table.params[name].ground
+    return recorded if recorded in allowed else allowed[0]
 
 
 def ground_name(table, name: str, ground=None) -> str:
     """The ground distance of an attribute's t: given, else the one the
-    model gives it (H136: a metadata edited to 'ordered' where the model
+    model allows it (H136: a metadata edited to 'ordered' where the model
     means 'equal' is checked under 'equal'), else the published one, else
     the attribute's natural one (hierarchy, order, or equal)."""
-    g = _attr_value(ground, name, None) or model_ground(table, name) or \
+    g = _attr_value(ground, name, None) or _model_ground(table, name) or \
         table.params[name].ground
     if g in (None, "auto"):
         a = table.schema[name]
