@@ -715,3 +715,26 @@ def test_grounds_an_earlier_version_gave_are_not_failed():
     # the model's 'auto' on that text column: 'ordered' is no ground it gives
     checks = audited(text)
     assert checks.loc[("parameters", "job"), "status"] == "fail"
+
+
+def test_missing_as_a_category_and_a_first_release_are_listed(tmp_path):
+    """H141: two opt-ins the summary, the metadata and the report named
+    were a bare PASSED in the audit: missing cells published as a value of
+    their own (missing='category'), and a release declared the first of its
+    series (first_in_series), named only in a passing row the printed audit
+    hides.  Each is now an info row, listed."""
+    key = tmp_path / "k.key"
+    anonset.io.keys.new_key_file(key)
+    df = _data(300).drop(columns=["grp"])
+    df.loc[[3, 50, 90], "a"] = None
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a", "b", "c"],
+                          identifiers=["id"], domains=DOMAINS, missing="category",
+                          key_file=key, record_id="id", first_in_series=True,
+                          allow_clear=["a", "b", "c"])
+    checks = audit(pub, df).checks.set_index("check")
+    assert checks.loc["missing", "status"] == "info"
+    assert "'?'" in checks.loc["missing", "message"] and "a" in checks.loc["missing", "message"]
+    assert checks.loc["key", "status"] == "info"
+    assert "first_in_series" in checks.loc["key", "message"]
+    text = audit(pub, df).to_text(every=False)
+    assert "first in series" in text and "category '?'" in text

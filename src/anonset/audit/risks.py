@@ -98,6 +98,11 @@ def key_risks(info, add, model=None, *, partition: bool = False) -> None:
             "key: a persistent key with t-closeness parameters chosen for this release's data; "
             "later releases keep the same sets only with these parameters (params=this; "
             "--params-from THIS_RELEASE)" + first)
+    elif mode == "persistent" and first:
+        # a declaration the user made: listed, not among the passes (H141)
+        add("key", "-", "info", "persistent, first in series", "os",
+            "key: a persistent key file; the same record gets the same sets in every release"
+            + first)
     elif mode in ("os", "persistent"):
         add("key", "-", "pass", mode, "os",
             "key: a fresh key from the operating system, never stored" if mode == "os" else
@@ -133,11 +138,16 @@ def dropped_row_risks(info, add) -> None:
     """Rows the publisher left out for a missing cell (``info['missing']``,
     policy 'drop'): a warning, since absence from the release tells that a
     person left a published column unanswered."""
-    from ..validate import dropped_rows_words
+    from ..validate import category_words, dropped_rows_words
     record = info.get("missing")
     words = dropped_rows_words(record)
     if words:
         add("missing", "-", "warn", record["rows"], 0, "missing: " + words)
+    words = category_words(record)
+    if words:
+        # an opt-in the summary, the metadata and the report name (H141)
+        add("missing", "-", "info", f"category {record.get('token')!r}", None,
+            "missing: " + words)
 
 
 def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
