@@ -289,14 +289,19 @@ NARROW = "anonset.narrow_floats"
 
 def _arrow_unusual(dt) -> bool:
     """An ArrowDtype pandas reads no further than holding it: a dictionary
-    (its categories are the declared domain, as a Categorical's are) or a
+    (its categories are the declared domain, as a Categorical's are), a
     text or bytes view (string_view, binary_view: pandas' type checks raise
-    NotImplementedError on them)."""
+    NotImplementedError on them), bytes, decimals and nested values (which
+    a file's reader gives as Python objects: H139, one file gave two
+    releases, and a list column a traceback)."""
     if not isinstance(dt, pd.ArrowDtype):
         return False
     import pyarrow as pa
     t = dt.pyarrow_dtype
-    return pa.types.is_dictionary(t) or str(t) in ("string_view", "binary_view")
+    return (pa.types.is_dictionary(t) or str(t) in ("string_view", "binary_view")
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
+            or pa.types.is_nested(t))
 
 
 def native_types(block: pd.DataFrame) -> pd.DataFrame:
@@ -306,18 +311,27 @@ def native_types(block: pd.DataFrame) -> pd.DataFrame:
     '>i8')``, FITS, network order) as native ones, and an ArrowDtype
     dictionary or text view (``pd.read_parquet(f, dtype_backend='pyarrow')``,
     Polars' newest Arrow) as :func:`~anonset.io.tables.arrow_frame` makes of
-    it: a Categorical whose categories are the dictionary, large text.
-    Other columns are left as they are (the same objects)."""
+    it: a Categorical whose categories are the dictionary, large text; an
+    ArrowDtype of bytes, decimals or nested values as the Python objects a
+    file's reader gives (H139); a Sparse column as its values.  Other
+    columns are left as they are (the same objects)."""
     odd = [n for n, dt in zip(block.columns, block.dtypes)
-           if (isinstance(dt, np.dtype) and not dt.isnative) or _arrow_unusual(dt)]
+           if (isinstance(dt, np.dtype) and not dt.isnative) or _arrow_unusual(dt)
+           or isinstance(dt, pd.SparseDtype)]
     if not odd or not block.columns.is_unique:
         return block             # (a repeated name is refused where the table is checked)
     import pyarrow as pa
     block = block.copy(deep=False)
     for n in odd:
         col = block[n]
+        if isinstance(col.dtype, pd.SparseDtype):      # its values (H139: the fill value
+            col = col.sparse.to_dense()               # was written as the dtype's text)
+            block[n] = col
         if isinstance(col.dtype, np.dtype):
-            block[n] = col.astype(col.dtype.newbyteorder("="))
+            if not col.dtype.isnative:
+                block[n] = col.astype(col.dtype.newbyteorder("="))
+            continue
+        if not _arrow_unusual(col.dtype):
             continue
         arr = pa.array(col.array)
         t = arr.type

@@ -784,6 +784,18 @@ def checked_record_hashes(values, *, text: bool, column: str, file=None,
                          param="record_id", column=column, file=file, row=row0 + i,
                          expected="whole numbers or text as record ids (the dates written "
                                   "as text, alike in every release)")
+    if kind in ("mixed", "unknown-array"):
+        nested = np.fromiter((isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray))
+                              for v in vals), dtype=bool, count=len(vals))
+        if nested.any():
+            # a list's text is the path's (H139: [0, 7] in a frame, [0 7] as
+            # the array a file gives): a series continued on the other path
+            # drew new sets for two records in three
+            i = int(np.argmax(nested))
+            raise InputError(f"holds nested values ({type(vals[i]).__name__} at "
+                             f"{row_name(row0 + i)}), whose text differs between a frame "
+                             "and a file", param="record_id", column=column, file=file,
+                             row=row0 + i, expected="whole numbers or text as record ids")
     if kind in ("decimal", "bytes", "mixed"):
         for i, v in enumerate(vals):
             # bytes that are no UTF-8 text would key as their repr, which a
