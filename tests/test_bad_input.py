@@ -766,7 +766,52 @@ FILE_CASES = [
              ("column 'age'", "'old'", "numeric")),
     FileCase("header-only-in-gzip", "in.csv.gz", lambda: __import__("gzip").compress(HEAD.encode()),
              ("is empty (no rows)",)),
+    # a compression the name does not say (H138: plain text named .csv.xz
+    # raised lzma's LZMAError, a traceback; named .csv.gz, zlib's words and
+    # nothing expected; gzip named .csv was called Windows-1252 text)
+    FileCase("plain-text-named-gz", "in.csv.gz", _csv(HEAD + FOUR_AGES),
+             ("'in.csv.gz': is not gzip-compressed, though its name ends in .gz",
+              "expected a gzip-compressed CSV file", "rename it 'in.csv'")),
+    FileCase("plain-text-named-bz2", "in.csv.bz2", _csv(HEAD + FOUR_AGES),
+             ("'in.csv.bz2': is not bzip2-compressed", "rename it 'in.csv'")),
+    FileCase("plain-text-named-xz", "in.csv.xz", _csv(HEAD + FOUR_AGES),
+             ("'in.csv.xz': is not xz-compressed, though its name ends in .xz",
+              "expected an xz-compressed CSV file", "rename it 'in.csv'")),
+    FileCase("xz-named-gz", "in.csv.gz", lambda: __import__("lzma").compress(
+        (HEAD + FOUR_AGES).encode()),
+             ("'in.csv.gz': is xz-compressed, though its name ends in .gz",
+              "rename it 'in.csv.xz'")),
+    FileCase("gzip-named-csv", "in.csv", lambda: __import__("gzip").compress(
+        (HEAD + FOUR_AGES).encode()),
+             ("'in.csv': is gzip-compressed, though its name does not say so",
+              "expected a plain CSV file (rename it 'in.csv.gz'")),
+    FileCase("corrupt-xz-in-the-middle", "in.csv.xz", lambda: _damaged("xz"),
+             ("'in.csv.xz': is not a readable CSV file", "xz decompress failed",
+              "expected a whole, undamaged xz-compressed CSV file")),
+    FileCase("truncated-xz", "in.csv.xz", lambda: _damaged("xz", cut=True),
+             ("'in.csv.xz': is not a readable CSV file",
+              "expected a whole, undamaged xz-compressed CSV file")),
+    FileCase("corrupt-gzip-in-the-middle", "in.csv.gz", lambda: _damaged("gz"),
+             ("'in.csv.gz': is not a readable CSV file",
+              "expected a whole, undamaged gzip-compressed CSV file")),
 ]
+
+
+def _damaged(kind: str, cut: bool = False) -> bytes:
+    """A compressed CSV of some 300 kB of text, damaged (64 zero bytes) or
+    cut short in the middle of its compressed stream."""
+    import gzip
+    import lzma
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{i},{rng.integers(20, 80)},{'ab'[i % 2]},{'xy'[i % 3 % 2]},"
+                   f"n{rng.integers(1e9)}\n"
+                   for i in range(12_000))
+    b = bytearray((lzma.compress if kind == "xz" else gzip.compress)((HEAD + rows).encode()))
+    n = len(b) // 2
+    if cut:
+        return bytes(b[:n])
+    b[n:n + 64] = bytes(64)
+    return bytes(b)
 
 
 @pytest.mark.parametrize("case", FILE_CASES, ids=[c.id for c in FILE_CASES])
@@ -1634,3 +1679,28 @@ def test_api_arguments_of_the_wrong_kind_are_named(tmp_path):
             call()
         assert words in str(e.value) and "\n" not in str(e.value), (words, str(e.value))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+@pytest.mark.parametrize("damage", ["plain", "corrupt"])
+@pytest.mark.parametrize("argv", [
+    ["msa-anonymize", "--qi", "age", "--sa", "job", "--identifier", "id", "--drop", "city,note",
+     "--k", "2", "--t", "0.5"],
+    ["lgb", "--qi", "age", "--sensitive", "job", "--identifier", "id", "--drop", "city,note",
+     "--k", "2"],
+    ["semantic-anonymize", "--sensitive", "job", "--identifier", "id", "--drop", "age,city,note",
+     "--l", "2", "--d", "1", "--domain", "a,b"],
+], ids=lambda a: a[0] if isinstance(a, list) else a)
+def test_a_bad_xz_file_is_refused_in_one_line_by_every_command(argv, damage, tmp_path, capsys,
+                                                               monkeypatch):
+    """An .xz name on plain text or on a damaged xz stream raised lzma's
+    LZMAError (no OSError) out of every reader: a traceback (H138)."""
+    monkeypatch.chdir(tmp_path)
+    Path("in.csv.xz").write_bytes(_damaged("xz") if damage == "corrupt" else
+                                  (HEAD + FOUR_AGES).encode())
+    before = snapshot(tmp_path)
+    rc = cli.main([argv[0], "in.csv.xz", "-o", "o.csv", *argv[1:]])
+    err = one_line(capsys.readouterr().err, f"anonset {argv[0]}: error: ")
+    assert rc == 2
+    assert ("is not a readable CSV file" if damage == "corrupt" else
+            "is not xz-compressed") in err and "'in.csv.xz'" in err and "expected" in err, err
+    assert snapshot(tmp_path) == before

@@ -369,16 +369,108 @@ def check_input_file(path, *, param: str = "input") -> Path:
     return p
 
 
+#: How each compressed stream a CSV file is read through starts, by the
+#: suffix its name ends in (bzip2: its block or end-of-stream mark after the
+#: level, so that a header line starting 'BZh' is text).
+COMPRESSION_MAGIC = {".gz": ("gzip", re.compile(rb"\x1f\x8b")),
+                     ".bz2": ("bzip2", re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")),
+                     ".xz": ("xz", re.compile(rb"\xfd7zXZ\x00")),
+                     ".zst": ("zstd", re.compile(rb"\x28\xb5\x2f\xfd"))}
+
+
+def _an(kind: str) -> str:
+    """'a gzip', 'an xz'."""
+    return f"{'an' if kind[0] in 'aeiox' else 'a'} {kind}"
+
+
+def check_compression(path) -> None:
+    """Refuse a CSV file whose bytes are not compressed as its name says:
+    plain text named ``.csv.gz`` (or ``.bz2``, ``.xz``, ``.zst``), another
+    compression than the name's, or a compressed stream named ``.csv``, in
+    one line naming the file, what it is and what its name should be (a
+    decompressor's own message names neither, and compressed bytes read as
+    text were called Windows-1252 with iconv advice)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(10)
+    except OSError:
+        return                            # refused by the reader, naming the error
+    if not head:
+        return                            # empty: refused as having no header line
+    suffix = p.suffix.lower()
+    named = COMPRESSION_MAGIC.get(suffix)
+    found = next(((s, kind) for s, (kind, magic) in COMPRESSION_MAGIC.items()
+                  if magic.match(head)), None)
+    if named is not None and (found is None or found[0] != suffix):
+        base = p.name[:-len(suffix)]      # data.csv.gz -> data.csv
+        if found is None:
+            raise InputError(f"is not {named[0]}-compressed, though its name ends in {suffix} "
+                             f"(it does not start as {named[0]} data does)", file=path,
+                             expected=f"{_an(named[0])}-compressed CSV file (a plain CSV file is "
+                                      f"named without {suffix}: rename it {base!r})")
+        raise InputError(f"is {found[1]}-compressed, though its name ends in {suffix}",
+                         file=path, expected=f"{_an(named[0])}-compressed CSV file (rename it "
+                                             f"{base + found[0]!r}, which is read as it is)")
+    if named is None and found is not None:
+        raise InputError(f"is {found[1]}-compressed, though its name does not say so",
+                         file=path, expected=f"a plain CSV file (rename it "
+                                             f"{p.name + found[0]!r}, which is read as it is)")
+
+
+def unreadable_csv(path, error, after: int | None = None) -> InputError:
+    """The refusal of a CSV file that could not be read (``error``: the
+    OSError or EOFError of the file or its decompressor; ``after``: the rows
+    read before it), saying what was expected: for a compressed file, a
+    whole stream (one damaged or cut short fails where it is)."""
+    named = COMPRESSION_MAGIC.get(Path(path).suffix.lower())
+    where = f" after row {after:,}" if after else ""
+    return InputError(f"is not a readable CSV file{where} ({error})", file=path,
+                      expected=f"a whole, undamaged {named[0]}-compressed CSV file, as its name "
+                               "says (it may be cut short or damaged: compress it again)"
+                      if named else "a CSV file that can be read to its end")
+
+
 def _csv_stream(path):
     """A byte stream of a CSV file, decompressed as its name says.  Arrow
     detects gzip, bzip2 and zstd by the name; its wheels carry no xz codec
     and read a .xz file as its raw bytes (refused as not UTF-8, H18), so
-    xz is read through Python's lzma."""
+    xz is read through Python's lzma (its errors raised as OSError, as
+    Arrow's decompressors raise theirs)."""
     import pyarrow as pa
     if str(path).lower().endswith(".xz"):
-        import lzma
-        return pa.PythonFile(lzma.open(str(path), "rb"), mode="r")
+        return pa.PythonFile(_xz_file(path), mode="r")
     return pa.input_stream(str(path), compression="detect")
+
+
+def _xz_file(path):
+    """An xz file read through lzma, whose ``LZMAError`` (corrupt or no xz
+    data: not an OSError, so a traceback) is raised as an OSError."""
+    import lzma
+
+    class XzFile(lzma.LZMAFile):
+        def _wrap(self, read, *a):
+            try:
+                return read(*a)
+            except lzma.LZMAError as e:
+                raise OSError(f"xz decompress failed: {e}") from None
+
+        def read(self, size=-1):
+            return self._wrap(super().read, size)
+
+        def read1(self, size=-1):
+            return self._wrap(super().read1, size)
+
+        def readinto(self, b):
+            return self._wrap(super().readinto, b)
+
+        def peek(self, size=-1):
+            return self._wrap(super().peek, size)
+
+        def readline(self, size=-1):
+            return self._wrap(super().readline, size)
+
+    return XzFile(str(path), "rb")
 
 
 #: Bytes read at most to find where a file stops being UTF-8 (an error path).
@@ -466,6 +558,7 @@ def _csv_dialect(path) -> tuple:
     ``OTHER_SEPARATORS`` where the header holds no comma and splits on
     exactly one of them (so every reader of a file sees the same columns)."""
     import itertools
+    check_compression(path)
     try:
         with _csv_stream(path) as f:
             # utf-8-sig: the byte-order mark that spreadsheets write ("CSV UTF-8")
@@ -488,7 +581,9 @@ def _csv_dialect(path) -> tuple:
             row = next(csv.reader(itertools.chain([first], text), delimiter=sep), None)
     except UnicodeDecodeError:
         raise not_utf8(path) from None
-    except (OSError, EOFError, csv.Error) as e:
+    except (OSError, EOFError) as e:
+        raise unreadable_csv(path, e) from None
+    except csv.Error as e:
         raise InputError(f"is not a readable CSV file ({e})", file=path) from None
     if not row:
         raise InputError("is empty (no header line)", file=path,
@@ -692,7 +787,7 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
         raise InputError(f"is not a readable CSV file ({_no_cells(msg)})", file=path) \
             from None
     except (OSError, EOFError) as e:
-        raise InputError(f"is not a readable CSV file ({e})", file=path) from None
+        raise unreadable_csv(path, e, row0 + held) from None
     if held:
         table = pa.Table.from_batches(pending).combine_chunks()
         yield row0, _text_frame(table.to_batches()[0], want)
