@@ -715,6 +715,11 @@ FILE_CASES = [
              ("in.csv", "wrong number of fields: row 2 has 6", "5 fields on every row")),
     FileCase("ragged-short-row", "in.csv", _csv(HEAD + "1,20,a,x,n\n2,30,b\n"),
              ("in.csv", "wrong number of fields: row 2 has 3")),
+    # blank lines are no rows (the reader skips them): they shifted the row
+    # the ragged-row refusal named (H138)
+    FileCase("ragged-row-after-blank-lines", "in.csv",
+             _csv(HEAD + "1,20,a,x,n\n\n\n2,30,b,y,n\n\n3,40,b\n"),
+             ("in.csv", "wrong number of fields: row 3 has 3")),
     FileCase("non-utf8", "in.csv", lambda: (HEAD + "1,20,a,x,n\n").encode() + b"2,30,\xff\xfe,y,n\n",
              ("in.csv", "is not UTF-8 text: line 3 holds the byte 0xff (byte 38 of its text)",
               "in Windows-1252 or Latin-1, which spreadsheets on Windows write, it is 'ÿ'",

@@ -796,16 +796,19 @@ def iter_blocks(path, fmt, *, chunk_rows: int, columns=None):
 def ragged_row(path, sep: str, n_fields: int, after: int) -> InputError:
     """The refusal of a CSV file with a row of another number of fields than
     its header, naming the row (found by a second, Python reading of the
-    file: the parser's message names none) and the counts, never the row's
-    cells, which are a person's values."""
+    file: the parser's message names none; blank lines skipped, as that
+    parser skips them) and the counts, never the row's cells, which are a
+    person's values."""
     row = k = None
     try:
         with _csv_stream(path) as f:
             text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
             rows = csv.reader(text, delimiter=sep)
             next(rows, None)                        # the header
-            for i, fields in enumerate(rows):
-                if len(fields) != n_fields and fields:
+            # blank lines are no rows, as the Arrow reader skips them (they
+            # shifted the row named: H138)
+            for i, fields in enumerate(f for f in rows if f):
+                if len(fields) != n_fields:
                     row, k = i, len(fields)
                     break
     except (OSError, UnicodeDecodeError, csv.Error):
