@@ -988,3 +988,46 @@ def test_dask_keeps_an_ordered_categorical_beside_a_polars_enum(tmp_path):
         got = adask.publish(dd.read_parquet(tmp_path / "e.parquet", **how), anonset.Closeness(0.15),
                             scheduler="sync", **kw)
         assert got.params["grade"].ground == "ordered", how
+
+
+@pytest.mark.parametrize("bins", [True, False])
+def test_thousands_separators_are_named_with_a_conversion_that_runs(tmp_path, capsys, bins):
+    """'33,000' in a comma-separated file was called a decimal comma, with
+    pandas.read_csv(path, sep=';', decimal=','), which reads that file as
+    one column (H138).  The refusal names thousands separators and the
+    conversion for the file's separator; following it, the file is read."""
+    import re
+    from anonset import cli
+    rng = np.random.default_rng(2)
+    rows = ["id,sex,income"] + [f'p{i},{"MF"[i % 2]},"{int(v) * 1000:,}"'
+                                for i, v in enumerate(rng.integers(10, 200, 200))]
+    src = tmp_path / "inc.csv"
+    src.write_text("\n".join(rows) + "\n")
+    base = ["--identifier", "id", "--exact", "sex", "--sensitive", "income", "--l", "2"]
+    extra = ["--bins", "income=0:50000:100000:1000000"] if bins else ["--allow-rare", "income"]
+    assert cli.main(["anonymize", str(src), "-o", str(tmp_path / "o.csv"), *base, *extra,
+                     "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "thousands separators" in err and "decimal comma" not in err, err
+    m = re.search(r"pandas\.read_csv\(path, [^)]*\)", err)
+    assert m and m.group(0) == "pandas.read_csv(path, thousands=',')", err
+    conv = eval(m.group(0).replace("path", repr(str(src))), {"pandas": pd})
+    conv.to_csv(tmp_path / "conv.csv", index=False)
+    assert cli.main(["anonymize", str(tmp_path / "conv.csv"), "-o", str(tmp_path / "o.csv"),
+                     *base, *extra, "-q"]) == 0, capsys.readouterr().err
+
+
+def test_comma_advice_matches_the_separator_and_the_kind_of_comma():
+    from anonset.validate import comma_conversion, comma_kind, numbers_expected
+    assert comma_kind(["33,000", "120,000"], ",") == "thousands"
+    assert comma_kind(["33,000", "23,5"], ",") == "decimal"
+    assert comma_kind(["1,234"], ";") == "decimal"
+    assert comma_kind(["1,234,567"], ";") == "thousands"
+    assert comma_kind(["1,234.5"], ";") == "thousands"
+    assert comma_conversion("decimal", ";") == "pandas.read_csv(path, sep=';', decimal=',')"
+    assert comma_conversion("decimal", "\t") == "pandas.read_csv(path, sep='\\t', decimal=',')"
+    assert comma_conversion("decimal", ",") == "pandas.read_csv(path, decimal=',')"
+    assert comma_conversion("thousands", "|") == "pandas.read_csv(path, sep='|', thousands=',')"
+    assert "decimal comma" in numbers_expected("3,5") and "sep=';'" in numbers_expected("3,5")
+    assert "thousands separators" in numbers_expected("33,000", ",")
+    assert numbers_expected("abc") == "numbers"

@@ -74,13 +74,52 @@ def option_text(option: str, value) -> str:
     return f"{option} {shlex.quote(text)}"
 
 
-def numbers_expected(value) -> str:
+#: A number written with a decimal comma ('354,94'; '1,234' too, which a
+#: comma-separated file would write as thousands).
+DECIMAL_COMMA = re.compile(r"^[ \t]*[+-]?\d+,\d+[ \t]*$")
+#: A number written with thousands separators ('1,234', '12,345,678.5').
+THOUSANDS_COMMA = re.compile(r"^[ \t]*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?[ \t]*$")
+
+
+def comma_kind(values, sep: str | None = None) -> str:
+    """'thousands' or 'decimal': what the comma of numbers written with one
+    (``values``, each a decimal comma or thousands separators) is, where the
+    file's field separator is ``sep`` (None: not a CSV file).  Thousands
+    where one of them can be nothing else ('12,345,678', '1,234.5'), or,
+    in a comma-separated file (which quotes them), where every one has
+    groups of three digits ('33,000'); else a decimal comma, which
+    spreadsheets set to one write in ';'-separated files."""
+    vals = [str(v) for v in values]
+    if any(THOUSANDS_COMMA.match(v) and not DECIMAL_COMMA.match(v) for v in vals):
+        return "thousands"
+    if sep in (",", None) and vals and all(THOUSANDS_COMMA.match(v) for v in vals):
+        return "thousands"
+    return "decimal"
+
+
+def comma_conversion(kind: str, sep: str | None = None) -> str:
+    """The pandas call that reads a CSV file whose numbers are written
+    with a comma of ``kind`` (:func:`comma_kind`) and field separator
+    ``sep`` (None: unknown, a ';' file of a decimal comma assumed), as it
+    can be typed."""
+    if sep is None:
+        sep = ";" if kind == "decimal" else ","
+    arg = "" if sep == "," else f"sep={sep!r}, "
+    return f"pandas.read_csv(path, {arg}{'thousands' if kind == 'thousands' else 'decimal'}=',')"
+
+
+def numbers_expected(value, sep: str | None = None) -> str:
     """What a numeric column expected instead of the text ``value``: a
-    number with a decimal comma ('3,5', as spreadsheets set to a decimal
-    comma write it) is named, with the conversion."""
-    if re.fullmatch(r"[+-]?\d+,\d+", str(value).strip()):
-        return ("numbers with a decimal point (the file writes them with a decimal comma: "
-                "convert it, e.g. pandas.read_csv(path, sep=';', decimal=',')"
+    number written with a comma (a decimal comma, '3,5', as spreadsheets
+    set to one write it; thousands separators, '33,000') is named, with
+    the conversion for a file whose field separator is ``sep`` (None: not
+    known)."""
+    v = str(value).strip()
+    if DECIMAL_COMMA.match(v) or THOUSANDS_COMMA.match(v):
+        kind = comma_kind([v], sep)
+        what = "a decimal comma" if kind == "decimal" else "thousands separators"
+        return (f"numbers with a decimal point (the file writes them with {what}: "
+                f"convert it, e.g. {comma_conversion(kind, sep)}"
                 ".to_csv(out, index=False))")
     return "numbers"
 

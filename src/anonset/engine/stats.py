@@ -457,6 +457,12 @@ def domain_type(domain) -> str:
     return "str"
 
 
+def _separator(file):
+    """The field separator of the CSV ``file`` (for a conversion's advice)."""
+    from ..io.tables import csv_separator
+    return csv_separator(file)
+
+
 def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
               row0: int = 0) -> pd.Series:
     """A text column typed like its attribute's domain; missing markers -> NA."""
@@ -488,6 +494,6 @@ def cast_text(col: pd.Series, attr: Attribute, name: str, file=None,
         bad = vals[i]
         raise InputError(f"holds the text {bad!r} at {V.row_name(row0 + int(i))}, but its "
                          "domain is numeric", column=name, file=file, row=row0 + int(i),
-                         expected=numbers_expected(bad)) from None
+                         expected=numbers_expected(bad, _separator(file))) from None
     return pd.Series(num)
 

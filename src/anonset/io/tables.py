@@ -872,38 +872,53 @@ def text_type(values) -> str:
 COMMA_NUMBER = re.compile(r"^[ \t]*[+-]?(?:\d+,\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?)[ \t]*$")
 
 
-def check_point_numbers(values, column, *, file=None) -> None:
+def csv_separator(path) -> str | None:
+    """The field separator of a CSV file (:func:`_csv_dialect`), or None
+    where ``path`` is no readable CSV file (a Parquet file, none)."""
+    if path is None or str(path).lower().endswith(PARQUET_SUFFIXES):
+        return None
+    try:
+        return _csv_dialect(path)[1]
+    except (InputError, OSError, ValueError):
+        return None
+
+
+def check_point_numbers(values, column, *, file=None, sep=None) -> None:
     """Refuse a CSV column of numbers written with commas (``values``: its
-    text cells, missing markers included): read as text, a sensitive column
-    or a QI would be published as labels without their order (H39: a
-    decimal-comma CPS1985 published wage as text, measured t with the
-    'equal' distance and generalized it as a category), where the same
-    numbers with a point are numbers."""
+    text cells, missing markers included; ``sep``: the file's field
+    separator, read off ``file`` where not given): read as text, a
+    sensitive column or a QI would be published as labels without their
+    order (H39: a decimal-comma CPS1985 published wage as text, measured t
+    with the 'equal' distance and generalized it as a category), where the
+    same numbers with a point are numbers.  The conversion named is the
+    one for the file's separator and the kind of comma (H138)."""
     values = np.asarray(list(values), dtype=object)
     if not len(values):
         return
     vals = pd.unique(values[~is_missing_text(values)])
-    first, commas = None, 0
+    commas = []
     for v in vals:
         if not isinstance(v, str):
             return
         if COMMA_NUMBER.match(v):
-            first = v if first is None else first
-            commas += 1
+            commas.append(v)
         elif not INT_TEXT.match(v):
             return                                # text: no numbers
-    if first is None or commas < len(vals) / 2:
+    if not commas or len(commas) < len(vals) / 2:
         # a few '4,6' among whole numbers are lists of them (H42: DAAG
         # hotspots' sources), not numbers written with a comma
         return
-    from ..validate import InputError
-    raise InputError(f"holds numbers written with a comma ({first.strip()!r}): read as text, "
-                     "they would be published as labels, without their order", column=column,
-                     file=file,
+    if sep is None and file is not None:
+        sep = csv_separator(file)
+    from ..validate import comma_conversion, comma_kind
+    kind = comma_kind(commas, sep)
+    what = "a decimal comma" if kind == "decimal" else "thousands separators"
+    raise InputError(f"holds numbers written with a comma ({commas[0].strip()!r}: {what}): "
+                     "read as text, they would be published as labels, without their order",
+                     column=column, file=file,
                      expected="numbers with a decimal point and no thousands separator (convert "
-                              "the file, e.g. pandas.read_csv(path, sep=';', decimal=',') "
-                              "written back with to_csv), or a domain or hierarchy declared "
-                              "that lists them as text")
+                              f"the file, e.g. {comma_conversion(kind, sep)} written back with "
+                              "to_csv), or a domain or hierarchy declared that lists them as text")
 
 
 def warn_text_among_numbers(frame: pd.DataFrame, columns, *, file=None,
