@@ -870,6 +870,8 @@ def text_type(values) -> str:
 #: thousands separators ('1,234', '12,345,678.5'), which CSV text typing
 #: reads as no number.  (A multiple choice, '1,3,4', is neither: text.)
 COMMA_NUMBER = re.compile(r"^[ \t]*[+-]?(?:\d+,\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?)[ \t]*$")
+#: A number written with a decimal point ('23.5', '.5').
+POINT_NUMBER = re.compile(r"^[ \t]*[+-]?(?:\d+\.\d*|\.\d+)[ \t]*$")
 
 
 def csv_separator(path) -> str | None:
@@ -890,8 +892,15 @@ def check_point_numbers(values, column, *, file=None, sep=None) -> None:
     sensitive column or a QI would be published as labels without their
     order (H39: a decimal-comma CPS1985 published wage as text, measured t
     with the 'equal' distance and generalized it as a category), where the
-    same numbers with a point are numbers.  The conversion named is the
-    one for the file's separator and the kind of comma (H138)."""
+    same numbers with a point are numbers.
+
+    A column of numbers, some written with a comma, is refused where the
+    file is not comma-separated (a spreadsheet set to a decimal comma
+    writes '25' and '23,5' in a ';' file: H138, where a sixth of the rows
+    had a fraction and wage was published as labels), or, in a
+    comma-separated file, where at least half its distinct values have a
+    comma: a few '4,6' among whole numbers there are lists of them (H42:
+    DAAG hotspots' sources).  A column with any other text is text."""
     values = np.asarray(list(values), dtype=object)
     if not len(values):
         return
@@ -902,14 +911,14 @@ def check_point_numbers(values, column, *, file=None, sep=None) -> None:
             return
         if COMMA_NUMBER.match(v):
             commas.append(v)
-        elif not INT_TEXT.match(v):
+        elif not (INT_TEXT.match(v) or POINT_NUMBER.match(v)):
             return                                # text: no numbers
-    if not commas or len(commas) < len(vals) / 2:
-        # a few '4,6' among whole numbers are lists of them (H42: DAAG
-        # hotspots' sources), not numbers written with a comma
+    if not commas:
         return
     if sep is None and file is not None:
         sep = csv_separator(file)
+    if (sep is None or sep == ",") and len(commas) < len(vals) / 2:
+        return
     from ..validate import comma_conversion, comma_kind
     kind = comma_kind(commas, sep)
     what = "a decimal comma" if kind == "decimal" else "thousands separators"
