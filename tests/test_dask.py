@@ -346,3 +346,69 @@ def test_bytes_no_utf8_text_are_refused_in_one_line_under_dask_string_conversion
                                                      r"text, which Dask's string conversion"):
             adask.publish(ddf, anonset.Diversity(2), sensitive=["job"], identifiers=["rid"],
                           domains={"job": list("abcd")}, allow_rare=["job"])
+
+
+def test_a_cluster_shuffles_the_blocks_as_they_are(client, tmp_path):
+    """H143: with a distributed Client the keyed shuffle ran as Dask's P2P
+    shuffle, which turns each block into Arrow: a pass-through column of
+    mixed types raised "P2P ... failed during transfer phase" where memory
+    refuses it in one line, lists came back as arrays (not equal to
+    memory's release), and `scheduler='sync'` beside a Client failed.  The
+    shuffle is Dask's task shuffle on every scheduler."""
+    df = table(600)
+    df["obj"] = pd.Series([[i % 3, 1] for i in range(600)], dtype=object)
+    ref = anonset.publish(df, anonset.Diversity(2), seed=SEED, **dict(INFER, other=["note", "obj"]))
+    with dask.config.set({"dataframe.convert-string": False}):    # (else Dask's own text)
+        ddf = dd.from_pandas(df, npartitions=4)
+    pub = adask.publish(ddf, anonset.Diversity(2), seed=SEED, **dict(INFER, other=["note", "obj"]))
+    assert pub.to_settable().equals(ref)
+    assert pub.to_settable(scheduler="sync").equals(ref)
+    mixed = table(600).assign(note=pd.Series([bool(i % 2) if i < 400 else i % 5
+                                              for i in range(600)], dtype=object))
+    with pytest.raises(ValueError) as mem:
+        anonset.publish(mixed, anonset.Diversity(2), seed=SEED, **INFER).to_parquet(
+            tmp_path / "m.parquet")
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(mixed, npartitions=4)
+    pub = adask.publish(ddf, anonset.Diversity(2), seed=SEED, **INFER)
+    with pytest.raises(ValueError) as got:
+        pub.to_parquet(tmp_path / "d.parquet")
+    assert str(got.value).split(": ", 1)[1] == str(mem.value).split(": ", 1)[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_csv_file_dask_reads_that_is_not_utf8_is_named_so(tmp_path):
+    """H143: a Latin-1 byte in a CSV file dd.read_csv reads was refused
+    with the advice to turn Dask's string conversion off, which changes
+    nothing (pandas' CSV reader fails first)."""
+    df = table(200)
+    df.to_csv(tmp_path / "in.csv", index=False)
+    raw = (tmp_path / "in.csv").read_bytes()
+    at = raw.rindex(b"n1")                   # past what dd.read_csv samples for its types
+    (tmp_path / "in.csv").write_bytes(raw[:at] + b"n\xe9" + raw[at + 2:])
+    with pytest.raises(ValueError, match=r"^data: holds a CSV file, read by dd.read_csv, that "
+                                         r"is not UTF-8 text \(the byte 0xe9\)") as e:
+        adask.publish(dd.read_csv(tmp_path / "in.csv", blocksize=2000, sample=1000),
+                      anonset.Diversity(2),
+                      seed=SEED, scheduler="sync", **INFER)
+    assert "convert-string" not in str(e.value)
+
+
+def test_an_error_reading_the_input_is_not_blamed_on_the_output(tmp_path):
+    """H143: a TimeoutError (an OSError without a file name) raised while a
+    release was written was re-raised as an OSError naming the output
+    file; it is raised as it was, and nothing is left."""
+    df = table(400)
+
+    def part(frame, fail):
+        if fail and (tmp_path / "flag").exists():
+            raise TimeoutError("input read timed out")
+        return frame
+
+    parts = [dask.delayed(part)(df.iloc[a:a + 100].copy(), a == 300) for a in range(0, 400, 100)]
+    pub = adask.publish(dd.from_delayed(parts, meta=df.iloc[:0]), anonset.Diversity(2),
+                        seed=SEED, scheduler="sync", **INFER)
+    (tmp_path / "flag").touch()
+    with pytest.raises(TimeoutError, match="input read timed out"):
+        pub.to_parquet(tmp_path / "out.parquet", scheduler="sync")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flag"]

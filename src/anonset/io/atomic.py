@@ -207,6 +207,9 @@ class Outputs:
     def _named(self, err: OSError):
         """An error writing a temporary file (a full disk), named by its
         target: the temporary name means nothing to the user."""
+        if isinstance(err, (TimeoutError, ConnectionError)) or \
+                type(err).__module__.split(".")[0] == "distributed":
+            return None       # reading the input, or a worker lost: not the output (H143)
         temps = {str(t): target for target, t in self._files}
         target = temps.get(str(getattr(err, "filename", None) or ""))
         if getattr(err, "filename", None) and target is None:

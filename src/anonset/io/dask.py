@@ -178,8 +178,12 @@ class DaskSetTable:
         divisions = [int(x) for x in np.linspace(0, 2 ** 64 - 1, n + 1, dtype=np.float64)]
         divisions = sorted(set(min(max(x, 0), 2 ** 64 - 1) for x in divisions))
         divisions[0], divisions[-1] = 0, 2 ** 64 - 1
+        # the task shuffle moves the blocks as they are: the P2P shuffle a
+        # distributed Client chooses turns each into Arrow, which refused a
+        # column of mixed types with a RuntimeError, gave lists back as
+        # arrays, and ran under no other scheduler (H143)
         shuffled = self._blocks.set_index(self._names[0], divisions=divisions, sorted=False,
-                                          drop=False)
+                                          drop=False, shuffle_method="tasks")
         # each partition's index is its rows' places in it (0, 1, ...), not
         # the ranks the divisions speak of: divisions left unknown, or Dask
         # would trust them (H106: frame.loc[0] gave 1 row of 4)
@@ -302,12 +306,32 @@ def _readable_bytes():
     the in-memory path refuses them in one line."""
     try:
         yield
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as e:
+        if _in_csv_reader(e):
+            # (H143: the advice below did not apply to a file read_csv reads)
+            byte = f" (the byte 0x{e.object[e.start]:02x})" if isinstance(
+                e.object, (bytes, bytearray)) and e.start < len(e.object) else ""
+            raise InputError(f"holds a CSV file, read by dd.read_csv, that is not UTF-8 "
+                             f"text{byte}", param="data",
+                             expected="the file converted to UTF-8 (iconv -f WINDOWS-1252 -t "
+                                      "UTF-8 IN > OUT), dd.read_csv(..., encoding=...), or "
+                                      "anonset.stream.publish_file, which names its line") \
+                from None
         raise InputError("holds bytes that are not UTF-8 text, which Dask's string conversion "
                          "(dataframe.convert-string) cannot read", param="data",
                          expected="the bytes decoded first, or "
                                   "dask.config.set({'dataframe.convert-string': False}), under "
                                   "which the refusal names the column and row") from None
+
+
+def _in_csv_reader(err) -> bool:
+    """Whether an error was raised inside pandas' CSV reader."""
+    tb = err.__traceback__
+    while tb is not None:
+        if "/pandas/io/parsers/" in tb.tb_frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None = 1,
