@@ -315,3 +315,15 @@ def test_the_command_line_audit_reads_a_declared_na_as_a_value(tmp_path, capsys)
     assert cli.main(["report", str(tmp_path / "r.parquet"), "--original",
                      str(tmp_path / "o.csv"), "-o", str(tmp_path / "p.html"),
                      "--no-attack"]) == 0, capsys.readouterr().err
+
+
+def test_a_text_column_with_missing_cells_reads_back_from_csv(tmp_path):
+    """A Categorical (or Arrow dictionary) passed through is published as
+    text; its missing cells were written as empty cells and read back as
+    the text '', so the CSV release did not equal the release it was."""
+    df = _frame().assign(tag=pd.Categorical(np.resize(["k", "l", None, "k"], 60)))
+    pub = _ref(df, other=["tag"])
+    assert pub.other["tag"].isna().sum() == 15
+    pub.to_csv(tmp_path / "o.csv")
+    back = anonset.read_csv(tmp_path / "o.csv")
+    assert back.equals(pub) and back.other["tag"].isna().sum() == 15

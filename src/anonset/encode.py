@@ -291,16 +291,15 @@ def _arrow_unusual(dt) -> bool:
     """An ArrowDtype pandas reads no further than holding it: a dictionary
     (its categories are the declared domain, as a Categorical's are), a
     text or bytes view (string_view, binary_view: pandas' type checks raise
-    NotImplementedError on them), bytes, decimals and nested values (which
-    a file's reader gives as Python objects: H139, one file gave two
-    releases, and a list column a traceback)."""
+    NotImplementedError on them) or nested values (which a file's reader
+    gives as Python objects: H139, a list column raised pyarrow's 'no
+    kernel').  Bytes and decimals stay Arrow's (a CSV release keeps their
+    type); ``SetTable.equals`` reads them alike in any holder."""
     if not isinstance(dt, pd.ArrowDtype):
         return False
     import pyarrow as pa
     t = dt.pyarrow_dtype
     return (pa.types.is_dictionary(t) or str(t) in ("string_view", "binary_view")
-            or pa.types.is_binary(t) or pa.types.is_large_binary(t)
-            or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
             or pa.types.is_nested(t))
 
 
@@ -312,8 +311,8 @@ def native_types(block: pd.DataFrame) -> pd.DataFrame:
     dictionary or text view (``pd.read_parquet(f, dtype_backend='pyarrow')``,
     Polars' newest Arrow) as :func:`~anonset.io.tables.arrow_frame` makes of
     it: a Categorical whose categories are the dictionary, large text; an
-    ArrowDtype of bytes, decimals or nested values as the Python objects a
-    file's reader gives (H139); a Sparse column as its values.  Other
+    ArrowDtype of nested values as the Python objects a file's reader gives
+    (H139); a Sparse column as its values.  Other
     columns are left as they are (the same objects)."""
     odd = [n for n, dt in zip(block.columns, block.dtypes)
            if (isinstance(dt, np.dtype) and not dt.isnative) or _arrow_unusual(dt)

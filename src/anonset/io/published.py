@@ -1047,8 +1047,11 @@ def _read_other(path, fmt, names, meta) -> pd.DataFrame:
         elif dt in ("object", "string", "str"):
             if meta.get("csv_escape"):
                 text = csv_unescape(text)
+            # an empty cell is a missing one, as pandas' text writes it (a
+            # Categorical passed through is published as text: H139)
             col = pd.Series(text, dtype=object)
-            out[c] = col.where(col != "", None) if dt == "object" else col.astype(dt)
+            col = col.where(col != "", None)
+            out[c] = col if dt == "object" else col.astype(dt)
         elif dt in ("bool", "boolean", "category") or dt.startswith(("datetime64", "timedelta64")):
             out[c] = _parse_other(text, dt, c, path, bool(meta.get("csv_escape")))
         else:

@@ -44,16 +44,39 @@ def popcount(masks: np.ndarray) -> np.ndarray:
     return _published.popcount(masks).astype(np.uint64)
 
 
+def _family(col: pd.Series):
+    """'text', 'decimal' or 'bytes' where a column holds them (as Python
+    objects or in an Arrow type), else None."""
+    from ..engine.apply import is_text
+    if is_text(col):
+        return "text"
+    dt = col.dtype
+    if isinstance(dt, pd.ArrowDtype):
+        import pyarrow as pa
+        t = dt.pyarrow_dtype
+        if pa.types.is_decimal(t):
+            return "decimal"
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
+                pa.types.is_fixed_size_binary(t):
+            return "bytes"
+        return None
+    if dt == object:
+        kind = pd.api.types.infer_dtype(col, skipna=True)
+        return kind if kind in ("decimal", "bytes") else None
+    return None
+
+
 def _same_cells(a: pd.Series, b: pd.Series) -> bool:
     """Two pass-through columns hold the same cells: text held as Python
     strings (``object``, as pandas reads many files) and as pandas' string
     type is one column (H125: the same release from pandas and from Arrow
-    was not ``equals``); any other difference of type is a difference."""
+    was not ``equals``), and so are decimals and bytes held as Python
+    objects (as a file's reader gives them) and in an Arrow type (H139);
+    any other difference of type is a difference."""
     if a.equals(b):
         return True
-
-    from ..engine.apply import is_text as text
-    if not (text(a) and text(b)) or len(a) != len(b):
+    fam = _family(a)
+    if fam is None or fam != _family(b) or len(a) != len(b):
         return False
     na = a.isna().to_numpy()
     if not np.array_equal(na, b.isna().to_numpy()):
