@@ -321,9 +321,9 @@ def test_a_text_column_with_missing_cells_reads_back_from_csv(tmp_path):
     """A Categorical (or Arrow dictionary) passed through is published as
     text; its missing cells were written as empty cells and read back as
     the text '', so the CSV release did not equal the release it was."""
-    df = _frame().assign(tag=pd.Categorical(np.resize(["k", "l", None, "k"], 60)))
+    df = _frame().assign(tag=pd.Categorical(np.resize(["k", "l", None, "k", "l"], 60)))
     pub = _ref(df, other=["tag"])
-    assert pub.other["tag"].isna().sum() == 15
+    assert pub.other["tag"].isna().sum() == 12
     pub.to_csv(tmp_path / "o.csv")
     back = anonset.read_csv(tmp_path / "o.csv")
-    assert back.equals(pub) and back.other["tag"].isna().sum() == 15
+    assert back.equals(pub) and back.other["tag"].isna().sum() == 12
