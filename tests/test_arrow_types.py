@@ -327,3 +327,31 @@ def test_a_text_column_with_missing_cells_reads_back_from_csv(tmp_path):
     pub.to_csv(tmp_path / "o.csv")
     back = anonset.read_csv(tmp_path / "o.csv")
     assert back.equals(pub) and back.other["tag"].isna().sum() == 12
+
+
+def test_a_partition_release_audit_reads_a_published_na_as_a_value(tmp_path, capsys):
+    """H145: an lgb release whose region 'NA' (North America) a hierarchy
+    declared was audited against its CSV original with 'NA' read as
+    missing: a TypeError traceback from the audit and the report."""
+    from anonset import cli
+    rng = np.random.default_rng(3)
+    pd.DataFrame({"age": rng.integers(18, 80, 600), "zip": rng.integers(100, 140, 600),
+                  "region": rng.choice(["NA", "EU", "AS"], 600)}).to_csv(tmp_path / "in.csv",
+                                                                        index=False)
+    (tmp_path / "h.csv").write_text("NA;Americas;*\nEU;Eurasia;*\nAS;Eurasia;*\n")
+    assert cli.main(["lgb", str(tmp_path / "in.csv"), "-o", str(tmp_path / "rel.csv"),
+                     "--k", "10", "--qi", "age,zip", "--sensitive", "region", "--t",
+                     "region=0.3", "--hierarchy", f"region={tmp_path / 'h.csv'}", "-q"]) == 0
+    capsys.readouterr()
+    assert cli.main(["audit", str(tmp_path / "rel.csv"), "--original",
+                     str(tmp_path / "in.csv")]) == 0, capsys.readouterr().err
+    assert "PASSED" in capsys.readouterr().out
+
+
+def test_a_zstd_file_that_opens_with_a_skippable_frame_is_read(tmp_path):
+    """H145: pzstd starts its output with a skippable frame, which the check
+    of a compressed file's first bytes refused as 'not zstd-compressed'."""
+    from anonset.io.tables import check_compression
+    raw = b"\x50\x2a\x4d\x18\x04\x00\x00\x00abcd\x28\xb5\x2f\xfd"
+    (tmp_path / "x.csv.zst").write_bytes(raw)
+    check_compression(tmp_path / "x.csv.zst")

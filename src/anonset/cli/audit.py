@@ -127,7 +127,8 @@ def _report(args, fmt, rel):
         original = None
         if args.original:
             original = A.read_table(args.original,
-                                    A.format_of(args.original, None, "--original"))
+                                    A.format_of(args.original, None, "--original"),
+                                    declared=rel.declared_values())
         try:
             return audit_partition(rel, original).report
         except InputError as e:

@@ -375,7 +375,8 @@ def check_input_file(path, *, param: str = "input") -> Path:
 COMPRESSION_MAGIC = {".gz": ("gzip", re.compile(rb"\x1f\x8b")),
                      ".bz2": ("bzip2", re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")),
                      ".xz": ("xz", re.compile(rb"\xfd7zXZ\x00")),
-                     ".zst": ("zstd", re.compile(rb"\x28\xb5\x2f\xfd"))}
+                     # (a skippable frame first: pzstd's output, H145)
+                     ".zst": ("zstd", re.compile(rb"\x28\xb5\x2f\xfd|[\x50-\x5f]\x2a\x4d\x18"))}
 
 
 def _an(kind: str) -> str:
@@ -722,7 +723,7 @@ def _batch_to_pandas(batch) -> pd.DataFrame:
     Arrow's own types say (the unnamed index left out: row labels)."""
     try:
         return arrow_frame(batch)
-    except TypeError:
+    except (TypeError, NotImplementedError):   # (fixed-size types: H145)
         out = arrow_frame(batch, ignore_metadata=True)
         return out.drop(columns=[c for c in out.columns
                                  if re.fullmatch(r"__index_level_\d+__", str(c))])

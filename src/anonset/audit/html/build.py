@@ -62,7 +62,7 @@ class Steps:
             self.progress(n)
 
 
-def _original_frame(original, fmt, schema=None):
+def _original_frame(original, fmt, declared=None):
     """The original as a DataFrame (typed as the engine types CSV text; a
     value of a published domain that reads as a missing marker, 'NA' for
     North America, a value: H139)."""
@@ -72,8 +72,6 @@ def _original_frame(original, fmt, schema=None):
     if not isinstance(original, (str, Path)):
         return as_frame(original, param="original")
     path = check_input_file(original, param="original")
-    declared = {a.name: list(a.domain) for a in schema if a.domain is not None} \
-        if schema is not None else None
     return read_typed(path, file_format(path, fmt, param="original_format"), declared=declared)
 
 
@@ -307,8 +305,8 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
             "seed": seed, "methods": methods, "top": top,
             "chunk_rows": chunk_rows or DEFAULT_CHUNK_ROWS, "chunk_given": chunk_rows,
             "original_format": original_format}
-    orig = original if rel.streamed else _original_frame(
-        original, original_format, rel.header.schema if rel.randomized else None)
+    orig = original if rel.streamed else _original_frame(original, original_format,
+                                                         rel.declared_values())
     figs = Figures(steps)
     build = _set_sections if rel.randomized else _partition_sections
     sections, rep = build(rel, orig, opts, steps, figs)

@@ -65,6 +65,19 @@ class Release:
     def randomized(self) -> bool:
         return self.kind in ("sets", "sets-qid", "semantic")
 
+    def declared_values(self) -> dict:
+        """Per column, the values the release holds as values (a set
+        table's domains; a partition table's published cells), which a CSV
+        original's missing markers are not read as: 'NA' for North America
+        is a value where the publisher read it so (H139, H145)."""
+        schema = getattr(self.header, "schema", None)
+        if schema is not None:
+            return {a.name: list(a.domain) for a in schema if a.domain is not None}
+        if self.frame is None:
+            return {}
+        return {c: list(pd.unique(self.frame[c].dropna().astype(str)))
+                for c in self.frame.columns}
+
     @property
     def semantic_attribute(self):
         """The sensitive attribute of a semantic table, else None."""
