@@ -331,3 +331,45 @@ def test_rating_names_a_numpy_string_column_plainly():
     msgs = [str(x.message) for x in w]
     assert any("'race'" in m for m in msgs) and not any("np.str_" in m for m in msgs), msgs
     assert list(rel.info["clipped"]) == ["race"] and type(list(rel.info["clipped"])[0]) is str
+
+
+def test_a_run_stages_inside_its_out_folder(tmp_path, monkeypatch, capsys):
+    """H144: the run staged its files beside --out and moved them in at the
+    end: a --out folder that is a mount point failed then with EXDEV (every
+    result lost), and an empty writable one under a parent the user may not
+    write in was refused.  It stages inside --out, moving by renames there;
+    a folder a killed run left is no file of the user's, and is removed."""
+    import os
+    from anonset.reproduce import p003
+    seen = []
+
+    def fake(out, scale, prog, page):
+        seen.append(out)
+        (out / "grid.csv").write_text("x\n")
+        (out / "sub").mkdir()
+        (out / "sub" / "f.csv").write_text("y\n")
+    monkeypatch.setattr(p003, "run", fake)
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = out / ".anonset-reproduce-999999999-abc.partial"      # a killed run's
+    dead.mkdir()
+    (dead / "grid.csv").write_text("half")
+    assert main(["reproduce", "003", "--quick", "--no-progress", "-q", "--out", str(out)]) == 0
+    assert seen[0].parent == out and seen[0].name.startswith(f".anonset-reproduce-{os.getpid()}-")
+    assert sorted(p.name for p in out.iterdir()) == [".anonset-reproduce", "README.md",
+                                                      "grid.csv", "sub"]
+    assert (out / "sub" / "f.csv").read_text() == "y\n"
+
+    # an interrupted run in an existing, empty folder leaves it empty
+    def stop(out, *a):
+        (out / "grid.csv").write_text("half")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(p003, "run", stop)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 130
+    assert empty.is_dir() and list(empty.iterdir()) == []
+    # a folder of other files is still refused, the live run's own folder too
+    (empty / ".anonset-reproduce-1-abc.partial").mkdir()        # pid 1 lives
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 2
+    assert "holds files that no run" in capsys.readouterr().err

@@ -12,6 +12,8 @@ two cores) and ``smoke`` (seconds; for tests).  One module per paper:
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import shutil
 import tempfile
 import time
@@ -45,7 +47,8 @@ def check_out(out: Path, paper: str) -> None:
         raise InputError("is a file", param="out", file=out,
                          expected="a folder for the figures, tables and results page (new, "
                                   "empty, or an earlier run's of this paper)")
-    if out.is_dir() and any(out.iterdir()):
+    # (a folder a killed run left is no file of the user's)
+    if out.is_dir() and any(not _stale(p) for p in out.iterdir()):
         mark = out / MARK
         if not mark.is_file() or mark.read_text(encoding="utf-8").split()[-1:] != [paper]:
             raise InputError("holds files that no run of `anonset reproduce " + paper +
@@ -72,11 +75,15 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     mod = _module(paper)
     out = Path(out) if out is not None else Path(f"anonset-reproduce-{paper}")
     check_out(out, paper)
-    # the run writes into a folder of its own beside ``out`` and moves its
-    # files into ``out`` when it is done: a run that fails or is
-    # interrupted removes that folder, and the folders above it that it made
-    # where they are left empty (H119), never a file of the user's (H126: a
-    # user's file saved meanwhile in a folder the run made was removed)
+    # the run writes into a hidden folder of its own inside ``out``
+    # (.anonset-reproduce-PID-*.partial) and moves its files into ``out``'s
+    # top level when it is done, by renames within ``out``: a folder that
+    # is a mount point, or one under a parent this user may not write in,
+    # takes the results (H144: staged beside ``out``, the last move failed
+    # with EXDEV after the whole run).  A run that fails or is interrupted
+    # removes that folder, and the folders it made where they are left
+    # empty (H119), never a file of the user's (H126: a user's file saved
+    # meanwhile in a folder the run made was removed)
     from ..validate import InputError
     made = []
     try:
@@ -87,12 +94,18 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
                     made.append(p)
                 except FileExistsError:
                     pass                    # made meanwhile, by someone else
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial",
-                                      dir=out.parent))
     except OSError as e:
         _unmake(made)
         raise InputError(f"could not be made a folder ({e.strerror or e})", param="out",
                          file=out, expected="a folder this user may write in") from None
+    _remove_stale(out)
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=f"{STAGE}{os.getpid()}-", suffix=".partial",
+                                      dir=out))
+    except OSError as e:
+        _unmake(made)
+        raise InputError(f"cannot be written in ({e.strerror or e})", param="out", file=out,
+                         expected="a folder this user may write in") from None
     try:
         res = _run(paper, mod, stage, scale, progress, command)
         _move_into(stage, out)
@@ -102,6 +115,31 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
         raise
     res["page"] = out / Path(res["page"]).relative_to(stage)
     return res
+
+
+#: The name a run's own folder inside ``out`` starts with (then its
+#: process id).
+STAGE = ".anonset-reproduce-"
+_STAGE = re.compile(r"^\.anonset-reproduce-(\d+)-[A-Za-z0-9_]+\.partial$")
+
+
+def _stale(p: Path) -> bool:
+    """A run's own folder whose process is gone (killed: SIGKILL, a power
+    cut)."""
+    from ..io.atomic import _alive
+    m = _STAGE.match(p.name)
+    return m is not None and p.is_dir() and not _alive(int(m.group(1)))
+
+
+def _remove_stale(out: Path) -> None:
+    """The folders that killed runs left in ``out``."""
+    try:
+        entries = list(out.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        if _stale(p):
+            shutil.rmtree(p, ignore_errors=True)
 
 
 def _unmake(made: list) -> None:
@@ -115,8 +153,8 @@ def _unmake(made: list) -> None:
 
 def _move_into(stage: Path, out: Path) -> None:
     """The run's files, from its own folder into ``out`` (each replacing an
-    earlier run's file of that name; the user's other files are kept)."""
-    import os
+    earlier run's file of that name; the user's other files are kept):
+    renames within ``out``, whatever file system it is."""
     for src in sorted(stage.rglob("*")):
         if src.is_file():
             dst = out / src.relative_to(stage)
