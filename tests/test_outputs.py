@@ -216,3 +216,46 @@ def test_one_directory_spelt_two_ways_is_locked_once(tmp_path, monkeypatch):
     t.join(20)
     assert done, "the moves waited on their own lock"
     assert _files(tmp_path) == {"a.csv": b"a", "b.json": b"b", "c.txt": b"c"}
+
+
+def test_an_unwritable_folder_names_the_output_not_the_temporary(tmp_path, monkeypatch):
+    """H144: a read-only output folder was refused at the end as
+    "'ro/.o.csv.anonset-NNN.tmp' Permission denied", naming anonset's
+    temporary file and not what was expected.  The folder is refused
+    before any work, naming the output; a write or a move refused later
+    names the output too."""
+    target = tmp_path / "o.csv"
+    real = os.access
+    monkeypatch.setattr(A.os, "access",
+                        lambda p, m, **k: False if Path(p) == tmp_path else real(p, m, **k))
+    with pytest.raises(anonset.InputError) as e:
+        A.check_targets(target)
+    assert str(e.value) == (f"{str(target)!r}: output: is in a folder this user may not write "
+                            f"in ({str(tmp_path)!r}); expected a folder this user may write in")
+    monkeypatch.undo()
+
+    def touch(self, *a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+    with monkeypatch.context() as m:
+        m.setattr(Path, "touch", touch)
+        with pytest.raises(anonset.InputError) as e:
+            with A.Outputs() as outs:
+                outs.path(target)
+    assert str(e.value) == (f"{str(target)!r}: cannot be written (Permission denied); "
+                            "expected a folder this user may write in")
+
+    def replace(a, b):
+        raise PermissionError(errno.EACCES, "Permission denied", str(a), None, str(b))
+    with monkeypatch.context() as m:
+        m.setattr(A.os, "replace", replace)
+        with pytest.raises(anonset.InputError) as e:
+            with A.Outputs() as outs:
+                outs.path(target).write_text("x")
+    assert "anonset-" not in str(e.value) and str(target) in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+    # an error that is not the output's stays as it was (H143)
+    with pytest.raises(TimeoutError):
+        with A.Outputs() as outs:
+            outs.path(target).write_text("x")
+            raise TimeoutError(errno.ETIMEDOUT, "timed out")
+    assert list(tmp_path.iterdir()) == []

@@ -18,6 +18,7 @@ partial file at a final path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -78,6 +79,31 @@ def remove_stale(path) -> list:
     return removed
 
 
+_WRITABLE = "a folder this user may write in"
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this user may make files in ``folder`` (as the system says,
+    by the effective ids where it can tell them apart)."""
+    try:
+        if os.access in os.supports_effective_ids:
+            return os.access(folder, os.W_OK | os.X_OK, effective_ids=True)
+        return os.access(folder, os.W_OK | os.X_OK)
+    except (OSError, ValueError, NotImplementedError):
+        return True              # not known: the write says
+
+
+def _write_error(err: OSError, target: Path) -> OSError:
+    """An error writing or moving a temporary file, named by its target:
+    the temporary name means nothing to the user.  Permissions and a
+    read-only file system say what was expected (exit code 2, one line)."""
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return InputError(f"cannot be written ({err.strerror or err})", file=target,
+                          expected=_WRITABLE if err.errno != errno.EROFS else
+                          "a folder on a file system that is not read-only")
+    return OSError(err.errno, err.strerror or str(err), str(target))
+
+
 def _check_target(path: Path, protect) -> Path:
     for p in protect:
         if p is not None and same_file(path, p):
@@ -90,6 +116,11 @@ def _check_target(path: Path, protect) -> Path:
     if path.is_dir():
         raise InputError("is a directory", param="output", file=path,
                          expected="a file name")
+    if not _writable(parent):
+        # refused before any work, naming the output (H144: the temporary
+        # file's name came at the end, with no word of what was expected)
+        raise InputError(f"is in a folder this user may not write in ({str(parent)!r})",
+                         param="output", file=path, expected=_WRITABLE)
     if path.exists() and not path.is_file():
         # a FIFO, a device, /dev/stdout: it would be replaced by a file
         raise InputError("is not a regular file (a pipe, a device or a terminal)",
@@ -164,7 +195,10 @@ class Outputs:
         remove_stale(target)
         priv = self.private if private is None else private
         tmp = Path(_temp_name(target, parent, ".tmp"))
-        tmp.touch(mode=0o600 if priv else 0o666, exist_ok=False)
+        try:
+            tmp.touch(mode=0o600 if priv else 0o666, exist_ok=False)
+        except OSError as e:         # named by the output, not the temporary name
+            raise _write_error(e, target) from e
         try:
             if priv:
                 os.chmod(tmp, 0o600)
@@ -193,8 +227,12 @@ class Outputs:
         if kind is None:
             try:
                 self._commit()
-            except BaseException:
+            except BaseException as e:
                 self._discard()
+                if isinstance(e, OSError) and not isinstance(e, InputError):
+                    named = self._named(e)      # a move refused: named by its output
+                    if named is not None:
+                        raise named from e
                 raise
             return False
         self._discard()
@@ -218,7 +256,7 @@ class Outputs:
             if not self._files:
                 return None
             target = self._files[0][0]
-        return OSError(err.errno, err.strerror or str(err), str(target))
+        return _write_error(err, target)
 
     def _discard(self) -> None:
         for _, t in self._files:
