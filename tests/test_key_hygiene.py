@@ -307,3 +307,41 @@ def test_a_json_true_is_no_bin_edge(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "bin edge True is not a number" in err and err.count("\n") == 1, err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_key_file_is_read_bounded_and_process_substitution_works(tmp_path, capsys):
+    """H144: --key-file /dev/urandom (or /dev/zero, an endless pipe) was
+    read whole until the memory ran out.  At most 1 MiB + 1 bytes are read;
+    more is refused in one line.  A pipe holding a key (<(cat k)) is read."""
+    import os
+    import threading
+    from anonset.io.keys import MAX_KEY_FILE_BYTES, read_key_file
+    for dev in ("/dev/zero", "/dev/urandom"):
+        with pytest.raises(InputError, match="is a device, not a file; expected a file holding"):
+            read_key_file(dev)
+    big = tmp_path / "big.key"
+    big.write_bytes(secrets.token_bytes(MAX_KEY_FILE_BYTES + 1))
+    big.chmod(0o600)
+    with pytest.raises(InputError, match="holds more than 1 MiB"):
+        read_key_file(big)
+    src = tmp_path / "in.csv"
+    _table().to_csv(src, index=False)
+    argv = ["anonymize", str(src), "-o", str(tmp_path / "o.csv"), "--sensitive", "job",
+            "--identifier", "rid", "--drop", "town", "--domain", "job=a,b,c,d", "--l", "2", "-q"]
+    assert cli.main(argv + ["--key-file", "/dev/zero"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'/dev/zero': --key-file: is a device" in err, err
+    key = secrets.token_hex(32)
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "w") as f:
+            f.write(key + "\n")
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        assert read_key_file(f"/dev/fd/{r}") == key.encode()
+    finally:
+        t.join()
+        os.close(r)
+

@@ -30,6 +30,7 @@ import numbers
 import os
 import re
 import secrets
+import stat
 import warnings
 from pathlib import Path
 
@@ -48,6 +49,9 @@ RNGS = ("chacha20", "philox")
 KEY_MODES = ("os", "seed", "research-seed", "persistent")
 #: A seed must carry at least this many bytes (128 bits).
 MIN_SEED_BYTES = 16
+#: A key file is read up to this many bytes; a longer one is refused (a
+#: device or an endless pipe named as the key file is never read whole).
+MAX_KEY_FILE_BYTES = 2 ** 20
 _DOMAIN = b"anonset.key.v1\x00"
 _DERIVE = b"anonset.derive.v1\x00"
 
@@ -239,7 +243,9 @@ def check_rng(rng: str) -> str:
 
 def read_key_file(path, *, param: str = "key_file") -> bytes:
     """The secret in a key file: its bytes (at least 16; a trailing newline
-    of a text file is kept out).  The file is read, never written."""
+    of a text file is kept out).  The file is read, never written, and no
+    further than 1 MiB: a device or a file holding more is refused (a pipe,
+    ``<(cat key)``, is read)."""
     p = Path(path)
     # a key pasted where its file's name belongs is never echoed (H82): a
     # name of 24 characters or more without a dot, a path of 22 or more
@@ -255,7 +261,13 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
     unnamed = ("(the name is not printed: it may be the key itself)", param,
                "the path of a file holding at least 16 secret bytes (anonset keygen FILE)")
     try:
-        data = p.read_bytes()
+        # read at most MAX_KEY_FILE_BYTES + 1: /dev/urandom, /dev/zero or an
+        # endless pipe named as the key file filled the memory (H144)
+        with open(p, "rb") as f:
+            data = f.read(MAX_KEY_FILE_BYTES + 1)
+            if len(data) > MAX_KEY_FILE_BYTES:
+                device = stat.S_ISCHR(os.fstat(f.fileno()).st_mode) or \
+                    stat.S_ISBLK(os.fstat(f.fileno()).st_mode)
     except FileNotFoundError:
         if hidden:
             raise InputError("names no file " + unnamed[0], param=param,
@@ -270,6 +282,14 @@ def read_key_file(path, *, param: str = "key_file") -> bytes:
             raise InputError(f"names no file that can be read ({e.strerror}) " + unnamed[0],
                              param=param, expected=unnamed[2]) from None
         raise InputError(f"cannot be read ({e.strerror})", param=param, file=p) from None
+    if len(data) > MAX_KEY_FILE_BYTES:
+        what = ("is a device, not a file" if device else
+                f"holds more than {MAX_KEY_FILE_BYTES // 2**20} MiB")
+        if hidden:
+            raise InputError(what + " " + unnamed[0], param=param, expected=unnamed[2])
+        raise InputError(what, param=param, file=p,
+                         expected="a file holding at least 16 secret bytes (anonset keygen "
+                                  "FILE writes 32)")
     try:
         mode = p.stat().st_mode
     except OSError:
