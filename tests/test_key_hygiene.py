@@ -345,3 +345,27 @@ def test_a_key_file_is_read_bounded_and_process_substitution_works(tmp_path, cap
         t.join()
         os.close(r)
 
+
+def test_keygen_leaves_no_file_when_the_write_fails(tmp_path, monkeypatch, capsys):
+    """H144: a full disk (or a file-size limit) left an empty mode-600 key
+    file, which the next keygen refused as existing.  The file keygen made
+    is removed; a file that was there is never touched."""
+    import errno
+    import os
+    from anonset.io import keys
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(keys.os, "fsync", full)
+    k = tmp_path / "new.key"
+    assert cli.main(["keygen", str(k)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("\n") == 1, err
+    assert not k.exists()
+    old = tmp_path / "old.key"
+    old.write_text("mine")
+    assert cli.main(["keygen", str(old)]) == 2
+    assert old.read_text() == "mine"
+    monkeypatch.undo()
+    assert cli.main(["keygen", str(k), "-q"]) == 0 and len(k.read_text()) == 65
+    assert os.stat(k).st_mode & 0o777 == 0o600

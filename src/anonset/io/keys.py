@@ -22,6 +22,7 @@ releases, the persistent per-record counters (:func:`record_counters`).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import decimal
 import hashlib
@@ -318,8 +319,18 @@ def new_key_file(path) -> None:
     its owner can read.  An existing file is never overwritten."""
     p = Path(path)
     fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(32) + "\n")
+    # the file is this call's from here on (O_EXCL): a write that fails (a
+    # full disk, a file-size limit) removes it, so that no empty key file
+    # is left for the next keygen to refuse as existing (H144)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            p.unlink()
+        raise
 
 
 def seed_from_env(name: str, *, param: str = "seed_env") -> str:
