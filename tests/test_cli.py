@@ -1420,7 +1420,8 @@ def test_semantic_anonymize_reads_its_domain_from_a_file_as_anonymize_does(data,
     assert outs[0].equals(outs[1])
     rc, cap = run([*base, "-o", tmp_path / "x.parquet", "--domain", "nofile.txt"], capsys)
     assert rc == 2 and "--domain: domain file 'nofile.txt' does not exist" in cap.err
-    assert "the values inline: a,b,c)" in cap.err and not (tmp_path / "x.parquet").exists()
+    assert "expected a file with one value per line, or the values inline: a,b,c" in cap.err
+    assert not (tmp_path / "x.parquet").exists()
 
 
 def test_no_csv_anonset_writes_runs_in_a_spreadsheet(tmp_path, capsys):
@@ -2172,3 +2173,23 @@ def test_lgb_ranges_and_row_number_ids_show_input_order(tmp_path, capsys):
         rc, cap = run(["audit", out, "--original", src], capsys)
         lined = "RISK       row order: the rows line up with the original's rows" in cap.out
         assert lined == keep and rc == (1 if keep else 0), cap.out
+
+
+def test_a_domain_file_that_is_a_folder_or_a_device_is_not_said_not_to_exist(data, tmp_path,
+                                                                               capsys):
+    """H144: --domain COL=PATH said "does not exist" of a folder, a pipe or
+    a device, as --hierarchy does not."""
+    _, src = data
+    (tmp_path / "jobs.txt").mkdir()
+    for path, what in ((tmp_path / "jobs.txt", "(a folder)"),
+                       ("/dev/zero", "(a pipe or a device)"),
+                       (tmp_path / "none.txt", None)):
+        for cmd in (["anonymize", src, "-o", tmp_path / "o.csv", "--l", "2", "--domain",
+                     f"job={path}"] + BASE,
+                    ["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--sensitive", "job",
+                     "--l", "2", "--d", "1", "--identifier", "id", "--drop", "note,age,city",
+                     "--domain", path]):
+            rc, out = run(cmd, capsys)
+            assert rc == 2 and out.err.count("\n") == 1, out.err
+            said = f"is not a regular file {what}" if what else "does not exist"
+            assert f"domain file {str(path)!r} {said}; expected a file" in out.err, out.err

@@ -294,8 +294,16 @@ def read_domain_file(path, inline: str = "COL=a,b,c") -> list:
         _refuse_repeats(vals, f"domain {str(path)!r}")
         return vals
     if not is_file:
-        raise ValueError(f"domain file {str(p)!r} does not exist (a file with one value per "
-                         f"line, or the values inline: {inline})")
+        # a folder, a pipe or a device exists: not said not to (H144), as
+        # --hierarchy and --config say
+        try:
+            what = ("is not a regular file (a folder)" if p.is_dir() else
+                    "is not a regular file (a pipe or a device)" if p.exists()
+                    else "does not exist")
+        except OSError:
+            what = "does not exist"
+        raise ValueError(f"domain file {str(p)!r} {what}; expected a file with one value per "
+                         f"line, or the values inline: {inline}")
     from ..io.tables import read_text_file
     vals = [ln.strip() for ln in read_text_file(p, "domain file").splitlines()]
     vals = [v for v in vals if v and not v.startswith("#")]
