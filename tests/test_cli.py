@@ -2193,3 +2193,19 @@ def test_a_domain_file_that_is_a_folder_or_a_device_is_not_said_not_to_exist(dat
             assert rc == 2 and out.err.count("\n") == 1, out.err
             said = f"is not a regular file {what}" if what else "does not exist"
             assert f"domain file {str(path)!r} {said}; expected a file" in out.err, out.err
+
+
+def test_an_original_of_no_known_format_suggests_what_can_be_typed(data, tmp_path, capsys):
+    """H144: audit and reconstruct --original orig.dat suggested
+    '--original csv|parquet', no option of theirs."""
+    _, src = data
+    rel = tmp_path / "r.csv"
+    assert run(["anonymize", src, "-o", rel, "--l", "2", "-q"] + BASE, capsys)[0] == 0
+    orig = tmp_path / "orig.dat"
+    orig.write_bytes(Path(src).read_bytes())
+    for cmd in (["audit", rel, "--original", orig],
+                ["reconstruct", rel, "--attributes", "job", "--original", orig]):
+        rc, out = run(cmd, capsys)
+        assert rc == 2 and out.err.count("\n") == 1, out.err
+        assert "--original: has an extension that names no known format" in out.err, out.err
+        assert "csv|parquet" not in out.err and "rename the file" in out.err, out.err

@@ -684,9 +684,15 @@ def print_table(rows, header, out=None) -> None:
 
 # ================================================================== files
 def format_of(path, override, option: str) -> str:
-    """'csv' or 'parquet', from ``override`` or the file name."""
+    """'csv' or 'parquet', from ``override`` or the file name.  ``option``:
+    the option that names the format (--input-format), or the one that
+    names the file where the command has no format option for it
+    (audit's --original: the name alone says the format, H144)."""
     from ..io.tables import file_format
-    return file_format(path, override, param=option.lstrip("-").replace("-", "_"))
+    name = option.lstrip("-").replace("-", "_")
+    if "format" in name:
+        return file_format(path, override, param=name)
+    return file_format(path, override, named_by=name)
 
 
 def read_table(path, fmt: str, text_columns=(), declared=None, numbers=()):

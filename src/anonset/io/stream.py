@@ -495,7 +495,7 @@ def true_crosstab_file(path, schema: Schema, attributes, *, chunk_rows=DEFAULT_C
     schema = check_schema(schema)
     attributes = check_attributes(schema, attributes)
     path = check_input_file(path, param="original")
-    fmt = file_format(path, format, param="original")
+    fmt = file_format(path, format, named_by="original")
     attrs = [schema[a] for a in attributes]
     have = file_columns(path, fmt)
     check_original_columns([a.name for a in attrs], have, file=path)

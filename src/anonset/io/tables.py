@@ -239,10 +239,15 @@ def index_as_columns(frame: pd.DataFrame, *, param: str = "data", file=None) -> 
 
 
 # =================================================================== files
-def file_format(path, fmt=None, *, param: str = "format", output: bool = False) -> str:
+def file_format(path, fmt=None, *, param: str = "format", output: bool = False,
+                named_by: str | None = None) -> str:
     """'parquet' or 'csv', from ``fmt`` or the file name; a tab-separated
     name (``.tsv``, ``.tab``) is read as CSV, and refused for an ``output``
-    (anonset writes comma-separated values only)."""
+    (anonset writes comma-separated values only).  ``param``: the option
+    that names the format; ``named_by``: instead, the option that names the
+    file, where the caller has no format option (a name is all that says
+    the format then: H144, audit's '--original csv|parquet' named no
+    option)."""
     if output:
         refuse_tsv_output(path)
     if fmt is not None:
@@ -257,6 +262,10 @@ def file_format(path, fmt=None, *, param: str = "format", output: bool = False) 
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     names = ".csv or .parquet (or .csv.gz)" if output else ".csv, .tsv or .parquet"
+    if named_by is not None:
+        raise InputError("has an extension that names no known format", file=path,
+                         param=named_by, expected=f"a name ending in {names} (rename the "
+                                                  "file, or link it under such a name)")
     raise InputError("has an extension that names no known format", file=path,
                      expected=f"a name ending in {names}, or {{@{param}}} csv|parquet")
 

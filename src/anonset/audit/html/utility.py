@@ -154,7 +154,7 @@ def true_crosstabs_file(path, schema, attribute_sets, *, chunk_rows: int, fmt=No
     from ...io.tables import check_input_file, file_columns, file_format, iter_blocks
     from ...randomized.crosstab import CrossTab
     path = check_input_file(path, param="original")
-    fmt = file_format(path, fmt, param="original")
+    fmt = file_format(path, fmt, named_by="original")
     union = list(dict.fromkeys([*(a for s in attribute_sets for a in s), *dropped]))
     have = file_columns(path, fmt)
     for a in union:
