@@ -2175,6 +2175,25 @@ def test_lgb_ranges_and_row_number_ids_show_input_order(tmp_path, capsys):
         assert lined == keep and rc == (1 if keep else 0), cap.out
 
 
+def test_dash_as_an_output_is_refused_not_written_as_a_file(data, tmp_path, monkeypatch,
+                                                            capsys):
+    """H144: '-o -' (and keygen -) wrote a file named '-' in the current
+    folder (keygen the secret key there) where standard output was meant.
+    Refused in one line naming the option; ./- still names a file."""
+    _, src = data
+    monkeypatch.chdir(tmp_path)
+    pub = ["anonymize", src, "--l", "2", "-q"] + BASE
+    for argv, opt in ((pub + ["-o", "-", "--format", "csv"], "-o"),
+                      (["keygen", "-"], "keygen"), (["keygen", "-o", "-"], "-o"),
+                      (["report", src, "-o", "-"], "-o"),
+                      (["reproduce", "003", "--out", "-"], "--out")):
+        rc, out = run(argv, capsys)
+        assert rc == 2 and out.err.count("\n") == 1, (argv, out.err)
+        assert f"{opt}: '-' stands for standard output" in out.err, out.err
+        assert not (tmp_path / "-").exists()
+    assert run(["keygen", "./-", "-q"], capsys)[0] == 0 and (tmp_path / "-").is_file()
+
+
 def test_a_domain_file_that_is_a_folder_or_a_device_is_not_said_not_to_exist(data, tmp_path,
                                                                                capsys):
     """H144: --domain COL=PATH said "does not exist" of a folder, a pipe or

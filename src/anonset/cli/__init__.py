@@ -258,7 +258,7 @@ def main(argv=None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    from .args import check_once
+    from .args import check_no_dash_outputs, check_once
     from .option_file import check_not_config, with_config
     argv = list(sys.argv[1:] if argv is None else argv)
     notes: list = []                   # what the command line replaced of a --config file
@@ -280,6 +280,7 @@ def _main(argv: list[str] | None) -> int:
     where = f"anonset {args.command}"
     try:
         check_not_config(args)
+        check_no_dash_outputs(args)
         with _signals(), _logging(args.quiet, args.verbose):
             for note in notes:         # (said once the run succeeds, as every warning)
                 warnings.warn(note, stacklevel=1)

@@ -833,6 +833,23 @@ def check_outputs_apart(outputs: dict, args) -> None:
                                  "(each output is written whole)")
 
 
+#: The options that name an output file (dest -> its spelling).
+_OUTPUT_OPTIONS = {"output": "-o", "path": "FILE", "plot": "--plot", "rows": "--rows",
+                   "report": "--report", "out": "--out"}
+
+
+def check_no_dash_outputs(args) -> None:
+    """'-' given as an output is refused before any work (as it is as an
+    input): it wrote a file named '-' in the current folder (keygen the
+    secret key) where standard output was meant.  ./- still names a file."""
+    for dest, flag in _OUTPUT_OPTIONS.items():
+        if getattr(args, dest, None) == "-":
+            where = "keygen" if flag == "FILE" else flag
+            raise UsageError(f"{where}: '-' stands for standard output, which anonset does not "
+                             "write (outputs are files, written whole, then moved into place); "
+                             "expected a file name (./- for a file named '-')")
+
+
 def check_not_input(out, inputs, *, flag: str | None = None) -> None:
     """An output that is an input, or in a directory that does not exist, is
     refused before anything is written (naming its option, ``flag``, where
