@@ -373,3 +373,14 @@ def test_a_run_stages_inside_its_out_folder(tmp_path, monkeypatch, capsys):
     (empty / ".anonset-reproduce-1-abc.partial").mkdir()        # pid 1 lives
     assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 2
     assert "holds files that no run" in capsys.readouterr().err
+
+
+def test_a_results_page_names_the_source_that_made_it():
+    """H146: every page said 'anonset 0.1.0', made by different code; the
+    header now names a digest of the package's source and the keys."""
+    import re
+    from anonset.reproduce.page import machine_line, source_digest
+    d = source_digest()
+    assert re.fullmatch(r"[0-9a-f]{12}", d) and d == source_digest()
+    line = machine_line()
+    assert f"(source {d})" in line and "research seeds" in line

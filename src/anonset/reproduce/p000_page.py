@@ -352,8 +352,6 @@ def _fig6_row(page, rec):
     if faster:
         why.append(f"measured the Proposed faster than {' and '.join(faster)}; "
                    "reason not measured")
-    if "Rating" in faster:
-        why.append("Rating's time includes making its release (p000.run_setting)")
     if slow:
         why.append("the Proposed took 10 minutes or more")
     page.compare("Fig. 6", f"reconstruction time, q' = {rec.q.max()}",

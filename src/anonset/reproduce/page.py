@@ -61,8 +61,23 @@ def reductions(scales: dict, scale: str, labels: dict | None = None) -> str:
             "settings, trends included): " + "; ".join(parts) + ".") if parts else ""
 
 
+def source_digest() -> str:
+    """The first 12 hex digits of a SHA-256 over the installed package's
+    Python files (names and contents): which code made a results page,
+    whether it runs from a checkout or a wheel (H146: every page said
+    'anonset 0.1.0', made by different code)."""
+    import hashlib
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode() + b"\x00" + f.read_bytes() + b"\x00")
+    return h.hexdigest()[:12]
+
+
 def machine_line() -> str:
-    """CPU, cores, memory, OS, load, anonset build."""
+    """CPU, cores, memory, OS, load, anonset build (with its source digest
+    and where the keys come from)."""
     from .._info import build_info
     info = build_info()
     try:
@@ -75,8 +90,10 @@ def machine_line() -> str:
     except OSError:
         load = "load unknown"
     return (f"{info['processor']}, {os.cpu_count()} logical CPUs, {mem_s}{platform.platform()} "
-            f"({load}); Python {info['python']}, anonset {info['anonset']}, OpenMP "
-            f"{info['openmp']}, {info['threads']} threads")
+            f"({load}); Python {info['python']}, anonset {info['anonset']} (source "
+            f"{source_digest()}), OpenMP {info['openmp']}, {info['threads']} threads; keys: "
+            "research seeds fixed in anonset.reproduce (its SEED names), so the same source "
+            "gives the same numbers")
 
 
 @dataclass
