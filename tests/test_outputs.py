@@ -259,3 +259,23 @@ def test_an_unwritable_folder_names_the_output_not_the_temporary(tmp_path, monke
             outs.path(target).write_text("x")
             raise TimeoutError(errno.ETIMEDOUT, "timed out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_another_users_file_in_a_sticky_folder_is_refused_first(tmp_path, monkeypatch):
+    """H148: in a shared folder (mode 1777) a file of another user cannot be
+    replaced: the move failed after all the work, left a backup link the
+    user could not remove, and blamed the folder.  Refused before any
+    work, naming the cause."""
+    import os
+    from anonset.io import atomic
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (shared / "o.csv").write_text("someone's release\n")
+    owner = (shared / "o.csv").stat().st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 4242)     # another user
+    with pytest.raises(ValueError, match=r"is another user's file in a shared folder"):
+        atomic._check_target(shared / "o.csv", [])
+    atomic._check_target(shared / "new.csv", [])                 # a new name is fine
+    monkeypatch.setattr(os, "geteuid", lambda: owner)            # the owner may replace it
+    atomic._check_target(shared / "o.csv", [])

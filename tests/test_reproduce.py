@@ -369,10 +369,18 @@ def test_a_run_stages_inside_its_out_folder(tmp_path, monkeypatch, capsys):
     empty.mkdir()
     assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 130
     assert empty.is_dir() and list(empty.iterdir()) == []
-    # a folder of other files is still refused, the live run's own folder too
-    (empty / ".anonset-reproduce-1-abc.partial").mkdir()        # pid 1 lives
-    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 2
-    assert "holds files that no run" in capsys.readouterr().err
+    # a live run's own folder (its lock held) is refused
+    import fcntl
+    live = empty / ".anonset-reproduce-1-abc.partial"
+    live.mkdir()
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        capsys.readouterr()
+        assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(empty)]) == 2
+        assert "is being written by another run" in capsys.readouterr().err
+    finally:
+        os.close(fd)
 
 
 def test_a_results_page_names_the_source_that_made_it():
@@ -384,3 +392,33 @@ def test_a_results_page_names_the_source_that_made_it():
     assert re.fullmatch(r"[0-9a-f]{12}", d) and d == source_digest()
     line = machine_line()
     assert f"(source {d})" in line and "research seeds" in line
+
+
+def test_a_killed_runs_folder_is_told_by_its_lock_not_its_process_id(tmp_path):
+    """H148: in a container a run is process 1, and so is the next one: the
+    folder a killed run left was taken for a live run's (process 1 lives)
+    and blocked --out for good.  A run holds a lock on its folder while it
+    lives; a folder whose lock is free is a killed run's, and a live one's
+    is refused as such."""
+    import fcntl
+    import os
+    from anonset.reproduce import _remove_stale, check_out
+    out = tmp_path / "res"
+    out.mkdir()
+    left = out / ".anonset-reproduce-1-abcd1234.partial"        # process 1 is alive
+    left.mkdir()
+    (left / "fig.png").write_bytes(b"x")
+    check_out(out, "003")                       # a killed run's folder: no file of the user's
+    _remove_stale(out)
+    assert list(out.iterdir()) == []
+    live = out / ".anonset-reproduce-1-efgh5678.partial"
+    live.mkdir()
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="is being written by another run"):
+            check_out(out, "003")
+        _remove_stale(out)
+        assert live.is_dir()
+    finally:
+        os.close(fd)

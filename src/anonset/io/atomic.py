@@ -121,6 +121,12 @@ def _check_target(path: Path, protect) -> Path:
         # file's name came at the end, with no word of what was expected)
         raise InputError(f"is in a folder this user may not write in ({str(parent)!r})",
                          param="output", file=path, expected=_WRITABLE)
+    if _sticky_other(path, parent):
+        # (H148: the move failed after all the work, left a backup link
+        # the user cannot remove, and blamed the folder)
+        raise InputError("is another user's file in a shared folder (its sticky bit lets "
+                         "only the file's owner replace it)", param="output", file=path,
+                         expected="another output name")
     if path.exists() and not path.is_file():
         # a FIFO, a device, /dev/stdout: it would be replaced by a file
         raise InputError("is not a regular file (a pipe, a device or a terminal)",
@@ -128,6 +134,19 @@ def _check_target(path: Path, protect) -> Path:
                          expected="a file name (outputs are written whole, then moved "
                                   "into place)")
     return parent
+
+
+def _sticky_other(path: Path, parent: Path) -> bool:
+    """``path`` is a file of another user in a sticky folder not this
+    user's, which only its owner (or root) may replace."""
+    import stat
+    try:
+        uid = os.geteuid()
+        st, pst = path.lstat(), parent.stat()
+    except (AttributeError, OSError):
+        return False
+    return bool(pst.st_mode & stat.S_ISVTX) and uid != 0 and st.st_uid != uid \
+        and pst.st_uid != uid
 
 
 def check_name_lengths(paths: list, parents: list | None = None) -> None:

@@ -48,6 +48,11 @@ def check_out(out: Path, paper: str) -> None:
                          expected="a folder for the figures, tables and results page (new, "
                                   "empty, or an earlier run's of this paper)")
     # (a folder a killed run left is no file of the user's)
+    if out.is_dir() and any(_STAGE.match(p.name) and p.is_dir() and not _stale(p)
+                            for p in out.iterdir()):
+        raise InputError("is being written by another run of `anonset reproduce` (its folder "
+                         f"{STAGE}*.partial is held)", param="out", file=out,
+                         expected="another folder, or the other run finished first")
     if out.is_dir() and any(not _stale(p) for p in out.iterdir()):
         mark = out / MARK
         if not mark.is_file() or mark.read_text(encoding="utf-8").split()[-1:] != [paper]:
@@ -106,6 +111,7 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
         _unmake(made)
         raise InputError(f"cannot be written in ({e.strerror or e})", param="out", file=out,
                          expected="a folder this user may write in") from None
+    held = _hold(stage)
     try:
         res = _run(paper, mod, stage, scale, progress, command)
         _move_into(stage, out)
@@ -113,6 +119,9 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
         shutil.rmtree(stage, ignore_errors=True)
         _unmake(made)
         raise
+    finally:
+        if held is not None:
+            os.close(held)
     res["page"] = out / Path(res["page"]).relative_to(stage)
     return res
 
@@ -123,12 +132,44 @@ STAGE = ".anonset-reproduce-"
 _STAGE = re.compile(r"^\.anonset-reproduce-(\d+)-[A-Za-z0-9_]+\.partial$")
 
 
+def _hold(stage: Path):
+    """A lock held on a run's own folder for as long as the run lives (the
+    kernel lets it go when the process dies, however it dies); the open
+    descriptor, or None where locks are not available."""
+    try:
+        import fcntl
+        fd = os.open(stage, os.O_RDONLY)
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def _stale(p: Path) -> bool:
     """A run's own folder whose process is gone (killed: SIGKILL, a power
-    cut)."""
-    from ..io.atomic import _alive
+    cut): its lock is free (H148: by process id alone, a run killed in a
+    container, whose next run is process 1 again, blocked the folder for
+    good), else, without locks, its process is gone."""
     m = _STAGE.match(p.name)
-    return m is not None and p.is_dir() and not _alive(int(m.group(1)))
+    if m is None or not p.is_dir():
+        return False
+    try:
+        import fcntl
+        fd = os.open(p, os.O_RDONLY)
+    except (ImportError, OSError):
+        from ..io.atomic import _alive
+        return not _alive(int(m.group(1)))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _remove_stale(out: Path) -> None:
