@@ -29,9 +29,10 @@ from test_safe_defaults import _four_paths, _refused_alike
 DET = 0.9
 
 
-def _enumerated(c, eta):
+def _enumerated(c, eta, slack=0.0):
     """The share of the rows whose set's posterior of their value gives it
-    away (posterior >= pi + DET (1 - pi), pi < DET), every set enumerated."""
+    away (posterior >= pi + DET (1 - pi), pi < DET), every set enumerated;
+    ``slack``: the decoys' allowance widened by that fraction."""
     c = np.asarray(c, dtype=float)
     n, d = c.sum(), c.size
     total = 0.0
@@ -39,25 +40,38 @@ def _enumerated(c, eta):
         pi = c[v] / n
         if c[v] == 0 or pi >= DET:
             continue
-        theta = pi + DET * (1 - pi)
+        allowance = c[v] * (1 / (pi + DET * (1 - pi)) - 1) * (1 + slack)
         others = [w for w in range(d) if w != v]
         subsets = list(itertools.combinations(others, eta - 1))
-        hit = sum(c[v] / (c[v] + c[list(s)].sum()) >= theta - 1e-12 for s in subsets)
+        hit = sum(c[list(s)].sum() <= allowance * (1 + 1e-12) for s in subsets)
         total += pi * hit / len(subsets)
     return total
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(counts=st.lists(st.sampled_from([0, 1, 2, 3, 5, 8, 40, 100, 400]), min_size=3,
-                       max_size=8),
-       eta=st.integers(2, 4))
-def test_the_pins_are_a_lower_bound_exact_at_eta_2(counts, eta):
+                       max_size=9),
+       eta=st.integers(2, 6))
+def test_the_pins_are_the_enumerated_share_to_a_step(counts, eta):
+    """H149: the share was a lower bound (each decoy at most 1 / (eta - 1)
+    of the allowance), 0.8 % where the sets gave 29 % away; it is now the
+    enumerated share, from above, to one step of the allowance per decoy."""
+    from anonset.randomized.set_adversary import PIN_STEPS
     if sum(counts) == 0 or eta >= len(counts):
         return
-    got, want = set_pins(counts, eta, DET), _enumerated(counts, eta)
-    assert got <= want + 1e-12
-    if eta == 2 or all(c in (0,) or c >= 40 for c in counts):
-        assert got == pytest.approx(want, abs=1e-12)
+    got = set_pins(counts, eta, DET)
+    assert _enumerated(counts, eta) - 1e-9 <= got
+    assert got <= _enumerated(counts, eta, slack=(eta - 1) / PIN_STEPS) + 1e-9
+
+
+def test_the_pins_of_many_rare_incomes_beside_a_common_one():
+    """H149: acs12's income at l = 14 (the l the refusal advised): a third
+    of the people earn 0, 265 other incomes are held by a few each; about
+    row in ten (here; 29 % on acs12's own counts) has its income given away
+    by its set alone, where the bound before gave under 1 %."""
+    counts = np.r_[[700], np.resize([1, 1, 1, 2, 2, 3, 5, 9, 20], 265)]
+    assert set_pins(counts, 14, DET) > 0.09
+    assert set_pins(counts, 30, DET) < 0.01
 
 
 def test_a_value_nobody_holds_is_a_decoy_refused_alike_on_every_path(tmp_path):

@@ -32,7 +32,7 @@ def register(sub) -> None:
                    help="EM iterations at most (default: the library's)")
     p.add_argument("--plot", metavar="OUT.png", help="write a bar chart of true vs EM counts")
     p.add_argument("--allow-clear", action="append", metavar="A,B",
-                   help="attributes allowed to be published nearly in the clear (below l = 4, "
+                   help="attributes allowed to be published nearly in the clear (below l = 5, "
                         "relationship's and marital-status's sets read together name many "
                         "relationships, and a set beside values few hold, such as ages over "
                         "80, names its row's value: refused unless named here)")
