@@ -887,6 +887,25 @@ def category_words(record) -> str | None:
             f"(missing='category'): {cols}")
 
 
+def _smallest_eta(counts, lo: int, hi: int):
+    """The smallest set size in [lo, hi] whose sets give fewer than
+    GIVEN_SHARE of the rows away (None: none), by bisection: a larger set
+    draws more decoys, whose total rows only grow, so the share falls with
+    the size (each :func:`~anonset.randomized.set_adversary.set_pins` call
+    is a dynamic programme, not to be run for every size)."""
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    from .randomized.set_adversary import set_pins
+    if lo > hi or set_pins(counts, hi, DETERMINES) >= GIVEN_SHARE:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if set_pins(counts, mid, DETERMINES) < GIVEN_SHARE:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def dropped_rows_words(record) -> str | None:
     """The words for rows left out by ``missing='drop'`` (None where none
     were), the same in every summary and in the audit."""
@@ -1159,8 +1178,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                 share = set_pins(c, par.eta, DETERMINES)
                 if share >= GIVEN_SHARE:
                     # the smallest set size that gives too few away (None: none below d)
-                    enough = next((e for e in range(par.eta + 1, a.d)
-                                   if set_pins(c, e, DETERMINES) < GIVEN_SHARE), None)
+                    enough = _smallest_eta(c, par.eta + 1, a.d - 1)
                     pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d, enough)
     clear = [a.name for a in published
              if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
