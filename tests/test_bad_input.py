@@ -707,6 +707,10 @@ FILE_CASES = [
              ("names the column(s) ['id'] more than once",)),
     FileCase("empty-header-name", "in.csv", _csv("id,age,,city,note\n1,20,a,x,n\n"),
              ("in.csv", "empty or non-text column name ''")),
+    # (H149: what pandas' to_csv() writes with its index: the remedy said)
+    FileCase("pandas-index-column", "in.csv", _csv(",id,age,job,city,note\n0,1,20,a,x,n\n"),
+             ("in.csv", "empty or non-text column name ''", "to_csv() writes: write the "
+              "file with index=False")),
     # (';', tab and '|' alone are read as the separator: tests/test_inputs.py)
     FileCase("two-separators-in-the-header", "in.csv",
              _csv("id;age;job\tcity;note\n1;20;a\tx;n\n2;30;b\ty;n\n"),

@@ -384,8 +384,13 @@ def check_columns(columns, *, file=None) -> list:
     cols = list(columns)
     for c in cols:
         if not isinstance(c, str) or not c.strip():
+            # (H149: pandas' to_csv() writes the index first, under no name)
+            first = c == "" and cols.index(c) == 0 and file is not None
             raise InputError(f"has an empty or non-text column name {c!r}", file=file,
-                             expected="a non-empty name for every column")
+                             expected="a non-empty name for every column" + (
+                                 " (a first column with no name is the row labels pandas' "
+                                 "to_csv() writes: write the file with index=False, or name "
+                                 "that column)" if first else ""))
     if len(set(cols)) != len(cols):
         dup = sorted({c for c in cols if cols.count(c) > 1})
         raise InputError(f"names the column(s) {dup} more than once", file=file,
