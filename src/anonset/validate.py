@@ -900,6 +900,9 @@ def _smallest_eta(counts, lo: int, hi: int):
     is a dynamic programme, not to be run for every size)."""
     from .passthrough import DETERMINES, GIVEN_SHARE
     from .randomized.set_adversary import set_pins
+    # (sizes up to twice the asked one and 64 more: beyond, the advice is
+    # left out, where thousands of values would make each call seconds long)
+    hi = min(hi, 2 * lo + 64)
     if lo > hi or set_pins(counts, hi, DETERMINES) >= GIVEN_SHARE:
         return None
     while lo < hi:

@@ -143,24 +143,32 @@ def set_pins(counts, eta: int, determines: float) -> float:
         if others[:k].sum() > allowance:
             continue                        # no set of decoys is few enough
         w = np.floor(others * (steps / allowance)).astype(np.int64)
-        ws, ms = np.unique(w[w <= steps], return_counts=True)
-        dp = np.zeros((k + 1, steps + 1))
+        zeros = int((w == 0).sum())         # decoys that take no step
+        ws, ms = np.unique(w[(w > 0) & (w <= steps)], return_counts=True)
+        if zeros + int(ms.sum()) < k:
+            continue                        # too few decoys small enough
+        # the decoys that take steps first (at most ``steps`` of them fit),
+        # then the rest of the k drawn from the zero-step ones in closed form
+        J = min(k, steps)
+        j = np.arange(J + 1)
+        dp = np.zeros((J + 1, steps + 1))
         dp[0, 0] = 1.0
         rem = d - 1                         # values not taken into dp yet
         for wi, m in zip(ws.tolist(), ms.tolist()):
             base = _log_comb_or_inf(lf, rem, k - j)
             new = np.zeros_like(dp)
-            for r in range(min(m, k) + 1):
+            for r in range(min(m, J, steps // wi) + 1):
                 # P(r of these m values among the k - j still drawn | j drawn)
                 with np.errstate(invalid="ignore"):
                     pr = np.exp(_log_comb_or_inf(lf, m, r)
                                 + _log_comb_or_inf(lf, rem - m, k - j - r) - base)
                 pr = np.where(np.isfinite(base), np.nan_to_num(pr), 0.0)
                 shift = r * wi
-                if shift > steps:
-                    break
-                new[r:, shift:] += dp[:k + 1 - r, :steps + 1 - shift] * pr[:k + 1 - r, None]
+                new[r:, shift:] += dp[:J + 1 - r, :steps + 1 - shift] * pr[:J + 1 - r, None]
             dp = new
             rem -= m
-        total += float((c == cv).sum()) * piv * float(dp[k].sum())
+        with np.errstate(invalid="ignore"):
+            tail = np.exp(_log_comb_or_inf(lf, zeros, k - j) - _log_comb_or_inf(lf, rem, k - j))
+        tail = np.nan_to_num(tail)
+        total += float((c == cv).sum()) * piv * float((dp.sum(axis=1) * tail).sum())
     return min(total, 1.0)
