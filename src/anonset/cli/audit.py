@@ -161,17 +161,12 @@ def _report(args, fmt, rel):
     if args.original:
         # a declared value that reads as a missing marker ('NA' for North
         # America) is a value, as publishing and audit_file read it (H139)
+        from ..audit.html.release import domain_values
         original = A.read_table(args.original, A.format_of(args.original, None, "--original"),
-                                declared=declared_values(table.schema))
+                                declared=domain_values(table.schema))
         from ..validate import check_original_columns
         check_original_columns(table.names, original.columns, file=args.original)  # file named
     return audit(table, original, **common)
-
-
-def declared_values(schema) -> dict:
-    """Per published column, the values of its domain, which a CSV
-    original's missing markers are not read as (:func:`~anonset.io.tables.type_text_column`)."""
-    return {a.name: list(a.domain) for a in schema if a.domain is not None}
 
 
 def cmd_audit(args) -> int:

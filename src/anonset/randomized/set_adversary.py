@@ -134,7 +134,6 @@ def set_pins(counts, eta: int, determines: float) -> float:
     lf = log_factorials(d)
     srt = np.sort(c)
     steps = PIN_STEPS
-    j = np.arange(k + 1)
     total = 0.0
     for cv in np.unique(c[(c > 0) & (pi < determines)]):
         piv = cv / n

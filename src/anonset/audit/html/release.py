@@ -33,6 +33,13 @@ KINDS = {"sets": ("000", "random sets (anonset anonymize)"),
          "msa": ("003", "t-closeness for several sensitive attributes (anonset msa-anonymize)")}
 
 
+def domain_values(schema) -> dict:
+    """Per published column of a set table, the values of its domain, which
+    a CSV original's missing markers are not read as
+    (:func:`~anonset.io.tables.type_text_column`)."""
+    return {a.name: list(a.domain) for a in schema if a.domain is not None}
+
+
 @dataclass
 class Release:
     """A release to report on.
@@ -72,7 +79,7 @@ class Release:
         is a value where the publisher read it so (H139, H145)."""
         schema = getattr(self.header, "schema", None)
         if schema is not None:
-            return {a.name: list(a.domain) for a in schema if a.domain is not None}
+            return domain_values(schema)
         if self.frame is None:
             return {}
         return {c: list(pd.unique(self.frame[c].dropna().astype(str)))
