@@ -685,12 +685,12 @@ FLOAT_EXACT = 2.0 ** 53
 
 def _id_text(v) -> tuple:
     """(text, fractional) of one record id (:func:`record_id_text`)."""
-    x = _as_number(v)
-    if x is None and isinstance(v, (bytes, bytearray)):
+    if isinstance(v, (bytes, bytearray)):
         try:
             v = bytes(v).decode("utf-8")            # as the text it spells
         except UnicodeDecodeError:
-            pass
+            return str(v), False                    # no number: as it is
+    x = _as_number(v)
     # (a number by its value: '2.50' as 2.5, which a fractional record id is
     # refused as, and a pass-through cell keyed as, H101)
     return (str(x) if isinstance(x, (int, float)) else str(v)), isinstance(x, float)
