@@ -172,6 +172,40 @@ def test_not_eligible_error_and_suppress():
     assert L.verify(res)["ok"]
 
 
+def test_every_column_not_l_eligible_is_named_in_one_refusal(tmp_path, capsys):
+    """H150: lgb named the first column that was not l-eligible; fixed, the
+    next run named the next (education, then health, then ethnicity).  One
+    refusal names them all, each with its remedies, in one line."""
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"zip": rng.integers(0, 4, n),
+                       "job": rng.choice(list("abcdefgh"), n),
+                       "edu": rng.choice(["hs", "ba", "ma", "phd"], n, p=[0.4, 0.3, 0.2, 0.1]),
+                       "colour": np.where(rng.random(n) < 0.8, "w", "b")})
+    with pytest.raises(ValueError) as e:
+        L.lgb(df, qi=["zip"], sensitive=["job", "edu", "colour"], k=4, l=3, seed=0,
+              research_seed=True)
+    msg = str(e.value)
+    assert msg.startswith("l: 2 columns are not l-eligible, each named with its remedies: "
+                          "column 'colour': its 400 sensitive values are not 3-eligible "), msg
+    assert "; column 'edu': its 400 sensitive values are not 3-eligible (value 'hs' " in msg
+    assert "'job'" not in msg
+    assert "expected l <= 2 for it, or suppress=True" in msg
+    # the t-closeness offer carries every t of the refusal and the t's given
+    assert msg.count("closeness={'colour': 0.3}") == 1
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    from anonset.cli import main
+    rc = main(["lgb", str(src), "-o", str(tmp_path / "o.csv"), "--qi", "zip", "--sensitive",
+               "job,edu,colour", "--k", "4", "--l", "3", "--research-seed", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "column 'colour'" in err \
+        and "column 'edu'" in err and "--t colour=0.3" in err, err
+    # followed as advised, it publishes
+    L.lgb(df, qi=["zip"], sensitive=["job", "edu", "colour"], k=4, l={"job": 3, "edu": 2},
+          closeness={"colour": 0.3}, seed=0, research_seed=True)
+
+
 def _dominated(n=400, seed=3):
     """A sensitive column 80 % 'w', 20 % 'b' (Arrests' colour): never 2-eligible."""
     rng = np.random.default_rng(seed)

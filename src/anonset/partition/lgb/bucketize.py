@@ -119,6 +119,65 @@ def suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
     return keep
 
 
+def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
+                        lmap: dict, closeness: dict):
+    """The refusal (a :class:`~anonset.validate.ValuesError`) naming every
+    attribute held to l whose sensitive values are not l-eligible, each with
+    its remedies, in one message (H150: one per run made a run per
+    column); None where all are.
+
+    The l advised is the largest that the flagged values allow.  Where no
+    l >= 2 holds, t-closeness is
+    offered, with the t's given and every such attribute's at once (H39:
+    each remedy alone undid the other)."""
+    found = []
+    for j, (a, dom) in enumerate(zip(attributes, domains)):
+        if a in closeness:
+            continue
+        rows = np.flatnonzero(sens_mask[:, j])
+        if rows.size == 0:
+            continue
+        vals, la = codes[j, rows], lmap[a]
+        cnt = np.bincount(vals)
+        if int(cnt.max()) * la <= rows.size:
+            continue
+        # what the remedy costs: the '*' cells, and the value they tell
+        held = np.bincount(vals[~suppress_for_eligibility(vals, la)], minlength=dom.d)
+        # the largest l its values allow: at l = 1 a bucket tells its rows'
+        # value, so where that is all, t-closeness (a bucket close to the
+        # column's distribution) is offered
+        fits = rows.size // int(cnt.max())
+        found.append((a, dom, rows.size, la, cnt, held, fits))
+    if not found:
+        return None
+    t_cols = [f[0] for f in found if f[6] < 2]
+    offer = repr({**closeness, **{a: 0.3 for a in t_cols}})
+    parts = []
+    for a, dom, size, la, cnt, held, fits in found:
+        if fits >= 2:
+            lower = f"l <= {fits} for it"
+        else:
+            lower = ("t-closeness for it instead (no l >= 2 fits it: one value holds more "
+                     "than half of its cells), which bounds what a bucket "
+                     "tells beyond the column's distribution ({@closeness=" + offer
+                     + "}, or another t)")
+        what = (f"its {size:,} sensitive values are not {la}-eligible (value "
+                f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} times, "
+                f"at most {size // la:,} allowed; {int((cnt > 0).sum()):,} distinct values)")
+        expected = (f"{lower}, or {{@suppress=True}}, which publishes {int(held.sum()):,} of "
+                    f"its cells as '*', {held.max() / held.sum():.1%} of them holding "
+                    f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")
+        parts.append((a, what, expected))
+    # a refusal of the column's values: the CLI names the file (H105)
+    if len(parts) == 1:
+        a, what, expected = parts[0]
+        return ValuesError(what, param="l", column=a, expected=expected)
+    return ValuesError(f"{len(parts)} columns are not l-eligible, each named with its "
+                       "remedies: " + "; ".join(f"column {a!r}: {what}; expected {expected}"
+                                                for a, what, expected in parts),
+                       param="l")
+
+
 def closeness_ground(dom) -> str:
     """Ground distance of a t-closeness attribute: ordered for numeric
     attributes, equal for categorical ones."""
@@ -139,12 +198,18 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
     A t-closeness attribute's buckets each hold two values or more unless
     it is named in ``allow_homogeneous`` (where its bucketized cells hold
     one value alone while the column holds more, it is refused unless named).
+    Without ``suppress``, attributes that are not l-eligible are refused
+    together (:func:`eligibility_refusal`).
     """
     q, n = codes.shape
     bid = np.full((q, n), -1, dtype=np.int64)
     shown = np.full((q, n), -1, dtype=np.int32)
     suppressed = np.zeros((q, n), dtype=bool)
     grounds = {}
+    if not suppress:
+        refusal = eligibility_refusal(codes, sens_mask, attributes, domains, lmap, closeness)
+        if refusal is not None:
+            raise refusal
     for j, (a, dom) in enumerate(zip(attributes, domains)):
         rows = np.flatnonzero(sens_mask[:, j])
         if rows.size == 0:
@@ -171,29 +236,6 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
             cnt = np.bincount(vals)
             if int(cnt.max()) * la > rows.size:
                 keep = suppress_for_eligibility(vals, la)
-                if not suppress:
-                    # what the remedy costs: the '*' cells, and the value they tell
-                    held = np.bincount(vals[~keep], minlength=dom.d)
-                    # the largest l its values allow: at l = 1 a bucket tells
-                    # its rows' value, so where that is all, t-closeness
-                    # (a bucket close to the column's distribution) is offered
-                    fits = rows.size // int(cnt.max())
-                    lower = (f"l <= {fits} for it" if fits >= 2 else
-                             "t-closeness for it instead (no l >= 2 fits it: one value "
-                             "holds more than half of its cells), which bounds what a bucket "
-                             "tells beyond the column's distribution ({@closeness="
-                             # with the t's given (H39: each remedy alone undid the other)
-                             + repr({**closeness, a: 0.3}) + "}, or another t)")
-                    # a refusal of the column's values: the CLI names the file (H105)
-                    raise ValuesError(
-                        f"its {rows.size:,} sensitive values are not {la}-eligible (value "
-                        f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} times, "
-                        f"at most {rows.size // la:,} allowed; {int((cnt > 0).sum()):,} "
-                        "distinct values)", param="l", column=a,
-                        expected=f"{lower}, or {{@suppress=True}}, which publishes "
-                                 f"{int(held.sum()):,} of its cells as '*', "
-                                 f"{held.max() / held.sum():.1%} of them holding "
-                                 f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")
                 suppressed[j, rows[~keep]] = True
                 rows, vals = rows[keep], vals[keep]
                 if rows.size == 0:

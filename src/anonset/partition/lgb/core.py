@@ -279,7 +279,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         value).  The metadata records ``row_order: 'input'``.
     suppress : bool
         When an attribute's sensitive values are not l-eligible, publish the
-        fewest of them as ``*`` instead of raising ValueError.  This is a
+        fewest of them as ``*`` instead of raising ValueError (which names
+        every such attribute, each with its remedies).  This is a
         risk taken by name: the cells removed are those of the values held
         too often, so a ``*`` tells that the value is one of them (where one
         value dominates, that value).  It warns
