@@ -172,6 +172,58 @@ def test_not_eligible_error_and_suppress():
     assert L.verify(res)["ok"]
 
 
+def _near_half(n=2000, seed=5):
+    """A semi-sensitive column 49 % 'a' (AER HealthInsurance's education:
+    50.4 % 'highschool'): flags drawn at random hold 'a' above or below half
+    of their cells, by the draw."""
+    rng = np.random.default_rng(seed)
+    m = int(n * 0.49)
+    job = np.r_[["a"] * m, rng.choice(list("bcdefg"), n - m)]
+    return pd.DataFrame({"zip": rng.integers(0, 4, n), "job": rng.permutation(job)})
+
+
+def _advised_l(df, flags, l=3):
+    import re
+    with pytest.raises(ValueError, match=f"not {l}-eligible") as e:
+        L.lgb(df, qi=["zip"], semi_sensitive=["job"], flags=flags, k=5, l=l, seed=0,
+              research_seed=True)
+    m = re.search(r"expected l <= (\d+) for it", str(e.value))
+    return (int(m.group(1)) if m else None), str(e.value)
+
+
+def test_advised_l_holds_under_another_draw_of_the_flags():
+    """H150: the l the refusal advised was read off one random draw of the
+    flags; followed, a fresh key (another draw) refused it about half the
+    time.  Drawn flags get an l that nearly every draw allows, and where
+    none >= 2 does, t-closeness, saying what the flags at hand allow."""
+    df = _near_half()
+    followed = 0
+    for s in range(8):
+        l, msg = _advised_l(df, L.draw_flags(df, ["job"], 0.3, seed=s))
+        if l is None:
+            assert ("t-closeness for it instead (no l >= 2 fits it on every draw of its flags: "
+                    "'a' holds 49.0% of the column" in msg
+                    or "no l >= 2 fits it: one value holds more than half" in msg), msg
+            continue
+        for s2 in range(100, 108):            # another key draws other flags
+            L.lgb(df, qi=["zip"], semi_sensitive=["job"], k=5, l=l, seed=0,
+                  research_seed=True, flags=L.draw_flags(df, ["job"], 0.3, seed=s2))
+            followed += 1
+    # a column near 1/3: l = 3 fits some draws, 2 nearly every one
+    rng = np.random.default_rng(1)
+    n = 3000
+    job = np.r_[["a"] * 990, rng.choice(list("bcdefghij"), n - 990)]
+    df = pd.DataFrame({"zip": rng.integers(0, 4, n), "job": rng.permutation(job)})
+    flags = L.draw_flags(df, ["job"], 0.3, seed=0)
+    assert (flags["job"] & (df["job"] == "a")).sum() * 3 <= flags["job"].sum()
+    l, msg = _advised_l(df, flags, l=4)
+    assert l == 2 and ("l <= 2 for it ('a' holds 33.0% of the column, so the flags another "
+                       "key draws can give it more than 1/3 of their cells: l = 3 fits these "
+                       "flags only)") in msg, msg
+    # the same flags given as a mask are the user's, not a draw: what they allow
+    assert _advised_l(df, flags["job"].to_numpy()[:, None], l=4)[0] == 3
+
+
 def test_every_column_not_l_eligible_is_named_in_one_refusal(tmp_path, capsys):
     """H150: lgb named the first column that was not l-eligible; fixed, the
     next run named the next (education, then health, then ethnicity).  One

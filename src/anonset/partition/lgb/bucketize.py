@@ -119,15 +119,54 @@ def suppress_for_eligibility(codes: np.ndarray, l: int) -> np.ndarray:
     return keep
 
 
+#: Standard deviations of margin of an advised l over flags drawn at random:
+#: another draw refuses it with a chance of about 3e-5 per value (normal tail).
+DRAW_MARGIN = 4.0
+
+
+def drawn_l(whole: np.ndarray, flagged: int, fits: int) -> tuple[int, int]:
+    """The largest l <= ``fits`` that flags drawn at random leave l-eligible
+    on nearly every draw, and the value that bounds it.
+
+    Each of the column's n cells (``whole``: its value counts) is flagged
+    with the chance ``flagged`` / n, independently (:func:`.flags.draw_flags`).
+    Value v, held by c cells, makes l fail where X (l - 1) > Y, X and Y the
+    flagged cells of v and of the other values: l holds where the mean of
+    X (l - 1) - Y lies :data:`DRAW_MARGIN` standard deviations below 0 for
+    every value.  Returns ``(l, v)``: l = 1 where no l >= 2 holds so (a
+    value near or above half the column).
+
+    >>> drawn_l(np.array([500, 500]), 300, 2)[0]      # a value at 1/2: l = 2 fragile
+    1
+    >>> drawn_l(np.array([300, 350, 350]), 300, 2)[0]
+    2
+    """
+    n = int(whole.sum())
+    d = min(flagged / n, 1.0)
+    c = whole.astype(float)
+    worst = int(whole.argmax())
+    for l in range(fits, 1, -1):
+        mu = d * (c * (l - 1) - (n - c))
+        sd = np.sqrt(d * (1 - d) * (c * (l - 1) ** 2 + (n - c)))
+        bound = np.where(whole > 0, mu + DRAW_MARGIN * sd, -np.inf)
+        if (bound <= 0).all():
+            return l, worst
+        worst = int(bound.argmax())
+    return 1, worst
+
+
 def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
-                        lmap: dict, closeness: dict):
+                        lmap: dict, closeness: dict, drawn=()):
     """The refusal (a :class:`~anonset.validate.ValuesError`) naming every
     attribute held to l whose sensitive values are not l-eligible, each with
     its remedies, in one message (H150: one per run made a run per
     column); None where all are.
 
-    The l advised is the largest that the flagged values allow.  Where no
-    l >= 2 holds, t-closeness is
+    The l advised is the largest that the flagged values allow; for an
+    attribute in ``drawn`` (flags drawn at random: another key draws other
+    ones) it is also one that nearly every draw allows (:func:`drawn_l`),
+    so that it holds in the next release, and the message says where the
+    flags at hand allow more.  Where no l >= 2 holds, t-closeness is
     offered, with the t's given and every such attribute's at once (H39:
     each remedy alone undid the other)."""
     found = []
@@ -147,18 +186,27 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
         # value, so where that is all, t-closeness (a bucket close to the
         # column's distribution) is offered
         fits = rows.size // int(cnt.max())
-        found.append((a, dom, rows.size, la, cnt, held, fits))
+        lr, why = fits, ""
+        if a in drawn and fits >= 2:
+            whole = np.bincount(codes[j], minlength=dom.d)
+            lr, v = drawn_l(whole, rows.size, fits)
+            if lr < fits:
+                why = (f"{dom.values[v]!r} holds {whole[v] / whole.sum():.1%} of the column, "
+                       f"so the flags another key draws can give it more than 1/{lr + 1} of "
+                       f"their cells: l = {fits} fits these flags only")
+        found.append((a, dom, rows.size, la, cnt, held, fits, lr, why))
     if not found:
         return None
-    t_cols = [f[0] for f in found if f[6] < 2]
+    t_cols = [f[0] for f in found if f[7] < 2]
     offer = repr({**closeness, **{a: 0.3 for a in t_cols}})
     parts = []
-    for a, dom, size, la, cnt, held, fits in found:
-        if fits >= 2:
-            lower = f"l <= {fits} for it"
+    for a, dom, size, la, cnt, held, fits, lr, why in found:
+        if lr >= 2:
+            lower = f"l <= {lr} for it" + (f" ({why})" if why else "")
         else:
-            lower = ("t-closeness for it instead (no l >= 2 fits it: one value holds more "
-                     "than half of its cells), which bounds what a bucket "
+            reason = (f"no l >= 2 fits it on every draw of its flags: {why}" if why else
+                      "no l >= 2 fits it: one value holds more than half of its cells")
+            lower = (f"t-closeness for it instead ({reason}), which bounds what a bucket "
                      "tells beyond the column's distribution ({@closeness=" + offer
                      + "}, or another t)")
         what = (f"its {size:,} sensitive values are not {la}-eligible (value "
@@ -186,7 +234,7 @@ def closeness_ground(dom) -> str:
 
 def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
                          lmap: dict, closeness: dict, suppress: bool, rng,
-                         allow_homogeneous=()):
+                         allow_homogeneous=(), drawn=()):
     """Alg. 1 lines 3-6: bucketize every attribute's sensitive cells
     independently (``sens_mask`` (n, q) marks them).
 
@@ -199,7 +247,8 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
     it is named in ``allow_homogeneous`` (where its bucketized cells hold
     one value alone while the column holds more, it is refused unless named).
     Without ``suppress``, attributes that are not l-eligible are refused
-    together (:func:`eligibility_refusal`).
+    together (:func:`eligibility_refusal`; ``drawn``: the attributes whose
+    flags were drawn at random).
     """
     q, n = codes.shape
     bid = np.full((q, n), -1, dtype=np.int64)
@@ -207,7 +256,8 @@ def bucketize_attributes(codes: np.ndarray, sens_mask: np.ndarray, attributes, d
     suppressed = np.zeros((q, n), dtype=bool)
     grounds = {}
     if not suppress:
-        refusal = eligibility_refusal(codes, sens_mask, attributes, domains, lmap, closeness)
+        refusal = eligibility_refusal(codes, sens_mask, attributes, domains, lmap, closeness,
+                                      drawn)
         if refusal is not None:
             raise refusal
     for j, (a, dom) in enumerate(zip(attributes, domains)):

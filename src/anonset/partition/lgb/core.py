@@ -31,7 +31,8 @@ from ...io.tables import csv_compression
 from ..output import format_of, write_tables
 from .bucketize import bucketize_attributes, closeness_ground
 from .domain import encode_column, make_domain
-from .flags import flags_matrix, promote_for_closeness, promote_for_k, promote_second_value
+from .flags import (drawn_flags, flags_matrix, promote_for_closeness, promote_for_k,
+                    promote_second_value)
 from .generalize import MDP_SPLITS, METHODS, local_generalization, published_intervals
 from .metrics import c_dm, ncp
 
@@ -210,7 +211,9 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     flags : bool array (n, len(semi_sensitive)), DataFrame, or mapping
         True marks a sensitive cell.  A mapping gives, per attribute, a flag
         column name of ``data`` (Fig. 1(b): yes/no, true/false or 1/0) or an
-        array.  :func:`draw_flags` draws them at a density.
+        array.  :func:`draw_flags` draws them at a density (another seed,
+        other flags: an attribute then not l-eligible is advised an l that
+        nearly every draw allows, docs/lgb.md).
     k : int
         Every local equivalence group gets >= k rows.
     l : int or {attribute: int}
@@ -445,7 +448,7 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
 
     bid, shown, suppressed, grounds = bucketize_attributes(
         codes, sens_mask, attrs, domains, lmap, closeness, suppress, key.generator("lgb-show"),
-        allow_homogeneous)
+        allow_homogeneous, drawn_flags(flags, semi))
     gid = local_generalization(codes, qi_mask, domains, k, method, balance=balance,
                                mdp_split=mdp_split)
     glo, ghi = published_intervals(codes, qi_mask, gid, domains)

@@ -34,7 +34,10 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
 
     Returns
     -------
-    DataFrame of bool, one column per attribute.
+    DataFrame of bool, one column per attribute, marked as drawn at random
+    (``attrs[DRAWN]``): where an attribute is then not l-eligible,
+    :func:`~anonset.partition.lgb.lgb` advises an l that nearly every draw
+    allows, not only this one (H150).
 
     Examples
     --------
@@ -63,7 +66,25 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
     # --semi-sensitive listed two ways drew other flags under one seed, and
     # the two releases, linked by their IDs, pinned 23 educations)
     drawn = {a: rng.random(int(n)) < float(density) for a in sorted(set(attributes))}
-    return pd.DataFrame({a: drawn[a] for a in attributes})
+    out = pd.DataFrame({a: drawn[a] for a in attributes})
+    # drawn at random: lgb's refusal advises an l that other draws allow too
+    out.attrs[DRAWN] = {a: float(density) for a in attributes}
+    return out
+
+
+#: The key of :attr:`pandas.DataFrame.attrs` under which :func:`draw_flags`
+#: marks its flags as drawn at random (at the density it records).
+DRAWN = "anonset.drawn_flags"
+
+
+def drawn_flags(flags, attributes) -> frozenset:
+    """The attributes whose ``flags`` :func:`draw_flags` drew at random:
+    another key (seed) draws other flags, so an l that these allow may be
+    refused under it (:func:`.bucketize.drawn_l`)."""
+    marked = getattr(flags, "attrs", None)
+    if not isinstance(flags, pd.DataFrame) or not isinstance(marked, dict):
+        return frozenset()
+    return frozenset(a for a in attributes if a in marked.get(DRAWN, {}))
 
 
 def experiment_generator(seed, purpose: str) -> np.random.Generator:
