@@ -179,3 +179,48 @@ def test_semantic_sets_beside_values_few_hold_are_refused_unless_named():
     pub = S.semantic_publish(df, "x", 2, 1, domain=list(range(10)), seed="s" * 32,
                              research_seed=True, allow_clear=["x"])
     assert pub.info["clear"] == ["x"]
+
+
+def test_every_column_beside_values_few_hold_is_named_with_its_l_in_one_refusal(tmp_path,
+                                                                                 capsys):
+    """H150: the refusal named the first such column with its advised l
+    and the others in passing ("(and 'wage')"): on Wage and Males it took
+    4-7 runs to find the l's.  It now names every column with its share
+    and its l, the same on every path, and the l's it gives publish."""
+    from test_safe_defaults import _four_paths
+    from anonset.cli import main
+    rng = np.random.default_rng(2)
+    n = 1200
+    df = pd.DataFrame({"x": rng.choice(list("abcdefg"), n, p=[.45, .3, .2, .02, .01, .01, .01]),
+                       "y": rng.choice(list("pqrstuvw"), n,
+                                       p=[.55, .35, .02, .02, .02, .02, .01, .01]),
+                       "z": rng.choice(list("nesw"), n)})
+    kw = dict(sensitive=["x", "y", "z"])
+    said = {}
+    for path, run in _four_paths(df, anonset.Diversity(3), kw, tmp_path,
+                                 chunk_rows=250).items():
+        with pytest.raises(InputError) as e:
+            run()
+        said[path] = str(e.value)[str(e.value).index("l: would publish"):]   # after the file
+    assert len(set(said.values())) == 1, said
+    msg = said["memory"]
+    assert msg.startswith("l: would publish some rows' values nearly in the clear in columns "
+                          "'x' and 'y': for 14.2% of the rows of 'x' (l = 3: eta = 3; some of "
+                          "its values held by few rows) and "), msg
+    import re
+    m = re.search(r"expected l >= (\d+) for 'x' and l >= (\d+) for 'y' \(from there a "
+                  r"column's sets give fewer than 1% of the rows away; an l per column: "
+                  r"l=\{'x': (\d+), 'y': (\d+), 'z': 3\}\), .*allow_clear=\['x', 'y'\]$", msg)
+    assert m and m.group(1) == m.group(3) and m.group(2) == m.group(4), msg
+    # one rerun with the l's it gives publishes
+    lx, ly = int(m.group(1)), int(m.group(2))
+    anonset.publish(df, anonset.Diversity({"x": lx, "y": ly, "z": 3}), **kw)
+    # the command line: one line, the l per column typed as given
+    df.to_csv(tmp_path / "d.csv", index=False)
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.parquet"),
+                 "--sensitive", "x,y,z", "--l", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"--l x={lx},y={ly},z=3)" in err, err
+    assert main(["anonymize", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.parquet"),
+                 "--sensitive", "x,y,z", "--l", f"x={lx},y={ly},z=3", "-q"]) == 0

@@ -1244,12 +1244,13 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                          expected=f"a stronger model ({stronger}), or the risk named: "
                                   "{@allow_clear=" + repr(refused) + "}")
     refused = [n for n in pinned if n not in allow_clear]
+    if len(refused) > 1:
+        raise _pinned_refusal(refused, published, params, pinned, file)
     if refused:
         n = refused[0]
         par, (share, unheld, d, enough) = params[n], pinned[n]
         what = "l" if par.l is not None else "k" if par.k is not None else "t"
         setting = f"{what} = {par.l if what == 'l' else par.k if what == 'k' else par.t}"
-        also = f" (and {', '.join(map(repr, refused[1:]))})" if len(refused) > 1 else ""
         nobody = (f"{unheld:,} of its {d:,} values are held by nobody" if unheld else
                   "some of its values are held by few rows")
         raise InputError(f"would publish some rows' values nearly in the clear ({setting}: "
@@ -1257,7 +1258,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                          f"the set is one that nobody or few hold ({nobody}), so an adversary "
                          "who knows the column's distribution (the sets' reconstruction shows "
                          f"it) reads their true value off the set, at least {DETERMINES:.0%} of "
-                         f"the errors of guessing it removed{also}",
+                         "the errors of guessing it removed",
                          param=what, column=n, file=file,
                          expected=f"a larger {what}" + (
                              f" (at l = {enough}, {n!r}'s sets give fewer than "
@@ -1268,6 +1269,65 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                          + "}")
     return clear + [n for n in near if n in allow_clear] + \
         [n for n in pinned if n in allow_clear]
+
+
+def _pinned_refusal(refused: list, published, params, pinned: dict,
+                    file) -> "InputError":
+    """The refusal of several columns whose sets stand beside values that
+    nobody or few hold (:func:`check_clear`): every column named with its
+    share given away and the l that gives fewer than ``GIVEN_SHARE`` away,
+    so that one rerun fixes them all (H150: one column per run took 4-7
+    runs on Wage and Males)."""
+    from .passthrough import DETERMINES, GIVEN_SHARE
+    whats = {n: "l" if params[n].l is not None else "k" if params[n].k is not None else "t"
+             for n in refused}
+    what = next(iter(whats.values())) if len(set(whats.values())) == 1 else "model"
+
+    def setting(n):
+        par = params[n]
+        v = par.l if whats[n] == "l" else par.k if whats[n] == "k" else par.t
+        return f"{whats[n]} = {v}: eta = {par.eta}"
+
+    def held(n):
+        unheld, d = pinned[n][1], pinned[n][2]
+        return (f"{unheld:,} of its {d:,} values held by nobody" if unheld else
+                "some of its values held by few rows")
+
+    def advice(n):
+        enough = pinned[n][3]
+        if whats[n] != "l":
+            return f"a larger {whats[n]} for {n!r}"
+        if enough is None:      # as far as _smallest_eta looks
+            top = min(pinned[n][2] - 1, 2 * (params[n].eta + 1) + 64)
+            return f"a larger l for {n!r} (" + (f"none up to l = {top} does)"
+                                                if top > params[n].eta else
+                                                "none below its domain size does)")
+        return f"l >= {enough} for {n!r}"
+
+    def listed(items):
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+    shares = listed([f"{pinned[n][0]:.1%} of the rows of {n!r} ({setting(n)}; {held(n)})"
+                     for n in refused])
+    # the l per column to type, where every one is an l with an advice: every
+    # sensitive column's (the others' as they are), so none is left out
+    per = {a.name: params[a.name].l for a in published
+           if a.role == "sensitive" and params[a.name].l is not None}
+    per.update({n: pinned[n][3] for n in refused})
+    typed = ("; an l per column: {@l=" + repr(per) + "}"
+             if what == "l" and None not in per.values() else "")
+    return InputError(f"would publish some rows' values nearly in the clear in columns "
+                      f"{listed([repr(n) for n in refused])}: for {shares}, every other value "
+                      "of the set is one that nobody or few hold, so an adversary who knows "
+                      "the column's distribution (the sets' reconstruction shows it) reads "
+                      f"their true value off the set, at least {DETERMINES:.0%} of the errors "
+                      "of guessing it removed",
+                      param=what, file=file,
+                      expected=f"{listed([advice(n) for n in refused])} (from there a "
+                               f"column's sets give fewer than {GIVEN_SHARE:.0%} of the rows "
+                               f"away{typed}), a domain without values nobody holds (read off "
+                               "the data), rare values merged, "
+                               "or the risk named: {@allow_clear=" + repr(refused) + "}")
 
 
 def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,
