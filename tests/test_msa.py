@@ -703,3 +703,36 @@ def test_values_with_spaces_or_semicolons_are_leaves_as_they_are():
     assert set(res.sat["job"].job) == set(df.job)
     assert L.verify(res)["ok"]
     assert Hierarchy.from_csv("a ; x ;*\nb;x;*\n").leaves == ("a", "b")   # files: stripped
+
+
+def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
+    """H150: the command takes --key-file, anonymize_msa had no key_file=,
+    and the file's text passed as seed= is another key (its newline, its
+    text): the API could not reproduce the command's release.  key_file=
+    reads the file as the command does."""
+    from anonset.cli import main
+    from anonset.io.keys import new_key_file
+    from anonset.partition.output import read_metadata
+    df = _small(60, 2)
+    inp = tmp_path / "in.csv"
+    df.to_csv(inp, index=False)
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    cli_out, api_out = tmp_path / "cli.parquet", tmp_path / "api.parquet"
+    assert main(["msa-anonymize", str(inp), "-o", str(cli_out), "--k", "3", "--t", "0.3",
+                 "--qi", "age,city", "--sa", "job,edu", "--drop", "sex", "--algorithm",
+                 "cluster", "--key-file", str(key), "-q"]) == 0
+    kw = dict(k=3, t=0.3, algorithm="cluster", drop=["sex"])
+    r = anonymize_msa(pd.read_csv(inp), ["age", "city"], ["job", "edu"], key_file=key, **kw)
+    r.write(api_out)
+    pd.testing.assert_frame_equal(pd.read_parquet(api_out), pd.read_parquet(cli_out))
+    assert read_metadata(api_out)["key"] == read_metadata(cli_out)["key"] == "seed"
+    # the file's text as a seed is another key (what users tried)
+    other = anonymize_msa(pd.read_csv(inp), ["age", "city"], ["job", "edu"],
+                          seed=key.read_text(), **kw)
+    assert not other.generalized().equals(r.generalized())
+    # refused with a seed too, and a file that is not there, naming key_file
+    with pytest.raises(InputError, match=r"^key_file: was given together with a seed"):
+        anonymize_msa(df, ["age", "city"], ["job", "edu"], key_file=key, seed="s" * 32, **kw)
+    with pytest.raises(InputError, match=r"key_file: does not exist"):
+        anonymize_msa(df, ["age", "city"], ["job", "edu"], key_file=tmp_path / "no.key", **kw)

@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...validate import InputError
 from .problem import MSAProblem
 
 
@@ -158,7 +159,7 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
                   algorithm: str = "pca", hierarchies=None, numeric=None, ground=None,
                   identifiers: Sequence[str] = (), other: Sequence[str] = (),
                   drop: Sequence[str] = (), seed=None, research_seed: bool = False,
-                  keep_order: bool = False, n_threads: int | None = None,
+                  key_file=None, keep_order: bool = False, n_threads: int | None = None,
                   fcm_options: Mapping | None = None, missing: str | None = None,
                   missing_token: str = "?", domains: Mapping | None = None,
                   allow_recode: Sequence[str] = (),
@@ -190,6 +191,12 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     research_seed : bool
         Accept a seed shorter than 128 bits (the metadata records
         ``key: 'research-seed'``).
+    key_file : path, optional
+        A file holding the key material (instead of ``seed``; refused with
+        one), so that the secret never sits in code or on a command line:
+        the release is the one ``anonset msa-anonymize --key-file`` makes
+        (the file's bytes, a trailing newline left out, as the command
+        reads them; its text passed as ``seed`` is another key).
     keep_order : bool
         Publish the rows in input order with the classes as numbered by the
         algorithm (the metadata records ``row_order: 'input'``).  A risk:
@@ -224,6 +231,14 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     >>> r.size_stats()[0] >= 3, r.summary()["row_order"]
     (True, 'random')
     """
+    if key_file is not None:
+        # read as the command reads --key-file, before any work (H150: no
+        # key_file= here, and a key file's text as seed= is another key)
+        if seed is not None:
+            raise InputError("was given together with a seed", param="key_file",
+                             expected="either a key file or a seed")
+        from ...io.keys import read_key_file
+        seed = read_key_file(key_file, param="key_file")
     prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
                       drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
                       n_threads=n_threads, missing=missing, missing_token=missing_token,
