@@ -1058,3 +1058,30 @@ def test_an_id_column_that_links_releases_is_refused_unless_named(tmp_path, caps
     assert "pseudo (100.0% of the rows)" in out.out + out.err
     assert main(["audit", str(tmp_path / "o.parquet")]) in (0, 1)
     assert "pseudo" in capsys.readouterr().out
+
+
+def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
+    """H154: the warning on repeated releases advises key_file= for lgb, and
+    lgb() did not take it (the command takes --key-file).  key_file= reads
+    the file as the command does."""
+    from anonset.cli import main
+    from anonset.io.keys import new_key_file
+    from anonset.validate import InputError
+    df = _dominated(300)
+    df["job"] = np.random.default_rng(4).choice(list("abcd"), len(df))
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    cli_out = tmp_path / "cli.csv"
+    assert main(["lgb", str(src), "-o", str(cli_out), "--qi", "age,sex", "--sensitive", "job",
+                 "--drop", "colour", "--k", "4", "--l", "2", "--key-file", str(key), "-q"]) == 0
+    kw = dict(qi=["age", "sex"], sensitive=["job"], drop=["colour"], k=4, l=2)
+    r = L.lgb(pd.read_csv(src), key_file=key, **kw)
+    pd.testing.assert_frame_equal(r.table.reset_index(drop=True),
+                                  pd.read_csv(cli_out).reset_index(drop=True),
+                                  check_dtype=False)
+    with pytest.raises(InputError, match=r"^key_file: was given together with a seed"):
+        L.lgb(df, key_file=key, seed="s" * 32, **kw)
+    with pytest.raises(InputError, match=r"key_file: does not exist"):
+        L.lgb(df, key_file=tmp_path / "no.key", **kw)

@@ -185,7 +185,8 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         hierarchies: Mapping[str, Hierarchy | str] | None = None,
         id_column: str | None = None, identifiers: Sequence[str] = (),
         other: Sequence[str] = (), drop: Sequence[str] = (), seed=None,
-        research_seed: bool = False, keep_order: bool = False, suppress: bool = False,
+        research_seed: bool = False, key_file=None, keep_order: bool = False,
+        suppress: bool = False,
         balance: bool = False, missing: str | None = None, missing_token: str = "?",
         mdp_split: str | None = None, allow_recode: Sequence[str] = (),
         allow_identifier: Sequence[str] = (), allow_shared_id: Sequence[str] = (),
@@ -274,6 +275,11 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     research_seed : bool
         Accept a seed shorter than 128 bits (research on data that is not
         secret); the metadata records ``key: 'research-seed'``.
+    key_file : path, optional
+        A file holding the key material (instead of ``seed``; refused with
+        one), so that the secret never sits in code or on a command line:
+        the release is the one ``anonset lgb --key-file`` makes (the file's
+        bytes, a trailing newline left out, as the command reads them).
     keep_order : bool
         Publish the rows in input order with IDs 1..n, the input row
         numbers, as the paper's Fig. 2 does.  A risk: when the input is
@@ -347,6 +353,14 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
+    if key_file is not None:
+        # read as the command reads --key-file (H154: the warning on repeated
+        # releases advised key_file=, which lgb did not take)
+        if seed is not None:
+            raise InputError("was given together with a seed", param="key_file",
+                             expected="either a key file or a seed")
+        from ...io.keys import read_key_file
+        seed = read_key_file(key_file, param="key_file")
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     # suppression is a risk named with True ('no' was a yes)
     suppress, balance = check_bool(suppress, "suppress"), check_bool(balance, "balance")
