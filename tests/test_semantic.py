@@ -1008,3 +1008,26 @@ def test_values_exactly_d_apart_as_decimals_are_compatible_and_audited_so():
     assert S.is_diverse(t.mask("x"), S.SemanticDistance.ordered([0.1, 0.2, 0.3]), 3, 0.1).all()
     c = anonset.audit(t).checks
     assert not (c.status == "fail").any(), c[c.status == "fail"]
+
+
+def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
+    """semantic_publish had no key_file= where semantic-anonymize takes
+    --key-file: the API could not reproduce the command's release."""
+    from anonset.io.keys import new_key_file
+    from anonset.validate import InputError
+    ds = _small_data(300)
+    src = tmp_path / "in.csv"
+    ds.frame.to_csv(src, index=False)
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    out = tmp_path / "cli.parquet"
+    assert _run(["semantic-anonymize", str(src), "-o", str(out), "--sensitive", "income",
+                 "--l", "3", "--d", "2", "--domain", ",".join(ds.domain),
+                 "--key-file", str(key), "-q"]) == 0
+    kw = dict(qids=["age", "sex"], domain=ds.domain)
+    api = S.semantic_publish(pd.read_csv(src), "income", 3, 2, key_file=key, **kw)
+    assert anonset.read_parquet(out).equals(api)
+    other = S.semantic_publish(pd.read_csv(src), "income", 3, 2, **kw)
+    assert not other.equals(api)
+    with pytest.raises(InputError, match=r"^key_file: was given together with a seed"):
+        S.semantic_publish(ds.frame, "income", 3, 2, key_file=key, seed="s" * 32, **kw)

@@ -242,6 +242,20 @@ def check_rng(rng: str) -> str:
     return rng
 
 
+def seed_or_key_file(seed, key_file):
+    """The key material a publisher's API takes as ``seed=`` or
+    ``key_file=`` (one of them): a key file is read as the command line's
+    ``--key-file`` reads it, so that the API reproduces the command's
+    release; None where neither is given (a fresh key)."""
+    if key_file is None:
+        return seed
+    if seed is not None:
+        from ..validate import InputError
+        raise InputError("was given together with a seed", param="key_file",
+                         expected="either a key file or a seed")
+    return read_key_file(key_file, param="key_file")
+
+
 def read_key_file(path, *, param: str = "key_file") -> bytes:
     """The secret in a key file: its bytes (at least 16; a trailing newline
     of a text file is kept out).  The file is read, never written, and no

@@ -445,7 +445,7 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
                      distance: SemanticDistance | None = None, domain: Sequence | None = None,
                      values: Sequence[float] | str | None = None,
                      hierarchy: Hierarchy | None = None, algorithm: str = "simple",
-                     seed=None, research_seed: bool = False,
+                     seed=None, research_seed: bool = False, key_file=None,
                      keep_order: bool = False, rng: str = "chacha20",
                      n_threads: int | None = None, missing: str | None = None,
                      missing_token: str = "?",
@@ -478,6 +478,10 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     algorithm : 'simple' (Alg. 1) or 'duplicate' (Alg. 3).
     seed, research_seed, keep_order, rng : as :func:`anonset.publish` (rows
         come out in a keyed random order unless ``keep_order``).
+    key_file : path, optional
+        A file holding the key material (instead of ``seed``; refused with
+        one): the release is the one ``anonset semantic-anonymize
+        --key-file`` makes (the file's bytes, a trailing newline left out).
     allow_recode : QIDs you accept to publish although they recode the
         sensitive column (as :func:`anonset.publish`'s ``allow_recode``:
         lambda >= 0.9 over 131,072 rows drawn at random); refused otherwise.
@@ -651,6 +655,8 @@ def semantic_publish(data, sensitive: str, l: int, d: float, *, qids: Sequence[s
     # one person's rows (panel waves) would draw their sets independently
     from ..shared_ids import shared_without_key
     shared = shared_without_key(frame, identifiers, allow_shared_id, groups=False)
+    from ..io.keys import seed_or_key_file
+    seed = seed_or_key_file(seed, key_file)     # as the command reads --key-file
     check_research_seed(seed, research_seed)
     from ..io.keys import derive_key as _derive, release_key as _release
     attrs, masks, params, qcodes = [], {}, {}, {}

@@ -353,14 +353,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
     if not attrs:
         raise InputError("no attributes", param="qi",
                          expected="columns named in {@qi}, {@semi_sensitive} or {@sensitive}")
-    if key_file is not None:
-        # read as the command reads --key-file (H154: the warning on repeated
-        # releases advised key_file=, which lgb did not take)
-        if seed is not None:
-            raise InputError("was given together with a seed", param="key_file",
-                             expected="either a key file or a seed")
-        from ...io.keys import read_key_file
-        seed = read_key_file(key_file, param="key_file")
+    # read as the command reads --key-file (H154: the warning on repeated
+    # releases advised key_file=, which lgb did not take)
+    from ...io.keys import seed_or_key_file
+    seed = seed_or_key_file(seed, key_file)
     key = ReleaseKey.make(seed, research_seed=research_seed, keep_order=keep_order)
     # suppression is a risk named with True ('no' was a yes)
     suppress, balance = check_bool(suppress, "suppress"), check_bool(balance, "balance")

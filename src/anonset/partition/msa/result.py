@@ -12,7 +12,6 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...validate import InputError
 from .problem import MSAProblem
 
 
@@ -231,14 +230,10 @@ def anonymize_msa(data, quasi_identifiers, sensitive, k: int, t: float, *,
     >>> r.size_stats()[0] >= 3, r.summary()["row_order"]
     (True, 'random')
     """
-    if key_file is not None:
-        # read as the command reads --key-file, before any work (H150: no
-        # key_file= here, and a key file's text as seed= is another key)
-        if seed is not None:
-            raise InputError("was given together with a seed", param="key_file",
-                             expected="either a key file or a seed")
-        from ...io.keys import read_key_file
-        seed = read_key_file(key_file, param="key_file")
+    # read as the command reads --key-file, before any work (H150: no
+    # key_file= here, and a key file's text as seed= is another key)
+    from ...io.keys import seed_or_key_file
+    seed = seed_or_key_file(seed, key_file)
     prob = MSAProblem(data, quasi_identifiers, sensitive, identifiers=identifiers, other=other,
                       drop=drop, hierarchies=hierarchies, numeric=numeric, ground=ground,
                       n_threads=n_threads, missing=missing, missing_token=missing_token,
