@@ -20,6 +20,7 @@ from pathlib import Path
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "UsageError", "FLAGS",
            "flag", "error_line", "split_commas", "names", "kv", "number", "model_value",
            "ground_value", "fill_default", "positive_int", "nonneg_int", "nonneg_float",
+           "whole_int",
            "add_roles", "add_key_options", "add_run_options", "key_options", "seed_arg",
            "print_table", "fmt", "format_of", "read_table", "read_settable", "check_not_input",
            "companions",
@@ -56,6 +57,7 @@ FLAGS = {
     "config": "--config", "d": "--d", "qids": "--qids", "algorithm": "--algorithm",
     "estimator": "--estimator", "plot": "--plot", "n_targets": "--targets",
     "known": "--known", "sets": "--sets", "published": "PUBLISHED",
+    "standard_errors": "--se",
 }
 
 
@@ -498,6 +500,8 @@ def _typed(kind, check, what):
 positive_int = _typed(int, lambda v: v >= 1, "a positive integer")
 nonneg_int = _typed(int, lambda v: v >= 0, "a non-negative integer")
 nonneg_float = _typed(float, lambda v: v >= 0, "a number >= 0")
+#: any whole number: the library checks its range and names the parameter
+whole_int = _typed(int, lambda v: True, "a whole number")
 
 
 # ========================================================= option groups

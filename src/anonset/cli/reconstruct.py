@@ -39,6 +39,10 @@ def register(sub) -> None:
                         "counted cell (em) or record (exact_em); default: the method's (1e-14 "
                         "em, 1e-10 exact_em); a smaller X shows how far the maximum lies")
     p.add_argument("--seed", default=None, metavar="N", help="seed of the random baseline")
+    p.add_argument("--se", type=A.whole_int, default=None, metavar="B",
+                   help="add each cell's standard error (column se) by a parametric "
+                        "bootstrap of B replicates, 2 to 10000 (costs B reconstructions; "
+                        "docs/algorithms.md, \"Standard errors\")")
     p.add_argument("--original", metavar="ORIG", help="the original table: print the error "
                    "of the estimate against its true counts")
     p.add_argument("--plot", metavar="OUT.png", help="bar chart of true vs reconstructed counts "
@@ -89,7 +93,8 @@ def run(args) -> int:
         est = reconstruct_file(src, attributes, args.method, chunk_rows=chunk,
                                max_iter=args.max_iter, tol=args.tol, tol_ll=args.tol_ll,
                                n_threads=args.threads,
-                               seed=A.seed_arg(args.seed), format=fmt, progress=prog)
+                               seed=A.seed_arg(args.seed), format=fmt, progress=prog,
+                               standard_errors=args.se)
         elapsed = time.perf_counter() - t0
         truth = None
         if args.original:
@@ -113,6 +118,12 @@ def run(args) -> int:
     summary = em_summary(est)
     if summary:
         A.note(args, f"{args.method}: {summary}")
+    if "se" in est.info:
+        A.note(args, f"standard errors: {se_summary(est.info['se'])}")
+    noise = noise_warning(header, est)
+    if noise:
+        import warnings
+        warnings.warn(noise, stacklevel=1)
     if out is not None:
         A.note(args, f"wrote {out}")
     else:
@@ -120,7 +131,9 @@ def run(args) -> int:
         # beside 447 was printed all in scientific notation); the file keeps
         # every digit
         frame = est.to_frame()
-        print(frame.to_string(index=False, formatters={frame.columns[-1]: lambda v: f"{v:,.2f}"}))
+        numbers = frame.columns[len(est.attributes):]          # count (and se)
+        print(frame.to_string(index=False, formatters={c: (lambda v: f"{v:,.2f}")
+                                                       for c in numbers}))
     if truth is not None:
         m = anonset.metrics.compare(truth, est)
         A.print_table([[args.method] + [float(m[k]) for k in ("L1", "L1/N", "L2", "Hellinger")]],
@@ -130,6 +143,39 @@ def run(args) -> int:
             bar_chart(truth, est, args.plot, protect=inputs + ([out] if out else []))
             A.note(args, f"wrote {args.plot}")
     return A.EXIT_OK
+
+
+def se_summary(report) -> str:
+    if report.get("method") == "exact":
+        return "exact (the random baseline's counts are multinomial)"
+    text = (f"parametric bootstrap of {report['replicates']} releases of the estimate "
+            "(fresh keys, same method and stopping rule)")
+    if report.get("not_converged"):
+        text += f"; {report['not_converged']} stopped unconverged at --max-iter"
+    return text
+
+
+def noise_warning(header, est) -> str:
+    """The warning that the counts are mostly noise, or "": where the noise
+    of the randomization alone is expected to make an L1 error of at least
+    NOISE_L1 per record in the moment estimator (closed form, no bootstrap:
+    :func:`anonset.randomized.uncertainty.noise_l1`)."""
+    import numpy as np
+
+    from ..randomized.uncertainty import NOISE_L1, moment_variance, noise_l1
+    if est.method == "random" or header.n_rows == 0:
+        return ""
+    params = [header.params[a] for a in est.attributes]
+    l1 = noise_l1(params, est.counts, header.n_rows)
+    if l1 < NOISE_L1:
+        return ""
+    sd = float(np.median(np.sqrt(moment_variance(params, est.counts))))
+    return (f"the counts of {' x '.join(est.attributes)} are mostly noise: the "
+            f"randomization alone is expected to put a cell's count off by about {sd:,.0f} "
+            f"records, and the {est.counts.size:,} cells' errors to add up to about "
+            f"{l1:.3g} times the {header.n_rows:,} records (L1/N; docs/algorithms.md, "
+            "\"Standard errors\"); --se B gives each cell's standard error; fewer "
+            "attributes or smaller domains give less noise")
 
 
 def em_summary(ct) -> str:

@@ -22,12 +22,15 @@ class ReconstructionPlan:
     cross-tabulation from the merged counts."""
 
     def __init__(self, header, attributes, method: str = "em", *, max_iter=None, tol=None,
-                 tol_ll=None, n_threads=None, seed=None, accelerate: bool = True):
+                 tol_ll=None, n_threads=None, seed=None, accelerate: bool = True,
+                 standard_errors=None):
         from ..randomized.reconstruct import METHODS, _check_stopping
+        from ..randomized.uncertainty import check_replicates
         V.check_choice(method, "method", METHODS)
         # the stopping rule before the file is read, not after
         _check_stopping(1 if max_iter is None else max_iter, 0.0 if tol is None else tol,
                         tol_ll, accelerate)
+        self.standard_errors = check_replicates(standard_errors)
         self.accelerate = accelerate
         V.check_reconstructable(header)
         self.header, self.method = header, method
@@ -52,7 +55,8 @@ class ReconstructionPlan:
         return estimate_from_counts(self.header, self.attributes, self.method,
                                     w=counts.w, patterns=counts.patterns_result(),
                                     n_threads=self.n_threads, seed=self.seed,
-                                    accelerate=self.accelerate, **kw)
+                                    accelerate=self.accelerate,
+                                    standard_errors=self.standard_errors, **kw)
 
 
 class Counts:

@@ -466,13 +466,15 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
 
 def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: int = 20000,
                 tol: float = 1e-6, tol_ll: float | None = None, accelerate: bool = True,
-                n_threads: int | None = None, seed=None, **compute) -> CrossTab:
+                n_threads: int | None = None, seed=None, standard_errors: int | None = None,
+                **compute) -> CrossTab:
     """Reconstruct a cross-tabulation from a :class:`DaskSetTable`.
 
     Per-partition counts are computed on the workers and merged on the
-    client, where the EM runs.  Equals ``anonset.reconstruct(pub.to_settable(),
-    ...)`` with the same parameters; ``compute`` goes to ``dask.compute``
-    (``scheduler=``, ...).
+    client, where the EM runs (and the bootstrap of ``standard_errors=B``,
+    which needs the release's parameters only).  Equals
+    ``anonset.reconstruct(pub.to_settable(), ...)`` with the same parameters;
+    ``compute`` goes to ``dask.compute`` (``scheduler=``, ...).
     """
     _require_dask()
     import dask
@@ -494,7 +496,7 @@ def reconstruct(pub: DaskSetTable, attributes, method: str = "em", *, max_iter: 
                          expected="anonset.reconstruct(pub.to_settable(), ...) for it")
     rplan = engine.ReconstructionPlan(pub.header(), attributes, method, max_iter=max_iter,
                                       tol=tol, tol_ll=tol_ll, n_threads=n_threads, seed=seed,
-                                      accelerate=accelerate)
+                                      accelerate=accelerate, standard_errors=standard_errors)
     counts = rplan.counts()
     if method == "random":
         counts.rows = pub.n_rows

@@ -440,12 +440,15 @@ def reconstruct_file(path, attributes, method: str = "em", *,
                      tol: float = 1e-6, tol_ll: float | None = None,
                      n_threads: int | None = None, seed=None,
                      format: str | None = None, progress=None,
-                     accelerate: bool = True) -> CrossTab:
+                     accelerate: bool = True,
+                     standard_errors: int | None = None) -> CrossTab:
     """Reconstruct a cross-tabulation from a published file, block by block.
 
     Reads only the chosen attributes' columns and checks every set; the
     estimate equals ``anonset.reconstruct(read_parquet(path), attributes,
-    method)``.
+    method)``.  ``standard_errors=B`` adds each cell's standard error by a
+    parametric bootstrap of B replicates, as :func:`anonset.reconstruct`
+    does (it needs the release's parameters only, not its sets).
 
     Examples
     --------
@@ -469,7 +472,7 @@ def reconstruct_file(path, attributes, method: str = "em", *,
     check_reconstructable(header, file=path)
     rplan = engine.ReconstructionPlan(header, attributes, method, max_iter=max_iter, tol=tol,
                                       tol_ll=tol_ll, n_threads=n_threads, seed=seed,
-                                      accelerate=accelerate)
+                                      accelerate=accelerate, standard_errors=standard_errors)
     counts = rplan.counts()
     if method == "random":
         counts.rows = header.n_rows

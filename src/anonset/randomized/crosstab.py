@@ -44,7 +44,11 @@ class CrossTab:
     method : str
         'true', 'em', 'exact_em', 'value_adding' or 'random'.
     info : dict
-        Method details, e.g. iterations and final change for EM.
+        Method details, e.g. iterations and final change for EM; with
+        standard errors, ``info['se']`` says how they were computed.
+    se : ndarray of float64 or None
+        Each cell's standard error, shaped like ``counts``, where
+        ``reconstruct(..., standard_errors=B)`` asked for them; else None.
     """
 
     attributes: tuple
@@ -52,6 +56,7 @@ class CrossTab:
     counts: np.ndarray
     method: str = "true"
     info: dict = field(default_factory=dict)
+    se: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple:
@@ -80,8 +85,14 @@ class CrossTab:
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: one column per attribute, then 'count' (``count_`` where
-        an attribute is named 'count': :func:`count_column`)."""
-        return self.to_pandas().rename(count_column(self.attributes)).reset_index()
+        an attribute is named 'count': :func:`count_column`), then, where the
+        standard errors were asked for, 'se' (``se_`` where an attribute is
+        named 'se')."""
+        frame = self.to_pandas().rename(count_column(self.attributes)).reset_index()
+        if self.se is not None:
+            frame[count_column(self.attributes, "se")] = \
+                np.asarray(self.se, dtype=np.float64).ravel()
+        return frame
 
     def _repr_html_(self) -> str:
         from .._html import card
@@ -96,11 +107,10 @@ class CrossTab:
                 f"total={self.total:.6g}, method={self.method!r})")
 
 
-def count_column(attributes) -> str:
-    """The long form's count column: 'count', with an underscore added for
-    each attribute that holds the name already (H88: an attribute named
-    'count' could not be cross-tabulated)."""
-    name = "count"
+def count_column(attributes, name: str = "count") -> str:
+    """The long form's count column: 'count' (or ``name``), with an
+    underscore added for each attribute that holds the name already (H88: an
+    attribute named 'count' could not be cross-tabulated)."""
     while name in set(attributes):
         name += "_"
     return name

@@ -35,8 +35,9 @@ from . import _kernels
 from . import emdrive
 from ..validate import InputError, check_threads as _threads
 from .._typing import Names, Seed
-from .crosstab import CrossTab, warn_unconverged
+from .crosstab import ConvergenceWarning, CrossTab, warn_unconverged
 from .settable import SetTable
+from .uncertainty import bootstrap_se, check_replicates
 
 __all__ = ["reconstruct", "count_w", "METHODS"]
 
@@ -65,7 +66,8 @@ def transition_factors(table: SetTable, attributes):
 def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
                 max_iter: int = emdrive.MAX_ITER, tol: float = 1e-6,
                 n_threads: int | None = None, seed: Seed = None, w: np.ndarray | None = None,
-                tol_ll: float | None = None, accelerate: bool = True) -> CrossTab:
+                tol_ll: float | None = None, accelerate: bool = True,
+                standard_errors: int | None = None) -> CrossTab:
     """Estimate the counts x_m over the chosen attributes.
 
     Parameters
@@ -86,6 +88,15 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     n_threads : kernel threads (the estimate does not depend on it).
     seed : seed of the 'random' baseline.
     w : precomputed counts of eq. 17 (for 'em' and 'value_adding').
+    standard_errors : int, optional
+        B, from 2 to 10,000: also estimate each cell's standard error by a
+        parametric bootstrap of B replicates (``CrossTab.se``, the column
+        ``se`` of ``to_frame()``): B releases of the estimate, drawn with
+        this release's parameters under throwaway keys from the operating
+        system, reconstructed by the same method and stopping rule
+        (:func:`anonset.randomized.uncertainty.bootstrap_se`; it costs B
+        reconstructions).  It measures the noise of the randomization, not
+        the bias of the estimator (docs/algorithms.md, "Standard errors").
 
     Returns
     -------
@@ -106,6 +117,7 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     check_choice(method, "method", METHODS)
     check_reconstructable(table)
     _check_stopping(max_iter, tol, tol_ll, accelerate)
+    replicates = check_replicates(standard_errors)
     max_iter = int(max_iter)
     if tol_ll is None:
         tol_ll = emdrive.TOL_LL.get(method, 0.0)
@@ -121,11 +133,13 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
         from ..validate import check_sampling_seed
         rng = np.random.default_rng(check_sampling_seed(seed))
         counts = rng.multinomial(N, np.full(math.prod(dims), 1.0 / math.prod(dims)))
-        return CrossTab(tuple(attributes), domains, counts.reshape(dims).astype(np.float64),
-                        "random", {"seeded": seed is not None})
+        return with_se(CrossTab(tuple(attributes), domains,
+                                counts.reshape(dims).astype(np.float64), "random",
+                                {"seeded": seed is not None}), table, replicates, rule)
     if method == "exact_em":
         x, info = _exact_em(table, attributes, dims, **rule)
-        return warn_unconverged(CrossTab(tuple(attributes), domains, x, "exact_em", info))
+        return with_se(warn_unconverged(CrossTab(tuple(attributes), domains, x, "exact_em",
+                                                 info)), table, replicates, rule)
     if w is None:
         w = count_w(table, attributes, n_threads=n_threads)
     w = np.asarray(w)
@@ -136,11 +150,30 @@ def reconstruct(table: SetTable, attributes: Names, method: str = "em", *,
     eta_prod = math.prod(table.params[a].eta for a in attributes)
     _check_w(w, table.n_rows, eta_prod)
     if method == "value_adding":
-        return CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
-                        "value_adding", {})
+        return with_se(CrossTab(tuple(attributes), domains, value_adding(table, attributes, w),
+                                "value_adding", {}), table, replicates, rule)
     a, b = transition_factors(table, attributes)
     x, info = paper_em(w, dims, a, b, eta_prod, **rule)
-    return warn_unconverged(CrossTab(tuple(attributes), domains, x, "em", info))
+    return with_se(warn_unconverged(CrossTab(tuple(attributes), domains, x, "em", info)),
+                   table, replicates, rule)
+
+
+def with_se(ct: CrossTab, header, replicates: int | None, rule: dict) -> CrossTab:
+    """``ct`` with its standard errors (``ct.se``, ``ct.info['se']``) from
+    ``replicates`` bootstrap replicates, or as it is for None."""
+    if replicates is None:
+        return ct
+    se, report = bootstrap_se(header, ct.attributes, ct.method, ct.counts, replicates,
+                              **rule)
+    if report["not_converged"]:
+        import warnings
+        warnings.warn(ConvergenceWarning(
+            f"{ct.method}: {report['not_converged']} of {replicates} bootstrap replicates "
+            "stopped at the cap of EM updates unconverged, so the standard errors hold "
+            "where they stopped; raise the cap (max_iter=, --max-iter)"), stacklevel=3)
+    ct.se = se
+    ct.info["se"] = report
+    return ct
 
 
 def em_of_w(table, attributes, w=None) -> np.ndarray:
@@ -462,7 +495,7 @@ class PatternCounter:
 def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
                          max_iter: int = emdrive.MAX_ITER, tol: float = 1e-6, n_threads=None,
                          seed=None, tol_ll: float | None = None,
-                         accelerate: bool = True) -> CrossTab:
+                         accelerate: bool = True, standard_errors: int | None = None) -> CrossTab:
     """Finish a reconstruction from counts merged over blocks: ``w`` (eq. 17)
     for 'em' and 'value_adding', ``patterns`` = (pattern masks, counts) for
     'exact_em'.  ``header`` is a SetTable or anything with its schema,
@@ -471,7 +504,8 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
     if method != "exact_em":
         return reconstruct(header, attributes, method, max_iter=max_iter, tol=tol,
                            n_threads=n_threads, seed=seed, w=w, tol_ll=tol_ll,
-                           accelerate=accelerate)
+                           accelerate=accelerate, standard_errors=standard_errors)
+    replicates = check_replicates(standard_errors)
     attributes = _check_attrs(header, attributes)
     from ..validate import check_informative
     check_informative(header, attributes)
@@ -480,13 +514,15 @@ def estimate_from_counts(header, attributes, method, *, w=None, patterns=None,
     if tol_ll is None:
         tol_ll = emdrive.TOL_LL["exact_em"]
     pm, weight = patterns
+    rule = {"max_iter": int(max_iter), "tol": float(tol), "tol_ll": float(tol_ll),
+            "accelerate": bool(accelerate), "n_threads": _threads(n_threads)}
     counts, info = exact_em_patterns([header.params[a] for a in attributes], dims,
-                                     header.n_rows, pm, weight, max_iter=max_iter, tol=tol,
-                                     n_threads=_threads(n_threads), tol_ll=tol_ll,
-                                     accelerate=accelerate)
-    return warn_unconverged(CrossTab(tuple(attributes),
-                                     tuple(header.schema[a].domain for a in attributes),
-                                     counts, "exact_em", info))
+                                     header.n_rows, pm, weight, **rule)
+    return with_se(warn_unconverged(CrossTab(tuple(attributes),
+                                             tuple(header.schema[a].domain
+                                                   for a in attributes),
+                                             counts, "exact_em", info)),
+                   header, replicates, rule)
 
 
 def _check_stopping(max_iter, tol, tol_ll=None, accelerate=True) -> None:
