@@ -2228,3 +2228,41 @@ def test_an_original_of_no_known_format_suggests_what_can_be_typed(data, tmp_pat
         assert rc == 2 and out.err.count("\n") == 1, out.err
         assert "--original: has an extension that names no known format" in out.err, out.err
         assert "csv|parquet" not in out.err and "rename the file" in out.err, out.err
+
+
+def test_an_output_over_a_published_release_table_is_refused(data, tmp_path, capsys):
+    """reconstruct -o and audit -o named a published CSV release's table
+    overwrote it and left its .anonset.json beside the new file, metadata
+    of a release no longer there.  Refused before any work, in one line
+    naming the output and its metadata file; publishing again over the
+    release replaces the two together."""
+    _, src = data
+    pub = tmp_path / "pub.csv"
+    rel = tmp_path / "rel.csv"
+    argv = ["anonymize", src, "--l", "2", "-q"] + BASE
+    assert run(argv + ["-o", pub], capsys)[0] == 0
+    assert run(argv + ["-o", rel], capsys)[0] == 0
+    assert run(["semantic-anonymize", src, "-o", tmp_path / "sem.parquet", "--sensitive", "job",
+                "--identifier", "id", "--drop", "note,age,city", "--l", "2", "--d", "1",
+                "--domain", "a,b,c,d,e,f", "-q"], capsys)[0] == 0
+    before = snapshot(tmp_path)
+    for cmd, flag in ((["reconstruct", pub, "--attributes", "age", "-o", rel], "-o"),
+                      (["audit", pub, "-o", rel], "-o"),
+                      (["semantic-analyze", tmp_path / "sem.parquet", "-o", rel], "-o"),
+                      (["semantic-anonymize", src, "-o", tmp_path / "s.csv", "--sensitive",
+                        "job", "--identifier", "id", "--drop", "note,age,city", "--l", "2",
+                        "--d", "1", "--domain", "a,b,c,d,e,f", "--rows", rel], "--rows")):
+        rc, out = run(cmd, capsys)
+        assert rc == 2 and out.err.count("\n") == 1, (cmd, out.err)
+        assert (f"{flag}: output {str(rel)!r} is a published release's table (its metadata "
+                "file 'rel.csv.anonset.json' is beside it)") in out.err, out.err
+        assert "expected another output name" in out.err, out.err
+        assert snapshot(tmp_path) == before
+    # the metadata file alone (its table removed): refused too
+    rel.unlink()
+    rc, out = run(["reconstruct", pub, "--attributes", "age", "-o", rel], capsys)
+    assert rc == 2 and "has a published release's metadata file beside it" in out.err, out.err
+    assert not rel.exists()
+    # a release replaced by another: both files written
+    assert run(argv + ["-o", pub], capsys)[0] == 0
+    assert json.loads((tmp_path / "pub.csv.anonset.json").read_text())["n_rows"] == 240

@@ -829,7 +829,7 @@ def check_outputs_apart(outputs: dict, args) -> None:
     inputs = read_files(args)
     given = [(f, Path(p)) for f, p in outputs.items() if p is not None]
     for flag, out in given:
-        check_not_input(out, inputs, flag=flag)
+        check_not_input(out, inputs, flag=flag, beside=[p for _, p in given])
     for i, (f1, a) in enumerate(given):
         for f2, b in given[i + 1:]:
             if str(a) == str(b) or same_file(a, b):
@@ -854,13 +854,15 @@ def check_no_dash_outputs(args) -> None:
                              "expected a file name (./- for a file named '-')")
 
 
-def check_not_input(out, inputs, *, flag: str | None = None) -> None:
-    """An output that is an input, or in a directory that does not exist, is
-    refused before anything is written (naming its option, ``flag``, where
-    there are several: msa's --report)."""
+def check_not_input(out, inputs, *, flag: str | None = None, beside=()) -> None:
+    """An output that is an input, or in a directory that does not exist, or
+    a published CSV release's table whose metadata file it would leave
+    (``beside``: the other outputs of the run), is refused before anything
+    is written (naming its option, ``flag``, where there are several: msa's
+    --report)."""
     from pathlib import Path
 
-    from ..io.atomic import same_file
+    from ..io.atomic import check_release_beside, same_file
     who = f"{flag}: " if flag else ""
     for p in inputs:
         if p is not None and same_file(out, p):
@@ -869,3 +871,10 @@ def check_not_input(out, inputs, *, flag: str | None = None) -> None:
     parent = Path(out).parent
     if str(parent) and not parent.exists():
         raise UsageError(f"{who}output directory {str(parent)!r} does not exist")
+    from ..validate import InputError
+    try:
+        check_release_beside(out, beside)
+    except InputError as e:
+        if not flag:
+            raise
+        raise UsageError(f"{who}output {str(out)!r} {e.what}; expected {e.expected}") from None

@@ -179,9 +179,9 @@ def cmd_audit(args) -> int:
     # outputs that are inputs are refused before the audit runs, not after
     protect = [args.input, str(args.input) + ".anonset.json"] + \
         ([args.original] if args.original else [])
-    for out in (args.output, args.plot):
+    for flag, out in (("-o", args.output), ("--plot", args.plot)):
         if out:
-            A.check_not_input(out, protect)
+            A.check_not_input(out, protect, flag=flag)
     if args.known is not None and args.known < 0:
         raise A.UsageError(f"--known must be >= 0, got {args.known}")
     if args.chunk_rows is not None and args.chunk_rows < 0:

@@ -81,6 +81,8 @@ def run(args) -> int:
         ([Path(args.original)] if args.original else [])
     if args.plot:       # a folder that does not exist, before the work (H119)
         A.check_not_input(args.plot, inputs, flag="--plot")
+    if out is not None:     # and a release's table, whose metadata file it would leave
+        A.check_not_input(out, inputs, flag="-o")
     header = check_metadata(read_metadata(src, fmt), src)
     from ..validate import check_attributes
     check_attributes(header, attributes)        # in the words of every path (H88)

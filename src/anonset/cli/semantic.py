@@ -197,6 +197,8 @@ def cmd_analyze(args) -> int:
     src = check_input_file(args.input)
     out = Path(args.output) if args.output else None
     out_fmt = file_format(out, args.format, output=True) if out is not None else None
+    if out is not None:     # an input, or a release's table, refused before the work
+        A.check_not_input(out, [src, Path(str(src) + ".anonset.json")], flag="-o")
     # by the name's format, as every reader: a .csv.gz was read as Parquet
     table = A.read_settable(src, A.format_of(src, args.input_format, "--input-format"))
     if (table.model or {}).get("name") != "semantic":

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..validate import InputError
 
 __all__ = ["Outputs", "atomic_path", "atomic_paths", "check_name_lengths", "same_file",
-           "remove_stale", "signal_handlers", "temp_dir"]
+           "remove_stale", "signal_handlers", "temp_dir", "check_release_beside"]
 
 log = logging.getLogger("anonset")
 _TEMP = re.compile(r"^\.(?P<name>.+)\.anonset-(?P<pid>\d+)-[A-Za-z0-9_]+\.(tmp|d|bak)$")
@@ -104,7 +104,37 @@ def _write_error(err: OSError, target: Path) -> OSError:
     return OSError(err.errno, err.strerror or str(err), str(target))
 
 
-def _check_target(path: Path, protect) -> Path:
+def check_release_beside(path, beside=()) -> None:
+    """``path`` is not a published CSV release's table (nor the name of
+    one whose metadata file is left): its ``.anonset.json`` beside it would
+    describe a release no longer there (a cross-tabulation or an audit
+    report written over the table).  ``beside``: the other files this run
+    writes with ``path``; a release that writes the metadata file too
+    replaces the two together."""
+    from .published import CSV_META_SUFFIX
+    path = Path(path)
+    side = Path(str(path) + CSV_META_SUFFIX)
+    try:
+        if not side.is_file():
+            return
+    except OSError:
+        return
+    for t in beside:
+        t = Path(t)
+        if str(t) == str(side) or os.path.abspath(t) == os.path.abspath(side) or \
+                same_file(t, side):
+            return
+    what = ("is a published release's table (its metadata file {!r} is beside it), which this "
+            "output would replace, leaving that file to describe a release no longer there"
+            if path.exists() else
+            "has a published release's metadata file beside it ({!r}), which would then seem "
+            "to describe this output")
+    raise InputError(what.format(side.name), param="output", file=path,
+                     expected="another output name (a release's table and its metadata file "
+                              "are replaced together, by publishing again)")
+
+
+def _check_target(path: Path, protect, beside=()) -> Path:
     for p in protect:
         if p is not None and same_file(path, p):
             raise InputError("is an input file; choose another name (inputs are never "
@@ -133,6 +163,7 @@ def _check_target(path: Path, protect) -> Path:
                          param="output", file=path,
                          expected="a file name (outputs are written whole, then moved "
                                   "into place)")
+    check_release_beside(path, beside)
     return parent
 
 
@@ -201,11 +232,14 @@ class Outputs:
         self._files: list = []          # (target, temporary)
         self._remove: list = []
 
-    def path(self, target, *, private: bool | None = None) -> Path:
-        """A temporary path for ``target``, moved into place at the end."""
+    def path(self, target, *, private: bool | None = None, beside=()) -> Path:
+        """A temporary path for ``target``, moved into place at the end
+        (``beside``: the files asked for next with it, as a CSV table's
+        metadata file, which it may then replace)."""
         target = Path(target)
         check_name_lengths([target])
-        parent = _check_target(target, self.protect)
+        parent = _check_target(target, self.protect,
+                               [t for t, _ in self._files] + [Path(b) for b in beside])
         for t, _ in self._files:
             if str(t) == str(target) or same_file(t, target) or \
                     os.path.abspath(t) == os.path.abspath(target):
@@ -403,7 +437,7 @@ def check_targets(*paths, protect=()) -> None:
     paths = [Path(p) for p in paths]
     check_name_lengths(paths)
     for p in paths:
-        _check_target(p, protect)
+        _check_target(p, protect, paths)
 
 
 @contextlib.contextmanager
@@ -418,14 +452,14 @@ def atomic_paths(*paths, protect=(), private: bool = False, outputs: Outputs | N
     paths = [Path(p) for p in paths]
     check_name_lengths(paths)
     for p in paths:
-        _check_target(p, protect)
+        _check_target(p, protect, paths)
     if outputs is not None:
         outputs.protect += [p for p in protect if p is not None]
-        tmps = [outputs.path(p, private=private or None) for p in paths]
+        tmps = [outputs.path(p, private=private or None, beside=paths) for p in paths]
         yield tmps[0] if len(tmps) == 1 else tmps
         return
     with Outputs(protect=protect, private=private) as outs:
-        tmps = [outs.path(p) for p in paths]
+        tmps = [outs.path(p, beside=paths) for p in paths]
         yield tmps[0] if len(tmps) == 1 else tmps
 
 

@@ -93,7 +93,8 @@ def write_tables(jobs, *, format: str | None = None, metadata: dict | None = Non
             elif i == 0 and metadata:
                 # the main table and its metadata file: one unit
                 side = Path(str(p) + CSV_META_SUFFIX)
-                tmp, tside = outs.path(p), outs.path(side)
+                tmp = outs.path(p, beside=[side])
+                tside = outs.path(side)
                 _to_csv(frame, tmp, p)
                 meta = {**metadata, "csv": {"escape": "owasp-quote",
                                             "columns": {str(c): _kind(frame[c])
