@@ -2266,3 +2266,24 @@ def test_an_output_over_a_published_release_table_is_refused(data, tmp_path, cap
     # a release replaced by another: both files written
     assert run(argv + ["-o", pub], capsys)[0] == 0
     assert json.loads((tmp_path / "pub.csv.anonset.json").read_text())["n_rows"] == 240
+
+
+def test_bins_of_two_columns_in_one_flag(data, tmp_path, capsys):
+    """--bins age=...,id=... was read as age's edges and refused naming
+    the edge '120,id=0' (not a number).  Several columns in one flag,
+    separated by commas, are read as one flag per column; edges written
+    with commas are refused naming the form."""
+    _, src = data
+    out = tmp_path / "o.parquet"
+    rc, cap = run(["anonymize", src, "-o", out, "--l", "2", "-q", "--drop", "note",
+                   "--sensitive", "age,job,city,id", "--bins", "age=0:30:50:70:120,id=0:100:240"],
+                  capsys)
+    assert rc == 0, cap.err
+    t = anonset.read_parquet(out)
+    assert t.schema["age"].d == 4 and t.schema["id"].d == 2
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "p.parquet", "--l", "2", "-q",
+                   "--identifier", "id", "--other", "note", "--sensitive", "age,job,city",
+                   "--bins", "age=0,30,120"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1, cap.err
+    assert ("--bins: expected COL=E0:E1:... (edges separated by ':', columns by ','), "
+            "got '30'") in cap.err, cap.err

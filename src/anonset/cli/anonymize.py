@@ -27,7 +27,8 @@ def register(sub) -> None:
     g = p.add_argument_group("domains (declared domains are preferred: an inferred one "
                              "reveals which values occur)")
     g.add_argument("--bins", action="append", metavar="COL=E0:E1:...",
-                   help="categorize a numeric column into [E0,E1), [E1,E2), ... (repeatable)")
+                   help="categorize a numeric column into [E0,E1), [E1,E2), ... (repeatable; "
+                        "or several columns in one, separated by commas)")
     g.add_argument("--hierarchy", action="append", metavar="COL=PATH.csv",
                    help="ARX-format generalization hierarchy (repeatable)")
     g.add_argument("--domain", action="append", metavar="COL=PATH.txt|COL=A,B,...",
@@ -123,7 +124,11 @@ def _options(args) -> dict:
     from .config import load_config, merge, parse_bins
     config = load_config(args.config) if args.config else {}
     bins = {}
-    for col, text in A.kv(args.bins, "--bins").items():
+    # one column per flag, or several in one, separated by commas (edges
+    # are separated by ':'; '--bins age=0:30:120,inc=0:10:inf' was read as
+    # age's edges and refused naming the edge '120,inc=0')
+    for col, text in A.kv(args.bins, "--bins", commas=True,
+                          form="COL=E0:E1:... (edges separated by ':', columns by ',')").items():
         try:
             bins[col] = parse_bins(text)
         except ValueError as e:

@@ -389,19 +389,19 @@ def names(values) -> list:
     return out
 
 
-def kv(values, option: str, *, commas: bool = False) -> dict:
+def kv(values, option: str, *, commas: bool = False, form: str = "COLUMN=VALUE") -> dict:
     """``col=value`` pairs from repeated option values (with ``commas``, each
     value may also hold several comma-separated pairs, a comma inside one
-    written ``\\,``)."""
+    written ``\\,``); ``form``: what a pair looks like, in the refusal."""
     out = {}
     if commas:
         values = [item for v in values or [] for item in split_commas(v, keys=True)]
     for v in values or []:
         if "=" not in v:
-            raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
+            raise UsageError(f"{option}: expected {form}, got {v!r}")
         col, val = split_key(v)
         if not col or not val:
-            raise UsageError(f"{option}: expected COLUMN=VALUE, got {v!r}")
+            raise UsageError(f"{option}: expected {form}, got {v!r}")
         if col in out:
             raise UsageError(f"{option}: column {col!r} is given twice ({out[col]!r} and "
                              f"{val!r}); expected one value per column")
