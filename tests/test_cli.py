@@ -2287,3 +2287,13 @@ def test_bins_of_two_columns_in_one_flag(data, tmp_path, capsys):
     assert rc == 2 and cap.err.count("\n") == 1, cap.err
     assert ("--bins: expected COL=E0:E1:... (edges separated by ':', columns by ','), "
             "got '30'") in cap.err, cap.err
+
+
+def test_dash_as_reproduce_out_asks_for_a_folder(tmp_path, monkeypatch, capsys):
+    """reproduce --out - was refused asking for "a file name": --out names
+    a folder."""
+    monkeypatch.chdir(tmp_path)
+    rc, out = run(["reproduce", "003", "--out", "-"], capsys)
+    assert rc == 2 and out.err.count("\n") == 1, out.err
+    assert "expected a folder name (./- for a folder named '-')" in out.err, out.err
+    assert not (tmp_path / "-").exists()

@@ -849,9 +849,11 @@ def check_no_dash_outputs(args) -> None:
     for dest, flag in _OUTPUT_OPTIONS.items():
         if getattr(args, dest, None) == "-":
             where = "keygen" if flag == "FILE" else flag
+            # reproduce's --out names a folder, not a file
+            what = "folder" if flag == "--out" else "file"
             raise UsageError(f"{where}: '-' stands for standard output, which anonset does not "
                              "write (outputs are files, written whole, then moved into place); "
-                             "expected a file name (./- for a file named '-')")
+                             f"expected a {what} name (./- for a {what} named '-')")
 
 
 def check_not_input(out, inputs, *, flag: str | None = None, beside=()) -> None:
