@@ -70,6 +70,26 @@ def test_reproduce_cli_names_an_out_folder_it_cannot_make(tmp_path, capsys):
     assert err.count("\n") == 1 and "--out: could not be made a folder" in err, err
 
 
+def test_reproduce_names_a_read_only_file_system(tmp_path, monkeypatch, capsys):
+    """An --out folder on a read-only file system was refused expecting "a
+    folder this user may write in"; the cause is named, and the folder the
+    run made is removed."""
+    import errno
+
+    import anonset.reproduce as R
+
+    def read_only(*a, **k):
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr(R.tempfile, "mkdtemp", read_only)
+    out = tmp_path / "res"
+    assert main(["reproduce", "003", "--quick", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert ("--out: cannot be written in (Read-only file system); expected a folder on a file "
+            "system that is not read-only") in err, err
+    assert not out.exists()
+
+
 def test_an_interrupted_run_removes_the_folders_it_made_and_no_other(tmp_path, monkeypatch,
                                                                      capsys):
     """H119: stopped by a signal, reproduce said "no output is left

@@ -93,6 +93,19 @@ def _writable(folder: Path) -> bool:
         return True              # not known: the write says
 
 
+def _read_only(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only (a
+    read-only bind mount, a container's read-only volume), where no user
+    may write, whatever its permissions say."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError, ValueError):
+        return False             # not known: the permissions say
+
+
+_NOT_READ_ONLY = "a folder on a file system that is not read-only"
+
+
 def _write_error(err: OSError, target: Path) -> OSError:
     """An error writing or moving a temporary file, named by its target:
     the temporary name means nothing to the user.  Permissions and a
@@ -100,7 +113,7 @@ def _write_error(err: OSError, target: Path) -> OSError:
     if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return InputError(f"cannot be written ({err.strerror or err})", file=target,
                           expected=_WRITABLE if err.errno != errno.EROFS else
-                          "a folder on a file system that is not read-only")
+                          _NOT_READ_ONLY)
     return OSError(err.errno, err.strerror or str(err), str(target))
 
 
@@ -148,7 +161,11 @@ def _check_target(path: Path, protect, beside=()) -> Path:
                          expected="a file name")
     if not _writable(parent):
         # refused before any work, naming the output (H144: the temporary
-        # file's name came at the end, with no word of what was expected)
+        # file's name came at the end, with no word of what was expected);
+        # a read-only file system said as such, not blamed on the user
+        if _read_only(parent):
+            raise InputError(f"is in a folder on a read-only file system ({str(parent)!r})",
+                             param="output", file=path, expected=_NOT_READ_ONLY)
         raise InputError(f"is in a folder this user may not write in ({str(parent)!r})",
                          param="output", file=path, expected=_WRITABLE)
     if _sticky_other(path, parent):

@@ -102,7 +102,7 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     except OSError as e:
         _unmake(made)
         raise InputError(f"could not be made a folder ({e.strerror or e})", param="out",
-                         file=out, expected="a folder this user may write in") from None
+                         file=out, expected=_writable_words(e)) from None
     _remove_stale(out)
     try:
         stage = Path(tempfile.mkdtemp(prefix=f"{STAGE}{os.getpid()}-", suffix=".partial",
@@ -110,7 +110,7 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
     except OSError as e:
         _unmake(made)
         raise InputError(f"cannot be written in ({e.strerror or e})", param="out", file=out,
-                         expected="a folder this user may write in") from None
+                         expected=_writable_words(e)) from None
     held = _hold(stage)
     try:
         res = _run(paper, mod, stage, scale, progress, command)
@@ -124,6 +124,14 @@ def run(paper: str, *, scale: str = "full", out=None, progress: bool = True,
             os.close(held)
     res["page"] = out / Path(res["page"]).relative_to(stage)
     return res
+
+
+def _writable_words(err: OSError) -> str:
+    """What was expected of an output folder that could not be made or
+    written in: a read-only file system is no matter of the user's rights."""
+    import errno
+    return "a folder on a file system that is not read-only" if err.errno == errno.EROFS \
+        else "a folder this user may write in"
 
 
 #: The name a run's own folder inside ``out`` starts with (then its
