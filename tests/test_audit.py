@@ -771,3 +771,28 @@ def test_rows_taken_from_a_release_read_back_know_no_input_rows(tmp_path):
         anonset.audit(sub, df)
     rows = df.iloc[np.sort(pub.source_rows[:100])].reset_index(drop=True)
     assert anonset.audit(sub, rows, aligned=False).ok
+
+
+def test_clear_check_at_l_equal_d_without_the_original_gives_no_figure():
+    """Without the original, a column published at l = d (every set the
+    whole domain) was reported as "25.0% of the rows, against 25.0% by the
+    most common value alone": the reconstruction's uniform start, read as
+    a distribution (the true most common value holds 28.3 %).  The sets
+    say nothing of the column, and the check says so; with the original,
+    the true share is given."""
+    df = _small()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(4), _schema(df), seed=2, research_seed=True)
+    assert pub.params["b"].eta == pub.schema["b"].d == 4
+
+    def message(rep):
+        f = rep.to_frame()
+        return f.loc[(f["check"] == "clear") & (f["attribute"] == "b"), "message"].item()
+    alone = message(audit(pub))
+    assert alone == ("b: not published in the clear (every set is the whole domain: the sets "
+                     "carry no information about the column, and no estimate of its "
+                     "distribution is possible from them)"), alone
+    assert "most common" in message(audit(pub, df))
+    top = df["b"].value_counts(normalize=True).max()
+    assert f"against {top:.1%} by the most common value alone" in message(audit(pub, df))

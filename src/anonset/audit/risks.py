@@ -176,7 +176,15 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
             continue
         lam = success = prior = float("nan")
         pins = 0.0
-        if marginal is not None and par.d > 1:
+        # sets drawn without regard to the true value (l = d, p = 0): read
+        # without the original, the column's "distribution" is the EM's
+        # uniform start, whose largest share is no most common value's
+        blind = ""
+        if par.says_nothing and not true:
+            blind = (f" ({'every set is the whole domain' if par.eta >= par.d else 'p = 0'}: "
+                     "the sets carry no information about the column, and no estimate of "
+                     "its distribution is possible from them)")
+        if marginal is not None and par.d > 1 and not blind:
             lam, success, prior = set_lambda(marginal(name), par.p, par.eta)
             if par.p >= 1.0 and true:
                 pins = set_pins(marginal(name), par.eta, DETERMINES)
@@ -195,13 +203,14 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: named as allowed in the clear at publishing" +
                 (f" (the adversary who reads a row's set: {success:.1%} of the rows, against "
-                 f"{prior:.1%} by the most common value alone)" if success == success else ""))
+                 f"{prior:.1%} by the most common value alone)" if success == success else
+                 blind))
         else:
             add("clear", name, "pass", value, "eta>1 or p<1",
                 f"{name}: not published in the clear" +
                 (f" (the adversary who reads a row's set alone: {success:.1%} of the rows, "
                  f"against {prior:.1%} by the most common value alone)"
-                 if success == success else ""))
+                 if success == success else blind))
 
 
 def clear_pair_risks(table, codes, add, *, others=None, recoded=()) -> None:
