@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -31,21 +32,25 @@ DET = 0.9
 
 def _enumerated(c, eta, slack=0.0):
     """The share of the rows whose set's posterior of their value gives it
-    away (posterior >= pi + DET (1 - pi), pi < DET), every set enumerated;
-    ``slack``: the decoys' allowance widened by that fraction."""
-    c = np.asarray(c, dtype=float)
-    n, d = c.sum(), c.size
-    total = 0.0
+    away (posterior >= pi + DET (1 - pi), pi < DET), every set enumerated,
+    in exact fractions (a tie counts); ``slack``: the decoys' allowance
+    widened by that fraction."""
+    c = [int(x) for x in c]
+    n, d, det = sum(c), len(c), Fraction(9, 10)
+    total = Fraction(0)
     for v in range(d):
-        pi = c[v] / n
-        if c[v] == 0 or pi >= DET:
+        pi = Fraction(c[v], n)
+        if c[v] == 0 or pi >= det:
             continue
-        allowance = c[v] * (1 / (pi + DET * (1 - pi)) - 1) * (1 + slack)
         others = [w for w in range(d) if w != v]
         subsets = list(itertools.combinations(others, eta - 1))
-        hit = sum(c[list(s)].sum() <= allowance * (1 + 1e-12) for s in subsets)
-        total += pi * hit / len(subsets)
-    return total
+        hit = 0
+        for s in subsets:
+            post = Fraction(c[v], c[v] + sum(c[u] for u in s))
+            hit += bool(post >= pi + det * (1 - pi) or (slack and sum(c[u] for u in s) <= (
+                c[v] * (1 / (pi + det * (1 - pi)) - 1) * (1 + Fraction(slack)))))
+        total += pi * Fraction(hit, len(subsets))
+    return float(total)
 
 
 @settings(max_examples=80, deadline=None)
@@ -62,6 +67,23 @@ def test_the_pins_are_the_enumerated_share_to_a_step(counts, eta):
     got = set_pins(counts, eta, DET)
     assert _enumerated(counts, eta) - 1e-9 <= got
     assert got <= _enumerated(counts, eta, slack=(eta - 1) / PIN_STEPS) + 1e-9
+
+
+def test_a_set_that_removes_exactly_the_share_of_errors_gives_the_value_away():
+    """H151: a row of A (286 of 1,001 rows, pi = 2/7) whose set is {A, B}
+    (B: 22 rows) has posterior 286/308 = 13/14 = 2/7 + 0.9 (5/7), exactly 90 %
+    of the errors removed: given away ("at least 90 %"), 1/9 of A's rows,
+    3.17 % of all.  In floats the allowance came out just under 22, the rows
+    were left out, set_pins gave 0 and the column was published at l = 2."""
+    counts = [286, 22] + [86] * 7 + [91]
+    want = _enumerated(counts, 2)
+    assert want == pytest.approx(286 / 1001 / 9)
+    assert want <= set_pins(counts, 2, DET) <= want + 1e-12
+    df = pd.DataFrame({"job": np.repeat([f"v{i}" for i in range(len(counts))], counts)})
+    with pytest.raises(InputError, match=r"for 3\.2% of the rows every other value"):
+        anonset.publish(df, anonset.Diversity(2), sensitive=["job"])
+    # a tie on the other side of the threshold too: [19, 1, 18] at l = 2
+    assert set_pins([19, 1, 18], 2, DET) >= _enumerated([19, 1, 18], 2) - 1e-12
 
 
 def test_the_pins_of_many_rare_incomes_beside_a_common_one():
