@@ -1181,9 +1181,11 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
             lam, success, prior = set_lambda(c, par.p, par.eta)
             if lam == lam and lam >= DETERMINES:
                 near[a.name] = (success, prior, int((np.asarray(c) == 0).sum()), a.d)
-            elif par.p >= 1.0:
+            else:
                 # some rows' sets: their value beside values nobody or few hold
-                share = set_pins(c, par.eta, DETERMINES)
+                # (at any p: DiversityCloseness(2, 0.5) gave Adult's age p =
+                # 0.996, its sets nearly the p = 1 ones, unchecked, H151)
+                share = set_pins(c, par.eta, DETERMINES, par.p)
                 if share >= GIVEN_SHARE:
                     # the smallest set size that gives too few away (None: none below d)
                     enough = _smallest_eta(c, par.eta + 1, a.d - 1)

@@ -155,7 +155,7 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
     nearly (``marginal(name)``: the column's distribution, true or
     reconstructed; the Bayes adversary who reads a row's set alone removes
     at least ``DETERMINES`` of the errors of the prior's guess,
-    :func:`anonset.randomized.set_adversary.set_lambda`; or, p = 1, gives
+    :func:`anonset.randomized.set_adversary.set_lambda`; or, at any p, gives
     the true value away for ``GIVEN_SHARE`` of the rows, the set's other
     values ones that nobody or few hold, :func:`~anonset.randomized.set_adversary.set_pins`;
     only where ``true``, the marginal the original's: a reconstructed one
@@ -186,8 +186,8 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
                      "its distribution is possible from them)")
         if marginal is not None and par.d > 1 and not blind:
             lam, success, prior = set_lambda(marginal(name), par.p, par.eta)
-            if par.p >= 1.0 and true:
-                pins = set_pins(marginal(name), par.eta, DETERMINES)
+            if true:
+                pins = set_pins(marginal(name), par.eta, DETERMINES, par.p)
         if lam == lam and lam >= DETERMINES:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: published nearly in the clear (an adversary who knows the column's "

@@ -27,6 +27,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .params import quantize_p
+
 __all__ = ["bayes_success", "set_lambda", "set_pins", "log_factorials"]
 
 
@@ -104,13 +106,17 @@ def _log_comb_or_inf(lf: np.ndarray, n, r) -> np.ndarray:
     return out
 
 
-def set_pins(counts, eta: int, determines: float) -> float:
-    """The share of the rows whose set alone (p = 1) gives their true value
-    v away to whoever knows the column's distribution (``counts``: rows per
-    value), as a value of a pass-through column gives a sensitive value
-    away (:meth:`anonset.passthrough.ValueSample.given_away`): v's posterior
-    given the set, pi_v / (pi_v + the other members' shares), removes at
-    least ``determines`` of the errors of guessing v from its share pi_v
+def set_pins(counts, eta: int, determines: float, p: float = 1.0) -> float:
+    """The share of the rows whose set alone gives their true value v away
+    to whoever knows the column's distribution (``counts``: rows per value)
+    and the parameters (``p``: the coin, taken as the sampler has it,
+    :func:`~anonset.randomized.params.quantize_p`; ``eta``), as a value of
+    a pass-through column gives a sensitive value away
+    (:meth:`anonset.passthrough.ValueSample.given_away`): v's posterior
+    given the set, pi_v / (rho + (1 - rho) pi(S)) with pi(S) the set's
+    members' shares and rho = (1 - p) eta / (p d + (1 - p) eta) (at p = 1,
+    pi_v / (pi_v + the other members' shares)), removes at least
+    ``determines`` of the errors of guessing v from its share pi_v
     (posterior >= pi_v + determines (1 - pi_v)), and pi_v < ``determines``.
     A value nobody holds is a decoy a reader strikes from every set (the
     counts the sets' reconstruction gives show it), and a rare one nearly
@@ -118,19 +124,32 @@ def set_pins(counts, eta: int, determines: float) -> float:
     sets are their value and the decoy; Adult's race at l = 2, 43 % of the
     rows (a White person's set beside Other: 99 % White).
 
-    Per count c_v, the chance that eta - 1 decoys drawn uniformly from the
-    other d - 1 values hold at most its allowance c_v (1 / theta_v - 1)
-    rows together, by a dynamic programme over (members drawn, rows held)
-    with the counts in ``PIN_STEPS`` steps of the allowance, rounded down
-    (so never below the exact share), the values of one step taken
-    together (hypergeometric).  H149: the bound used before counted only
-    sets each of whose decoys held at most 1 / (eta - 1) of the allowance,
-    and at eta = 14 over 266 incomes gave 0.8 % where the sets gave 29 %
-    away."""
+    Per count c_v, P(v in its set) = p + (1 - p) eta / d times the chance
+    that its eta - 1 other members, uniform from the other d - 1 values on
+    a head and on a tail alike, hold at most its allowance
+    (c_v (1 / theta_v - 1) - rho (n - c_v)) / (1 - rho) rows together
+    (none where that is negative; c_v (1 / theta_v - 1) at p = 1), by a
+    dynamic programme over (members drawn, rows held) with the counts in
+    ``PIN_STEPS`` steps of the allowance, rounded down (so never below the
+    exact share), the values of one step taken together (hypergeometric).
+    H151: only p = 1 was measured, and Adult's age at p = 0.9961 (eta = 2)
+    was published with 33.8 % of the rows' ages given away.  H149: the
+    bound used before counted only sets each of whose decoys held at most
+    1 / (eta - 1) of the allowance, and at eta = 14 over 266 incomes gave
+    0.8 % where the sets gave 29 % away."""
     c = np.asarray(counts, dtype=np.float64)
     d, n, k = c.size, float(c.sum()), int(eta) - 1
-    if k < 1 or eta >= d or n <= 0:
+    p = quantize_p(float(p))                # the coin the sampler really has
+    if k < 1 or eta >= d or n <= 0 or p <= 0.0:
         return 0.0
+    # a head (p): the true value and k decoys uniform from the other d - 1
+    # values; a tail: eta values uniform from all d.  A set S is
+    # L_in = p / C(d - 1, k) + (1 - p) / C(d, eta) likely from a value in
+    # it, L_out = (1 - p) / C(d, eta) from one outside it; their ratio
+    pf = Fraction(p)
+    rho = (1 - pf) * eta / (pf * d + (1 - pf) * eta)
+    # makes v's posterior given S (v in S) pi_v / (rho + (1 - rho) pi(S))
+    incl = p + (1.0 - p) * eta / d          # P(v in its set): then the rest are k decoys
     pi = c / n
     lf = log_factorials(d)
     srt = np.sort(c)
@@ -147,12 +166,17 @@ def set_pins(counts, eta: int, determines: float) -> float:
         # it came out below 22 where 22 rows were a tie, and those rows' 3.2 %
         # were left out)
         allowance = cf * (1 - det) * (nf - cf) / (cf + det * (nf - cf))
+        # p < 1: a set is also a tail's, which leaves the decoys less
+        allowance = (allowance - rho * (nf - cf)) / (1 - rho)
+        if allowance < 0:
+            continue                        # no set gives v away
         others = np.delete(srt, np.searchsorted(srt, cv))
         if Fraction(float(others[:k].sum())) > allowance:
             continue                        # no set of decoys is few enough
         # steps rounded down (never more than the exact ratio: a product a
         # hair above an integer in floats would take one step too many)
-        w = np.floor(others * (steps / float(allowance)) * (1.0 - 2.0 ** -40)).astype(np.int64)
+        w = np.where(others > 0, steps + 1, 0) if allowance == 0 else \
+            np.floor(others * (steps / float(allowance)) * (1.0 - 2.0 ** -40)).astype(np.int64)
         zeros = int((w == 0).sum())         # decoys that take no step
         ws, ms = np.unique(w[(w > 0) & (w <= steps)], return_counts=True)
         if zeros + int(ms.sum()) < k:
@@ -180,5 +204,5 @@ def set_pins(counts, eta: int, determines: float) -> float:
         with np.errstate(invalid="ignore"):
             tail = np.exp(_log_comb_or_inf(lf, zeros, k - j) - _log_comb_or_inf(lf, rem, k - j))
         tail = np.nan_to_num(tail)
-        total += float((c == cv).sum()) * piv * float((dp.sum(axis=1) * tail).sum())
+        total += float((c == cv).sum()) * piv * incl * float((dp.sum(axis=1) * tail).sum())
     return min(total, 1.0)
