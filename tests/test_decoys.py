@@ -238,6 +238,25 @@ def _exact_dp(c, eta, p, slack=0.0):
     return total
 
 
+def test_the_advised_l_is_not_sought_for_a_column_allow_clear_names(monkeypatch):
+    """H151: the bisection for the advised l (a set_pins call per step) ran
+    for a column allow_clear names, whose refusal and advice are never
+    shown."""
+    import anonset.validate as V
+    calls = []
+    real = V._smallest_eta
+    monkeypatch.setattr(V, "_smallest_eta", lambda *a: calls.append(a) or real(*a))
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"union": rng.choice(["no", "yes"], 900, p=[0.7, 0.3]),
+                       "region": rng.choice(list("nesw"), 900)})
+    kw = dict(sensitive=["union", "region"], domains={"union": ["no", "yes", "maybe"]})
+    anonset.publish(df, anonset.Diversity(2), allow_clear=["union"], **kw)
+    assert calls == []
+    with pytest.raises(InputError):
+        anonset.publish(df, anonset.Diversity(2), **kw)
+    assert calls
+
+
 def test_the_pins_of_many_rare_incomes_beside_a_common_one():
     """H149: acs12's income at l = 14 (the l the refusal advised): a third
     of the people earn 0, 265 other incomes are held by a few each; about

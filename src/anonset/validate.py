@@ -1187,8 +1187,11 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                 # 0.996, its sets nearly the p = 1 ones, unchecked, H151)
                 share = set_pins(c, par.eta, DETERMINES, par.p)
                 if share >= GIVEN_SHARE:
-                    # the smallest set size that gives too few away (None: none below d)
-                    enough = _smallest_eta(c, par.eta + 1, a.d - 1)
+                    # the smallest set size that gives too few away (None: none
+                    # below d; not sought for a column allow_clear names, whose
+                    # refusal, and advice, is never shown)
+                    enough = None if a.name in allow_clear else \
+                        _smallest_eta(c, par.eta + 1, a.d - 1)
                     pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d, enough)
     clear = [a.name for a in published
              if a.role == "sensitive" and a.d > 1 and params[a.name].eta == 1
