@@ -1258,22 +1258,29 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
         setting = f"{what} = {par.l if what == 'l' else par.k if what == 'k' else par.t}"
         nobody = (f"{unheld:,} of its {d:,} values are held by nobody" if unheld else
                   "some of its values are held by few rows")
+        what_sets = (f"the set is the true value alone (p = {par.p:.4g})" if par.eta == 1 else
+                     f"every other value of the set is one that nobody or few hold ({nobody})")
         raise InputError(f"would publish some rows' values nearly in the clear ({setting}: "
-                         f"eta = {par.eta}): for {share:.1%} of the rows every other value of "
-                         f"the set is one that nobody or few hold ({nobody}), so an adversary "
-                         "who knows the column's distribution (the sets' reconstruction shows "
-                         f"it) reads their true value off the set, at least {DETERMINES:.0%} of "
-                         "the errors of guessing it removed",
+                         f"eta = {par.eta}): for {share:.1%} of the rows {what_sets}, so an "
+                         "adversary who knows the column's distribution (the sets' "
+                         f"reconstruction shows it) reads their true value off the set, at least "
+                         f"{DETERMINES:.0%} of the errors of guessing it removed",
                          param=what, column=n, file=file,
-                         expected=f"a larger {what}" + (
+                         expected=_stronger(what) + (
                              f" (at l = {enough}, {n!r}'s sets give fewer than "
                              f"{GIVEN_SHARE:.0%} of the rows away)"
                              if what == "l" and enough is not None else "")
-                         + ", a domain without values nobody holds (read off the data), rare "
-                           "values merged, or the risk named: {@allow_clear=" + repr(refused)
-                         + "}")
+                         + ("" if par.eta == 1 else ", a domain without values nobody holds "
+                            "(read off the data), rare values merged")
+                         + ", or the risk named: {@allow_clear=" + repr(refused) + "}")
     return clear + [n for n in near if n in allow_clear] + \
         [n for n in pinned if n in allow_clear]
+
+
+def _stronger(what: str) -> str:
+    """The stronger setting of a model parameter: a larger l or k, but a
+    smaller t (a larger t raises p: it advised the weaker model, H155)."""
+    return "a smaller t, or l >= 2 beside it (Sec. VII-D)" if what == "t" else f"a larger {what}"
 
 
 def _pinned_refusal(refused: list, published, params, pinned: dict,
@@ -1295,13 +1302,15 @@ def _pinned_refusal(refused: list, published, params, pinned: dict,
 
     def held(n):
         unheld, d = pinned[n][1], pinned[n][2]
+        if params[n].eta == 1:
+            return f"sets of one value, p = {params[n].p:.4g}"
         return (f"{unheld:,} of its {d:,} values held by nobody" if unheld else
                 "some of its values held by few rows")
 
     def advice(n):
         enough = pinned[n][3]
         if whats[n] != "l":
-            return f"a larger {whats[n]} for {n!r}"
+            return f"{_stronger(whats[n])} for {n!r}"
         if enough is None:      # as far as _smallest_eta looks
             top = min(pinned[n][2] - 1, 2 * (params[n].eta + 1) + 64)
             return f"a larger l for {n!r} (" + (f"none up to l = {top} does)"
@@ -1323,8 +1332,8 @@ def _pinned_refusal(refused: list, published, params, pinned: dict,
              if what == "l" and None not in per.values() else "")
     return InputError(f"would publish some rows' values nearly in the clear in columns "
                       f"{listed([repr(n) for n in refused])}: for {shares}, every other value "
-                      "of the set is one that nobody or few hold, so an adversary who knows "
-                      "the column's distribution (the sets' reconstruction shows it) reads "
+                      "of the set (if any) is one that nobody or few hold, so an adversary who "
+                      "knows the column's distribution (the sets' reconstruction shows it) reads "
                       f"their true value off the set, at least {DETERMINES:.0%} of the errors "
                       "of guessing it removed",
                       param=what, file=file,

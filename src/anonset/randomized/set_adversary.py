@@ -199,7 +199,7 @@ def set_pins(counts, eta: int, determines: float, p: float = 1.0) -> float:
     c = np.asarray(counts, dtype=np.float64)
     d, n, k = c.size, float(c.sum()), int(eta) - 1
     p = quantize_p(float(p))                # the coin the sampler really has
-    if k < 1 or eta >= d or n <= 0 or p <= 0.0:
+    if k < 0 or eta >= d or n <= 0 or p <= 0.0:
         return 0.0
     # a head (p): the true value and k decoys uniform from the other d - 1
     # values; a tail: eta values uniform from all d.  A set S is
@@ -227,9 +227,17 @@ def set_pins(counts, eta: int, determines: float, p: float = 1.0) -> float:
             given.append((cv, m, a))
     if not given:
         return 0.0
+    total = 0.0
+    if k == 0:
+        # a set of one value (t-closeness alone, p < 1: p = 1 is the clear
+        # case): every row whose set is its value, where the allowance is
+        # not negative (H155: Adult's age at Closeness(0.25), p = 0.86, gave
+        # 65 % of the rows' ages away, unmeasured)
+        for cv, m, a in given:
+            total += m * cv / n * incl
+        return min(total, 1.0)
     lf = log_factorials(d)
     srt = np.sort(c)
-    total = 0.0
     if k == 1:
         # one decoy: the others that hold at most the allowance, counted
         # (every float c <= a has c <= float(a): no float lies between them)
