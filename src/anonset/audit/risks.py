@@ -196,9 +196,10 @@ def clear_risks(table, add, marginal=None, *, true: bool = False) -> None:
         elif pins >= GIVEN_SHARE:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: some rows' values published nearly in the clear (for {pins:.1%} of "
-                "the rows every other value of the set is one that nobody or few hold, and an "
-                "adversary who knows the column's distribution reads the true value off the "
-                "set)" + named)
+                "the rows " + ("the set is the true value alone" if par.eta == 1 else
+                               "every other value of the set is one that nobody or few hold")
+                + ", and an adversary who knows the column's distribution reads the true "
+                "value off the set)" + named)
         elif name in allowed:
             add("clear", name, "risk", value, "eta>1 or p<1",
                 f"{name}: named as allowed in the clear at publishing" +
