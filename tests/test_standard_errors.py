@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import warnings
 
 import numpy as np
@@ -221,6 +222,31 @@ def test_the_warning_fires_on_a_tiny_noisy_release(tmp_path, capsys):
     rc, cap = run(["reconstruct", tmp_path / "tiny.parquet", "--attributes", "a,b", "--method",
                    "random"], capsys)
     assert rc == 0 and "mostly noise" not in cap.err
+
+
+def test_the_warning_states_no_figure_as_the_printed_counts_error(tmp_path, capsys):
+    """The criterion is the unconstrained moment estimate's L1/N (2.2 on
+    this tiny release): the warning says whose figure it is, never states a
+    cell's count off by its standard deviation, nor an L1/N above 2 as the
+    printed counts' error (counts >= 0 summing to N err at most 2 N); with
+    --se given it points at the column se, not at --se B (H157)."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.choice(list("wxyz"), 100, p=[.5, .3, .15, .05]),
+                       "b": rng.choice(list("wxyz"), 100, p=[.4, .3, .2, .1])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(3), sensitive=["a", "b"],
+                              domains={"a": list("wxyz"), "b": list("wxyz")}, seed=5,
+                              research_seed=True)
+    pub.to_parquet(tmp_path / "tiny.parquet")
+    rc, cap = run(["reconstruct", tmp_path / "tiny.parquet", "--attributes", "a,b", "--se", "5",
+                   "-o", tmp_path / "ct.csv"], capsys)
+    assert rc == 0
+    (line,) = [ln for ln in cap.err.splitlines() if "mostly noise" in ln]
+    assert "off by" not in line and "--se B" not in line, line
+    assert "the column se gives each cell's standard error" in line, line
+    l1 = float(re.search(r"L1 error of ([0-9.]+) times the 100 records", line).group(1))
+    assert l1 > 2 and "unconstrained moment estimate an L1 error of" in line, line
 
 
 def test_no_warning_on_adult_at_mild_parameters(tmp_path, capsys):

@@ -161,23 +161,25 @@ def noise_warning(header, est) -> str:
     """The warning that the counts are mostly noise, or "": where the noise
     of the randomization alone is expected to make an L1 error of at least
     NOISE_L1 per record in the moment estimator (closed form, no bootstrap:
-    :func:`anonset.randomized.uncertainty.noise_l1`)."""
-    import numpy as np
-
-    from ..randomized.uncertainty import NOISE_L1, moment_variance, noise_l1
+    :func:`anonset.randomized.uncertainty.noise_l1`).  The figure is the
+    unconstrained moment estimate's (it may exceed 2), never stated as the
+    printed counts' error: those are kept >= 0 and sum to N."""
+    from ..randomized.uncertainty import NOISE_L1, noise_l1
     if est.method == "random" or header.n_rows == 0:
         return ""
     params = [header.params[a] for a in est.attributes]
     l1 = noise_l1(params, est.counts, header.n_rows)
     if l1 < NOISE_L1:
         return ""
-    sd = float(np.median(np.sqrt(moment_variance(params, est.counts))))
-    return (f"the counts of {' x '.join(est.attributes)} are mostly noise: the "
-            f"randomization alone is expected to put a cell's count off by about {sd:,.0f} "
-            f"records, and the {est.counts.size:,} cells' errors to add up to about "
-            f"{l1:.3g} times the {header.n_rows:,} records (L1/N; docs/algorithms.md, "
-            "\"Standard errors\"); --se B gives each cell's standard error; fewer "
-            "attributes or smaller domains give less noise")
+    se = ("the column se gives each cell's standard error" if est.se is not None
+          else "--se B gives each cell's standard error")
+    return (f"the counts of {' x '.join(est.attributes)} are mostly noise: the sets say "
+            f"little about these {est.counts.size:,} cells (the randomization alone is "
+            "expected to give the unconstrained moment estimate an L1 error of "
+            f"{l1:.3g} times the {header.n_rows:,} records, L1/N); the counts printed, kept "
+            ">= 0, err less where that limit binds, not because the sets say more "
+            f"(docs/algorithms.md, \"Standard errors\"); {se}; fewer attributes or smaller "
+            "domains give less noise")
 
 
 def em_summary(ct) -> str:
