@@ -166,10 +166,14 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
     attribute in ``drawn`` (flags drawn at random: another key draws other
     ones) it is also one that nearly every draw allows (:func:`drawn_l`),
     so that it holds in the next release, and the message says where the
-    flags at hand allow more.  Where no l >= 2 holds, t-closeness is
+    flags at hand allow more.  An attribute in ``drawn`` whose values are
+    l-eligible on these flags but not on nearly every draw is named in a
+    refusal too, as passing these flags only, with its advice (H157: a
+    rerun under another key, following the refusal, was refused for it);
+    it alone refuses nothing.  Where no l >= 2 holds, t-closeness is
     offered, with the t's given and every such attribute's at once (H39:
     each remedy alone undid the other)."""
-    found = []
+    found, fragile = [], []
     for j, (a, dom) in enumerate(zip(attributes, domains)):
         if a in closeness:
             continue
@@ -179,6 +183,16 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
         vals, la = codes[j, rows], lmap[a]
         cnt = np.bincount(vals)
         if int(cnt.max()) * la <= rows.size:
+            # eligible on these flags: named (in a refusal that happens
+            # anyway) where another draw would refuse its l
+            if a in drawn and la >= 2:
+                whole = np.bincount(codes[j], minlength=dom.d)
+                lr, v = drawn_l(whole, rows.size, la)
+                if lr < la:
+                    why = (f"{dom.values[v]!r} holds {whole[v] / whole.sum():.1%} of the "
+                           f"column, so the flags another key draws can give it more than "
+                           f"1/{lr + 1} of their cells: l = {la} passes these flags only")
+                    fragile.append((a, dom, rows.size, la, cnt, None, la, lr, why))
             continue
         # what the remedy costs: the '*' cells, and the value they tell
         held = np.bincount(vals[~suppress_for_eligibility(vals, la)], minlength=dom.d)
@@ -197,6 +211,9 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
         found.append((a, dom, rows.size, la, cnt, held, fits, lr, why))
     if not found:
         return None
+    failing = len(found)
+    order = {a: i for i, a in enumerate(attributes)}
+    found = sorted(found + fragile, key=lambda f: order[f[0]])
     t_cols = [f[0] for f in found if f[7] < 2]
     offer = repr({**closeness, **{a: 0.3 for a in t_cols}})
     parts = []
@@ -209,20 +226,34 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
             lower = (f"t-closeness for it instead ({reason}), which bounds what a bucket "
                      "tells beyond the column's distribution ({@closeness=" + offer
                      + "}, or another t)")
-        what = (f"its {size:,} sensitive values are not {la}-eligible (value "
-                f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} times, "
-                f"at most {size // la:,} allowed; {int((cnt > 0).sum()):,} distinct values)")
-        expected = (f"{lower}, or {{@suppress=True}}, which publishes {int(held.sum()):,} of "
-                    f"its cells as '*', {held.max() / held.sum():.1%} of them holding "
-                    f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")
+        if held is None:            # passes these flags only
+            what = (f"its {size:,} sensitive values are {la}-eligible on these flags only "
+                    f"(value {dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} "
+                    f"times, at most {size // la:,} allowed), not on nearly every draw")
+            expected = (f"{lower}, or {{@suppress=True}}, which publishes as '*' any of its "
+                        "cells that a draw makes too many (none on these flags)")
+        else:
+            what = (f"its {size:,} sensitive values are not {la}-eligible (value "
+                    f"{dom.values[int(cnt.argmax())]!r} occurs {int(cnt.max()):,} times, "
+                    f"at most {size // la:,} allowed; {int((cnt > 0).sum()):,} distinct "
+                    "values)")
+            expected = (f"{lower}, or {{@suppress=True}}, which publishes {int(held.sum()):,} "
+                        f"of its cells as '*', {held.max() / held.sum():.1%} of them holding "
+                        f"{dom.values[int(held.argmax())]!r}, which a '*' then tells")
         parts.append((a, what, expected))
     # a refusal of the column's values: the CLI names the file (H105)
     if len(parts) == 1:
         a, what, expected = parts[0]
         return ValuesError(what, param="l", column=a, expected=expected)
-    return ValuesError(f"{len(parts)} columns are not l-eligible, each named with its "
-                       "remedies: " + "; ".join(f"column {a!r}: {what}; expected {expected}"
-                                                for a, what, expected in parts),
+    head = (f"{failing} columns are not l-eligible" if failing > 1 else
+            "1 column is not l-eligible")
+    if len(parts) > failing:
+        n = len(parts) - failing
+        head += (f" and {n} {'is' if n == 1 else 'are'} on these flags only (drawn at "
+                 "random: another key draws others)")
+    return ValuesError(f"{head}, each named with its remedies: "
+                       + "; ".join(f"column {a!r}: {what}; expected {expected}"
+                                   for a, what, expected in parts),
                        param="l")
 
 
