@@ -1122,3 +1122,36 @@ def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
         L.lgb(df, key_file=key, seed="s" * 32, **kw)
     with pytest.raises(InputError, match=r"key_file: does not exist"):
         L.lgb(df, key_file=tmp_path / "no.key", **kw)
+
+
+def test_api_key_file_gives_the_cli_density_release_byte_for_byte(tmp_path):
+    """H157: with --density the command draws the flags under its key file
+    too, and draw_flags took no key_file=: lgb(key_file=) could not give the
+    command's release.  draw_flags(key_file=) draws the command's flags; the
+    files written are the command's, byte for byte."""
+    from anonset.cli import main
+    from anonset.io.keys import new_key_file
+    from anonset.validate import InputError
+    df = _dominated(300)
+    df["job"] = np.random.default_rng(4).choice(list("abcd"), len(df))
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    key = tmp_path / "k.key"
+    new_key_file(key)
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "api").mkdir()
+    assert main(["lgb", str(src), "-o", str(tmp_path / "cli" / "o.csv"), "--qi", "age,sex",
+                 "--semi-sensitive", "job", "--drop", "colour", "--density", "0.3",
+                 "--k", "4", "--l", "2", "--key-file", str(key), "-q"]) == 0
+    data = pd.read_csv(src)
+    flags = L.draw_flags(data, ["job"], 0.3, key_file=key)
+    r = L.lgb(data, qi=["age", "sex"], semi_sensitive=["job"], drop=["colour"], flags=flags,
+              k=4, l=2, key_file=key)
+    r.write(tmp_path / "api" / "o.csv")
+    names = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "api").iterdir()) and len(names) > 2
+    for name in names:
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "api" / name).read_bytes(), \
+            name
+    with pytest.raises(InputError, match=r"^key_file: was given together with a seed"):
+        L.draw_flags(data, ["sex"], 0.3, seed="s" * 32, key_file=key)

@@ -279,7 +279,10 @@ def lgb(data, *, qi: Sequence[str], semi_sensitive: Sequence[str] = (),
         A file holding the key material (instead of ``seed``; refused with
         one), so that the secret never sits in code or on a command line:
         the release is the one ``anonset lgb --key-file`` makes (the file's
-        bytes, a trailing newline left out, as the command reads them).
+        bytes, a trailing newline left out, as the command reads them) for
+        the same flags.  With ``--density X`` the command draws the flags
+        under the same key: pass ``flags=draw_flags(data, semi_sensitive, X,
+        key_file=PATH)`` (with ``--seed S``: ``seed=S`` to both).
     keep_order : bool
         Publish the rows in input order with IDs 1..n, the input row
         numbers, as the paper's Fig. 2 does.  A risk: when the input is

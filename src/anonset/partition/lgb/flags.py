@@ -17,7 +17,8 @@ _YES = {"yes", "y", "true", "t", "1", "sensitive", "s"}
 _NO = {"no", "n", "false", "f", "0", "qi", "q"}     # an empty flag is not a 'no': refused
 
 
-def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd.DataFrame:
+def draw_flags(data, attributes: Sequence[str], density: float, seed=None,
+               key_file=None) -> pd.DataFrame:
     """Sensitivity flags for experiments: each cell of each attribute is
     flagged sensitive independently with probability ``density`` (Sec. 4.3:
     about 10-40%).
@@ -31,6 +32,12 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
     seed : int, str or bytes, optional
         Reproducible flags (keep it as secret as the data); default: a fresh
         key from the operating system.
+    key_file : path, optional
+        A file holding the key material (instead of ``seed``; refused with
+        one), read as ``anonset lgb --key-file`` reads it: with ``--density``
+        the command draws its flags so, and ``lgb(..., key_file=PATH,
+        flags=draw_flags(df, semi, density, key_file=PATH))`` gives the
+        command's release.
 
     Returns
     -------
@@ -60,6 +67,8 @@ def draw_flags(data, attributes: Sequence[str], density: float, seed=None) -> pd
                 raise InputError(f"names {a!r}, which is not a column of the data"
                                  f"{close_match(a, cols)}", param="attributes",
                                  expected=f"columns of the data: {cols}")
+    from ...io.keys import seed_or_key_file
+    seed = seed_or_key_file(seed, key_file)
     rng = experiment_generator(seed, "flags")
     # drawn in the order of the names, returned as listed: the attributes
     # listed in another order are flagged alike (H113: lgb --density over
