@@ -310,3 +310,67 @@ def test_a_read_only_file_system_is_named_as_such(tmp_path, monkeypatch):
                             f"system ({str(tmp_path)!r}); expected a folder on a file system "
                             "that is not read-only")
     assert list(tmp_path.iterdir()) == []
+
+
+def _read_only_folder(monkeypatch, ro: Path) -> None:
+    """``ro`` as a folder on a read-only file system (a read-only mount)."""
+    real_access, real_statvfs = os.access, os.statvfs
+
+    class RO:
+        def __init__(self, st):
+            self.st = st
+
+        def __getattr__(self, name):
+            return getattr(self.st, name)
+
+        @property
+        def f_flag(self):
+            return self.st.f_flag | os.ST_RDONLY
+    monkeypatch.setattr(A.os, "access", lambda p, m, **k: False if Path(p) == ro
+                        else real_access(p, m, **k))
+    monkeypatch.setattr(A.os, "statvfs", lambda p: RO(real_statvfs(p)) if Path(p) == ro
+                        else real_statvfs(p))
+
+
+def test_an_output_on_a_read_only_file_system_is_refused_before_any_work(tmp_path,
+                                                                          monkeypatch, capsys):
+    """H157: `anonset audit pub.parquet -o ro/audit.csv` printed the whole
+    audit, then refused its folder (reconstruct ran its estimate, and its
+    bootstrap, first); docs/cli.md says such an output is an error before
+    any work.  keygen on a read-only file system expected "a directory you
+    can write" and now names the cause as every output does."""
+    df = pd.DataFrame({"a": np.random.default_rng(0).choice(list("wxyz"), 200)})
+    pub = anonset.publish(df, anonset.Diversity(2), sensitive=["a"], seed=SEED)
+    pub.to_parquet(tmp_path / "pub.parquet")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    _read_only_folder(monkeypatch, ro)
+    capsys.readouterr()
+    words = ("is in a folder on a read-only file system ({!r}); expected a folder on a file "
+             "system that is not read-only").format(str(ro))
+    assert main(["audit", str(tmp_path / "pub.parquet"), "-o", str(ro / "a.csv")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err == (f"anonset audit: error: {str(ro / 'a.csv')!r}: -o: "
+                                         f"{words}\n"), cap
+    from anonset.io import stream
+
+    def no_work(*a, **k):
+        raise AssertionError("the reconstruction ran before its output was refused")
+    monkeypatch.setattr(stream, "reconstruct_file", no_work)
+    assert main(["reconstruct", str(tmp_path / "pub.parquet"), "--attributes", "a", "--se",
+                 "5", "-o", str(ro / "ct.csv")]) == 2
+    assert capsys.readouterr().err == (f"anonset reconstruct: error: {str(ro / 'ct.csv')!r}: "
+                                       f"-o: {words}\n")
+    assert main(["audit", str(tmp_path / "pub.parquet"), "--attack", "--plot",
+                 str(ro / "a.png")]) == 2
+    assert f"--plot: {words}" in capsys.readouterr().err
+    from anonset.io import keys
+
+    def rofs(path):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+    monkeypatch.setattr(keys, "new_key_file", rofs)
+    assert main(["keygen", str(ro / "k.key")]) == 2
+    assert capsys.readouterr().err == (
+        f"anonset keygen: error: {str(ro / 'k.key')!r}: cannot be written (Read-only file "
+        "system); expected a new file in a folder on a file system that is not read-only\n")
+    assert list(ro.iterdir()) == []

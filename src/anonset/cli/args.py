@@ -858,13 +858,14 @@ def check_no_dash_outputs(args) -> None:
 
 def check_not_input(out, inputs, *, flag: str | None = None, beside=()) -> None:
     """An output that is an input, or in a directory that does not exist, or
+    in one this user may not write in (or on a read-only file system), or
     a published CSV release's table whose metadata file it would leave
     (``beside``: the other outputs of the run), is refused before anything
     is written (naming its option, ``flag``, where there are several: msa's
     --report)."""
     from pathlib import Path
 
-    from ..io.atomic import check_release_beside, same_file
+    from ..io.atomic import check_folder_writable, check_release_beside, same_file
     who = f"{flag}: " if flag else ""
     for p in inputs:
         if p is not None and same_file(out, p):
@@ -874,6 +875,15 @@ def check_not_input(out, inputs, *, flag: str | None = None, beside=()) -> None:
     if str(parent) and not parent.exists():
         raise UsageError(f"{who}output directory {str(parent)!r} does not exist")
     from ..validate import InputError
+    # (H157: audit -o printed the whole audit, then refused its folder)
+    param = {None: "output", "-o": "output", "--plot": "plot", "--rows": "rows",
+             "--report": "report"}.get(flag)
+    try:
+        check_folder_writable(out, param=param or "output")
+    except InputError as e:
+        if param:
+            raise
+        raise UsageError(f"{who}output {str(out)!r} {e.what}; expected {e.expected}") from None
     try:
         check_release_beside(out, beside)
     except InputError as e:

@@ -43,8 +43,12 @@ def cmd_keygen(args) -> int:
         raise A.UsageError(f"{args.path!r}: the file exists; a key file is never overwritten") \
             from None
     except OSError as e:            # no such directory, no permission, ...
+        import errno
+        # a read-only file system said as such, as every output's (H157)
+        where = ("in a folder on a file system that is not read-only"
+                 if e.errno == errno.EROFS else "in a directory you can write")
         raise A.UsageError(f"{args.path!r}: cannot be written ({e.strerror}); expected a new "
-                           "file in a directory you can write") from None
+                           f"file {where}") from None
     A.note(args, f"wrote a new key to {args.path} (readable by its owner only); keep it as "
                  "secret as the data")
     return A.EXIT_OK

@@ -147,6 +147,25 @@ def check_release_beside(path, beside=()) -> None:
                               "are replaced together, by publishing again)")
 
 
+def check_folder_writable(path, param: str = "output") -> None:
+    """The output ``path``'s folder, where it exists, is one this user may
+    write in, on a file system that is not read-only: refused otherwise,
+    naming the output (``param``: its option).  The commands check it
+    before any work (H157: audit -o printed the whole audit first)."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or _writable(parent):
+        return
+    # named the output (H144: the temporary file's name came at the end,
+    # with no word of what was expected); a read-only file system said as
+    # such, not blamed on the user
+    if _read_only(parent):
+        raise InputError(f"is in a folder on a read-only file system ({str(parent)!r})",
+                         param=param, file=path, expected=_NOT_READ_ONLY)
+    raise InputError(f"is in a folder this user may not write in ({str(parent)!r})",
+                     param=param, file=path, expected=_WRITABLE)
+
+
 def _check_target(path: Path, protect, beside=()) -> Path:
     for p in protect:
         if p is not None and same_file(path, p):
@@ -159,15 +178,7 @@ def _check_target(path: Path, protect, beside=()) -> Path:
     if path.is_dir():
         raise InputError("is a directory", param="output", file=path,
                          expected="a file name")
-    if not _writable(parent):
-        # refused before any work, naming the output (H144: the temporary
-        # file's name came at the end, with no word of what was expected);
-        # a read-only file system said as such, not blamed on the user
-        if _read_only(parent):
-            raise InputError(f"is in a folder on a read-only file system ({str(parent)!r})",
-                             param="output", file=path, expected=_NOT_READ_ONLY)
-        raise InputError(f"is in a folder this user may not write in ({str(parent)!r})",
-                         param="output", file=path, expected=_WRITABLE)
+    check_folder_writable(path)
     if _sticky_other(path, parent):
         # (H148: the move failed after all the work, left a backup link
         # the user cannot remove, and blamed the folder)
