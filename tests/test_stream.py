@@ -420,3 +420,27 @@ def test_a_categorical_of_numbers_in_parquet_warns_that_its_domain_is_read_off(t
                                     anonset.Diversity(3), sensitive=["c", "t"],
                                     domains={"c": [1, 2, 3, 7]},
                                     seed="d1f3a8c04e9b27f65a0c3e81b7d9f246")
+
+
+def test_small_whole_numbers_key_a_release_as_any_other_dtype_does(tmp_path):
+    """The table's digest (what keys a release that is not persistent)
+    reads small non-negative whole numbers as their own codes, without
+    hashing them; the release is the one the same column gives as floats
+    or as a nullable Int64 (hashed), read whole or streamed in blocks."""
+    import secrets
+    import warnings
+    rng = np.random.default_rng(1)
+    n = 5000
+    df = pd.DataFrame({"a": rng.integers(0, 12, n).astype(np.int32),
+                       "b": rng.choice(list("xyz"), n)})
+    seed = secrets.token_hex(16)
+    kw = dict(sensitive=["a", "b"], allow_clear=["a", "b"], seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = anonset.publish(df, anonset.Diversity(3), **kw)
+        for other in (df.astype({"a": float}), df.astype({"a": "Int64"})):
+            assert anonset.publish(other, anonset.Diversity(3), **kw).equals(pub)
+        df.to_parquet(tmp_path / "in.parquet")
+        publish_file(tmp_path / "in.parquet", tmp_path / "out.parquet", anonset.Diversity(3),
+                     chunk_rows=700, **kw)
+        assert anonset.read_parquet(tmp_path / "out.parquet").equals(pub)

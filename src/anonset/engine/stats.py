@@ -126,12 +126,20 @@ class Stats:
             else:
                 miss = col.isna().to_numpy()
             self._missing(c, miss, row0)
-            vc = col.value_counts(dropna=True, sort=False)
-            if col.dtype == object:
-                self._note_kinds(c, vc.index)
+            small = None if d.text else small_whole(col[~miss] if miss.any() else col)
+            if small is not None:
+                # small whole numbers counted by their own value (no hashing)
+                cnt = np.bincount(small)
+                held = np.flatnonzero(cnt)
+                values, counts = held.tolist(), cnt[held].tolist()
+            else:
+                vc = col.value_counts(dropna=True, sort=False)
+                if col.dtype == object:
+                    self._note_kinds(c, vc.index)
+                values, counts = vc.index.tolist(), vc.to_numpy().tolist()
             acc = self.seen[c]
             new = []
-            for v, k in zip(vc.index.tolist(), vc.to_numpy().tolist()):
+            for v, k in zip(values, counts):
                 v = scalar(v)
                 if v in acc:
                     acc[v] += k
@@ -151,7 +159,7 @@ class Stats:
             if c in self.seen_mix:
                 if blockmix is None:                     # once a block, for every column
                     blockmix = row_mix(row0, len(block))
-                self._mix(c, col if d.text else col[~miss], miss, blockmix)
+                self._mix(c, col if d.text else col[~miss], miss, blockmix, small)
         rowmix = None
         codes_of = {}               # the declared sensitive columns' codes (a record id's)
         for c, attr in self._declared.items():
@@ -225,14 +233,27 @@ class Stats:
         if {"bool", "number"} <= mine:
             raise V.bools_among_numbers(c, self.draft.file)
 
-    def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray) -> None:
+    def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray,
+             small: np.ndarray | None = None) -> None:
         """Add a block's row mixes of column ``c`` per value (``present``: its
-        cells that are not missing, in row order) and of its missing cells."""
-        mix = blockmix[~miss]
-        codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
-        ok = codes >= 0
-        sums = np.zeros(len(uniq), dtype=np.uint64)
-        np.add.at(sums, codes[ok], mix[ok])
+        cells that are not missing, in row order; ``small``: the same as
+        :func:`small_whole` reads them) and of its missing cells."""
+        mix = blockmix[~miss] if miss.any() else blockmix
+        if small is not None:
+            # small whole numbers are their own codes: no hashing (the
+            # factorization took a third of this on 20 M rows; a value absent
+            # here adds 0, as a value absent from the domain adds nothing)
+            uniq = np.arange(int(small.max()) + 1)
+            sums = np.zeros(len(uniq), dtype=np.uint64)
+            np.add.at(sums, small, mix)
+        else:
+            codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
+            ok = codes >= 0
+            sums = np.zeros(len(uniq), dtype=np.uint64)
+            if ok.all():
+                np.add.at(sums, codes, mix)
+            else:
+                np.add.at(sums, codes[ok], mix[ok])
         acc = self.seen_mix[c]
         for v, x in zip(uniq.tolist(), sums.tolist()):
             v = scalar(v)
@@ -362,6 +383,19 @@ def _beyond(present: pd.Series, miss: np.ndarray, new: set, before: int, text: b
     fresh = [f for f, u in zip(first.tolist(), uniq.tolist()) if scalar(u) in new]
     at = sorted(fresh)[need - 1]
     return int(np.flatnonzero(~miss)[at]) if text else int(at)
+
+
+def small_whole(present: pd.Series) -> np.ndarray | None:
+    """The cells of a column of whole numbers (no missing cell among
+    ``present``) as an array, where all lie in [0, 2^16) and so can be
+    counted by their own value; None otherwise (other types, an empty
+    block, a value out of that range)."""
+    if present.dtype.kind not in "iu" or not len(present):
+        return None
+    vals = present.to_numpy()
+    if vals.dtype.kind not in "iu" or int(vals.min()) < 0 or int(vals.max()) >= 1 << 16:
+        return None
+    return vals
 
 
 def row_mix(row0: int, n: int) -> np.ndarray:
