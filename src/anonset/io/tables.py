@@ -725,6 +725,13 @@ def arrow_frame(table, **kw) -> pd.DataFrame:
     return shortest_floats(out)       # float32 0.7 is 0.7 on every reader (H42)
 
 
+def _unknown_dtype(err: ValueError) -> bool:
+    """Whether ``err`` is NumPy's refusal of a pandas metadata dtype it does
+    not know (pandas 2.x: an ArrowDtype's name, '...[pyarrow]')."""
+    msg = str(err)
+    return "is not recognized" in msg and "[pyarrow]" in msg
+
+
 def _batch_to_pandas(batch) -> pd.DataFrame:
     """A Parquet batch as pandas reads it, or, where the file's pandas
     metadata names a dtype this pandas cannot make (an ArrowDtype of a
@@ -732,7 +739,12 @@ def _batch_to_pandas(batch) -> pd.DataFrame:
     Arrow's own types say (the unnamed index left out: row labels)."""
     try:
         return arrow_frame(batch)
-    except (TypeError, NotImplementedError):   # (fixed-size types: H145)
+    except (TypeError, NotImplementedError, ValueError) as e:   # (fixed-size types: H145)
+        # pandas 2 hands the dtype's name to NumPy, which raises ValueError
+        # 'format number 1 of "dictionary<...>[pyarrow]" is not recognized'
+        # (pandas 3: TypeError); any other ValueError is the batch's own
+        if isinstance(e, ValueError) and not _unknown_dtype(e):
+            raise
         out = arrow_frame(batch, ignore_metadata=True)
         return out.drop(columns=[c for c in out.columns
                                  if re.fullmatch(r"__index_level_\d+__", str(c))])
