@@ -905,8 +905,11 @@ def test_a_repeated_column_name_is_refused_from_every_kind_of_table():
     job = pa.array(list("abcabc"))
     table = pa.Table.from_arrays([job, age, age], names=["job", "age", "age"])
     want = r"names the column\(s\) \['age'\] more than once"
+    # (the pandas frame made by hand: pyarrow 14's to_pandas refuses the table)
+    df = pd.DataFrame(dict(zip("jab", (job.to_pylist(), age.to_pylist(), age.to_pylist()))))
+    df.columns = ["job", "age", "age"]
     for data in (table, pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
-                 table.to_pandas()):
+                 df):
         with pytest.raises(anonset.InputError, match=want):
             anonset.publish(data, anonset.Diversity(2), sensitive=["job"], drop=["age"],
                             seed=SEED)
@@ -917,6 +920,40 @@ def test_a_repeated_column_name_is_refused_from_every_kind_of_table():
         anonset.audit(pub, twice)
     with pytest.raises(anonset.InputError, match=r"names the column\(s\) \['job'\]"):
         anonset.true_crosstab(twice, pub.schema, ["job"])
+
+
+def test_a_repeated_arrow_column_is_refused_before_pandas_reads_it(monkeypatch):
+    """H156: pyarrow 14 (pyproject: pyarrow>=14) converts an Arrow table
+    naming a column twice to pandas only with a bare ValueError 'Found
+    non-unique column index' (a traceback naming no column), where newer
+    pyarrow converts it and the refusal followed; the names are now checked
+    first.  Fails before the fix on pyarrow 14; on newer pyarrow a stand-in
+    for the conversion raises pyarrow 14's error, so the test means the same
+    on every version."""
+    import pyarrow as pa
+    from anonset.io import tables
+    real = tables._batch_to_pandas
+
+    def pyarrow14(table):
+        names = table.schema.names
+        if len(set(names)) != len(names):
+            raise ValueError("Found non-unique column index")
+        return real(table)
+
+    monkeypatch.setattr(tables, "_batch_to_pandas", pyarrow14)
+    age = pa.array([30, None, 41, 52, 30, 41], pa.int64())
+    table = pa.Table.from_arrays([pa.array(list("abcabc")), age, age], names=["job", "age", "age"])
+    want = r"names the column\(s\) \['age'\] more than once"
+    for data in (table, table.to_batches()[0],
+                 pa.RecordBatchReader.from_batches(table.schema, table.to_batches())):
+        with pytest.raises(anonset.InputError, match="^" + want):
+            anonset.publish(data, anonset.Diversity(2), sensitive=["job"], drop=["age"],
+                            seed=SEED)
+    pub = anonset.publish(pa.table({"job": list("abcabc") * 10}), anonset.Diversity(2),
+                          sensitive=["job"], seed=SEED)
+    twice = pa.Table.from_arrays([pa.array(list("abcabc") * 10)] * 2, names=["job", "job"])
+    with pytest.raises(anonset.InputError, match=r"^original: names the column\(s\) \['job'\]"):
+        anonset.audit(pub, twice)
 
 
 def test_an_arrow_interval_is_refused_as_dates_or_times():

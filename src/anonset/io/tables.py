@@ -71,18 +71,22 @@ def as_frame(data, *, param: str = "data") -> pd.DataFrame:
     [1, 2]
     """
     from ..encode import shortest_floats
-    from ..validate import check_columns
     frame = _as_frame(data, param)
-    cols = list(frame.columns)
+    # before any column is read as one: a repeated name is a frame (H69)
+    refuse_repeated(list(frame.columns), param)
+    # 16- and 32-bit floats as the decimals they spell, on every path (H42)
+    return shortest_floats(frame)
+
+
+def refuse_repeated(cols, param: str = "data") -> None:
+    """Refuse a table that names a column more than once, in one line
+    (:func:`~anonset.validate.check_columns`), the error given as ``param``'s."""
     if len(set(map(repr, cols))) != len(cols) or len(set(cols)) != len(cols):
-        # before any column is read as one: a repeated name is a frame (H69)
         try:
             check_columns(cols)
         except InputError as e:
             raise (e if param == "data" else InputError(e.what, param=param,
                                                          expected=e.expected)) from None
-    # 16- and 32-bit floats as the decimals they spell, on every path (H42)
-    return shortest_floats(frame)
 
 
 def given_type(data, column, default):
@@ -121,10 +125,19 @@ def _as_frame(data, param: str) -> pd.DataFrame:
         pa = None
     if pa is not None:
         if isinstance(data, (pa.Table, pa.RecordBatch)):
+            # names checked before pandas is given them: pyarrow < 15 raises
+            # a bare 'Found non-unique column index' (H156)
+            refuse_repeated(data.schema.names, param)
             return _arrow_to_pandas(data)
         if hasattr(data, "__arrow_c_stream__"):          # Polars, DuckDB, ...
             try:
-                return _arrow_to_pandas(pa.RecordBatchReader.from_stream(data).read_all())
+                table = pa.RecordBatchReader.from_stream(data).read_all()
+            except (TypeError, ValueError, pa.ArrowException) as e:
+                raise InputError(f"could not be read through the Arrow stream protocol ({e})",
+                                 param=param) from None
+            refuse_repeated(table.schema.names, param)
+            try:
+                return _arrow_to_pandas(table)
             except (TypeError, ValueError, pa.ArrowException) as e:
                 raise InputError(f"could not be read through the Arrow stream protocol ({e})",
                                  param=param) from None
