@@ -49,6 +49,87 @@ def test_arrow_polars_and_duckdb_inputs_equal_pandas():
         anonset.publish(pl.from_pandas(df).lazy(), anonset.Diversity(2), **ROLES)
 
 
+def _stream_inputs(df, cats):
+    """The tables that reach anonset through the Arrow stream protocol, each
+    holding ``df`` (its column 'job' as text, a Categorical or an Enum of
+    ``cats``), with a name."""
+    import pyarrow as pa
+    t = pa.table(df)
+    out = {"reader": pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=25))}
+    try:
+        import polars as pl
+    except ImportError:
+        pl = None
+    if pl is not None:
+        p = pl.from_pandas(df)
+        out["polars"] = p
+        out["polars Categorical"] = p.with_columns(pl.col("job").cast(pl.Categorical))
+        out["polars Enum"] = p.with_columns(pl.col("job").cast(pl.Enum(cats)))
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    if duckdb is not None:
+        con = duckdb.connect()
+        con.execute(f"CREATE TYPE jobs AS ENUM ({', '.join(repr(c) for c in cats)})")
+        con.register("people", t)
+        out["duckdb"] = con.sql("select * from people")
+        cols = ", ".join("job::jobs AS job" if c == "job" else c for c in df.columns)
+        out["duckdb ENUM"] = con.sql(f"select {cols} from people")
+    return out
+
+
+@pytest.mark.parametrize("major", [None, 14, 15, 17])
+def test_stream_inputs_give_one_release_on_every_pyarrow(major, monkeypatch):
+    """H156: on pyarrow 14 (pyproject: pyarrow>=14) every Polars frame,
+    DuckDB relation and RecordBatchReader failed with AttributeError
+    (``RecordBatchReader.from_stream`` came with pyarrow 15); on 15 a Polars
+    frame's text views, before 18 a Polars Categorical's, and before 23 the
+    unsigned indices of a Polars Enum or a DuckDB ENUM were refused.  Each
+    is now read on every pyarrow, as the same release.  Fails before the fix
+    on those pyarrow versions; on newer ones the reading for an older major
+    version (``major``) is taken where it can be (the capsule import of
+    pyarrow 14, Polars' oldest Arrow types), so the test means the same on
+    every version."""
+    import pyarrow as pa
+    from anonset.io import tables
+    if major is not None:
+        if major > int(pa.__version__.split(".")[0]):
+            pytest.skip(f"pyarrow {pa.__version__} cannot read as pyarrow {major} does")
+        monkeypatch.setattr(tables, "pyarrow_major", lambda: major)
+    cats = ["d", "c", "b", "a", "e"]                    # 'e': declared, held by no row
+    df = frame()
+    kw = dict(seed=SEED, allow_clear=["job"], **ROLES)
+    text = anonset.publish(df, anonset.Diversity(2), **kw)
+    cat = anonset.publish(df.assign(job=pd.Categorical(df.job, categories=sorted(cats))),
+                          anonset.Diversity(2), **kw)
+    for name, data in _stream_inputs(df, cats).items():
+        want = cat if "Enum" in name or "ENUM" in name else text
+        assert anonset.publish(data, anonset.Diversity(2), **kw).equals(want), name
+
+
+def test_unsigned_dictionary_indices_are_read_as_signed_ones():
+    """H156: pyarrow < 23 refuses to convert a dictionary with unsigned
+    indices (Polars' Enum and Categorical, a DuckDB ENUM) to pandas; such a
+    table is read with signed indices one size up, its order, values and
+    metadata kept, as the same Categorical."""
+    import pyarrow as pa
+    from anonset.io import tables
+    idx = pa.array([2, 0, 1, 2, None], pa.uint8())
+    arr = pa.DictionaryArray.from_arrays(idx, pa.array(["x", "y", "z"]), ordered=True)
+    field = pa.field("c", arr.type, metadata={b"k": b"v"})
+    t = pa.Table.from_arrays([arr, pa.array([1, 2, 3, 4, 5])],
+                             schema=pa.schema([field, pa.field("n", pa.int64())]))
+    got = tables.signed_dictionaries(t)
+    assert got.schema.field("c").type == pa.dictionary(pa.int16(), pa.string(), ordered=True)
+    assert got.schema.field("c").metadata == {b"k": b"v"}
+    assert got.column("c").to_pylist() == ["z", "x", "y", "z", None]
+    assert tables.signed_dictionaries(t.to_batches()[0]).schema == got.schema
+    frame = tables.arrow_frame(t)
+    assert list(frame.c.cat.categories) == ["x", "y", "z"] and frame.c.cat.ordered
+    assert frame.c.tolist()[:4] == ["z", "x", "y", "z"] and pd.isna(frame.c.iloc[4])
+
+
 @pytest.mark.parametrize("what, needle", [
     ("path", "got a str (a file name: read the file first, or publish it block by block with "
              "anonset.stream.publish_file(path, out, model, ...))"),

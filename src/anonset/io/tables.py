@@ -131,10 +131,10 @@ def _as_frame(data, param: str) -> pd.DataFrame:
             return _arrow_to_pandas(data)
         if hasattr(data, "__arrow_c_stream__"):          # Polars, DuckDB, ...
             try:
-                table = pa.RecordBatchReader.from_stream(data).read_all()
+                table = stream_table(data)
             except (TypeError, ValueError, pa.ArrowException) as e:
-                raise InputError(f"could not be read through the Arrow stream protocol ({e})",
-                                 param=param) from None
+                raise InputError(f"could not be read through the Arrow stream protocol ({e})"
+                                 f"{_newer_pyarrow()}", param=param) from None
             refuse_repeated(table.schema.names, param)
             try:
                 return _arrow_to_pandas(table)
@@ -150,6 +150,77 @@ def _as_frame(data, param: str) -> pd.DataFrame:
     raise InputError(f"got a {type(data).__name__}{_table_hint(data)}", param=param,
                      expected="a pandas DataFrame, a pyarrow Table, or a table that speaks the "
                               "Arrow PyCapsule or dataframe interchange protocol (Polars, DuckDB)")
+
+
+def pyarrow_major() -> int:
+    """The major version of the pyarrow installed."""
+    import pyarrow as pa
+    return int(pa.__version__.split(".")[0])
+
+
+def _newer_pyarrow() -> str:
+    """What to add to a refusal of an Arrow stream where the pyarrow
+    installed is older than the one that reads every type the tests meet."""
+    import pyarrow as pa
+    if pyarrow_major() >= 18:
+        return ""
+    return f"; pyarrow {pa.__version__} is installed, and pyarrow >= 18 reads more Arrow types"
+
+
+def stream_table(data):
+    """An object that speaks the Arrow PyCapsule stream protocol
+    (``__arrow_c_stream__``: Polars, DuckDB, a ``pyarrow.RecordBatchReader``)
+    as one pyarrow Table, on every pyarrow anonset supports (>= 14).
+
+    ``RecordBatchReader.from_stream`` came with pyarrow 15; pyarrow 14
+    imports the stream's capsule itself.  A Polars frame gives text views
+    (``string_view``), which pyarrow reads from 16 on and casts from 18 on
+    (a Categorical's dictionary): before 18 it is asked for its oldest
+    Arrow types instead (``to_arrow(compat_level=CompatLevel.oldest())``:
+    large strings), the same values and metadata (a Categorical's, an
+    Enum's), so the same release (H156)."""
+    import pyarrow as pa
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    major = pyarrow_major()
+    if major < 18 and type(data).__module__.split(".")[0] == "polars" \
+            and callable(getattr(data, "to_arrow", None)):
+        import polars as pl
+        kw = {"compat_level": pl.CompatLevel.oldest()} if hasattr(pl, "CompatLevel") else {}
+        return data.to_arrow(**kw)
+    if major >= 15:
+        return pa.RecordBatchReader.from_stream(data).read_all()
+    return pa.RecordBatchReader._import_from_c_capsule(data.__arrow_c_stream__()).read_all()
+
+
+def signed_dictionaries(table):
+    """An Arrow table or batch with its dictionaries' unsigned indices
+    (Polars' Enum and Categorical: uint8 to uint32; a DuckDB ENUM) as
+    signed integers one size up, which pyarrow < 23 converts to pandas
+    (it refused unsigned ones: 'Converting unsigned dictionary indices to
+    pandas not yet supported').  pandas sizes a Categorical's codes by its
+    number of categories, so the frame is the same on every pyarrow."""
+    import pyarrow as pa
+    wider = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
+             pa.uint64(): pa.int64()}
+    if not any(pa.types.is_dictionary(f.type) and f.type.index_type in wider
+               for f in table.schema):
+        return table
+    fields, cols = [], []
+    for i, f in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_dictionary(f.type) and f.type.index_type in wider:
+            t = pa.dictionary(wider[f.type.index_type], f.type.value_type, f.type.ordered)
+            chunks = [pa.DictionaryArray.from_arrays(c.indices.cast(t.index_type), c.dictionary,
+                                                     ordered=t.ordered)
+                      for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
+            col = pa.chunked_array(chunks, type=t) if isinstance(col, pa.ChunkedArray) \
+                else chunks[0]
+            f = f.with_type(t)
+        fields.append(f)
+        cols.append(col)
+    cls = pa.RecordBatch if isinstance(table, pa.RecordBatch) else pa.Table
+    return cls.from_arrays(cols, schema=pa.schema(fields, metadata=table.schema.metadata))
 
 
 def _table_hint(data) -> str:
@@ -721,6 +792,7 @@ def arrow_frame(table, **kw) -> pd.DataFrame:
     DuckDB, Polars or pyarrow wrote has no pandas metadata to say
     otherwise); ``kw`` to ``to_pandas``."""
     import pyarrow as pa
+    table = signed_dictionaries(table)
     out = table.to_pandas(**kw)
     nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
                 pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
