@@ -193,6 +193,36 @@ def test_big_endian_columns_are_read_as_their_values(tmp_path):
     assert got.to_settable(scheduler="sync").equals(ref)
 
 
+def test_dask_selects_no_column_of_a_big_endian_block(monkeypatch):
+    """H156: under pandas 2.x (pyproject: pandas>=2.0) selecting columns of
+    a frame that holds a big-endian column raises pandas' bare 'Big-endian
+    buffer not supported on little-endian compiler', and anonset.dask.publish
+    selected columns before any partition was read in native order: a
+    traceback (pandas 3 takes such columns).  Fails before the fix on pandas
+    2.x (the test above, too); on pandas 3 a stand-in for Dask's selection
+    raises pandas 2's error where the selection meets a big-endian column,
+    so the test means the same on every version."""
+    dd = pytest.importorskip("dask.dataframe")
+    from anonset import dask as adask
+    df = _frame().assign(n=lambda f: (f.id % 7).astype(">i8"))
+    kw = dict(R, sensitive=["job", "city", "n"])
+    ref = anonset.publish(df.assign(n=df.n.astype("<i8")), anonset.Diversity(2), **kw)
+    real = dd.DataFrame.__getitem__
+
+    def pandas2(self, key):
+        got = real(self, key)
+        meta = getattr(got, "_meta", None)
+        dtypes = meta.dtypes if isinstance(meta, pd.DataFrame) else [getattr(meta, "dtype", None)]
+        if any(isinstance(t, np.dtype) and not t.isnative for t in dtypes):
+            raise ValueError("Big-endian buffer not supported on little-endian compiler")
+        return got
+
+    monkeypatch.setattr(dd.DataFrame, "__getitem__", pandas2)
+    got = adask.publish(dd.from_pandas(df, npartitions=3), anonset.Diversity(2),
+                        scheduler="sync", **kw)
+    assert got.to_settable(scheduler="sync").equals(ref)
+
+
 def test_a_text_view_column_is_read_as_text():
     """H135: an ``ArrowDtype(string_view)`` column (Polars' newest Arrow,
     ``to_pandas(types_mapper=pd.ArrowDtype)``) raised a bare

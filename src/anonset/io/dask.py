@@ -277,6 +277,12 @@ def _row_numbers(ddf, compute_kw) -> bool:
                               for p in parts], **compute_kw))
 
 
+def _native_order(part: pd.DataFrame, swapped: dict) -> pd.DataFrame:
+    """A partition with its big-endian columns (``swapped``: their native
+    dtypes) in native byte order."""
+    return part.astype(swapped)
+
+
 def _categories_task(frame, columns) -> dict:
     """The categories of a partition's categorical columns, in their order
     (what pandas reads as the whole column's: each part's, new ones appended)."""
@@ -379,6 +385,15 @@ def publish(ddf, model, schema: Schema | None = None, *, n_threads: int | None =
         raise InputError(f"got a {type(ddf).__name__}", param="ddf",
                          expected="a dask DataFrame")
     compute_kw = {} if scheduler is None else {"scheduler": scheduler}
+    # big-endian NumPy columns (np.fromfile(f, '>i8'), FITS) in native order
+    # before any column is selected: pandas 2 takes no columns of their
+    # blocks ('Big-endian buffer not supported'; H156), the same values, as
+    # native_types reads them in memory (H135).  Per partition: Dask moves a
+    # selection below its own astype, onto the big-endian blocks
+    swapped = {c: t.newbyteorder("=") for c, t in ddf._meta.dtypes.items()
+               if isinstance(t, np.dtype) and not t.isnative}
+    if swapped and ddf.columns.is_unique:
+        ddf = ddf.map_partitions(_native_order, swapped, meta=ddf._meta.astype(swapped))
     index = ddf._meta.index.name
     with _readable_bytes():
         numbered = index is None or _row_numbers(ddf, compute_kw)
