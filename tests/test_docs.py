@@ -57,6 +57,32 @@ def _commands(body: str, lang: str):
         yield line
 
 
+def _examples_env() -> dict:
+    """The environment of an example script: the anonset these tests import
+    first on its path (the folder above the package), whether installed
+    (CI's test jobs and cibuildwheel install it, not editable, and run the
+    tests from outside the source tree) or in the checkout.  The checkout's
+    src/ holds no compiled extension after a plain ``pip install .``: an
+    example run against it failed with ImportError (H156)."""
+    import anonset
+    above = str(Path(anonset.__file__).resolve().parent.parent)
+    return dict(os.environ, PYTHONPATH=above + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_examples_import_the_anonset_under_test():
+    """H156: the example scripts imported <checkout>/src whatever anonset
+    the tests import, so against a non-editable install (src/ without its
+    compiled extensions) every example failed with ImportError.  Fails
+    before the fix wherever the tests import an installed anonset; with an
+    editable install the two are one, and the test checks that they stay so."""
+    import anonset
+    r = subprocess.run([sys.executable, "-c", "import anonset, anonset.randomized._kernels; "
+                        "print(anonset.__file__)"], env=_examples_env(), cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert Path(r.stdout.strip()).resolve() == Path(anonset.__file__).resolve()
+
+
 def _scratch(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     return tmp_path
@@ -66,8 +92,7 @@ def _scratch(tmp_path: Path) -> Path:
 def test_examples_of_a_page_run(page, tmp_path, monkeypatch, capsys):
     from anonset import cli
     monkeypatch.chdir(_scratch(tmp_path))
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep
-               + os.environ.get("PYTHONPATH", ""))
+    env = _examples_env()
     namespace: dict = {"__name__": "__docs__"}
     ran = 0
     for lang, body, reason in blocks(page):
