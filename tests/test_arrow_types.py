@@ -240,6 +240,48 @@ def test_a_text_view_column_is_read_as_text():
     assert sorted(_ref(view, other=["note"]).other["note"]) == sorted(df.note)
 
 
+def test_text_views_are_read_where_pyarrow_casts_none():
+    """H156: pyarrow 16 and 17 (pyproject: pyarrow>=14) hold text views but
+    cast none ('Unsupported cast from string_view to large_utf8'), so an
+    ``ArrowDtype(string_view)`` column, or a dictionary of views (a Polars
+    Categorical's), failed with that ArrowNotImplementedError, a traceback.
+    Where the cast is refused the values are rebuilt.  Fails before the fix
+    on pyarrow 16 and 17; on newer pyarrow a stand-in array refuses the
+    cast, so the test means the same on every version."""
+    if not hasattr(pa, "string_view"):
+        pytest.skip(f"pyarrow {pa.__version__} has no string_view (pyarrow >= 16)")
+    from anonset.io import tables
+
+    class NoCast:                      # an array as pyarrow < 18 casts it
+        def __init__(self, arr):
+            self._arr = arr
+
+        def cast(self, target):
+            raise pa.ArrowNotImplementedError(f"Unsupported cast from {self._arr.type}")
+
+        def __getattr__(self, name):
+            return getattr(self._arr, name)
+
+    plain = pa.array(["a", None, "b"], pa.string_view())
+    got = tables.cast_views(NoCast(plain), pa.large_string())
+    assert got.equals(pa.array(["a", None, "b"], pa.large_string()))
+    views = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int32()),
+                                           pa.array(["x", "y"], pa.string_view()))
+    want = pa.dictionary(pa.int32(), pa.large_string())
+    got = tables.cast_views(NoCast(views), want)
+    assert got.type == want and got.to_pylist() == ["y", "x", None, "y"]
+    assert tables.cast_views(pa.chunked_array([plain, plain]), pa.large_string()).equals(
+        pa.chunked_array([plain.to_pylist() * 2], pa.large_string()))
+    # a frame that holds such a dictionary publishes as its Categorical
+    df = _frame()
+    jobs = pa.array(df.job).dictionary_encode()
+    held = pa.DictionaryArray.from_arrays(jobs.indices,
+                                          pa.array(jobs.dictionary.to_pylist(), pa.string_view()))
+    view = df.assign(job=pd.Series(held, dtype=pd.ArrowDtype(held.type)))
+    cat = df.assign(job=pd.Categorical(df.job, categories=sorted(set(df.job))))
+    assert _ref(view).equals(_ref(cat))
+
+
 def test_an_arrow_dictionary_held_by_pandas_declares_its_domain(tmp_path):
     """H135: ``pd.read_parquet(f, dtype_backend='pyarrow')`` holds a
     dictionary column as ``ArrowDtype(dictionary)``, whose domain was read

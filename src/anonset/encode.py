@@ -334,14 +334,14 @@ def native_types(block: pd.DataFrame) -> pd.DataFrame:
             continue
         arr = pa.array(col.array)
         t = arr.type
+        from .io.tables import arrow_frame, cast_views   # (casts on pyarrow < 18 too)
         if str(t) == "string_view":
-            arr = arr.cast(pa.large_string())
+            arr = cast_views(arr, pa.large_string())
         elif str(t) == "binary_view":
-            arr = arr.cast(pa.large_binary())
+            arr = cast_views(arr, pa.large_binary())
         elif pa.types.is_dictionary(t) and str(t.value_type) in ("string_view", "binary_view"):
             view = pa.large_string() if str(t.value_type) == "string_view" else pa.large_binary()
-            arr = arr.cast(pa.dictionary(t.index_type, view, t.ordered))
-        from .io.tables import arrow_frame
+            arr = cast_views(arr, pa.dictionary(t.index_type, view, t.ordered))
         conv = arrow_frame(pa.table({"v": arr}))["v"]
         conv.index = col.index
         block[n] = conv

@@ -193,6 +193,29 @@ def stream_table(data):
     return pa.RecordBatchReader._import_from_c_capsule(data.__arrow_c_stream__()).read_all()
 
 
+def cast_views(arr, target):
+    """``arr`` (an Arrow array or chunked array of text or bytes views, or
+    a dictionary of them) cast to ``target`` (large text or bytes, or a
+    dictionary of them).  pyarrow < 18 casts no views ('Unsupported cast
+    from string_view to large_utf8'): there the values are rebuilt through
+    Python, the same values (H156)."""
+    import pyarrow as pa
+    try:
+        return arr.cast(target)
+    except pa.ArrowNotImplementedError:
+        pass
+
+    def rebuilt(c):
+        if pa.types.is_dictionary(target):
+            return pa.DictionaryArray.from_arrays(
+                c.indices, pa.array(c.dictionary.to_pylist(), target.value_type),
+                ordered=target.ordered)
+        return pa.array(c.to_pylist(), target)
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([rebuilt(c) for c in arr.chunks], type=target)
+    return rebuilt(arr)
+
+
 def signed_dictionaries(table):
     """An Arrow table or batch with its dictionaries' unsigned indices
     (Polars' Enum and Categorical: uint8 to uint32; a DuckDB ENUM) as
@@ -285,7 +308,7 @@ def _arrow_to_pandas(table) -> pd.DataFrame:
         if pa.types.is_dictionary(f.type) and any(k.startswith(b"_PL_CATEGORICAL") for k in meta):
             text = pa.large_string()
             col = pa.chunked_array(
-                [pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(text))
+                [pa.DictionaryArray.from_arrays(c.indices, cast_views(c.dictionary, text))
                  .dictionary_decode() for c in table.column(i).chunks], type=text)
             table = table.set_column(i, pa.field(f.name, text), col)
     # (a table pandas made of a frame whose metadata names a dtype pandas
