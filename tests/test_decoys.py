@@ -470,3 +470,23 @@ def test_every_column_beside_values_few_hold_is_named_with_its_l_in_one_refusal(
     assert "\n" not in err and f"--l x={lx},y={ly},z=3)" in err, err
     assert main(["anonymize", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.parquet"),
                  "--sensitive", "x,y,z", "--l", f"x={lx},y={ly},z=3", "-q"]) == 0
+
+
+def test_several_t_columns_refused_for_sets_of_one_value_get_true_advice():
+    """H160: the refusal naming several columns said of sets of one value
+    that "every other value of the set (if any)" was one few hold, claimed
+    that "from there" (after a smaller t, which no search found) the sets
+    give fewer than 1 % away, and advised a declared domain and merged
+    values, which the one-column refusal of such sets leaves out."""
+    import warnings
+    df = anonset.datasets.load_adult()
+    schema = anonset.datasets.adult_schema(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InputError) as e:
+            anonset.publish(df, anonset.Closeness(0.5), schema, allow_clear=["age"])
+    msg = str(e.value)
+    assert "the set is the true value alone, so an adversary" in msg, msg
+    assert "(if any)" not in msg and "from there" not in msg and "merged" not in msg
+    assert ("expected a smaller t, or l >= 2 beside it (Sec. VII-D) for 'workclass', "
+            "'marital-status' and 'race', or the risk named") in msg, msg

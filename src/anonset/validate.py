@@ -1190,7 +1190,7 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
                     # the smallest set size that gives too few away (None: none
                     # below d; not sought for a column allow_clear names, whose
                     # refusal, and advice, is never shown)
-                    enough = None if a.name in allow_clear else \
+                    enough = None if a.name in allow_clear or par.l is None else \
                         _smallest_eta(c, par.eta + 1, a.d - 1)
                     pinned[a.name] = (share, int((np.asarray(c) == 0).sum()), a.d, enough)
     clear = [a.name for a in published
@@ -1277,6 +1277,24 @@ def check_clear(published, params, model, allow_clear, clip_l, counts=None, *,
         [n for n in pinned if n in allow_clear]
 
 
+def _grouped(advice: list) -> list:
+    """(column, advice) pairs as advice texts, the columns that share a
+    text named once after it ("a smaller t ... for 'a' and 'b'"); an advice
+    that names its column already ("l >= 4 for 'age'") is kept."""
+    order: dict = {}
+    for n, text in advice:
+        order.setdefault(text, []).append(n)
+    out = []
+    for text, names in order.items():
+        if " for " in text:
+            out.append(text)
+        else:
+            cols = [repr(n) for n in names]
+            out.append(f"{text} for " + (cols[0] if len(cols) == 1 else
+                                         ", ".join(cols[:-1]) + " and " + cols[-1]))
+    return out
+
+
 def _stronger(what: str) -> str:
     """The stronger setting of a model parameter: a larger l or k, but a
     smaller t (a larger t raises p: it advised the weaker model, H155)."""
@@ -1310,7 +1328,7 @@ def _pinned_refusal(refused: list, published, params, pinned: dict,
     def advice(n):
         enough = pinned[n][3]
         if whats[n] != "l":
-            return f"{_stronger(whats[n])} for {n!r}"
+            return _stronger(whats[n])
         if enough is None:      # as far as _smallest_eta looks
             top = min(pinned[n][2] - 1, 2 * (params[n].eta + 1) + 64)
             return f"a larger l for {n!r} (" + (f"none up to l = {top} does)"
@@ -1330,18 +1348,25 @@ def _pinned_refusal(refused: list, published, params, pinned: dict,
     per.update({n: pinned[n][3] for n in refused})
     typed = ("; an l per column: {@l=" + repr(per) + "}"
              if what == "l" and None not in per.values() else "")
+    ones = {params[n].eta == 1 for n in refused}        # sets of one value (t alone)
+    sets = ("the set is the true value alone" if ones == {True} else
+            "every other value of the set is one that nobody or few hold" if ones == {False}
+            else "every other value of the set is one that nobody or few hold, or the set is "
+                 "the true value alone")
+    # "from there": only where an l was computed (H160: a smaller t claimed it)
+    computed = any(whats[n] == "l" and pinned[n][3] is not None for n in refused)
     return InputError(f"would publish some rows' values nearly in the clear in columns "
-                      f"{listed([repr(n) for n in refused])}: for {shares}, every other value "
-                      "of the set (if any) is one that nobody or few hold, so an adversary who "
-                      "knows the column's distribution (the sets' reconstruction shows it) reads "
-                      f"their true value off the set, at least {DETERMINES:.0%} of the errors "
-                      "of guessing it removed",
+                      f"{listed([repr(n) for n in refused])}: for {shares}, {sets}, so an "
+                      "adversary who knows the column's distribution (the sets' reconstruction "
+                      f"shows it) reads their true value off the set, at least {DETERMINES:.0%} "
+                      "of the errors of guessing it removed",
                       param=what, file=file,
-                      expected=f"{listed([advice(n) for n in refused])} (from there a "
-                               f"column's sets give fewer than {GIVEN_SHARE:.0%} of the rows "
-                               f"away{typed}), a domain without values nobody holds (read off "
-                               "the data), rare values merged, "
-                               "or the risk named: {@allow_clear=" + repr(refused) + "}")
+                      expected=listed(_grouped([(n, advice(n)) for n in refused]))
+                      + (f" (from there a column's sets give fewer than {GIVEN_SHARE:.0%} of "
+                         f"the rows away{typed})" if computed else "")
+                      + (", a domain without values nobody holds (read off the data), rare "
+                         "values merged" if False in ones else "")
+                      + ", or the risk named: {@allow_clear=" + repr(refused) + "}")
 
 
 def set_pair_findings(published, params, codes: Mapping, others: Mapping | None = None,
