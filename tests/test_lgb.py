@@ -1097,19 +1097,26 @@ def test_an_id_column_that_links_releases_is_refused_unless_named(tmp_path, caps
     assert "pseudo" in capsys.readouterr().out
 
 
-def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
-    """H154: the warning on repeated releases advises key_file= for lgb, and
-    lgb() did not take it (the command takes --key-file).  key_file= reads
-    the file as the command does."""
-    from anonset.cli import main
+def _with_key_file(tmp_path):
+    """A small table (a dominated colour and a job), its CSV file and a new
+    key file: (frame, CSV path, key path)."""
     from anonset.io.keys import new_key_file
-    from anonset.validate import InputError
     df = _dominated(300)
     df["job"] = np.random.default_rng(4).choice(list("abcd"), len(df))
     src = tmp_path / "in.csv"
     df.to_csv(src, index=False)
     key = tmp_path / "k.key"
     new_key_file(key)
+    return df, src, key
+
+
+def test_api_key_file_gives_the_release_of_the_cli_key_file(tmp_path):
+    """H154: the warning on repeated releases advises key_file= for lgb, and
+    lgb() did not take it (the command takes --key-file).  key_file= reads
+    the file as the command does."""
+    from anonset.cli import main
+    from anonset.validate import InputError
+    df, src, key = _with_key_file(tmp_path)
     cli_out = tmp_path / "cli.csv"
     assert main(["lgb", str(src), "-o", str(cli_out), "--qi", "age,sex", "--sensitive", "job",
                  "--drop", "colour", "--k", "4", "--l", "2", "--key-file", str(key), "-q"]) == 0
@@ -1130,14 +1137,8 @@ def test_api_key_file_gives_the_cli_density_release_byte_for_byte(tmp_path):
     command's release.  draw_flags(key_file=) draws the command's flags; the
     files written are the command's, byte for byte."""
     from anonset.cli import main
-    from anonset.io.keys import new_key_file
     from anonset.validate import InputError
-    df = _dominated(300)
-    df["job"] = np.random.default_rng(4).choice(list("abcd"), len(df))
-    src = tmp_path / "in.csv"
-    df.to_csv(src, index=False)
-    key = tmp_path / "k.key"
-    new_key_file(key)
+    df, src, key = _with_key_file(tmp_path)
     (tmp_path / "cli").mkdir()
     (tmp_path / "api").mkdir()
     assert main(["lgb", str(src), "-o", str(tmp_path / "cli" / "o.csv"), "--qi", "age,sex",

@@ -286,24 +286,7 @@ def test_a_read_only_file_system_is_named_as_such(tmp_path, monkeypatch):
     was refused as "a folder this user may not write in", blaming the
     user's permissions; the cause is named."""
     target = tmp_path / "o.csv"
-    real_access, real_statvfs = os.access, os.statvfs
-
-    class RO:
-        def __init__(self, st):
-            self.st = st
-
-        def __getattr__(self, name):
-            return getattr(self.st, name)
-
-        @property
-        def f_flag(self):
-            return self.st.f_flag | os.ST_RDONLY
-    monkeypatch.setattr(A.os, "access",
-                        lambda p, m, **k: False if Path(p) == tmp_path
-                        else real_access(p, m, **k))
-    monkeypatch.setattr(A.os, "statvfs",
-                        lambda p: RO(real_statvfs(p)) if Path(p) == tmp_path
-                        else real_statvfs(p))
+    _read_only_folder(monkeypatch, tmp_path)
     with pytest.raises(anonset.InputError) as e:
         A.check_targets(target)
     assert str(e.value) == (f"{str(target)!r}: output: is in a folder on a read-only file "

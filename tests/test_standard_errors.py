@@ -193,10 +193,9 @@ def test_the_command_line_writes_and_prints_an_se_column(published, tmp_path, ca
     assert rc == 0 and cap.out.splitlines()[-5].split() == ["a", "count", "se"], cap.out
 
 
-def test_the_warning_fires_on_a_tiny_noisy_release(tmp_path, capsys):
-    """100 records, l = 3 of 4 values on two attributes: the EM's L1/N is
-    1.4 (a trial found 0.47-0.63 on such tables), the criterion 2.2; one
-    line says so."""
+def _tiny(tmp_path):
+    """100 records, l = 3 of 4 values on two attributes, written to
+    tmp_path/tiny.parquet: a release whose counts are mostly noise."""
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"a": rng.choice(list("wxyz"), 100, p=[.5, .3, .15, .05]),
                        "b": rng.choice(list("wxyz"), 100, p=[.4, .3, .2, .1])})
@@ -206,6 +205,14 @@ def test_the_warning_fires_on_a_tiny_noisy_release(tmp_path, capsys):
                               domains={"a": list("wxyz"), "b": list("wxyz")}, seed=5,
                               research_seed=True)
     pub.to_parquet(tmp_path / "tiny.parquet")
+    return pub
+
+
+def test_the_warning_fires_on_a_tiny_noisy_release(tmp_path, capsys):
+    """100 records, l = 3 of 4 values on two attributes: the EM's L1/N is
+    1.4 (a trial found 0.47-0.63 on such tables), the criterion 2.2; one
+    line says so."""
+    pub = _tiny(tmp_path)
     rc, cap = run(["reconstruct", tmp_path / "tiny.parquet", "--attributes", "a,b"], capsys)
     assert rc == 0
     noisy = [ln for ln in cap.err.splitlines() if "mostly noise" in ln]
@@ -230,15 +237,7 @@ def test_the_warning_states_no_figure_as_the_printed_counts_error(tmp_path, caps
     cell's count off by its standard deviation, nor an L1/N above 2 as the
     printed counts' error (counts >= 0 summing to N err at most 2 N); with
     --se given it points at the column se, not at --se B (H157)."""
-    rng = np.random.default_rng(1)
-    df = pd.DataFrame({"a": rng.choice(list("wxyz"), 100, p=[.5, .3, .15, .05]),
-                       "b": rng.choice(list("wxyz"), 100, p=[.4, .3, .2, .1])})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pub = anonset.publish(df, anonset.Diversity(3), sensitive=["a", "b"],
-                              domains={"a": list("wxyz"), "b": list("wxyz")}, seed=5,
-                              research_seed=True)
-    pub.to_parquet(tmp_path / "tiny.parquet")
+    _tiny(tmp_path)
     rc, cap = run(["reconstruct", tmp_path / "tiny.parquet", "--attributes", "a,b", "--se", "5",
                    "-o", tmp_path / "ct.csv"], capsys)
     assert rc == 0

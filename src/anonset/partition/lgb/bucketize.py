@@ -155,6 +155,19 @@ def drawn_l(whole: np.ndarray, flagged: int, fits: int) -> tuple[int, int]:
     return 1, worst
 
 
+def _drawn_advice(column: np.ndarray, dom, flagged: int, l: int, verb: str) -> tuple:
+    """(l, why) for a column whose flags were drawn at random: the l that
+    nearly every draw allows (:func:`drawn_l`), and where it is below ``l``
+    the reason ("... l = 3 passes these flags only"), else ""."""
+    whole = np.bincount(column, minlength=dom.d)
+    lr, v = drawn_l(whole, flagged, l)
+    if lr >= l:
+        return lr, ""
+    return lr, (f"{dom.values[v]!r} holds {whole[v] / whole.sum():.1%} of the column, so the "
+                f"flags another key draws can give it more than 1/{lr + 1} of their cells: "
+                f"l = {l} {verb} these flags only")
+
+
 def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, domains,
                         lmap: dict, closeness: dict, drawn=()):
     """The refusal (a :class:`~anonset.validate.ValuesError`) naming every
@@ -186,12 +199,8 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
             # eligible on these flags: named (in a refusal that happens
             # anyway) where another draw would refuse its l
             if a in drawn and la >= 2:
-                whole = np.bincount(codes[j], minlength=dom.d)
-                lr, v = drawn_l(whole, rows.size, la)
+                lr, why = _drawn_advice(codes[j], dom, rows.size, la, "passes")
                 if lr < la:
-                    why = (f"{dom.values[v]!r} holds {whole[v] / whole.sum():.1%} of the "
-                           f"column, so the flags another key draws can give it more than "
-                           f"1/{lr + 1} of their cells: l = {la} passes these flags only")
                     fragile.append((a, dom, rows.size, la, cnt, None, la, lr, why))
             continue
         # what the remedy costs: the '*' cells, and the value they tell
@@ -202,12 +211,7 @@ def eligibility_refusal(codes: np.ndarray, sens_mask: np.ndarray, attributes, do
         fits = rows.size // int(cnt.max())
         lr, why = fits, ""
         if a in drawn and fits >= 2:
-            whole = np.bincount(codes[j], minlength=dom.d)
-            lr, v = drawn_l(whole, rows.size, fits)
-            if lr < fits:
-                why = (f"{dom.values[v]!r} holds {whole[v] / whole.sum():.1%} of the column, "
-                       f"so the flags another key draws can give it more than 1/{lr + 1} of "
-                       f"their cells: l = {fits} fits these flags only")
+            lr, why = _drawn_advice(codes[j], dom, rows.size, fits, "fits")
         found.append((a, dom, rows.size, la, cnt, held, fits, lr, why))
     if not found:
         return None
