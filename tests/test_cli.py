@@ -2287,6 +2287,12 @@ def test_bins_of_two_columns_in_one_flag(data, tmp_path, capsys):
     assert rc == 2 and cap.err.count("\n") == 1, cap.err
     assert ("--bins: expected COL=E0:E1:... (edges separated by ':', columns by ','), "
             "got '30'") in cap.err, cap.err
+    # a column named with a comma: the refusal names the escape (H157)
+    rc, cap = run(["anonymize", src, "-o", tmp_path / "p.parquet", "--l", "2", "-q",
+                   "--identifier", "id", "--other", "note", "--sensitive", "age,job,city",
+                   "--bins", "a,b=0:30:120"], capsys)
+    assert rc == 2 and cap.err.count("\n") == 1, cap.err
+    assert "got 'a' (a comma in a column's name is written \\,)" in cap.err, cap.err
 
 
 def test_dash_as_reproduce_out_asks_for_a_folder(tmp_path, monkeypatch, capsys):

@@ -398,7 +398,9 @@ def kv(values, option: str, *, commas: bool = False, form: str = "COLUMN=VALUE")
         values = [item for v in values or [] for item in split_commas(v, keys=True)]
     for v in values or []:
         if "=" not in v:
-            raise UsageError(f"{option}: expected {form}, got {v!r}")
+            # a column named with a comma split at it ('a,b=0:50' gave 'a')
+            raise UsageError(f"{option}: expected {form}, got {v!r}" + (
+                " (a comma in a column's name is written \\,)" if commas else ""))
         col, val = split_key(v)
         if not col or not val:
             raise UsageError(f"{option}: expected {form}, got {v!r}")
