@@ -347,6 +347,14 @@ def test_an_output_on_a_read_only_file_system_is_refused_before_any_work(tmp_pat
     assert main(["audit", str(tmp_path / "pub.parquet"), "--attack", "--plot",
                  str(ro / "a.png")]) == 2
     assert f"--plot: {words}" in capsys.readouterr().err
+    # the Python report too, before its page is built
+    from anonset.audit.html import build
+
+    def no_page(*a, **k):
+        raise AssertionError("the page was built before its output was refused")
+    monkeypatch.setattr(build, "open_release", no_page)
+    with pytest.raises(anonset.InputError, match=r"output: is in a folder on a read-only"):
+        anonset.report(tmp_path / "pub.parquet", ro / "r.html")
     from anonset.io import keys
 
     def rofs(path):

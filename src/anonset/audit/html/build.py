@@ -278,10 +278,12 @@ def report(published: PathLike | Any, output: PathLike | None = None, *,
     if isinstance(published, (str, Path)):
         protect.append(Path(str(published) + ".anonset.json"))
     if output is not None:
-        from ...io.atomic import same_file
+        from ...io.atomic import check_folder_writable, same_file
         if any(same_file(output, p) for p in protect):
             raise InputError("is an input file", param="output",
                              expected="another name (inputs are never overwritten)")
+        # before the page is built, as the command checks it (H159)
+        check_folder_writable(output, "output")
     steps = Steps(progress)
     rel = open_release(published, chunk_rows=chunk_rows, format=format)
     if rel.randomized and rel.n_rows == 0:
