@@ -40,3 +40,18 @@ def test_shuffled_order_is_a_permutation():
     order = keys.shuffled_order(b"s" * 32, 10_000)
     assert np.array_equal(np.sort(order), np.arange(10_000))
     assert not np.array_equal(order, np.arange(10_000))
+
+
+@pytest.mark.parametrize("n", [2, 100, 5_000, 300_000])
+def test_rank_order_ties_above_the_sorted_bits(n):
+    # keys equal on their top bits and apart below the bits the packed sort
+    # moves: the runs of ties it orders by insertion, and (one long run) the
+    # sort of every digit it falls back to
+    rng = np.random.default_rng(n)
+    top = rng.integers(0, 2**20, n, dtype=np.uint64) << np.uint64(44)
+    for r in (top | rng.integers(0, 2**20, n, dtype=np.uint64),            # short runs
+              top[:1].repeat(n) | rng.integers(0, 2**40, n, dtype=np.uint64) << np.uint64(1),
+              (rng.integers(0, 8, n, dtype=np.uint64) << np.uint64(61))
+              | rng.integers(0, 3, n, dtype=np.uint64),                      # long runs
+              np.sort(rng.integers(0, 2**64, n, dtype=np.uint64))[::-1].copy()):
+        assert np.array_equal(_kernels.rank_order(r), np.argsort(r, kind="stable"))
