@@ -126,10 +126,16 @@ class Stats:
             else:
                 miss = col.isna().to_numpy()
             self._missing(c, miss, row0)
-            small = None if d.text else small_whole(col[~miss] if miss.any() else col)
+            mix = None
+            if c in self.seen_mix:
+                if blockmix is None:                     # once a block, for every column
+                    blockmix = row_mix(row0, len(block))
+                mix = blockmix[~miss] if miss.any() else blockmix
+            # small whole numbers counted, and their row mixes summed, by
+            # their own value (no hashing), in one pass
+            small = None if d.text else small_whole(col[~miss] if miss.any() else col, mix)
             if small is not None:
-                # small whole numbers counted by their own value (no hashing)
-                cnt = np.bincount(small)
+                cnt = small[0]
                 held = np.flatnonzero(cnt)
                 values, counts = held.tolist(), cnt[held].tolist()
             else:
@@ -156,10 +162,9 @@ class Stats:
                                                                     len(acc) - len(new),
                                                                     d.text)))
                 continue
-            if c in self.seen_mix:
-                if blockmix is None:                     # once a block, for every column
-                    blockmix = row_mix(row0, len(block))
-                self._mix(c, col if d.text else col[~miss], miss, blockmix, small)
+            if mix is not None:
+                self._mix(c, col if d.text else col[~miss], miss, blockmix,
+                          None if small is None else small[1])
         rowmix = None
         codes_of = {}               # the declared sensitive columns' codes (a record id's)
         for c, attr in self._declared.items():
@@ -234,18 +239,17 @@ class Stats:
             raise V.bools_among_numbers(c, self.draft.file)
 
     def _mix(self, c: str, present: pd.Series, miss: np.ndarray, blockmix: np.ndarray,
-             small: np.ndarray | None = None) -> None:
+             sums: np.ndarray | None = None) -> None:
         """Add a block's row mixes of column ``c`` per value (``present``: its
-        cells that are not missing, in row order; ``small``: the same as
-        :func:`small_whole` reads them) and of its missing cells."""
+        cells that are not missing, in row order; ``sums``: their sums per
+        small whole value, as :func:`small_whole` gives them) and of its
+        missing cells."""
         mix = blockmix[~miss] if miss.any() else blockmix
-        if small is not None:
+        if sums is not None:
             # small whole numbers are their own codes: no hashing (the
             # factorization took a third of this on 20 M rows; a value absent
             # here adds 0, as a value absent from the domain adds nothing)
-            uniq = np.arange(int(small.max()) + 1)
-            sums = np.zeros(len(uniq), dtype=np.uint64)
-            np.add.at(sums, small, mix)
+            uniq = np.arange(len(sums))
         else:
             codes, uniq = pd.factorize(present.reset_index(drop=True), use_na_sentinel=True)
             ok = codes >= 0
@@ -385,23 +389,23 @@ def _beyond(present: pd.Series, miss: np.ndarray, new: set, before: int, text: b
     return int(np.flatnonzero(~miss)[at]) if text else int(at)
 
 
-def small_whole(present: pd.Series) -> np.ndarray | None:
-    """The cells of a column of whole numbers (no missing cell among
-    ``present``) as an array, where all lie in [0, 2^16) and so can be
-    counted by their own value; None otherwise (other types, an empty
-    block, a value out of that range)."""
+def small_whole(present: pd.Series, mix: np.ndarray | None = None):
+    """``(counts, sums)`` of a column of whole numbers (no missing cell among
+    ``present``) that all lie in [0, 2^16), so that they are counted by their
+    own value: ``counts[v]`` the cells equal to v and ``sums[v]`` the sum
+    (mod 2^64) of their ``mix`` words (None without ``mix``); None for other
+    types, an empty block or a value out of that range."""
     if present.dtype.kind not in "iu" or not len(present):
         return None
-    vals = present.to_numpy()
-    if vals.dtype.kind not in "iu" or int(vals.min()) < 0 or int(vals.max()) >= 1 << 16:
-        return None
-    return vals
+    from ..randomized import _kernels
+    return _kernels.small_tally(present.to_numpy(), mix, 1 << 16)
 
 
 def row_mix(row0: int, n: int) -> np.ndarray:
-    """splitmix64 of the global row indices row0 .. row0 + n - 1, made odd."""
-    from ..passthrough import _mix64
-    return _mix64(np.arange(row0, row0 + n, dtype=np.uint64)) | np.uint64(1)
+    """splitmix64 of the global row indices row0 .. row0 + n - 1, made odd
+    (``passthrough._mix64``, in one pass)."""
+    from ..randomized import _kernels
+    return _kernels.row_mix(row0, n)
 
 
 def placed_sum(codes: np.ndarray, rowmix: np.ndarray) -> int:

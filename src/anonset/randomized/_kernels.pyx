@@ -43,6 +43,12 @@ cdef extern from "order.h":
                             int level) nogil
     int anonset_rank_order(const uint64_t *keys, int64_t n, int64_t *perm) nogil
 
+cdef extern from "tally.h":
+    void anonset_row_mix(uint64_t row0, int64_t n, uint64_t *out) nogil
+    int64_t anonset_small_tally(const void *vals, int width, int is_signed, int64_t n,
+                                int64_t cap, const uint64_t *mix, int64_t *counts,
+                                uint64_t *sums) nogil
+
 cdef extern from "sample.h":
     int ANONSET_MAX_DOMAIN
     int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
@@ -253,6 +259,48 @@ def rank_order(ranks):
     if st != ANONSET_OK:
         raise MemoryError("rank_order: out of memory")
     return out
+
+
+def row_mix(uint64_t row0, int64_t n):
+    """splitmix64's finalizer of the row indices row0 .. row0 + n - 1 (mod
+    2^64), made odd."""
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    cdef cnp.ndarray out = np.empty(n, dtype=np.uint64)
+    with nogil:
+        anonset_row_mix(row0, n, <uint64_t *>out.data)
+    return out
+
+
+def small_tally(vals, mix=None, int64_t cap=1 << 16):
+    """(counts, sums) of an integer array whose values all lie in [0, cap):
+    ``counts = np.bincount(vals)`` and, with ``mix`` (uint64, one word a
+    cell), ``sums[v]`` the sum mod 2^64 of ``mix`` over the cells equal to
+    v (sums is None without mix); None when a value lies outside, or vals
+    is empty or not of an integer type."""
+    cdef cnp.ndarray v = np.asarray(vals)
+    if v.dtype.kind not in "iu" or v.ndim != 1 or v.shape[0] == 0 or cap < 1:
+        return None
+    v = np.ascontiguousarray(v)
+    cdef int64_t n = v.shape[0]
+    cdef cnp.ndarray m = None
+    cdef const uint64_t *mp = NULL
+    if mix is not None:
+        m = np.ascontiguousarray(mix, dtype=np.uint64)
+        if m.ndim != 1 or m.shape[0] != n:
+            raise ValueError("mix must hold one word per value")
+        mp = <const uint64_t *>m.data
+    cdef cnp.ndarray counts = np.empty(cap, dtype=np.int64)
+    cdef cnp.ndarray sums = np.empty(cap if mix is not None else 1, dtype=np.uint64)
+    cdef int width = v.dtype.itemsize
+    cdef int signed = v.dtype.kind == "i"
+    cdef int64_t top
+    with nogil:
+        top = anonset_small_tally(<const void *>v.data, width, signed, n, cap, mp,
+                                  <int64_t *>counts.data, <uint64_t *>sums.data)
+    if top < 0:
+        return None
+    return counts[:top + 1].copy(), (sums[:top + 1].copy() if mix is not None else None)
 
 
 def philox4x64(ctr, key):
