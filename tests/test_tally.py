@@ -1,6 +1,8 @@
-"""The table digest's tallies (csrc/common/tally.c): the row mixes are
-passthrough's splitmix64 of the row indices, and the one-pass tally of small
-whole numbers is NumPy's bincount and a sum of the mixes per value."""
+"""The one-pass kernels of the streamed path: the table digest's tallies
+(csrc/common/tally.c: the row mixes are passthrough's splitmix64 of the row
+indices, the tally of small whole numbers NumPy's bincount and a sum of the
+mixes per value) and the codes through a lookup table (csrc/common/lookup.c:
+NumPy's gather, -1 outside the table, at every width and sign)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -47,3 +49,24 @@ def test_small_tally_refuses_what_it_cannot_count_by_value(vals):
 def test_small_tally_holds_the_top_value_of_its_range():
     counts, _ = _kernels.small_tally(np.array([65535, 0, 65535], dtype=np.uint16))
     assert len(counts) == 65536 and counts[65535] == 2 and counts[0] == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(DTYPES), st.integers(-300, 300), st.integers(1, 600),
+       st.integers(0, 2000), st.integers(0, 2**32))
+def test_lut_codes_is_the_gather_with_minus_one_outside(dtype, lo, size, n, seed):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    vals = rng.integers(max(int(info.min), lo - 50), min(int(info.max), lo + size + 50) + 1,
+                        n).astype(dtype) if max(int(info.min), lo - 50) <= min(
+        int(info.max), lo + size + 50) else np.zeros(n, dtype=dtype)
+    if n >= 2:                                 # the ends of the type
+        vals[0], vals[1] = info.min, info.max
+    table = rng.integers(-1, 1000, size).astype(np.int32)
+    codes, outside = _kernels.lut_codes(vals, lo, table)
+    wide = vals.astype(object)
+    inside = np.array([lo <= int(v) < lo + size for v in wide], dtype=bool)
+    want = np.full(n, -1, dtype=np.int32)
+    want[inside] = table[np.array([int(v) - lo for v in wide[inside]], dtype=np.int64)]
+    assert np.array_equal(codes, want)
+    assert outside == int((~inside).sum())

@@ -49,6 +49,10 @@ cdef extern from "tally.h":
                                 int64_t cap, const uint64_t *mix, int64_t *counts,
                                 uint64_t *sums) nogil
 
+cdef extern from "lookup.h":
+    int64_t anonset_lut_codes(const void *vals, int width, int is_signed, int64_t n, int64_t lo,
+                              const int32_t *table, int64_t len, int32_t *codes) nogil
+
 cdef extern from "sample.h":
     int ANONSET_MAX_DOMAIN
     int anonset_sample_sets(const anonset_key *key, int64_t n, int64_t row0, int q,
@@ -301,6 +305,25 @@ def small_tally(vals, mix=None, int64_t cap=1 << 16):
     if top < 0:
         return None
     return counts[:top + 1].copy(), (sums[:top + 1].copy() if mix is not None else None)
+
+
+def lut_codes(vals, int64_t lo, table):
+    """(codes, outside): ``codes[i] = table[vals[i] - lo]`` (int32) where
+    ``lo <= vals[i] < lo + len(table)``, else -1, and the number of values
+    outside that range; vals an integer array."""
+    cdef cnp.ndarray v = np.ascontiguousarray(vals)
+    if v.dtype.kind not in "iu" or v.ndim != 1:
+        raise ValueError("lut_codes: vals must be a 1-d integer array")
+    cdef cnp.ndarray t = np.ascontiguousarray(table, dtype=np.int32)
+    cdef int64_t n = v.shape[0]
+    cdef cnp.ndarray codes = np.empty(n, dtype=np.int32)
+    cdef int width = v.dtype.itemsize
+    cdef int signed = v.dtype.kind == "i"
+    cdef int64_t outside
+    with nogil:
+        outside = anonset_lut_codes(<const void *>v.data, width, signed, n, lo,
+                                    <const int32_t *>t.data, t.shape[0], <int32_t *>codes.data)
+    return codes, int(outside)
 
 
 def philox4x64(ctr, key):
