@@ -8,14 +8,15 @@
 #define LUT_CODES(T, WIDE)                                                            \
     static int64_t lut_codes_##T(const T *v, int64_t n, int64_t lo, const int32_t *table, \
                                  int64_t len, int32_t *codes) {                       \
-        int64_t outside = 0;                                                          \
+        int64_t none = 0;                                                             \
         for (int64_t i = 0; i < n; i++) {                                             \
             const uint64_t off = (uint64_t)(WIDE)v[i] - (uint64_t)lo;                 \
             const int in = off < (uint64_t)len;                                       \
-            codes[i] = in ? table[in ? off : 0] : -1;                                 \
-            outside += !in;                                                           \
+            const int32_t c = in ? table[in ? off : 0] : -1;                          \
+            codes[i] = c;                                                             \
+            none += c < 0;                                                            \
         }                                                                             \
-        return outside;                                                               \
+        return none;                                                                  \
     }
 LUT_CODES(int8_t, int64_t)
 LUT_CODES(int16_t, int64_t)
@@ -28,15 +29,16 @@ LUT_CODES(uint32_t, uint64_t)
 /* uint64: a value above INT64_MAX is outside any table (lo is an int64). */
 static int64_t lut_codes_uint64_t(const uint64_t *v, int64_t n, int64_t lo, const int32_t *table,
                                   int64_t len, int32_t *codes) {
-    int64_t outside = 0;
+    int64_t none = 0;
     for (int64_t i = 0; i < n; i++) {
         const int big = v[i] > (uint64_t)INT64_MAX;
         const uint64_t off = (uint64_t)v[i] - (uint64_t)lo;
         const int in = !big && off < (uint64_t)len;
-        codes[i] = in ? table[in ? off : 0] : -1;
-        outside += !in;
+        const int32_t c = in ? table[in ? off : 0] : -1;
+        codes[i] = c;
+        none += c < 0;
     }
-    return outside;
+    return none;
 }
 
 int64_t anonset_lut_codes(const void *vals, int width, int is_signed, int64_t n, int64_t lo,

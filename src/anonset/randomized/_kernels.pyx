@@ -308,9 +308,9 @@ def small_tally(vals, mix=None, int64_t cap=1 << 16):
 
 
 def lut_codes(vals, int64_t lo, table):
-    """(codes, outside): ``codes[i] = table[vals[i] - lo]`` (int32) where
-    ``lo <= vals[i] < lo + len(table)``, else -1, and the number of values
-    outside that range; vals an integer array."""
+    """(codes, none): ``codes[i] = table[vals[i] - lo]`` (int32) where
+    ``lo <= vals[i] < lo + len(table)``, else -1, and the number of codes
+    -1; vals an integer array."""
     cdef cnp.ndarray v = np.ascontiguousarray(vals)
     if v.dtype.kind not in "iu" or v.ndim != 1:
         raise ValueError("lut_codes: vals must be a 1-d integer array")
@@ -319,11 +319,11 @@ def lut_codes(vals, int64_t lo, table):
     cdef cnp.ndarray codes = np.empty(n, dtype=np.int32)
     cdef int width = v.dtype.itemsize
     cdef int signed = v.dtype.kind == "i"
-    cdef int64_t outside
+    cdef int64_t none
     with nogil:
-        outside = anonset_lut_codes(<const void *>v.data, width, signed, n, lo,
+        none = anonset_lut_codes(<const void *>v.data, width, signed, n, lo,
                                     <const int32_t *>t.data, t.shape[0], <int32_t *>codes.data)
-    return codes, int(outside)
+    return codes, int(none)
 
 
 def philox4x64(ctr, key):
